@@ -1,0 +1,270 @@
+// Package inventory is the cluster model of rdggen: one YAML file (SPEC §4) decoded
+// strictly, with defaults inherited, values derived and every rule checked.
+//
+// Load returns either a complete, valid *Inventory or a *Report that lists every
+// finding as file:line:col: path: rule. Generators (pkg/onyx, pkg/vmx,
+// pkg/dockernet, pkg/horovod) take only a valid *Inventory and never fail.
+package inventory
+
+import (
+	"fmt"
+	"net/netip"
+)
+
+// Inventory is a loaded, validated cluster. All slices are in file order.
+type Inventory struct {
+	// File is the name the inventory was loaded from ("<embedded>" for the
+	// reference cluster); findings and generated headers name it.
+	File string
+	// Name is the cluster name, e.g. "clx-mld".
+	Name string
+	// RoCE holds the lossless RoCE (DSCP-based QoS) parameters, defaults filled in.
+	RoCE RoCE
+	// Switches are the ONYX switches the data ports connect to.
+	Switches []Switch
+	// VCenter is the vSphere SDK URL from the file ("" when unset); GOVC_URL
+	// overrides it at apply time.
+	VCenter string
+	// Docker is the container network plan shared by all hosts.
+	Docker Docker
+	// Horovod holds the launch settings.
+	Horovod Horovod
+	// Hosts are the training VMs, each with defaults resolved and values derived.
+	Hosts []Host
+
+	pos positions
+}
+
+// RoCE is lossless RoCE v2 in DSCP-based QoS mode (SPEC §2.1; NVIDIA's DSCP
+// recommendations). ONYX's default DSCP→switch-priority map is DSCP/8, which is
+// why Validate requires DSCP/8 == priority for both the data and the CNP class.
+type RoCE struct {
+	// DSCP of RoCE data packets (0–63), default 26.
+	DSCP int
+	// Priority is the switch priority and traffic class of RoCE data (0–7),
+	// lossless with PFC, default 3.
+	Priority int
+	// CNPDSCP is the DSCP of congestion notification packets (0–63), default 48.
+	CNPDSCP int
+	// CNPPriority is the strict-ETS switch priority/traffic class of CNPs (0–7),
+	// default 6.
+	CNPPriority int
+	// ECNMinKB and ECNMaxKB are the ECN marking thresholds on the RoCE traffic
+	// class, in KB (defaults 150 and 1500).
+	ECNMinKB, ECNMaxKB int
+	// BufferPercent is the share of switch buffer memory given to the lossless
+	// pool, in percent (1–100), default 50.
+	BufferPercent float64
+}
+
+// ToS is the IPv4 ToS byte of RoCE data packets: DSCP << 2 | ECT(0), i.e. 106
+// for DSCP 26 (NVIDIA's recipe; research/hosts.md §4.2).
+func (r RoCE) ToS() int { return r.DSCP<<2 | 2 }
+
+// Switch is one ONYX switch.
+type Switch struct {
+	// Name is the switch hostname, e.g. "swx-mld-1-2".
+	Name string
+	// Model is the Spectrum model, e.g. "SN2700"; it decides Ports.
+	Model string
+	// ONYX is the software version; from 3.8.2000 the `roce` command exists.
+	ONYX Version
+	// Mgmt is where apply connects over SSH ("" when unset).
+	Mgmt string
+	// Ports is the number of front-panel ports of Model (1/1 … 1/Ports).
+	Ports int
+}
+
+// HasRoCECommand reports whether the switch takes the one-command `roce lossless`
+// form (ONYX ≥ 3.8.2000, NVIDIA ONYX manual "RoCE commands").
+func (s Switch) HasRoCECommand() bool { return s.ONYX.AtLeast(3, 8, 2000) }
+
+// Docker is the container network plan (SPEC §2.3).
+type Docker struct {
+	// Version is the Docker engine version on the VMs, e.g. "18.09"; from 28.2
+	// daemon.json also needs "allow-direct-routing": true.
+	Version Version
+	// Pool is the range container subnets are carved from, e.g. 172.16.0.0/16.
+	Pool netip.Prefix
+	// Prefix is the length of each host's container subnet, e.g. 24.
+	Prefix int
+	// MTU of docker0 and container interfaces, bytes (68–9216).
+	MTU int
+	// DNS servers written to containers' resolv.conf.
+	DNS []netip.Addr
+}
+
+// AllowDirectRouting reports whether the engine needs "allow-direct-routing"
+// (Docker ≥ 28.2, moby/moby#49832) for routed traffic to container addresses.
+func (d Docker) AllowDirectRouting() bool { return d.Version.AtLeast(28, 2) }
+
+// Horovod network modes.
+const (
+	NetworkBridge = "bridge" // the guide's routed docker0: workers use container addresses
+	NetworkHost   = "host"   // containers share the VM's stack: workers use data addresses
+)
+
+// Horovod holds the launch settings (SPEC §2.4).
+type Horovod struct {
+	// Network is NetworkBridge (default) or NetworkHost.
+	Network string
+	// SSHPort is the port of sshd inside the worker containers, default 12345.
+	SSHPort int
+	// Image is the Horovod container image.
+	Image string
+}
+
+// Host is one training VM on one ESXi host, defaults resolved.
+type Host struct {
+	// Index is the position in the file's hosts list (0-based).
+	Index int
+	// Name of the VM's guest (its hostname), e.g. "clx-mld-41".
+	Name string
+	// ESXi is the ESXi host as vCenter knows it, e.g. "esx-41.example".
+	ESXi string
+	// VM is the vSphere VM name; default Name.
+	VM string
+	// Mgmt is where apply connects over SSH; default Name.
+	Mgmt string
+	// OS is the guest OS, e.g. ubuntu 16.04; it decides persistent routes.
+	OS OS
+	// DataInterface is the guest interface of the SR-IOV VF, e.g. "enp1f0".
+	DataInterface string
+	// DataMTU is the data link's MTU in bytes; 0 when the inventory leaves it
+	// unset (then 1500 is assumed for checks and nothing is written).
+	DataMTU int
+	// GPUs passed through to the VM; len(GPUs) is the Horovod slot count.
+	GPUs []GPU
+	// NIC is the ConnectX adapter on the ESXi host that provides the VF.
+	NIC NIC
+	// Data is the host's data network attachment.
+	Data DataLink
+	// Subnet is the host's container subnet (derived or overridden), e.g. 172.16.41.0/24.
+	Subnet netip.Prefix
+}
+
+// Slots is the number of Horovod/MPI slots of the host: one per GPU.
+func (h Host) Slots() int { return len(h.GPUs) }
+
+// Bridge is docker0's `bip`: the first host address of Subnet with its prefix
+// length, e.g. 172.16.41.1/24 (a host address, never the network address).
+func (h Host) Bridge() netip.Prefix {
+	return netip.PrefixFrom(h.Subnet.Addr().Next(), h.Subnet.Bits())
+}
+
+// EffectiveDataMTU is DataMTU, or 1500 when unset.
+func (h Host) EffectiveDataMTU() int {
+	if h.DataMTU == 0 {
+		return 1500
+	}
+	return h.DataMTU
+}
+
+// OS is a guest operating system such as ubuntu-16.04.
+type OS struct {
+	// Distro is the lower-case distribution name, "ubuntu".
+	Distro string
+	// Version is its release, e.g. 16.04.
+	Version Version
+}
+
+// String gives the inventory spelling, e.g. "ubuntu-16.04".
+func (o OS) String() string { return o.Distro + "-" + o.Version.String() }
+
+// UsesNetplan reports whether persistent network settings go to netplan
+// (Ubuntu ≥ 18.04) rather than /etc/network/interfaces (16.04).
+func (o OS) UsesNetplan() bool { return o.Version.AtLeast(18, 4) }
+
+// GPU is one GPU passed through with DirectPath I/O.
+type GPU struct {
+	// Model, e.g. "V100-PCIE-16GB"; known models have a known BAR1 size.
+	Model string
+	// MemoryGB is the frame-buffer memory, GB (> 0).
+	MemoryGB int
+	// BAR1GB overrides the model's BAR1 size, GB; 0 when unset.
+	BAR1GB int
+	// PCI is the device address on the ESXi host, e.g. "0000:3b:00.0"; "" when
+	// apply should pick a matching NVIDIA device.
+	PCI string
+}
+
+// NIC is the ConnectX adapter on the ESXi host.
+type NIC struct {
+	// Model, e.g. "ConnectX-5"; it decides the VF range.
+	Model string
+	// PF is the physical function's ESXi uplink name, e.g. "vmnic4".
+	PF string
+	// VFs is the SR-IOV virtual function count (nmlx5_core max_vfs).
+	VFs int
+	// PortGroup is the port group of the VM's SR-IOV adapter; default "VM Network".
+	PortGroup string
+}
+
+// MaxVFs is the largest VF count for the NIC model (0 for unknown models).
+func (n NIC) MaxVFs() int { return nicMaxVFs[n.Model] }
+
+// DataLink is a host's data network attachment.
+type DataLink struct {
+	// Address is the data address with its network's prefix length, e.g. 31.31.31.41/24.
+	Address netip.Prefix
+	// Switch is the name of the switch the data port is cabled to.
+	Switch string
+	// Port is the switch port.
+	Port Port
+}
+
+// Port is an ONYX Ethernet port such as 1/8 (module/port).
+type Port struct{ Module, Number int }
+
+// String gives the ONYX spelling, "1/8".
+func (p Port) String() string { return fmt.Sprintf("%d/%d", p.Module, p.Number) }
+
+// Switch returns the switch named name, or nil.
+func (inv *Inventory) Switch(name string) *Switch {
+	for i := range inv.Switches {
+		if inv.Switches[i].Name == name {
+			return &inv.Switches[i]
+		}
+	}
+	return nil
+}
+
+// ESXiHosts returns the ESXi host names in order of first appearance.
+func (inv *Inventory) ESXiHosts() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, h := range inv.Hosts {
+		if !seen[h.ESXi] {
+			seen[h.ESXi] = true
+			out = append(out, h.ESXi)
+		}
+	}
+	return out
+}
+
+// HostsOnESXi returns the hosts (VMs) placed on the named ESXi host, in file order.
+func (inv *Inventory) HostsOnESXi(esxi string) []*Host {
+	var out []*Host
+	for i := range inv.Hosts {
+		if inv.Hosts[i].ESXi == esxi {
+			out = append(out, &inv.Hosts[i])
+		}
+	}
+	return out
+}
+
+// HostsOnSwitch returns the hosts whose data port is on the named switch.
+func (inv *Inventory) HostsOnSwitch(sw string) []*Host {
+	var out []*Host
+	for i := range inv.Hosts {
+		if inv.Hosts[i].Data.Switch == sw {
+			out = append(out, &inv.Hosts[i])
+		}
+	}
+	return out
+}
+
+// Pos returns the position in the file of the value at path (e.g.
+// "hosts[3].data.address"), falling back to the deepest existing parent; the
+// zero Pos when nothing is known (e.g. the embedded reference).
+func (inv *Inventory) Pos(path string) Pos { return inv.pos.lookup(path) }

@@ -1,0 +1,82 @@
+package inventory
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Pos is a 1-based line and column in the inventory file; the zero Pos means unknown.
+type Pos struct{ Line, Col int }
+
+// Finding is one broken rule: where (file, position, field path) and which rule.
+type Finding struct {
+	// File is the inventory's name as given to Load.
+	File string
+	// Pos is the position of the offending key or value.
+	Pos Pos
+	// Path names the field, e.g. "hosts[3].data.address"; "" for the whole file.
+	Path string
+	// Rule says what is wrong and, where it helps, what is accepted.
+	Rule string
+}
+
+// String formats the finding as "file:line:col: path: rule".
+func (f Finding) String() string {
+	var b strings.Builder
+	b.WriteString(f.File)
+	if f.Pos.Line > 0 {
+		fmt.Fprintf(&b, ":%d:%d", f.Pos.Line, f.Pos.Col)
+	}
+	if f.Path != "" {
+		b.WriteString(": ")
+		b.WriteString(f.Path)
+	}
+	b.WriteString(": ")
+	b.WriteString(f.Rule)
+	return b.String()
+}
+
+// Report is every finding of one Load, in file order. A non-empty *Report is
+// the error Load returns for an invalid inventory.
+type Report struct {
+	Findings []Finding
+}
+
+// Error lists the findings, one per line.
+func (r *Report) Error() string {
+	lines := make([]string, len(r.Findings))
+	for i, f := range r.Findings {
+		lines[i] = f.String()
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (r *Report) sort() {
+	sort.SliceStable(r.Findings, func(i, j int) bool {
+		a, b := r.Findings[i].Pos, r.Findings[j].Pos
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.Col < b.Col
+	})
+}
+
+// positions maps field paths ("hosts[3].data.address") to the position of
+// their value; path+"#key" holds the position of the mapping key itself.
+type positions map[string]Pos
+
+// lookup returns the position of path or of its deepest existing parent.
+func (p positions) lookup(path string) Pos {
+	for path != "" {
+		if pos, ok := p[path]; ok {
+			return pos
+		}
+		i := strings.LastIndexAny(path, ".[")
+		if i < 0 {
+			break
+		}
+		path = path[:i]
+	}
+	return p[""]
+}
