@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/rdggen/rdggen/pkg/inventory"
+)
+
+// applyEnv is what every apply target gets: the validated inventory, the
+// common flags and where to print. Targets print their plan before changing
+// anything, stop after the plan when DryRun is set, and end with one summary line.
+type applyEnv struct {
+	Inv      *inventory.Inventory
+	DryRun   bool
+	Parallel int
+	Stdout   io.Writer
+	Stderr   io.Writer
+	Getenv   func(string) string
+}
+
+// applyTarget is one `--target` of `rdggen apply`. flags registers the
+// target's own flags on the apply flag set (called once); run pushes and
+// returns a non-nil error when anything failed (the error is the summary).
+type applyTarget struct {
+	name  string
+	help  string
+	flags func(fs *pflag.FlagSet)
+	run   func(ctx context.Context, env *applyEnv) error
+}
+
+// applyTargets lists the targets in the order `apply` runs them by default.
+func applyTargets() []*applyTarget {
+	return []*applyTarget{switchTarget(), esxiTarget(), hostsTarget()}
+}
+
+func targetNames(ts []*applyTarget) string {
+	names := make([]string, len(ts))
+	for i, t := range ts {
+		names[i] = t.name
+	}
+	return strings.Join(names, ",")
+}
+
+// selectTargets parses --target (a comma-separated list) against the known targets.
+func selectTargets(all []*applyTarget, spec string) ([]*applyTarget, error) {
+	if spec == "" {
+		return all, nil
+	}
+	var out []*applyTarget
+	for _, name := range strings.Split(spec, ",") {
+		name = strings.TrimSpace(name)
+		var found *applyTarget
+		for _, t := range all {
+			if t.name == name {
+				found = t
+			}
+		}
+		if found == nil {
+			return nil, fmt.Errorf("unknown target %q (targets: %s)", name, targetNames(all))
+		}
+		out = append(out, found)
+	}
+	return out, nil
+}

@@ -1,0 +1,256 @@
+// Command rdggen turns one cluster inventory into every configuration artifact
+// of a GPU training cluster with lossless RoCE on vSphere, and pushes them.
+//
+// Exit status: 0 success, 1 invalid inventory (findings on stderr), 2 usage
+// error, 3 an apply or write step failed.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/rdggen/rdggen/internal/render"
+	"github.com/rdggen/rdggen/pkg/inventory"
+)
+
+// Exit statuses.
+const (
+	exitOK      = 0
+	exitInvalid = 1
+	exitUsage   = 2
+	exitFailed  = 3
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv)
+	stop()
+	os.Exit(code)
+}
+
+const usageTop = `rdggen turns one cluster inventory (YAML) into every configuration artifact of a
+GPU training cluster with lossless RoCE on VMware vSphere, and pushes them.
+
+Usage:
+  rdggen [-f cluster.yaml] [-o DIR]     validate, then write every artifact under DIR
+  rdggen validate -f cluster.yaml       only check the inventory
+  rdggen example                        print the reference inventory as commented YAML
+  rdggen apply [--target switch,esxi,hosts] [--dry-run] [-f cluster.yaml]
+                                        show what would change, then push only that
+
+Without -f the embedded reference cluster (8 hosts clx-mld-41..48) is used.
+
+Examples:
+  rdggen -o out                         # the reference cluster's artifacts in ./out
+  rdggen example > cluster.yaml         # a starting point for your cluster
+  rdggen validate -f cluster.yaml       # errors as cluster.yaml:LINE:COL: field: rule
+  rdggen -f cluster.yaml -o out
+  rdggen apply --target hosts --dry-run -f cluster.yaml
+
+Exit status: 0 success, 1 invalid inventory, 2 usage error, 3 a write or apply step failed.
+Run 'rdggen <command> --help' for a command's flags.
+`
+
+// run is main without the process: it returns the exit status.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "validate":
+			return cmdValidate(args[1:], stdout, stderr)
+		case "example":
+			return cmdExample(args[1:], stdout, stderr)
+		case "apply":
+			return cmdApply(ctx, args[1:], stdout, stderr, getenv)
+		case "help":
+			fmt.Fprint(stdout, usageTop)
+			return exitOK
+		}
+		if !strings.HasPrefix(args[0], "-") {
+			fmt.Fprintf(stderr, "rdggen: unknown command %q (commands: validate, example, apply)\n", args[0])
+			return exitUsage
+		}
+	}
+	return cmdGenerate(args, stdout, stderr)
+}
+
+func newFlagSet(name, usage string, stderr io.Writer) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.SortFlags = false
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usage)
+		fmt.Fprintf(stderr, "\nFlags:\n%s", fs.FlagUsages())
+	}
+	return fs
+}
+
+// parse parses args; it returns an exit status and false when the caller must stop.
+func parse(fs *pflag.FlagSet, args []string, stdout io.Writer) (int, bool) {
+	err := fs.Parse(args)
+	if errors.Is(err, pflag.ErrHelp) {
+		return exitOK, false
+	}
+	if err != nil {
+		return exitUsage, false
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(fs.Output(), "rdggen: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage, false
+	}
+	return 0, true
+}
+
+// load returns the inventory at file, or the embedded reference when file is "".
+// Findings go to stderr; ok is false when the inventory is invalid.
+func load(file string, stderr io.Writer) (*inventory.Inventory, int, bool) {
+	if file == "" {
+		return inventory.Reference(), 0, true
+	}
+	inv, err := inventory.LoadFile(file)
+	var rep *inventory.Report
+	switch {
+	case errors.As(err, &rep):
+		fmt.Fprintln(stderr, rep.Error())
+		fmt.Fprintf(stderr, "rdggen: %s: %d problem(s); nothing was written or pushed\n", file, len(rep.Findings))
+		return nil, exitInvalid, false
+	case err != nil:
+		fmt.Fprintf(stderr, "rdggen: %v\n", err)
+		return nil, exitUsage, false
+	}
+	return inv, 0, true
+}
+
+func cmdGenerate(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("rdggen", usageTop, stderr)
+	file := fs.StringP("file", "f", "", "inventory `FILE` (default: the embedded reference cluster)")
+	out := fs.StringP("output", "o", "./rdg-out", "output `DIR`; replaced as a whole, never left half-written")
+	quiet := fs.BoolP("quiet", "q", false, "print nothing on success")
+	if code, ok := parse(fs, args, stdout); !ok {
+		return code
+	}
+	inv, code, ok := load(*file, stderr)
+	if !ok {
+		return code
+	}
+	files := render.Tree(inv)
+	if err := render.Write(*out, files); err != nil {
+		fmt.Fprintf(stderr, "rdggen: %v\n", err)
+		return exitFailed
+	}
+	if !*quiet {
+		fmt.Fprintf(stdout, "rdggen: %s: %d hosts, %d switch(es) -> %d files in %s\n",
+			inv.File, len(inv.Hosts), len(inv.Switches), len(files), *out)
+		fmt.Fprint(stdout, render.Summary(files))
+	}
+	return exitOK
+}
+
+const usageValidate = `Usage: rdggen validate -f cluster.yaml
+
+Checks the inventory and prints every problem as FILE:LINE:COL: field: rule.
+Exit status 0 when valid, 1 when not.
+`
+
+func cmdValidate(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("validate", usageValidate, stderr)
+	file := fs.StringP("file", "f", "", "inventory `FILE` (default: the embedded reference cluster)")
+	if code, ok := parse(fs, args, stdout); !ok {
+		return code
+	}
+	inv, code, ok := load(*file, stderr)
+	if !ok {
+		return code
+	}
+	fmt.Fprintf(stdout, "%s: valid: %d hosts on %d ESXi host(s), %d switch(es)\n",
+		inv.File, len(inv.Hosts), len(inv.ESXiHosts()), len(inv.Switches))
+	return exitOK
+}
+
+const usageExample = `Usage: rdggen example > cluster.yaml
+
+Prints the reference inventory (the deployment guide's 8-host cluster) as
+commented YAML, a starting point for your own cluster.
+`
+
+func cmdExample(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("example", usageExample, stderr)
+	if code, ok := parse(fs, args, stdout); !ok {
+		return code
+	}
+	_, err := stdout.Write(inventory.ReferenceYAML)
+	if err != nil {
+		return exitFailed
+	}
+	return exitOK
+}
+
+func usageApply(ts []*applyTarget) string {
+	var b strings.Builder
+	b.WriteString(`Usage: rdggen apply [--target LIST] [--dry-run] [-f cluster.yaml] [flags]
+
+Compares each machine with what the inventory asks for, prints the plan, then
+pushes only the difference. A second run finds nothing to do and says so.
+Nothing is pushed when the inventory is invalid.
+
+Targets (default: all, in this order):
+`)
+	for _, t := range ts {
+		fmt.Fprintf(&b, "  %-8s %s\n", t.name, t.help)
+	}
+	b.WriteString(`
+Examples:
+  rdggen apply --dry-run -f cluster.yaml
+  rdggen apply --target esxi -f cluster.yaml
+  rdggen apply --target switch,hosts --parallel 16 -f cluster.yaml
+`)
+	return b.String()
+}
+
+func cmdApply(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	all := applyTargets()
+	fs := newFlagSet("apply", usageApply(all), stderr)
+	file := fs.StringP("file", "f", "", "inventory `FILE` (default: the embedded reference cluster)")
+	target := fs.String("target", "", "comma-separated `LIST` of targets: "+targetNames(all)+" (default all)")
+	dryRun := fs.Bool("dry-run", false, "print the plan and change nothing")
+	parallel := fs.Int("parallel", 8, "machines changed at once, `N` ≥ 1")
+	for _, t := range all {
+		t.flags(fs)
+	}
+	if code, ok := parse(fs, args, stdout); !ok {
+		return code
+	}
+	if *parallel < 1 {
+		fmt.Fprintln(stderr, "rdggen: --parallel must be at least 1")
+		return exitUsage
+	}
+	targets, err := selectTargets(all, *target)
+	if err != nil {
+		fmt.Fprintf(stderr, "rdggen: %v\n", err)
+		return exitUsage
+	}
+	inv, code, ok := load(*file, stderr)
+	if !ok {
+		return code
+	}
+	env := &applyEnv{Inv: inv, DryRun: *dryRun, Parallel: *parallel, Stdout: stdout, Stderr: stderr, Getenv: getenv}
+	var failed []string
+	for _, t := range targets {
+		fmt.Fprintf(stdout, "== %s\n", t.name)
+		if err := t.run(ctx, env); err != nil {
+			fmt.Fprintf(stderr, "rdggen: apply %s: %v\n", t.name, err)
+			failed = append(failed, t.name)
+		}
+	}
+	if len(failed) > 0 {
+		fmt.Fprintf(stderr, "rdggen: apply failed for: %s\n", strings.Join(failed, ", "))
+		return exitFailed
+	}
+	return exitOK
+}

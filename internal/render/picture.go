@@ -1,0 +1,48 @@
+package render
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/rdggen/rdggen/pkg/artifact"
+	"github.com/rdggen/rdggen/pkg/inventory"
+)
+
+// Picture is the review picture of the cluster (SPEC §2.5): per switch, the
+// ports and what is cabled to them, each host's addresses, container subnet,
+// GPUs and ESXi host.
+func Picture(inv *inventory.Inventory) artifact.File {
+	var b strings.Builder
+	fmt.Fprintf(&b, "cluster %s (from %s): %d hosts, %d ESXi hosts, %d switch(es)\n",
+		inv.Name, inv.File, len(inv.Hosts), len(inv.ESXiHosts()), len(inv.Switches))
+	fmt.Fprintf(&b, "RoCE: DSCP %d -> priority %d (lossless, PFC, ECN %d-%d KB), CNP DSCP %d -> priority %d (strict), ToS %d\n",
+		inv.RoCE.DSCP, inv.RoCE.Priority, inv.RoCE.ECNMinKB, inv.RoCE.ECNMaxKB, inv.RoCE.CNPDSCP, inv.RoCE.CNPPriority, inv.RoCE.ToS())
+	fmt.Fprintf(&b, "containers: pool %s, /%d per host, MTU %d, Horovod network %s\n",
+		inv.Docker.Pool, inv.Docker.Prefix, inv.Docker.MTU, inv.Horovod.Network)
+	for _, sw := range inv.Switches {
+		fmt.Fprintf(&b, "\nswitch %s  %s, %d ports, ONYX %s\n", sw.Name, sw.Model, sw.Ports, sw.ONYX)
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  port\thost\tdata address\tinterface\tcontainer subnet\tdocker0 (bip)\tGPUs\tESXi host\tVM")
+		for _, h := range inv.HostsOnSwitch(sw.Name) {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", h.Data.Port, h.Name, h.Data.Address,
+				h.DataInterface, h.Subnet, h.Bridge().Addr(), gpuSummary(h.GPUs), h.ESXi, h.VM)
+		}
+		tw.Flush()
+	}
+	return artifact.File{Path: "cluster.txt", Mode: 0o644, Data: []byte(b.String())}
+}
+
+// gpuSummary writes a GPU list compactly: "2x V100-PCIE-16GB".
+func gpuSummary(gpus []inventory.GPU) string {
+	var parts []string
+	for i := 0; i < len(gpus); {
+		j := i
+		for j < len(gpus) && gpus[j].Model == gpus[i].Model {
+			j++
+		}
+		parts = append(parts, fmt.Sprintf("%dx %s", j-i, gpus[i].Model))
+		i = j
+	}
+	return strings.Join(parts, ", ")
+}

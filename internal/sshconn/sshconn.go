@@ -1,0 +1,164 @@
+// Package sshconn dials SSH for every apply target (switch CLI sessions and VM
+// commands) the same way: host keys verified against known_hosts, keys from
+// ssh-agent or identity files, a password only from the environment or a file.
+package sshconn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/agent"
+	"golang.org/x/crypto/ssh/knownhosts"
+)
+
+// Config says how to reach and authenticate to one SSH server.
+type Config struct {
+	// Addr is host or host:port; port 22 is added when missing.
+	Addr string
+	// User is the login name.
+	User string
+	// KnownHosts is the known_hosts file that host keys are checked against;
+	// "" means ~/.ssh/known_hosts. There is no way to skip the check.
+	KnownHosts string
+	// Identities are private key files to offer (unencrypted, or decrypted by
+	// an agent); tried after the agent's keys.
+	Identities []string
+	// Agent, when true, offers the keys of the agent at $SSH_AUTH_SOCK.
+	Agent bool
+	// Password, when non-empty, is offered for password and
+	// keyboard-interactive authentication. Never logged or printed.
+	Password string
+	// Timeout bounds the TCP connect and the SSH handshake; default 15 s.
+	Timeout time.Duration
+}
+
+// DefaultKnownHosts is ~/.ssh/known_hosts.
+func DefaultKnownHosts() string {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return ".ssh/known_hosts"
+	}
+	return filepath.Join(home, ".ssh", "known_hosts")
+}
+
+// HostKeyError is returned when the server's key is unknown or has changed.
+type HostKeyError struct {
+	Addr string
+	Err  error
+}
+
+func (e *HostKeyError) Error() string {
+	var ke *knownhosts.KeyError
+	if errors.As(e.Err, &ke) && len(ke.Want) > 0 {
+		return fmt.Sprintf("%s: host key does not match known_hosts (%s:%d): refusing to connect; if the host was reinstalled, remove the old key with ssh-keygen -R",
+			e.Addr, ke.Want[0].Filename, ke.Want[0].Line)
+	}
+	return fmt.Sprintf("%s: host key is not in known_hosts: refusing to connect; add it first (ssh-keyscan, or ssh once and check the fingerprint)", e.Addr)
+}
+
+func (e *HostKeyError) Unwrap() error { return e.Err }
+
+// Dial connects and authenticates. Errors name the address; a host key
+// problem is a *HostKeyError.
+func Dial(ctx context.Context, c Config) (*ssh.Client, error) {
+	addr := c.Addr
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		addr = net.JoinHostPort(strings.Trim(addr, "[]"), "22")
+	}
+	khFile := c.KnownHosts
+	if khFile == "" {
+		khFile = DefaultKnownHosts()
+	}
+	hostKeys, err := knownhosts.New(khFile)
+	if err != nil {
+		return nil, fmt.Errorf("%s: read known_hosts: %w", c.Addr, err)
+	}
+	auth, closeAgent, err := authMethods(c)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.Addr, err)
+	}
+	defer closeAgent()
+	timeout := c.Timeout
+	if timeout == 0 {
+		timeout = 15 * time.Second
+	}
+	cfg := &ssh.ClientConfig{
+		User:            c.User,
+		Auth:            auth,
+		HostKeyCallback: hostKeys,
+		Timeout:         timeout,
+	}
+	d := net.Dialer{Timeout: timeout}
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.Addr, err)
+	}
+	_ = conn.SetDeadline(time.Now().Add(timeout))
+	sc, chans, reqs, err := ssh.NewClientConn(conn, addr, cfg)
+	if err != nil {
+		conn.Close()
+		var ke *knownhosts.KeyError
+		if errors.As(err, &ke) {
+			return nil, &HostKeyError{Addr: c.Addr, Err: ke}
+		}
+		return nil, fmt.Errorf("%s: ssh: %w", c.Addr, err)
+	}
+	_ = conn.SetDeadline(time.Time{})
+	return ssh.NewClient(sc, chans, reqs), nil
+}
+
+func authMethods(c Config) ([]ssh.AuthMethod, func(), error) {
+	var methods []ssh.AuthMethod
+	closer := func() {}
+	var signers []ssh.Signer
+	if c.Agent {
+		if sock := os.Getenv("SSH_AUTH_SOCK"); sock != "" {
+			conn, err := net.Dial("unix", sock)
+			if err == nil {
+				closer = func() { conn.Close() }
+				if s, err := agent.NewClient(conn).Signers(); err == nil {
+					signers = append(signers, s...)
+				}
+			}
+		}
+	}
+	for _, f := range c.Identities {
+		pem, err := os.ReadFile(f)
+		if err != nil {
+			closer()
+			return nil, nil, fmt.Errorf("read identity: %w", err)
+		}
+		s, err := ssh.ParsePrivateKey(pem)
+		if err != nil {
+			closer()
+			return nil, nil, fmt.Errorf("identity %s: %w (use ssh-agent for passphrase-protected keys)", f, err)
+		}
+		signers = append(signers, s)
+	}
+	if len(signers) > 0 {
+		methods = append(methods, ssh.PublicKeys(signers...))
+	}
+	if c.Password != "" {
+		pw := c.Password
+		methods = append(methods, ssh.Password(pw),
+			ssh.KeyboardInteractive(func(_, _ string, qs []string, _ []bool) ([]string, error) {
+				ans := make([]string, len(qs))
+				for i := range qs {
+					ans[i] = pw
+				}
+				return ans, nil
+			}))
+	}
+	if len(methods) == 0 {
+		closer()
+		return nil, nil, errors.New("no SSH credentials: start ssh-agent with a key, pass an identity file, or set a password variable")
+	}
+	return methods, closer, nil
+}
