@@ -1,11 +1,198 @@
+// Package horovod computes the Horovod/MPI launch artifacts of a cluster: the
+// hostfile, the worker `docker run` line and the horovodrun/mpirun lines with
+// the RoCE and GPUDirect settings (SPEC §2.4; research/hosts.md §5).
 package horovod
 
 import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+
 	"github.com/rdggen/rdggen/pkg/artifact"
 	"github.com/rdggen/rdggen/pkg/inventory"
 )
 
-// Artifacts returns this package's part of the output tree (SPEC §3).
+const (
+	// GIDIndex is the RoCE v2 GID of the VF's IPv4 address on mlx5 (GID table:
+	// 0 RoCEv1 link-local, 1 RoCEv2 link-local, 2 RoCEv1 IPv4, 3 RoCEv2 IPv4).
+	// NCCL before 2.21 defaulted to 0 and timed out on RoCE (NVIDIA/nccl#426, #769).
+	GIDIndex = 3
+	// WorkerName is the name of the worker container on every host.
+	WorkerName = "hvd-worker"
+	// ContainerInterface is the worker's interface on docker0 in bridge mode.
+	ContainerInterface = "eth0"
+	// ShmSize is the worker's /dev/shm; Docker's default 64 MB is too small for NCCL.
+	ShmSize = "1g"
+)
+
+// Worker is one Horovod worker: the address other workers reach it at and
+// its slot count (one per GPU).
+type Worker struct {
+	Host    *inventory.Host
+	Address netip.Addr
+	Slots   int
+}
+
+// WorkerAddress is where host h's worker is reached. In bridge mode (the
+// guide's routed docker0) it is the first container address of the host's
+// subnet (.2 of a /24: docker0 holds .1 and Docker's IPAM hands out the next
+// free address of fixed-cidr, research/hosts.md §5.5), which holds when the
+// worker is the first container started after Docker; run.sh checks it. In host
+// mode it is the data address.
+func WorkerAddress(inv *inventory.Inventory, h *inventory.Host) netip.Addr {
+	if inv.Horovod.Network == inventory.NetworkHost {
+		return h.Data.Address.Addr()
+	}
+	return h.Bridge().Addr().Next()
+}
+
+// Workers lists every host's worker in inventory order.
+func Workers(inv *inventory.Inventory) []Worker {
+	out := make([]Worker, len(inv.Hosts))
+	for i := range inv.Hosts {
+		h := &inv.Hosts[i]
+		out[i] = Worker{Host: h, Address: WorkerAddress(inv, h), Slots: h.Slots()}
+	}
+	return out
+}
+
+// TotalSlots is the number of ranks (-np): the sum of the hosts' GPUs.
+func TotalSlots(inv *inventory.Inventory) int {
+	n := 0
+	for _, h := range inv.Hosts {
+		n += h.Slots()
+	}
+	return n
+}
+
+// Hostfile is the MPI hostfile: exactly "<address> slots=<GPUs>" per line, LF
+// endings, no comments or blank lines — the only form both horovodrun and
+// OpenMPI accept (research/hosts.md §5.1).
+func Hostfile(inv *inventory.Inventory) []byte {
+	var b strings.Builder
+	b.Grow(len(inv.Hosts) * 24)
+	for _, w := range Workers(inv) {
+		b.WriteString(w.Address.String())
+		b.WriteString(" slots=")
+		b.WriteString(strconv.Itoa(w.Slots))
+		b.WriteByte('\n')
+	}
+	return []byte(b.String())
+}
+
+// HostList is the hostfile as a -H argument: "addr:slots,addr:slots,…".
+func HostList(inv *inventory.Inventory) string {
+	var b strings.Builder
+	for i, w := range Workers(inv) {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(w.Address.String())
+		b.WriteByte(':')
+		b.WriteString(strconv.Itoa(w.Slots))
+	}
+	return b.String()
+}
+
+// SocketInterfaces is what NCCL and MPI use for TCP (bootstrap, out-of-band):
+// eth0 inside bridge-networked containers; in host mode the hosts' data
+// interfaces, comma-separated when they differ (NCCL_SOCKET_IFNAME takes a list).
+func SocketInterfaces(inv *inventory.Inventory) string {
+	if inv.Horovod.Network != inventory.NetworkHost {
+		return ContainerInterface
+	}
+	var names []string
+	for _, h := range inv.Hosts {
+		if !slices.Contains(names, h.DataInterface) {
+			names = append(names, h.DataInterface)
+		}
+	}
+	return strings.Join(names, ",")
+}
+
+// EnvVar is one environment variable passed to every rank.
+type EnvVar struct{ Name, Value string }
+
+// Env is the NCCL environment for RoCE with GPUDirect RDMA: the HCA, the
+// RoCE v2 GID index, the traffic class (ToS 106 = DSCP 26 << 2 | ECT(0)), the
+// socket interface, and NCCL_DEBUG=INFO so the log shows "NET/IB … RoCE".
+func Env(inv *inventory.Inventory) []EnvVar {
+	return []EnvVar{
+		{"NCCL_IB_HCA", inv.Horovod.HCA},
+		{"NCCL_IB_GID_INDEX", strconv.Itoa(GIDIndex)},
+		{"NCCL_IB_TC", strconv.Itoa(inv.RoCE.ToS())},
+		{"NCCL_SOCKET_IFNAME", SocketInterfaces(inv)},
+		{"NCCL_DEBUG", "INFO"},
+	}
+}
+
+// BenchmarkScript is where run.sh expects tf_cnn_benchmarks inside the worker
+// image, overridable with $TF_CNN_BENCHMARKS.
+const BenchmarkScript = "/examples/benchmarks/scripts/tf_cnn_benchmarks/tf_cnn_benchmarks.py"
+
+// BenchmarkArgs is the guide's VGG16 benchmark from tensorflow/benchmarks'
+// tf_cnn_benchmarks: one GPU per rank with Horovod doing the all-reduce.
+func BenchmarkArgs() []string {
+	return []string{"python", "${TF_CNN_BENCHMARKS}", "--model=vgg16", "--batch_size=64",
+		"--variable_update=horovod", "--horovod_device=gpu", "--num_gpus=1", "--num_batches=100"}
+}
+
+// DockerRunArgs is the worker container's `docker run` argv: GPUs (nvidia-docker2's
+// runtime before Docker 19.03, `--gpus all` from it), the RDMA devices, IPC_LOCK
+// and unlimited memlock for memory registration, a larger /dev/shm, shared ssh
+// keys, host networking in host mode, and sshd on the Horovod ssh port.
+func DockerRunArgs(inv *inventory.Inventory) []string {
+	args := []string{"docker", "run", "-d", "--name", WorkerName, "--restart", "unless-stopped"}
+	if inv.Docker.Version.AtLeast(19, 3) {
+		args = append(args, "--gpus", "all")
+	} else {
+		args = append(args, "--runtime=nvidia", "-e", "NVIDIA_VISIBLE_DEVICES=all")
+	}
+	args = append(args, "--device=/dev/infiniband", "--cap-add=IPC_LOCK", "--ulimit", "memlock=-1",
+		"--shm-size="+ShmSize, "-v", "/root/.ssh:/root/.ssh")
+	if inv.Horovod.Network == inventory.NetworkHost {
+		args = append(args, "--network=host")
+	}
+	return append(args, inv.Horovod.Image, "bash", "-c",
+		fmt.Sprintf("/usr/sbin/sshd -p %d; sleep infinity", inv.Horovod.SSHPort))
+}
+
+// HorovodrunArgs is the launch line run in the first worker: horovodrun with
+// every slot, the workers' ssh port and, in host mode, the data interfaces.
+// horovodrun forwards the launching environment (Env) to all ranks.
+func HorovodrunArgs(inv *inventory.Inventory) []string {
+	args := []string{"horovodrun", "-np", strconv.Itoa(TotalSlots(inv)), "-H", "${HOSTS}",
+		"-p", strconv.Itoa(inv.Horovod.SSHPort)}
+	if inv.Horovod.Network == inventory.NetworkHost {
+		args = append(args, "--network-interfaces", SocketInterfaces(inv))
+	}
+	return append(args, BenchmarkArgs()...)
+}
+
+// MpirunArgs is the mpirun line equivalent to HorovodrunArgs (Horovod's
+// docs/mpi.rst): slot mapping, TCP for MPI itself on the socket interface,
+// the ssh port for the container sshd, and each Env variable exported with -x.
+func MpirunArgs(inv *inventory.Inventory) []string {
+	ifs := SocketInterfaces(inv)
+	args := []string{"mpirun", "--allow-run-as-root", "--tag-output",
+		"-np", strconv.Itoa(TotalSlots(inv)), "-H", "${HOSTS}",
+		"-bind-to", "none", "-map-by", "slot",
+		"-mca", "pml", "ob1", "-mca", "btl", "^openib",
+		"-mca", "btl_tcp_if_include", ifs, "-mca", "oob_tcp_if_include", ifs,
+		"-mca", "plm_rsh_args", fmt.Sprintf("-p %d", inv.Horovod.SSHPort)}
+	for _, e := range Env(inv) {
+		args = append(args, "-x", e.Name+"="+e.Value)
+	}
+	args = append(args, "-x", "LD_LIBRARY_PATH", "-x", "PATH")
+	return append(args, BenchmarkArgs()...)
+}
+
+// Artifacts returns horovod/hostfile and horovod/run.sh.
 func Artifacts(inv *inventory.Inventory) []artifact.File {
-	return nil
+	return []artifact.File{
+		{Path: "horovod/hostfile", Mode: 0o644, Data: Hostfile(inv)},
+		{Path: "horovod/run.sh", Mode: 0o755, Data: RunScript(inv)},
+	}
 }

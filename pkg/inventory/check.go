@@ -43,6 +43,7 @@ var (
 	reVmnic  = regexp.MustCompile(`^vmnic[0-9]+$`)
 	reOS     = regexp.MustCompile(`^ubuntu-(\d{2}\.\d{2})$`)
 	reSwName = reLabel
+	reHCA    = regexp.MustCompile(`^[A-Za-z0-9_]{1,32}$`)
 )
 
 // validHostname reports whether s is an RFC 1123 host name (dot-separated labels).
@@ -264,6 +265,13 @@ func (c *checker) horovod(r *rawHorovod) {
 		h.Image = *r.Image
 		if strings.TrimSpace(h.Image) == "" || strings.ContainsAny(h.Image, " \t'\"$`") {
 			c.errf("horovod.image", "%q is not a container image reference", h.Image)
+		}
+	}
+	h.HCA = DefaultHCA
+	if r.HCA != nil {
+		h.HCA = *r.HCA
+		if !reHCA.MatchString(h.HCA) {
+			c.errf("horovod.hca", "%q is not an RDMA device name like mlx5_0", h.HCA)
 		}
 	}
 }

@@ -53,6 +53,7 @@ type rawHorovod struct {
 	Network *string `yaml:"network"`
 	SSHPort *int    `yaml:"ssh_port"`
 	Image   *string `yaml:"image"`
+	HCA     *string `yaml:"hca"`
 }
 
 // rawHostBase holds the keys a host inherits from defaults.

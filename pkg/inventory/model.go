@@ -112,6 +112,9 @@ type Horovod struct {
 	SSHPort int
 	// Image is the Horovod container image.
 	Image string
+	// HCA is the RDMA device of the data VF inside the VM (NCCL_IB_HCA),
+	// default "mlx5_0".
+	HCA string
 }
 
 // Host is one training VM on one ESXi host, defaults resolved.

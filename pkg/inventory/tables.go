@@ -45,6 +45,7 @@ const (
 	DefaultSSHPort       = 12345
 	DefaultImage         = "horovod/horovod:0.16.0-tf1.12.0-torch1.0.0-mxnet1.4.0-py3.5"
 	DefaultPortGroup     = "VM Network"
+	DefaultHCA           = "mlx5_0"
 )
 
 // DefaultDNS are the containers' DNS servers when docker.dns is unset (the guide's).

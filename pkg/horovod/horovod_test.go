@@ -1,0 +1,175 @@
+package horovod
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/rdggen/rdggen/pkg/inventory"
+)
+
+func TestHostfileReference(t *testing.T) {
+	inv := inventory.Reference()
+	want := "172.16.41.2 slots=2\n172.16.42.2 slots=2\n172.16.43.2 slots=2\n172.16.44.2 slots=2\n" +
+		"172.16.45.2 slots=2\n172.16.46.2 slots=2\n172.16.47.2 slots=2\n172.16.48.2 slots=2\n"
+	if diff := cmp.Diff(want, string(Hostfile(inv))); diff != "" {
+		t.Errorf("hostfile (-want +got):\n%s", diff)
+	}
+	if got := TotalSlots(inv); got != 16 {
+		t.Errorf("total slots %d, want 16", got)
+	}
+}
+
+// strictLine is the only hostfile line both horovodrun and OpenMPI accept.
+var strictLine = regexp.MustCompile(`^[0-9.]+ slots=[1-9][0-9]*$`)
+
+// TestHostfileStrictAndEquivalent: every line is strict, LF-only, and the -H
+// list names the same hosts and slots in the same order.
+func TestHostfileStrictAndEquivalent(t *testing.T) {
+	inv := hostMode(t)
+	hf := string(Hostfile(inv))
+	if strings.Contains(hf, "\r") || !strings.HasSuffix(hf, "\n") || strings.Contains(hf, "\n\n") {
+		t.Fatalf("hostfile has CR, blank lines or no final LF: %q", hf)
+	}
+	lines := strings.Split(strings.TrimSuffix(hf, "\n"), "\n")
+	var fromFile []string
+	for _, l := range lines {
+		if !strictLine.MatchString(l) {
+			t.Errorf("line %q is not `<address> slots=<n>`", l)
+		}
+		fromFile = append(fromFile, strings.Replace(l, " slots=", ":", 1))
+	}
+	if got := strings.Split(HostList(inv), ","); !cmp.Equal(got, fromFile) {
+		t.Errorf("-H list %v differs from hostfile %v", got, fromFile)
+	}
+	// Host mode: data addresses, and the slots follow each host's GPU count.
+	if want := "10.0.0.1 slots=4\n10.0.0.2 slots=1\n"; hf != want {
+		t.Errorf("host-mode hostfile %q, want %q", hf, want)
+	}
+}
+
+func hostMode(t *testing.T) *inventory.Inventory {
+	t.Helper()
+	inv, err := inventory.Load("hm.yaml", []byte(`name: hm
+switches: [{name: sw1, model: SN2100, onyx: 3.10.4006}]
+docker: {version: "28.2"}
+horovod: {network: host, ssh_port: 2222}
+defaults:
+  os: ubuntu-20.04
+  data_interface: ens224
+  nic: {model: ConnectX-5, pf: vmnic4, vfs: 4}
+  gpus: [{model: A100-PCIE-40GB, memory_gb: 40}]
+hosts:
+  - name: a
+    esxi: esx-a
+    gpus: [{model: A100, memory_gb: 40}, {model: A100, memory_gb: 40}, {model: A100, memory_gb: 40}, {model: A100, memory_gb: 40}]
+    data: {address: 10.0.0.1/24, port: 1/1}
+  - name: b
+    esxi: esx-b
+    data_interface: ens256
+    data: {address: 10.0.0.2/24, port: 1/2}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inv
+}
+
+func TestLaunchSettings(t *testing.T) {
+	inv := inventory.Reference()
+	env := map[string]string{}
+	for _, e := range Env(inv) {
+		env[e.Name] = e.Value
+	}
+	want := map[string]string{"NCCL_IB_HCA": "mlx5_0", "NCCL_IB_GID_INDEX": "3", "NCCL_IB_TC": "106",
+		"NCCL_SOCKET_IFNAME": "eth0", "NCCL_DEBUG": "INFO"}
+	if diff := cmp.Diff(want, env); diff != "" {
+		t.Errorf("env (-want +got):\n%s", diff)
+	}
+	run := strings.Join(DockerRunArgs(inv), " ")
+	for _, part := range []string{"--runtime=nvidia", "--device=/dev/infiniband", "--cap-add=IPC_LOCK",
+		"--ulimit memlock=-1", "--shm-size=1g", "/usr/sbin/sshd -p 12345; sleep infinity"} {
+		if !strings.Contains(run, part) {
+			t.Errorf("docker run lacks %q: %s", part, run)
+		}
+	}
+	if strings.Contains(run, "--network=host") || strings.Contains(run, "--gpus") {
+		t.Errorf("bridge mode on Docker 18.09: %s", run)
+	}
+	hr := strings.Join(HorovodrunArgs(inv), " ")
+	if !strings.HasPrefix(hr, "horovodrun -np 16 -H ${HOSTS} -p 12345 python ${TF_CNN_BENCHMARKS} --model=vgg16") {
+		t.Errorf("horovodrun: %s", hr)
+	}
+	mr := strings.Join(MpirunArgs(inv), " ")
+	for _, part := range []string{"-np 16", "-mca plm_rsh_args -p 12345", "-mca btl_tcp_if_include eth0",
+		"-x NCCL_IB_GID_INDEX=3", "-x NCCL_IB_TC=106", "--variable_update=horovod"} {
+		if !strings.Contains(mr, part) {
+			t.Errorf("mpirun lacks %q: %s", part, mr)
+		}
+	}
+
+	hm := hostMode(t)
+	if got := SocketInterfaces(hm); got != "ens224,ens256" {
+		t.Errorf("host-mode interfaces %q", got)
+	}
+	run = strings.Join(DockerRunArgs(hm), " ")
+	if !strings.Contains(run, "--gpus all") || !strings.Contains(run, "--network=host") || !strings.Contains(run, "sshd -p 2222") {
+		t.Errorf("host mode on Docker 28.2: %s", run)
+	}
+	if hr := strings.Join(HorovodrunArgs(hm), " "); !strings.Contains(hr, "-np 5 ") || !strings.Contains(hr, "--network-interfaces ens224,ens256") {
+		t.Errorf("host-mode horovodrun: %s", hr)
+	}
+}
+
+// TestRunScript checks run.sh with bash: syntax, and that `hostfile` prints
+// exactly the hostfile, and `worker` on an unknown host fails clearly.
+func TestRunScript(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("bash not found")
+	}
+	for _, inv := range []*inventory.Inventory{inventory.Reference(), hostMode(t)} {
+		dir := t.TempDir()
+		script := filepath.Join(dir, "run.sh")
+		if err := os.WriteFile(script, RunScript(inv), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command(bash, "-n", script).CombinedOutput(); err != nil {
+			t.Fatalf("bash -n: %v\n%s", err, out)
+		}
+		out, err := exec.Command(bash, script, "hostfile").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(out) != string(Hostfile(inv)) {
+			t.Errorf("run.sh hostfile:\n%s\nwant:\n%s", out, Hostfile(inv))
+		}
+		cmd := exec.Command(bash, script, "nonsense")
+		if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "usage:") {
+			t.Errorf("unknown subcommand: %v %s", err, out)
+		}
+	}
+}
+
+func TestShellQuote(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain":      "plain",
+		"a b":        "'a b'",
+		"it's":       `'it'\''s'`,
+		"${HOSTS}":   `"${HOSTS}"`,
+		"^openib":    "^openib",
+		"-p 12345":   "'-p 12345'",
+		"$(rm -rf)":  "'$(rm -rf)'",
+		"a;b":        "'a;b'",
+		"x=1,y=2:3/": "x=1,y=2:3/",
+	} {
+		if got := shellQuote(in); got != want {
+			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)
+		}
+	}
+}

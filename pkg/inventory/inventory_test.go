@@ -1,0 +1,277 @@
+package inventory
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"strings"
+	"testing"
+)
+
+// baseYAML is a valid two-host inventory; the bad cases below each change it in
+// one place. Line numbers in the cases refer to this text.
+const baseYAML = `name: mini
+switches:
+  - {name: sw1, model: SN2100, onyx: 3.6.8190}
+docker:
+  mtu: 1500
+defaults:
+  os: ubuntu-18.04
+  data_interface: ens224
+  gpus:
+    - {model: V100-PCIE-16GB, memory_gb: 16}
+  nic: {model: ConnectX-5, pf: vmnic4, vfs: 8}
+hosts:
+  - name: a
+    esxi: esx-a
+    data: {address: 10.0.0.1/24, port: 1/1}
+  - name: b
+    esxi: esx-b
+    data: {address: 10.0.0.2/24, port: 1/2}
+`
+
+func TestBaseIsValid(t *testing.T) {
+	inv, err := Load("mini.yaml", []byte(baseYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := inv.Hosts[0], inv.Hosts[1]
+	if a.VM != "a" || a.Mgmt != "a" {
+		t.Errorf("VM/mgmt default: got %q/%q, want the name", a.VM, a.Mgmt)
+	}
+	if got, want := a.Subnet, netip.MustParsePrefix("172.16.1.0/24"); got != want {
+		t.Errorf("derived subnet of a: %s, want %s", got, want)
+	}
+	if got, want := b.Bridge(), netip.MustParsePrefix("172.16.2.1/24"); got != want {
+		t.Errorf("bip of b: %s, want %s", got, want)
+	}
+	if a.Data.Switch != "sw1" {
+		t.Errorf("the only switch is the default: got %q", a.Data.Switch)
+	}
+	if a.Slots() != 1 || a.GPUs[0].MemoryGB != 16 || a.NIC.VFs != 8 || a.NIC.PortGroup != DefaultPortGroup {
+		t.Errorf("defaults not inherited: %+v", a)
+	}
+	if !a.OS.UsesNetplan() {
+		t.Error("ubuntu-18.04 uses netplan")
+	}
+	if inv.RoCE != (RoCE{26, 3, 48, 6, 150, 1500, 50}) || inv.RoCE.ToS() != 106 {
+		t.Errorf("RoCE defaults: %+v (ToS %d)", inv.RoCE, inv.RoCE.ToS())
+	}
+	if inv.Switches[0].Ports != 16 || inv.Switches[0].HasRoCECommand() {
+		t.Errorf("switch: %+v", inv.Switches[0])
+	}
+	// Inherited slices are copies: changing one host's GPUs changes no other.
+	inv.Hosts[0].GPUs[0].Model = "changed"
+	if inv.Hosts[1].GPUs[0].Model == "changed" {
+		t.Error("hosts share the defaults' GPU slice")
+	}
+}
+
+func TestReference(t *testing.T) {
+	inv := Reference()
+	if len(inv.Hosts) != 8 || len(inv.ESXiHosts()) != 8 {
+		t.Fatalf("reference: %d hosts on %d ESXi hosts, want 8 on 8", len(inv.Hosts), len(inv.ESXiHosts()))
+	}
+	for i, h := range inv.Hosts {
+		n := 41 + i
+		if h.Name != fmt.Sprintf("clx-mld-%d", n) || h.Data.Address.String() != fmt.Sprintf("31.31.31.%d/24", n) ||
+			h.Subnet.String() != fmt.Sprintf("172.16.%d.0/24", n) || h.Data.Port.String() != fmt.Sprintf("1/%d", i+1) ||
+			h.Slots() != 2 || h.DataInterface != "enp1f0" || h.OS.String() != "ubuntu-16.04" || h.OS.UsesNetplan() {
+			t.Errorf("host %d: %+v", i, h)
+		}
+	}
+	if sw := inv.Switches[0]; sw.Name != "swx-mld-1-2" || sw.Model != "SN2700" || sw.Ports != 32 || sw.ONYX.String() != "3.6.8190" {
+		t.Errorf("switch: %+v", sw)
+	}
+	if inv.Docker.AllowDirectRouting() {
+		t.Error("Docker 18.09 has no allow-direct-routing")
+	}
+	if inv.Horovod.SSHPort != 12345 || inv.Horovod.Network != NetworkBridge || inv.Horovod.HCA != "mlx5_0" {
+		t.Errorf("horovod: %+v", inv.Horovod)
+	}
+	// Positions point into the embedded YAML.
+	if p := inv.Pos("hosts[7].data.address"); p.Line == 0 {
+		t.Error("no position for hosts[7].data.address")
+	}
+}
+
+// pos finds the 1-based column of token on line of src.
+func pos(t *testing.T, src string, line int, token string) Pos {
+	t.Helper()
+	lines := strings.Split(src, "\n")
+	if line < 1 || line > len(lines) {
+		t.Fatalf("line %d out of range", line)
+	}
+	col := strings.LastIndex(lines[line-1], token)
+	if col < 0 {
+		t.Fatalf("token %q not on line %d: %q", token, line, lines[line-1])
+	}
+	return Pos{line, col + 1}
+}
+
+// TestValidationRules has one bad inventory per rule of SPEC §4 (and of the
+// decoder), each asserting the finding's line:col, field path and message.
+func TestValidationRules(t *testing.T) {
+	cases := []struct {
+		name     string
+		old, new string // replacement applied to baseYAML
+		line     int    // expected finding: line and the token its column points at
+		token    string
+		path     string
+		rule     string // substring of the rule
+	}{
+		{"unknown key", "  mtu: 1500", "  mtuu: 1500", 5, "mtuu", "docker.mtuu", `unknown key "mtuu" (known keys here: dns, mtu, pool, prefix, version)`},
+		{"misspelt host key", "    esxi: esx-b", "    exsi: esx-b", 17, "exsi", "hosts[1].exsi", `unknown key "exsi"`},
+		{"duplicate key", "  mtu: 1500", "  mtu: 1500\n  mtu: 9000", 6, "mtu", "docker.mtu", "duplicate key (first at line 5)"},
+		{"not a number", "  mtu: 1500", "  mtu: jumbo", 5, "jumbo", "docker.mtu", `must be a whole number, not "jumbo"`},
+		{"not a list", "  gpus:\n    - {model: V100-PCIE-16GB, memory_gb: 16}", "  gpus: V100", 9, "V100", "defaults.gpus", "must be a list"},
+		{"syntax error", "name: mini", "name: [mini", 1, "name", "", "not valid YAML"},
+		{"missing required", "    esxi: esx-b\n", "", 16, "name", "hosts[1].esxi", "is required"},
+		{"duplicate host name", "  - name: b", "  - name: a", 16, "a", "hosts[1].name", "duplicate host name a (also hosts[0])"},
+		{"duplicate VM name", "  - name: b", "  - name: b\n    vm: a", 17, "a", "hosts[1].vm", "duplicate VM name a (also hosts[0])"},
+		{"duplicate address", "10.0.0.2/24", "10.0.0.1/24", 18, "10.0.0.1/24", "hosts[1].data.address", "duplicate data address 10.0.0.1 (also hosts[0])"},
+		{"duplicate port", "port: 1/2", "port: 1/1", 18, "1/1", "hosts[1].data.port", "duplicate switch port sw1 1/1 (also hosts[0])"},
+		{"duplicate subnet", "    esxi: esx-b", "    esxi: esx-b\n    docker: {subnet: 172.16.1.0/24}", 18, "172.16.1.0/24", "hosts[1].docker.subnet", "duplicate container subnet 172.16.1.0/24 (also hosts[0])"},
+		{"duplicate switch", "switches:\n", "switches:\n  - {name: sw1, model: SN2700, onyx: 3.6.8190}\n", 4, "sw1", "switches[1].name", `duplicate switch name "sw1" (also switches[0])`},
+		{"port outside model", "port: 1/2", "port: 1/17", 18, "1/17", "hosts[1].data.port", "1/17 is outside SN2100 ports 1/1-1/16"},
+		{"port syntax", "port: 1/2", "port: eth2", 18, "eth2", "hosts[1].data.port", `"eth2" is not a switch port like 1/1`},
+		{"unknown switch", "port: 1/2}", "port: 1/2, switch: sw9}", 18, "sw9", "hosts[1].data.switch", `unknown switch "sw9" (switches: sw1)`},
+		{"unknown switch model", "model: SN2100", "model: SN9999", 3, "SN9999", "switches[0].model", `unknown switch model "SN9999"`},
+		{"not one data network", "10.0.0.2/24", "10.0.1.2/24", 18, "10.0.1.2/24", "hosts[1].data.address", "is not on the data network 10.0.0.0/24 of hosts[0]"},
+		{"network address", "10.0.0.2/24", "10.0.0.0/24", 18, "10.0.0.0/24", "hosts[1].data.address", "10.0.0.0 is the network or broadcast address"},
+		{"offset outside pool", "docker:\n", "docker:\n  pool: 172.16.0.0/23\n", 19, "10.0.0.2/24", "hosts[1].data.address",
+			"offset 2 of 10.0.0.2 in 10.0.0.0/24 does not fit the pool 172.16.0.0/23, which holds 2 /24 subnets (offsets 0–1)"},
+		{"subnets overlap", "    esxi: esx-a", "    esxi: esx-a\n    docker: {subnet: 172.16.0.0/22}", 19, "10.0.0.2/24", "hosts[1].data.address", "container subnet 172.16.2.0/24 overlaps hosts[0]'s 172.16.0.0/22"},
+		{"subnet outside pool", "    esxi: esx-b", "    esxi: esx-b\n    docker: {subnet: 192.168.7.0/24}", 18, "192.168.7.0/24", "hosts[1].docker.subnet", "container subnet 192.168.7.0/24 is outside the pool 172.16.0.0/16"},
+		{"subnet on the data network", "    esxi: esx-b", "    esxi: esx-b\n    docker: {subnet: 10.0.0.0/24}", 18, "10.0.0.0/24", "hosts[1].docker.subnet", "overlaps the data network 10.0.0.0/24"},
+		{"subnet host bits", "    esxi: esx-b", "    esxi: esx-b\n    docker: {subnet: 172.16.9.1/24}", 18, "172.16.9.1/24", "hosts[1].docker.subnet", "has host bits set"},
+		{"bip out of range", "docker:\n", "docker:\n  prefix: 31\n", 5, "31", "docker.prefix", "/31 leaves no address for docker0's bip"},
+		{"prefix larger than pool", "docker:\n", "docker:\n  prefix: 12\n", 5, "12", "docker.prefix", "/12 is larger than the pool 172.16.0.0/16"},
+		{"pool host bits", "docker:\n", "docker:\n  pool: 172.16.1.0/16\n", 5, "172.16.1.0/16", "docker.pool", "has host bits set"},
+		{"docker mtu range", "  mtu: 1500", "  mtu: 9300", 5, "9300", "docker.mtu", "9300 is outside 68–9216"},
+		{"docker mtu above link", "  mtu: 1500", "  mtu: 9000", 5, "9000", "docker.mtu", "9000 is above a's data link MTU 1500"},
+		{"dns not an address", "  mtu: 1500", "  mtu: 1500\n  dns: [dns.example]", 6, "dns.example", "docker.dns[0]", `"dns.example" is not an IP address`},
+		{"dscp range", "name: mini\n", "name: mini\nroce: {dscp: 64}\n", 2, "64", "roce.dscp", "64 is outside 0–63"},
+		{"priority range", "name: mini\n", "name: mini\nroce: {priority: 8}\n", 2, "8", "roce.priority", "8 is outside 0–7"},
+		{"cnp priority equals roce priority", "name: mini\n", "name: mini\nroce: {cnp_priority: 3, cnp_dscp: 24}\n", 2, "3", "roce.cnp_priority", "3 equals roce.priority"},
+		{"dscp does not map to priority", "name: mini\n", "name: mini\nroce: {dscp: 34}\n", 2, "34", "roce.dscp", "DSCP 34 maps to switch priority 4 by default (DSCP/8), not roce.priority 3; use a DSCP in 24–31"},
+		{"ecn min above max", "name: mini\n", "name: mini\nroce: {ecn_min_kb: 2000}\n", 2, "2000", "roce.ecn_min_kb", "2000 KB is above ecn_max_kb 1500 KB"},
+		{"buffer percent", "name: mini\n", "name: mini\nroce: {buffer_percent: 0}\n", 2, "0", "roce.buffer_percent", "0 is outside 1–100"},
+		{"gpu memory", "memory_gb: 16}", "memory_gb: 0}", 10, "0}", "defaults.gpus[0].memory_gb", "0 GB: GPU memory must be more than 0"},
+		{"bar1 not a power of two", "memory_gb: 16}", "memory_gb: 16, bar1_gb: 24}", 10, "24", "defaults.gpus[0].bar1_gb", "a BAR size is a power of two"},
+		{"pci syntax", "memory_gb: 16}", "memory_gb: 16, pci: 3b:00.0}", 10, "3b:00.0", "defaults.gpus[0].pci", `"3b:00.0" is not a PCI address`},
+		{"gpu shared by two VMs", "    esxi: esx-b", "    esxi: esx-a", 10, "0000:3b:00.0", "defaults.gpus[0].pci", "GPU 0000:3b:00.0 on ESXi host esx-a is already passed through to a",
+		},
+		{"vf count", "vfs: 8", "vfs: 200", 11, "200", "defaults.nic.vfs", "200 VFs is outside ConnectX-5's range 1–127"},
+		{"more VMs than VFs", "vfs: 8", "vfs: 1", 16, "name", "hosts[1].nic", "ESXi host esx-a runs 2 VMs but its NIC has only 1 VFs"},
+		{"unknown nic", "model: ConnectX-5", "model: ConnectX-9", 11, "ConnectX-9", "defaults.nic.model", `unknown NIC model "ConnectX-9"`},
+		{"pf name", "pf: vmnic4", "pf: eth4", 11, "eth4", "defaults.nic.pf", `"eth4" is not an ESXi uplink name like vmnic4`},
+		{"os", "ubuntu-18.04", "centos-7", 7, "centos-7", "defaults.os", `"centos-7" is not a supported OS`},
+		{"horovod network", "name: mini\n", "name: mini\nhorovod: {network: overlay}\n", 2, "overlay", "horovod.network", `"overlay" is neither "bridge"`},
+		{"ssh port", "name: mini\n", "name: mini\nhorovod: {ssh_port: 0}\n", 2, "0", "horovod.ssh_port", "0 is outside 1–65535"},
+		{"onyx too old", "onyx: 3.6.8190", "onyx: 3.5.1000", 3, "3.5.1000", "switches[0].onyx", "ONYX 3.5.1000 has no `traffic pool` commands"},
+		{"onyx malformed", "onyx: 3.6.8190", "onyx: latest", 3, "latest", "switches[0].onyx", `"latest" is not a version`},
+		{"vcenter url", "name: mini\n", "name: mini\nvcenter: vcenter.example\n", 2, "vcenter.example", "vcenter", "is not a vSphere SDK URL"},
+		{"vcenter credentials", "name: mini\n", "name: mini\nvcenter: https://root:secret@vc.example/sdk\n", 2, "https", "vcenter", "must not carry credentials"},
+		{"no hosts", "hosts:\n", "hosts: []\n", 12, "[]", "hosts", "is required (at least one host)"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			src := baseYAML
+			if tc.name == "gpu shared by two VMs" {
+				src = strings.Replace(src, "memory_gb: 16}", "memory_gb: 16, pci: 0000:3b:00.0}", 1)
+			}
+			if tc.name == "more VMs than VFs" {
+				src = strings.Replace(src, "    esxi: esx-b", "    esxi: esx-a", 1)
+			}
+			if !strings.Contains(src, tc.old) {
+				t.Fatalf("base has no %q", tc.old)
+			}
+			src = strings.Replace(src, tc.old, tc.new, 1)
+			if tc.name == "no hosts" {
+				src = src[:strings.Index(src, "hosts: []")+len("hosts: []\n")]
+			}
+			inv, err := Load("mini.yaml", []byte(src))
+			var rep *Report
+			if !errors.As(err, &rep) || inv != nil {
+				t.Fatalf("Load accepted the inventory (err %v):\n%s", err, src)
+			}
+			want := Finding{File: "mini.yaml", Pos: pos(t, src, tc.line, tc.token), Path: tc.path}
+			for _, f := range rep.Findings {
+				if f.File == want.File && f.Pos == want.Pos && f.Path == want.Path && strings.Contains(f.Rule, tc.rule) {
+					if !strings.HasPrefix(f.String(), fmt.Sprintf("mini.yaml:%d:%d: %s", want.Pos.Line, want.Pos.Col, tc.path)) {
+						t.Errorf("format: %s", f)
+					}
+					return
+				}
+			}
+			t.Errorf("want finding %s:%d:%d: %s: …%s…\ngot:\n%v", want.File, want.Pos.Line, want.Pos.Col, tc.path, tc.rule, rep)
+		})
+	}
+}
+
+// TestAllFindingsAtOnce checks that one Load reports every problem, in file order.
+func TestAllFindingsAtOnce(t *testing.T) {
+	src := strings.NewReplacer("  mtu: 1500", "  mtuu: 1500", "port: 1/2", "port: 1/99", "vfs: 8", "vfs: 0").Replace(baseYAML)
+	_, err := Load("mini.yaml", []byte(src))
+	var rep *Report
+	if !errors.As(err, &rep) {
+		t.Fatalf("want a report, got %v", err)
+	}
+	want := []string{
+		`mini.yaml:5:3: docker.mtuu: unknown key "mtuu"`,
+		"mini.yaml:11:45: defaults.nic.vfs: 0 VFs is outside ConnectX-5's range 1–127",
+		"mini.yaml:18:40: hosts[1].data.port: 1/99 is outside SN2100 ports 1/1-1/16",
+	}
+	if len(rep.Findings) != len(want) {
+		t.Fatalf("got %d findings, want %d:\n%v", len(rep.Findings), len(want), rep)
+	}
+	for i, f := range rep.Findings {
+		if !strings.HasPrefix(f.String(), want[i]) {
+			t.Errorf("finding %d: %s\nwant prefix %s", i, f, want[i])
+		}
+	}
+}
+
+func TestEmptyFile(t *testing.T) {
+	_, err := Load("empty.yaml", []byte("\n# nothing\n"))
+	if err == nil || !strings.Contains(err.Error(), "empty.yaml: the file is empty") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	for _, tc := range []struct {
+		v     string
+		parts []int
+		want  int
+	}{
+		{"18.09", []int{18, 10}, -1},
+		{"28.2", []int{28, 2}, 0},
+		{"28.2.1", []int{28, 2}, 1},
+		{"3.8.2008", []int{3, 8, 2000}, 1},
+		{"3.6.8190", []int{3, 8, 2000}, -1},
+		{"3.10.4006", []int{3, 8, 2000}, 1},
+	} {
+		if got := MustVersion(tc.v).Compare(tc.parts...); got != tc.want {
+			t.Errorf("%s vs %v: %d, want %d", tc.v, tc.parts, got, tc.want)
+		}
+	}
+	for _, bad := range []string{"", "3..1", "v1", "1.2.3.4.5", "-1", "+1"} {
+		if _, err := ParseVersion(bad); err == nil {
+			t.Errorf("ParseVersion(%q) accepted", bad)
+		}
+	}
+}
+
+// TestUnquotedVersionKeepsDigits: docker.version 18.10 unquoted is a YAML
+// float (18.1); the version must still read 18.10.
+func TestUnquotedVersionKeepsDigits(t *testing.T) {
+	inv, err := Load("v.yaml", []byte(strings.Replace(baseYAML, "docker:\n", "docker:\n  version: 18.10\n", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := inv.Docker.Version.String(); got != "18.10" {
+		t.Errorf("version %q", got)
+	}
+}
