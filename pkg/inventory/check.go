@@ -582,6 +582,8 @@ func (c *checker) crossHost() {
 		}
 	}
 	names, vms, addrs, ports, subnets := dup("host name"), dup("VM name"), dup("data address"), dup("switch port"), dup("container subnet")
+	mgmt, dataNets := c.mgmtAddrs(), c.dataNets()
+	c.subnetOverlaps()
 	var dataNet netip.Prefix
 	dataFrom := -1
 	for i, h := range inv.Hosts {
@@ -610,26 +612,14 @@ func (c *checker) crossHost() {
 			if !inv.Docker.Pool.Contains(h.Subnet.Addr()) || h.Subnet.Bits() < inv.Docker.Pool.Bits() {
 				c.errf(sp, "container subnet %s is outside the pool %s", h.Subnet, inv.Docker.Pool)
 			}
-			for j := range i {
-				o := inv.Hosts[j].Subnet
-				if o.IsValid() && o != h.Subnet && o.Overlaps(h.Subnet) {
-					c.errf(sp, "container subnet %s overlaps hosts[%d]'s %s", h.Subnet, j, o)
+			for _, m := range mgmt {
+				if h.Subnet.Contains(m.addr) {
+					c.errf(sp, "container subnet %s contains the management address %s of %s", h.Subnet, m.addr, m.owner)
 				}
 			}
-			for j, o := range inv.Hosts {
-				if o.Data.Address.IsValid() && h.Subnet.Overlaps(o.Data.Address.Masked()) {
-					c.errf(sp, "container subnet %s overlaps the data network %s (hosts[%d])", h.Subnet, o.Data.Address.Masked(), j)
-					break
-				}
-			}
-			for j, o := range inv.Hosts {
-				if a, err := netip.ParseAddr(o.Mgmt); err == nil && h.Subnet.Contains(a) {
-					c.errf(sp, "container subnet %s contains the management address %s of hosts[%d]", h.Subnet, a, j)
-				}
-			}
-			for j, s := range inv.Switches {
-				if a, err := netip.ParseAddr(s.Mgmt); err == nil && h.Subnet.Contains(a) {
-					c.errf(sp, "container subnet %s contains the management address %s of switches[%d]", h.Subnet, a, j)
+			for _, n := range dataNets {
+				if h.Subnet.Overlaps(n.net) {
+					c.errf(sp, "container subnet %s overlaps the data network %s (hosts[%d])", h.Subnet, n.net, n.host)
 				}
 			}
 		}
@@ -642,6 +632,80 @@ func (c *checker) crossHost() {
 		}
 	}
 	c.esxiShared()
+}
+
+type ownedAddr struct {
+	addr  netip.Addr
+	owner string
+}
+
+// mgmtAddrs lists the management addresses written as IP literals.
+func (c *checker) mgmtAddrs() []ownedAddr {
+	var out []ownedAddr
+	for j, h := range c.inv.Hosts {
+		if a, err := netip.ParseAddr(h.Mgmt); err == nil {
+			out = append(out, ownedAddr{a, fmt.Sprintf("hosts[%d]", j)})
+		}
+	}
+	for j, s := range c.inv.Switches {
+		if a, err := netip.ParseAddr(s.Mgmt); err == nil {
+			out = append(out, ownedAddr{a, fmt.Sprintf("switches[%d]", j)})
+		}
+	}
+	return out
+}
+
+type dataNet struct {
+	net  netip.Prefix
+	host int
+}
+
+// dataNets lists the distinct data networks with the first host on each.
+func (c *checker) dataNets() []dataNet {
+	var out []dataNet
+	seen := map[netip.Prefix]bool{}
+	for j, h := range c.inv.Hosts {
+		if n := h.Data.Address.Masked(); h.Data.Address.IsValid() && !seen[n] {
+			seen[n] = true
+			out = append(out, dataNet{n, j})
+		}
+	}
+	return out
+}
+
+// subnetOverlaps reports container subnets that overlap without being equal
+// (equal ones are duplicates), in O(n log n): sorted by first address, a subnet
+// overlaps an earlier one exactly when it starts before the furthest end so far.
+func (c *checker) subnetOverlaps() {
+	inv := c.inv
+	idx := make([]int, 0, len(inv.Hosts))
+	for i, h := range inv.Hosts {
+		if h.Subnet.IsValid() {
+			idx = append(idx, i)
+		}
+	}
+	sort.SliceStable(idx, func(a, b int) bool {
+		x, y := inv.Hosts[idx[a]].Subnet, inv.Hosts[idx[b]].Subnet
+		if x.Addr() != y.Addr() {
+			return x.Addr().Less(y.Addr())
+		}
+		return x.Bits() < y.Bits()
+	})
+	widest := -1 // the host whose subnet reaches furthest so far
+	for _, i := range idx {
+		s := inv.Hosts[i].Subnet
+		if widest >= 0 {
+			w := inv.Hosts[widest].Subnet
+			if w != s && w.Overlaps(s) {
+				j, k := min(i, widest), max(i, widest)
+				c.errf(subnetPath(inv, k), "container subnet %s overlaps hosts[%d]'s %s", inv.Hosts[k].Subnet, j, inv.Hosts[j].Subnet)
+			}
+			if u32(lastAddr(s)) <= u32(lastAddr(w)) {
+				continue
+			}
+		}
+		widest = i
+	}
 }
 
 // esxiShared checks the VMs that share one ESXi host: one NIC, enough VFs,
