@@ -98,6 +98,11 @@ func parse(fs *pflag.FlagSet, args []string, stdout io.Writer) (int, bool) {
 		return exitOK, false
 	}
 	if err != nil {
+		help := "rdggen --help"
+		if fs.Name() != "rdggen" {
+			help = "rdggen " + fs.Name() + " --help"
+		}
+		fmt.Fprintf(fs.Output(), "rdggen: %v (see %s)\n", err, help)
 		return exitUsage, false
 	}
 	if fs.NArg() > 0 {
