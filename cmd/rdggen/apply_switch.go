@@ -2,19 +2,92 @@ package main
 
 import (
 	"context"
-	"errors"
+	"fmt"
+	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/rdggen/rdggen/internal/switchapply"
 )
 
-// switchTarget is `rdggen apply --target switch` (not yet implemented).
+// Environment variables of the switch target (never printed).
+const (
+	envSwitchUser     = "RDGGEN_SWITCH_USER"
+	envSwitchPassword = "RDGGEN_SWITCH_PASSWORD"
+)
+
+// switchTarget is `rdggen apply --target switch`: bring every ONYX switch
+// to the lossless RoCE config over SSH, sending only what differs (issue #4).
 func switchTarget() *applyTarget {
+	var (
+		fs         *pflag.FlagSet
+		knownHosts string
+		user       string
+		identities []string
+		backupDir  string
+		timeout    time.Duration
+		port       int
+	)
 	return &applyTarget{
-		name:  "switch",
-		help:  "not yet implemented",
-		flags: func(fs *pflag.FlagSet) {},
+		name: "switch",
+		help: "ONYX switches over SSH (" + envSwitchUser + ", " + envSwitchPassword + "): lossless RoCE config, only what differs",
+		flags: func(f *pflag.FlagSet) {
+			fs = f
+			f.StringVar(&knownHosts, "known-hosts", "", "known_hosts `FILE` that switch host keys must match (default ~/.ssh/known_hosts)")
+			f.StringVar(&user, "switch-user", "admin", "SSH `USER` on the switches (env "+envSwitchUser+")")
+			f.StringSliceVar(&identities, "switch-identity", nil, "private key `FILE` for the switches (repeatable); ssh-agent keys and "+envSwitchPassword+" are also offered")
+			f.IntVar(&port, "switch-ssh-port", 22, "SSH `PORT` of the switches' mgmt addresses")
+			f.StringVar(&backupDir, "backup-dir", "rdg-backup", "`DIR` for each switch's running-config, saved before any change (mode 0600)")
+			f.DurationVar(&timeout, "switch-timeout", 60*time.Second, "timeout per switch CLI command")
+		},
 		run: func(ctx context.Context, env *applyEnv) error {
-			return errors.New("apply --target switch is not implemented yet")
+			u := user
+			if fs != nil && !fs.Changed("switch-user") {
+				if v := env.Getenv(envSwitchUser); v != "" {
+					u = v
+				}
+			}
+			results, err := switchapply.Run(ctx, env.Inv, switchapply.Options{
+				User:           u,
+				Password:       env.Getenv(envSwitchPassword),
+				Agent:          true,
+				Identities:     identities,
+				KnownHosts:     knownHosts,
+				Port:           port,
+				BackupDir:      backupDir,
+				DryRun:         env.DryRun,
+				Parallel:       env.Parallel,
+				CommandTimeout: timeout,
+				Out:            env.Stdout,
+			})
+			fmt.Fprintln(env.Stdout, switchSummary(results, env.DryRun))
+			return err
 		},
 	}
+}
+
+// switchSummary is the one summary line of the switch target.
+func switchSummary(results []*switchapply.Result, dryRun bool) string {
+	var planned, changed, upToDate, failed, sent int
+	for _, r := range results {
+		sent += r.Sent
+		switch {
+		case r.Err != nil:
+			failed++
+		case r.Plan.Empty():
+			upToDate++
+		case dryRun:
+			planned++
+		default:
+			changed++
+		}
+	}
+	if dryRun {
+		return fmt.Sprintf("switch: dry run: %d switch(es) would change, %d up to date, %d failed; 0 commands sent",
+			planned, upToDate, failed)
+	}
+	if changed == 0 && failed == 0 {
+		return fmt.Sprintf("switch: %d switch(es) up to date, nothing changed; 0 commands sent", upToDate)
+	}
+	return fmt.Sprintf("switch: %d changed, %d up to date, %d failed; %d command(s) sent", changed, upToDate, failed, sent)
 }

@@ -1,11 +1,58 @@
+// Package onyx is the switch side of rdggen: inventory → ONYX statements →
+// running-config text (SPEC §2.1), and back: parse a switch's running-config
+// and diff it against what the inventory wants (issue #4).
+//
+// The facts behind every command and format rule are in
+// shared/research/onyx.md; doc comments cite its sections.
 package onyx
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/rdggen/rdggen/pkg/artifact"
 	"github.com/rdggen/rdggen/pkg/inventory"
 )
 
-// Artifacts returns this package's part of the output tree (SPEC §3).
+// Artifacts returns one file per switch, switch/<name>.cfg (SPEC §3): the
+// switch's config (Config) as ONYX running-config text, mode 0644.
 func Artifacts(inv *inventory.Inventory) []artifact.File {
-	return nil
+	var files []artifact.File
+	for _, sw := range inv.Switches {
+		files = append(files, artifact.File{
+			Path: "switch/" + sw.Name + ".cfg",
+			Mode: 0o644,
+			Data: Config(inv, sw),
+		})
+	}
+	return files
+}
+
+// Config is the text of switch/<name>.cfg: a header that names the
+// inventory and the switch, then Render(Desired(inv, sw)). It holds no
+// secrets, and it can be pasted in config mode on a clean switch
+// (`configure terminal`), which is all the guide does; `rdggen apply
+// --target switch` instead sends only what the switch lacks.
+func Config(inv *inventory.Inventory, sw inventory.Switch) []byte {
+	form := "explicit QoS commands; `roce` needs ONYX 3.8.2000"
+	switch {
+	case UsesRoCETemplate(inv, sw):
+		form = "the one-command `roce lossless` template (its lossless pool is sized automatically)"
+	case sw.HasRoCECommand():
+		form = "explicit QoS commands, since the priorities or ECN thresholds differ from the `roce` template"
+	}
+	servers := len(inv.HostsOnSwitch(sw.Name))
+	ports := "none"
+	if r := Ranges(FrontPanel(sw)); len(r) > 0 {
+		ports = r[0]
+	}
+	header := []string{
+		fmt.Sprintf("rdggen: switch %s of cluster %s (inventory %s)", sw.Name, inv.Name, inv.File),
+		fmt.Sprintf("%s (ports %s), ONYX %s: %s", sw.Model, strings.TrimPrefix(ports, "ethernet "), sw.ONYX, form),
+		fmt.Sprintf("Lossless RoCE in DSCP-based QoS mode for %d server port(s). Under trust L3, ONYX maps", servers),
+		fmt.Sprintf("DSCP to switch priority as DSCP/8: RoCE DSCP %d -> %d, CNP DSCP %d -> %d.",
+			inv.RoCE.DSCP, inv.RoCE.Priority, inv.RoCE.CNPDSCP, inv.RoCE.CNPPriority),
+		"Paste in config mode on a clean switch, or run: rdggen apply --target switch",
+	}
+	return Render(header, Desired(inv, sw))
 }

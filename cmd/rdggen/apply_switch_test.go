@@ -1,0 +1,113 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+
+	"github.com/rdggen/rdggen/internal/onyxsim"
+	"github.com/rdggen/rdggen/pkg/inventory"
+)
+
+func TestApplySwitchTarget(t *testing.T) {
+	const secret = "pw-secret-123"
+	sim := onyxsim.Start(t, onyxsim.Options{Hostname: "swx-mld-1-2", User: "ops", Password: secret})
+	dir := t.TempDir()
+	kh := filepath.Join(dir, "known_hosts")
+	sim.WriteKnownHosts(t, kh)
+	inv := inventory.Reference()
+	inv.Switches[0].Mgmt = sim.Addr // validation takes no port; tests point at the simulator directly
+
+	target := switchTarget()
+	fs := pflag.NewFlagSet("apply", pflag.ContinueOnError)
+	target.flags(fs)
+	if err := fs.Parse([]string{"--known-hosts", kh, "--backup-dir", filepath.Join(dir, "bk")}); err != nil {
+		t.Fatal(err)
+	}
+	env := func(dry bool) (*applyEnv, *bytes.Buffer) {
+		var out bytes.Buffer
+		return &applyEnv{Inv: inv, DryRun: dry, Parallel: 2, Stdout: &out, Stderr: &out,
+			Getenv: func(k string) string {
+				return map[string]string{envSwitchUser: "ops", envSwitchPassword: secret}[k]
+			}}, &out
+	}
+	ctx := context.Background()
+
+	e, out := env(true)
+	if err := target.run(ctx, e); err != nil {
+		t.Fatalf("dry run: %v\n%s", err, out)
+	}
+	if !strings.HasSuffix(out.String(), "switch: dry run: 1 switch(es) would change, 0 up to date, 0 failed; 0 commands sent\n") || len(sim.Received()) != 0 {
+		t.Errorf("dry run output:\n%s\nreceived %q", out, sim.Received())
+	}
+
+	e, out = env(false)
+	if err := target.run(ctx, e); err != nil {
+		t.Fatalf("apply: %v\n%s", err, out)
+	}
+	if !strings.HasSuffix(out.String(), "switch: 1 changed, 0 up to date, 0 failed; 10 command(s) sent\n") {
+		t.Errorf("apply output:\n%s", out)
+	}
+	if strings.Contains(out.String(), secret) {
+		t.Error("the password was printed")
+	}
+
+	sim.ResetLog()
+	e, out = env(false)
+	if err := target.run(ctx, e); err != nil {
+		t.Fatalf("second apply: %v\n%s", err, out)
+	}
+	if !strings.HasSuffix(out.String(), "switch: 1 switch(es) up to date, nothing changed; 0 commands sent\n") || len(sim.Received()) != 0 {
+		t.Errorf("second apply output:\n%s\nreceived %q", out, sim.Received())
+	}
+}
+
+func TestApplySwitchFailureIsAnError(t *testing.T) {
+	inv := inventory.Reference() // no mgmt
+	target := switchTarget()
+	fs := pflag.NewFlagSet("apply", pflag.ContinueOnError)
+	target.flags(fs)
+	var out bytes.Buffer
+	err := target.run(context.Background(), &applyEnv{Inv: inv, Parallel: 1, Stdout: &out, Stderr: &out, Getenv: func(string) string { return "" }})
+	if err == nil || !strings.Contains(out.String(), "swx-mld-1-2: cannot plan: switch swx-mld-1-2 has no mgmt address") ||
+		!strings.HasSuffix(out.String(), "switch: 0 changed, 0 up to date, 1 failed; 0 command(s) sent\n") {
+		t.Errorf("err %v, output:\n%s", err, out.String())
+	}
+}
+
+// The whole CLI: rdggen apply --target switch -f cluster.yaml, twice.
+func TestApplySwitchCLI(t *testing.T) {
+	sim := onyxsim.Start(t, onyxsim.Options{Hostname: "swx-mld-1-2"})
+	dir := t.TempDir()
+	kh := filepath.Join(dir, "known_hosts")
+	sim.WriteKnownHosts(t, kh)
+	yaml := strings.Replace(string(inventory.ReferenceYAML), "# mgmt: 10.0.0.2", "mgmt: 127.0.0.1", 1)
+	file := filepath.Join(dir, "cluster.yaml")
+	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, port, _ := strings.Cut(sim.Addr, ":")
+	args := []string{"apply", "--target", "switch", "-f", file, "--switch-ssh-port", port,
+		"--known-hosts", kh, "--backup-dir", filepath.Join(dir, "bk")}
+	getenv := func(k string) string { return map[string]string{envSwitchPassword: "admin"}[k] }
+	for i, want := range []string{
+		"switch: 1 changed, 0 up to date, 0 failed; 10 command(s) sent\n",
+		"switch: 1 switch(es) up to date, nothing changed; 0 commands sent\n",
+	} {
+		var out, errb bytes.Buffer
+		if code := run(context.Background(), args, &out, &errb, getenv); code != exitOK {
+			t.Fatalf("run %d: exit %d\n%s%s", i+1, code, out.String(), errb.String())
+		}
+		if !strings.HasSuffix(out.String(), want) {
+			t.Errorf("run %d output:\n%s", i+1, out.String())
+		}
+	}
+	if sim.Saves() != 1 {
+		t.Errorf("saves = %d", sim.Saves())
+	}
+}

@@ -1,0 +1,358 @@
+// Package switchapply is `rdggen apply --target switch`: for each ONYX switch
+// of the inventory it reads the running-config over an SSH CLI session,
+// backs it up, diffs it against pkg/onyx's desired statements, and sends only
+// the missing or wrong commands, saving with `configuration write` only
+// when every command succeeded (issue #4).
+package switchapply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/rdggen/rdggen/internal/sshcli"
+	"github.com/rdggen/rdggen/internal/sshconn"
+	"github.com/rdggen/rdggen/pkg/inventory"
+	"github.com/rdggen/rdggen/pkg/onyx"
+)
+
+// Commands rdggen sends besides the plan (research/onyx.md §2.4, §3.3).
+const (
+	showRunning = "show running-config"
+	saveConfig  = "configuration write"
+)
+
+// Options say how to reach the switches and what to do.
+type Options struct {
+	// User is the SSH login, e.g. "admin".
+	User string
+	// Password, when set, is offered for password and keyboard-interactive
+	// authentication (RDGGEN_SWITCH_PASSWORD); never printed.
+	Password string
+	// Agent offers the keys of the ssh-agent at $SSH_AUTH_SOCK.
+	Agent bool
+	// Identities are private key files to offer.
+	Identities []string
+	// Port is the SSH port used when a switch's mgmt has none; 0 means 22.
+	Port int
+	// KnownHosts is the known_hosts file; "" means ~/.ssh/known_hosts.
+	// Unknown or changed host keys are refused.
+	KnownHosts string
+	// BackupDir receives <switch>-<UTC time>.cfg, the running-config read
+	// before any change (mode 0600); default "rdg-backup".
+	BackupDir string
+	// DryRun stops after the plan: nothing is sent and no backup is written.
+	DryRun bool
+	// Parallel bounds how many switches are handled at once (≥ 1).
+	Parallel int
+	// CommandTimeout bounds each CLI command; default 60 s (sshcli).
+	CommandTimeout time.Duration
+	// DialTimeout bounds connect and SSH handshake; default 15 s (sshconn).
+	DialTimeout time.Duration
+	// Out receives the plan and per-switch results; nil discards them.
+	Out io.Writer
+	// Now is the clock for backup names; default time.Now.
+	Now func() time.Time
+}
+
+// Result is what happened on one switch.
+type Result struct {
+	// Switch is the switch name; Addr where rdggen connected.
+	Switch, Addr string
+	// Plan is the difference found (empty: up to date).
+	Plan onyx.Plan
+	// Backup is the file holding the running-config read before any
+	// change ("" when nothing was to change or on a dry run).
+	Backup string
+	// Sent counts the plan commands sent, the failing one included.
+	Sent int
+	// Saved reports whether `configuration write` succeeded.
+	Saved bool
+	// Err is why the switch failed (nil on success); a refused command is
+	// a *PushError.
+	Err error
+}
+
+// Changed reports whether commands were sent.
+func (r *Result) Changed() bool { return r.Sent > 0 }
+
+// PushError is a command the switch refused during the push. The commands
+// before it are in the running-config; nothing was saved.
+type PushError struct {
+	Switch  string
+	Index   int // 1-based position of the command in the plan
+	Total   int
+	Command string
+	// Device is the switch's own message.
+	Device *sshcli.DeviceError
+}
+
+func (e *PushError) Error() string {
+	return fmt.Sprintf("%s: command %d of %d refused: %q: %s; stopped there, not saved (%d command(s) before it are applied but unsaved; the saved configuration is unchanged)",
+		e.Switch, e.Index, e.Total, e.Command, e.Device.Message, e.Index-1)
+}
+
+func (e *PushError) Unwrap() error { return e.Device }
+
+// Run applies the inventory to every switch: first it connects to all
+// (Parallel at a time), reads and diffs, writes backups and prints every
+// plan; on a dry run it stops there; then it pushes (Parallel at a time)
+// and prints each switch's result. The returned results are in inventory
+// order; err is non-nil when any switch failed.
+func Run(ctx context.Context, inv *inventory.Inventory, o Options) ([]*Result, error) {
+	if o.Parallel < 1 {
+		o.Parallel = 1
+	}
+	if o.Out == nil {
+		o.Out = io.Discard
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.BackupDir == "" {
+		o.BackupDir = "rdg-backup"
+	}
+	targets := make([]*target, len(inv.Switches))
+	forEach(len(targets), o.Parallel, func(i int) {
+		targets[i] = prepare(ctx, inv, inv.Switches[i], o)
+	})
+	for _, t := range targets {
+		t.printPlan(o.Out)
+	}
+	if !o.DryRun {
+		forEach(len(targets), o.Parallel, func(i int) { targets[i].push(ctx) })
+		for _, t := range targets {
+			t.printResult(o.Out)
+		}
+	}
+	results := make([]*Result, len(targets))
+	var failed []string
+	for i, t := range targets {
+		t.close()
+		results[i] = t.res
+		if t.res.Err != nil {
+			failed = append(failed, t.res.Switch)
+		}
+	}
+	if len(failed) > 0 {
+		return results, fmt.Errorf("%d of %d switch(es) failed: %s", len(failed), len(targets), strings.Join(failed, ", "))
+	}
+	return results, nil
+}
+
+// forEach runs f(0) … f(n-1) with at most par at once.
+func forEach(n, par int, f func(int)) {
+	sem := make(chan struct{}, par)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			f(i)
+		}()
+	}
+	wg.Wait()
+}
+
+// target is one switch between the phases.
+type target struct {
+	o       Options
+	sw      inventory.Switch
+	desired []onyx.Statement
+	client  *ssh.Client
+	sess    *sshcli.Session
+	res     *Result
+}
+
+func prepare(ctx context.Context, inv *inventory.Inventory, sw inventory.Switch, o Options) *target {
+	t := &target{o: o, sw: sw, res: &Result{Switch: sw.Name, Addr: sw.Mgmt}}
+	if sw.Mgmt == "" {
+		t.res.Err = fmt.Errorf("switch %s has no mgmt address in the inventory: set switches[].mgmt to its management IP address or host name", sw.Name)
+		return t
+	}
+	addr := sw.Mgmt
+	if _, _, err := net.SplitHostPort(addr); err != nil && o.Port != 0 {
+		addr = net.JoinHostPort(addr, strconv.Itoa(o.Port))
+	}
+	t.res.Addr = addr
+	client, err := sshconn.Dial(ctx, sshconn.Config{
+		Addr: addr, User: o.User, KnownHosts: o.KnownHosts, Identities: o.Identities,
+		Agent: o.Agent, Password: o.Password, Timeout: o.DialTimeout,
+	})
+	if err != nil {
+		t.res.Err = fmt.Errorf("switch %s: %w", sw.Name, err)
+		return t
+	}
+	t.client = client
+	sess, err := sshcli.Open(ctx, client, sshcli.ONYX, sshcli.Options{CommandTimeout: o.CommandTimeout})
+	if err != nil {
+		t.res.Err = fmt.Errorf("switch %s (%s): %w", sw.Name, addr, err)
+		return t
+	}
+	t.sess = sess
+	running, err := t.readRunning(ctx)
+	if err != nil {
+		t.res.Err = err
+		return t
+	}
+	t.desired = onyx.Desired(inv, sw)
+	t.res.Plan = onyx.Diff(t.desired, onyx.Parse(running))
+	if !t.res.Plan.Empty() && !o.DryRun {
+		path, err := writeBackup(o.BackupDir, sw.Name, o.Now(), running)
+		if err != nil {
+			t.res.Err = fmt.Errorf("switch %s: backup before changing anything: %w", sw.Name, err)
+			return t
+		}
+		t.res.Backup = path
+	}
+	return t
+}
+
+// readRunning reads `show running-config` (enable mode or above).
+func (t *target) readRunning(ctx context.Context) (string, error) {
+	if t.sess.Level() == sshcli.Exec {
+		if err := t.sess.Acquire(ctx, sshcli.Enable); err != nil {
+			return "", fmt.Errorf("switch %s: enable: %w", t.sw.Name, err)
+		}
+	}
+	out, err := t.sess.Send(ctx, showRunning)
+	if err != nil {
+		return "", fmt.Errorf("switch %s: %s: %w", t.sw.Name, showRunning, err)
+	}
+	return out + "\n", nil
+}
+
+// writeBackup writes the running-config to dir/<switch>-<time>.cfg, mode
+// 0600 (it holds password hashes), never overwriting an older backup.
+func writeBackup(dir, name string, now time.Time, text string) (string, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	base := filepath.Join(dir, name+"-"+now.UTC().Format("20060102T150405Z"))
+	for n := 0; ; n++ {
+		path := base + ".cfg"
+		if n > 0 {
+			path = fmt.Sprintf("%s-%d.cfg", base, n)
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, os.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		if _, err := f.WriteString(text); err != nil {
+			f.Close()
+			return "", err
+		}
+		return path, f.Close()
+	}
+}
+
+// push sends the plan one command at a time in config mode, stops at the
+// first refused command, checks the result by reading the running-config
+// again, and saves only when everything took.
+func (t *target) push(ctx context.Context) {
+	if t.res.Err != nil || t.res.Plan.Empty() {
+		return
+	}
+	cmds := t.res.Plan.Commands()
+	if err := t.sess.Acquire(ctx, sshcli.Config); err != nil {
+		t.res.Err = fmt.Errorf("switch %s: configure terminal: %w", t.sw.Name, err)
+		return
+	}
+	for i, cmd := range cmds {
+		t.res.Sent++
+		_, err := t.sess.Send(ctx, cmd)
+		var de *sshcli.DeviceError
+		if errors.As(err, &de) {
+			t.res.Err = &PushError{Switch: t.sw.Name, Index: i + 1, Total: len(cmds), Command: cmd, Device: de}
+			return
+		}
+		if err != nil {
+			t.res.Err = fmt.Errorf("switch %s: command %d of %d %q: %w; not saved", t.sw.Name, i+1, len(cmds), cmd, err)
+			return
+		}
+		// Flat commands stay in (config); should one have entered a
+		// sub-mode, go back before the next.
+		if t.sess.Level() != sshcli.Config {
+			if err := t.sess.Acquire(ctx, sshcli.Config); err != nil {
+				t.res.Err = fmt.Errorf("switch %s: after %q: %w; not saved", t.sw.Name, cmd, err)
+				return
+			}
+		}
+	}
+	running, err := t.readRunning(ctx)
+	if err != nil {
+		t.res.Err = fmt.Errorf("%w; not saved", err)
+		return
+	}
+	if left := onyx.Diff(t.desired, onyx.Parse(running)); !left.Empty() {
+		t.res.Err = fmt.Errorf("switch %s: every command was accepted, but the running-config still differs (%d command(s), first %q); not saved",
+			t.sw.Name, len(left.Changes), left.Changes[0].Command)
+		return
+	}
+	if _, err := t.sess.Send(ctx, saveConfig); err != nil {
+		t.res.Err = fmt.Errorf("switch %s: %s: %w", t.sw.Name, saveConfig, err)
+		return
+	}
+	t.res.Saved = true
+}
+
+func (t *target) close() {
+	if t.sess != nil {
+		t.sess.Close()
+	}
+	if t.client != nil {
+		t.client.Close()
+	}
+}
+
+func (t *target) printPlan(w io.Writer) {
+	r := t.res
+	switch {
+	case r.Err != nil:
+		fmt.Fprintf(w, "%s: cannot plan: %v\n", r.Switch, r.Err)
+	case r.Plan.Empty():
+		fmt.Fprintf(w, "%s (%s): up to date, nothing to send\n", r.Switch, r.Addr)
+	default:
+		fmt.Fprintf(w, "%s (%s): %d command(s) to send:\n", r.Switch, r.Addr, len(r.Plan.Changes))
+		for _, l := range strings.Split(strings.TrimSuffix(r.Plan.String(), "\n"), "\n") {
+			fmt.Fprintf(w, "  %s\n", l)
+		}
+		if r.Backup != "" {
+			fmt.Fprintf(w, "  running-config backed up to %s\n", r.Backup)
+		}
+	}
+	for _, warn := range r.Plan.Warnings {
+		if r.Plan.Empty() {
+			fmt.Fprintf(w, "  # warning: %s\n", warn)
+		}
+	}
+}
+
+func (t *target) printResult(w io.Writer) {
+	r := t.res
+	switch {
+	case r.Err != nil && r.Sent == 0 && r.Plan.Empty():
+		// Already reported with the plan.
+	case r.Err != nil:
+		fmt.Fprintf(w, "%s: FAILED: %v\n", r.Switch, r.Err)
+		if r.Backup != "" {
+			fmt.Fprintf(w, "  the running-config before rdggen is in %s\n", r.Backup)
+		}
+	case r.Sent > 0:
+		fmt.Fprintf(w, "%s: sent %d command(s), saved (%s)\n", r.Switch, r.Sent, saveConfig)
+	}
+}

@@ -1,0 +1,87 @@
+package onyx
+
+import "github.com/rdggen/rdggen/pkg/inventory"
+
+// Desired returns the statements rdggen wants on switch sw, sorted (Sort):
+// lossless RoCE in DSCP-based QoS mode (SPEC §2.1) on every front-panel port
+// 1/1 … 1/sw.Ports, as the guide configures `1/1-1/32`. Every value comes
+// from inv.RoCE through the constructors in statement.go:
+//
+// ONYX < 3.8.2000, the explicit commands (research/onyx.md §1.2):
+//
+//	traffic pool roce type lossless
+//	traffic pool roce memory percent <buffer_percent>
+//	traffic pool roce map switch-priority <priority>
+//	interface ethernet <all> qos trust L3
+//	interface ethernet <all> traffic-class <priority> congestion-control ecn minimum-absolute <ecn_min_kb> maximum-absolute <ecn_max_kb>
+//	interface ethernet <all> traffic-class <cnp_priority> dcb ets strict
+//	dcb priority-flow-control enable force
+//	dcb priority-flow-control priority <priority> enable
+//	interface ethernet <all> dcb priority-flow-control mode on force
+//
+// ONYX ≥ 3.8.2000, the one-command template instead (research §1.3; never
+// both forms): `roce lossless`, when UsesRoCETemplate says the template's
+// fixed values are the inventory's.
+//
+// Both end with `lldp` (so DCBX can tell the NICs the PFC/ETS settings) and
+// `hostname <switch>`. DSCP values do not appear: with trust L3 ONYX maps DSCP
+// to switch priority as DSCP/8, which inventory validation checks (research §1.1).
+func Desired(inv *inventory.Inventory, sw inventory.Switch) []Statement {
+	var out []Statement
+	if UsesRoCETemplate(inv, sw) {
+		out = append(out, RoCE("lossless"))
+	} else {
+		r := inv.RoCE
+		out = append(out,
+			PoolType(RoCEPool, "lossless"),
+			PoolMemory(RoCEPool, r.BufferPercent),
+			PoolMap(RoCEPool, r.Priority),
+			PFC(),
+			PFCPriority(r.Priority),
+		)
+		for _, p := range FrontPanel(sw) {
+			out = append(out,
+				Trust(p, "L3"),
+				ECN(p, r.Priority, r.ECNMinKB, r.ECNMaxKB),
+				ETSStrict(p, r.CNPPriority),
+				PFCPort(p),
+			)
+		}
+	}
+	out = append(out, LLDP(), Hostname(sw.Name))
+	Sort(out)
+	return out
+}
+
+// FrontPanel returns the switch's front-panel ports 1/1 … 1/sw.Ports (the
+// model's port count, pkg/inventory; research/onyx.md §6).
+func FrontPanel(sw inventory.Switch) []Iface {
+	out := make([]Iface, sw.Ports)
+	for n := range out {
+		out[n] = Ethernet(1, n+1)
+	}
+	return out
+}
+
+// The fixed values of the `roce lossless` template, from `show roce` on an
+// SN2700 with ONYX 3.10.4006 (research/onyx.md §1.3): RoCE on switch priority
+// and traffic class 3 with PFC, CNPs on 6 with strict ETS, ECN between 150
+// and 1500 KB. Its lossless pool (roce-reserved) is sized automatically.
+const (
+	templatePriority    = 3
+	templateCNPPriority = 6
+	templateECNMinKB    = 150
+	templateECNMaxKB    = 1500
+)
+
+// UsesRoCETemplate reports whether switch sw gets the one-command `roce
+// lossless` form: its ONYX has it (≥ 3.8.2000) and the inventory's
+// priorities and ECN thresholds are the template's. Otherwise the explicit
+// commands are used, which ONYX 3.6–3.10 all take (research §1.4), so that
+// no inventory value is silently dropped. The inventory's buffer_percent
+// applies to the explicit form only; the template sizes its pool itself.
+func UsesRoCETemplate(inv *inventory.Inventory, sw inventory.Switch) bool {
+	r := inv.RoCE
+	return sw.HasRoCECommand() && r.Priority == templatePriority && r.CNPPriority == templateCNPPriority &&
+		r.ECNMinKB == templateECNMinKB && r.ECNMaxKB == templateECNMaxKB
+}

@@ -1,0 +1,244 @@
+package onyx
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Parse reads ONYX running-config text (`show running-config`, a saved
+// config or a generated .cfg) into normalised statements, in file order:
+//   - comment lines (`#`, including the `##` banners and secrets that the
+//     switch hides as `# … ********`) and blank lines are skipped;
+//   - the prefix-mode wrapper (`[no] cli default prefix-modes enable`) is
+//     skipped;
+//   - the leading indent is stripped (it is cosmetic, research §2.1) and
+//     words are single-spaced;
+//   - interface ranges (`interface ethernet 1/1-1/32 …`, `1-9`, comma lists)
+//     and `vlan 101-116` are expanded into one statement per interface/VLAN;
+//   - the settings rdggen owns are recognised and rebuilt with the same
+//     constructors the generator uses, so `memory percent 50` and
+//     `memory percent 50.00` give the same Statement, as do
+//     `dcb priority-flow-control enable` and `… enable force`.
+//
+// Parse never fails: a line it does not recognise is a KindOther statement,
+// which Diff leaves alone.
+func Parse(text string) []Statement {
+	var out []Statement
+	for _, line := range strings.Split(text, "\n") {
+		out = append(out, ParseLine(line)...)
+	}
+	return out
+}
+
+// ParseLine parses one running-config line; see Parse. It returns nothing
+// for comments, blank lines and the prefix-mode wrapper, and several
+// statements for a range.
+func ParseLine(line string) []Statement {
+	trimmed := strings.TrimSpace(line)
+	if trimmed == "" || trimmed[0] == '#' {
+		return nil
+	}
+	// Fast path for the bulk of a running-config: a single-spaced global
+	// command whose first word no owned setting starts with.
+	if head, _, _ := strings.Cut(trimmed, " "); !ownedHeads[head] && singleSpaced(trimmed) {
+		return []Statement{other(Iface{}, trimmed)}
+	}
+	words := strings.Fields(trimmed)
+	if isPrefixModeWrapper(words) {
+		return nil
+	}
+	if words[0] == "interface" && len(words) >= 3 && rangeTypes[words[1]] {
+		ids, ok := expandIDs(words[2])
+		if ok {
+			out := make([]Statement, 0, len(ids))
+			for _, id := range ids {
+				out = append(out, classifyIface(Iface{Type: words[1], ID: id}, words[3:])...)
+			}
+			return out
+		}
+	}
+	if words[0] == "vlan" && len(words) >= 2 && !strings.ContainsRune(words[1], '/') {
+		if ids, ok := expandIDs(words[1]); ok && len(ids) > 1 {
+			out := make([]Statement, 0, len(ids))
+			for _, id := range ids {
+				body := strings.Join(append([]string{"vlan", id}, words[2:]...), " ")
+				out = append(out, other(Iface{}, body))
+			}
+			return out
+		}
+	}
+	return classifyGlobal(words)
+}
+
+// ownedHeads are the first words of every line Parse treats specially.
+var ownedHeads = map[string]bool{
+	"interface": true, "vlan": true, "no": true, "cli": true, "traffic": true,
+	"dcb": true, "lldp": true, "hostname": true, "roce": true,
+}
+
+func singleSpaced(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == '\t' || c == '\r' || (c == ' ' && i+1 < len(s) && s[i+1] == ' ') {
+			return false
+		}
+	}
+	return true
+}
+
+func isPrefixModeWrapper(w []string) bool {
+	if len(w) > 0 && w[0] == "no" {
+		w = w[1:]
+	}
+	return len(w) == 4 && w[0] == "cli" && w[1] == "default" && w[2] == "prefix-modes" && w[3] == "enable"
+}
+
+// is reports whether words equal want; "*" in want matches any one word.
+func is(words []string, want ...string) bool {
+	if len(words) != len(want) {
+		return false
+	}
+	for i := range want {
+		if want[i] != "*" && words[i] != want[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// optForce drops one trailing "force".
+func optForce(w []string) []string {
+	if len(w) > 0 && w[len(w)-1] == "force" {
+		return w[:len(w)-1]
+	}
+	return w
+}
+
+func smallInt(s string, max int) (int, bool) {
+	n, err := strconv.Atoi(s)
+	return n, err == nil && n >= 0 && n <= max
+}
+
+// withBody returns an owned statement read in another form (a `no` form,
+// `mode auto`): same ID, the words as the switch printed them.
+func withBody(s Statement, words []string) Statement {
+	s.Body = strings.Join(words, " ")
+	return s
+}
+
+func classifyGlobal(w []string) []Statement {
+	one := func(s Statement) []Statement { return []Statement{s} }
+	body := strings.Join(w, " ")
+	switch {
+	case is(w, "traffic", "pool", "*", "type", "*") && validPoolType(w[4]):
+		return one(PoolType(w[2], w[4]))
+	case is(w, "traffic", "pool", "*", "memory", "percent", "*"):
+		if f, err := strconv.ParseFloat(w[5], 64); err == nil && f >= 0 && f <= 100 {
+			return one(PoolMemory(w[2], f))
+		}
+	case len(w) >= 6 && is(w[:5], "traffic", "pool", "*", "map", "switch-priority"):
+		var out []Statement
+		for _, p := range w[5:] {
+			sp, ok := smallInt(p, 7)
+			if !ok {
+				return one(other(Iface{}, body))
+			}
+			out = append(out, PoolMap(w[2], sp))
+		}
+		return out
+	case is(optForce(w), "dcb", "priority-flow-control", "enable"):
+		return one(PFC())
+	case is(optForce(w), "no", "dcb", "priority-flow-control", "enable"):
+		return one(withBody(PFC(), w))
+	case is(w, "dcb", "priority-flow-control", "priority", "*", "enable"):
+		if sp, ok := smallInt(w[3], 7); ok {
+			return one(PFCPriority(sp))
+		}
+	case is(w, "no", "dcb", "priority-flow-control", "priority", "*", "enable"):
+		if sp, ok := smallInt(w[4], 7); ok {
+			return one(withBody(PFCPriority(sp), w))
+		}
+	case is(w, "lldp"):
+		return one(LLDP())
+	case is(w, "no", "lldp"):
+		return one(withBody(LLDP(), w))
+	case is(w, "hostname", "*"):
+		return one(Hostname(w[1]))
+	case is(w, "roce"):
+		return one(RoCE("lossless"))
+	case is(w, "roce", "*") && validRoCEMode(w[1]):
+		return one(RoCE(w[1]))
+	case is(w, "no", "roce"):
+		return one(withBody(RoCE("lossless"), w))
+	}
+	return one(other(Iface{}, body))
+}
+
+func classifyIface(i Iface, w []string) []Statement {
+	one := func(s Statement) []Statement { return []Statement{s} }
+	switch {
+	case is(w, "qos", "trust", "*"):
+		if m, ok := trustMode(w[2]); ok {
+			return one(Trust(i, m))
+		}
+	case is(w, "qos", "rewrite", "dscp"):
+		s := NoRewriteDSCP(i)
+		s.Body = "qos rewrite dscp"
+		return one(s)
+	case is(w, "no", "qos", "rewrite", "dscp"):
+		return one(NoRewriteDSCP(i))
+	case is(w, "traffic-class", "*", "congestion-control", "*", "*", "*", "*", "*"):
+		tc, ok := smallInt(w[1], 7)
+		if !ok || !validCongestionMode(w[3]) {
+			break
+		}
+		for _, unit := range []string{"absolute", "relative"} {
+			if w[4] == "minimum-"+unit && w[6] == "maximum-"+unit {
+				lo, err1 := strconv.Atoi(w[5])
+				hi, err2 := strconv.Atoi(w[7])
+				if err1 == nil && err2 == nil {
+					return one(congestion(i, tc, w[3], unit, lo, hi))
+				}
+			}
+		}
+	case is(w, "no", "traffic-class", "*", "congestion-control"):
+		if tc, ok := smallInt(w[2], 7); ok {
+			return one(withBody(ECN(i, tc, 0, 0), w))
+		}
+	case is(w, "traffic-class", "*", "dcb", "ets", "strict"):
+		if tc, ok := smallInt(w[1], 7); ok {
+			return one(ETSStrict(i, tc))
+		}
+	case is(w, "traffic-class", "*", "dcb", "ets", "wrr", "*"):
+		tc, ok := smallInt(w[1], 7)
+		if wt, err := strconv.Atoi(w[5]); ok && err == nil {
+			return one(ets(i, tc, "wrr "+strconv.Itoa(wt)))
+		}
+	case is(optForce(w), "dcb", "priority-flow-control", "mode", "on"):
+		return one(PFCPort(i))
+	case len(w) >= 4 && is(w[:4], "dcb", "priority-flow-control", "mode", "*"):
+		// e.g. `mode auto force`: same setting, another value.
+		return one(withBody(PFCPort(i), w))
+	case is(optForce(w), "no", "dcb", "priority-flow-control", "mode"):
+		return one(withBody(PFCPort(i), w))
+	}
+	return one(other(i, strings.Join(w, " ")))
+}
+
+func validPoolType(t string) bool { return t == "lossless" || t == "lossy" || t == "lossy-mc" }
+
+func validRoCEMode(m string) bool { return m == "lossless" || m == "semi-lossless" || m == "lossy" }
+
+func validCongestionMode(m string) bool { return m == "ecn" || m == "red" || m == "both" }
+
+// trustMode normalises a trust mode to the switch's spelling (L2, L3, both).
+func trustMode(m string) (string, bool) {
+	switch strings.ToLower(m) {
+	case "l2":
+		return "L2", true
+	case "l3":
+		return "L3", true
+	case "both":
+		return "both", true
+	}
+	return "", false
+}

@@ -1,0 +1,254 @@
+package onyx
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Kind says which setting a Statement makes. The owned kinds are listed in
+// running-config order (research/onyx.md §2.1, §2.3: the switch replays that
+// file top-down at boot, so the order is one it accepts): RoCE template,
+// buffer pool, QoS (trust, ECN), DCBX ETS, DCBX PFC, LLDP, hostname.
+// Everything else on a switch is KindOther.
+type Kind int
+
+// Kinds of statements, in the order they are rendered and sent.
+const (
+	// KindOther is any command rdggen does not generate; Diff never sends one.
+	KindOther Kind = iota
+	// KindRoCE is the one-command template `roce lossless` (ONYX ≥ 3.8.2000).
+	KindRoCE
+	// KindPoolType is `traffic pool <name> type lossless`.
+	KindPoolType
+	// KindPoolMemory is `traffic pool <name> memory percent <pct>`.
+	KindPoolMemory
+	// KindPoolMap is `traffic pool <name> map switch-priority <sp>`.
+	KindPoolMap
+	// KindRewriteDSCP is `interface … [no] qos rewrite dscp`; rdggen only
+	// turns it off where it changes a port's trust (see Diff).
+	KindRewriteDSCP
+	// KindTrust is `interface … qos trust L3`.
+	KindTrust
+	// KindCongestion is `interface … traffic-class <tc> congestion-control ecn …`.
+	KindCongestion
+	// KindETS is `interface … traffic-class <tc> dcb ets strict`.
+	KindETS
+	// KindPFC is `dcb priority-flow-control enable force`.
+	KindPFC
+	// KindPFCPriority is `dcb priority-flow-control priority <sp> enable`.
+	KindPFCPriority
+	// KindPFCPort is `interface … dcb priority-flow-control mode on force`.
+	KindPFCPort
+	// KindLLDP is `lldp`.
+	KindLLDP
+	// KindHostname is `hostname <name>`.
+	KindHostname
+)
+
+// section is the running-config section title of each kind. Titles come from
+// real running-configs (research/onyx.md §1.2, §2.1) and the guide's sample;
+// "RoCE configuration" is an assumption: how `roce` shows in running-config
+// was not found (research §1.3 [U]).
+var section = map[Kind]string{
+	KindRoCE:        "RoCE configuration",
+	KindPoolType:    "Interface Ethernet buffer configuration",
+	KindPoolMemory:  "Interface Ethernet buffer configuration",
+	KindPoolMap:     "Interface Ethernet buffer configuration",
+	KindRewriteDSCP: "QoS switch configuration",
+	KindTrust:       "QoS switch configuration",
+	KindCongestion:  "QoS switch configuration",
+	KindETS:         "DCBX ETS configuration",
+	KindPFC:         "DCBX PFC configuration",
+	KindPFCPriority: "DCBX PFC configuration",
+	KindPFCPort:     "DCBX PFC configuration",
+	KindLLDP:        "LLDP configuration",
+	KindHostname:    "Other IP configuration",
+	KindOther:       "Other configuration",
+}
+
+// Statement is one flat ONYX configuration command in normal form: a single
+// interface (ranges expanded), numbers canonical (`50.00`), single spaces,
+// the `force` of forms that would otherwise ask for confirmation included.
+// Generator output and a parsed running-config are both []Statement, so they
+// compare directly.
+type Statement struct {
+	// Kind is the setting; KindOther for commands rdggen does not own.
+	Kind Kind
+	// Iface is the interface of an interface command; zero for a global one.
+	Iface Iface
+	// Key names the setting within Iface; two statements with the same Iface
+	// and Key set the same thing, so the switch keeps only one of them. For
+	// example "qos trust" (value L2, L3 or both) or
+	// "traffic-class 3 congestion-control" (value: mode and thresholds).
+	// For KindOther the key is the whole Body.
+	Key string
+	// Body is the command after `interface <iface> ` (the whole command for a
+	// global one), e.g. "qos trust L3" or "no lldp".
+	Body string
+}
+
+// ID is what identifies a setting on a switch: the interface and the key.
+type ID struct {
+	Iface Iface
+	Key   string
+}
+
+// ID returns the statement's identity: the statements of a switch with the
+// same ID conflict.
+func (s Statement) ID() ID { return ID{s.Iface, s.Key} }
+
+// Negated reports whether the statement is a `no …` form.
+func (s Statement) Negated() bool { return strings.HasPrefix(s.Body, "no ") }
+
+// Command is the flat command for one interface, as it is sent or read,
+// e.g. "interface ethernet 1/1 qos trust L3".
+func (s Statement) Command() string {
+	if s.Iface.IsZero() {
+		return s.Body
+	}
+	return "interface " + s.Iface.String() + " " + s.Body
+}
+
+// String is Command.
+func (s Statement) String() string { return s.Command() }
+
+// Compare orders statements as they are rendered and sent: by Kind, then
+// interface (numerically), then key, then body.
+func Compare(a, b Statement) int {
+	switch {
+	case a.Kind != b.Kind:
+		return int(a.Kind) - int(b.Kind)
+	case a.Iface != b.Iface:
+		if a.Iface.IsZero() != b.Iface.IsZero() {
+			if a.Iface.IsZero() {
+				return -1
+			}
+			return 1
+		}
+		return compareIface(a.Iface, b.Iface)
+	case a.Key != b.Key:
+		return strings.Compare(a.Key, b.Key)
+	}
+	return strings.Compare(a.Body, b.Body)
+}
+
+// Sort orders statements with Compare, stably.
+func Sort(stmts []Statement) {
+	sort.SliceStable(stmts, func(i, j int) bool { return Compare(stmts[i], stmts[j]) < 0 })
+}
+
+// RoCEPool is the name of the lossless buffer pool rdggen creates
+// (`traffic pool roce …`; the NVIDIA recipe's and onyx_buffer_pool's name,
+// research/onyx.md §1.2; at most 20 characters).
+const RoCEPool = "roce"
+
+// RoCE is the one-command RoCE template, `roce <mode>` with mode "lossless",
+// "semi-lossless" or "lossy" (ONYX ≥ 3.8.2000, NVIDIA ONYX manual "RoCE
+// commands"; research §1.3). A bare `roce` means lossless.
+func RoCE(mode string) Statement {
+	return Statement{Kind: KindRoCE, Key: "roce", Body: "roce " + mode}
+}
+
+// PoolType is `traffic pool <pool> type <typ>`, typ "lossless", "lossy" or
+// "lossy-mc"; it creates the pool when missing (ONYX manual "Shared buffer
+// commands", from 3.6.5000; research §1.2).
+func PoolType(pool, typ string) Statement {
+	return Statement{Kind: KindPoolType, Key: "traffic pool " + pool + " type",
+		Body: "traffic pool " + pool + " type " + typ}
+}
+
+// PoolMemory is `traffic pool <pool> memory percent <percent>`: the pool's
+// share of the switch buffer, in percent, written with two decimals as the
+// switch prints it (`50.00`; research §2.1).
+func PoolMemory(pool string, percent float64) Statement {
+	return Statement{Kind: KindPoolMemory, Key: "traffic pool " + pool + " memory",
+		Body: "traffic pool " + pool + " memory percent " + strconv.FormatFloat(percent, 'f', 2, 64)}
+}
+
+// PoolMap is `traffic pool <pool> map switch-priority <sp>`: switch priority
+// sp (0–7) uses the pool. A switch priority belongs to one pool, so the key
+// is the priority and the value the pool (research §1.2; onyx_buffer_pool).
+func PoolMap(pool string, sp int) Statement {
+	p := strconv.Itoa(sp)
+	return Statement{Kind: KindPoolMap, Key: "switch-priority " + p + " pool",
+		Body: "traffic pool " + pool + " map switch-priority " + p}
+}
+
+// Trust is `interface <iface> qos trust <mode>`, mode "L2" (PCP, the
+// default), "L3" (DSCP) or "both" (onyx_qos; research §1.1–1.2).
+func Trust(iface Iface, mode string) Statement {
+	return Statement{Kind: KindTrust, Iface: iface, Key: "qos trust", Body: "qos trust " + mode}
+}
+
+// NoRewriteDSCP is `interface <iface> no qos rewrite dscp`. Mellanox's
+// onyx_qos module sends it before it changes a port's trust to L3 when DSCP
+// rewrite is on (research §3.6), and so does Diff.
+func NoRewriteDSCP(iface Iface) Statement {
+	return Statement{Kind: KindRewriteDSCP, Iface: iface, Key: "qos rewrite dscp", Body: "no qos rewrite dscp"}
+}
+
+// ECN is `interface <iface> traffic-class <tc> congestion-control ecn
+// minimum-absolute <minKB> maximum-absolute <maxKB>`: ECN marking on traffic
+// class tc between the thresholds, in KB (onyx_traffic_class; the NVIDIA
+// recipe uses 150/1500; research §1.2).
+func ECN(iface Iface, tc, minKB, maxKB int) Statement {
+	return congestion(iface, tc, "ecn", "absolute", minKB, maxKB)
+}
+
+// congestion is the general congestion-control form: mode ecn, red or both;
+// unit absolute (KB) or relative (percent).
+func congestion(iface Iface, tc int, mode, unit string, lo, hi int) Statement {
+	t := strconv.Itoa(tc)
+	return Statement{Kind: KindCongestion, Iface: iface, Key: "traffic-class " + t + " congestion-control",
+		Body: "traffic-class " + t + " congestion-control " + mode +
+			" minimum-" + unit + " " + strconv.Itoa(lo) + " maximum-" + unit + " " + strconv.Itoa(hi)}
+}
+
+// ETSStrict is `interface <iface> traffic-class <tc> dcb ets strict`: strict
+// priority scheduling for traffic class tc, used for CNPs (research §1.2).
+func ETSStrict(iface Iface, tc int) Statement {
+	return ets(iface, tc, "strict")
+}
+
+func ets(iface Iface, tc int, sched string) Statement {
+	t := strconv.Itoa(tc)
+	return Statement{Kind: KindETS, Iface: iface, Key: "traffic-class " + t + " dcb ets",
+		Body: "traffic-class " + t + " dcb ets " + sched}
+}
+
+// PFC is `dcb priority-flow-control enable force`: PFC on globally, in the
+// form that does not ask for confirmation (research §1.2, §5).
+func PFC() Statement {
+	return Statement{Kind: KindPFC, Key: "dcb priority-flow-control", Body: "dcb priority-flow-control enable force"}
+}
+
+// PFCPriority is `dcb priority-flow-control priority <sp> enable`: PFC on
+// switch priority sp (0–7) (research §1.2).
+func PFCPriority(sp int) Statement {
+	p := strconv.Itoa(sp)
+	return Statement{Kind: KindPFCPriority, Key: "dcb priority-flow-control priority " + p,
+		Body: "dcb priority-flow-control priority " + p + " enable"}
+}
+
+// PFCPort is `interface <iface> dcb priority-flow-control mode on force`: PFC
+// on for the port, without a confirmation question (onyx_pfc_interface;
+// research §1.2).
+func PFCPort(iface Iface) Statement {
+	return Statement{Kind: KindPFCPort, Iface: iface, Key: "dcb priority-flow-control mode",
+		Body: "dcb priority-flow-control mode on force"}
+}
+
+// LLDP is `lldp`: LLDP on, so the NICs learn PFC/ETS through DCBX (the
+// guide's running-config; research §1.3).
+func LLDP() Statement { return Statement{Kind: KindLLDP, Key: "lldp", Body: "lldp"} }
+
+// Hostname is `hostname <name>` (the guide's running-config).
+func Hostname(name string) Statement {
+	return Statement{Kind: KindHostname, Key: "hostname", Body: "hostname " + name}
+}
+
+// other is a command rdggen does not own; its key is its body.
+func other(iface Iface, body string) Statement {
+	return Statement{Kind: KindOther, Iface: iface, Key: body, Body: body}
+}
