@@ -3,6 +3,7 @@ package inventory
 import (
 	"fmt"
 	"math/bits"
+	"net"
 	"net/netip"
 	"net/url"
 	"regexp"
@@ -172,14 +173,36 @@ func (c *checker) switches(raw []rawSwitch) {
 				c.errf(p+".onyx", "ONYX %s has no `traffic pool` commands (from 3.6.5000; the guide needs 3.6.8190 or later)", sw.ONYX)
 			}
 		}
-		if r.Mgmt != "" && !validHostname(r.Mgmt) && !isAddr(r.Mgmt) {
-			c.errf(p+".mgmt", "%q is neither an IP address nor a host name", r.Mgmt)
+		if r.Mgmt != "" && !validMgmt(r.Mgmt) {
+			c.errf(p+".mgmt", "%q is not an IP address or host name, optionally with :port", r.Mgmt)
 		}
 		c.inv.Switches = append(c.inv.Switches, sw)
 	}
 }
 
-func isAddr(s string) bool { _, err := netip.ParseAddr(s); return err == nil }
+// validMgmt accepts host, IP, host:port, IPv4:port and [IPv6]:port.
+func validMgmt(s string) bool {
+	host := s
+	if h, port, err := net.SplitHostPort(s); err == nil {
+		n, err := strconv.Atoi(port)
+		if err != nil || n < 1 || n > 65535 {
+			return false
+		}
+		host = h
+	}
+	_, err := netip.ParseAddr(host)
+	return err == nil || validHostname(host)
+}
+
+// mgmtAddr returns the IP address of a management endpoint written as an IP
+// literal (with or without a port).
+func mgmtAddr(s string) (netip.Addr, bool) {
+	if h, _, err := net.SplitHostPort(s); err == nil {
+		s = h
+	}
+	a, err := netip.ParseAddr(s)
+	return a, err == nil
+}
 
 func (c *checker) vcenter(s string) {
 	c.inv.VCenter = s
@@ -405,8 +428,8 @@ func (c *checker) hosts(raw []rawHost, defaults *base) {
 		}
 		if h.Mgmt == "" {
 			h.Mgmt = h.Name
-		} else if !validHostname(h.Mgmt) && !isAddr(h.Mgmt) {
-			c.errf(p+".mgmt", "%q is neither an IP address nor a host name", h.Mgmt)
+		} else if !validMgmt(h.Mgmt) {
+			c.errf(p+".mgmt", "%q is not an IP address or host name, optionally with :port", h.Mgmt)
 		}
 		own := c.base(&r.rawHostBase, p)
 		c.inherit(&h, own, *defaults, p)
@@ -643,12 +666,12 @@ type ownedAddr struct {
 func (c *checker) mgmtAddrs() []ownedAddr {
 	var out []ownedAddr
 	for j, h := range c.inv.Hosts {
-		if a, err := netip.ParseAddr(h.Mgmt); err == nil {
+		if a, ok := mgmtAddr(h.Mgmt); ok {
 			out = append(out, ownedAddr{a, fmt.Sprintf("hosts[%d]", j)})
 		}
 	}
 	for j, s := range c.inv.Switches {
-		if a, err := netip.ParseAddr(s.Mgmt); err == nil {
+		if a, ok := mgmtAddr(s.Mgmt); ok {
 			out = append(out, ownedAddr{a, fmt.Sprintf("switches[%d]", j)})
 		}
 	}

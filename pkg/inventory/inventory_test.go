@@ -36,6 +36,11 @@ func TestBaseIsValid(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, b := inv.Hosts[0], inv.Hosts[1]
+	for _, ok := range []string{"sw.example", "10.0.0.9", "10.0.0.9:2222", "[fd00::1]:22", "fd00::1", "sw:22"} {
+		if !validMgmt(ok) {
+			t.Errorf("mgmt %q rejected", ok)
+		}
+	}
 	if a.VM != "a" || a.Mgmt != "a" {
 		t.Errorf("VM/mgmt default: got %q/%q, want the name", a.VM, a.Mgmt)
 	}
@@ -170,6 +175,7 @@ func TestValidationRules(t *testing.T) {
 		{"ssh port", "name: mini\n", "name: mini\nhorovod: {ssh_port: 0}\n", 2, "0", "horovod.ssh_port", "0 is outside 1–65535"},
 		{"onyx too old", "onyx: 3.6.8190", "onyx: 3.5.1000", 3, "3.5.1000", "switches[0].onyx", "ONYX 3.5.1000 has no `traffic pool` commands"},
 		{"onyx malformed", "onyx: 3.6.8190", "onyx: latest", 3, "latest", "switches[0].onyx", `"latest" is not a version`},
+		{"mgmt", "    esxi: esx-b", "    esxi: esx-b\n    mgmt: 10.1.1.1:99999", 18, "10.1.1.1:99999", "hosts[1].mgmt", "is not an IP address or host name, optionally with :port"},
 		{"vcenter url", "name: mini\n", "name: mini\nvcenter: vcenter.example\n", 2, "vcenter.example", "vcenter", "is not a vSphere SDK URL"},
 		{"vcenter credentials", "name: mini\n", "name: mini\nvcenter: https://root:secret@vc.example/sdk\n", 2, "https", "vcenter", "must not carry credentials"},
 		{"no hosts", "hosts:\n", "hosts: []\n", 12, "[]", "hosts", "is required (at least one host)"},

@@ -69,7 +69,8 @@ type Switch struct {
 	Model string
 	// ONYX is the software version; from 3.8.2000 the `roce` command exists.
 	ONYX Version
-	// Mgmt is where apply connects over SSH ("" when unset).
+	// Mgmt is where apply connects over SSH: a host name or IP address,
+	// optionally with ":port" ("" when unset).
 	Mgmt string
 	// Ports is the number of front-panel ports of Model (1/1 … 1/Ports).
 	Ports int
@@ -127,7 +128,8 @@ type Host struct {
 	ESXi string
 	// VM is the vSphere VM name; default Name.
 	VM string
-	// Mgmt is where apply connects over SSH; default Name.
+	// Mgmt is where apply connects over SSH: a host name or IP address,
+	// optionally with ":port"; default Name.
 	Mgmt string
 	// OS is the guest OS, e.g. ubuntu 16.04; it decides persistent routes.
 	OS OS
