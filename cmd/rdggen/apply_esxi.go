@@ -3,18 +3,48 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/spf13/pflag"
+
+	"github.com/rdggen/rdggen/internal/vsphere"
 )
 
-// esxiTarget is `rdggen apply --target esxi` (not yet implemented).
+// esxiTarget is `rdggen apply --target esxi`: VM settings (EFI, 64-bit MMIO,
+// memory reservation, GPU passthrough, SR-IOV adapter) and ESXi host settings
+// (GPU passthrough, SR-IOV, nmlx5_core RoCE parameters) through the vSphere API.
 func esxiTarget() *applyTarget {
+	var vcenter string
+	var insecure bool
 	return &applyTarget{
-		name:  "esxi",
-		help:  "not yet implemented",
-		flags: func(fs *pflag.FlagSet) {},
+		name: "esxi",
+		help: "VMs and ESXi hosts through vCenter (GOVC_URL, GOVC_USERNAME, GOVC_PASSWORD, GOVC_TLS_CA_CERTS, GOVC_INSECURE)",
+		flags: func(fs *pflag.FlagSet) {
+			fs.StringVar(&vcenter, "vcenter", "", "vCenter `URL` for --target esxi (default $GOVC_URL, else the inventory's vcenter); credentials from $GOVC_USERNAME/$GOVC_PASSWORD")
+			fs.BoolVar(&insecure, "vcenter-insecure", false, "do not verify vCenter's TLS certificate (also $GOVC_INSECURE=1); prefer $GOVC_TLS_CA_CERTS")
+		},
 		run: func(ctx context.Context, env *applyEnv) error {
-			return errors.New("apply --target esxi is not implemented yet")
+			cfg, err := vsphere.ConfigFromEnv(env.Inv, env.Getenv, vcenter, insecure)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(env.Stdout, "vCenter %s (from %s)\n", cfg, cfg.Source)
+			sess, err := vsphere.Connect(ctx, cfg, env.Parallel+2, nil)
+			if err != nil {
+				return err
+			}
+			defer sess.Logout(ctx)
+			res, err := vsphere.Apply(ctx, sess.Client, env.Inv, vsphere.Options{
+				DryRun: env.DryRun, Parallel: env.Parallel, Out: env.Stdout,
+			})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(env.Stdout, res.Summary())
+			if err := res.Err(); err != nil {
+				return errors.New(res.Summary())
+			}
+			return nil
 		},
 	}
 }

@@ -1,0 +1,255 @@
+package vcsimtest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/vmware/govmomi/find"
+	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/simulator"
+	"github.com/vmware/govmomi/vim25/types"
+
+	"github.com/rdggen/rdggen/pkg/inventory"
+	"github.com/rdggen/rdggen/pkg/vmx"
+)
+
+// Counter counts SOAP calls by method name on the client side; wrap the
+// client's transport with it (vsphere.Connect's wrap argument).
+type Counter struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+// NewCounter returns a zeroed counter.
+func NewCounter() *Counter { return &Counter{n: map[string]int{}} }
+
+var reMethod = regexp.MustCompile(`<(?:[A-Za-z0-9_]+:)?Body[^>]*>\s*<(?:[A-Za-z0-9_]+:)?([A-Za-z0-9_]+)`)
+
+// Wrap returns rt counting every SOAP request it carries.
+func (c *Counter) Wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		if req.Body != nil && req.Method == http.MethodPost {
+			b, err := io.ReadAll(req.Body)
+			_ = req.Body.Close()
+			if err != nil {
+				return nil, err
+			}
+			req.Body = io.NopCloser(bytes.NewReader(b))
+			name := "?"
+			if m := reMethod.FindSubmatch(b); m != nil {
+				name = string(m[1])
+			}
+			c.mu.Lock()
+			c.n[name]++
+			c.mu.Unlock()
+		}
+		return rt.RoundTrip(req)
+	})
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// Count returns the calls of one method.
+func (c *Counter) Count(method string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[method]
+}
+
+// Total returns all calls.
+func (c *Counter) Total() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := 0
+	for _, v := range c.n {
+		t += v
+	}
+	return t
+}
+
+// Reset zeroes the counts.
+func (c *Counter) Reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.n = map[string]int{}
+}
+
+// String lists the counts, "Method=n …", sorted by method.
+func (c *Counter) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	keys := make([]string, 0, len(c.n))
+	for k := range c.n {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%s=%d ", k, c.n[k])
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// VM returns the simulator's VM object by name, nil if none.
+func (s *Sim) VM(name string) *simulator.VirtualMachine {
+	for _, e := range s.Model.Map().All("VirtualMachine") {
+		if vm := e.(*simulator.VirtualMachine); vm.Name == name {
+			return vm
+		}
+	}
+	return nil
+}
+
+// PowerOn powers a VM on through the API.
+func (s *Sim) PowerOn(ctx context.Context, name string) error {
+	c, err := s.Client(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = c.Logout(ctx) }()
+	vm, err := find.NewFinder(c.Client).VirtualMachine(ctx, name)
+	if err != nil {
+		return err
+	}
+	t, err := vm.PowerOn(ctx)
+	if err != nil {
+		return err
+	}
+	return t.Wait(ctx)
+}
+
+// AddVM creates a VM that is not in the inventory on an ESXi host, with the
+// given host GPUs passed through (to make them "in use").
+func (s *Sim) AddVM(ctx context.Context, name, esxi string, pci ...string) error {
+	c, err := s.Client(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = c.Logout(ctx) }()
+	f := find.NewFinder(c.Client, true)
+	dc, err := f.DefaultDatacenter(ctx)
+	if err != nil {
+		return err
+	}
+	f.SetDatacenter(dc)
+	folders, err := dc.Folders(ctx)
+	if err != nil {
+		return err
+	}
+	pool, err := f.DefaultResourcePool(ctx)
+	if err != nil {
+		return err
+	}
+	h := s.hosts[esxi]
+	spec := types.VirtualMachineConfigSpec{
+		Name: name, GuestId: "ubuntu64Guest", NumCPUs: 2, MemoryMB: 4096,
+		Files: &types.VirtualMachineFileInfo{VmPathName: "[LocalDS_0]"},
+	}
+	for i, id := range pci {
+		var dev types.HostPciDevice
+		for _, d := range h.Hardware.PciDevice {
+			if d.Id == id {
+				dev = d
+			}
+		}
+		spec.DeviceChange = append(spec.DeviceChange, &types.VirtualDeviceConfigSpec{
+			Operation: types.VirtualDeviceConfigSpecOperationAdd,
+			Device: &types.VirtualPCIPassthrough{VirtualDevice: types.VirtualDevice{
+				Key: int32(-10 - i),
+				Backing: &types.VirtualPCIPassthroughDeviceBackingInfo{
+					Id: id, DeviceId: fmt.Sprintf("%x", uint16(dev.DeviceId)), VendorId: dev.VendorId, SystemId: SystemID(esxi),
+				},
+			}},
+		})
+	}
+	t, err := folders.VmFolder.CreateVM(ctx, spec, pool, object.NewHostSystem(c.Client, h.Self))
+	if err != nil {
+		return err
+	}
+	return t.Wait(ctx)
+}
+
+// Reset puts every inventory VM and host back to how New made them (firmware
+// bios, no pciPassthru keys, no reservation, no GPUs or SR-IOV adapters;
+// passthrough and SR-IOV off; no module parameters), without API calls — for
+// benchmarks that measure a first apply repeatedly.
+func (s *Sim) Reset() {
+	lock := &simulator.Context{}
+	for i := range s.inv.Hosts {
+		vm := s.VM(s.inv.Hosts[i].VM)
+		if vm == nil {
+			continue
+		}
+		s.Model.Map().WithLock(lock, vm.Self, func() {
+			vm.Config.Firmware = "bios"
+			var ec []types.BaseOptionValue
+			for _, o := range vm.Config.ExtraConfig {
+				if k := o.GetOptionValue().Key; k != vmx.KeyUse64bitMMIO && k != vmx.KeyMMIOSizeGB {
+					ec = append(ec, o)
+				}
+			}
+			vm.Config.ExtraConfig = ec
+			vm.Config.MemoryReservationLockedToMax = types.NewBool(false)
+			if vm.Config.MemoryAllocation != nil {
+				vm.Config.MemoryAllocation.Reservation = types.NewInt64(0)
+			}
+			var devs []types.BaseVirtualDevice
+			for _, d := range vm.Config.Hardware.Device {
+				switch d.(type) {
+				case *types.VirtualPCIPassthrough, *types.VirtualSriovEthernetCard:
+					continue
+				}
+				devs = append(devs, d)
+			}
+			vm.Config.Hardware.Device = devs
+		})
+	}
+	for _, h := range s.hosts {
+		s.Model.Map().WithLock(lock, h.Self, func() {
+			for _, pi := range h.Config.PciPassthruInfo {
+				switch pi := pi.(type) {
+				case *types.HostSriovInfo:
+					pi.SriovEnabled, pi.SriovActive, pi.NumVirtualFunction, pi.NumVirtualFunctionRequested = false, false, 0, 0
+				case *types.HostPciPassthruInfo:
+					pi.PassthruEnabled, pi.PassthruActive = false, false
+				}
+			}
+		})
+	}
+	s.Modules.Reset()
+}
+
+// Inventory builds a valid inventory of hosts ESXi hosts with vmsPerHost VMs
+// each (2 V100 16 GB per VM, with pci addresses when several VMs share a host
+// so apply need not guess), spread over SN4600C switches of 64 ports.
+func Inventory(hosts, vmsPerHost int) (*inventory.Inventory, error) {
+	var b strings.Builder
+	n := hosts * vmsPerHost
+	b.WriteString("name: bench\nswitches:\n")
+	switches := (n + 63) / 64
+	for i := 0; i < switches; i++ {
+		fmt.Fprintf(&b, "  - {name: sw-%d, model: SN4600C, onyx: 3.10.2000}\n", i)
+	}
+	b.WriteString("docker: {pool: 172.16.0.0/12, prefix: 24}\n")
+	fmt.Fprintf(&b, "defaults:\n  os: ubuntu-20.04\n  data_interface: enp1f0\n  gpus:\n    - {model: V100-PCIE-16GB, memory_gb: 16}\n    - {model: V100-PCIE-16GB, memory_gb: 16}\n  nic: {model: ConnectX-5, pf: vmnic4, vfs: %d}\n", max(8, vmsPerHost))
+	b.WriteString("hosts:\n")
+	for i := 0; i < n; i++ {
+		e, k := i/vmsPerHost, i%vmsPerHost
+		fmt.Fprintf(&b, "  - name: vm-%d\n    esxi: esx-%d.example\n", i, e)
+		fmt.Fprintf(&b, "    data: {address: 10.0.%d.%d/16, switch: sw-%d, port: 1/%d}\n", (i+1)/256, (i+1)%256, i/64, i%64+1)
+		if vmsPerHost > 1 {
+			fmt.Fprintf(&b, "    gpus:\n      - {model: V100-PCIE-16GB, memory_gb: 16, pci: \"%s\"}\n      - {model: V100-PCIE-16GB, memory_gb: 16, pci: \"%s\"}\n",
+				GPUAddress(2*k), GPUAddress(2*k+1))
+		}
+	}
+	return inventory.Load("bench.yaml", []byte(b.String()))
+}

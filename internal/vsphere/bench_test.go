@@ -1,0 +1,98 @@
+package vsphere_test
+
+import (
+	"context"
+	"io"
+	"sync"
+	"testing"
+
+	"github.com/rdggen/rdggen/internal/vcsimtest"
+	"github.com/rdggen/rdggen/internal/vsphere"
+)
+
+var (
+	benchOnce sync.Once
+	benchEnv  *env
+	benchErr  error
+)
+
+// bench512 is one simulator with 512 VMs on 64 ESXi hosts (8 per host, GPU
+// addresses in the inventory), built once for all benchmarks (~10 s).
+func bench512(b *testing.B) *env {
+	benchOnce.Do(func() {
+		inv, err := vcsimtest.Inventory(64, 8)
+		if err != nil {
+			benchErr = err
+			return
+		}
+		// Shared by the sub-benchmarks; the process ends it.
+		benchEnv, _, benchErr = setupEnv(inv, vcsimtest.Options{})
+	})
+	if benchErr != nil {
+		b.Fatal(benchErr)
+	}
+	return benchEnv
+}
+
+func runApply(b *testing.B, e *env) *vsphere.Result {
+	res, err := vsphere.Apply(context.Background(), e.sess.Client, e.inv, vsphere.Options{Parallel: 8, Out: io.Discard, Modules: e.sim.Modules})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := res.Err(); err != nil {
+		b.Fatal(err)
+	}
+	return res
+}
+
+// BenchmarkApply512 measures one apply of 512 VMs: "first" from the pristine
+// state (reset between iterations, untimed), "noop" when everything already
+// matches. Metrics: SOAP round trips per VM, reconfigure and retrieve calls
+// per apply.
+func BenchmarkApply512(b *testing.B) {
+	e := bench512(b)
+	n := float64(len(e.inv.Hosts))
+	b.Run("first", func(b *testing.B) {
+		var calls, reconf, retr int
+		for i := 0; i < b.N; i++ {
+			b.StopTimer()
+			e.sim.Reset()
+			e.counter.Reset()
+			b.StartTimer()
+			res := runApply(b, e)
+			b.StopTimer()
+			if res.VMsChanged != len(e.inv.Hosts) {
+				b.Fatalf("first apply changed %d VMs", res.VMsChanged)
+			}
+			calls += e.counter.Total()
+			reconf += e.counter.Count("ReconfigVM_Task")
+			retr += e.counter.Count("RetrievePropertiesEx") + e.counter.Count("ContinueRetrievePropertiesEx")
+			b.StartTimer()
+		}
+		b.ReportMetric(float64(calls)/float64(b.N)/n, "soap/VM")
+		b.ReportMetric(float64(reconf)/float64(b.N), "reconfigs/op")
+		b.ReportMetric(float64(retr)/float64(b.N), "retrieves/op")
+	})
+	b.Run("noop", func(b *testing.B) {
+		runApply(b, e) // make sure everything matches
+		var calls, reconf, retr int
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			b.StopTimer()
+			e.counter.Reset()
+			b.StartTimer()
+			res := runApply(b, e)
+			b.StopTimer()
+			if res.VMsChanged != 0 {
+				b.Fatalf("no-op apply changed %d VMs", res.VMsChanged)
+			}
+			calls += e.counter.Total()
+			reconf += e.counter.Count("ReconfigVM_Task")
+			retr += e.counter.Count("RetrievePropertiesEx") + e.counter.Count("ContinueRetrievePropertiesEx")
+			b.StartTimer()
+		}
+		b.ReportMetric(float64(calls)/float64(b.N)/n, "soap/VM")
+		b.ReportMetric(float64(reconf)/float64(b.N), "reconfigs/op")
+		b.ReportMetric(float64(retr)/float64(b.N), "retrieves/op")
+	})
+}

@@ -1,0 +1,175 @@
+package vsphere_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/rdggen/rdggen/internal/vcsimtest"
+	"github.com/rdggen/rdggen/internal/vsphere"
+	"github.com/rdggen/rdggen/pkg/inventory"
+)
+
+// TestApplyFailuresLeaveOthersApplied: a powered-on VM, a missing VM, a missing
+// host, a GPU in use by another VM and an ambiguous GPU choice each fail with a
+// clear message, and every other VM is applied.
+func TestApplyFailuresLeaveOthersApplied(t *testing.T) {
+	inv := inventory.Reference()
+	e := newEnv(t, inv, vcsimtest.Options{
+		SkipVMs:   []string{"clx-mld-44"},
+		SkipHosts: []string{"esx-45.example"},
+		ExtraGPUs: map[string]int{"esx-47.example": 1},
+	})
+	ctx := context.Background()
+	if err := e.sim.PowerOn(ctx, "clx-mld-43"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.sim.AddVM(ctx, "intruder", "esx-46.example", e.sim.GPUs("esx-46.example")[0]); err != nil {
+		t.Fatal(err)
+	}
+	res, out := e.apply(t, false)
+	err := res.Err()
+	if err == nil {
+		t.Fatalf("apply reported no failure:\n%s", out)
+	}
+	msg := err.Error()
+	for _, want := range []string{
+		"vm clx-mld-43: VM clx-mld-43 is poweredOn; these changes need it powered off: firmware: bios → efi",
+		"rdggen does not power VMs off",
+		"vm clx-mld-44: VM clx-mld-44 not found in vCenter",
+		"host esx-45.example: ESXi host esx-45.example not found in vCenter",
+		"vm clx-mld-46: needs 2 more V100-PCIE-16GB on ESXi host esx-46.example but 1 are free: GPU 0000:20:00.0 is passed through to VM intruder",
+		"vm clx-mld-47: GPUs without a pci address: 3 V100-PCIE-16GB on ESXi host esx-47.example are free for 2 GPU(s)",
+		"set gpus[].pci in the inventory",
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error lacks %q:\n%s", want, msg)
+		}
+	}
+	if len(res.Failed) != 5 || res.VMsChanged != 3 {
+		t.Errorf("want 5 failures and 3 VMs applied: %s", res.Summary())
+	}
+	vms := e.readVMs(t)
+	for _, name := range []string{"clx-mld-41", "clx-mld-42", "clx-mld-48"} {
+		for i := range inv.Hosts {
+			if inv.Hosts[i].VM == name {
+				e.checkVM(t, vms[name], &inv.Hosts[i])
+			}
+		}
+	}
+	if vms["clx-mld-43"].Config.Firmware != "bios" {
+		t.Error("the powered-on VM was changed")
+	}
+	if !strings.Contains(out, "FAILED vm clx-mld-43") {
+		t.Errorf("output does not report the failure:\n%s", out)
+	}
+}
+
+// TestApplySharedHosts: several VMs per ESXi host with explicit GPU
+// addresses; one host-side change per host, a no-op second run.
+func TestApplySharedHosts(t *testing.T) {
+	inv, err := vcsimtest.Inventory(2, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, inv, vcsimtest.Options{})
+	res, out := e.apply(t, false)
+	if res.Err() != nil || res.VMsChanged != 8 || res.HostsChanged != 2 {
+		t.Fatalf("%s\n%s", res.Summary(), out)
+	}
+	if n := e.counter.Count("UpdatePassthruConfig"); n != 2 {
+		t.Errorf("%d UpdatePassthruConfig calls, want one per host", n)
+	}
+	vms := e.readVMs(t)
+	for i := range inv.Hosts {
+		e.checkVM(t, vms[inv.Hosts[i].VM], &inv.Hosts[i])
+	}
+	e.counter.Reset()
+	res, _ = e.apply(t, false)
+	if res.VMsChanged != 0 || e.counter.Count("ReconfigVM_Task") != 0 {
+		t.Errorf("second apply: %s (%s)", res.Summary(), e.counter)
+	}
+}
+
+// TestModuleParamsKeepOthers: parameters rdggen does not manage survive, and
+// all of ours go in one Set.
+func TestModuleParamsKeepOthers(t *testing.T) {
+	inv := inventory.Reference()
+	e := newEnv(t, inv, vcsimtest.Options{})
+	e.sim.Modules.Preset("esx-41.example", "nmlx5_core", "DRSS=4 max_vfs=2")
+	res, _ := e.apply(t, false)
+	if res.Err() != nil {
+		t.Fatal(res.Err())
+	}
+	if got, want := e.sim.Modules.Params("esx-41.example", "nmlx5_core"), "DRSS=4 max_vfs=8 pfctx=0x08 pfcrx=0x08 trust_state=2 ecn=1"; got != want {
+		t.Errorf("params %q, want %q", got, want)
+	}
+	if _, sets := e.sim.Modules.Calls(); sets != 8 {
+		t.Errorf("%d module parameter sets, want one per host", sets)
+	}
+}
+
+func TestConnectErrors(t *testing.T) {
+	e := newEnv(t, inventory.Reference(), vcsimtest.Options{})
+	ctx := context.Background()
+
+	bad := e.config()
+	bad.Password = "wrong"
+	_, err := vsphere.Connect(ctx, bad, 2, nil)
+	if err == nil || !strings.Contains(err.Error(), "incorrect user name or password") {
+		t.Errorf("wrong password: %v", err)
+	}
+	if err != nil && strings.Contains(err.Error(), "wrong") {
+		t.Errorf("the password leaks into the error: %v", err)
+	}
+
+	untrusted := e.config()
+	untrusted.CACerts = ""
+	_, err = vsphere.Connect(ctx, untrusted, 2, nil)
+	if err == nil || !strings.Contains(err.Error(), "TLS certificate is not trusted") || !strings.Contains(err.Error(), "GOVC_TLS_CA_CERTS") {
+		t.Errorf("untrusted certificate: %v", err)
+	}
+
+	optOut := untrusted
+	optOut.Insecure = true
+	s, err := vsphere.Connect(ctx, optOut, 2, nil)
+	if err != nil {
+		t.Errorf("explicit GOVC_INSECURE: %v", err)
+	} else {
+		s.Logout(ctx)
+	}
+}
+
+func TestConfigFromEnv(t *testing.T) {
+	inv := inventory.Reference()
+	inv.VCenter = "https://vcenter.example/sdk"
+	env := map[string]string{}
+	getenv := func(k string) string { return env[k] }
+
+	cfg, err := vsphere.ConfigFromEnv(inv, getenv, "", false)
+	if err != nil || cfg.URL.String() != "https://vcenter.example/sdk" || cfg.Insecure || cfg.Source != "inventory vcenter" {
+		t.Errorf("inventory: %+v %v", cfg, err)
+	}
+	env["GOVC_URL"] = "admin:pw-from-url@vc2.example"
+	env["GOVC_PASSWORD"] = "pw-from-env"
+	env["GOVC_TLS_CA_CERTS"] = "/etc/ca.pem"
+	cfg, err = vsphere.ConfigFromEnv(inv, getenv, "", false)
+	if err != nil || cfg.URL.Host != "vc2.example" || cfg.Username != "admin" || cfg.Password != "pw-from-env" || cfg.CACerts != "/etc/ca.pem" {
+		t.Errorf("GOVC_URL: %+v %v", cfg, err)
+	}
+	if s := cfg.String(); strings.Contains(s, "pw-from") {
+		t.Errorf("String shows the password: %s", s)
+	}
+	env["GOVC_INSECURE"] = "1"
+	if cfg, _ := vsphere.ConfigFromEnv(inv, getenv, "", false); !cfg.Insecure {
+		t.Error("GOVC_INSECURE=1 ignored")
+	}
+	env["GOVC_INSECURE"] = "maybe"
+	if _, err := vsphere.ConfigFromEnv(inv, getenv, "", false); err == nil {
+		t.Error("GOVC_INSECURE=maybe accepted")
+	}
+	inv.VCenter = ""
+	if _, err := vsphere.ConfigFromEnv(inv, func(string) string { return "" }, "", false); err == nil {
+		t.Error("no vCenter accepted")
+	}
+}

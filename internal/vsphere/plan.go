@@ -1,0 +1,470 @@
+package vsphere
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/vmware/govmomi/vim25/mo"
+	"github.com/vmware/govmomi/vim25/types"
+
+	"github.com/rdggen/rdggen/pkg/inventory"
+	"github.com/rdggen/rdggen/pkg/vmx"
+)
+
+// hostPlan is what apply does on one ESXi host.
+type hostPlan struct {
+	name string
+	host *mo.HostSystem // nil when vCenter has no such host
+	err  error          // a host-level problem: every VM on the host fails with it
+	vms  []*vmPlan
+	nic  inventory.NIC
+
+	devices map[string]*types.HostPciDevice          // hardware.pciDevice by id
+	info    map[string]types.BaseHostPciPassthruInfo // config.pciPassthruInfo by id
+	pfID    string                                   // PCI address of the NIC's PF
+
+	passthru []types.BaseHostPciPassthruConfig // UpdatePassthruConfig payload
+	lines    []string                          // plan lines
+	reboot   []string                          // why the host needs a reboot
+
+	paramsCur, paramsNew string
+	paramsChanged        bool
+
+	target *types.ConfigTarget // QueryConfigTarget, fetched only when a VM adds a device
+}
+
+// vmPlan is what apply does on one VM.
+type vmPlan struct {
+	inv  *inventory.Host
+	vm   *mo.VirtualMachine
+	host *hostPlan
+	err  error
+
+	gpus []string // resolved PCI address per inventory GPU
+
+	spec     types.VirtualMachineConfigSpec
+	lines    []string // plan lines, what changes from what to what
+	coldOnly []string // changes that need the VM powered off
+	addGPUs  []string // PCI addresses to attach (backing filled after QueryConfigTarget)
+	sriov    *sriovChange
+	nextKey  int32
+}
+
+// sriovChange is the SR-IOV adapter to add, or the existing one to re-point.
+type sriovChange struct {
+	existing *types.VirtualSriovEthernetCard // nil: add a new one
+	net      network
+}
+
+func (p *vmPlan) changed() bool { return len(p.lines) > 0 }
+
+func (p *vmPlan) change(cold bool, format string, args ...any) {
+	line := fmt.Sprintf(format, args...)
+	p.lines = append(p.lines, line)
+	if cold {
+		p.coldOnly = append(p.coldOnly, line)
+	}
+}
+
+func (p *vmPlan) key() int32 {
+	p.nextKey--
+	return p.nextKey
+}
+
+// hexID is a PCI ID as the VMX and the API want it: hex of the unsigned 16-bit
+// value ("1db4"), never the signed decimal the API reports (govmomi #2248).
+func hexID(id int16) string { return strconv.FormatUint(uint64(uint16(id)), 16) }
+
+// planHost checks the ESXi host and computes its passthrough and SR-IOV changes.
+// GPU addresses of its VMs must be resolved first (resolveGPUs).
+func planHost(inv *inventory.Inventory, st *state, name string) *hostPlan {
+	hp := &hostPlan{name: name}
+	hp.nic, _ = vmx.HostNIC(inv, name)
+	hosts := st.hosts[name]
+	switch len(hosts) {
+	case 0:
+		hp.err = fmt.Errorf("ESXi host %s not found in vCenter", name)
+		return hp
+	case 1:
+		hp.host = hosts[0]
+	default:
+		hp.err = fmt.Errorf("%d ESXi hosts are named %s in vCenter; rdggen needs one", len(hosts), name)
+		return hp
+	}
+	h := hp.host
+	hp.devices = map[string]*types.HostPciDevice{}
+	if h.Hardware != nil {
+		for i := range h.Hardware.PciDevice {
+			d := &h.Hardware.PciDevice[i]
+			hp.devices[strings.ToLower(d.Id)] = d
+		}
+	}
+	hp.info = map[string]types.BaseHostPciPassthruInfo{}
+	if h.Config != nil {
+		for _, pi := range h.Config.PciPassthruInfo {
+			hp.info[strings.ToLower(pi.GetHostPciPassthruInfo().Id)] = pi
+		}
+	}
+	// The physical function: the uplink's PCI address, and SR-IOV on it.
+	var uplinks []string
+	if h.Config != nil && h.Config.Network != nil {
+		for _, pn := range h.Config.Network.Pnic {
+			uplinks = append(uplinks, pn.Device)
+			if pn.Device == hp.nic.PF {
+				hp.pfID = strings.ToLower(pn.Pci)
+			}
+		}
+	}
+	if hp.pfID == "" {
+		hp.err = fmt.Errorf("ESXi host %s has no uplink %s (uplinks: %s); check the inventory's nic.pf", name, hp.nic.PF, strings.Join(uplinks, ", "))
+		return hp
+	}
+	sr, ok := hp.info[hp.pfID].(*types.HostSriovInfo)
+	if !ok || !sr.SriovCapable {
+		hp.err = fmt.Errorf("ESXi host %s: %s (%s) is not SR-IOV capable (enable SR-IOV in the BIOS and the NIC firmware)", name, hp.nic.PF, hp.pfID)
+		return hp
+	}
+	if int(sr.MaxVirtualFunctionSupported) > 0 && hp.nic.VFs > int(sr.MaxVirtualFunctionSupported) {
+		hp.err = fmt.Errorf("ESXi host %s: %s supports at most %d VFs, the inventory asks for %d", name, hp.nic.PF, sr.MaxVirtualFunctionSupported, hp.nic.VFs)
+		return hp
+	}
+	if !sr.SriovEnabled || int(sr.NumVirtualFunctionRequested) != hp.nic.VFs {
+		hp.passthru = append(hp.passthru, &types.HostSriovConfig{
+			HostPciPassthruConfig: types.HostPciPassthruConfig{Id: sr.Id, PassthruEnabled: sr.PassthruEnabled},
+			SriovEnabled:          true,
+			NumVirtualFunction:    int32(hp.nic.VFs),
+		})
+		hp.lines = append(hp.lines, fmt.Sprintf("SR-IOV on %s (%s): %s → enabled, %d VFs", hp.nic.PF, hp.pfID, sriovState(sr), hp.nic.VFs))
+		hp.reboot = append(hp.reboot, "SR-IOV")
+	} else if !sr.SriovActive {
+		hp.reboot = append(hp.reboot, "SR-IOV (set, not active yet)")
+	}
+	return hp
+}
+
+func sriovState(sr *types.HostSriovInfo) string {
+	if !sr.SriovEnabled {
+		return "disabled"
+	}
+	return fmt.Sprintf("enabled, %d VFs", sr.NumVirtualFunctionRequested)
+}
+
+// planPassthrough adds the passthrough switch for every GPU the host's
+// healthy VMs use.
+func (hp *hostPlan) planPassthrough() {
+	seen := map[string]bool{}
+	for _, vp := range hp.vms {
+		if vp.err != nil {
+			continue
+		}
+		for i, id := range vp.gpus {
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
+			pi := hp.info[id]
+			if pi == nil || !pi.GetHostPciPassthruInfo().PassthruCapable {
+				vp.err = fmt.Errorf("GPU %s on %s is not capable of passthrough (check VT-d and above-4G decoding in the BIOS)", id, hp.name)
+				continue
+			}
+			info := pi.GetHostPciPassthruInfo()
+			if !info.PassthruEnabled {
+				hp.passthru = append(hp.passthru, &types.HostPciPassthruConfig{Id: info.Id, PassthruEnabled: true})
+				hp.lines = append(hp.lines, fmt.Sprintf("passthrough of GPU %s (%s gpus[%d] %s): off → on", id, vp.inv.VM, i, vp.inv.GPUs[i].Model))
+				hp.reboot = append(hp.reboot, "GPU passthrough")
+			} else if !info.PassthruActive {
+				hp.reboot = append(hp.reboot, "GPU passthrough (set, not active yet)")
+			}
+		}
+	}
+	hp.reboot = slices.Compact(hp.reboot)
+}
+
+// usedBy maps each PCI address passed through on the host to the VM using it.
+func usedBy(st *state, h *mo.HostSystem) map[string]string {
+	out := map[string]string{}
+	for _, vm := range st.vmsOnHost[h.Self] {
+		for _, id := range vmPassthroughIDs(vm) {
+			out[id] = vm.Name
+		}
+	}
+	return out
+}
+
+// vmPassthroughIDs lists the PCI addresses of a VM's DirectPath devices.
+func vmPassthroughIDs(vm *mo.VirtualMachine) []string {
+	if vm.Config == nil {
+		return nil
+	}
+	var out []string
+	for _, d := range vm.Config.Hardware.Device {
+		if pt, ok := d.(*types.VirtualPCIPassthrough); ok {
+			if b, ok := pt.Backing.(*types.VirtualPCIPassthroughDeviceBackingInfo); ok {
+				out = append(out, strings.ToLower(b.Id))
+			}
+		}
+	}
+	return out
+}
+
+func deviceText(d *types.HostPciDevice) string {
+	return fmt.Sprintf("%s %s (%s:%s)", d.Id, d.DeviceName, hexID(d.VendorId), hexID(d.DeviceId))
+}
+
+// resolveGPUs gives every GPU of the host's VMs a PCI address: the inventory's,
+// checked against the host, or one picked among the host's free NVIDIA devices
+// of the model. A VM whose GPUs cannot be resolved gets an error.
+func (hp *hostPlan) resolveGPUs(st *state) {
+	used := usedBy(st, hp.host)
+	claimed := map[string]string{} // PCI address → inventory VM, this run
+	for _, vp := range hp.vms {
+		vp.gpus = make([]string, len(vp.inv.GPUs))
+		for i, g := range vp.inv.GPUs {
+			if g.PCI == "" {
+				continue
+			}
+			d := hp.devices[g.PCI]
+			switch {
+			case d == nil:
+				vp.err = fmt.Errorf("gpus[%d]: no PCI device %s on ESXi host %s", i, g.PCI, hp.name)
+			case !vmx.MatchesDevice(g, uint16(d.VendorId), uint16(d.DeviceId), d.DeviceName):
+				vp.err = fmt.Errorf("gpus[%d]: %s on %s is %s, not a %s", i, g.PCI, hp.name, deviceText(d), g.Model)
+			case used[g.PCI] != "" && used[g.PCI] != vp.inv.VM:
+				vp.err = fmt.Errorf("gpus[%d]: GPU %s on %s is already passed through to VM %s", i, g.PCI, hp.name, used[g.PCI])
+			default:
+				vp.gpus[i] = g.PCI
+				claimed[g.PCI] = vp.inv.VM
+			}
+		}
+	}
+	// GPUs without an address: first the matching ones the VM already has
+	// (a second apply keeps them), then free ones if the choice is unique.
+	type want struct {
+		vp  *vmPlan
+		idx []int
+	}
+	waiting := map[string][]want{} // by model
+	for _, vp := range hp.vms {
+		if vp.err != nil || vp.vm == nil {
+			continue
+		}
+		var have []string
+		for _, id := range vmPassthroughIDs(vp.vm) {
+			if claimed[id] == "" {
+				have = append(have, id)
+			}
+		}
+		var missing []int
+		for i, g := range vp.inv.GPUs {
+			if g.PCI != "" {
+				continue
+			}
+			found := false
+			for k, id := range have {
+				if d := hp.devices[id]; d != nil && vmx.MatchesDevice(g, uint16(d.VendorId), uint16(d.DeviceId), d.DeviceName) {
+					vp.gpus[i], claimed[id] = id, vp.inv.VM
+					have = slices.Delete(have, k, k+1)
+					found = true
+					break
+				}
+			}
+			if !found {
+				missing = append(missing, i)
+			}
+		}
+		if len(missing) > 0 {
+			m := vmx.ParseModel(vp.inv.GPUs[missing[0]].Model)
+			key := fmt.Sprintf("%s/%d", m.Family, vp.inv.GPUs[missing[0]].MemoryGB)
+			waiting[key] = append(waiting[key], want{vp, missing})
+		}
+	}
+	for _, ws := range waiting {
+		g := ws[0].vp.inv.GPUs[ws[0].idx[0]]
+		var free, busy []string
+		for id, d := range hp.devices {
+			if !vmx.MatchesDevice(g, uint16(d.VendorId), uint16(d.DeviceId), d.DeviceName) || claimed[id] != "" {
+				continue
+			}
+			if vm := used[id]; vm != "" {
+				busy = append(busy, fmt.Sprintf("%s is passed through to VM %s", id, vm))
+				continue
+			}
+			free = append(free, id)
+		}
+		slices.Sort(free)
+		slices.Sort(busy)
+		need := 0
+		var names []string
+		for _, w := range ws {
+			need += len(w.idx)
+			names = append(names, w.vp.inv.VM)
+		}
+		var err error
+		switch {
+		case len(free) < need:
+			err = fmt.Errorf("needs %d more %s on ESXi host %s but %d are free", need, g.Model, hp.name, len(free))
+			if len(busy) > 0 {
+				err = fmt.Errorf("%w: GPU %s", err, strings.Join(busy, ", "))
+			}
+		case len(ws) > 1:
+			err = fmt.Errorf("GPUs without a pci address: VMs %s on ESXi host %s all need %s and which device goes to which VM would be a guess (free: %s); set gpus[].pci in the inventory",
+				strings.Join(names, ", "), hp.name, g.Model, strings.Join(free, ", "))
+		case len(free) > need:
+			err = fmt.Errorf("GPUs without a pci address: %d %s on ESXi host %s are free for %d GPU(s) (%s), so the choice would be a guess; set gpus[].pci in the inventory",
+				len(free), g.Model, hp.name, need, strings.Join(free, ", "))
+		}
+		for _, w := range ws {
+			if err != nil {
+				w.vp.err = err
+				continue
+			}
+			for _, i := range w.idx {
+				w.vp.gpus[i], free = free[0], free[1:]
+			}
+		}
+	}
+}
+
+// planVM compares one VM with the inventory and builds its ConfigSpec (without
+// the new devices' backings, which need QueryConfigTarget).
+func planVM(st *state, vp *vmPlan) {
+	vm, h := vp.vm, vp.inv
+	cfg := vm.Config
+	if cfg == nil {
+		vp.err = fmt.Errorf("VM %s: its configuration cannot be read (is it inaccessible or orphaned?)", h.VM)
+		return
+	}
+	// Firmware.
+	if cfg.Firmware != vmx.Firmware {
+		vp.spec.Firmware = vmx.Firmware
+		vp.change(true, "firmware: %s → %s", orUnset(cfg.Firmware), vmx.Firmware)
+	}
+	// ExtraConfig: only our keys.
+	cur := map[string]string{}
+	for _, o := range cfg.ExtraConfig {
+		ov := o.GetOptionValue()
+		cur[ov.Key] = fmt.Sprint(ov.Value)
+	}
+	for _, o := range vmx.ExtraConfig(h) {
+		if v, ok := cur[o.Key]; !ok || v != o.Value {
+			vp.spec.ExtraConfig = append(vp.spec.ExtraConfig, &types.OptionValue{Key: o.Key, Value: o.Value})
+			vp.change(true, "%s: %s → %s", o.Key, orUnset(v), o.Value)
+		}
+	}
+	// Memory: all reserved, locked to max.
+	memMB := int64(cfg.Hardware.MemoryMB)
+	locked := cfg.MemoryReservationLockedToMax != nil && *cfg.MemoryReservationLockedToMax
+	var res int64
+	if cfg.MemoryAllocation != nil && cfg.MemoryAllocation.Reservation != nil {
+		res = *cfg.MemoryAllocation.Reservation
+	}
+	if vmx.ReserveAllMemory && (!locked || res != memMB) {
+		vp.spec.MemoryReservationLockedToMax = types.NewBool(true)
+		vp.spec.MemoryAllocation = &types.ResourceAllocationInfo{Reservation: types.NewInt64(memMB)}
+		vp.change(false, "memory reservation: %d MB%s → %d MB of %d MB, all locked", res, lockedText(locked), memMB, memMB)
+	}
+	// GPUs.
+	attached := map[string]*types.VirtualPCIPassthrough{}
+	for _, d := range cfg.Hardware.Device {
+		if pt, ok := d.(*types.VirtualPCIPassthrough); ok {
+			if b, ok := pt.Backing.(*types.VirtualPCIPassthroughDeviceBackingInfo); ok {
+				attached[strings.ToLower(b.Id)] = pt
+			}
+		}
+	}
+	for i, id := range vp.gpus {
+		d := vp.host.devices[id]
+		pt := attached[id]
+		if pt == nil {
+			vp.addGPUs = append(vp.addGPUs, id)
+			vp.change(true, "add GPU gpus[%d] %s: %s", i, h.GPUs[i].Model, deviceText(d))
+			continue
+		}
+		b := pt.Backing.(*types.VirtualPCIPassthroughDeviceBackingInfo)
+		if b.DeviceId != hexID(d.DeviceId) || b.VendorId != d.VendorId {
+			nb := *b
+			nb.DeviceId, nb.VendorId = hexID(d.DeviceId), d.VendorId
+			np := *pt
+			np.Backing = &nb
+			vp.spec.DeviceChange = append(vp.spec.DeviceChange, &types.VirtualDeviceConfigSpec{Operation: types.VirtualDeviceConfigSpecOperationEdit, Device: &np})
+			vp.change(true, "GPU %s: deviceId %q vendorId %d → %q %d (hex device id, govmomi #2248)", id, b.DeviceId, b.VendorId, nb.DeviceId, nb.VendorId)
+		}
+	}
+	// SR-IOV adapter on the PF and port group.
+	a := vmx.SRIOVAdapter(h)
+	net, ok := st.hostNetwork(vp.host.host, a.PortGroup)
+	if !ok {
+		// Checked before anything is sent: vcsim crashes, and vCenter
+		// fails late, on a NIC backed by an unknown network.
+		vp.err = fmt.Errorf("port group %q is not on ESXi host %s (networks: %s)", a.PortGroup, vp.host.name, strings.Join(st.hostNetworkNames(vp.host.host), ", "))
+		return
+	}
+	var onPF *types.VirtualSriovEthernetCard
+	for _, d := range cfg.Hardware.Device {
+		card, ok := d.(*types.VirtualSriovEthernetCard)
+		if !ok || card.SriovBacking == nil || card.SriovBacking.PhysicalFunctionBacking == nil {
+			continue
+		}
+		pf := strings.ToLower(strings.TrimPrefix(card.SriovBacking.PhysicalFunctionBacking.Id, "Automatic-"))
+		if pf != vp.host.pfID {
+			continue
+		}
+		if backingIs(card.Backing, net) {
+			onPF = nil
+			vp.sriov = nil
+			return
+		}
+		if onPF == nil {
+			onPF = card
+		}
+	}
+	if onPF != nil {
+		vp.sriov = &sriovChange{existing: onPF, net: net}
+		vp.change(true, "SR-IOV adapter on %s: port group %s → %q", a.PF, backingName(st, onPF.Backing), a.PortGroup)
+		return
+	}
+	vp.sriov = &sriovChange{net: net}
+	vp.change(true, "add SR-IOV adapter: VF of %s %s (%s), port group %q", a.NICModel, a.PF, vp.host.pfID, a.PortGroup)
+}
+
+func orUnset(s string) string {
+	if s == "" {
+		return "(unset)"
+	}
+	return s
+}
+
+func lockedText(locked bool) string {
+	if locked {
+		return " (locked)"
+	}
+	return ""
+}
+
+// backingIs reports whether a NIC backing points at net.
+func backingIs(b types.BaseVirtualDeviceBackingInfo, net network) bool {
+	switch b := b.(type) {
+	case *types.VirtualEthernetCardNetworkBackingInfo:
+		return net.key == "" && (b.DeviceName == net.name || (b.Network != nil && *b.Network == net.ref))
+	case *types.VirtualEthernetCardDistributedVirtualPortBackingInfo:
+		return net.key != "" && b.Port.PortgroupKey == net.key
+	}
+	return false
+}
+
+func backingName(st *state, b types.BaseVirtualDeviceBackingInfo) string {
+	switch b := b.(type) {
+	case *types.VirtualEthernetCardNetworkBackingInfo:
+		return fmt.Sprintf("%q", b.DeviceName)
+	case *types.VirtualEthernetCardDistributedVirtualPortBackingInfo:
+		for _, n := range st.networks {
+			if n.key == b.Port.PortgroupKey {
+				return fmt.Sprintf("%q", n.name)
+			}
+		}
+		return "key " + b.Port.PortgroupKey
+	}
+	return "(none)"
+}

@@ -1,0 +1,154 @@
+package vmx
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/rdggen/rdggen/pkg/inventory"
+)
+
+// VM-side desired state. Every value below is produced by exactly one
+// function or constant; the .vmx artifact and the apply engine
+// (internal/vsphere) both read them, so the file a user reviews and what
+// apply sets cannot drift apart.
+
+// Firmware is the VM firmware DirectPath I/O of large-BAR GPUs needs: EFI
+// (VMware, "How to enable NVIDIA V100 GPU in passthrough mode on vSphere",
+// 2018: the guest must boot and be installed in EFI mode).
+const Firmware = "efi"
+
+// ExtraConfig keys of the 64-bit MMIO window (research/vsphere.md §2.2).
+const (
+	KeyUse64bitMMIO = "pciPassthru.use64bitMMIO"
+	KeyMMIOSizeGB   = "pciPassthru.64bitMMIOSizeGB"
+)
+
+// Option is one VMX / ExtraConfig entry, key = "value".
+type Option struct {
+	Key, Value string
+}
+
+// ExtraConfig returns the VM's desired ExtraConfig entries, in .vmx order:
+// pciPassthru.use64bitMMIO = "TRUE" and pciPassthru.64bitMMIOSizeGB = "N"
+// with N = MMIOSizeGB(h.GPUs). Apply sets exactly these keys and leaves every
+// other ExtraConfig key alone.
+func ExtraConfig(h *inventory.Host) []Option {
+	return []Option{
+		{Key: KeyUse64bitMMIO, Value: "TRUE"},
+		{Key: KeyMMIOSizeGB, Value: strconv.Itoa(MMIOSizeGB(h.GPUs))},
+	}
+}
+
+// ReserveAllMemory is true: DirectPath I/O requires all guest memory
+// reserved ("Invalid memory setting: memory reservation (sched.mem.min)
+// should be equal to memsize"). Apply sends memoryReservationLockedToMax =
+// true with reservation = the VM's memoryMB, read from vCenter because the
+// inventory does not hold the VM's memory size.
+const ReserveAllMemory = true
+
+// Adapter is the VM's SR-IOV network adapter: a virtual function of the
+// ConnectX physical function PF, connected to PortGroup.
+type Adapter struct {
+	// NICModel is the ConnectX model, e.g. "ConnectX-5".
+	NICModel string
+	// PF is the ESXi uplink of the physical function, e.g. "vmnic4"; apply
+	// resolves it to the PF's PCI address through the host's pnic list.
+	PF string
+	// PortGroup is the port group the adapter connects to, e.g. "VM Network".
+	PortGroup string
+}
+
+// SRIOVAdapter returns the VM's desired SR-IOV adapter.
+func SRIOVAdapter(h *inventory.Host) Adapter {
+	return Adapter{NICModel: h.NIC.Model, PF: h.NIC.PF, PortGroup: h.NIC.PortGroup}
+}
+
+// Host-side desired state.
+
+// NICModule is the ESXi driver module of ConnectX-4/5/6 NICs.
+const NICModule = "nmlx5_core"
+
+// nmlx5_core module parameter names (NVIDIA "ConnectX-4/ConnectX-5 NATIVE ESXi
+// Driver for VMware vSphere" user manual, "Module Parameters" table,
+// docs.nvidia.com/networking/display/VMwareUMv419711/Module+Parameters and
+// …/VMwarev4171516/Introduction for ESXi 6.7):
+const (
+	// ParamMaxVFs: "max_vfs" — number of SR-IOV VFs to open; a comma
+	// separated list gives one value per port of the devices in PCI order,
+	// a single value applies to the first port. 0 disables SR-IOV (default);
+	// the driver accepts up to 127 per port (inventory nicMaxVFs).
+	ParamMaxVFs = "max_vfs"
+	// ParamPFCTx: "pfctx" — priority flow control policy on TX, an 8-bit
+	// bitmask (0–255) of priorities 0–7; a set bit generates pause frames for
+	// that priority. Must equal pfcrx.
+	ParamPFCTx = "pfctx"
+	// ParamPFCRx: "pfcrx" — priority flow control policy on RX, the same
+	// bitmask; a set bit honours received pause frames for that priority.
+	// VMware documents `-p "pfctx=0x08 pfcrx=0x08"` for priority 3.
+	ParamPFCRx = "pfcrx"
+	// ParamTrustState: "trust_state" — what the port classifies ingress
+	// traffic by: 1 = PCP (default), 2 = DSCP.
+	ParamTrustState = "trust_state"
+	// ParamECN: "ecn" — 1 enables the ECN feature (DCQCN congestion control),
+	// 0 disables it (default).
+	ParamECN = "ecn"
+)
+
+// TrustDSCP is the trust_state value of DSCP-based QoS (SPEC §2.1: lossless
+// RoCE in DSCP mode).
+const TrustDSCP = 2
+
+// Param is one module parameter, name=value.
+type Param struct {
+	Name, Value string
+}
+
+// PFCMask is the pfctx/pfcrx bitmask that enables PFC on one priority, written
+// as the driver documents it: 0x08 for priority 3 (bit 3).
+func PFCMask(priority int) string {
+	return fmt.Sprintf("0x%02x", 1<<priority)
+}
+
+// ModuleParams returns the nmlx5_core parameters rdggen manages on an ESXi host
+// whose NIC is nic, in the order they are written: max_vfs (VF count),
+// pfctx and pfcrx (PFC on the RoCE priority), trust_state (DSCP) and ecn.
+// They must be set in one `-p` string (see MergeParams).
+func ModuleParams(nic inventory.NIC, roce inventory.RoCE) []Param {
+	mask := PFCMask(roce.Priority)
+	return []Param{
+		{Name: ParamMaxVFs, Value: strconv.Itoa(nic.VFs)},
+		{Name: ParamPFCTx, Value: mask},
+		{Name: ParamPFCRx, Value: mask},
+		{Name: ParamTrustState, Value: strconv.Itoa(TrustDSCP)},
+		{Name: ParamECN, Value: "1"},
+	}
+}
+
+// HostNIC is the NIC of an ESXi host: every VM placed on it names the same
+// one (inventory.Validate checks that). ok is false for an unknown host.
+func HostNIC(inv *inventory.Inventory, esxi string) (inventory.NIC, bool) {
+	vms := inv.HostsOnESXi(esxi)
+	if len(vms) == 0 {
+		return inventory.NIC{}, false
+	}
+	return vms[0].NIC, true
+}
+
+// HostGPUs returns every GPU passed through from the ESXi host, VM by VM in
+// file order, with the VM it goes to.
+func HostGPUs(inv *inventory.Inventory, esxi string) []HostGPU {
+	var out []HostGPU
+	for _, h := range inv.HostsOnESXi(esxi) {
+		for i, g := range h.GPUs {
+			out = append(out, HostGPU{VM: h.VM, Index: i, GPU: g})
+		}
+	}
+	return out
+}
+
+// HostGPU is one GPU of an ESXi host and the VM it is passed through to.
+type HostGPU struct {
+	VM    string
+	Index int // position in the VM's gpus list
+	GPU   inventory.GPU
+}
