@@ -1,0 +1,171 @@
+package hostapply
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/rdggen/rdggen/pkg/dockernet"
+)
+
+// Command modes of Options.DockerValidate and Options.DockerRestart.
+const (
+	ModeAuto = "auto" // detect on the host (never under a root prefix)
+	ModeNone = "none" // skip, and say so
+)
+
+// validateFunc is the script's validate_daemon CANDIDATE.
+func validateFunc(mode string) string {
+	switch mode {
+	case ModeNone:
+		return `validate_daemon() { echo "dockerd check skipped (--docker-validate none); checked by rdggen only"; }`
+	case ModeAuto:
+		// dockerd ≥ 23 has --validate; older ones load the file before their
+		// root check, so running them as nobody reports file errors without
+		// starting anything (research/hosts.md §1.3).
+		return `validate_daemon() {
+	command -v dockerd >/dev/null 2>&1 || { echo "dockerd is not installed: checked by rdggen only"; return 0; }
+	out=$(dockerd --validate --config-file "$1" 2>&1) && { echo "$out"; return 0; }
+	case $out in
+	*"unknown flag: --validate"*)
+		command -v setpriv >/dev/null 2>&1 || { echo "dockerd has no --validate and setpriv is missing: checked by rdggen only"; return 0; }
+		out=$(timeout 30 setpriv --reuid=65534 --regid=65534 --clear-groups dockerd --config-file "$1" 2>&1)
+		case $out in *"unable to configure the Docker daemon"*) echo "$out"; return 1;; esac
+		echo "dockerd (no --validate) loads the file as nobody without complaint"; return 0;;
+	esac
+	echo "$out"; return 1
+}`
+	}
+	return "validate_daemon() { sh -c " + shQuote(mode) + ` rdggen-validate "$1"; }`
+}
+
+// restartFunc is the script's restart_docker.
+func restartFunc(mode string) string {
+	switch mode {
+	case ModeNone:
+		return `restart_docker() { echo "docker restart skipped (--docker-restart none): restart Docker for the new daemon.json to take effect"; }`
+	case ModeAuto:
+		return `restart_docker() {
+	if [ -d /run/systemd/system ] && systemctl cat docker.service >/dev/null 2>&1; then systemctl restart docker.service
+	elif [ -x /etc/init.d/docker ]; then /etc/init.d/docker restart
+	else echo "docker is not installed as a service: nothing to restart"; fi
+}`
+	}
+	return "restart_docker() { sh -c " + shQuote(mode) + "; }"
+}
+
+// daemonInstallFunc is daemon_install MODE OLDSUM BACKUP NEWDATA: refuse a
+// file changed since the probe, stage the new file beside the old one,
+// validate it, back the old one up, rename the new one into place, restart
+// Docker; when the restart fails, put the old file back and restart again.
+const daemonInstallFunc = `daemon_install() {
+	f="$R"` + "'" + dockernet.DaemonPath + "'" + `
+	if [ "$2" = - ]; then
+		[ ! -e "$f" ] || { echo "$f appeared since the plan was made: not touched; run apply again"; return 3; }
+	else
+		s=$(sha256sum <"$f" 2>/dev/null | cut -d' ' -f1)
+		[ "$s" = "$2" ] || { echo "$f changed since the plan was made: not touched; run apply again"; return 3; }
+	fi
+	mkdir -p "${f%/*}" || return 1
+	new="${f%/*}/.daemon.json.rdggen-new"
+	{ cp "$4" "$new" && chmod "$1" "$new"; } || { rm -f "$new"; return 1; }
+	if ! validate_daemon "$new"; then rm -f "$new"; echo "the new file was rejected: $f not changed"; return 4; fi
+	b=$3; i=1
+	while [ -e "$b" ]; do b="$3.$i"; i=$((i + 1)); done
+	if [ -e "$f" ]; then cp -p "$f" "$b" || { rm -f "$new"; echo "cannot write the backup $b: $f not changed"; return 1; }; fi
+	sync "$new" 2>/dev/null
+	mv -f "$new" "$f" || return 1
+	[ "$2" = - ] || echo "backup: $b"
+	if ! restart_docker; then
+		if [ -e "$b" ] && [ "$2" != - ]; then
+			cp -p "$b" "$f" && echo "docker restart failed with the new file: the previous one is back in place"
+		else
+			rm -f "$f" && echo "docker restart failed with the new file: it was removed again"
+		fi
+		restart_docker
+		return 5
+	fi
+}`
+
+// jumpFunc puts the jump to rdggen's chain first in DOCKER-USER, exactly once
+// (insert first, then delete the other copies, bottom up).
+const jumpFunc = `ensure_jump() {
+	iptables -w -n -L ` + dockernet.DockerUserChain + ` >/dev/null 2>&1 || iptables -w -N ` + dockernet.DockerUserChain + ` || return 1
+	iptables -w -I ` + dockernet.DockerUserChain + ` 1 -j ` + dockernet.FirewallChain + ` || return 1
+	iptables -w -S ` + dockernet.DockerUserChain + ` | awk 'NR > 2 && $0 == "` + dockernet.FirewallJump + `" { print NR - 1 }' | sort -rn |
+	while read -r n; do iptables -w -D ` + dockernet.DockerUserChain + ` "$n" || exit 1; done
+}`
+
+// chainFunc replaces rdggen's chain as one block.
+const chainFunc = `load_chain() {
+	iptables -w -n -L ` + dockernet.DockerUserChain + ` >/dev/null 2>&1 || iptables -w -N ` + dockernet.DockerUserChain + ` || return 1
+	iptables-restore --noflush <"$1"
+}`
+
+const reloadFunc = `systemd_reload() {
+	if [ -n "$R" ]; then echo "root prefix set: no daemon-reload"
+	elif [ -d /run/systemd/system ]; then systemctl daemon-reload
+	else echo "systemd is not running: nothing to reload"; fi
+}`
+
+// applyScript appends the changes of p, then the probe again to verify.
+func (w *scriptWriter) applyScript(p *plan, o *Options, stamp string) {
+	if p.forwarding != "" {
+		w.line("step forwarding sysctl -qw ", dockernet.ForwardingKey, "=", p.d.Forwarding)
+	}
+	if p.daemon != nil || p.restart != "" {
+		w.line(validateFunc(o.validateMode()))
+		w.line(restartFunc(o.restartMode()))
+	}
+	if dc := p.daemon; dc != nil {
+		w.line(daemonInstallFunc)
+		src := w.data(dc.New)
+		sum := dc.OldSum
+		if !dc.Existed {
+			sum = "-"
+		}
+		backup := `"$R"` + shQuote(dockernet.DaemonPath+".rdggen-"+stamp+".bak")
+		w.line("step daemon daemon_install ", fmt.Sprintf("%o", dc.Mode.Perm()), " ", sum, " ", backup, " ", src)
+	} else if p.restart != "" {
+		w.line("step restart restart_docker")
+	}
+	if p.chain {
+		w.line(chainFunc)
+		var b strings.Builder
+		b.WriteString("*filter\n:" + dockernet.FirewallChain + " - [0:0]\n")
+		for _, r := range p.d.ChainRules {
+			b.WriteString(r + "\n")
+		}
+		b.WriteString("COMMIT\n")
+		w.line("step chain load_chain ", w.data([]byte(b.String())))
+	}
+	if p.jump {
+		w.line(jumpFunc)
+		w.line("step jump ensure_jump")
+	}
+	if len(p.routes)+len(p.stale) > 0 {
+		var b strings.Builder
+		for _, e := range p.stale {
+			b.WriteString("route del " + e.String() + "\n")
+		}
+		for _, r := range p.routes {
+			b.WriteString(r.Route.Command() + "\n")
+		}
+		w.line("step routes ip -force -batch ", w.data([]byte(b.String())))
+	}
+	if len(p.roce) > 0 {
+		w.line(`step roce env RDGGEN_SYSFS="$R/sys" sh -c "$RS" rdggen-roce-qos apply`)
+	}
+	for _, f := range p.files {
+		w.line("step ", shQuote("file:"+f.Path), " put_file ", rootPath(f.Path), " ", fmt.Sprintf("%o", f.Mode.Perm()), " ", w.data(f.Data))
+	}
+	for _, l := range p.links {
+		w.line("step ", shQuote("link:"+l.Path), " put_link ", rootPath(l.Path), " ", shQuote(l.Target))
+	}
+	for _, f := range p.remove {
+		w.line("step ", shQuote("remove:"+f), " rm -f ", rootPath(f))
+	}
+	if p.reload {
+		w.line(reloadFunc)
+		w.line("step reload systemd_reload")
+	}
+}

@@ -1,0 +1,80 @@
+package hostapply
+
+import (
+	"io/fs"
+
+	"github.com/rdggen/rdggen/pkg/dockernet"
+	"github.com/rdggen/rdggen/pkg/hostqos"
+	"github.com/rdggen/rdggen/pkg/inventory"
+)
+
+// fileSpec is a file rdggen owns whole on a host.
+type fileSpec struct {
+	Path string // absolute, without the root prefix
+	Mode fs.FileMode
+	Data []byte
+	Unit bool // a systemd unit: a change needs a daemon-reload
+}
+
+// linkSpec is a symlink, as `systemctl enable` makes them.
+type linkSpec struct {
+	Path, Target string
+}
+
+// desired is everything one host should look like, computed from the
+// generators only (the same functions the output tree uses).
+type desired struct {
+	Host *inventory.Host
+	// Daemon is rdggen's daemon.json, merged into the host's (dockernet.Merge).
+	Daemon []byte
+	Files  []fileSpec
+	Links  []linkSpec
+	// Foreign are paths of files rdggen wrote for another OS form (netplan
+	// versus the ifupdown hook) that go away when they carry rdggen's mark.
+	Foreign    []string
+	Forwarding string
+	ChainRules []string
+	Routes     []dockernet.Route
+	RoCEScript []byte
+}
+
+func desiredFor(inv *inventory.Inventory, h *inventory.Host) *desired {
+	d := &desired{
+		Host:       h,
+		Daemon:     dockernet.DaemonJSON(inv, h),
+		Forwarding: dockernet.ForwardingValue,
+		ChainRules: dockernet.FirewallRules(inv, h),
+		Routes:     dockernet.Routes(inv, h),
+		RoCEScript: hostqos.Script(inv, h),
+	}
+	d.Files = []fileSpec{
+		{Path: dockernet.SysctlPath, Mode: 0o644, Data: dockernet.Sysctl(inv, h)},
+		{Path: dockernet.RoutesPersistPath(h), Mode: dockernet.RoutesPersistMode(h), Data: dockernet.RoutesPersist(inv, h)},
+		{Path: dockernet.FirewallRulesPath, Mode: 0o644, Data: dockernet.FirewallRestore(inv, h)},
+		{Path: dockernet.FirewallUnitPath, Mode: 0o644, Data: dockernet.FirewallUnit(inv, h), Unit: true},
+		{Path: hostqos.ScriptPath, Mode: 0o755, Data: d.RoCEScript},
+		{Path: hostqos.UnitPath, Mode: 0o644, Data: hostqos.Unit(inv, h), Unit: true},
+	}
+	d.Links = []linkSpec{
+		{Path: dockernet.FirewallWantsPath, Target: dockernet.FirewallUnitPath},
+		{Path: hostqos.UnitWantsPath, Target: hostqos.UnitPath},
+	}
+	if h.OS.UsesNetplan() {
+		d.Foreign = []string{dockernet.IfupdownHookPath}
+	} else {
+		d.Foreign = []string{dockernet.NetplanPath}
+	}
+	return d
+}
+
+// paths lists every file path the probe reads.
+func (d *desired) paths() []string {
+	p := []string{dockernet.DaemonPath}
+	for _, f := range d.Files {
+		p = append(p, f.Path)
+	}
+	for _, l := range d.Links {
+		p = append(p, l.Path)
+	}
+	return append(p, d.Foreign...)
+}

@@ -1,0 +1,382 @@
+// Package hostapply is the engine of `rdggen apply --target hosts`: it makes
+// every VM match what pkg/dockernet and pkg/hostqos compute, over SSH.
+//
+// Per host, one connection and one round trip to read the current state (all
+// of it, in one script), then — after the whole plan is printed — one round
+// trip that changes only what differs and reads the state again to verify.
+// A host that is already right costs one round trip. Hosts run in parallel up
+// to Options.Parallel; one host's failure never stops the others.
+package hostapply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rdggen/rdggen/internal/sshconn"
+	"github.com/rdggen/rdggen/pkg/hostqos"
+	"github.com/rdggen/rdggen/pkg/inventory"
+)
+
+// Options configure a Run.
+type Options struct {
+	// Dial connects to a host; SSH{...}.Dialer() in production.
+	Dial DialFunc
+	// Root, when not "" or "/", is prepended to every file path rdggen reads
+	// or writes on the hosts (and /sys for the RoCE probe); "{host}" in it is
+	// replaced by the host's name. Live state (sysctl, routes, iptables) is
+	// unaffected. For tests and staging; it also turns ModeAuto commands and
+	// systemd's daemon-reload off, so nothing outside the prefix restarts.
+	Root string
+	// DockerValidate checks a staged daemon.json before it is installed:
+	// ModeAuto (dockerd --validate, or the nobody trick on dockerd < 23),
+	// ModeNone, or a shell command run as root with the candidate file as $1.
+	// rdggen's own checks (dockernet.Validate) always run first.
+	DockerValidate string
+	// DockerRestart restarts Docker after daemon.json changed: ModeAuto
+	// (systemd or init.d), ModeNone, or a shell command run as root. Commands
+	// see RDGGEN_ROOT, the host's root prefix.
+	DockerRestart string
+	// Parallel bounds how many hosts are probed or changed at once (≥ 1).
+	Parallel int
+	// DryRun stops after the plan.
+	DryRun bool
+	// Out receives the plan, per-host results and the summary line.
+	Out io.Writer
+	// Now stamps backups; time.Now when nil.
+	Now func() time.Time
+}
+
+func (o *Options) prefixed() bool { return o.Root != "" && o.Root != "/" }
+
+func (o *Options) rootFor(h *inventory.Host) string {
+	if !o.prefixed() {
+		return ""
+	}
+	return strings.TrimRight(strings.ReplaceAll(o.Root, "{host}", h.Name), "/")
+}
+
+func (o *Options) mode(m string) string {
+	if m == "" {
+		m = ModeAuto
+	}
+	if m == ModeAuto && o.prefixed() {
+		return ModeNone
+	}
+	return m
+}
+
+func (o *Options) validateMode() string { return o.mode(o.DockerValidate) }
+func (o *Options) restartMode() string  { return o.mode(o.DockerRestart) }
+
+// HostResult is what happened on one host.
+type HostResult struct {
+	Host string
+	// Plan is the printed plan ("+ route ...", ...); empty when up to date.
+	Plan []string
+	// Changes counts the planned changes (applied unless DryRun or Err).
+	Changes int
+	// Err is the host's failure, nil on success.
+	Err error
+	// RoundTrips counts the commands (SSH sessions) run on the host over its
+	// one connection: 1 to read the state, 1 more to change and verify.
+	RoundTrips int
+}
+
+// Report is the outcome of a Run.
+type Report struct {
+	Hosts                      []HostResult
+	Changed, UpToDate, Failed  int
+	ProbeElapsed, TotalElapsed time.Duration
+}
+
+// FailedHosts names the hosts that failed.
+func (r *Report) FailedHosts() []string {
+	var out []string
+	for _, h := range r.Hosts {
+		if h.Err != nil {
+			out = append(out, h.Host)
+		}
+	}
+	return out
+}
+
+type hostRun struct {
+	h      *inventory.Host
+	d      *desired
+	conn   Conn
+	plan   *plan
+	err    error
+	trips  int
+	notes  []string // from the apply steps
+	result HostResult
+}
+
+// Run probes every host, prints the plan, and unless DryRun applies it. The
+// error is non-nil when any host failed; it names them. The Report is always
+// returned.
+func Run(ctx context.Context, inv *inventory.Inventory, o Options) (*Report, error) {
+	if o.Parallel < 1 {
+		o.Parallel = 1
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	out := o.Out
+	if out == nil {
+		out = io.Discard
+	}
+	start := time.Now()
+	runs := make([]*hostRun, len(inv.Hosts))
+	for i := range inv.Hosts {
+		h := &inv.Hosts[i]
+		runs[i] = &hostRun{h: h, d: desiredFor(inv, h)}
+	}
+	defer func() {
+		for _, r := range runs {
+			if r.conn != nil {
+				r.conn.Close()
+			}
+		}
+	}()
+
+	forEach(len(runs), o.Parallel, func(i int) { probeHost(ctx, inv, &o, runs[i]) })
+	rep := &Report{ProbeElapsed: time.Since(start)}
+
+	// The plan, in inventory order, before anything changes.
+	verb := "change(s)"
+	if o.DryRun {
+		verb = "change(s) planned"
+	}
+	for _, r := range runs {
+		switch {
+		case r.err != nil:
+			fmt.Fprintf(out, "%s (%s): FAILED: %v\n", r.h.Name, r.h.Mgmt, r.err)
+		case r.plan.empty():
+			fmt.Fprintf(out, "%s (%s): up to date\n", r.h.Name, r.h.Mgmt)
+			for _, n := range r.plan.notes {
+				fmt.Fprintf(out, "  ! %s\n", n)
+			}
+		default:
+			fmt.Fprintf(out, "%s (%s): %d %s\n", r.h.Name, r.h.Mgmt, r.plan.count(), verb)
+			for _, l := range r.plan.describe() {
+				fmt.Fprintf(out, "  %s\n", l)
+			}
+			for _, n := range r.plan.notes {
+				fmt.Fprintf(out, "  ! %s\n", n)
+			}
+		}
+	}
+
+	if !o.DryRun {
+		var todo []*hostRun
+		for _, r := range runs {
+			if r.err == nil && !r.plan.empty() {
+				todo = append(todo, r)
+			}
+		}
+		if len(todo) > 0 {
+			fmt.Fprintf(out, "applying to %d host(s), %d at a time\n", len(todo), o.Parallel)
+		}
+		stamp := o.Now().UTC().Format("20060102T150405Z")
+		forEach(len(todo), o.Parallel, func(i int) { applyHost(ctx, inv, &o, todo[i], stamp) })
+		for _, r := range todo {
+			if r.err != nil {
+				fmt.Fprintf(out, "%s: FAILED: %v\n", r.h.Name, r.err)
+			} else {
+				fmt.Fprintf(out, "%s: applied %d change(s), verified\n", r.h.Name, r.plan.count())
+			}
+			for _, n := range r.notes {
+				fmt.Fprintf(out, "  %s\n", n)
+			}
+		}
+	}
+
+	for _, r := range runs {
+		res := HostResult{Host: r.h.Name, Err: r.err, RoundTrips: r.trips}
+		if r.plan != nil {
+			res.Plan, res.Changes = r.plan.describe(), r.plan.count()
+			if r.plan.empty() {
+				res.Plan = nil
+			}
+		}
+		switch {
+		case r.err != nil:
+			rep.Failed++
+		case res.Changes == 0:
+			rep.UpToDate++
+		default:
+			rep.Changed++
+		}
+		rep.Hosts = append(rep.Hosts, res)
+	}
+	rep.TotalElapsed = time.Since(start)
+	fmt.Fprintln(out, summary(rep, o.DryRun))
+	if failed := rep.FailedHosts(); len(failed) > 0 {
+		return rep, fmt.Errorf("%d of %d host(s) failed: %s", len(failed), len(runs), strings.Join(failed, ", "))
+	}
+	return rep, nil
+}
+
+func summary(rep *Report, dryRun bool) string {
+	secs := rep.TotalElapsed.Seconds()
+	failed := ""
+	if f := rep.FailedHosts(); len(f) > 0 {
+		failed = " (" + strings.Join(f, ", ") + ")"
+	}
+	switch {
+	case dryRun:
+		return fmt.Sprintf("hosts: dry run, nothing changed: %d would change, %d up to date, %d failed%s (%.2fs)",
+			rep.Changed, rep.UpToDate, rep.Failed, failed, secs)
+	case rep.Changed == 0 && rep.Failed == 0:
+		return fmt.Sprintf("hosts: nothing to do: %d up to date (%.2fs, 1 SSH command per host)", rep.UpToDate, secs)
+	}
+	return fmt.Sprintf("hosts: %d changed, %d up to date, %d failed%s (%.2fs; SSH commands per host: 1 to read, 1 more to change and verify)",
+		rep.Changed, rep.UpToDate, rep.Failed, failed, secs)
+}
+
+// forEach runs f(0..n-1) with at most parallel running at once.
+func forEach(n, parallel int, f func(i int)) {
+	sem := make(chan struct{}, parallel)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			f(i)
+		}()
+	}
+	wg.Wait()
+}
+
+// probeHost connects, reads the state and makes the plan. The connection
+// stays open when there is something to apply.
+func probeHost(ctx context.Context, inv *inventory.Inventory, o *Options, r *hostRun) {
+	conn, err := o.Dial(ctx, r.h)
+	if err != nil {
+		r.err = dialError(err)
+		return
+	}
+	r.conn = conn
+	root := o.rootFor(r.h)
+	w := newScript(root)
+	w.roceVar(r.d.RoCEScript)
+	w.probe(r.d)
+	stdout, _, err := r.run(ctx, w.end())
+	if err != nil {
+		r.err = err
+		return
+	}
+	rs, err := parseResults(stdout, w.nonce)
+	if err != nil {
+		r.err = err
+		return
+	}
+	st, err := parseState(rs, root, r.d.paths())
+	if err != nil {
+		r.err = err
+		return
+	}
+	r.plan, r.err = makePlan(inv, r.d, st, o.restartMode() != ModeNone)
+	if r.err == nil && (r.plan.empty() || o.DryRun) {
+		r.conn.Close()
+		r.conn = nil
+	}
+}
+
+// dialError says which step of connecting failed.
+func dialError(err error) error {
+	var hk *sshconn.HostKeyError
+	var ne net.Error
+	switch {
+	case errors.As(err, &hk):
+		return fmt.Errorf("host key check failed: %w", err)
+	case errors.As(err, &ne):
+		return fmt.Errorf("unreachable: %w", err)
+	}
+	return fmt.Errorf("SSH login failed: %w", err)
+}
+
+func (r *hostRun) run(ctx context.Context, script []byte) ([]byte, []byte, error) {
+	r.trips++
+	return r.conn.Run(ctx, script)
+}
+
+// applyHost sends the plan's changes and the verifying probe in one script.
+func applyHost(ctx context.Context, inv *inventory.Inventory, o *Options, r *hostRun, stamp string) {
+	defer func() {
+		r.conn.Close()
+		r.conn = nil
+	}()
+	root := o.rootFor(r.h)
+	w := newScript(root).withTemp()
+	w.roceVar(r.d.RoCEScript)
+	w.applyScript(r.plan, o, stamp)
+	w.probe(r.d)
+	stdout, _, err := r.run(ctx, w.end())
+	if err != nil {
+		r.err = err
+		return
+	}
+	rs, err := parseResults(stdout, w.nonce)
+	if err != nil {
+		r.err = err
+		return
+	}
+	var errs []error
+	var state []result
+	for _, res := range rs {
+		name, isStep := strings.CutPrefix(res.Name, "step:")
+		if !isStep {
+			state = append(state, res)
+			continue
+		}
+		text := strings.TrimSpace(string(res.Data))
+		if res.rc() != 0 {
+			errs = append(errs, fmt.Errorf("%s failed (exit %s): %s", name, res.Status, oneLine(text)))
+			continue
+		}
+		switch name {
+		case "daemon", "restart":
+			for _, l := range strings.Split(text, "\n") {
+				if l != "" {
+					r.notes = append(r.notes, name+": "+l)
+				}
+			}
+		case "roce":
+			for _, x := range hostqos.ParseReport(res.Data) {
+				if x.State == hostqos.StateSet {
+					r.notes = append(r.notes, "roce: "+x.Name+" "+x.Detail)
+				}
+			}
+		}
+	}
+	if len(errs) == 0 {
+		st, err := parseState(state, root, r.d.paths())
+		if err != nil {
+			errs = append(errs, fmt.Errorf("verify: %w", err))
+		} else if left, err := makePlan(inv, r.d, st, o.restartMode() != ModeNone); err != nil {
+			errs = append(errs, fmt.Errorf("verify: %w", err))
+		} else if !left.empty() {
+			errs = append(errs, fmt.Errorf("verify: still different after the apply: %s", strings.Join(left.describe(), "; ")))
+		}
+	}
+	r.err = errors.Join(errs...)
+}
+
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 400 {
+		s = s[:400] + "..."
+	}
+	if s == "" {
+		return "(no output)"
+	}
+	return s
+}

@@ -1,0 +1,323 @@
+package hostapply
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"net/netip"
+	"slices"
+	"strings"
+
+	"github.com/rdggen/rdggen/pkg/dockernet"
+	"github.com/rdggen/rdggen/pkg/hostqos"
+	"github.com/rdggen/rdggen/pkg/inventory"
+)
+
+// daemonChange installs a merged daemon.json.
+type daemonChange struct {
+	Existed bool
+	Old     []byte
+	OldSum  string // sha256 of Old, so the install refuses a file changed since the probe
+	Mode    fs.FileMode
+	New     []byte
+	Changed []string // keys added or changed
+	Kept    []string // the file's other keys, kept as they were
+}
+
+// routeChange is one route to add or change.
+type routeChange struct {
+	Route dockernet.Route
+	Was   []routeEntry // routes to the same subnet that differ (empty: new)
+}
+
+// plan is the difference between a host and its desired state.
+type plan struct {
+	d          *desired
+	daemon     *daemonChange
+	restart    string // why docker must be restarted without a daemon.json change ("" when not)
+	files      []fileSpec
+	newFiles   map[string]bool
+	links      []linkSpec
+	remove     []string
+	forwarding string // the current value when it must change
+	chain      bool
+	chainWas   []string // its rules when it existed
+	chainNew   bool     // it did not exist
+	jump       bool
+	routes     []routeChange
+	stale      []routeEntry
+	roce       []hostqos.Result
+	reload     bool
+	notes      []string
+}
+
+// empty reports whether the host already matches.
+func (p *plan) empty() bool {
+	return p.daemon == nil && p.restart == "" && len(p.files) == 0 && len(p.links) == 0 && len(p.remove) == 0 &&
+		p.forwarding == "" && !p.chain && !p.jump && len(p.routes) == 0 && len(p.stale) == 0 && len(p.roce) == 0
+}
+
+// count is the number of changes, as plans and summaries count them.
+func (p *plan) count() int {
+	n := len(p.files) + len(p.links) + len(p.remove) + len(p.routes) + len(p.stale)
+	for _, b := range []bool{p.daemon != nil, p.restart != "", p.forwarding != "", p.chain, p.jump, len(p.roce) > 0} {
+		if b {
+			n++
+		}
+	}
+	return n
+}
+
+// hostError is a problem that stops one host before anything is changed on it.
+type hostError struct{ msg string }
+
+func (e *hostError) Error() string { return e.msg }
+
+func hostErrorf(format string, args ...any) error { return &hostError{fmt.Sprintf(format, args...)} }
+
+// makePlan compares st with d. It returns a *hostError when the host cannot
+// be changed safely (a daemon.json that is not JSON, a missing data address).
+// checkDocker0 adds a docker restart when docker0's address is not daemon.json's bip.
+func makePlan(inv *inventory.Inventory, d *desired, st *hostState, checkDocker0 bool) (*plan, error) {
+	h := d.Host
+	p := &plan{d: d, newFiles: map[string]bool{}}
+
+	// The data interface must carry the inventory's address: routes use it.
+	if st.Addr.RC != 0 {
+		return nil, hostErrorf("data interface %s: %s", h.DataInterface, firstLine(st.Addr.Out))
+	}
+	if addrs := parseAddrs(st.Addr.Out); !slices.Contains(addrs, h.Data.Address) {
+		return nil, hostErrorf("data interface %s does not carry %s (hosts[%d].data.address; it has %v): configure it first, the routes' next hops must be on-link",
+			h.DataInterface, h.Data.Address, h.Index, addrs)
+	}
+
+	// daemon.json: merged, never overwritten when it does not parse.
+	cur := st.Files[dockernet.DaemonPath]
+	switch cur.Kind {
+	case "link", "other":
+		return nil, hostErrorf("%s is not a regular file (%s); rdggen does not write through it", dockernet.DaemonPath, cur.Kind)
+	}
+	merged, err := dockernet.Merge(cur.Data, d.Daemon)
+	if err != nil {
+		return nil, hostErrorf("%s: %v; the file was not changed", dockernet.DaemonPath, strings.TrimPrefix(err.Error(), "existing daemon.json: "))
+	}
+	if cur.Kind == "absent" || !bytes.Equal(merged, cur.Data) {
+		if err := dockernet.Validate(merged); err != nil {
+			return nil, hostErrorf("%s: the merged file would not be valid, so it was not installed: %v", dockernet.DaemonPath, err)
+		}
+		dc := &daemonChange{Existed: cur.Kind == "file", Old: cur.Data, Mode: 0o644, New: merged}
+		if dc.Existed {
+			sum := sha256.Sum256(cur.Data)
+			dc.OldSum, dc.Mode = hex.EncodeToString(sum[:]), cur.Mode
+		}
+		dc.Changed = dockernet.ChangedKeys(cur.Data, merged)
+		ours := dockernet.Keys(d.Daemon)
+		for _, k := range dockernet.Keys(cur.Data) {
+			if !slices.Contains(ours, k) {
+				dc.Kept = append(dc.Kept, k)
+			}
+		}
+		p.daemon = dc
+	} else if checkDocker0 && st.Docker0.RC == 0 {
+		// The file is right; is the running Docker using it?
+		if bip := h.Bridge(); !slices.Contains(parseAddrs(st.Docker0.Out), bip) {
+			p.restart = fmt.Sprintf("docker0 has %v, daemon.json says bip %s", parseAddrs(st.Docker0.Out), bip)
+		}
+	}
+
+	// Forwarding.
+	if v := strings.TrimSpace(st.Forwarding.Out); st.Forwarding.RC != 0 || v != d.Forwarding {
+		p.forwarding = v
+		if p.forwarding == "" {
+			p.forwarding = "unknown"
+		}
+	}
+
+	// Firewall: the chain as a block, the jump first in DOCKER-USER, once.
+	if have := chainRules(st.Chain.Out); st.Chain.RC != 0 || !slices.Equal(have, d.ChainRules) {
+		p.chain, p.chainWas, p.chainNew = true, have, st.Chain.RC != 0
+	}
+	du := chainRules(st.DockerUser.Out)
+	jumps := 0
+	for _, r := range du {
+		if r == dockernet.FirewallJump {
+			jumps++
+		}
+	}
+	if st.DockerUser.RC != 0 || len(du) == 0 || du[0] != dockernet.FirewallJump || jumps != 1 {
+		p.jump = true
+	}
+
+	// Routes: replace what is missing or different, delete stale routes into
+	// the pool via the data interface (a host that left the inventory).
+	table := parseRoutes(st.Routes.Out)
+	byDst := map[netip.Prefix][]routeEntry{}
+	for _, e := range table {
+		byDst[e.Dst] = append(byDst[e.Dst], e)
+	}
+	want := map[netip.Prefix]bool{}
+	for _, r := range d.Routes {
+		want[r.Dst] = true
+		ok := false
+		for _, e := range byDst[r.Dst] {
+			ok = ok || (e.Via == r.Via && e.Dev == r.Dev)
+		}
+		if !ok {
+			p.routes = append(p.routes, routeChange{Route: r, Was: byDst[r.Dst]})
+		}
+	}
+	pool := inv.Docker.Pool
+	for _, e := range table {
+		if e.Via.IsValid() && e.Dev == h.DataInterface && pool.Contains(e.Dst.Addr()) && e.Dst.Bits() >= pool.Bits() && !want[e.Dst] {
+			p.stale = append(p.stale, e)
+		}
+	}
+
+	// In-VM RoCE settings.
+	rs := roceResults(st.RoCE.Out)
+	if len(rs) == 0 {
+		return nil, hostErrorf("RoCE check did not run (exit %d): %s", st.RoCE.RC, firstLine(st.RoCE.Out))
+	}
+	for _, r := range rs {
+		if r.State == hostqos.StateDiffers || r.State == hostqos.StateFailed {
+			p.roce = append(p.roce, r)
+		}
+	}
+
+	// Files rdggen owns whole, their enabling links, and the other OS form.
+	for _, f := range d.Files {
+		s := st.Files[f.Path]
+		switch {
+		case s.Kind == "other" || s.Kind == "link":
+			return nil, hostErrorf("%s is not a regular file (%s); remove it and run apply again", f.Path, s.Kind)
+		case s.Kind == "file" && bytes.Equal(s.Data, f.Data) && s.Mode == f.Mode:
+			continue
+		}
+		p.files = append(p.files, f)
+		p.newFiles[f.Path] = s.Kind == "absent"
+		p.reload = p.reload || f.Unit
+	}
+	for _, l := range d.Links {
+		if s := st.Files[l.Path]; s.Kind != "link" || string(s.Data) != l.Target {
+			p.links = append(p.links, l)
+			p.reload = true
+		}
+	}
+	for _, f := range d.Foreign {
+		s := st.Files[f]
+		if s.Kind == "absent" {
+			continue
+		}
+		if s.Kind == "file" && bytes.Contains(s.Data, []byte("rdggen: persistent routes")) {
+			p.remove = append(p.remove, f)
+		} else {
+			p.notes = append(p.notes, fmt.Sprintf("%s exists but was not written by rdggen: left alone", f))
+		}
+	}
+
+	// Docker version against the inventory's.
+	if v, ok := dockerVersion(st.Dockerd.Out); ok {
+		have := inventory.MustVersion(fmt.Sprintf("%d.%d.%d", v[0], v[1], v[2]))
+		switch {
+		case have.AtLeast(28, 2) && !inv.Docker.AllowDirectRouting():
+			p.notes = append(p.notes, fmt.Sprintf("dockerd is %d.%d.%d but the inventory says docker.version %s: without \"allow-direct-routing\" Docker ≥ 28.2 drops routed traffic to containers; set docker.version", v[0], v[1], v[2], inv.Docker.Version))
+		case !have.AtLeast(28, 2) && inv.Docker.AllowDirectRouting():
+			p.notes = append(p.notes, fmt.Sprintf("dockerd is %d.%d.%d but the inventory says docker.version %s: dockerd < 28.2 rejects \"allow-direct-routing\"", v[0], v[1], v[2], inv.Docker.Version))
+		}
+	} else if st.Dockerd.RC == 127 {
+		p.notes = append(p.notes, "dockerd is not installed: daemon.json and the firewall unit take effect when Docker is")
+	}
+	return p, nil
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if s == "" {
+		return "(no output)"
+	}
+	return s
+}
+
+// maxListed bounds the per-item lines of one kind in a printed plan.
+const maxListed = 10
+
+// describe returns the plan's changes as lines for humans: "+" adds, "~"
+// changes, "-" removes. Notes are in p.notes.
+func (p *plan) describe() []string {
+	var out []string
+	add := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
+	if dc := p.daemon; dc != nil {
+		sign, verb := "~", "set "+strings.Join(dc.Changed, ", ")
+		if !dc.Existed {
+			sign, verb = "+", "new file with "+strings.Join(dc.Changed, ", ")
+		}
+		kept := ""
+		if len(dc.Kept) > 0 {
+			kept = "; keeps " + strings.Join(dc.Kept, ", ")
+		}
+		backup := ""
+		if dc.Existed {
+			backup = ", backup"
+		}
+		add("%s %s: %s%s (validate%s, restart docker)", sign, dockernet.DaemonPath, verb, kept, backup)
+	}
+	if p.restart != "" {
+		add("~ restart docker: %s", p.restart)
+	}
+	if p.forwarding != "" {
+		add("~ %s: %s -> %s", dockernet.ForwardingKey, p.forwarding, p.d.Forwarding)
+	}
+	if p.chain {
+		was := fmt.Sprintf("%d rule(s)", len(p.chainWas))
+		if p.chainNew {
+			was = "absent"
+		}
+		add("~ iptables chain %s: %d rule(s), replaced as one block (was %s)", dockernet.FirewallChain, len(p.d.ChainRules), was)
+	}
+	if p.jump {
+		add("~ iptables chain %s: jump to %s as its first rule, once", dockernet.DockerUserChain, dockernet.FirewallChain)
+	}
+	for i, r := range p.routes {
+		if i == maxListed {
+			add("+ ... %d more route(s)", len(p.routes)-maxListed)
+			break
+		}
+		if len(r.Was) == 0 {
+			add("+ route %s via %s dev %s (%s)", r.Route.Dst, r.Route.Via, r.Route.Dev, r.Route.Host)
+		} else {
+			add("~ route %s via %s dev %s (%s; was %s)", r.Route.Dst, r.Route.Via, r.Route.Dev, r.Route.Host, r.Was[0])
+		}
+	}
+	for i, e := range p.stale {
+		if i == maxListed {
+			add("- ... %d more stale route(s)", len(p.stale)-maxListed)
+			break
+		}
+		add("- route %s (into the container pool, not in the inventory)", e)
+	}
+	for _, r := range p.roce {
+		add("~ roce %s: %s", r.Name, r.Detail)
+	}
+	for _, f := range p.files {
+		if p.newFiles[f.Path] {
+			add("+ %s", f.Path)
+		} else {
+			add("~ %s", f.Path)
+		}
+	}
+	for _, l := range p.links {
+		add("+ %s -> %s", l.Path, l.Target)
+	}
+	for _, f := range p.remove {
+		add("- %s (rdggen's routes for another OS form)", f)
+	}
+	if p.reload {
+		add("~ systemd: daemon-reload (units changed)")
+	}
+	return out
+}

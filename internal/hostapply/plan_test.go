@@ -1,0 +1,227 @@
+package hostapply
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/rdggen/rdggen/pkg/dockernet"
+	"github.com/rdggen/rdggen/pkg/inventory"
+)
+
+// goodState is host h exactly as desired: what a probe of a converged host
+// returns.
+func goodState(inv *inventory.Inventory, d *desired) *hostState {
+	h := d.Host
+	st := &hostState{Files: map[string]fileState{}}
+	st.Files[dockernet.DaemonPath] = fileState{Kind: "file", Mode: 0o644, Data: d.Daemon}
+	for _, f := range d.Files {
+		st.Files[f.Path] = fileState{Kind: "file", Mode: f.Mode, Data: f.Data}
+	}
+	for _, l := range d.Links {
+		st.Files[l.Path] = fileState{Kind: "link", Data: []byte(l.Target)}
+	}
+	for _, f := range d.Foreign {
+		st.Files[f] = fileState{Kind: "absent"}
+	}
+	st.Forwarding = cmdOut{0, "1\n"}
+	st.Addr = cmdOut{0, fmt.Sprintf("3: %s    inet %s brd 31.31.31.255 scope global %s\\       valid_lft forever preferred_lft forever\n", h.DataInterface, h.Data.Address, h.DataInterface)}
+	var routes strings.Builder
+	fmt.Fprintf(&routes, "default via 10.0.0.1 dev eno0 proto dhcp src 10.0.0.41 metric 100\n")
+	fmt.Fprintf(&routes, "%s dev docker0 proto kernel scope link src %s linkdown\n", h.Subnet, h.Bridge().Addr())
+	for _, r := range d.Routes {
+		fmt.Fprintf(&routes, "%s via %s dev %s \n", r.Dst, r.Via, r.Dev)
+	}
+	fmt.Fprintf(&routes, "%s dev %s proto kernel scope link src %s\n", h.Data.Address.Masked(), h.DataInterface, h.Data.Address.Addr())
+	st.Routes = cmdOut{0, routes.String()}
+	st.Chain = cmdOut{0, "-N " + dockernet.FirewallChain + "\n" + strings.Join(d.ChainRules, "\n") + "\n"}
+	st.DockerUser = cmdOut{0, "-N DOCKER-USER\n" + dockernet.FirewallJump + "\n-A DOCKER-USER -j RETURN\n"}
+	st.Dockerd = cmdOut{0, "Docker version 18.09.7, build 2d0083d\n"}
+	st.Docker0 = cmdOut{0, "5: docker0    inet " + h.Bridge().String() + " brd 172.16.41.255 scope global docker0\n"}
+	st.RoCE = cmdOut{0, "rdggen-roce tcp_ecn ok 1\nrdggen-roce rdma_device n/a no RDMA device\nrdggen-roce pf_qos esxi not applicable on a VF\n"}
+	return st
+}
+
+func TestPlanConvergedHostIsEmpty(t *testing.T) {
+	inv := inventory.Reference()
+	d := desiredFor(inv, &inv.Hosts[0])
+	p, err := makePlan(inv, d, goodState(inv, d), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.empty() || p.count() != 0 || len(p.describe()) != 0 {
+		t.Fatalf("converged host has a plan: %v", p.describe())
+	}
+}
+
+func TestPlanDifferences(t *testing.T) {
+	inv := inventory.Reference()
+	h := &inv.Hosts[0] // clx-mld-41
+	d := desiredFor(inv, h)
+	for _, tc := range []struct {
+		name   string
+		change func(st *hostState)
+		want   []string
+	}{
+		{"forwarding off", func(st *hostState) { st.Forwarding.Out = "0\n" },
+			[]string{"~ net.ipv4.conf.all.forwarding: 0 -> 1"}},
+		{"route via the wrong host and a stale one", func(st *hostState) {
+			st.Routes.Out = strings.Replace(st.Routes.Out, "172.16.42.0/24 via 31.31.31.42", "172.16.42.0/24 via 31.31.31.43", 1) +
+				"172.16.49.0/24 via 31.31.31.49 dev enp1f0 \n" + // a host that left
+				"172.16.41.0/24 via 31.31.31.41 dev enp1f0 metric 5\n" // the guide's own-subnet slip
+		}, []string{
+			"~ route 172.16.42.0/24 via 31.31.31.42 dev enp1f0 (clx-mld-42; was 172.16.42.0/24 via 31.31.31.43 dev enp1f0)",
+			"- route 172.16.49.0/24 via 31.31.31.49 dev enp1f0 (into the container pool, not in the inventory)",
+			"- route 172.16.41.0/24 via 31.31.31.41 dev enp1f0 (into the container pool, not in the inventory)",
+		}},
+		{"missing routes", func(st *hostState) { st.Routes.Out = "" }, []string{
+			"+ route 172.16.42.0/24 via 31.31.31.42 dev enp1f0 (clx-mld-42)",
+			"+ route 172.16.43.0/24 via 31.31.31.43 dev enp1f0 (clx-mld-43)",
+			"+ route 172.16.44.0/24 via 31.31.31.44 dev enp1f0 (clx-mld-44)",
+			"+ route 172.16.45.0/24 via 31.31.31.45 dev enp1f0 (clx-mld-45)",
+			"+ route 172.16.46.0/24 via 31.31.31.46 dev enp1f0 (clx-mld-46)",
+			"+ route 172.16.47.0/24 via 31.31.31.47 dev enp1f0 (clx-mld-47)",
+			"+ route 172.16.48.0/24 via 31.31.31.48 dev enp1f0 (clx-mld-48)",
+		}},
+		{"chain absent, no DOCKER-USER", func(st *hostState) {
+			st.Chain = cmdOut{1, "iptables: No chain/target/match by that name.\n"}
+			st.DockerUser = cmdOut{1, "iptables: No chain/target/match by that name.\n"}
+		}, []string{
+			"~ iptables chain RDGGEN-CONTAINERS: 6 rule(s), replaced as one block (was absent)",
+			"~ iptables chain DOCKER-USER: jump to RDGGEN-CONTAINERS as its first rule, once",
+		}},
+		{"a rule too many, jump twice", func(st *hostState) {
+			st.Chain.Out += "-A RDGGEN-CONTAINERS -j ACCEPT\n"
+			st.DockerUser.Out = "-N DOCKER-USER\n" + dockernet.FirewallJump + "\n" + dockernet.FirewallJump + "\n-A DOCKER-USER -j RETURN\n"
+		}, []string{
+			"~ iptables chain RDGGEN-CONTAINERS: 6 rule(s), replaced as one block (was 7 rule(s))",
+			"~ iptables chain DOCKER-USER: jump to RDGGEN-CONTAINERS as its first rule, once",
+		}},
+		{"jump after a user rule", func(st *hostState) {
+			st.DockerUser.Out = "-N DOCKER-USER\n-A DOCKER-USER -s 10.9.0.0/16 -j DROP\n" + dockernet.FirewallJump + "\n"
+		}, []string{"~ iptables chain DOCKER-USER: jump to RDGGEN-CONTAINERS as its first rule, once"}},
+		{"daemon.json from nvidia-docker2", func(st *hostState) {
+			st.Files[dockernet.DaemonPath] = fileState{Kind: "file", Mode: 0o644, Data: []byte(`{"runtimes": {"nvidia": {"path": "nvidia-container-runtime", "runtimeArgs": []}}, "bip": "172.17.0.1/16"}`)}
+		}, []string{"~ /etc/docker/daemon.json: set bip, fixed-cidr, mtu, dns; keeps runtimes (validate, backup, restart docker)"}},
+		{"no daemon.json", func(st *hostState) { st.Files[dockernet.DaemonPath] = fileState{Kind: "absent"} },
+			[]string{"+ /etc/docker/daemon.json: new file with bip, fixed-cidr, mtu, dns (validate, restart docker)"}},
+		{"docker0 not restarted since", func(st *hostState) { st.Docker0.Out = "5: docker0    inet 172.17.0.1/16 scope global docker0\n" },
+			[]string{"~ restart docker: docker0 has [172.17.0.1/16], daemon.json says bip 172.16.41.1/24"}},
+		{"tcp_ecn", func(st *hostState) { st.RoCE.Out = "rdggen-roce tcp_ecn differs 2 -> 1\n" },
+			[]string{"~ roce tcp_ecn: 2 -> 1"}},
+		{"files: changed, wrong mode, unit missing", func(st *hostState) {
+			st.Files[dockernet.SysctlPath] = fileState{Kind: "file", Mode: 0o644, Data: []byte("net.ipv4.ip_forward = 1\n")}
+			f := st.Files[dockernet.IfupdownHookPath]
+			f.Mode = 0o644
+			st.Files[dockernet.IfupdownHookPath] = f
+			st.Files[dockernet.FirewallUnitPath] = fileState{Kind: "absent"}
+			st.Files[dockernet.FirewallWantsPath] = fileState{Kind: "link", Data: []byte("/lib/systemd/system/other.service")}
+		}, []string{
+			"~ /etc/sysctl.d/60-rdggen-forwarding.conf",
+			"~ /etc/network/if-up.d/rdggen-routes",
+			"+ /etc/systemd/system/rdggen-firewall.service",
+			"+ /etc/systemd/system/docker.service.wants/rdggen-firewall.service -> /etc/systemd/system/rdggen-firewall.service",
+			"~ systemd: daemon-reload (units changed)",
+		}},
+		{"netplan leftover of rdggen", func(st *hostState) {
+			st.Files[dockernet.NetplanPath] = fileState{Kind: "file", Mode: 0o600, Data: []byte("# rdggen: persistent routes of clx-mld-41\nnetwork: {}\n")}
+		}, []string{"- /etc/netplan/60-rdggen.yaml (rdggen's routes for another OS form)"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := goodState(inv, d)
+			tc.change(st)
+			p, err := makePlan(inv, d, st, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, p.describe()); diff != "" {
+				t.Errorf("plan (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestPlanRefuses(t *testing.T) {
+	inv := inventory.Reference()
+	d := desiredFor(inv, &inv.Hosts[0])
+	for _, tc := range []struct {
+		name    string
+		change  func(st *hostState)
+		wantErr string
+	}{
+		{"daemon.json not JSON", func(st *hostState) {
+			st.Files[dockernet.DaemonPath] = fileState{Kind: "file", Mode: 0o644, Data: []byte("{\"runtimes\": {}\n")}
+		}, "/etc/docker/daemon.json: line 1 col 16: not valid JSON: unexpected end of JSON input; the file was not changed"},
+		{"daemon.json with bridge", func(st *hostState) {
+			st.Files[dockernet.DaemonPath] = fileState{Kind: "file", Mode: 0o644, Data: []byte(`{"bridge": "br0"}`)}
+		}, `/etc/docker/daemon.json: line 1 col 2: it sets "bridge"`},
+		{"default runtime missing", func(st *hostState) {
+			st.Files[dockernet.DaemonPath] = fileState{Kind: "file", Mode: 0o644, Data: []byte(`{"default-runtime": "nvidia"}`)}
+		}, `the merged file would not be valid, so it was not installed: "default-runtime": "nvidia" is not in "runtimes"`},
+		{"data address missing", func(st *hostState) { st.Addr.Out = "3: enp1f0    inet 10.1.1.1/24 scope global enp1f0\n" },
+			"data interface enp1f0 does not carry 31.31.31.41/24 (hosts[0].data.address; it has [10.1.1.1/24])"},
+		{"no data interface", func(st *hostState) { st.Addr = cmdOut{1, "Device \"enp1f0\" does not exist.\n"} },
+			`data interface enp1f0: Device "enp1f0" does not exist.`},
+		{"a directory where a file goes", func(st *hostState) { st.Files[dockernet.SysctlPath] = fileState{Kind: "other"} },
+			"/etc/sysctl.d/60-rdggen-forwarding.conf is not a regular file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := goodState(inv, d)
+			tc.change(st)
+			_, err := makePlan(inv, d, st, true)
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("error %v, want %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestPlanNotes(t *testing.T) {
+	inv := inventory.Reference()
+	d := desiredFor(inv, &inv.Hosts[0])
+	st := goodState(inv, d)
+	st.Dockerd.Out = "Docker version 28.3.2, build 578ccf6\n"
+	st.Files[dockernet.NetplanPath] = fileState{Kind: "file", Mode: 0o600, Data: []byte("network: {version: 2}\n")}
+	p, err := makePlan(inv, d, st, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"/etc/netplan/60-rdggen.yaml exists but was not written by rdggen: left alone",
+		`dockerd is 28.3.2 but the inventory says docker.version 18.09: without "allow-direct-routing" Docker ≥ 28.2 drops routed traffic to containers; set docker.version`,
+	}
+	if diff := cmp.Diff(want, p.notes); diff != "" {
+		t.Error(diff)
+	}
+}
+
+func TestParseRoutes(t *testing.T) {
+	got := parseRoutes(`default via 10.0.0.1 dev eno0 proto dhcp src 10.0.0.41 metric 100
+blackhole 10.9.0.0/16
+172.16.42.0/24 via 31.31.31.42 dev enp1f0
+10.1.2.3 via 10.0.0.9 dev eno0
+192.168.0.0/16 proto static
+	nexthop via 10.0.0.2 dev eno0 weight 1
+unicast 172.16.43.0/24 via 31.31.31.43 dev enp1f0 proto static
+`)
+	want := []routeEntry{
+		{netip.MustParsePrefix("0.0.0.0/0"), netip.MustParseAddr("10.0.0.1"), "eno0"},
+		{netip.MustParsePrefix("172.16.42.0/24"), netip.MustParseAddr("31.31.31.42"), "enp1f0"},
+		{netip.MustParsePrefix("10.1.2.3/32"), netip.MustParseAddr("10.0.0.9"), "eno0"},
+		{netip.MustParsePrefix("192.168.0.0/16"), netip.Addr{}, ""},
+		{netip.MustParsePrefix("172.16.43.0/24"), netip.MustParseAddr("31.31.31.43"), "enp1f0"},
+	}
+	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b netip.Addr) bool { return a == b }), cmp.Comparer(func(a, b netip.Prefix) bool { return a == b })); diff != "" {
+		t.Error(diff)
+	}
+}
+
+func TestRemoteErrorSudo(t *testing.T) {
+	err := remoteError(fmt.Errorf("not an exit error"), nil, "ops")
+	if err == nil || err.Error() != "not an exit error" {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,675 @@
+// Package netnstest builds a GPU cluster's VMs out of Linux network
+// namespaces for tests of `rdggen apply --target hosts` (test-only; needs root).
+//
+// Each host is a namespace with a data interface on a shared bridge in a
+// "switch" namespace (198.18.S.N/24), a management interface on a bridge in the
+// test's own namespace (198.19.S.N/24, the only thing outside a namespace), its
+// own sshd, and a docker0 bridge with a "container" namespace at .2 of the
+// host's container subnet. Docker is emulated where it matters: FORWARD policy
+// DROP with Docker's jump to DOCKER-USER, its conntrack/bridge rules and its
+// MASQUERADE rule, forwarding off, docker0 at Docker's default 172.17.0.1/16
+// until a (fake) restart applies daemon.json's bip. S is a slot number taken
+// under a lock, so clusters of parallel test binaries never collide.
+//
+// Everything is torn down by t.Cleanup, also when the test fails.
+package netnstest
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/knownhosts"
+
+	"github.com/rdggen/rdggen/pkg/inventory"
+)
+
+// SSHD is the OpenSSH server binary the hosts run.
+const SSHD = "/usr/sbin/sshd"
+
+// Require skips t unless the process is root and ip, iptables,
+// iptables-restore, ping and sshd are present and `ip netns` works.
+func Require(t testing.TB) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("netnstest: needs root to create network namespaces (run the tests as root, as CI does)")
+	}
+	for _, tool := range []string{"ip", "iptables", "iptables-restore", "ping", "base64", "awk"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("netnstest: %s not found (install iproute2, iptables, iputils-ping)", tool)
+		}
+	}
+	if _, err := os.Stat(SSHD); err != nil {
+		t.Skipf("netnstest: %s not found (install openssh-server)", SSHD)
+	}
+	probe := fmt.Sprintf("rdgprobe%d", os.Getpid())
+	if out, err := exec.Command("ip", "netns", "add", probe).CombinedOutput(); err != nil {
+		t.Skipf("netnstest: ip netns add does not work here: %v: %s", err, out)
+	}
+	defer exec.Command("ip", "netns", "del", probe).Run()
+	// The kernel features the cluster needs: bridges, veth pairs, and the
+	// netfilter matches and targets of the Docker emulation.
+	for _, args := range [][]string{
+		{"ip", "-n", probe, "link", "add", "br0", "type", "bridge"},
+		{"ip", "-n", probe, "link", "add", "v0", "type", "veth", "peer", "name", "v1"},
+	} {
+		if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
+			t.Skipf("netnstest: the kernel refuses %s: %v: %s", strings.Join(args[3:], " "), err, out)
+		}
+	}
+	cmd := exec.Command("ip", "netns", "exec", probe, "iptables-restore")
+	cmd.Stdin = strings.NewReader(dockerRules)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Skipf("netnstest: iptables cannot load the Docker emulation (conntrack, MASQUERADE) in a namespace: %v: %s", err, out)
+	}
+}
+
+// Options shape a cluster.
+type Options struct {
+	// Hosts is the number of hosts (1–250).
+	Hosts int
+	// OS returns host i's os (default ubuntu-16.04 for all).
+	OS func(i int) string
+	// DockerVersion is the inventory's docker.version (default 20.10).
+	DockerVersion string
+	// Users, when set, adds a login user (and a stand-in sudo that refuses,
+	// as sudo -n does without a NOPASSWD rule) to host i's sshd; "" for none.
+	User func(i int) string
+}
+
+// Cluster is a running namespace cluster.
+type Cluster struct {
+	// Dir holds keys, configs, logs and the per-host roots.
+	Dir  string
+	Slot int
+	// Hosts in inventory order.
+	Hosts []*Host
+	// InventoryPath is the cluster's inventory (YAML); Inventory is it loaded.
+	InventoryPath string
+	Inventory     *inventory.Inventory
+	// KnownHosts holds every host's key at its management address;
+	// Identity is the client's private key (unencrypted OpenSSH format).
+	KnownHosts, Identity string
+
+	t        testing.TB
+	switchNS string
+	mgmtBr   string
+	mu       sync.Mutex
+}
+
+// Host is one namespace host.
+type Host struct {
+	Index       int
+	Name        string
+	NS          string       // the host's network namespace
+	ContainerNS string       // the "container" namespace behind its docker0
+	Mgmt        netip.Addr   // sshd listens here
+	Data        netip.Prefix // data0's address
+	Subnet      netip.Prefix // container subnet
+	Container   netip.Addr   // the container's address (.2)
+	// Root is the directory the host's files live under (the host target's
+	// root prefix with {host} expanded).
+	Root string
+	// SSHDLog is sshd's log (LogLevel VERBOSE: one line per session).
+	SSHDLog string
+	sshdDir string
+	sshd    *exec.Cmd
+	user    string
+}
+
+const lockFile = "/tmp/rdggen-netnstest.lock"
+
+// New builds a cluster of o.Hosts hosts; it is torn down by t.Cleanup.
+func New(t testing.TB, o Options) *Cluster {
+	t.Helper()
+	Require(t)
+	if o.Hosts < 1 || o.Hosts > 250 {
+		t.Fatalf("netnstest: %d hosts (1–250)", o.Hosts)
+	}
+	if o.OS == nil {
+		o.OS = func(int) string { return "ubuntu-16.04" }
+	}
+	if o.DockerVersion == "" {
+		o.DockerVersion = "20.10"
+	}
+	c := &Cluster{Dir: t.TempDir(), t: t}
+	t.Cleanup(c.teardown)
+	c.Slot = c.takeSlot()
+	c.switchNS = fmt.Sprintf("rdg%dsw", c.Slot)
+	c.mgmtBr = fmt.Sprintf("rdgm%d", c.Slot)
+
+	if err := os.MkdirAll("/run/sshd", 0o755); err != nil { // sshd's privilege separation directory
+		t.Fatal(err)
+	}
+	c.keys(o.Hosts)
+	c.must("ip", "link", "add", c.mgmtBr, "type", "bridge")
+	c.must("ip", "addr", "add", c.mgmtAddr(254).String()+"/24", "dev", c.mgmtBr)
+	c.must("ip", "link", "set", c.mgmtBr, "up")
+	c.must("ip", "-n", c.switchNS, "link", "add", "br0", "type", "bridge")
+	c.must("ip", "-n", c.switchNS, "link", "set", "br0", "up")
+
+	for i := 0; i < o.Hosts; i++ {
+		n := i + 1
+		h := &Host{
+			Index: i, Name: fmt.Sprintf("ns-%02d", n),
+			NS: fmt.Sprintf("rdg%dh%d", c.Slot, n), ContainerNS: fmt.Sprintf("rdg%dc%d", c.Slot, n),
+			Mgmt:   c.mgmtAddr(n),
+			Data:   netip.PrefixFrom(netip.AddrFrom4([4]byte{198, 18, byte(c.Slot), byte(n)}), 24),
+			Subnet: netip.PrefixFrom(netip.AddrFrom4([4]byte{172, 16, byte(n), 0}), 24),
+		}
+		if o.User != nil {
+			h.user = o.User(i)
+		}
+		h.Container = netip.AddrFrom4([4]byte{172, 16, byte(n), 2})
+		h.Root = filepath.Join(c.Dir, "roots", h.Name)
+		c.Hosts = append(c.Hosts, h)
+		c.buildHost(h)
+	}
+	c.pinDataNeighbours()
+	c.writeInventory(o)
+	var wg sync.WaitGroup
+	errs := make([]error, len(c.Hosts))
+	for i, h := range c.Hosts {
+		wg.Add(1)
+		go func() { defer wg.Done(); errs[i] = c.startSSHD(h) }()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func (c *Cluster) mgmtAddr(n int) netip.Addr {
+	return netip.AddrFrom4([4]byte{198, 19, byte(c.Slot), byte(n)})
+}
+
+// takeSlot reserves a slot 1–250 under a file lock: the smallest whose owner
+// process is gone; leftovers of a killed run are removed first.
+func (c *Cluster) takeSlot() int {
+	f, err := os.OpenFile(lockFile, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		c.t.Fatal(err)
+	}
+	defer syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	dir := "/tmp/rdggen-netnstest"
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		c.t.Fatal(err)
+	}
+	for s := 1; s <= 250; s++ {
+		pidFile := filepath.Join(dir, strconv.Itoa(s)+".pid")
+		if b, err := os.ReadFile(pidFile); err == nil {
+			if pid, _ := strconv.Atoi(strings.TrimSpace(string(b))); pid > 0 && syscall.Kill(pid, 0) == nil {
+				continue // in use by a live process
+			}
+		}
+		removeSlot(s)
+		if err := os.WriteFile(pidFile, []byte(strconv.Itoa(os.Getpid())), 0o600); err != nil {
+			c.t.Fatal(err)
+		}
+		_ = exec.Command("ip", "netns", "add", fmt.Sprintf("rdg%dsw", s)).Run()
+		return s
+	}
+	c.t.Fatal("netnstest: no free slot")
+	return 0
+}
+
+// removeSlot deletes whatever a slot left behind: its namespaces (with
+// their processes) and its management bridge.
+func removeSlot(s int) {
+	prefix := fmt.Sprintf("rdg%d", s)
+	out, _ := exec.Command("ip", "netns", "list").Output()
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		name := f[0]
+		rest, ok := strings.CutPrefix(name, prefix)
+		if !ok || rest == "" || (rest[0] != 'h' && rest[0] != 'c' && rest != "sw") {
+			continue
+		}
+		killNS(name)
+		_ = exec.Command("ip", "netns", "del", name).Run()
+	}
+	_ = exec.Command("ip", "link", "del", fmt.Sprintf("rdgm%d", s)).Run()
+}
+
+// killNS kills every process in a namespace.
+func killNS(ns string) {
+	out, _ := exec.Command("ip", "netns", "pids", ns).Output()
+	for _, p := range strings.Fields(string(out)) {
+		if pid, err := strconv.Atoi(p); err == nil && pid > 1 && pid != os.Getpid() {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
+func (c *Cluster) teardown() {
+	for _, h := range c.Hosts {
+		c.StopSSHD(h)
+	}
+	if c.Slot > 0 {
+		removeSlot(c.Slot)
+		_ = os.Remove(filepath.Join("/tmp/rdggen-netnstest", strconv.Itoa(c.Slot)+".pid"))
+	}
+}
+
+func (c *Cluster) must(args ...string) {
+	c.t.Helper()
+	if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
+		c.t.Fatalf("netnstest: %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+// batch runs `ip [-n ns] -batch -` with lines.
+func (c *Cluster) batch(ns string, lines ...string) {
+	c.t.Helper()
+	args := []string{"-batch", "-"}
+	if ns != "" {
+		args = append([]string{"-n", ns}, args...)
+	}
+	cmd := exec.Command("ip", args...)
+	cmd.Stdin = strings.NewReader(strings.Join(lines, "\n") + "\n")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		c.t.Fatalf("netnstest: ip %s: %v\n%s\n%s", strings.Join(args, " "), err, strings.Join(lines, "\n"), out)
+	}
+}
+
+// dockerRules is what dockerd (20.10) leaves in iptables with the default
+// bip, before it has seen rdggen's daemon.json (research/hosts.md §3.2).
+const dockerRules = `*filter
+:INPUT ACCEPT [0:0]
+:FORWARD DROP [0:0]
+:OUTPUT ACCEPT [0:0]
+:DOCKER-USER - [0:0]
+-A FORWARD -j DOCKER-USER
+-A FORWARD -o docker0 -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT
+-A FORWARD -i docker0 ! -o docker0 -j ACCEPT
+-A FORWARD -i docker0 -o docker0 -j ACCEPT
+-A DOCKER-USER -j RETURN
+COMMIT
+*nat
+:PREROUTING ACCEPT [0:0]
+:INPUT ACCEPT [0:0]
+:OUTPUT ACCEPT [0:0]
+:POSTROUTING ACCEPT [0:0]
+-A POSTROUTING -s 172.17.0.0/16 ! -o docker0 -j MASQUERADE
+COMMIT
+`
+
+func (c *Cluster) buildHost(h *Host) {
+	c.must("ip", "netns", "add", h.NS)
+	c.must("ip", "netns", "add", h.ContainerNS)
+	mgmtPeer := fmt.Sprintf("rdg%dm%d", c.Slot, h.Index+1)
+	c.batch("",
+		"link add "+mgmtPeer+" type veth peer name mgmt0 netns "+h.NS,
+		"link set "+mgmtPeer+" master "+c.mgmtBr+" up")
+	port := fmt.Sprintf("p%d", h.Index+1)
+	c.batch(c.switchNS,
+		"link add "+port+" type veth peer name data0 netns "+h.NS,
+		"link set "+port+" master br0 up")
+	c.batch(h.ContainerNS, "link add eth0 type veth peer name vethc netns "+h.NS)
+	c.batch(h.NS,
+		"link set lo up",
+		"addr add "+h.Mgmt.String()+"/24 dev mgmt0",
+		"link set mgmt0 up",
+		"addr add "+h.Data.String()+" dev data0",
+		"link set data0 up",
+		"link add docker0 type bridge",
+		"addr add 172.17.0.1/16 dev docker0",
+		"link set docker0 up",
+		"link set vethc master docker0 up")
+	c.batch(h.ContainerNS,
+		"link set lo up",
+		"addr add "+h.Container.String()+"/24 dev eth0",
+		"link set eth0 up",
+		"route add default via "+h.Subnet.Addr().Next().String())
+	cmd := exec.Command("ip", "netns", "exec", h.NS, "iptables-restore")
+	cmd.Stdin = strings.NewReader(dockerRules)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		c.t.Fatalf("netnstest: %s: iptables-restore: %v\n%s", h.NS, err, out)
+	}
+	c.must("ip", "netns", "exec", h.NS, "sysctl", "-qw", "net.ipv4.conf.all.forwarding=0")
+	if err := os.MkdirAll(h.Root, 0o755); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// pinDataNeighbours makes every host's data-network neighbours permanent.
+// The kernel's ARP table is shared by all namespaces and refuses new entries
+// beyond gc_thresh3 (1024 by default): a 32-host full mesh needs about 1100
+// and pings then fail with "neighbour table overflow". Permanent entries are
+// exempt from that limit (Linux ≥ 4.19); routing and filtering are unchanged.
+func (c *Cluster) pinDataNeighbours() {
+	macs := make([]string, len(c.Hosts))
+	for i, h := range c.Hosts {
+		out, err := exec.Command("ip", "-n", h.NS, "-br", "link", "show", "data0").Output()
+		f := strings.Fields(string(out))
+		if err != nil || len(f) < 3 {
+			c.t.Fatalf("netnstest: %s: data0's MAC: %v %q", h.Name, err, out)
+		}
+		macs[i] = f[2]
+	}
+	for i, h := range c.Hosts {
+		var lines []string
+		for j, o := range c.Hosts {
+			if j != i {
+				lines = append(lines, "neigh replace "+o.Data.Addr().String()+" lladdr "+macs[j]+" dev data0 nud permanent")
+			}
+		}
+		if len(lines) > 0 {
+			c.batch(h.NS, lines...)
+		}
+	}
+}
+
+func (c *Cluster) writeInventory(o Options) {
+	var b strings.Builder
+	fmt.Fprintf(&b, `# netnstest cluster, slot %d
+name: nstest
+switches:
+  - {name: sw, model: SN2700, onyx: 3.6.8190}
+docker: {version: %q, pool: 172.16.0.0/16, prefix: 24, mtu: 1500}
+defaults:
+  data_interface: data0
+  gpus: [{model: V100-PCIE-16GB, memory_gb: 16}]
+  nic: {model: ConnectX-5, pf: vmnic4, vfs: 8}
+hosts:
+`, c.Slot, o.DockerVersion)
+	for _, h := range c.Hosts {
+		fmt.Fprintf(&b, "  - {name: %s, esxi: esx-%02d, os: %s, mgmt: %s, data: {address: %s, port: 1/%d}}\n",
+			h.Name, h.Index+1, o.OS(h.Index), h.Mgmt, h.Data, h.Index+1)
+	}
+	c.InventoryPath = filepath.Join(c.Dir, "cluster.yaml")
+	if err := os.WriteFile(c.InventoryPath, []byte(b.String()), 0o644); err != nil {
+		c.t.Fatal(err)
+	}
+	inv, err := inventory.LoadFile(c.InventoryPath)
+	if err != nil {
+		c.t.Fatalf("netnstest: the generated inventory does not load: %v\n%s", err, b.String())
+	}
+	for i, h := range c.Hosts {
+		if inv.Hosts[i].Subnet != h.Subnet {
+			c.t.Fatalf("netnstest: %s: inventory subnet %s, harness %s", h.Name, inv.Hosts[i].Subnet, h.Subnet)
+		}
+	}
+	c.Inventory = inv
+}
+
+// keys writes the client key, one host key per host, authorized_keys and known_hosts.
+func (c *Cluster) keys(n int) {
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.Identity = filepath.Join(c.Dir, "id_ed25519")
+	writeKey(c.t, c.Identity, priv)
+	spub, _ := ssh.NewPublicKey(pub)
+	if err := os.WriteFile(filepath.Join(c.Dir, "authorized_keys"), ssh.MarshalAuthorizedKey(spub), 0o600); err != nil {
+		c.t.Fatal(err)
+	}
+	var kh bytes.Buffer
+	for i := 1; i <= n; i++ {
+		hpub, hpriv, err := ed25519.GenerateKey(rand.Reader)
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		dir := filepath.Join(c.Dir, "sshd", strconv.Itoa(i))
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			c.t.Fatal(err)
+		}
+		writeKey(c.t, filepath.Join(dir, "host_ed25519"), hpriv)
+		hk, _ := ssh.NewPublicKey(hpub)
+		kh.WriteString(knownhosts.Line([]string{c.mgmtAddr(i).String()}, hk) + "\n")
+	}
+	c.KnownHosts = filepath.Join(c.Dir, "known_hosts")
+	if err := os.WriteFile(c.KnownHosts, kh.Bytes(), 0o600); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+func writeKey(t testing.TB, path string, key ed25519.PrivateKey) {
+	block, err := ssh.MarshalPrivateKey(key, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, pem.EncodeToMemory(block), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// startSSHD starts the host's sshd in its namespace and waits until it accepts.
+func (c *Cluster) startSSHD(h *Host) error {
+	h.sshdDir = filepath.Join(c.Dir, "sshd", strconv.Itoa(h.Index+1))
+	h.SSHDLog = filepath.Join(h.sshdDir, "sshd.log")
+	cfg := fmt.Sprintf(`ListenAddress %s:22
+HostKey %s
+PidFile none
+AuthorizedKeysFile %s
+StrictModes no
+UsePAM no
+PermitRootLogin prohibit-password
+PubkeyAuthentication yes
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UseDNS no
+PrintMotd no
+LogLevel VERBOSE
+MaxStartups 200
+MaxSessions 200
+Subsystem sftp internal-sftp
+`, h.Mgmt, filepath.Join(h.sshdDir, "host_ed25519"), filepath.Join(c.Dir, "authorized_keys"))
+	start := "exec " + SSHD + " -D -f " + filepath.Join(h.sshdDir, "sshd_config") + " -E " + h.SSHDLog
+	if h.user != "" {
+		// A login user that exists only in this sshd's mount namespace (ip netns
+		// exec gives it one), and a sudo that refuses like `sudo -n` without a
+		// NOPASSWD rule: the real /etc/passwd is never touched.
+		bin := filepath.Join(h.sshdDir, "bin")
+		if err := os.MkdirAll(bin, 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(bin, "sudo"), []byte("#!/bin/sh\necho 'sudo: a password is required' >&2\nexit 1\n"), 0o755); err != nil {
+			return err
+		}
+		passwd, err := os.ReadFile("/etc/passwd")
+		if err != nil {
+			return err
+		}
+		passwd = append(passwd, []byte(h.user+":x:4242:4242::/tmp:/bin/sh\n")...)
+		pf := filepath.Join(h.sshdDir, "passwd")
+		if err := os.WriteFile(pf, passwd, 0o644); err != nil {
+			return err
+		}
+		// The user must be able to reach its authorized_keys: a readable copy,
+		// behind directories it may traverse (the keys stay unreadable).
+		ak := filepath.Join(h.sshdDir, "authorized_keys")
+		b, err := os.ReadFile(filepath.Join(c.Dir, "authorized_keys"))
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(ak, b, 0o644); err != nil {
+			return err
+		}
+		for _, d := range []string{filepath.Dir(c.Dir), c.Dir, filepath.Dir(h.sshdDir), h.sshdDir} {
+			if err := os.Chmod(d, 0o711); err != nil {
+				return err
+			}
+		}
+		cfg = strings.Replace(cfg, filepath.Join(c.Dir, "authorized_keys"), ak, 1)
+		cfg += "SetEnv PATH=" + bin + ":/usr/local/bin:/usr/bin:/bin\n"
+		start = "mount --bind " + pf + " /etc/passwd && " + start
+	}
+	// The namespace hosts stand in for stock VMs: root's own shell startup
+	// file on this machine (a dev box may run pyenv or conda from it, 0.2 s
+	// per SSH session) is masked inside sshd's private mount namespace only.
+	if rc := "/root/.bashrc"; fileExists(rc) {
+		start = "mount --bind /dev/null " + rc + " && " + start
+	}
+	if err := os.WriteFile(filepath.Join(h.sshdDir, "sshd_config"), []byte(cfg), 0o600); err != nil {
+		return err
+	}
+	cmd := exec.Command("ip", "netns", "exec", h.NS, "sh", "-c", start)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stderr, &stderr
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("%s: start sshd: %v", h.Name, err)
+	}
+	c.mu.Lock()
+	h.sshd = cmd
+	c.mu.Unlock()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	addr := net.JoinHostPort(h.Mgmt.String(), "22")
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-done:
+			log, _ := os.ReadFile(h.SSHDLog)
+			return fmt.Errorf("%s: sshd exited: %v\n%s%s", h.Name, err, stderr.String(), log)
+		default:
+		}
+		if conn, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
+			conn.Close()
+			go func() { <-done }() // reap
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return fmt.Errorf("%s: sshd does not accept on %s", h.Name, addr)
+}
+
+// StopSSHD takes the host off the management network: its sshd and every
+// session are killed.
+func (c *Cluster) StopSSHD(h *Host) {
+	c.mu.Lock()
+	cmd := h.sshd
+	h.sshd = nil
+	c.mu.Unlock()
+	if cmd != nil && cmd.Process != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	killNS(h.NS)
+}
+
+// Exec runs a command inside a namespace and returns its combined output.
+func (c *Cluster) Exec(ns string, args ...string) (string, error) {
+	out, err := exec.Command("ip", append([]string{"netns", "exec", ns}, args...)...).CombinedOutput()
+	return string(out), err
+}
+
+// Ping reports whether from's container gets an answer from to's container.
+func (c *Cluster) Ping(ctx context.Context, from, to *Host) bool {
+	cmd := exec.CommandContext(ctx, "ip", "netns", "exec", from.ContainerNS,
+		"ping", "-n", "-q", "-c", "2", "-i", "0.2", "-W", "1", to.Container.String())
+	return cmd.Run() == nil
+}
+
+// Pair is an ordered pair of host indices.
+type Pair struct{ From, To int }
+
+// Reachability pings every container from every other container (in
+// parallel) and returns the pairs that answered and those that did not.
+func (c *Cluster) Reachability(ctx context.Context) (ok, failed []Pair) {
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 16)
+	for _, a := range c.Hosts {
+		for _, b := range c.Hosts {
+			if a == b {
+				continue
+			}
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				r := c.Ping(ctx, a, b)
+				mu.Lock()
+				if r {
+					ok = append(ok, Pair{a.Index, b.Index})
+				} else {
+					failed = append(failed, Pair{a.Index, b.Index})
+				}
+				mu.Unlock()
+			}()
+		}
+	}
+	wg.Wait()
+	return ok, failed
+}
+
+// Sessions counts the SSH sessions (commands) the host's sshd has served.
+func (h *Host) Sessions() int {
+	b, _ := os.ReadFile(h.SSHDLog)
+	return bytes.Count(b, []byte("Starting session: command"))
+}
+
+// RootTemplate is the hosts target's --host-root for this cluster.
+func (c *Cluster) RootTemplate() string { return filepath.Join(c.Dir, "roots", "{host}") }
+
+// DockerRestartCommand is the hosts target's --docker-restart for the
+// namespace hosts: what dockerd does at start that matters here — docker0
+// takes daemon.json's bip, Docker's MASQUERADE rule follows the bridge subnet
+// — and a line in <root>/docker-restarts to count restarts.
+func (c *Cluster) DockerRestartCommand() string {
+	script := filepath.Join(c.Dir, "fake-docker-restart.sh")
+	body := `#!/bin/sh
+# netnstest's stand-in for "systemctl restart docker" on a namespace host.
+set -eu
+f="$RDGGEN_ROOT/etc/docker/daemon.json"
+bip=$(sed -n 's/.*"bip": *"\([^"]*\)".*/\1/p' "$f" | head -n 1)
+[ -n "$bip" ] || { echo "no bip in $f" >&2; exit 1; }
+ip addr flush dev docker0
+ip addr add "$bip" dev docker0
+net=$(ip -4 route show dev docker0 proto kernel scope link | cut -d' ' -f1)
+iptables -w -t nat -F POSTROUTING
+iptables -w -t nat -A POSTROUTING -s "$net" ! -o docker0 -j MASQUERADE
+echo "$bip" >>"$RDGGEN_ROOT/docker-restarts"
+`
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		c.t.Fatal(err)
+	}
+	return "sh " + script
+}
+
+// DockerValidateCommand is the hosts target's --docker-validate for the
+// namespace hosts (there is no dockerd): the staged candidate must exist and
+// carry a bip.
+func (c *Cluster) DockerValidateCommand() string {
+	return `test -s "$1" && grep -q '"bip"' "$1"`
+}
+
+// Restarts is how often the fake Docker restart ran on h.
+func (h *Host) Restarts() int {
+	b, _ := os.ReadFile(filepath.Join(h.Root, "docker-restarts"))
+	return bytes.Count(b, []byte("\n"))
+}
+
+// File is the path of a host file under the host's root.
+func (h *Host) File(path string) string { return filepath.Join(h.Root, filepath.FromSlash(path)) }
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}

@@ -1,0 +1,207 @@
+package dockernet
+
+import (
+	"bytes"
+	"io/fs"
+
+	"github.com/rdggen/rdggen/pkg/inventory"
+)
+
+// Where the hosts target installs each file on a VM. Every file carries
+// rdggen's name in its first lines and is owned by rdggen as a whole.
+const (
+	// DaemonPath is Docker's configuration file; rdggen merges into it (Merge).
+	DaemonPath = "/etc/docker/daemon.json"
+	// SysctlPath keeps forwarding on across reboots.
+	SysctlPath = "/etc/sysctl.d/60-rdggen-forwarding.conf"
+	// IfupdownHookPath holds the persistent routes on Ubuntu < 18.04 (ifupdown).
+	IfupdownHookPath = "/etc/network/if-up.d/rdggen-routes"
+	// NetplanPath holds the persistent routes on Ubuntu ≥ 18.04.
+	NetplanPath = "/etc/netplan/60-rdggen.yaml"
+	// FirewallRulesPath is FirewallRestore, loaded at boot by the firewall unit.
+	FirewallRulesPath = "/etc/rdggen/firewall.rules"
+	// FirewallUnitPath is the oneshot unit that reloads FirewallChain whenever
+	// docker.service starts.
+	FirewallUnitPath = "/etc/systemd/system/rdggen-firewall.service"
+	// FirewallWantsPath is the symlink `systemctl enable` makes for the unit's
+	// WantedBy=docker.service; it points to FirewallUnitPath.
+	FirewallWantsPath = "/etc/systemd/system/docker.service.wants/rdggen-firewall.service"
+)
+
+// Names of this package's files under hosts/<host>/ in the output tree (SPEC §3).
+const (
+	DaemonName        = "daemon.json"
+	RoutesScriptName  = "routes.sh"
+	SysctlName        = "60-rdggen-forwarding.conf"
+	IfupdownHookName  = "rdggen-routes"
+	NetplanName       = "60-rdggen.yaml"
+	FirewallRulesName = "firewall.rules"
+	FirewallUnitName  = "rdggen-firewall.service"
+)
+
+// Forwarding is the sysctl that routes between docker0 and the data interface,
+// and its value (SPEC §2.3).
+const (
+	ForwardingKey   = "net.ipv4.conf.all.forwarding"
+	ForwardingValue = "1"
+)
+
+// RoutesPersistPath is where host h's persistent routes go: netplan on
+// Ubuntu ≥ 18.04, an ifupdown if-up.d hook before.
+func RoutesPersistPath(h *inventory.Host) string {
+	if h.OS.UsesNetplan() {
+		return NetplanPath
+	}
+	return IfupdownHookPath
+}
+
+// RoutesPersistMode is the permission of RoutesPersistPath(h) on the host:
+// 0600 for netplan (netplan warns about readable files), 0755 for the hook.
+func RoutesPersistMode(h *inventory.Host) fs.FileMode {
+	if h.OS.UsesNetplan() {
+		return 0o600
+	}
+	return 0o755
+}
+
+// RoutesPersistName is RoutesPersistPath's file name in the output tree.
+func RoutesPersistName(h *inventory.Host) string {
+	if h.OS.UsesNetplan() {
+		return NetplanName
+	}
+	return IfupdownHookName
+}
+
+// Sysctl is host h's /etc/sysctl.d file: forwarding on at every boot.
+func Sysctl(inv *inventory.Inventory, h *inventory.Host) []byte {
+	return []byte("# rdggen: IP forwarding for " + h.Name + "'s routed docker0 subnet " + h.Subnet.String() + " (cluster " + inv.Name + ").\n" +
+		"# Installed as " + SysctlPath + "; systemd-sysctl applies it at boot, before docker.service,\n" +
+		"# so dockerd finds forwarding on and leaves the FORWARD policy alone. Now: sysctl -p <this file>.\n" +
+		ForwardingKey + " = " + ForwardingValue + "\n")
+}
+
+// RoutesScript is host h's routes.sh: forwarding, firewall and routes, to run
+// by hand as root; idempotent. `rdggen apply --target hosts` does the same
+// steps with the same values and installs the persistent forms.
+func RoutesScript(inv *inventory.Inventory, h *inventory.Host) []byte {
+	return newTables(inv).routesScript(inv, h)
+}
+
+type tables struct {
+	routes *routeTable
+	fw     *firewallTable
+}
+
+func newTables(inv *inventory.Inventory) *tables {
+	return &tables{routes: newRouteTable(inv), fw: newFirewallTable(inv)}
+}
+
+func (t *tables) routesScript(inv *inventory.Inventory, h *inventory.Host) []byte {
+	var b bytes.Buffer
+	b.Grow(t.routes.batchSize(inv, h, true) + 4096)
+	own := h.Subnet.String()
+	b.WriteString("#!/bin/sh\n")
+	b.WriteString("# rdggen: container networking of " + h.Name + " (cluster " + inv.Name + "), SPEC §2.3. Run as root; safe to run again.\n")
+	b.WriteString("# `rdggen apply --target hosts` does the same and installs the persistent forms:\n")
+	b.WriteString("#   " + SysctlPath + ", " + RoutesPersistPath(h) + ",\n")
+	b.WriteString("#   " + FirewallRulesPath + " with " + FirewallUnitPath + ".\n")
+	b.WriteString("set -eu\n\n")
+	b.WriteString("# 1. Forwarding between docker0 and " + h.DataInterface + ".\n")
+	b.WriteString("sysctl -qw " + ForwardingKey + "=" + ForwardingValue + "\n\n")
+	b.WriteString("# 2. Firewall. Docker sets the FORWARD policy to DROP; accept new connections from the other\n")
+	b.WriteString("#    hosts' containers to this host's (" + own + ") and nothing else, in chain " + FirewallChain + "\n")
+	b.WriteString("#    (replaced as one block) jumped to from " + DockerUserChain + " (created here if Docker has not\n")
+	b.WriteString("#    started yet; Docker keeps existing " + DockerUserChain + " rules).\n")
+	if inv.Docker.AllowDirectRouting() {
+		b.WriteString("#    Docker ≥ 28.2 also drops routed traffic in the raw table unless daemon.json sets\n")
+		b.WriteString("#    \"allow-direct-routing\": true, which rdggen's daemon.json does.\n")
+	}
+	b.WriteString("iptables -n -L " + DockerUserChain + " >/dev/null 2>&1 || iptables -N " + DockerUserChain + "\n")
+	b.WriteString("iptables-restore --noflush <<'EOF'\n")
+	t.fw.restoreBody(h, &b)
+	b.WriteString("EOF\n")
+	b.WriteString("iptables -C " + DockerUserChain + " -j " + FirewallChain + " 2>/dev/null || iptables -I " + DockerUserChain + " 1 -j " + FirewallChain + "\n\n")
+	b.WriteString("# 3. Routes: each other host's container subnet via its data address. Never " + own + ",\n")
+	b.WriteString("#    docker0's own subnet. `replace` is idempotent where `add` fails on a re-run.\n")
+	b.WriteString("ip -force -batch - <<'EOF'\n")
+	t.routes.ipBatchLines(inv, h, &b, true)
+	b.WriteString("EOF\n")
+	return b.Bytes()
+}
+
+// RoutesPersist is host h's persistent routes in the form of its OS, to be
+// installed at RoutesPersistPath(h).
+func RoutesPersist(inv *inventory.Inventory, h *inventory.Host) []byte {
+	return newTables(inv).routesPersist(inv, h)
+}
+
+func (t *tables) routesPersist(inv *inventory.Inventory, h *inventory.Host) []byte {
+	if h.OS.UsesNetplan() {
+		return t.netplan(inv, h)
+	}
+	return t.ifupdownHook(inv, h)
+}
+
+// ifupdownHook: on Ubuntu 16.04 the data interface's stanza in
+// /etc/network/interfaces (or interfaces.d) is the operator's. An if-up.d hook
+// adds the routes without editing that stanza or adding a second one for the
+// same interface, works however the stanza is written, and is a file rdggen
+// owns whole, so a re-apply replaces it cleanly.
+func (t *tables) ifupdownHook(inv *inventory.Inventory, h *inventory.Host) []byte {
+	var b bytes.Buffer
+	b.Grow(t.routes.batchSize(inv, h, false) + 2048)
+	b.WriteString("#!/bin/sh\n")
+	b.WriteString("# rdggen: persistent routes of " + h.Name + " (" + h.OS.String() + ", ifupdown), cluster " + inv.Name + ", SPEC §2.3.\n")
+	b.WriteString("# Installed as " + IfupdownHookPath + " (mode 0755): ifup runs every if-up.d script after an\n")
+	b.WriteString("# interface comes up (NetworkManager's dispatcher runs them too); this one acts for " + h.DataInterface + " only.\n")
+	b.WriteString("# A hook instead of \"up\" lines in " + h.DataInterface + "'s stanza of /etc/network/interfaces: it leaves\n")
+	b.WriteString("# that stanza (and the file it is in) as the operator wrote it and never adds a second one.\n")
+	b.WriteString("[ \"$IFACE\" = " + h.DataInterface + " ] || exit 0\n")
+	b.WriteString("ip -force -batch - <<'EOF' || echo \"rdggen-routes: some routes via " + h.DataInterface + " failed\" >&2\n")
+	t.routes.ipBatchLines(inv, h, &b, false)
+	b.WriteString("EOF\nexit 0\n")
+	return b.Bytes()
+}
+
+func (t *tables) netplan(inv *inventory.Inventory, h *inventory.Host) []byte {
+	var b bytes.Buffer
+	b.Grow(t.routes.fragLen + len(inv.Hosts)*len("        - to: \n          via: \n") + 2048)
+	b.WriteString("# rdggen: persistent routes of " + h.Name + " (" + h.OS.String() + ", netplan), cluster " + inv.Name + ", SPEC §2.3.\n")
+	b.WriteString("# Installed as " + NetplanPath + " (mode 0600). netplan merges it with the file that sets\n")
+	b.WriteString("# " + h.DataInterface + "'s address (" + h.Data.Address.String() + ", not repeated here); `netplan apply` or the next\n")
+	b.WriteString("# boot installs the routes. rdggen apply adds them at once with `ip route replace`.\n")
+	b.WriteString("network:\n  version: 2\n  ethernets:\n    " + h.DataInterface + ":\n      routes:\n")
+	eachOther(inv, h.Index, &b, func(b *bytes.Buffer, i int) {
+		dst, via := RouteTo(&inv.Hosts[i])
+		b.WriteString("        - to: ")
+		b.WriteString(dst.String())
+		b.WriteString("\n          via: ")
+		b.WriteString(via.String())
+		b.WriteByte('\n')
+	})
+	return b.Bytes()
+}
+
+// FirewallUnit is the systemd unit that reloads host h's FirewallChain every
+// time docker.service starts (PartOf: a Docker restart re-runs it), after
+// Docker has set up its own chains.
+func FirewallUnit(inv *inventory.Inventory, h *inventory.Host) []byte {
+	return []byte(`# rdggen: firewall of ` + h.Name + ` (cluster ` + inv.Name + `): chain ` + FirewallChain + `, jumped to from ` + DockerUserChain + `.
+# Installed as ` + FirewallUnitPath + `,
+# enabled with the link ` + FirewallWantsPath + `.
+[Unit]
+Description=rdggen: accept the cluster's routed container traffic (` + FirewallChain + `)
+After=docker.service
+PartOf=docker.service
+
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+ExecStartPre=-/sbin/iptables -N ` + DockerUserChain + `
+ExecStart=/sbin/iptables-restore --noflush ` + FirewallRulesPath + `
+ExecStartPost=/bin/sh -c 'iptables -C ` + DockerUserChain + ` -j ` + FirewallChain + ` 2>/dev/null || iptables -I ` + DockerUserChain + ` 1 -j ` + FirewallChain + `'
+
+[Install]
+WantedBy=docker.service
+`)
+}
