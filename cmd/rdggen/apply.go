@@ -18,9 +18,14 @@ type applyEnv struct {
 	Inv      *inventory.Inventory
 	DryRun   bool
 	Parallel int
-	Stdout   io.Writer
-	Stderr   io.Writer
-	Getenv   func(string) string
+	// KnownHosts is the known_hosts file for every SSH target ("" means
+	// ~/.ssh/known_hosts); Identities are private key files offered to every
+	// SSH target besides the ssh-agent's keys.
+	KnownHosts string
+	Identities []string
+	Stdout     io.Writer
+	Stderr     io.Writer
+	Getenv     func(string) string
 }
 
 // applyTarget is one `--target` of `rdggen apply`. flags registers the

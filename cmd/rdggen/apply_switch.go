@@ -20,22 +20,18 @@ const (
 // to the lossless RoCE config over SSH, sending only what differs (issue #4).
 func switchTarget() *applyTarget {
 	var (
-		fs         *pflag.FlagSet
-		knownHosts string
-		user       string
-		identities []string
-		backupDir  string
-		timeout    time.Duration
-		port       int
+		fs        *pflag.FlagSet
+		user      string
+		backupDir string
+		timeout   time.Duration
+		port      int
 	)
 	return &applyTarget{
 		name: "switch",
 		help: "ONYX switches over SSH (" + envSwitchUser + ", " + envSwitchPassword + "): lossless RoCE config, only what differs",
 		flags: func(f *pflag.FlagSet) {
 			fs = f
-			f.StringVar(&knownHosts, "known-hosts", "", "known_hosts `FILE` that switch host keys must match (default ~/.ssh/known_hosts)")
 			f.StringVar(&user, "switch-user", "admin", "SSH `USER` on the switches (env "+envSwitchUser+")")
-			f.StringSliceVar(&identities, "switch-identity", nil, "private key `FILE` for the switches (repeatable); ssh-agent keys and "+envSwitchPassword+" are also offered")
 			f.IntVar(&port, "switch-ssh-port", 22, "SSH `PORT` of the switches' mgmt addresses")
 			f.StringVar(&backupDir, "backup-dir", "rdg-backup", "`DIR` for each switch's running-config, saved before any change (mode 0600)")
 			f.DurationVar(&timeout, "switch-timeout", 60*time.Second, "timeout per switch CLI command")
@@ -51,8 +47,8 @@ func switchTarget() *applyTarget {
 				User:           u,
 				Password:       env.Getenv(envSwitchPassword),
 				Agent:          true,
-				Identities:     identities,
-				KnownHosts:     knownHosts,
+				Identities:     env.Identities,
+				KnownHosts:     env.KnownHosts,
 				Port:           port,
 				BackupDir:      backupDir,
 				DryRun:         env.DryRun,

@@ -26,12 +26,12 @@ func TestApplySwitchTarget(t *testing.T) {
 	target := switchTarget()
 	fs := pflag.NewFlagSet("apply", pflag.ContinueOnError)
 	target.flags(fs)
-	if err := fs.Parse([]string{"--known-hosts", kh, "--backup-dir", filepath.Join(dir, "bk")}); err != nil {
+	if err := fs.Parse([]string{"--backup-dir", filepath.Join(dir, "bk")}); err != nil {
 		t.Fatal(err)
 	}
 	env := func(dry bool) (*applyEnv, *bytes.Buffer) {
 		var out bytes.Buffer
-		return &applyEnv{Inv: inv, DryRun: dry, Parallel: 2, Stdout: &out, Stderr: &out,
+		return &applyEnv{Inv: inv, DryRun: dry, Parallel: 2, KnownHosts: kh, Stdout: &out, Stderr: &out,
 			Getenv: func(k string) string {
 				return map[string]string{envSwitchUser: "ops", envSwitchPassword: secret}[k]
 			}}, &out

@@ -225,6 +225,8 @@ func cmdApply(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	target := fs.String("target", "", "comma-separated `LIST` of targets: "+targetNames(all)+" (default all)")
 	dryRun := fs.Bool("dry-run", false, "print the plan and change nothing")
 	parallel := fs.Int("parallel", 8, "machines changed at once, `N` ≥ 1")
+	knownHosts := fs.String("known-hosts", "", "known_hosts `FILE` that SSH host keys must match, switches and VMs (default ~/.ssh/known_hosts)")
+	identities := fs.StringArray("identity", nil, "private key `FILE` for SSH to switches and VMs (repeatable); ssh-agent keys are offered too")
 	for _, t := range all {
 		t.flags(fs)
 	}
@@ -244,7 +246,8 @@ func cmdApply(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	if !ok {
 		return code
 	}
-	env := &applyEnv{Inv: inv, DryRun: *dryRun, Parallel: *parallel, Stdout: stdout, Stderr: stderr, Getenv: getenv}
+	env := &applyEnv{Inv: inv, DryRun: *dryRun, Parallel: *parallel, KnownHosts: *knownHosts, Identities: *identities,
+		Stdout: stdout, Stderr: stderr, Getenv: getenv}
 	var failed []string
 	for _, t := range targets {
 		fmt.Fprintf(stdout, "== %s\n", t.name)
