@@ -1,0 +1,29 @@
+#!/bin/sh
+# rdggen: container networking of node2 (cluster mini), SPEC §2.3. Run as root; safe to run again.
+# `rdggen apply --target hosts` does the same and installs the persistent forms:
+#   /etc/sysctl.d/60-rdggen-forwarding.conf, /etc/netplan/60-rdggen.yaml,
+#   /etc/rdggen/firewall.rules with /etc/systemd/system/rdggen-firewall.service.
+set -eu
+
+# 1. Forwarding between docker0 and ens224.
+sysctl -qw net.ipv4.conf.all.forwarding=1
+
+# 2. Firewall. Docker sets the FORWARD policy to DROP; accept new connections from the other
+#    hosts' containers to this host's (172.16.12.0/24) and nothing else, in chain RDGGEN-CONTAINERS
+#    (replaced as one block) jumped to from DOCKER-USER (created here if Docker has not
+#    started yet; Docker keeps existing DOCKER-USER rules).
+iptables -n -L DOCKER-USER >/dev/null 2>&1 || iptables -N DOCKER-USER
+iptables-restore --noflush <<'EOF'
+*filter
+:RDGGEN-CONTAINERS - [0:0]
+-A RDGGEN-CONTAINERS -s 192.168.100.11/32 -d 172.16.12.0/24 -i ens224 -o docker0 -j ACCEPT
+-A RDGGEN-CONTAINERS -s 172.16.11.0/24 -d 172.16.12.0/24 -i ens224 -o docker0 -j ACCEPT
+COMMIT
+EOF
+iptables -C DOCKER-USER -j RDGGEN-CONTAINERS 2>/dev/null || iptables -I DOCKER-USER 1 -j RDGGEN-CONTAINERS
+
+# 3. Routes: each other host's container subnet via its data address. Never 172.16.12.0/24,
+#    docker0's own subnet. `replace` is idempotent where `add` fails on a re-run.
+ip -force -batch - <<'EOF'
+route replace 172.16.11.0/24 via 192.168.100.11 dev ens224  # node1
+EOF
