@@ -18,7 +18,7 @@ func hostsTarget() *applyTarget {
 	var port int
 	return &applyTarget{
 		name: "hosts",
-		help: "the VMs over SSH: daemon.json (merged), forwarding, firewall, routes, RoCE",
+		help: "the VMs over SSH (ssh-agent, --identity or RDGGEN_SSH_PASSWORD): daemon.json (merged), forwarding, firewall, routes, RoCE",
 		flags: func(f *pflag.FlagSet) {
 			f.StringVar(&sshUser, "ssh-user", "", "SSH login `USER` on the VMs (default: $USER); privileged commands use sudo -n unless root")
 			f.IntVar(&port, "hosts-ssh-port", 22, "SSH `PORT` of the VMs' management addresses")
