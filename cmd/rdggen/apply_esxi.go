@@ -6,9 +6,15 @@ import (
 	"fmt"
 
 	"github.com/spf13/pflag"
+	"github.com/vmware/govmomi/vim25"
 
 	"github.com/rdggen/rdggen/internal/vsphere"
 )
+
+// esxiModules gives the nmlx5_core parameter store of a session; nil means
+// esxcli over the vSphere API (vsphere.ESXCLIModuleParams). Tests set it:
+// vcsim has no esxcli module namespace.
+var esxiModules func(c *vim25.Client) vsphere.ModuleParams
 
 // esxiTarget is `rdggen apply --target esxi`: VM settings (EFI, 64-bit MMIO,
 // memory reservation, GPU passthrough, SR-IOV adapter) and ESXi host settings
@@ -34,9 +40,11 @@ func esxiTarget() *applyTarget {
 				return err
 			}
 			defer sess.Logout(ctx)
-			res, err := vsphere.Apply(ctx, sess.Client, env.Inv, vsphere.Options{
-				DryRun: env.DryRun, Parallel: env.Parallel, Out: env.Stdout,
-			})
+			opts := vsphere.Options{DryRun: env.DryRun, Parallel: env.Parallel, Out: env.Stdout}
+			if esxiModules != nil {
+				opts.Modules = esxiModules(sess.Client)
+			}
+			res, err := vsphere.Apply(ctx, sess.Client, env.Inv, opts)
 			if err != nil {
 				return err
 			}

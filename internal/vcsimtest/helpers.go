@@ -23,12 +23,30 @@ import (
 // Counter counts SOAP calls by method name on the client side; wrap the
 // client's transport with it (vsphere.Connect's wrap argument).
 type Counter struct {
-	mu sync.Mutex
-	n  map[string]int
+	mu      sync.Mutex
+	n       map[string]int
+	watch   []string
+	matched map[string]int
 }
 
 // NewCounter returns a zeroed counter.
-func NewCounter() *Counter { return &Counter{n: map[string]int{}} }
+func NewCounter() *Counter { return &Counter{n: map[string]int{}, matched: map[string]int{}} }
+
+// Watch makes the counter also count the requests whose body contains s
+// (Matched), e.g. a property path.
+func (c *Counter) Watch(s string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.watch = append(c.watch, s)
+}
+
+// Matched returns the requests since the last Reset whose body contained s
+// (registered with Watch).
+func (c *Counter) Matched(s string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.matched[s]
+}
 
 var reMethod = regexp.MustCompile(`<(?:[A-Za-z0-9_]+:)?Body[^>]*>\s*<(?:[A-Za-z0-9_]+:)?([A-Za-z0-9_]+)`)
 
@@ -48,6 +66,11 @@ func (c *Counter) Wrap(rt http.RoundTripper) http.RoundTripper {
 			}
 			c.mu.Lock()
 			c.n[name]++
+			for _, w := range c.watch {
+				if bytes.Contains(b, []byte(w)) {
+					c.matched[w]++
+				}
+			}
 			c.mu.Unlock()
 		}
 		return rt.RoundTrip(req)
@@ -81,6 +104,7 @@ func (c *Counter) Reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.n = map[string]int{}
+	c.matched = map[string]int{}
 }
 
 // String lists the counts, "Method=n …", sorted by method.

@@ -19,7 +19,7 @@ import (
 // (its hosts all point at an unregistered "ha-pcipassthrusystem").
 // UpdatePassthruConfig switches GPUs to passthrough and sets SR-IOV VF counts;
 // changes are active at once, as on a host that can rebind devices without a
-// reboot.
+// reboot, unless Options.NeedReboot is set: then they wait for Sim.Reboot.
 type PciPassthruSystem struct {
 	mo.HostPciPassthruSystem
 	sim  *Sim
@@ -55,8 +55,10 @@ func (p *PciPassthruSystem) UpdatePassthruConfig(ctx *simulator.Context, req *ty
 					fault = simulator.Fault(fmt.Sprintf("%d VFs > max %d", sc.NumVirtualFunction, si.MaxVirtualFunctionSupported), &types.InvalidArgument{InvalidProperty: "numVirtualFunction"})
 					return
 				}
-				si.SriovEnabled, si.SriovActive = sc.SriovEnabled, sc.SriovEnabled
-				si.NumVirtualFunctionRequested, si.NumVirtualFunction = sc.NumVirtualFunction, sc.NumVirtualFunction
+				si.SriovEnabled, si.NumVirtualFunctionRequested = sc.SriovEnabled, sc.NumVirtualFunction
+				if !p.sim.opts.NeedReboot {
+					si.SriovActive, si.NumVirtualFunction = sc.SriovEnabled, sc.NumVirtualFunction
+				}
 				continue
 			}
 			info := pi.GetHostPciPassthruInfo()
@@ -64,7 +66,10 @@ func (p *PciPassthruSystem) UpdatePassthruConfig(ctx *simulator.Context, req *ty
 				fault = simulator.Fault(fmt.Sprintf("%s is not passthrough capable", cfg.Id), &types.InvalidArgument{InvalidProperty: "passthruEnabled"})
 				return
 			}
-			info.PassthruEnabled, info.PassthruActive = cfg.PassthruEnabled, cfg.PassthruEnabled
+			info.PassthruEnabled = cfg.PassthruEnabled
+			if !p.sim.opts.NeedReboot {
+				info.PassthruActive = cfg.PassthruEnabled
+			}
 		}
 	})
 	p.mu.Lock()
@@ -76,6 +81,27 @@ func (p *PciPassthruSystem) UpdatePassthruConfig(ctx *simulator.Context, req *ty
 	}
 	body.Res = &types.UpdatePassthruConfigResponse{}
 	return body
+}
+
+// Reboot reboots an ESXi host as far as passthrough goes: what
+// UpdatePassthruConfig enabled becomes active (and what it disabled inactive),
+// SR-IOV comes up with the requested VF count.
+func (s *Sim) Reboot(esxi string) {
+	h := s.hosts[esxi]
+	s.Lock(h.Self, func() {
+		for _, pi := range h.Config.PciPassthruInfo {
+			switch pi := pi.(type) {
+			case *types.HostSriovInfo:
+				pi.SriovActive = pi.SriovEnabled
+				pi.NumVirtualFunction = 0
+				if pi.SriovEnabled {
+					pi.NumVirtualFunction = pi.NumVirtualFunctionRequested
+				}
+			case *types.HostPciPassthruInfo:
+				pi.PassthruActive = pi.PassthruEnabled
+			}
+		}
+	})
 }
 
 // EnvironmentBrowser wraps vcsim's to add the simulated hosts' passthrough

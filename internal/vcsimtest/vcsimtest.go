@@ -46,6 +46,14 @@ type Options struct {
 	// SkipHosts are inventory ESXi hosts not created; their VMs are not
 	// created either.
 	SkipHosts []string
+	// NeedReboot models hosts that cannot switch devices without a reboot:
+	// UpdatePassthruConfig enables passthrough / SR-IOV (and records the VF
+	// count) but leaves them inactive, and QueryConfigTarget does not offer
+	// them, until Reboot.
+	NeedReboot bool
+	// DVPortGroups adds a distributed switch with this many port groups
+	// (DC0_DVPG0, …) on every host.
+	DVPortGroups int
 }
 
 // Sim is a running simulator with the inventory's hosts and VMs.
@@ -60,6 +68,7 @@ type Sim struct {
 	Modules *ModuleStore
 
 	inv   *inventory.Inventory
+	opts  Options
 	ctx   *simulator.Context
 	hosts map[string]*simulator.HostSystem // by ESXi name
 	gpus  map[string][]string              // ESXi name → GPU PCI addresses
@@ -96,12 +105,12 @@ func New(inv *inventory.Inventory, opts Options) (*Sim, error) {
 	}
 	m := simulator.VPX()
 	m.Datacenter, m.Cluster, m.ClusterHost, m.Host, m.Machine = 1, 1, len(esxi), 0, 0
-	m.Portgroup = 0
+	m.Portgroup = opts.DVPortGroups
 	m.Autostart = false
 	if err := m.Create(); err != nil {
 		return nil, err
 	}
-	s := &Sim{Model: m, inv: inv, ctx: m.Service.Context, hosts: map[string]*simulator.HostSystem{},
+	s := &Sim{Model: m, inv: inv, opts: opts, ctx: m.Service.Context, hosts: map[string]*simulator.HostSystem{},
 		gpus: map[string][]string{}, pf: map[string]string{}, Modules: NewModuleStore()}
 
 	// Rename the hosts to the inventory's names and add the devices.

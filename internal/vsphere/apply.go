@@ -2,11 +2,16 @@
 // vCenter's VMs and ESXi hosts match what pkg/vmx computes, through govmomi.
 //
 // One apply: connect (connect.go); read every VM, host and network in one
-// PropertyCollector retrieve (state.go); plan per ESXi host and per VM
-// (plan.go); print the plan; then, unless it is a dry run, change the hosts
-// (UpdatePassthruConfig, nmlx5_core parameters) and reconfigure the VMs in
-// parallel with a bound, waiting on all tasks with one poll (tasks.go). A VM's
-// failure never stops the others; the Result says what failed.
+// PropertyCollector retrieve of what the diff needs (state.go); plan per ESXi
+// host and per VM (plan.go), reading the PCI device lists of the hosts that
+// add or pick devices in a second retrieve (a run with nothing to do makes
+// exactly one); print the plan; then, unless it is a dry run, change the hosts
+// (UpdatePassthruConfig, nmlx5_core parameters) and reconfigure each host's
+// VMs once the host is done, at most Options.Parallel machines at once,
+// waiting on all tasks with one poll (tasks.go). A VM's failure never stops
+// the others; the Result says what failed. Devices whose passthrough or
+// SR-IOV is enabled but not active wait for the host's reboot: the VM gets
+// its other settings now, the devices at the first apply after the reboot.
 package vsphere
 
 import (
@@ -52,6 +57,12 @@ type Result struct {
 	// Reboot lists the ESXi hosts that need a reboot for settings to take
 	// effect, with the reason.
 	Reboot []string
+	// VMsWaiting counts the VMs with devices to attach that wait for their
+	// host's reboot (passthrough or SR-IOV enabled, not active yet); Waiting
+	// lists those devices. Not failures: the first apply after the reboot
+	// attaches them.
+	VMsWaiting int
+	Waiting    []string
 }
 
 // Err is nil when nothing failed, else an error naming every failure.
@@ -65,6 +76,10 @@ func (r *Result) Err() error {
 // Summary is the one line the CLI prints at the end.
 func (r *Result) Summary() string {
 	if !r.DryRun && r.VMsChanged == 0 && r.HostsChanged == 0 && len(r.Failed) == 0 {
+		if r.VMsWaiting > 0 {
+			return fmt.Sprintf("esxi: nothing to do before a reboot: %d VM(s) wait for passthrough devices, %d VM(s) and %d ESXi host(s) already match; reboot pending: %s; re-run apply after the reboot",
+				r.VMsWaiting, r.VMsUnchanged, r.HostsUnchanged, r.rebootText())
+		}
 		s := fmt.Sprintf("esxi: nothing to do: %d VM(s) and %d ESXi host(s) already match the inventory", r.VMsUnchanged, r.HostsUnchanged)
 		if len(r.Reboot) > 0 {
 			s += "; reboot pending: " + r.rebootText()
@@ -79,6 +94,9 @@ func (r *Result) Summary() string {
 		r.VMsChanged, r.HostsChanged, verb, r.VMsUnchanged, r.HostsUnchanged, len(r.Failed))
 	if len(r.Reboot) > 0 {
 		s += "; reboot needed: " + r.rebootText()
+	}
+	if r.VMsWaiting > 0 {
+		s += fmt.Sprintf("; %d VM(s) get their passthrough devices at the first apply after the reboot", r.VMsWaiting)
 	}
 	return s
 }
@@ -105,12 +123,12 @@ func Apply(ctx context.Context, c *vim25.Client, inv *inventory.Inventory, opts 
 	if opts.Modules == nil {
 		opts.Modules = ESXCLIModuleParams{Client: c}
 	}
-	st, err := readState(ctx, c)
+	st, err := readState(ctx, c, managedKeys(inv))
 	if err != nil {
 		return nil, err
 	}
 	res := &Result{DryRun: opts.DryRun}
-	hosts := plan(ctx, inv, st, opts)
+	hosts := plan(ctx, c, inv, st, opts)
 	printPlan(opts.Out, hosts, res)
 	if opts.DryRun {
 		return res, nil
@@ -120,68 +138,82 @@ func Apply(ctx context.Context, c *vim25.Client, inv *inventory.Inventory, opts 
 	return res, nil
 }
 
-// plan builds the host and VM plans, reading module parameters (bounded).
-func plan(ctx context.Context, inv *inventory.Inventory, st *state, opts Options) []*hostPlan {
-	var hosts []*hostPlan
-	for _, name := range inv.ESXiHosts() {
-		hp := planHost(inv, st, name)
-		for _, h := range inv.HostsOnESXi(name) {
-			vp := &vmPlan{inv: h, host: hp}
-			hp.vms = append(hp.vms, vp)
-			if hp.err != nil {
-				vp.err = hp.err
-				continue
-			}
-			switch vms := st.vms[h.VM]; {
-			case len(vms) == 0:
-				vp.err = fmt.Errorf("VM %s not found in vCenter", h.VM)
-			case len(vms) > 1:
-				vp.err = fmt.Errorf("%d VMs are named %s in vCenter; rename all but one", len(vms), h.VM)
-			case vms[0].Runtime.Host == nil || *vms[0].Runtime.Host != hp.host.Self:
-				where := "no host"
-				if r := vms[0].Runtime.Host; r != nil {
-					if o := st.hostName(*r); o != "" {
-						where = o
-					}
-				}
-				vp.err = fmt.Errorf("VM %s is on %s, the inventory places it on %s (passthrough devices belong to one host)", h.VM, where, name)
-			default:
-				vp.vm = vms[0]
-			}
+// plan builds the host and VM plans: first every host from the first
+// retrieve alone (partial plans), then, for the hosts whose plan came out
+// incomplete (devices to add or pick), a second retrieve of their PCI device
+// lists and a full plan. The hosts' nmlx5_core parameters are read meanwhile
+// (esxcli costs round trips per host), at most opts.Parallel at once.
+func plan(ctx context.Context, c *vim25.Client, inv *inventory.Inventory, st *state, opts Options) []*hostPlan {
+	names := inv.ESXiHosts()
+	hosts := make([]*hostPlan, len(names))
+	var again []int
+	for i, name := range names {
+		hp := newHostPlan(inv, st, name)
+		hp.planVMs(st, false)
+		hosts[i] = hp
+		if hp.err == nil && hp.incomplete {
+			again = append(again, i)
 		}
-		if hp.err == nil {
-			hp.resolveGPUs(st)
-			for _, vp := range hp.vms {
-				if vp.err == nil {
-					planVM(st, vp)
-				}
-				if vp.err == nil && len(vp.coldOnly) > 0 && vp.vm.Runtime.PowerState != types.VirtualMachinePowerStatePoweredOff {
-					vp.err = fmt.Errorf("VM %s is %s; these changes need it powered off: %s. rdggen does not power VMs off: shut it down, then re-run apply",
-						vp.inv.VM, vp.vm.Runtime.PowerState, strings.Join(vp.coldOnly, "; "))
-				}
-			}
-			hp.planPassthrough()
-		}
-		hosts = append(hosts, hp)
 	}
-	// nmlx5_core parameters, read in parallel.
-	forEach(ctx, hosts, opts.Parallel, func(hp *hostPlan) {
-		if hp.err != nil {
-			return
+	type params struct {
+		cur string
+		err error
+	}
+	read := make([]*params, len(hosts))
+	var todo []int
+	refs := make([]types.ManagedObjectReference, len(hosts))
+	for i, hp := range hosts {
+		if hp.err == nil {
+			todo = append(todo, i)
+			refs[i] = hp.host.Self
 		}
-		want := vmx.ModuleParams(hp.nic, inv.RoCE)
-		cur, err := opts.Modules.Get(ctx, Host{Name: hp.name, Ref: hp.host.Self}, vmx.NICModule)
-		if err != nil {
-			hp.fail(fmt.Errorf("read %s parameters: %w", vmx.NICModule, err))
-			return
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		forEach(ctx, todo, opts.Parallel, func(i int) {
+			cur, err := opts.Modules.Get(ctx, Host{Name: names[i], Ref: refs[i]}, vmx.NICModule)
+			read[i] = &params{cur, err}
+		})
+	}()
+	if len(again) > 0 {
+		var hs []*mo.HostSystem
+		var vms []*mo.VirtualMachine
+		for _, i := range again {
+			hs = append(hs, hosts[i].host)
+			if vm := hosts[i].firstVM(); vm != nil {
+				vms = append(vms, vm)
+			}
 		}
-		hp.paramsCur = cur
-		hp.paramsNew, hp.paramsChanged = vmx.MergeParams(cur, want)
-		if hp.paramsChanged {
-			hp.lines = append(hp.lines, fmt.Sprintf("%s parameters: %q → %q", vmx.NICModule, cur, hp.paramsNew))
-			hp.reboot = append(hp.reboot, vmx.NICModule+" parameters")
+		err := readDevices(ctx, c, hs, vms)
+		for _, i := range again {
+			hp := newHostPlan(inv, st, names[i])
+			if err != nil {
+				hp.fail(err)
+			} else {
+				hp.planVMs(st, true)
+			}
+			hosts[i] = hp
 		}
-	})
+	}
+	<-done
+	for i, hp := range hosts {
+		switch p := read[i]; {
+		case hp.err != nil:
+		case p == nil: // not read: the apply was cancelled
+			hp.fail(fmt.Errorf("read %s parameters: %w", vmx.NICModule, context.Canceled))
+		case p.err != nil:
+			hp.fail(fmt.Errorf("read %s parameters: %w", vmx.NICModule, p.err))
+		default:
+			want := vmx.ModuleParams(hp.nic, inv.RoCE)
+			hp.paramsCur = p.cur
+			hp.paramsNew, hp.paramsChanged = vmx.MergeParams(p.cur, want)
+			if hp.paramsChanged {
+				hp.lines = append(hp.lines, fmt.Sprintf("%s parameters: %q → %q", vmx.NICModule, p.cur, hp.paramsNew))
+				hp.reboot = append(hp.reboot, vmx.NICModule+" parameters")
+			}
+		}
+	}
 	return hosts
 }
 
@@ -228,12 +260,17 @@ func printPlan(w io.Writer, hosts []*hostPlan, res *Result) {
 				if vp.err != hp.err {
 					fmt.Fprintf(w, "vm %s: cannot apply: %v\n", vp.inv.VM, vp.err)
 				}
-			case vp.changed():
+			case vp.changed() || len(vp.waiting) > 0:
 				fmt.Fprintf(w, "vm %s (%s):\n", vp.inv.VM, hp.name)
 				for _, l := range vp.lines {
 					fmt.Fprintf(w, "  %s\n", l)
 				}
-				res.VMsChanged++
+				for _, l := range vp.waiting {
+					fmt.Fprintf(w, "  not now: %s\n", l)
+				}
+				if vp.changed() {
+					res.VMsChanged++
+				}
 			default:
 				upToDate++
 				res.VMsUnchanged++
@@ -248,7 +285,7 @@ func printPlan(w io.Writer, hosts []*hostPlan, res *Result) {
 	}
 }
 
-// collect fills Failed and Reboot from the plans.
+// collect fills Failed, Reboot and Waiting from the plans.
 func collect(hosts []*hostPlan, res *Result) {
 	for _, hp := range hosts {
 		if hp.err != nil {
@@ -260,31 +297,66 @@ func collect(hosts []*hostPlan, res *Result) {
 			if vp.err != nil && vp.err != hp.err {
 				res.Failed = append(res.Failed, "vm "+vp.inv.VM+": "+vp.err.Error())
 			}
+			if vp.err == nil && len(vp.waiting) > 0 {
+				res.VMsWaiting++
+				for _, l := range vp.waiting {
+					res.Waiting = append(res.Waiting, "vm "+vp.inv.VM+": "+l)
+				}
+			}
 		}
 	}
 }
 
-// execute changes the hosts, then reconfigures the VMs.
+// execute changes every host, then reconfigures its VMs, with at most
+// opts.Parallel machines (hosts and VMs) in flight. A host's VMs start as soon
+// as the host is done (they need its passthrough on and its config target),
+// while later hosts are still being changed.
 func execute(ctx context.Context, c *vim25.Client, hosts []*hostPlan, opts Options) {
-	forEach(ctx, hosts, opts.Parallel, func(hp *hostPlan) { applyHost(ctx, c, hp, opts) })
-	var vms []*vmPlan
-	for _, hp := range hosts {
-		for _, vp := range hp.vms {
-			if vp.err == nil && vp.changed() {
-				vms = append(vms, vp)
-			}
-		}
-	}
-	if len(vms) == 0 {
-		return
-	}
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
 	waiter := newTaskWaiter(c)
 	go waiter.run(wctx)
-	forEach(ctx, vms, opts.Parallel, func(vp *vmPlan) {
-		vp.err = reconfigure(ctx, c, waiter, vp)
-	})
+	sem := make(chan struct{}, opts.Parallel)
+	acquire := func() bool {
+		select {
+		case sem <- struct{}{}:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	var wg sync.WaitGroup
+	for _, hp := range hosts {
+		if hp.err != nil {
+			continue
+		}
+		if !acquire() {
+			hp.fail(ctx.Err())
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			applyHost(ctx, c, hp, opts)
+			<-sem
+			for _, vp := range hp.vms {
+				if vp.err != nil || !vp.changed() {
+					continue
+				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if !acquire() {
+						vp.err = ctx.Err()
+						return
+					}
+					defer func() { <-sem }()
+					vp.err = reconfigure(ctx, c, waiter, vp)
+				}()
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // applyHost sends the host's passthrough/SR-IOV change and module parameters,
@@ -312,7 +384,7 @@ func applyHost(ctx context.Context, c *vim25.Client, hp *hostPlan, opts Options)
 	}
 	needTarget := false
 	for _, vp := range hp.vms {
-		if vp.err == nil && (len(vp.addGPUs) > 0 || (vp.sriov != nil && vp.sriov.existing == nil)) {
+		if vp.err == nil && (len(vp.addGPUs) > 0 || vp.sriov != nil) {
 			needTarget = true
 		}
 	}
@@ -355,7 +427,10 @@ func (hp *hostPlan) failVMs(err error) {
 }
 
 // completeDevices adds the GPU and SR-IOV device changes with the host's
-// system id and device ids (research/vsphere.md §2.4, §2.5).
+// system id and device ids (research/vsphere.md §2.4, §2.5). A device that
+// QueryConfigTarget does not list after this run switched its passthrough or
+// SR-IOV on is postponed (the host needs a reboot for it), not failed; one
+// that was active when planned and is not listed is an error.
 func (vp *vmPlan) completeDevices() error {
 	hp := vp.host
 	systemID := map[string]string{}
@@ -364,12 +439,16 @@ func (vp *vmPlan) completeDevices() error {
 		systemID[strings.ToLower(info.PciDevice.Id)] = info.SystemId
 	}
 	ctrl := pciController(vp.vm)
-	for _, id := range vp.addGPUs {
-		sys, ok := systemID[id]
+	for _, a := range vp.addGPUs {
+		sys, ok := systemID[a.id]
 		if !ok {
-			return fmt.Errorf("GPU %s on ESXi host %s is not available for passthrough yet (passthrough is enabled but not active: reboot the host, then re-run apply)", id, hp.name)
+			if !a.active {
+				vp.postpone(a.what, a.line, hp.waitText("passthrough enabled, not active yet"))
+				continue
+			}
+			return fmt.Errorf("GPU %s on ESXi host %s is active for passthrough but QueryConfigTarget does not offer it (is it assigned elsewhere?)", a.id, hp.name)
 		}
-		d := hp.devices[id]
+		d := hp.devices[a.id]
 		dev := &types.VirtualPCIPassthrough{VirtualDevice: types.VirtualDevice{
 			Key:           vp.key(),
 			ControllerKey: ctrl,
@@ -388,13 +467,6 @@ func (vp *vmPlan) completeDevices() error {
 	if vp.sriov == nil {
 		return nil
 	}
-	backing := netBacking(vp.sriov.net)
-	if card := vp.sriov.existing; card != nil {
-		nc := *card
-		nc.Backing = backing
-		vp.spec.DeviceChange = append(vp.spec.DeviceChange, &types.VirtualDeviceConfigSpec{Operation: types.VirtualDeviceConfigSpecOperationEdit, Device: &nc})
-		return nil
-	}
 	var pfSys string
 	found := false
 	for _, s := range hp.target.Sriov {
@@ -403,7 +475,11 @@ func (vp *vmPlan) completeDevices() error {
 		}
 	}
 	if !found {
-		return fmt.Errorf("SR-IOV on %s (%s) of ESXi host %s is not active yet (reboot the host, then re-run apply)", hp.nic.PF, hp.pfID, hp.name)
+		if !vp.sriov.active {
+			vp.postpone(vp.sriov.what, vp.sriov.line, hp.waitText("SR-IOV enabled, not active yet"))
+			return nil
+		}
+		return fmt.Errorf("SR-IOV on %s (%s) of ESXi host %s is active but QueryConfigTarget does not offer the PF", hp.nic.PF, hp.pfID, hp.name)
 	}
 	pf := hp.devices[hp.pfID]
 	pfBacking := &types.VirtualPCIPassthroughDeviceBackingInfo{Id: hp.pfID, SystemId: pfSys}
@@ -415,7 +491,7 @@ func (vp *vmPlan) completeDevices() error {
 		VirtualEthernetCard: types.VirtualEthernetCard{VirtualDevice: types.VirtualDevice{
 			Key:           vp.key(),
 			ControllerKey: ctrl,
-			Backing:       backing,
+			Backing:       netBacking(vp.sriov.net),
 		}},
 		AllowGuestOSMtuChange: types.NewBool(false),
 		SriovBacking:          &types.VirtualSriovEthernetCardSriovBackingInfo{PhysicalFunctionBacking: pfBacking},
@@ -478,6 +554,9 @@ func report(w io.Writer, hosts []*hostPlan, res *Result) {
 	}
 	for _, r := range res.Reboot {
 		fmt.Fprintf(w, "reboot needed: %s\n", r)
+	}
+	for _, l := range res.Waiting {
+		fmt.Fprintf(w, "not now: %s\n", l)
 	}
 }
 

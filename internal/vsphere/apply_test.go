@@ -36,14 +36,19 @@ func newEnv(t testing.TB, inv *inventory.Inventory, opts vcsimtest.Options) *env
 	return e
 }
 
-// setupEnv starts a simulator for inv and logs in with a counting transport.
+// parallel is the --parallel of the tests and benchmarks (the CLI default).
+const parallel = 8
+
+// setupEnv starts a simulator for inv and logs in with a counting transport,
+// keeping as many connections as the CLI does (parallel + 2: the task poll
+// and a read beside the parallel calls).
 func setupEnv(inv *inventory.Inventory, opts vcsimtest.Options) (*env, func(), error) {
 	sim, err := vcsimtest.New(inv, opts)
 	if err != nil {
 		return nil, nil, fmt.Errorf("simulator: %w", err)
 	}
 	e := &env{sim: sim, counter: vcsimtest.NewCounter(), inv: inv}
-	sess, err := vsphere.Connect(context.Background(), e.config(), 8, e.counter.Wrap)
+	sess, err := vsphere.Connect(context.Background(), e.config(), parallel+2, e.counter.Wrap)
 	if err != nil {
 		sim.Close()
 		return nil, nil, fmt.Errorf("connect: %w", err)
@@ -60,7 +65,7 @@ func (e *env) apply(t testing.TB, dryRun bool) (*vsphere.Result, string) {
 	t.Helper()
 	var out bytes.Buffer
 	res, err := vsphere.Apply(context.Background(), e.sess.Client, e.inv, vsphere.Options{
-		DryRun: dryRun, Parallel: 8, Out: &out, Modules: e.sim.Modules,
+		DryRun: dryRun, Parallel: parallel, Out: &out, Modules: e.sim.Modules,
 	})
 	if err != nil {
 		t.Fatalf("apply: %v\n%s", err, out.String())

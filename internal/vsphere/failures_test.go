@@ -2,6 +2,7 @@ package vsphere_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -171,5 +172,25 @@ func TestConfigFromEnv(t *testing.T) {
 	inv.VCenter = ""
 	if _, err := vsphere.ConfigFromEnv(inv, func(string) string { return "" }, "", false); err == nil {
 		t.Error("no vCenter accepted")
+	}
+}
+
+// A host whose nmlx5_core parameters cannot be read fails with its VMs; the
+// other hosts and VMs are applied.
+func TestModuleParamsReadFailure(t *testing.T) {
+	inv := inventory.Reference()
+	e := newEnv(t, inv, vcsimtest.Options{})
+	e.sim.Modules.Fail("esx-44.example", errors.New("esxcli: connection reset"))
+	res, out := e.apply(t, false)
+	want := "host esx-44.example: read nmlx5_core parameters: esxcli: connection reset"
+	if len(res.Failed) != 1 || res.Failed[0] != want || res.VMsChanged != 7 || res.HostsChanged != 7 {
+		t.Fatalf("want only %q, 7 VMs and 7 hosts applied: %v: %s\n%s", want, res.Failed, res.Summary(), out)
+	}
+	if n := e.counter.Count("UpdatePassthruConfig"); n != 7 {
+		t.Errorf("%d UpdatePassthruConfig, want 7 (not on the failed host)", n)
+	}
+	vms := e.readVMs(t)
+	if vms["clx-mld-44"].Config.Firmware != "bios" {
+		t.Error("a VM of the failed host was changed")
 	}
 }

@@ -21,9 +21,15 @@ type hostPlan struct {
 	vms  []*vmPlan
 	nic  inventory.NIC
 
-	devices map[string]*types.HostPciDevice          // hardware.pciDevice by id
+	devices map[string]*types.HostPciDevice          // hardware.pciDevice by id (see loadDevices)
 	info    map[string]types.BaseHostPciPassthruInfo // config.pciPassthruInfo by id
 	pfID    string                                   // PCI address of the NIC's PF
+
+	// partial: planned without the host's PCI device list (first retrieve
+	// only); devices then holds what the VMs' attached backings say.
+	// incomplete: that was not enough (a device to add or pick, a backing
+	// that cannot vouch for its device): plan the host again with the list.
+	partial, incomplete bool
 
 	passthru []types.BaseHostPciPassthruConfig // UpdatePassthruConfig payload
 	lines    []string                          // plan lines
@@ -47,18 +53,41 @@ type vmPlan struct {
 	spec     types.VirtualMachineConfigSpec
 	lines    []string // plan lines, what changes from what to what
 	coldOnly []string // changes that need the VM powered off
-	addGPUs  []string // PCI addresses to attach (backing filled after QueryConfigTarget)
+	addGPUs  []deviceAdd
 	sriov    *sriovChange
 	nextKey  int32
+
+	// waiting lists device adds that wait for the host's reboot: passthrough
+	// or SR-IOV is enabled but not active yet. They are not changes of this
+	// run; the first apply after the reboot makes them.
+	waiting []string
 }
 
-// sriovChange is the SR-IOV adapter to add, or the existing one to re-point.
+// deviceAdd is a GPU to attach; its backing is filled after QueryConfigTarget.
+type deviceAdd struct {
+	id     string // PCI address
+	what   string // "add GPU …"
+	line   string // plan line: what, qualified when it depends on this run
+	active bool   // passthrough was active when planned (else switched on by this run)
+}
+
+// sriovChange is the SR-IOV adapter to add (an existing one on the PF is
+// re-pointed by planVM directly).
 type sriovChange struct {
-	existing *types.VirtualSriovEthernetCard // nil: add a new one
-	net      network
+	net        network
+	what, line string // as in deviceAdd
+	active     bool   // SR-IOV was active on the PF when planned
 }
 
 func (p *vmPlan) changed() bool { return len(p.lines) > 0 }
+
+// postpone turns a planned device add (plan line line) into one that waits
+// for the host's reboot: the device did not become available.
+func (p *vmPlan) postpone(what, line, why string) {
+	p.lines = slices.DeleteFunc(p.lines, func(l string) bool { return l == line })
+	p.coldOnly = slices.DeleteFunc(p.coldOnly, func(l string) bool { return l == line })
+	p.waiting = append(p.waiting, what+": "+why)
+}
 
 func (p *vmPlan) change(cold bool, format string, args ...any) {
 	line := fmt.Sprintf(format, args...)
@@ -77,8 +106,142 @@ func (p *vmPlan) key() int32 {
 // value ("1db4"), never the signed decimal the API reports (govmomi #2248).
 func hexID(id int16) string { return strconv.FormatUint(uint64(uint16(id)), 16) }
 
-// planHost checks the ESXi host and computes its passthrough and SR-IOV changes.
-// GPU addresses of its VMs must be resolved first (resolveGPUs).
+// newHostPlan checks the ESXi host (planHost) and finds the inventory's VMs
+// on it; planVMs then plans them.
+func newHostPlan(inv *inventory.Inventory, st *state, name string) *hostPlan {
+	hp := planHost(inv, st, name)
+	for _, h := range inv.HostsOnESXi(name) {
+		vp := &vmPlan{inv: h, host: hp}
+		hp.vms = append(hp.vms, vp)
+		if hp.err != nil {
+			vp.err = hp.err
+			continue
+		}
+		switch vms := st.vms[h.VM]; {
+		case len(vms) == 0:
+			vp.err = fmt.Errorf("VM %s not found in vCenter", h.VM)
+		case len(vms) > 1:
+			vp.err = fmt.Errorf("%d VMs are named %s in vCenter; rename all but one", len(vms), h.VM)
+		case vms[0].Runtime.Host == nil || *vms[0].Runtime.Host != hp.host.Self:
+			where := "no host"
+			if r := vms[0].Runtime.Host; r != nil {
+				if o := st.hostName(*r); o != "" {
+					where = o
+				}
+			}
+			vp.err = fmt.Errorf("VM %s is on %s, the inventory places it on %s (passthrough devices belong to one host)", h.VM, where, name)
+		default:
+			vp.vm = vms[0]
+		}
+	}
+	return hp
+}
+
+// planVMs resolves the GPUs and plans every VM of the host, then the host's
+// passthrough switches. full says whether hp.host.Hardware holds the host's
+// PCI device list (readDevices); without it the plan is partial and may come
+// out incomplete (see loadDevices).
+func (hp *hostPlan) planVMs(st *state, full bool) {
+	if hp.err != nil {
+		return
+	}
+	hp.partial = !full
+	hp.loadDevices()
+	hp.resolveGPUs(st)
+	if hp.incomplete {
+		return // planned again, with the device list
+	}
+	for _, vp := range hp.vms {
+		if vp.err == nil {
+			planVM(st, vp)
+		}
+		if hp.partial && (len(vp.addGPUs) > 0 || len(vp.waiting) > 0 || vp.sriov != nil) {
+			// A device to add: its plan line and backing need the host's
+			// description of it.
+			hp.incomplete = true
+		}
+		if vp.err == nil && len(vp.coldOnly) > 0 && vp.vm.Runtime.PowerState != types.VirtualMachinePowerStatePoweredOff {
+			vp.err = fmt.Errorf("VM %s is %s; these changes need it powered off: %s. rdggen does not power VMs off: shut it down, then re-run apply",
+				vp.inv.VM, vp.vm.Runtime.PowerState, strings.Join(vp.coldOnly, "; "))
+		}
+	}
+	hp.planPassthrough()
+}
+
+// loadDevices fills hp.devices. With the host's PCI device list (full plan),
+// from it. Without (partial plan, the no-op case): from the passthrough
+// backings attached to the host's inventory VMs, which rdggen wrote from that
+// list: id, vendor and hex device id. Only a backing with a well-formed hex
+// device id counts; anything it cannot answer marks the plan incomplete
+// (device), and the host is planned again with the list. A partial plan that
+// stays complete is the one the list would give, as long as the hardware
+// behind an attached device was not swapped.
+func (hp *hostPlan) loadDevices() {
+	hp.devices = map[string]*types.HostPciDevice{}
+	if !hp.partial {
+		if h := hp.host.Hardware; h != nil {
+			for i := range h.PciDevice {
+				d := &h.PciDevice[i]
+				hp.devices[strings.ToLower(d.Id)] = d
+			}
+		}
+		return
+	}
+	for _, vp := range hp.vms {
+		if vp.vm == nil || vp.vm.Config == nil {
+			continue
+		}
+		for _, d := range vp.vm.Config.Hardware.Device {
+			pt, ok := d.(*types.VirtualPCIPassthrough)
+			if !ok {
+				continue
+			}
+			b, ok := pt.Backing.(*types.VirtualPCIPassthroughDeviceBackingInfo)
+			if !ok {
+				continue
+			}
+			id, err := strconv.ParseUint(b.DeviceId, 16, 16)
+			key := strings.ToLower(b.Id)
+			if err != nil || hexID(int16(uint16(id))) != b.DeviceId || hp.devices[key] != nil {
+				continue
+			}
+			hp.devices[key] = &types.HostPciDevice{Id: b.Id, VendorId: b.VendorId, DeviceId: int16(uint16(id)), DeviceName: b.DeviceName}
+		}
+	}
+}
+
+// device returns the host's PCI device at id (lower case), nil if none; in a
+// partial plan a miss makes the plan incomplete.
+func (hp *hostPlan) device(id string) *types.HostPciDevice {
+	d := hp.devices[id]
+	if d == nil && hp.partial {
+		hp.incomplete = true
+	}
+	return d
+}
+
+// matches is vmx.MatchesDevice; in a partial plan only a model with known
+// device ids can be checked against a backing (a name match is not enough
+// to vouch for the backing's device id).
+func (hp *hostPlan) matches(g inventory.GPU, d *types.HostPciDevice) bool {
+	if hp.partial && len(vmx.DeviceIDsFor(g)) == 0 {
+		hp.incomplete = true
+	}
+	return vmx.MatchesDevice(g, uint16(d.VendorId), uint16(d.DeviceId), d.DeviceName)
+}
+
+// firstVM is a VM of the host found in vCenter (for its environment browser).
+func (hp *hostPlan) firstVM() *mo.VirtualMachine {
+	for _, vp := range hp.vms {
+		if vp.vm != nil {
+			return vp.vm
+		}
+	}
+	return nil
+}
+
+// planHost checks the ESXi host and computes its SR-IOV change; planVMs adds
+// the passthrough switches for its VMs' GPUs.
 func planHost(inv *inventory.Inventory, st *state, name string) *hostPlan {
 	hp := &hostPlan{name: name}
 	hp.nic, _ = vmx.HostNIC(inv, name)
@@ -94,13 +257,6 @@ func planHost(inv *inventory.Inventory, st *state, name string) *hostPlan {
 		return hp
 	}
 	h := hp.host
-	hp.devices = map[string]*types.HostPciDevice{}
-	if h.Hardware != nil {
-		for i := range h.Hardware.PciDevice {
-			d := &h.Hardware.PciDevice[i]
-			hp.devices[strings.ToLower(d.Id)] = d
-		}
-	}
 	hp.info = map[string]types.BaseHostPciPassthruInfo{}
 	if h.Config != nil {
 		for _, pi := range h.Config.PciPassthruInfo {
@@ -142,6 +298,34 @@ func planHost(inv *inventory.Inventory, st *state, name string) *hostPlan {
 		hp.reboot = append(hp.reboot, "SR-IOV (set, not active yet)")
 	}
 	return hp
+}
+
+// passthruState reports whether passthrough is enabled and active for the device.
+func (hp *hostPlan) passthruState(id string) (enabled, active bool) {
+	if pi := hp.info[id]; pi != nil {
+		info := pi.GetHostPciPassthruInfo()
+		return info.PassthruEnabled, info.PassthruActive
+	}
+	return false, false
+}
+
+// sriovInfo is the PF's SR-IOV state (planHost checked it is there).
+func (hp *hostPlan) sriovInfo() *types.HostSriovInfo {
+	sr, _ := hp.info[hp.pfID].(*types.HostSriovInfo)
+	if sr == nil {
+		return &types.HostSriovInfo{}
+	}
+	return sr
+}
+
+// waitText says why a device add waits, and until when.
+func (hp *hostPlan) waitText(why string) string {
+	return fmt.Sprintf("after ESXi host %s reboots (%s)", hp.name, why)
+}
+
+// onceText qualifies a device add that depends on this run's host change.
+func (hp *hostPlan) onceText(what string) string {
+	return fmt.Sprintf("when %s is active: now, or at the first apply after %s reboots", what, hp.name)
 }
 
 func sriovState(sr *types.HostSriovInfo) string {
@@ -219,17 +403,30 @@ func deviceText(d *types.HostPciDevice) string {
 func (hp *hostPlan) resolveGPUs(st *state) {
 	used := usedBy(st, hp.host)
 	claimed := map[string]string{} // PCI address → inventory VM, this run
+	defer func() {
+		if hp.partial {
+			for _, vp := range hp.vms {
+				if vp.err != nil && vp.vm != nil {
+					// Maybe only for want of the device list: plan again.
+					hp.incomplete = true
+				}
+			}
+		}
+	}()
 	for _, vp := range hp.vms {
 		vp.gpus = make([]string, len(vp.inv.GPUs))
+		if vp.err != nil {
+			continue
+		}
 		for i, g := range vp.inv.GPUs {
 			if g.PCI == "" {
 				continue
 			}
-			d := hp.devices[g.PCI]
+			d := hp.device(g.PCI)
 			switch {
 			case d == nil:
 				vp.err = fmt.Errorf("gpus[%d]: no PCI device %s on ESXi host %s", i, g.PCI, hp.name)
-			case !vmx.MatchesDevice(g, uint16(d.VendorId), uint16(d.DeviceId), d.DeviceName):
+			case !hp.matches(g, d):
 				vp.err = fmt.Errorf("gpus[%d]: %s on %s is %s, not a %s", i, g.PCI, hp.name, deviceText(d), g.Model)
 			case used[g.PCI] != "" && used[g.PCI] != vp.inv.VM:
 				vp.err = fmt.Errorf("gpus[%d]: GPU %s on %s is already passed through to VM %s", i, g.PCI, hp.name, used[g.PCI])
@@ -263,7 +460,7 @@ func (hp *hostPlan) resolveGPUs(st *state) {
 			}
 			found := false
 			for k, id := range have {
-				if d := hp.devices[id]; d != nil && vmx.MatchesDevice(g, uint16(d.VendorId), uint16(d.DeviceId), d.DeviceName) {
+				if d := hp.device(id); d != nil && hp.matches(g, d) {
 					vp.gpus[i], claimed[id] = id, vp.inv.VM
 					have = slices.Delete(have, k, k+1)
 					found = true
@@ -279,6 +476,11 @@ func (hp *hostPlan) resolveGPUs(st *state) {
 			key := fmt.Sprintf("%s/%d", m.Family, vp.inv.GPUs[missing[0]].MemoryGB)
 			waiting[key] = append(waiting[key], want{vp, missing})
 		}
+	}
+	if len(waiting) > 0 && hp.partial {
+		// Free devices are only in the host's device list.
+		hp.incomplete = true
+		return
 	}
 	for _, ws := range waiting {
 		g := ws[0].vp.inv.GPUs[ws[0].idx[0]]
@@ -378,8 +580,20 @@ func planVM(st *state, vp *vmPlan) {
 		d := vp.host.devices[id]
 		pt := attached[id]
 		if pt == nil {
-			vp.addGPUs = append(vp.addGPUs, id)
-			vp.change(true, "add GPU gpus[%d] %s: %s", i, h.GPUs[i].Model, deviceText(d))
+			what := fmt.Sprintf("add GPU gpus[%d] %s: %s", i, h.GPUs[i].Model, deviceText(d))
+			switch enabled, active := vp.host.passthruState(id); {
+			case active:
+				vp.addGPUs = append(vp.addGPUs, deviceAdd{id: id, what: what, line: what, active: true})
+				vp.change(true, "%s", what)
+			case enabled:
+				vp.waiting = append(vp.waiting, what+": "+vp.host.waitText("passthrough enabled, not active yet"))
+			default:
+				// Switched on by this run (planPassthrough); attached now
+				// if the host activates it at once, else postponed.
+				line := what + " (" + vp.host.onceText("passthrough") + ")"
+				vp.addGPUs = append(vp.addGPUs, deviceAdd{id: id, what: what, line: line})
+				vp.change(true, "%s", line)
+			}
 			continue
 		}
 		b := pt.Backing.(*types.VirtualPCIPassthroughDeviceBackingInfo)
@@ -421,12 +635,24 @@ func planVM(st *state, vp *vmPlan) {
 		}
 	}
 	if onPF != nil {
-		vp.sriov = &sriovChange{existing: onPF, net: net}
+		nc := *onPF
+		nc.Backing = netBacking(net)
+		vp.spec.DeviceChange = append(vp.spec.DeviceChange, &types.VirtualDeviceConfigSpec{Operation: types.VirtualDeviceConfigSpecOperationEdit, Device: &nc})
 		vp.change(true, "SR-IOV adapter on %s: port group %s → %q", a.PF, backingName(st, onPF.Backing), a.PortGroup)
 		return
 	}
-	vp.sriov = &sriovChange{net: net}
-	vp.change(true, "add SR-IOV adapter: VF of %s %s (%s), port group %q", a.NICModel, a.PF, vp.host.pfID, a.PortGroup)
+	what := fmt.Sprintf("add SR-IOV adapter: VF of %s %s (%s), port group %q", a.NICModel, a.PF, vp.host.pfID, a.PortGroup)
+	switch sr := vp.host.sriovInfo(); {
+	case sr.SriovActive:
+		vp.sriov = &sriovChange{net: net, what: what, line: what, active: true}
+		vp.change(true, "%s", what)
+	case sr.SriovEnabled && int(sr.NumVirtualFunctionRequested) == vp.host.nic.VFs:
+		vp.waiting = append(vp.waiting, what+": "+vp.host.waitText("SR-IOV enabled, not active yet"))
+	default:
+		line := what + " (" + vp.host.onceText("SR-IOV") + ")"
+		vp.sriov = &sriovChange{net: net, what: what, line: line}
+		vp.change(true, "%s", line)
+	}
 }
 
 func orUnset(s string) string {

@@ -3,29 +3,62 @@ package vsphere
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/vmware/govmomi/property"
 	"github.com/vmware/govmomi/view"
 	"github.com/vmware/govmomi/vim25"
 	"github.com/vmware/govmomi/vim25/mo"
+	"github.com/vmware/govmomi/vim25/soap"
 	"github.com/vmware/govmomi/vim25/types"
+
+	"github.com/rdggen/rdggen/pkg/inventory"
+	"github.com/rdggen/rdggen/pkg/vmx"
 )
 
-// Properties read in the one retrieve. Only these paths are fetched, so the
-// retrieve of thousands of VMs stays small.
+// Properties of the first retrieve: what every diff needs, nothing more. The
+// hosts' hardware.pciDevice lists (dozens to hundreds of entries per host)
+// and the VMs' environment browsers are only needed to add or pick devices,
+// so readDevices fetches them in a second retrieve, for the hosts that need
+// them. ExtraConfig is read by key (config.extraConfig["KEY"], one path per
+// key rdggen manages) instead of whole: a VM's ExtraConfig holds dozens of
+// keys rdggen never looks at.
 var (
 	vmProps = []string{
-		"name", "runtime.host", "runtime.powerState", "environmentBrowser",
-		"config.firmware", "config.extraConfig", "config.memoryReservationLockedToMax",
+		"name", "runtime.host", "runtime.powerState",
+		"config.firmware", "config.memoryReservationLockedToMax",
 		"config.memoryAllocation.reservation", "config.hardware.memoryMB", "config.hardware.device",
 	}
 	hostProps = []string{
-		"name", "network", "hardware.pciDevice", "config.pciPassthruInfo",
+		"name", "network", "config.pciPassthruInfo",
 		"config.network.pnic", "configManager.pciPassthruSystem",
 	}
 	netProps  = []string{"name"}
 	dvpgProps = []string{"name", "key"}
+
+	// Second retrieve (readDevices).
+	hostDeviceProps = []string{"hardware.pciDevice"}
+	vmDeviceProps   = []string{"environmentBrowser"}
 )
+
+// extraConfigPrefix starts a keyed ExtraConfig property path.
+const extraConfigPrefix = "config.extraConfig["
+
+// extraConfigPath is the property path of one ExtraConfig key.
+func extraConfigPath(key string) string { return fmt.Sprintf("%s%q]", extraConfigPrefix, key) }
+
+// managedKeys lists the ExtraConfig keys apply sets for any VM of inv.
+func managedKeys(inv *inventory.Inventory) []string {
+	var keys []string
+	for i := range inv.Hosts {
+		for _, o := range vmx.ExtraConfig(&inv.Hosts[i]) {
+			keys = append(keys, o.Key)
+		}
+	}
+	slices.Sort(keys)
+	return slices.Compact(keys)
+}
 
 // state is vCenter as read at the start of an apply.
 type state struct {
@@ -47,8 +80,9 @@ type network struct {
 // readState reads every VM, host and network of vCenter in one
 // PropertyCollector retrieve over one container view (3 round trips:
 // CreateContainerView, RetrievePropertiesEx, DestroyView; more only when
-// vCenter pages a very large result).
-func readState(ctx context.Context, c *vim25.Client) (*state, error) {
+// vCenter pages a very large result). extraKeys are the ExtraConfig keys to
+// read (managedKeys).
+func readState(ctx context.Context, c *vim25.Client, extraKeys []string) (*state, error) {
 	m := view.NewManager(c)
 	kinds := []string{"VirtualMachine", "HostSystem", "Network", "DistributedVirtualPortgroup"}
 	v, err := m.CreateContainerView(ctx, c.ServiceContent.RootFolder, kinds, true)
@@ -57,22 +91,33 @@ func readState(ctx context.Context, c *vim25.Client) (*state, error) {
 	}
 	defer func() { _ = v.Destroy(context.WithoutCancel(ctx)) }()
 
-	spec := types.PropertyFilterSpec{
-		ObjectSet: []types.ObjectSpec{{
-			Obj:  v.Reference(),
-			Skip: types.NewBool(true),
-			SelectSet: []types.BaseSelectionSpec{&types.TraversalSpec{
-				Type: "ContainerView", Path: "view", Skip: types.NewBool(false),
-			}},
-		}},
-		PropSet: []types.PropertySpec{
-			{Type: "VirtualMachine", PathSet: vmProps},
-			{Type: "HostSystem", PathSet: hostProps},
-			{Type: "Network", PathSet: netProps},
-			{Type: "DistributedVirtualPortgroup", PathSet: dvpgProps},
-		},
+	keyed := slices.Clone(vmProps)
+	for _, k := range extraKeys {
+		keyed = append(keyed, extraConfigPath(k))
 	}
-	res, err := property.DefaultCollector(c).RetrieveProperties(ctx, types.RetrieveProperties{SpecSet: []types.PropertyFilterSpec{spec}})
+	spec := func(vmPaths []string) types.RetrieveProperties {
+		return types.RetrieveProperties{SpecSet: []types.PropertyFilterSpec{{
+			ObjectSet: []types.ObjectSpec{{
+				Obj:  v.Reference(),
+				Skip: types.NewBool(true),
+				SelectSet: []types.BaseSelectionSpec{&types.TraversalSpec{
+					Type: "ContainerView", Path: "view", Skip: types.NewBool(false),
+				}},
+			}},
+			PropSet: []types.PropertySpec{
+				{Type: "VirtualMachine", PathSet: vmPaths},
+				{Type: "HostSystem", PathSet: hostProps},
+				{Type: "Network", PathSet: netProps},
+				{Type: "DistributedVirtualPortgroup", PathSet: dvpgProps},
+			},
+		}}}
+	}
+	pc := property.DefaultCollector(c)
+	res, err := pc.RetrieveProperties(ctx, spec(keyed))
+	if err != nil && isInvalidProperty(err) && len(extraKeys) > 0 {
+		// A server that does not take keyed paths: read ExtraConfig whole.
+		res, err = pc.RetrieveProperties(ctx, spec(append(slices.Clone(vmProps), "config.extraConfig")))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("retrieve VMs and hosts: %w", err)
 	}
@@ -87,12 +132,20 @@ func readState(ctx context.Context, c *vim25.Client) (*state, error) {
 		networks:  map[types.ManagedObjectReference]network{},
 		vmsOnHost: map[types.ManagedObjectReference][]*mo.VirtualMachine{},
 	}
+	vmContent := byType["VirtualMachine"]
+	extra := make([][]types.BaseOptionValue, len(vmContent))
+	for i := range vmContent {
+		vmContent[i], extra[i] = splitExtraConfig(vmContent[i])
+	}
 	var vms []mo.VirtualMachine
-	if err := mo.LoadObjectContent(byType["VirtualMachine"], &vms); err != nil {
+	if err := mo.LoadObjectContent(vmContent, &vms); err != nil {
 		return nil, fmt.Errorf("decode VMs: %w", err)
 	}
 	for i := range vms {
 		vm := &vms[i]
+		if vm.Config != nil && len(extra[i]) > 0 {
+			vm.Config.ExtraConfig = extra[i]
+		}
 		s.vms[vm.Name] = append(s.vms[vm.Name], vm)
 		s.vmByRef[vm.Self] = vm
 		if vm.Runtime.Host != nil {
@@ -121,6 +174,101 @@ func readState(ctx context.Context, c *vim25.Client) (*state, error) {
 		s.networks[pg.Self] = network{ref: pg.Self, name: pg.Name, key: pg.Key}
 	}
 	return s, nil
+}
+
+// splitExtraConfig takes the keyed ExtraConfig properties out of a VM's
+// content (mo cannot load them; a key the VM lacks may come back in the
+// missing set) and returns them as option values.
+func splitExtraConfig(oc types.ObjectContent) (types.ObjectContent, []types.BaseOptionValue) {
+	var opts []types.BaseOptionValue
+	props := oc.PropSet[:0:0]
+	for _, p := range oc.PropSet {
+		if !strings.HasPrefix(p.Name, extraConfigPrefix) {
+			props = append(props, p)
+			continue
+		}
+		switch v := p.Val.(type) {
+		case types.OptionValue:
+			opts = append(opts, &v)
+		case *types.OptionValue:
+			opts = append(opts, v)
+		}
+	}
+	oc.PropSet = props
+	missing := oc.MissingSet[:0:0]
+	for _, m := range oc.MissingSet {
+		if !strings.HasPrefix(m.Path, extraConfigPrefix) {
+			missing = append(missing, m)
+		}
+	}
+	oc.MissingSet = missing
+	return oc, opts
+}
+
+func isInvalidProperty(err error) bool {
+	if !soap.IsSoapFault(err) {
+		return false
+	}
+	switch soap.ToSoapFault(err).VimFault().(type) {
+	case types.InvalidProperty, *types.InvalidProperty:
+		return true
+	}
+	return false
+}
+
+// readDevices is the second, targeted retrieve: the PCI device lists of the
+// hosts that add or pick devices, and the environment browsers of their VMs
+// (for QueryConfigTarget). One round trip for all of them.
+func readDevices(ctx context.Context, c *vim25.Client, hosts []*mo.HostSystem, vms []*mo.VirtualMachine) error {
+	if len(hosts) == 0 && len(vms) == 0 {
+		return nil
+	}
+	var objs []types.ObjectSpec
+	for _, h := range hosts {
+		objs = append(objs, types.ObjectSpec{Obj: h.Self})
+	}
+	for _, vm := range vms {
+		objs = append(objs, types.ObjectSpec{Obj: vm.Self})
+	}
+	res, err := property.DefaultCollector(c).RetrieveProperties(ctx, types.RetrieveProperties{SpecSet: []types.PropertyFilterSpec{{
+		ObjectSet: objs,
+		PropSet: []types.PropertySpec{
+			{Type: "HostSystem", PathSet: hostDeviceProps},
+			{Type: "VirtualMachine", PathSet: vmDeviceProps},
+		},
+	}}})
+	if err != nil {
+		return fmt.Errorf("retrieve PCI devices: %w", err)
+	}
+	hostByRef := map[types.ManagedObjectReference]*mo.HostSystem{}
+	for _, h := range hosts {
+		hostByRef[h.Self] = h
+	}
+	vmByRef := map[types.ManagedObjectReference]*mo.VirtualMachine{}
+	for _, vm := range vms {
+		vmByRef[vm.Self] = vm
+	}
+	for _, oc := range res.Returnval {
+		switch oc.Obj.Type {
+		case "HostSystem":
+			var h mo.HostSystem
+			if err := mo.LoadObjectContent([]types.ObjectContent{oc}, &h); err != nil {
+				return fmt.Errorf("decode PCI devices: %w", err)
+			}
+			if dst := hostByRef[oc.Obj]; dst != nil {
+				dst.Hardware = h.Hardware
+			}
+		case "VirtualMachine":
+			var vm mo.VirtualMachine
+			if err := mo.LoadObjectContent([]types.ObjectContent{oc}, &vm); err != nil {
+				return fmt.Errorf("decode environment browser: %w", err)
+			}
+			if dst := vmByRef[oc.Obj]; dst != nil {
+				dst.EnvironmentBrowser = vm.EnvironmentBrowser
+			}
+		}
+	}
+	return nil
 }
 
 // hostNetwork returns the network named name that host is connected to.

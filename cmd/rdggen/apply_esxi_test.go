@@ -1,0 +1,90 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/vmware/govmomi/vim25"
+
+	"github.com/rdggen/rdggen/internal/vcsimtest"
+	"github.com/rdggen/rdggen/internal/vsphere"
+	"github.com/rdggen/rdggen/pkg/inventory"
+)
+
+// TestApplyESXiCLI runs `rdggen apply --target esxi` end to end against the
+// in-process simulator over HTTPS, configured the way a user would: GOVC_URL,
+// GOVC_USERNAME, GOVC_PASSWORD and GOVC_TLS_CA_CERTS. Only the nmlx5_core
+// parameter store is the simulator's (vcsim has no esxcli module namespace).
+func TestApplyESXiCLI(t *testing.T) {
+	inv := inventory.Reference()
+	sim, err := vcsimtest.New(inv, vcsimtest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sim.Close)
+	esxiModules = func(*vim25.Client) vsphere.ModuleParams { return sim.Modules }
+	t.Cleanup(func() { esxiModules = nil })
+
+	env := map[string]string{
+		"GOVC_URL":          sim.URL.String(),
+		"GOVC_USERNAME":     vcsimtest.Username,
+		"GOVC_PASSWORD":     vcsimtest.Password,
+		"GOVC_TLS_CA_CERTS": sim.CAFile,
+	}
+	rdggen := func(args ...string) (int, string, string) {
+		t.Helper()
+		var out, errb bytes.Buffer
+		code := run(context.Background(), args, &out, &errb, func(k string) string { return env[k] })
+		if strings.Contains(out.String()+errb.String(), vcsimtest.Password) {
+			t.Errorf("rdggen %s printed the password", strings.Join(args, " "))
+		}
+		return code, out.String(), errb.String()
+	}
+
+	code, out, errs := rdggen("apply", "--target", "esxi", "--dry-run")
+	if code != exitOK || !strings.Contains(out, "vm clx-mld-41 (esx-41.example):\n  firmware: bios → efi") ||
+		!strings.HasSuffix(out, "esxi: 8 VM(s) and 8 host(s) to change (dry run, nothing sent), 0 VM(s) and 0 host(s) already matched, 0 failed; reboot needed: 8 ESXi hosts (listed above)\n") {
+		t.Fatalf("dry run: exit %d\n%s%s", code, out, errs)
+	}
+	if !strings.HasPrefix(out, "== esxi\nvCenter "+sim.URL.String()+" as "+vcsimtest.Username+" (from GOVC_URL)\n") {
+		t.Errorf("dry run does not say where it connects:\n%s", out)
+	}
+
+	code, out, errs = rdggen("apply", "--target", "esxi")
+	if code != exitOK || errs != "" || !strings.HasSuffix(out, "esxi: 8 VM(s) and 8 host(s) changed, 0 VM(s) and 0 host(s) already matched, 0 failed; reboot needed: 8 ESXi hosts (listed above)\n") {
+		t.Fatalf("first apply: exit %d\n%s%s", code, out, errs)
+	}
+	if got := sim.Modules.Params("esx-41.example", "nmlx5_core"); got != "max_vfs=8 pfctx=0x08 pfcrx=0x08 trust_state=2 ecn=1" {
+		t.Errorf("nmlx5_core parameters %q", got)
+	}
+
+	code, out, errs = rdggen("apply", "--target", "esxi")
+	if code != exitOK || errs != "" || !strings.HasSuffix(out, "esxi: nothing to do: 8 VM(s) and 8 ESXi host(s) already match the inventory\n") {
+		t.Fatalf("second apply: exit %d\n%s%s", code, out, errs)
+	}
+
+	// Failures: exit 3, the reason on stderr.
+	env["GOVC_PASSWORD"] = "not-" + vcsimtest.Password
+	code, _, errs = rdggen("apply", "--target", "esxi")
+	if code != exitFailed || !strings.Contains(errs, "rdggen: apply esxi: vCenter "+sim.URL.Host+`: login as "`+vcsimtest.Username+`" failed: incorrect user name or password`) {
+		t.Errorf("wrong password: exit %d\n%s", code, errs)
+	}
+	env["GOVC_PASSWORD"] = vcsimtest.Password
+	delete(env, "GOVC_TLS_CA_CERTS")
+	code, _, errs = rdggen("apply", "--target", "esxi")
+	if code != exitFailed || !strings.Contains(errs, "its TLS certificate is not trusted") {
+		t.Errorf("untrusted certificate: exit %d\n%s", code, errs)
+	}
+	env["GOVC_TLS_CA_CERTS"] = sim.CAFile
+	if err := sim.PowerOn(context.Background(), "clx-mld-43"); err != nil {
+		t.Fatal(err)
+	}
+	sim.Reset()
+	code, out, errs = rdggen("apply", "--target", "esxi")
+	if code != exitFailed || !strings.Contains(out, "FAILED vm clx-mld-43: VM clx-mld-43 is poweredOn") ||
+		!strings.Contains(errs, "rdggen: apply esxi: esxi: 7 VM(s) and 8 host(s) changed, 0 VM(s) and 0 host(s) already matched, 1 failed") {
+		t.Errorf("powered-on VM: exit %d\n%s%s", code, out, errs)
+	}
+}
