@@ -56,15 +56,18 @@ func (r Route) Command() string {
 // written without formatting n² addresses.
 type routeTable struct {
 	frag     []string
-	fragLen  int // Σ len(frag)
-	namesLen int // Σ len(host name)
+	netplan  []string // the same route as a netplan routes entry
+	fragLen  int      // Σ len(frag)
+	namesLen int      // Σ len(host name)
 }
 
 func newRouteTable(inv *inventory.Inventory) *routeTable {
-	t := &routeTable{frag: make([]string, len(inv.Hosts))}
+	t := &routeTable{frag: make([]string, len(inv.Hosts)), netplan: make([]string, len(inv.Hosts))}
 	for i := range inv.Hosts {
 		dst, via := RouteTo(&inv.Hosts[i])
-		t.frag[i] = dst.String() + " via " + via.String()
+		d, v := dst.String(), via.String()
+		t.frag[i] = d + " via " + v
+		t.netplan[i] = "        - to: " + d + "\n          via: " + v + "\n"
 		t.fragLen += len(t.frag[i])
 		t.namesLen += len(inv.Hosts[i].Name)
 	}

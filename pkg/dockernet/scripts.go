@@ -171,14 +171,7 @@ func (t *tables) netplan(inv *inventory.Inventory, h *inventory.Host) []byte {
 	b.WriteString("# " + h.DataInterface + "'s address (" + h.Data.Address.String() + ", not repeated here); `netplan apply` or the next\n")
 	b.WriteString("# boot installs the routes. rdggen apply adds them at once with `ip route replace`.\n")
 	b.WriteString("network:\n  version: 2\n  ethernets:\n    " + h.DataInterface + ":\n      routes:\n")
-	eachOther(inv, h.Index, &b, func(b *bytes.Buffer, i int) {
-		dst, via := RouteTo(&inv.Hosts[i])
-		b.WriteString("        - to: ")
-		b.WriteString(dst.String())
-		b.WriteString("\n          via: ")
-		b.WriteString(via.String())
-		b.WriteByte('\n')
-	})
+	eachOther(inv, h.Index, &b, func(b *bytes.Buffer, i int) { b.WriteString(t.routes.netplan[i]) })
 	return b.Bytes()
 }
 
