@@ -268,12 +268,7 @@ func probeHost(ctx context.Context, inv *inventory.Inventory, o *Options, r *hos
 	w := newScript(root)
 	w.roceVar(r.d.RoCEScript)
 	w.probe(r.d)
-	stdout, _, err := r.run(ctx, w.end())
-	if err != nil {
-		r.err = err
-		return
-	}
-	rs, err := parseResults(stdout, w.nonce)
+	rs, err := r.round(ctx, w)
 	if err != nil {
 		r.err = err
 		return
@@ -303,9 +298,15 @@ func dialError(err error) error {
 	return fmt.Errorf("SSH login failed: %w", err)
 }
 
-func (r *hostRun) run(ctx context.Context, script []byte) ([]byte, []byte, error) {
+// round is one SSH round trip: it runs the script w and reads back its
+// framed results.
+func (r *hostRun) round(ctx context.Context, w *scriptWriter) ([]result, error) {
 	r.trips++
-	return r.conn.Run(ctx, script)
+	stdout, _, err := r.conn.Run(ctx, w.end())
+	if err != nil {
+		return nil, err
+	}
+	return parseResults(stdout, w.nonce)
 }
 
 // applyHost sends the plan's changes and the verifying probe in one script.
@@ -319,12 +320,7 @@ func applyHost(ctx context.Context, inv *inventory.Inventory, o *Options, r *hos
 	w.roceVar(r.d.RoCEScript)
 	w.applyScript(r.plan, o, stamp)
 	w.probe(r.d)
-	stdout, _, err := r.run(ctx, w.end())
-	if err != nil {
-		r.err = err
-		return
-	}
-	rs, err := parseResults(stdout, w.nonce)
+	rs, err := r.round(ctx, w)
 	if err != nil {
 		r.err = err
 		return

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/vmware/govmomi"
 	"github.com/vmware/govmomi/find"
 	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/simulator"
@@ -159,17 +160,7 @@ func (s *Sim) AddVM(ctx context.Context, name, esxi string, pci ...string) error
 		return err
 	}
 	defer func() { _ = c.Logout(ctx) }()
-	f := find.NewFinder(c.Client, true)
-	dc, err := f.DefaultDatacenter(ctx)
-	if err != nil {
-		return err
-	}
-	f.SetDatacenter(dc)
-	folders, err := dc.Folders(ctx)
-	if err != nil {
-		return err
-	}
-	pool, err := f.DefaultResourcePool(ctx)
+	_, folders, pool, err := placement(ctx, c)
 	if err != nil {
 		return err
 	}
@@ -276,4 +267,24 @@ func Inventory(hosts, vmsPerHost int) (*inventory.Inventory, error) {
 		}
 	}
 	return inventory.Load("bench.yaml", []byte(b.String()))
+}
+
+// placement finds where the simulator's VMs go: a finder set to the default
+// datacenter, its folders and the default resource pool.
+func placement(ctx context.Context, c *govmomi.Client) (*find.Finder, *object.DatacenterFolders, *object.ResourcePool, error) {
+	f := find.NewFinder(c.Client, true)
+	dc, err := f.DefaultDatacenter(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	f.SetDatacenter(dc)
+	folders, err := dc.Folders(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	pool, err := f.DefaultResourcePool(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return f, folders, pool, nil
 }

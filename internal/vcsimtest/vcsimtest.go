@@ -18,7 +18,6 @@ import (
 	"sync"
 
 	"github.com/vmware/govmomi"
-	"github.com/vmware/govmomi/find"
 	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/simulator"
 	"github.com/vmware/govmomi/vim25/mo"
@@ -246,17 +245,7 @@ func (s *Sim) createVMs(opts Options, skipHost map[string]bool) error {
 		return err
 	}
 	defer func() { _ = c.Logout(ctx) }()
-	f := find.NewFinder(c.Client, true)
-	dc, err := f.DefaultDatacenter(ctx)
-	if err != nil {
-		return err
-	}
-	f.SetDatacenter(dc)
-	folders, err := dc.Folders(ctx)
-	if err != nil {
-		return err
-	}
-	pool, err := f.DefaultResourcePool(ctx)
+	f, folders, pool, err := placement(ctx, c)
 	if err != nil {
 		return err
 	}
