@@ -21,7 +21,7 @@ func hostsTarget() *applyTarget {
 		help: "the VMs over SSH (ssh-agent, --identity or RDGGEN_SSH_PASSWORD): daemon.json (merged), forwarding, firewall, routes, RoCE",
 		flags: func(f *pflag.FlagSet) {
 			f.StringVar(&sshUser, "ssh-user", "", "SSH login `USER` on the VMs (default: $USER); privileged commands use sudo -n unless root")
-			f.IntVar(&port, "hosts-ssh-port", 22, "SSH `PORT` of the VMs' management addresses")
+			f.IntVar(&port, "hosts-ssh-port", 22, "SSH `PORT` of the VMs whose mgmt has no :port")
 			f.StringVar(&root, "host-root", "", "`DIR` prefixed to every file path on the VMs, {host} = the host's name (staging and tests);\n"+
 				"live state (sysctl, routes, iptables) is unaffected, and auto restart/validate are off")
 			f.StringVar(&restart, "docker-restart", hostapply.ModeAuto, "after daemon.json changed: auto (systemd or init.d), none, or a shell `CMD` run as root")

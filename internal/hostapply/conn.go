@@ -31,7 +31,8 @@ type SSH struct {
 	// User is the login name; privileged work goes through `sudo -n` when it
 	// is not root.
 	User string
-	// Port is the SSH port of every host's management address; 0 means 22.
+	// Port is the SSH port of a host whose management address carries none;
+	// 0 means 22.
 	Port int
 	// KnownHosts is the known_hosts file ("" = ~/.ssh/known_hosts); host keys
 	// are always verified.
@@ -46,11 +47,14 @@ type SSH struct {
 // with sshconn (known_hosts verified, agent and identity files).
 func (s SSH) Dialer() DialFunc {
 	return func(ctx context.Context, h *inventory.Host) (Conn, error) {
-		port := s.Port
-		if port == 0 {
-			port = 22
+		addr := h.Mgmt
+		if _, _, err := net.SplitHostPort(addr); err != nil { // no port in the inventory
+			port := s.Port
+			if port == 0 {
+				port = 22
+			}
+			addr = net.JoinHostPort(h.Mgmt, strconv.Itoa(port))
 		}
-		addr := net.JoinHostPort(h.Mgmt, strconv.Itoa(port))
 		c, err := sshconn.Dial(ctx, sshconn.Config{
 			Addr: addr, User: s.User, KnownHosts: s.KnownHosts,
 			Identities: s.Identities, Agent: true, Password: s.Password,
