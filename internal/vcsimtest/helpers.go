@@ -245,12 +245,12 @@ func (s *Sim) Reset() {
 
 // Inventory builds a valid inventory of hosts ESXi hosts with vmsPerHost VMs
 // each (2 V100 16 GB per VM, with pci addresses when several VMs share a host
-// so apply need not guess), spread over SN4600C switches of 64 ports.
+// so apply need not guess), each ESXi host on one port of SN4600C switches of 64 ports.
 func Inventory(hosts, vmsPerHost int) (*inventory.Inventory, error) {
 	var b strings.Builder
 	n := hosts * vmsPerHost
 	b.WriteString("name: bench\nswitches:\n")
-	switches := (n + 63) / 64
+	switches := (hosts + 63) / 64
 	for i := 0; i < switches; i++ {
 		fmt.Fprintf(&b, "  - {name: sw-%d, model: SN4600C, onyx: 3.10.2000}\n", i)
 	}
@@ -260,7 +260,8 @@ func Inventory(hosts, vmsPerHost int) (*inventory.Inventory, error) {
 	for i := 0; i < n; i++ {
 		e, k := i/vmsPerHost, i%vmsPerHost
 		fmt.Fprintf(&b, "  - name: vm-%d\n    esxi: esx-%d.example\n", i, e)
-		fmt.Fprintf(&b, "    data: {address: 10.0.%d.%d/16, switch: sw-%d, port: 1/%d}\n", (i+1)/256, (i+1)%256, i/64, i%64+1)
+		// VMs on one ESXi host share its NIC's uplink, so its switch port.
+		fmt.Fprintf(&b, "    data: {address: 10.0.%d.%d/16, switch: sw-%d, port: 1/%d}\n", (i+1)/256, (i+1)%256, e/64, e%64+1)
 		if vmsPerHost > 1 {
 			fmt.Fprintf(&b, "    gpus:\n      - {model: V100-PCIE-16GB, memory_gb: 16, pci: \"%s\"}\n      - {model: V100-PCIE-16GB, memory_gb: 16, pci: \"%s\"}\n",
 				GPUAddress(2*k), GPUAddress(2*k+1))

@@ -101,7 +101,7 @@ func (t *tables) routesScript(inv *inventory.Inventory, h *inventory.Host) []byt
 	b.Grow(t.routes.batchSize(inv, h, true) + 4096)
 	own := h.Subnet.String()
 	b.WriteString("#!/bin/sh\n")
-	b.WriteString("# rdggen: container networking of " + h.Name + " (cluster " + inv.Name + "), SPEC §2.3. Run as root; safe to run again.\n")
+	b.WriteString("# rdggen: container networking of " + h.Name + " (cluster " + inv.Name + "). Run as root; safe to run again.\n")
 	b.WriteString("# `rdggen apply --target hosts` does the same and installs the persistent forms:\n")
 	b.WriteString("#   " + SysctlPath + ", " + RoutesPersistPath(h) + ",\n")
 	b.WriteString("#   " + FirewallRulesPath + " with " + FirewallUnitPath + ".\n")
@@ -151,7 +151,7 @@ func (t *tables) ifupdownHook(inv *inventory.Inventory, h *inventory.Host) []byt
 	var b bytes.Buffer
 	b.Grow(t.routes.batchSize(inv, h, false) + 2048)
 	b.WriteString("#!/bin/sh\n")
-	b.WriteString("# rdggen: persistent routes of " + h.Name + " (" + h.OS.String() + ", ifupdown), cluster " + inv.Name + ", SPEC §2.3.\n")
+	b.WriteString("# rdggen: persistent routes of " + h.Name + " (" + h.OS.String() + ", ifupdown), cluster " + inv.Name + ".\n")
 	b.WriteString("# Installed as " + IfupdownHookPath + " (mode 0755): ifup runs every if-up.d script after an\n")
 	b.WriteString("# interface comes up (NetworkManager's dispatcher runs them too); this one acts for " + h.DataInterface + " only.\n")
 	b.WriteString("# A hook instead of \"up\" lines in " + h.DataInterface + "'s stanza of /etc/network/interfaces: it leaves\n")
@@ -166,7 +166,7 @@ func (t *tables) ifupdownHook(inv *inventory.Inventory, h *inventory.Host) []byt
 func (t *tables) netplan(inv *inventory.Inventory, h *inventory.Host) []byte {
 	var b bytes.Buffer
 	b.Grow(t.routes.fragLen + len(inv.Hosts)*len("        - to: \n          via: \n") + 2048)
-	b.WriteString("# rdggen: persistent routes of " + h.Name + " (" + h.OS.String() + ", netplan), cluster " + inv.Name + ", SPEC §2.3.\n")
+	b.WriteString("# rdggen: persistent routes of " + h.Name + " (" + h.OS.String() + ", netplan), cluster " + inv.Name + ".\n")
 	b.WriteString("# Installed as " + NetplanPath + " (mode 0600). netplan merges it with the file that sets\n")
 	b.WriteString("# " + h.DataInterface + "'s address (" + h.Data.Address.String() + ", not repeated here); `netplan apply` or the next\n")
 	b.WriteString("# boot installs the routes. rdggen apply adds them at once with `ip route replace`.\n")

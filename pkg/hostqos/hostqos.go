@@ -116,7 +116,7 @@ func Script(inv *inventory.Inventory, h *inventory.Host) []byte {
 	tos := strconv.Itoa(inv.RoCE.ToS())
 	set := Settings(inv, h)
 	w("#!/bin/sh")
-	w("# rdggen: in-VM side of lossless RoCE (DSCP-based QoS) on ", h.Name, " (cluster ", inv.Name, "), SPEC §2.5.")
+	w("# rdggen: in-VM side of lossless RoCE (DSCP-based QoS) on ", h.Name, " (cluster ", inv.Name, ").")
 	w("# Installed as ", ScriptPath, "; ", UnitName, " runs it at boot. Safe to run again.")
 	w("# Usage: rdggen-roce-qos [apply|check]   check changes nothing and exits 1 when something differs.")
 	w("#")

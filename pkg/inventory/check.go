@@ -32,6 +32,11 @@ func (c *checker) missing(parent, key, hint string) {
 	if parent != "" {
 		p = parent + "." + key
 	}
+	for _, f := range c.rep.Findings {
+		if f.Path == p {
+			return // present but invalid: that finding is already reported
+		}
+	}
 	c.errf(p, "is required%s", hint)
 }
 
@@ -122,7 +127,7 @@ func (c *checker) roce(r *rawRoCE) {
 		c.errf("roce.dscp", "DSCP %d maps to switch priority %d by default (DSCP/8), not roce.priority %d; use a DSCP in %d–%d",
 			q.DSCP, q.DSCP>>3, q.Priority, q.Priority*8, q.Priority*8+7)
 	}
-	if q.CNPDSCP>>3 != q.CNPPriority && inRange(q.CNPDSCP, 0, 63) && inRange(q.CNPPriority, 0, 7) {
+	if q.CNPDSCP>>3 != q.CNPPriority && q.CNPPriority != q.Priority && inRange(q.CNPDSCP, 0, 63) && inRange(q.CNPPriority, 0, 7) {
 		c.errf("roce.cnp_dscp", "DSCP %d maps to switch priority %d by default (DSCP/8), not roce.cnp_priority %d; use a DSCP in %d–%d",
 			q.CNPDSCP, q.CNPDSCP>>3, q.CNPPriority, q.CNPPriority*8, q.CNPPriority*8+7)
 	}
@@ -178,6 +183,30 @@ func (c *checker) switches(raw []rawSwitch) {
 		}
 		c.inv.Switches = append(c.inv.Switches, sw)
 	}
+}
+
+// specialRanges are IPv4 ranges that can be neither data addresses nor
+// container subnets (RFC 6890): "this network", loopback, link-local,
+// multicast and reserved.
+var specialRanges = []struct {
+	p    netip.Prefix
+	name string
+}{
+	{netip.MustParsePrefix("0.0.0.0/8"), "0.0.0.0/8 (this network)"},
+	{netip.MustParsePrefix("127.0.0.0/8"), "127.0.0.0/8 (loopback)"},
+	{netip.MustParsePrefix("169.254.0.0/16"), "169.254.0.0/16 (link-local)"},
+	{netip.MustParsePrefix("224.0.0.0/4"), "224.0.0.0/4 (multicast)"},
+	{netip.MustParsePrefix("240.0.0.0/4"), "240.0.0.0/4 (reserved)"},
+}
+
+// specialRange names the special range p overlaps, or "".
+func specialRange(p netip.Prefix) string {
+	for _, r := range specialRanges {
+		if r.p.Overlaps(p) {
+			return r.name
+		}
+	}
+	return ""
 }
 
 // validMgmt accepts host, IP, host:port, IPv4:port and [IPv6]:port.
@@ -239,8 +268,16 @@ func (c *checker) docker(r *rawDocker) {
 		case p.Masked() != p:
 			c.errf("docker.pool", "%s has host bits set; the network is %s", p, p.Masked())
 			poolOK = false
+		case p.Bits() < 8:
+			c.errf("docker.pool", "%s is larger than /8; container subnets come from a private range such as 172.16.0.0/12", p)
+			poolOK = false
 		default:
-			d.Pool = p
+			if r := specialRange(p); r != "" {
+				c.errf("docker.pool", "%s overlaps %s, which cannot hold container subnets", p, r)
+				poolOK = false
+			} else {
+				d.Pool = p
+			}
 		}
 	}
 	d.Prefix = DefaultPrefix
@@ -338,6 +375,9 @@ func (c *checker) base(r *rawHostBase, p string) base {
 		if len(r.GPUs) == 0 {
 			c.errf(b.gpus, "is empty; every training VM needs at least one GPU (slots = GPU count)")
 		}
+		if len(r.GPUs) > MaxGPUsPerVM {
+			c.errf(b.gpus, "%d GPUs: a VM takes at most %d PCI passthrough devices (vSphere)", len(r.GPUs), MaxGPUsPerVM)
+		}
 		for i, g := range r.GPUs {
 			b.GPUs = append(b.GPUs, c.gpu(g, fmt.Sprintf("%s[%d]", b.gpus, i)))
 		}
@@ -358,14 +398,20 @@ func (c *checker) gpu(r rawGPU, p string) GPU {
 		c.missing(p, "memory_gb", " (frame-buffer memory in GB; it sizes the 64-bit MMIO window)")
 	} else {
 		g.MemoryGB = *r.MemoryGB
-		if g.MemoryGB <= 0 {
+		switch {
+		case g.MemoryGB <= 0:
 			c.errf(p+".memory_gb", "%d GB: GPU memory must be more than 0", g.MemoryGB)
+		case g.MemoryGB > MaxGPUMemoryGB:
+			c.errf(p+".memory_gb", "%d GB is more than any GPU has (at most %d GB)", g.MemoryGB, MaxGPUMemoryGB)
 		}
 	}
 	if r.BAR1GB != nil {
 		g.BAR1GB = *r.BAR1GB
-		if g.BAR1GB <= 0 || bits.OnesCount(uint(g.BAR1GB)) != 1 {
+		switch {
+		case g.BAR1GB <= 0 || bits.OnesCount(uint(g.BAR1GB)) != 1:
 			c.errf(p+".bar1_gb", "%d GB: a BAR size is a power of two (1, 2, 4, … GB)", g.BAR1GB)
+		case g.BAR1GB > MaxGPUMemoryGB:
+			c.errf(p+".bar1_gb", "%d GB is larger than any GPU's BAR1 (at most %d GB)", g.BAR1GB, MaxGPUMemoryGB)
 		}
 	}
 	if r.PCI != "" && !rePCI.MatchString(g.PCI) {
@@ -504,6 +550,8 @@ func (c *checker) data(h *Host, r *rawData, p string) {
 		c.errf(p+".address", "%q is not an IPv4 address with its prefix length, like 31.31.31.41/24", r.Address)
 	} else if a.Bits() < 31 && (a.Addr() == a.Masked().Addr() || a.Addr() == lastAddr(a)) {
 		c.errf(p+".address", "%s is the network or broadcast address of %s, not a host address", a.Addr(), a.Masked())
+	} else if r := specialRange(netip.PrefixFrom(a.Addr(), 32)); r != "" {
+		c.errf(p+".address", "%s is in %s, not a routable data address", a.Addr(), r)
 	} else {
 		h.Data.Address = a
 	}
@@ -591,43 +639,51 @@ func subnetPath(inv *Inventory, i int) string {
 // crossHost checks the rules that relate hosts to each other and to the cluster.
 func (c *checker) crossHost() {
 	inv := c.inv
-	dup := func(kind string) func(key string, i int, path string) {
-		seen := map[string]int{}
+	type first struct {
+		i    int
+		path string
+	}
+	// dup reports a key seen before, at whichever of the two places the user
+	// wrote explicitly (prefer), else at the later one.
+	dup := func(kind string, explicit func(path string) bool) func(key string, i int, path string) {
+		seen := map[string]first{}
 		return func(key string, i int, path string) {
 			if key == "" {
 				return
 			}
-			if j, ok := seen[key]; ok {
-				c.errf(path, "duplicate %s %s (also hosts[%d])", kind, key, j)
+			if f, ok := seen[key]; ok {
+				at, other := path, f.i
+				if explicit != nil && explicit(f.path) && !explicit(path) {
+					at, other = f.path, i
+				}
+				c.errf(at, "duplicate %s %s (also hosts[%d])", kind, key, other)
 				return
 			}
-			seen[key] = i
+			seen[key] = first{i, path}
 		}
 	}
-	names, vms, addrs, ports, subnets := dup("host name"), dup("VM name"), dup("data address"), dup("switch port"), dup("container subnet")
+	written := func(path string) bool { _, ok := inv.pos[path]; return ok }
+	names, vms, addrs, subnets := dup("host name", nil), dup("VM name", nil), dup("data address", nil), dup("container subnet", written)
 	mgmt, dataNets := c.mgmtAddrs(), c.dataNets()
 	c.subnetOverlaps()
-	var dataNet netip.Prefix
-	dataFrom := -1
+	c.ports()
+	c.mgmtEndpoints()
+	dataNet, dataFrom := c.majorityDataNet()
+	var shortMTU []string
 	for i, h := range inv.Hosts {
 		p := fmt.Sprintf("hosts[%d]", i)
 		names(h.Name, i, p+".name")
 		vmPath := p + ".vm"
-		if _, ok := inv.pos[vmPath]; !ok {
+		if !written(vmPath) {
 			vmPath = p + ".name"
 		}
 		vms(h.VM, i, vmPath)
 		if h.Data.Address.IsValid() {
 			addrs(h.Data.Address.Addr().String(), i, p+".data.address")
-			if dataFrom < 0 {
-				dataNet, dataFrom = h.Data.Address.Masked(), i
-			} else if h.Data.Address.Masked() != dataNet {
-				c.errf(p+".data.address", "%s is not on the data network %s of hosts[%d]: all data addresses must share one directly connected network (routes need an on-link next hop)",
+			if h.Data.Address.Masked() != dataNet {
+				c.errf(p+".data.address", "%s is not on the data network %s of hosts[%d] and the others: all data addresses must share one directly connected network (routes need an on-link next hop)",
 					h.Data.Address, dataNet, dataFrom)
 			}
-		}
-		if h.Data.Port.Number > 0 {
-			ports(h.Data.Switch+" "+h.Data.Port.String(), i, p+".data.port")
 		}
 		if h.Subnet.IsValid() {
 			sp := subnetPath(inv, i)
@@ -647,14 +703,117 @@ func (c *checker) crossHost() {
 			}
 		}
 		if inv.Docker.MTU > h.EffectiveDataMTU() {
-			src := "data_mtu"
-			if h.DataMTU == 0 {
-				src = "the default data link MTU; set data_mtu if the link is larger"
-			}
-			c.errf("docker.mtu", "%d is above %s's data link MTU %d (%s)", inv.Docker.MTU, h.Name, h.EffectiveDataMTU(), src)
+			shortMTU = append(shortMTU, fmt.Sprintf("%s (%d)", h.Name, h.EffectiveDataMTU()))
 		}
 	}
+	if len(shortMTU) > 0 {
+		list := shortMTU
+		if len(list) > 4 {
+			list = append(list[:4:4], fmt.Sprintf("and %d more", len(shortMTU)-4))
+		}
+		c.errf("docker.mtu", "%d is above the data link MTU of %s; set data_mtu (the link's MTU as configured on the VF, the ESXi vSwitch and the switch) or lower docker.mtu",
+			inv.Docker.MTU, strings.Join(list, ", "))
+	}
+	if inv.Horovod.Network == NetworkHost && inv.Horovod.SSHPort == 22 {
+		c.errf("horovod.ssh_port", "22 is the VM's own sshd: with host networking the workers' sshd must listen on another port (e.g. 12345)")
+	}
 	c.esxiShared()
+}
+
+// majorityDataNet is the data network most hosts are on (the first host's on
+// a tie), so that one stray address is what gets reported, not the others.
+func (c *checker) majorityDataNet() (netip.Prefix, int) {
+	count := map[netip.Prefix]int{}
+	var order []netip.Prefix
+	first := map[netip.Prefix]int{}
+	for i, h := range c.inv.Hosts {
+		if !h.Data.Address.IsValid() {
+			continue
+		}
+		n := h.Data.Address.Masked()
+		if count[n] == 0 {
+			order = append(order, n)
+			first[n] = i
+		}
+		count[n]++
+	}
+	best := netip.Prefix{}
+	for _, n := range order {
+		if !best.IsValid() || count[n] > count[best] {
+			best = n
+		}
+	}
+	return best, first[best]
+}
+
+// ports checks that no two hosts share a switch port, unless they are VMs on
+// one ESXi host (their VFs share the physical function's cable), and that VMs
+// on one ESXi host name the same port.
+func (c *checker) ports() {
+	inv := c.inv
+	seen := map[string]int{}
+	for i, h := range inv.Hosts {
+		if h.Data.Port.Number == 0 {
+			continue
+		}
+		key := h.Data.Switch + " " + h.Data.Port.String()
+		if j, ok := seen[key]; ok && inv.Hosts[j].ESXi != h.ESXi {
+			c.errf(fmt.Sprintf("hosts[%d].data.port", i), "duplicate switch port %s (also hosts[%d]); only VMs on one ESXi host share a port", key, j)
+			continue
+		} else if !ok {
+			seen[key] = i
+		}
+	}
+	for _, e := range inv.ESXiHosts() {
+		hosts := inv.HostsOnESXi(e)
+		for _, h := range hosts[1:] {
+			if h.Data.Port.Number > 0 && hosts[0].Data.Port.Number > 0 && (h.Data.Switch != hosts[0].Data.Switch || h.Data.Port != hosts[0].Data.Port) {
+				c.errf(fmt.Sprintf("hosts[%d].data.port", h.Index), "%s shares ESXi host %s (and its uplink %s) with %s, so its data port is %s %s, not %s %s",
+					h.Name, e, h.NIC.PF, hosts[0].Name, hosts[0].Data.Switch, hosts[0].Data.Port, h.Data.Switch, h.Data.Port)
+			}
+		}
+	}
+}
+
+// mgmtEndpoints checks that no two machines (hosts and switches) share a
+// management endpoint, and that no host is managed through another host's
+// data address: apply would push two configurations to one machine.
+func (c *checker) mgmtEndpoints() {
+	inv := c.inv
+	type owner struct{ path, name string }
+	seen := map[string]owner{}
+	add := func(endpoint, path, name string) {
+		if endpoint == "" {
+			return
+		}
+		key := strings.ToLower(endpoint)
+		if o, ok := seen[key]; ok {
+			c.errf(path, "management address %s is also %s's (%s): apply would configure one machine twice", endpoint, o.name, o.path)
+			return
+		}
+		seen[key] = owner{path, name}
+	}
+	for j, s := range inv.Switches {
+		add(s.Mgmt, fmt.Sprintf("switches[%d].mgmt", j), s.Name)
+	}
+	data := map[netip.Addr]int{}
+	for j, h := range inv.Hosts {
+		if h.Data.Address.IsValid() {
+			data[h.Data.Address.Addr()] = j
+		}
+	}
+	for i, h := range inv.Hosts {
+		p := fmt.Sprintf("hosts[%d].mgmt", i)
+		if _, ok := inv.pos[p]; !ok {
+			p = fmt.Sprintf("hosts[%d].name", i)
+		}
+		add(h.Mgmt, p, h.Name)
+		if a, ok := mgmtAddr(h.Mgmt); ok {
+			if j, ok := data[a]; ok && j != i {
+				c.errf(p, "management address %s is hosts[%d]'s (%s) data address", a, j, inv.Hosts[j].Name)
+			}
+		}
+	}
 }
 
 type ownedAddr struct {

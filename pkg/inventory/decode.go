@@ -38,6 +38,17 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 		if isNull(n) {
 			return
 		}
+		if k := v.Type().Elem().Kind(); k != reflect.Struct || v.Type().Elem() == versionType {
+			// A scalar is set only when it decodes: a wrong type is one
+			// finding, not also a second one about the zero value left behind.
+			before := len(d.rep.Findings)
+			tmp := reflect.New(v.Type().Elem())
+			d.decode(n, tmp.Elem(), path)
+			if len(d.rep.Findings) == before {
+				v.Set(tmp)
+			}
+			return
+		}
 		if v.IsNil() {
 			v.Set(reflect.New(v.Type().Elem()))
 		}

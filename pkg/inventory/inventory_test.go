@@ -154,7 +154,7 @@ func TestValidationRules(t *testing.T) {
 		{"prefix larger than pool", "docker:\n", "docker:\n  prefix: 12\n", 5, "12", "docker.prefix", "/12 is larger than the pool 172.16.0.0/16"},
 		{"pool host bits", "docker:\n", "docker:\n  pool: 172.16.1.0/16\n", 5, "172.16.1.0/16", "docker.pool", "has host bits set"},
 		{"docker mtu range", "  mtu: 1500", "  mtu: 9300", 5, "9300", "docker.mtu", "9300 is outside 68–9216"},
-		{"docker mtu above link", "  mtu: 1500", "  mtu: 9000", 5, "9000", "docker.mtu", "9000 is above a's data link MTU 1500"},
+		{"docker mtu above link", "  mtu: 1500", "  mtu: 9000", 5, "9000", "docker.mtu", "9000 is above the data link MTU of a (1500), b (1500); set data_mtu"},
 		{"dns not an address", "  mtu: 1500", "  mtu: 1500\n  dns: [dns.example]", 6, "dns.example", "docker.dns[0]", `"dns.example" is not an IP address`},
 		{"dscp range", "name: mini\n", "name: mini\nroce: {dscp: 64}\n", 2, "64", "roce.dscp", "64 is outside 0–63"},
 		{"priority range", "name: mini\n", "name: mini\nroce: {priority: 8}\n", 2, "8", "roce.priority", "8 is outside 0–7"},
@@ -174,8 +174,20 @@ func TestValidationRules(t *testing.T) {
 		{"horovod network", "name: mini\n", "name: mini\nhorovod: {network: overlay}\n", 2, "overlay", "horovod.network", `"overlay" is neither "bridge"`},
 		{"ssh port", "name: mini\n", "name: mini\nhorovod: {ssh_port: 0}\n", 2, "0", "horovod.ssh_port", "0 is outside 1–65535"},
 		{"onyx too old", "onyx: 3.6.8190", "onyx: 3.5.1000", 3, "3.5.1000", "switches[0].onyx", "ONYX 3.5.1000 has no `traffic pool` commands"},
-		{"onyx malformed", "onyx: 3.6.8190", "onyx: latest", 3, "latest", "switches[0].onyx", `"latest" is not a version`},
+		{"onyx malformed", "onyx: 3.6.8190", "onyx: latest", 3, "latest", "switches[0].onyx", `"latest" is not a dotted version number`},
 		{"mgmt", "    esxi: esx-b", "    esxi: esx-b\n    mgmt: 10.1.1.1:99999", 18, "10.1.1.1:99999", "hosts[1].mgmt", "is not an IP address or host name, optionally with :port"},
+		{"duplicate mgmt", "    esxi: esx-b", "    esxi: esx-b\n    mgmt: a", 18, "a", "hosts[1].mgmt", "management address a is also a's (hosts[0].name): apply would configure one machine twice"},
+		{"mgmt is another host's data address", "    esxi: esx-b", "    esxi: esx-b\n    mgmt: 10.0.0.1", 18, "10.0.0.1", "hosts[1].mgmt", "management address 10.0.0.1 is hosts[0]'s (a) data address"},
+		{"switch mgmt equals a host's", "onyx: 3.6.8190}", "onyx: 3.6.8190, mgmt: b}", 16, "b", "hosts[1].name", "management address b is also sw1's (switches[0].mgmt)"},
+		{"VMs on one ESXi host on different ports", "    esxi: esx-b", "    esxi: esx-a", 18, "1/2", "hosts[1].data.port", "b shares ESXi host esx-a (and its uplink vmnic4) with a, so its data port is sw1 1/1, not sw1 1/2"},
+		{"sshd port clash in host mode", "name: mini\n", "name: mini\nhorovod: {network: host, ssh_port: 22}\n", 2, "22", "horovod.ssh_port", "22 is the VM's own sshd"},
+		{"gpu memory too large", "memory_gb: 16}", "memory_gb: 9223372036854775807}", 10, "9223372036854775807", "defaults.gpus[0].memory_gb", "is more than any GPU has (at most 1024 GB)"},
+		{"bar1 too large", "memory_gb: 16}", "memory_gb: 16, bar1_gb: 4611686018427387904}", 10, "4611686018427387904", "defaults.gpus[0].bar1_gb", "is larger than any GPU's BAR1"},
+		{"too many GPUs", "    - {model: V100-PCIE-16GB, memory_gb: 16}\n", strings.Repeat("    - {model: V100-PCIE-16GB, memory_gb: 16}\n", 17), 10, "- {model", "defaults.gpus", "17 GPUs: a VM takes at most 16 PCI passthrough devices"},
+		{"pool in a special range", "docker:\n", "docker:\n  pool: 127.0.0.0/8\n", 5, "127.0.0.0/8", "docker.pool", "127.0.0.0/8 overlaps 127.0.0.0/8 (loopback)"},
+		{"pool too large", "docker:\n", "docker:\n  pool: 0.0.0.0/0\n", 5, "0.0.0.0/0", "docker.pool", "is larger than /8"},
+		{"data address loopback", "10.0.0.1/24, port: 1/1", "127.0.0.1/24, port: 1/1", 15, "127.0.0.1/24", "hosts[0].data.address", "127.0.0.1 is in 127.0.0.0/8 (loopback)"},
+		{"second document", "name: mini\n", "name: mini\n---\nname: other\n", 2, "---", "", "a second YAML document starts here"},
 		{"vcenter url", "name: mini\n", "name: mini\nvcenter: vcenter.example\n", 2, "vcenter.example", "vcenter", "is not a vSphere SDK URL"},
 		{"vcenter credentials", "name: mini\n", "name: mini\nvcenter: https://root:secret@vc.example/sdk\n", 2, "https", "vcenter", "must not carry credentials"},
 		{"no hosts", "hosts:\n", "hosts: []\n", 12, "[]", "hosts", "is required (at least one host)"},
@@ -212,6 +224,41 @@ func TestValidationRules(t *testing.T) {
 			}
 			t.Errorf("want finding %s:%d:%d: %s: …%s…\ngot:\n%v", want.File, want.Pos.Line, want.Pos.Col, tc.path, tc.rule, rep)
 		})
+	}
+}
+
+// TestOneFindingPerMistake: a value of the wrong type is one finding, not
+// also "required" or a range error about the zero value left behind; a stray
+// host on another network is the one reported, not the majority.
+func TestOneFindingPerMistake(t *testing.T) {
+	for _, tc := range []struct{ old, new, want string }{
+		{"docker:\n", "docker:\n  prefix: twenty\n", `mini.yaml:5:11: docker.prefix: must be a whole number, not "twenty"`},
+		{"  mtu: 1500", "  mtu: 1500.5", `mini.yaml:5:8: docker.mtu: must be a whole number, not "1500.5"`},
+		{"name: mini\n", "name: mini\nroce: {dscp: \"26\"}\n", `mini.yaml:2:14: roce.dscp: must be a whole number, not "26"`},
+		{"onyx: 3.6.8190", "onyx: x", `mini.yaml:3:38: switches[0].onyx: "x" is not a dotted version number`},
+	} {
+		_, err := Load("mini.yaml", []byte(strings.Replace(baseYAML, tc.old, tc.new, 1)))
+		var rep *Report
+		if !errors.As(err, &rep) || len(rep.Findings) != 1 || !strings.HasPrefix(rep.Findings[0].String(), tc.want) {
+			t.Errorf("%q: want exactly one finding %s…, got:\n%v", tc.new, tc.want, err)
+		}
+	}
+	src := strings.Replace(baseYAML, "10.0.0.1/24", "10.0.0.1/32", 1) + "  - name: c\n    esxi: esx-c\n    data: {address: 10.0.0.3/24, port: 1/3}\n"
+	_, err := Load("mini.yaml", []byte(src))
+	if err == nil || strings.Count(err.Error(), "is not on the data network") != 1 || !strings.Contains(err.Error(), "hosts[0].data.address: 10.0.0.1/32 is not on the data network 10.0.0.0/24 of hosts[1]") {
+		t.Errorf("majority network:\n%v", err)
+	}
+}
+
+// TestSharedESXiHost: VMs on one ESXi host share its NIC and so its switch port.
+func TestSharedESXiHost(t *testing.T) {
+	src := strings.NewReplacer("    esxi: esx-b", "    esxi: esx-a", "port: 1/2", "port: 1/1").Replace(baseYAML)
+	inv, err := Load("mini.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := inv.HostsOnESXi("esx-a"); len(got) != 2 || len(inv.ESXiHosts()) != 1 {
+		t.Errorf("hosts on esx-a: %d", len(got))
 	}
 }
 

@@ -126,6 +126,10 @@ func Load(name string, src []byte) (*Inventory, error) {
 		rep.Findings = append(rep.Findings, f)
 		return nil, rep
 	}
+	if line := secondDocument(src); line > 0 {
+		rep.Findings = append(rep.Findings, Finding{File: name, Pos: Pos{line, 1},
+			Rule: "a second YAML document starts here; an inventory is one document (remove the '---' and what follows, or merge it)"})
+	}
 	if len(bytes.TrimSpace(src)) == 0 || len(root.Content) == 0 {
 		rep.Findings = append(rep.Findings, Finding{File: name, Rule: "the file is empty; `rdggen example` prints a starting point"})
 		return nil, rep
@@ -141,6 +145,16 @@ func Load(name string, src []byte) (*Inventory, error) {
 		return nil, rep
 	}
 	return inv, nil
+}
+
+// secondDocument returns the line where a second YAML document begins, or 0.
+func secondDocument(src []byte) int {
+	dec := yaml.NewDecoder(bytes.NewReader(src))
+	var first, second yaml.Node
+	if dec.Decode(&first) != nil || dec.Decode(&second) != nil {
+		return 0
+	}
+	return max(second.Line, 1)
 }
 
 // must is a helper for the embedded inventory.

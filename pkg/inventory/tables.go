@@ -48,5 +48,13 @@ const (
 	DefaultHCA           = "mlx5_0"
 )
 
+// Bounds on GPUs: vSphere attaches at most 16 PCI passthrough devices to a
+// VM (vSphere 7.0 docs, "PCI devices"); no GPU has more than 1 TB of memory or
+// BAR1, and the bound keeps the 64-bit MMIO arithmetic far from overflow.
+const (
+	MaxGPUsPerVM   = 16
+	MaxGPUMemoryGB = 1024
+)
+
 // DefaultDNS are the containers' DNS servers when docker.dns is unset (the guide's).
 var DefaultDNS = []string{"8.8.8.8", "8.8.4.4"}

@@ -17,13 +17,13 @@ type Version struct {
 func ParseVersion(s string) (Version, error) {
 	fields := strings.Split(s, ".")
 	if s == "" || len(fields) > 4 {
-		return Version{}, fmt.Errorf("%q is not a version like 3.6.8190", s)
+		return Version{}, fmt.Errorf("%q is not a dotted version number like 18.09 or 3.6.8190", s)
 	}
 	parts := make([]int, len(fields))
 	for i, f := range fields {
 		n, err := strconv.Atoi(f)
 		if err != nil || n < 0 || f == "" || f[0] == '+' {
-			return Version{}, fmt.Errorf("%q is not a version like 3.6.8190", s)
+			return Version{}, fmt.Errorf("%q is not a dotted version number like 18.09 or 3.6.8190", s)
 		}
 		parts[i] = n
 	}

@@ -41,7 +41,10 @@ func Config(inv *inventory.Inventory, sw inventory.Switch) []byte {
 	case sw.HasRoCECommand():
 		form = "explicit QoS commands, since the priorities or ECN thresholds differ from the `roce` template"
 	}
-	servers := len(inv.HostsOnSwitch(sw.Name))
+	cabled := map[inventory.Port]bool{}
+	for _, h := range inv.HostsOnSwitch(sw.Name) {
+		cabled[h.Data.Port] = true
+	}
 	ports := "none"
 	if r := Ranges(FrontPanel(sw)); len(r) > 0 {
 		ports = r[0]
@@ -49,8 +52,8 @@ func Config(inv *inventory.Inventory, sw inventory.Switch) []byte {
 	header := []string{
 		fmt.Sprintf("rdggen: switch %s of cluster %s (inventory %s)", sw.Name, inv.Name, inv.File),
 		fmt.Sprintf("%s (ports %s), ONYX %s: %s", sw.Model, strings.TrimPrefix(ports, "ethernet "), sw.ONYX, form),
-		fmt.Sprintf("Lossless RoCE in DSCP-based QoS mode for %d server port(s). Under trust L3, ONYX maps", servers),
-		fmt.Sprintf("DSCP to switch priority as DSCP/8: RoCE DSCP %d -> %d, CNP DSCP %d -> %d.",
+		fmt.Sprintf("Lossless RoCE in DSCP-based QoS mode on all %d ports, as the guide does (%d cabled to hosts).", sw.Ports, len(cabled)),
+		fmt.Sprintf("Under trust L3, ONYX maps DSCP to switch priority as DSCP/8: RoCE DSCP %d -> %d, CNP DSCP %d -> %d.",
 			inv.RoCE.DSCP, inv.RoCE.Priority, inv.RoCE.CNPDSCP, inv.RoCE.CNPPriority),
 		"Paste in config mode on a clean switch, or run: rdggen apply --target switch",
 	}

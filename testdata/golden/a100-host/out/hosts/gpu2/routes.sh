@@ -1,5 +1,5 @@
 #!/bin/sh
-# rdggen: container networking of gpu2 (cluster a100), SPEC §2.3. Run as root; safe to run again.
+# rdggen: container networking of gpu2 (cluster a100). Run as root; safe to run again.
 # `rdggen apply --target hosts` does the same and installs the persistent forms:
 #   /etc/sysctl.d/60-rdggen-forwarding.conf, /etc/netplan/60-rdggen.yaml,
 #   /etc/rdggen/firewall.rules with /etc/systemd/system/rdggen-firewall.service.

@@ -1,5 +1,5 @@
 #!/bin/sh
-# rdggen: in-VM side of lossless RoCE (DSCP-based QoS) on node1 (cluster mini), SPEC §2.5.
+# rdggen: in-VM side of lossless RoCE (DSCP-based QoS) on node1 (cluster mini).
 # Installed as /usr/local/sbin/rdggen-roce-qos; rdggen-roce-qos.service runs it at boot. Safe to run again.
 # Usage: rdggen-roce-qos [apply|check]   check changes nothing and exits 1 when something differs.
 #

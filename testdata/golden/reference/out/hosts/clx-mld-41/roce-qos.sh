@@ -1,5 +1,5 @@
 #!/bin/sh
-# rdggen: in-VM side of lossless RoCE (DSCP-based QoS) on clx-mld-41 (cluster clx-mld), SPEC §2.5.
+# rdggen: in-VM side of lossless RoCE (DSCP-based QoS) on clx-mld-41 (cluster clx-mld).
 # Installed as /usr/local/sbin/rdggen-roce-qos; rdggen-roce-qos.service runs it at boot. Safe to run again.
 # Usage: rdggen-roce-qos [apply|check]   check changes nothing and exits 1 when something differs.
 #

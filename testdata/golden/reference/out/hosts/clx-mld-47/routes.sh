@@ -1,5 +1,5 @@
 #!/bin/sh
-# rdggen: container networking of clx-mld-47 (cluster clx-mld), SPEC §2.3. Run as root; safe to run again.
+# rdggen: container networking of clx-mld-47 (cluster clx-mld). Run as root; safe to run again.
 # `rdggen apply --target hosts` does the same and installs the persistent forms:
 #   /etc/sysctl.d/60-rdggen-forwarding.conf, /etc/network/if-up.d/rdggen-routes,
 #   /etc/rdggen/firewall.rules with /etc/systemd/system/rdggen-firewall.service.
