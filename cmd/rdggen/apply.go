@@ -57,8 +57,13 @@ func selectTargets(all []*applyTarget, spec string) ([]*applyTarget, error) {
 		return all, nil
 	}
 	var out []*applyTarget
+	seen := map[string]bool{}
 	for _, name := range strings.Split(spec, ",") {
 		name = strings.TrimSpace(name)
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
 		var found *applyTarget
 		for _, t := range all {
 			if t.name == name {

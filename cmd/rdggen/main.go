@@ -69,8 +69,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		case "apply":
 			return cmdApply(ctx, args[1:], stdout, stderr, getenv)
 		case "help":
-			fmt.Fprint(stdout, usageTop)
-			return exitOK
+			return cmdGenerate([]string{"--help"}, stdout, stderr)
 		}
 		if !strings.HasPrefix(args[0], "-") {
 			fmt.Fprintf(stderr, "rdggen: unknown command %q (commands: validate, example, apply)\n", args[0])
@@ -80,13 +79,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	return cmdGenerate(args, stdout, stderr)
 }
 
-func newFlagSet(name, usage string, stderr io.Writer) *pflag.FlagSet {
+// newFlagSet makes a subcommand's flag set: errors go to stderr, --help (asked
+// for, so the output of the command) to stdout.
+func newFlagSet(name, usage string, stdout, stderr io.Writer) *pflag.FlagSet {
 	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.SortFlags = false
 	fs.Usage = func() {
-		fmt.Fprint(stderr, usage)
-		fmt.Fprintf(stderr, "\nFlags:\n%s", fs.FlagUsages())
+		fmt.Fprint(stdout, usage)
+		fmt.Fprintf(stdout, "\nFlags:\n%s", fs.FlagUsages())
 	}
 	return fs
 }
@@ -133,7 +134,7 @@ func load(file string, stderr io.Writer) (*inventory.Inventory, int, bool) {
 }
 
 func cmdGenerate(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("rdggen", usageTop, stderr)
+	fs := newFlagSet("rdggen", usageTop, stdout, stderr)
 	file := fs.StringP("file", "f", "", "inventory `FILE` (default: the embedded reference cluster)")
 	out := fs.StringP("output", "o", "./rdg-out", "output `DIR`; replaced as a whole, never left half-written")
 	quiet := fs.BoolP("quiet", "q", false, "print nothing on success")
@@ -164,7 +165,7 @@ Exit status 0 when valid, 1 when not.
 `
 
 func cmdValidate(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("validate", usageValidate, stderr)
+	fs := newFlagSet("validate", usageValidate, stdout, stderr)
 	file := fs.StringP("file", "f", "", "inventory `FILE` (default: the embedded reference cluster)")
 	if code, ok := parse(fs, args, stdout); !ok {
 		return code
@@ -185,7 +186,7 @@ commented YAML, a starting point for your own cluster.
 `
 
 func cmdExample(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("example", usageExample, stderr)
+	fs := newFlagSet("example", usageExample, stdout, stderr)
 	if code, ok := parse(fs, args, stdout); !ok {
 		return code
 	}
@@ -220,7 +221,7 @@ Examples:
 
 func cmdApply(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	all := applyTargets()
-	fs := newFlagSet("apply", usageApply(all), stderr)
+	fs := newFlagSet("apply", usageApply(all), stdout, stderr)
 	file := fs.StringP("file", "f", "", "inventory `FILE` (default: the embedded reference cluster)")
 	target := fs.String("target", "", "comma-separated `LIST` of targets: "+targetNames(all)+" (default all)")
 	dryRun := fs.Bool("dry-run", false, "print the plan and change nothing")

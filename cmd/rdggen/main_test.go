@@ -141,14 +141,14 @@ func TestUsageErrors(t *testing.T) {
 		}
 	}
 	for _, args := range [][]string{{"--help"}, {"help"}, {"apply", "--help"}, {"validate", "--help"}} {
-		code, stdout, stderr := rdggen(t, args...)
-		if code != exitOK || !strings.Contains(stdout+stderr, "Usage") {
-			t.Errorf("%v: exit %d", args, code)
+		code, stdout, _ := rdggen(t, args...)
+		if code != exitOK || !strings.Contains(stdout, "Usage") || !strings.Contains(stdout, "Flags:") {
+			t.Errorf("%v: exit %d, help not on stdout", args, code)
 		}
 	}
-	_, _, stderr := rdggen(t, "apply", "--help")
-	for _, want := range []string{"switch", "esxi", "hosts", "--dry-run", "--parallel", "Examples:"} {
-		if !strings.Contains(stderr, want) {
+	_, stdout, _ := rdggen(t, "apply", "--help")
+	for _, want := range []string{"switch", "esxi", "hosts", "--dry-run", "--parallel", "--known-hosts", "Examples:"} {
+		if !strings.Contains(stdout, want) {
 			t.Errorf("apply --help lacks %q", want)
 		}
 	}
@@ -181,5 +181,16 @@ func TestExampleLoadsBack(t *testing.T) {
 	}
 	if diff := cmp.Diff(inventory.Reference(), got, opts); diff != "" {
 		t.Errorf("example does not load back to the reference (-want +got):\n%s", diff)
+	}
+}
+
+func TestSelectTargets(t *testing.T) {
+	all := applyTargets()
+	got, err := selectTargets(all, "hosts, switch,hosts")
+	if err != nil || targetNames(got) != "hosts,switch" {
+		t.Errorf("got %v, %v", targetNames(got), err)
+	}
+	if got, _ := selectTargets(all, ""); targetNames(got) != "switch,esxi,hosts" {
+		t.Errorf("default order: %s", targetNames(got))
 	}
 }

@@ -70,6 +70,9 @@ func checkReplaceable(dir string) error {
 	if err != nil {
 		return err
 	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		return fmt.Errorf("%s is a symbolic link; give the directory itself (rdggen replaces the output directory as a whole)", dir)
+	}
 	if !fi.IsDir() {
 		return fmt.Errorf("%s exists and is not a directory", dir)
 	}

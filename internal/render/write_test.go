@@ -69,3 +69,15 @@ func TestWriteLeavesNoPartialTree(t *testing.T) {
 		t.Errorf("previous tree damaged: %v", got)
 	}
 }
+
+func TestWriteRefusesSymlink(t *testing.T) {
+	dir := t.TempDir()
+	link := filepath.Join(dir, "out")
+	if err := os.Symlink(dir, link); err != nil {
+		t.Skip(err)
+	}
+	err := Write(link, []artifact.File{{Path: "x", Data: []byte("x")}})
+	if err == nil || !strings.Contains(err.Error(), "is a symbolic link") {
+		t.Fatalf("got %v", err)
+	}
+}
