@@ -288,10 +288,14 @@ func probeHost(ctx context.Context, inv *inventory.Inventory, o *Options, r *hos
 // dialError says which step of connecting failed.
 func dialError(err error) error {
 	var hk *sshconn.HostKeyError
+	var kh *sshconn.KnownHostsError
+	var ae *sshconn.AuthError
 	var ne net.Error
 	switch {
-	case errors.As(err, &hk):
+	case errors.As(err, &hk), errors.As(err, &kh):
 		return fmt.Errorf("host key check failed: %w", err)
+	case errors.As(err, &ae):
+		return fmt.Errorf("SSH login failed: %w", err)
 	case errors.As(err, &ne):
 		return fmt.Errorf("unreachable: %w", err)
 	}

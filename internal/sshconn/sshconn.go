@@ -65,8 +65,54 @@ func (e *HostKeyError) Error() string {
 
 func (e *HostKeyError) Unwrap() error { return e.Err }
 
+// KnownHostsError is returned when the known_hosts file cannot be read: host
+// keys are always verified, so there is nothing to connect with.
+type KnownHostsError struct {
+	File string
+	Err  error
+}
+
+func (e *KnownHostsError) Error() string {
+	return fmt.Sprintf("cannot read known_hosts %s (%v): host keys are always verified; add the hosts' keys first (ssh-keyscan HOST >> %s, then compare the fingerprints) or point --known-hosts at your file",
+		e.File, errors.Unwrap(e.Err), e.File)
+}
+
+func (e *KnownHostsError) Unwrap() error { return e.Err }
+
+// AuthError is returned when the server refused every credential offered.
+type AuthError struct {
+	Addr, User string
+	Offered    string
+	Err        error
+}
+
+func (e *AuthError) Error() string {
+	return fmt.Sprintf("%s: authentication failed for user %s (offered: %s)", e.Addr, e.User, e.Offered)
+}
+
+func (e *AuthError) Unwrap() error { return e.Err }
+
+// offered names the kinds of credentials c offers, never their values.
+func offered(c Config) string {
+	var kinds []string
+	if c.Agent && os.Getenv("SSH_AUTH_SOCK") != "" {
+		kinds = append(kinds, "ssh-agent keys")
+	}
+	if len(c.Identities) > 0 {
+		kinds = append(kinds, "identity files "+strings.Join(c.Identities, ", "))
+	}
+	if c.Password != "" {
+		kinds = append(kinds, "a password")
+	}
+	if len(kinds) == 0 {
+		return "nothing"
+	}
+	return strings.Join(kinds, ", ")
+}
+
 // Dial connects and authenticates. Errors name the address; a host key
-// problem is a *HostKeyError.
+// problem is a *HostKeyError, an unreadable known_hosts a *KnownHostsError, a
+// refused login an *AuthError.
 func Dial(ctx context.Context, c Config) (*ssh.Client, error) {
 	addr := c.Addr
 	if _, _, err := net.SplitHostPort(addr); err != nil {
@@ -78,7 +124,7 @@ func Dial(ctx context.Context, c Config) (*ssh.Client, error) {
 	}
 	hostKeys, err := knownhosts.New(khFile)
 	if err != nil {
-		return nil, fmt.Errorf("%s: read known_hosts: %w", c.Addr, err)
+		return nil, &KnownHostsError{File: khFile, Err: err}
 	}
 	auth, closeAgent, err := authMethods(c)
 	if err != nil {
@@ -108,7 +154,12 @@ func Dial(ctx context.Context, c Config) (*ssh.Client, error) {
 		if errors.As(err, &ke) {
 			return nil, &HostKeyError{Addr: c.Addr, Err: ke}
 		}
-		return nil, fmt.Errorf("%s: ssh: %w", c.Addr, err)
+		if msg := err.Error(); strings.Contains(msg, "unable to authenticate") || strings.Contains(msg, "unexpected message type 51") {
+			// 51 is SSH_MSG_USERAUTH_FAILURE, which some servers send where
+			// x/crypto expects a keyboard-interactive prompt: a refusal too.
+			return nil, &AuthError{Addr: c.Addr, User: c.User, Offered: offered(c), Err: err}
+		}
+		return nil, fmt.Errorf("%s: %w", c.Addr, err)
 	}
 	_ = conn.SetDeadline(time.Time{})
 	return ssh.NewClient(sc, chans, reqs), nil
