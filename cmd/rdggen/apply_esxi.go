@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/spf13/pflag"
 	"github.com/vmware/govmomi/vim25"
@@ -22,18 +23,21 @@ var esxiModules func(c *vim25.Client) vsphere.ModuleParams
 func esxiTarget() *applyTarget {
 	var vcenter string
 	var insecure bool
+	var timeout time.Duration
 	return &applyTarget{
 		name: "esxi",
 		help: "VMs and ESXi hosts through vCenter (GOVC_URL, GOVC_USERNAME, GOVC_PASSWORD, GOVC_TLS_CA_CERTS, GOVC_INSECURE)",
 		flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&vcenter, "vcenter", "", "vCenter `URL` for --target esxi (default $GOVC_URL, else the inventory's vcenter); credentials from $GOVC_USERNAME/$GOVC_PASSWORD")
 			fs.BoolVar(&insecure, "vcenter-insecure", false, "do not verify vCenter's TLS certificate (also $GOVC_INSECURE=1); prefer $GOVC_TLS_CA_CERTS")
+			fs.DurationVar(&timeout, "vcenter-timeout", 2*time.Minute, "bound on each vSphere API request (0: none)")
 		},
 		run: func(ctx context.Context, env *applyEnv) error {
 			cfg, err := vsphere.ConfigFromEnv(env.Inv, env.Getenv, vcenter, insecure)
 			if err != nil {
 				return err
 			}
+			cfg.Timeout = timeout
 			fmt.Fprintf(env.Stdout, "vCenter %s (from %s)\n", cfg, cfg.Source)
 			sess, err := vsphere.Connect(ctx, cfg, env.Parallel+2, nil)
 			if err != nil {

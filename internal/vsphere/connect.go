@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/vmware/govmomi/session"
 	"github.com/vmware/govmomi/vim25"
@@ -41,6 +42,10 @@ type Config struct {
 	// Source says where URL came from, for messages: "GOVC_URL", "--vcenter"
 	// or "inventory vcenter".
 	Source string
+	// Timeout bounds every API request (connect, TLS handshake and reply);
+	// 0 means no bound. A vCenter that accepts the connection but never
+	// answers then fails instead of hanging the apply.
+	Timeout time.Duration
 }
 
 // String describes the connection without the password.
@@ -129,6 +134,9 @@ func Connect(ctx context.Context, cfg Config, conns int, wrap func(http.RoundTri
 	}
 	if conns < 2 {
 		conns = 2
+	}
+	if cfg.Timeout > 0 {
+		sc.Client.Timeout = cfg.Timeout
 	}
 	sc.DefaultTransport().MaxIdleConnsPerHost = conns
 	if wrap != nil {
