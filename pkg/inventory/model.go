@@ -135,8 +135,9 @@ type Host struct {
 	OS OS
 	// DataInterface is the guest interface of the SR-IOV VF, e.g. "enp1f0".
 	DataInterface string
-	// DataMTU is the data link's MTU in bytes; 0 when the inventory leaves it
-	// unset (then 1500 is assumed for checks and nothing is written).
+	// DataMTU is the data link's MTU in bytes as configured on the VF, the
+	// ESXi vSwitch and the switch; 0 when unset (1500 is assumed). rdggen
+	// checks docker.mtu against it; it does not set link MTUs.
 	DataMTU int
 	// GPUs passed through to the VM; len(GPUs) is the Horovod slot count.
 	GPUs []GPU
