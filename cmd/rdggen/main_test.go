@@ -194,3 +194,27 @@ func TestSelectTargets(t *testing.T) {
 		t.Errorf("default order: %s", targetNames(got))
 	}
 }
+
+// TestREADMEValidateSample runs the README's validate example and compares
+// its output, so the sample cannot drift from the tool.
+func TestREADMEValidateSample(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(readme), "$ rdggen validate -f cluster.yaml\n")
+	if !ok {
+		t.Fatal("README has no validate sample")
+	}
+	want, _, _ := strings.Cut(block, "```")
+	src := strings.Replace(string(inventory.ReferenceYAML), "  mtu: 1500 ", "  mtuu: 1500 ", 1)
+	src = strings.Replace(src, "port: 1/8}", "port: 1/33}", 1)
+	t.Chdir(t.TempDir())
+	if err := os.WriteFile("cluster.yaml", []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := rdggen(t, "validate", "-f", "cluster.yaml")
+	if code != exitInvalid || stdout+stderr != want {
+		t.Errorf("exit %d; README shows:\n%s\nthe tool prints:\n%s%s", code, want, stdout, stderr)
+	}
+}
