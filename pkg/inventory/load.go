@@ -2,7 +2,9 @@ package inventory
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"reflect"
 	"regexp"
@@ -117,7 +119,8 @@ var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 func Load(name string, src []byte) (*Inventory, error) {
 	rep := &Report{}
 	var root yaml.Node
-	if err := yaml.Unmarshal(src, &root); err != nil {
+	dec := yaml.NewDecoder(bytes.NewReader(src))
+	if err := dec.Decode(&root); err != nil && !errors.Is(err, io.EOF) {
 		f := Finding{File: name, Rule: "not valid YAML: " + err.Error()}
 		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
 			line, _ := strconv.Atoi(m[1])
@@ -126,8 +129,8 @@ func Load(name string, src []byte) (*Inventory, error) {
 		rep.Findings = append(rep.Findings, f)
 		return nil, rep
 	}
-	if line := secondDocument(src); line > 0 {
-		rep.Findings = append(rep.Findings, Finding{File: name, Pos: Pos{line, 1},
+	if second := (yaml.Node{}); dec.Decode(&second) == nil {
+		rep.Findings = append(rep.Findings, Finding{File: name, Pos: Pos{max(second.Line, 1), 1},
 			Rule: "a second YAML document starts here; an inventory is one document (remove the '---' and what follows, or merge it)"})
 	}
 	if len(bytes.TrimSpace(src)) == 0 || len(root.Content) == 0 {
@@ -145,16 +148,6 @@ func Load(name string, src []byte) (*Inventory, error) {
 		return nil, rep
 	}
 	return inv, nil
-}
-
-// secondDocument returns the line where a second YAML document begins, or 0.
-func secondDocument(src []byte) int {
-	dec := yaml.NewDecoder(bytes.NewReader(src))
-	var first, second yaml.Node
-	if dec.Decode(&first) != nil || dec.Decode(&second) != nil {
-		return 0
-	}
-	return max(second.Line, 1)
 }
 
 // must is a helper for the embedded inventory.
