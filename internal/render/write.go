@@ -91,24 +91,41 @@ func checkReplaceable(dir string) error {
 
 func writeAll(root string, files []artifact.File) error {
 	marker := artifact.File{Path: Marker, Mode: 0o644, Data: []byte("This directory is written by rdggen and replaced as a whole on every run.\n")}
+	made := map[string]bool{root: true}
 	for _, f := range append([]artifact.File{marker}, files...) {
 		if f.Path == "" || strings.HasPrefix(f.Path, "/") || strings.Contains(f.Path, "..") {
 			return fmt.Errorf("render: refusing artifact path %q", f.Path)
 		}
 		p := filepath.Join(root, filepath.FromSlash(f.Path))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return err
+		if dir := filepath.Dir(p); !made[dir] {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return err
+			}
+			made[dir] = true
 		}
 		mode := f.Mode
 		if mode == 0 {
 			mode = 0o644
 		}
-		if err := os.WriteFile(p, f.Data, mode); err != nil {
-			return err
-		}
-		if err := os.Chmod(p, mode); err != nil { // WriteFile's mode is masked by umask
+		if err := writeFile(p, f.Data, mode); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// writeFile creates p with exactly mode (not masked by the umask) and data.
+func writeFile(p string, data []byte, mode fs.FileMode) error {
+	w, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(data)
+	if err == nil {
+		err = w.Chmod(mode)
+	}
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
