@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rdggen/rdggen/internal/hostapply"
+	"github.com/rdggen/rdggen/internal/remote"
 	"github.com/rdggen/rdggen/internal/sshconn"
 )
 
@@ -40,7 +41,7 @@ func hostsTarget() *applyTarget {
 			if kh == "" {
 				kh = sshconn.DefaultKnownHosts()
 			}
-			ssh := hostapply.SSH{
+			ssh := remote.SSH{
 				User: sshUser, Port: port, KnownHosts: kh,
 				Identities: env.Identities,
 				Password:   env.Getenv("RDGGEN_SSH_PASSWORD"),

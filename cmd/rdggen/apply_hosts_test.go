@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -51,17 +52,20 @@ func writeHostFile(t *testing.T, h *netnstest.Host, path, content string) {
 	}
 }
 
-// The issue #5 must-show: 8 namespace hosts, containers unreachable before,
-// all 56 pairs reachable after one apply, a second apply changes nothing, an
-// nvidia runtime entry survives, and the firewall rules are what lets the
-// traffic through.
+// 8 namespace hosts: containers unreachable before; after one apply every
+// container reaches every other and the receiver sees the sender's own
+// container address; a second apply changes nothing; an nvidia runtime entry
+// survives; the firewall rules are what lets the traffic through, and refuse
+// strangers also where FORWARD's policy is ACCEPT; a Docker restart that puts
+// its MASQUERADE rule back on top is undone by the firewall unit's script and
+// by the next apply.
 func TestApplyHostsAllPairs(t *testing.T) {
 	c := netnstest.New(t, netnstest.Options{Hosts: 8, OS: func(i int) string {
 		if i < 4 {
 			return "ubuntu-16.04" // persistent routes in an if-up.d hook
 		}
 		return "ubuntu-20.04" // netplan
-	}})
+	}, ForwardAccept: func(i int) bool { return i >= 6 }})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	nvidiaHost := c.Hosts[2]
@@ -88,9 +92,18 @@ func TestApplyHostsAllPairs(t *testing.T) {
 	}
 	ok, failed := c.Reachability(ctx)
 	if len(failed) != 0 || len(ok) != 8*7 {
-		t.Fatalf("after the apply %d pairs answer, these do not: %v", len(ok), failed)
+		t.Fatalf("after the apply %d pairs connect with their own source address, these do not: %v", len(ok), failed)
 	}
-	t.Logf("all %d container pairs answer", len(ok))
+	t.Logf("all %d container pairs connect, each receiver seeing the sender's container address", len(ok))
+
+	// A stranger on the data network is refused, also by the hosts whose
+	// FORWARD policy is ACCEPT (ns-07, ns-08) and by the others.
+	outsider, _ := c.Outsider()
+	for _, h := range []*netnstest.Host{c.Hosts[0], c.Hosts[6], c.Hosts[7]} {
+		if seen, err := c.SourceFrom(ctx, outsider, h); err == nil {
+			t.Errorf("%s's container accepted a connection from outside the cluster (%s)", h.Name, seen)
+		}
+	}
 
 	// nvidia-docker2's runtime entry is kept, the old file is backed up.
 	b, err := os.ReadFile(nvidiaHost.File("/etc/docker/daemon.json"))
@@ -135,7 +148,7 @@ func TestApplyHostsAllPairs(t *testing.T) {
 	if out, err := c.Exec(victim.NS, "iptables", "-F", "RDGGEN-CONTAINERS"); err != nil {
 		t.Fatalf("flush: %v %s", err, out)
 	}
-	if c.Ping(ctx, c.Hosts[0], victim) {
+	if _, err := c.Source(ctx, c.Hosts[0], victim); err == nil {
 		t.Fatalf("%s's container answers without the firewall rules", victim.Name)
 	}
 	code, out, _ = applyHosts(t, c)
@@ -143,8 +156,56 @@ func TestApplyHostsAllPairs(t *testing.T) {
 		!strings.Contains(out, "replaced as one block (was 0 rule(s))") {
 		t.Fatalf("repair apply: exit %d", code)
 	}
-	if !c.Ping(ctx, c.Hosts[0], victim) {
-		t.Fatalf("%s's container does not answer after the repair", victim.Name)
+	if seen, err := c.Source(ctx, c.Hosts[0], victim); err != nil || seen != c.Hosts[0].Container {
+		t.Fatalf("%s's container after the repair: saw %s, %v", victim.Name, seen, err)
+	}
+
+	// Docker restarts on ns-03 and puts its MASQUERADE rule above rdggen's
+	// exemption: ns-03's containers' connections leave as ns-03's data
+	// address, which the other hosts refuse. What systemd runs after
+	// docker.service (the unit's ExecStart) fixes it.
+	h3 := c.Hosts[2]
+	restart := exec.Command("ip", "netns", "exec", h3.NS, "env", "RDGGEN_ROOT="+h3.Root, "sh", "-c", c.DockerRestartCommand())
+	if out, err := restart.CombinedOutput(); err != nil {
+		t.Fatalf("docker restart on %s: %v %s", h3.Name, err, out)
+	}
+	if nat, _ := c.Exec(h3.NS, "iptables", "-t", "nat", "-S", "POSTROUTING"); !strings.HasPrefix(nat, "-P POSTROUTING ACCEPT\n-A POSTROUTING -s 172.16.3.0/24 ! -o docker0 -j MASQUERADE\n") {
+		t.Fatalf("the fake Docker restart did not put MASQUERADE first:\n%s", nat)
+	}
+	if seen, err := c.Source(ctx, h3, c.Hosts[0]); err == nil {
+		t.Fatalf("after Docker's restart a masqueraded connection got through (the receiver saw %s)", seen)
+	}
+	unit, err := os.ReadFile(h3.File("/etc/systemd/system/rdggen-firewall.service"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	execStart := ""
+	for _, l := range strings.Split(string(unit), "\n") {
+		if v, ok := strings.CutPrefix(l, "ExecStart="); ok {
+			execStart = v
+		}
+	}
+	if execStart != "/bin/sh /etc/rdggen/firewall.sh" {
+		t.Fatalf("unit's ExecStart: %q", execStart)
+	}
+	// The unit's command, with the script where the root prefix put it.
+	if out, err := c.Exec(h3.NS, "/bin/sh", h3.File("/etc/rdggen/firewall.sh")); err != nil {
+		t.Fatalf("firewall.sh: %v %s", err, out)
+	}
+	if seen, err := c.Source(ctx, h3, c.Hosts[0]); err != nil || seen != h3.Container {
+		t.Fatalf("after the firewall unit the receiver saw %s (%v), want %s", seen, err, h3.Container)
+	}
+	// And without the unit, apply notices the order and repairs it.
+	if out, err := exec.Command("ip", "netns", "exec", h3.NS, "env", "RDGGEN_ROOT="+h3.Root, "sh", "-c", c.DockerRestartCommand()).CombinedOutput(); err != nil {
+		t.Fatalf("docker restart on %s: %v %s", h3.Name, err, out)
+	}
+	code, out, _ = applyHosts(t, c)
+	if code != exitOK || !strings.Contains(out, "hosts: 1 changed, 7 up to date, 0 failed") ||
+		!strings.Contains(out, `iptables nat chain POSTROUTING: jump to RDGGEN-POSTROUTING as its first rule, once (was rule 2, after "-A POSTROUTING -s 172.16.3.0/24 ! -o docker0 -j MASQUERADE")`) {
+		t.Fatalf("apply after a docker restart: exit %d", code)
+	}
+	if ok, failed := c.Reachability(ctx); len(failed) != 0 || len(ok) != 8*7 {
+		t.Fatalf("after the repair: %v", failed)
 	}
 }
 
@@ -185,8 +246,10 @@ func TestApplyHostsFailures(t *testing.T) {
 	if m, _ := filepath.Glob(c.Hosts[1].File("/etc/*/*.rdggen*")); len(m) > 0 {
 		t.Errorf("files written on the failed host: %v", m)
 	}
-	if !c.Ping(ctx, c.Hosts[0], c.Hosts[3]) || !c.Ping(ctx, c.Hosts[3], c.Hosts[0]) {
-		t.Error("the two healthy hosts' containers do not reach each other")
+	for _, p := range [][2]*netnstest.Host{{c.Hosts[0], c.Hosts[3]}, {c.Hosts[3], c.Hosts[0]}} {
+		if seen, err := c.Source(ctx, p[0], p[1]); err != nil || seen != p[0].Container {
+			t.Errorf("%s -> %s: saw %s, %v", p[0].Name, p[1].Name, seen, err)
+		}
 	}
 
 	// A login user whose sudo -n is refused: the host fails with the reason.

@@ -120,9 +120,8 @@ func writeAnsibleInventory(b *testing.B, c *netnstest.Cluster) string {
 			}
 			settings[s.Key] = v
 		}
-		data, subnets := dockernet.FirewallSources(inv, h)
 		var sources []string
-		for _, p := range append(data, subnets...) {
+		for _, p := range dockernet.FirewallSources(inv, h) {
 			sources = append(sources, p.String())
 		}
 		var routes []map[string]string

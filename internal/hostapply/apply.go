@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/rdggen/rdggen/internal/remote"
+
 	"github.com/rdggen/rdggen/pkg/dockernet"
 )
 
@@ -35,7 +37,7 @@ func validateFunc(mode string) string {
 	echo "$out"; return 1
 }`
 	}
-	return "validate_daemon() { sh -c " + shQuote(mode) + ` rdggen-validate "$1"; }`
+	return "validate_daemon() { sh -c " + remote.Quote(mode) + ` rdggen-validate "$1"; }`
 }
 
 // restartFunc is the script's restart_docker.
@@ -50,7 +52,7 @@ func restartFunc(mode string) string {
 	else echo "docker is not installed as a service: nothing to restart"; fi
 }`
 	}
-	return "restart_docker() { sh -c " + shQuote(mode) + "; }"
+	return "restart_docker() { sh -c " + remote.Quote(mode) + "; }"
 }
 
 // daemonInstallFunc is daemon_install MODE OLDSUM BACKUP NEWDATA: refuse a
@@ -86,21 +88,6 @@ const daemonInstallFunc = `daemon_install() {
 	fi
 }`
 
-// jumpFunc puts the jump to rdggen's chain first in DOCKER-USER, exactly once
-// (insert first, then delete the other copies, bottom up).
-const jumpFunc = `ensure_jump() {
-	iptables -w -n -L ` + dockernet.DockerUserChain + ` >/dev/null 2>&1 || iptables -w -N ` + dockernet.DockerUserChain + ` || return 1
-	iptables -w -I ` + dockernet.DockerUserChain + ` 1 -j ` + dockernet.FirewallChain + ` || return 1
-	iptables -w -S ` + dockernet.DockerUserChain + ` | awk 'NR > 2 && $0 == "` + dockernet.FirewallJump + `" { print NR - 1 }' | sort -rn |
-	while read -r n; do iptables -w -D ` + dockernet.DockerUserChain + ` "$n" || exit 1; done
-}`
-
-// chainFunc replaces rdggen's chain as one block.
-const chainFunc = `load_chain() {
-	iptables -w -n -L ` + dockernet.DockerUserChain + ` >/dev/null 2>&1 || iptables -w -N ` + dockernet.DockerUserChain + ` || return 1
-	iptables-restore --noflush <"$1"
-}`
-
 const reloadFunc = `systemd_reload() {
 	if [ -n "$R" ]; then echo "root prefix set: no daemon-reload"
 	elif [ -d /run/systemd/system ]; then systemctl daemon-reload
@@ -108,39 +95,44 @@ const reloadFunc = `systemd_reload() {
 }`
 
 // applyScript appends the changes of p, then the probe again to verify.
-func (w *scriptWriter) applyScript(p *plan, o *Options, stamp string) {
-	if p.forwarding != "" {
-		w.line("step forwarding sysctl -qw ", dockernet.ForwardingKey, "=", p.d.Forwarding)
+// Files and units come first, so that a Docker restart already finds the
+// firewall unit; the firewall runs after the restart, which puts Docker's
+// MASQUERADE rule back on top of POSTROUTING.
+func applyScript(w *remote.Script, p *plan, o *Options, stamp string) {
+	for _, f := range p.files {
+		w.Line("step ", remote.Quote("file:"+f.Path), " put_file ", remote.RootPath(f.Path), " ", fmt.Sprintf("%o", f.Mode.Perm()), " ", w.Data(f.Data))
+	}
+	for _, l := range p.links {
+		w.Line("step ", remote.Quote("link:"+l.Path), " put_link ", remote.RootPath(l.Path), " ", remote.Quote(l.Target))
+	}
+	for _, f := range p.remove {
+		w.Line("step ", remote.Quote("remove:"+f.Path), " rm -f ", remote.RootPath(f.Path))
+	}
+	if p.reload {
+		w.Line(reloadFunc)
+		w.Line("step reload systemd_reload")
 	}
 	if p.daemon != nil || p.restart != "" {
-		w.line(validateFunc(o.validateMode()))
-		w.line(restartFunc(o.restartMode()))
+		w.Line(validateFunc(o.validateMode()))
+		w.Line(restartFunc(o.restartMode()))
 	}
 	if dc := p.daemon; dc != nil {
-		w.line(daemonInstallFunc)
-		src := w.data(dc.New)
+		w.Line(daemonInstallFunc)
+		src := w.Data(dc.New)
 		sum := dc.OldSum
 		if !dc.Existed {
 			sum = "-"
 		}
-		backup := `"$R"` + shQuote(dockernet.DaemonPath+".rdggen-"+stamp+".bak")
-		w.line("step daemon daemon_install ", fmt.Sprintf("%o", dc.Mode.Perm()), " ", sum, " ", backup, " ", src)
+		backup := `"$R"` + remote.Quote(dockernet.DaemonPath+".rdggen-"+stamp+".bak")
+		w.Line("step daemon daemon_install ", fmt.Sprintf("%o", dc.Mode.Perm()), " ", sum, " ", backup, " ", src)
 	} else if p.restart != "" {
-		w.line("step restart restart_docker")
+		w.Line("step restart restart_docker")
 	}
-	if p.chain {
-		w.line(chainFunc)
-		var b strings.Builder
-		b.WriteString("*filter\n:" + dockernet.FirewallChain + " - [0:0]\n")
-		for _, r := range p.d.ChainRules {
-			b.WriteString(r + "\n")
-		}
-		b.WriteString("COMMIT\n")
-		w.line("step chain load_chain ", w.data([]byte(b.String())))
+	if p.forwarding != "" {
+		w.Line("step forwarding sysctl -qw ", dockernet.ForwardingKey, "=", p.d.Forwarding)
 	}
-	if p.jump {
-		w.line(jumpFunc)
-		w.line("step jump ensure_jump")
+	if p.firewall() {
+		w.Line("step firewall sh ", w.Data(p.d.Firewall))
 	}
 	if len(p.routes)+len(p.stale) > 0 {
 		var b strings.Builder
@@ -150,22 +142,9 @@ func (w *scriptWriter) applyScript(p *plan, o *Options, stamp string) {
 		for _, r := range p.routes {
 			b.WriteString(r.Route.Command() + "\n")
 		}
-		w.line("step routes ip -force -batch ", w.data([]byte(b.String())))
+		w.Line("step routes ip -force -batch ", w.Data([]byte(b.String())))
 	}
 	if len(p.roce) > 0 {
-		w.line(`step roce env RDGGEN_SYSFS="$R/sys" sh -c "$RS" rdggen-roce-qos apply`)
-	}
-	for _, f := range p.files {
-		w.line("step ", shQuote("file:"+f.Path), " put_file ", rootPath(f.Path), " ", fmt.Sprintf("%o", f.Mode.Perm()), " ", w.data(f.Data))
-	}
-	for _, l := range p.links {
-		w.line("step ", shQuote("link:"+l.Path), " put_link ", rootPath(l.Path), " ", shQuote(l.Target))
-	}
-	for _, f := range p.remove {
-		w.line("step ", shQuote("remove:"+f), " rm -f ", rootPath(f))
-	}
-	if p.reload {
-		w.line(reloadFunc)
-		w.line("step reload systemd_reload")
+		w.Line(`step roce env RDGGEN_SYSFS="$R/sys" sh -c "$RS" rdggen-roce-qos apply`)
 	}
 }

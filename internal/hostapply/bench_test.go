@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rdggen/rdggen/internal/netnstest"
+	"github.com/rdggen/rdggen/internal/remote"
 )
 
 // BenchmarkApplyHosts32 applies to 32 namespace hosts (a fresh cluster per
@@ -31,7 +32,7 @@ func BenchmarkApplyHosts32(b *testing.B) {
 			return "ubuntu-20.04"
 		}})
 		o := Options{
-			Dial:           SSH{User: "root", KnownHosts: c.KnownHosts, Identities: []string{c.Identity}}.Dialer(),
+			Dial:           remote.SSH{User: "root", KnownHosts: c.KnownHosts, Identities: []string{c.Identity}}.Dialer(),
 			Root:           c.RootTemplate(),
 			DockerRestart:  c.DockerRestartCommand(),
 			DockerValidate: c.DockerValidateCommand(),

@@ -29,13 +29,25 @@ type desired struct {
 	Daemon []byte
 	Files  []fileSpec
 	Links  []linkSpec
-	// Foreign are paths of files rdggen wrote for another OS form (netplan
-	// versus the ifupdown hook) that go away when they carry rdggen's mark.
-	Foreign    []string
+	// Foreign are files rdggen wrote for another OS form (netplan versus the
+	// ifupdown hook) or in an earlier layout; each goes away when it carries
+	// its mark, and is left alone (with a note) when it does not.
+	Foreign    []foreignFile
 	Forwarding string
+	// ChainRules and NATRules are the rules of dockernet.FirewallChain and
+	// dockernet.NATChain; Firewall is the script that loads both and puts the
+	// jumps first (dockernet.FirewallScript).
 	ChainRules []string
+	NATRules   []string
+	Firewall   []byte
 	Routes     []dockernet.Route
 	RoCEScript []byte
+}
+
+// foreignFile is a file rdggen no longer wants at Path; Mark is the text by
+// which rdggen recognises it as its own.
+type foreignFile struct {
+	Path, Mark, Why string
 }
 
 func desiredFor(inv *inventory.Inventory, h *inventory.Host) *desired {
@@ -44,13 +56,15 @@ func desiredFor(inv *inventory.Inventory, h *inventory.Host) *desired {
 		Daemon:     dockernet.DaemonJSON(inv, h),
 		Forwarding: dockernet.ForwardingValue,
 		ChainRules: dockernet.FirewallRules(inv, h),
+		NATRules:   dockernet.NATRules(inv, h),
+		Firewall:   dockernet.FirewallScript(inv, h),
 		Routes:     dockernet.Routes(inv, h),
 		RoCEScript: hostqos.Script(inv, h),
 	}
 	d.Files = []fileSpec{
 		{Path: dockernet.SysctlPath, Mode: 0o644, Data: dockernet.Sysctl(inv, h)},
 		{Path: dockernet.RoutesPersistPath(h), Mode: dockernet.RoutesPersistMode(h), Data: dockernet.RoutesPersist(inv, h)},
-		{Path: dockernet.FirewallRulesPath, Mode: 0o644, Data: dockernet.FirewallRestore(inv, h)},
+		{Path: dockernet.FirewallScriptPath, Mode: 0o755, Data: d.Firewall},
 		{Path: dockernet.FirewallUnitPath, Mode: 0o644, Data: dockernet.FirewallUnit(inv, h), Unit: true},
 		{Path: hostqos.ScriptPath, Mode: 0o755, Data: d.RoCEScript},
 		{Path: hostqos.UnitPath, Mode: 0o644, Data: hostqos.Unit(inv, h), Unit: true},
@@ -59,11 +73,14 @@ func desiredFor(inv *inventory.Inventory, h *inventory.Host) *desired {
 		{Path: dockernet.FirewallWantsPath, Target: dockernet.FirewallUnitPath},
 		{Path: hostqos.UnitWantsPath, Target: hostqos.UnitPath},
 	}
+	const otherOS = "rdggen's routes for another OS form"
 	if h.OS.UsesNetplan() {
-		d.Foreign = []string{dockernet.IfupdownHookPath}
+		d.Foreign = []foreignFile{{dockernet.IfupdownHookPath, "rdggen: persistent routes", otherOS}}
 	} else {
-		d.Foreign = []string{dockernet.NetplanPath}
+		d.Foreign = []foreignFile{{dockernet.NetplanPath, "rdggen: persistent routes", otherOS}}
 	}
+	d.Foreign = append(d.Foreign, foreignFile{dockernet.FormerFirewallRulesPath, "# rdggen: ",
+		"rdggen's former firewall file, replaced by " + dockernet.FirewallScriptPath})
 	return d
 }
 
@@ -76,5 +93,8 @@ func (d *desired) paths() []string {
 	for _, l := range d.Links {
 		p = append(p, l.Path)
 	}
-	return append(p, d.Foreign...)
+	for _, f := range d.Foreign {
+		p = append(p, f.Path)
+	}
+	return p
 }

@@ -13,20 +13,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/rdggen/rdggen/internal/sshconn"
+	"github.com/rdggen/rdggen/internal/remote"
 	"github.com/rdggen/rdggen/pkg/hostqos"
 	"github.com/rdggen/rdggen/pkg/inventory"
 )
 
 // Options configure a Run.
 type Options struct {
-	// Dial connects to a host; SSH{...}.Dialer() in production.
-	Dial DialFunc
+	// Dial connects to a host; remote.SSH{...}.Dialer() in production.
+	Dial remote.DialFunc
 	// Root, when not "" or "/", is prepended to every file path rdggen reads
 	// or writes on the hosts (and /sys for the RoCE probe); "{host}" in it is
 	// replaced by the host's name. Live state (sysctl, routes, iptables) is
@@ -109,7 +107,7 @@ func (r *Report) FailedHosts() []string {
 type hostRun struct {
 	h      *inventory.Host
 	d      *desired
-	conn   Conn
+	conn   remote.Conn
 	plan   *plan
 	err    error
 	trips  int
@@ -145,7 +143,7 @@ func Run(ctx context.Context, inv *inventory.Inventory, o Options) (*Report, err
 		}
 	}()
 
-	forEach(len(runs), o.Parallel, func(i int) { probeHost(ctx, inv, &o, runs[i]) })
+	remote.ForEach(len(runs), o.Parallel, func(i int) { probeHost(ctx, inv, &o, runs[i]) })
 	rep := &Report{ProbeElapsed: time.Since(start)}
 
 	// The plan, in inventory order, before anything changes.
@@ -184,7 +182,7 @@ func Run(ctx context.Context, inv *inventory.Inventory, o Options) (*Report, err
 			fmt.Fprintf(out, "applying to %d host(s), %d at a time\n", len(todo), o.Parallel)
 		}
 		stamp := o.Now().UTC().Format("20060102T150405Z")
-		forEach(len(todo), o.Parallel, func(i int) { applyHost(ctx, inv, &o, todo[i], stamp) })
+		remote.ForEach(len(todo), o.Parallel, func(i int) { applyHost(ctx, inv, &o, todo[i], stamp) })
 		for _, r := range todo {
 			if r.err != nil {
 				fmt.Fprintf(out, "%s: FAILED: %v\n", r.h.Name, r.err)
@@ -240,34 +238,19 @@ func summary(rep *Report, dryRun bool) string {
 		rep.Changed, rep.UpToDate, rep.Failed, failed, secs)
 }
 
-// forEach runs f(0..n-1) with at most parallel running at once.
-func forEach(n, parallel int, f func(i int)) {
-	sem := make(chan struct{}, parallel)
-	var wg sync.WaitGroup
-	for i := 0; i < n; i++ {
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			f(i)
-		}()
-	}
-	wg.Wait()
-}
-
 // probeHost connects, reads the state and makes the plan. The connection
 // stays open when there is something to apply.
 func probeHost(ctx context.Context, inv *inventory.Inventory, o *Options, r *hostRun) {
 	conn, err := o.Dial(ctx, r.h)
 	if err != nil {
-		r.err = dialError(err)
+		r.err = remote.DialError(err)
 		return
 	}
 	r.conn = conn
 	root := o.rootFor(r.h)
-	w := newScript(root)
-	w.roceVar(r.d.RoCEScript)
-	w.probe(r.d)
+	w := remote.NewScript(root)
+	roceVar(w, r.d.RoCEScript)
+	probe(w, r.d)
 	rs, err := r.round(ctx, w)
 	if err != nil {
 		r.err = err
@@ -285,32 +268,15 @@ func probeHost(ctx context.Context, inv *inventory.Inventory, o *Options, r *hos
 	}
 }
 
-// dialError says which step of connecting failed.
-func dialError(err error) error {
-	var hk *sshconn.HostKeyError
-	var kh *sshconn.KnownHostsError
-	var ae *sshconn.AuthError
-	var ne net.Error
-	switch {
-	case errors.As(err, &hk), errors.As(err, &kh):
-		return fmt.Errorf("host key check failed: %w", err)
-	case errors.As(err, &ae):
-		return fmt.Errorf("SSH login failed: %w", err)
-	case errors.As(err, &ne):
-		return fmt.Errorf("unreachable: %w", err)
-	}
-	return fmt.Errorf("SSH login failed: %w", err)
-}
-
 // round is one SSH round trip: it runs the script w and reads back its
 // framed results.
-func (r *hostRun) round(ctx context.Context, w *scriptWriter) ([]result, error) {
+func (r *hostRun) round(ctx context.Context, w *remote.Script) ([]remote.Result, error) {
 	r.trips++
-	stdout, _, err := r.conn.Run(ctx, w.end())
+	stdout, _, err := r.conn.Run(ctx, w.End())
 	if err != nil {
 		return nil, err
 	}
-	return parseResults(stdout, w.nonce)
+	return remote.ParseResults(stdout, w.Nonce())
 }
 
 // applyHost sends the plan's changes and the verifying probe in one script.
@@ -320,17 +286,17 @@ func applyHost(ctx context.Context, inv *inventory.Inventory, o *Options, r *hos
 		r.conn = nil
 	}()
 	root := o.rootFor(r.h)
-	w := newScript(root).withTemp()
-	w.roceVar(r.d.RoCEScript)
-	w.applyScript(r.plan, o, stamp)
-	w.probe(r.d)
+	w := remote.NewScript(root).WithTemp()
+	roceVar(w, r.d.RoCEScript)
+	applyScript(w, r.plan, o, stamp)
+	probe(w, r.d)
 	rs, err := r.round(ctx, w)
 	if err != nil {
 		r.err = err
 		return
 	}
 	var errs []error
-	var state []result
+	var state []remote.Result
 	for _, res := range rs {
 		name, isStep := strings.CutPrefix(res.Name, "step:")
 		if !isStep {
@@ -338,8 +304,8 @@ func applyHost(ctx context.Context, inv *inventory.Inventory, o *Options, r *hos
 			continue
 		}
 		text := strings.TrimSpace(string(res.Data))
-		if res.rc() != 0 {
-			errs = append(errs, fmt.Errorf("%s failed (exit %s): %s", name, res.Status, oneLine(text)))
+		if res.RC() != 0 {
+			errs = append(errs, fmt.Errorf("%s failed (exit %s): %s", name, res.Status, remote.OneLine(text)))
 			continue
 		}
 		switch name {
@@ -368,15 +334,4 @@ func applyHost(ctx context.Context, inv *inventory.Inventory, o *Options, r *hos
 		}
 	}
 	r.err = errors.Join(errs...)
-}
-
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 400 {
-		s = s[:400] + "..."
-	}
-	if s == "" {
-		return "(no output)"
-	}
-	return s
 }

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/rdggen/rdggen/internal/remote"
+
 	"github.com/rdggen/rdggen/pkg/dockernet"
 	"github.com/rdggen/rdggen/pkg/hostqos"
 	"github.com/rdggen/rdggen/pkg/inventory"
@@ -32,6 +34,20 @@ type routeChange struct {
 	Was   []routeEntry // routes to the same subnet that differ (empty: new)
 }
 
+// chainChange is one of rdggen's chains to replace as a block.
+type chainChange struct {
+	Table, Chain string
+	Want         int      // rules it will have
+	Was          []string // its rules when it existed
+	New          bool     // it did not exist
+}
+
+// jumpChange is a jump to put first in its chain, once.
+type jumpChange struct {
+	Jump dockernet.Jump
+	Why  string // "absent", "rule 2", "3 copies"
+}
+
 // plan is the difference between a host and its desired state.
 type plan struct {
 	d          *desired
@@ -40,12 +56,10 @@ type plan struct {
 	files      []fileSpec
 	newFiles   map[string]bool
 	links      []linkSpec
-	remove     []string
+	remove     []foreignFile
 	forwarding string // the current value when it must change
-	chain      bool
-	chainWas   []string // its rules when it existed
-	chainNew   bool     // it did not exist
-	jump       bool
+	chains     []chainChange
+	jumps      []jumpChange
 	routes     []routeChange
 	stale      []routeEntry
 	roce       []hostqos.Result
@@ -56,13 +70,13 @@ type plan struct {
 // empty reports whether the host already matches.
 func (p *plan) empty() bool {
 	return p.daemon == nil && p.restart == "" && len(p.files) == 0 && len(p.links) == 0 && len(p.remove) == 0 &&
-		p.forwarding == "" && !p.chain && !p.jump && len(p.routes) == 0 && len(p.stale) == 0 && len(p.roce) == 0
+		p.forwarding == "" && len(p.chains) == 0 && len(p.jumps) == 0 && len(p.routes) == 0 && len(p.stale) == 0 && len(p.roce) == 0
 }
 
 // count is the number of changes, as plans and summaries count them.
 func (p *plan) count() int {
-	n := len(p.files) + len(p.links) + len(p.remove) + len(p.routes) + len(p.stale)
-	for _, b := range []bool{p.daemon != nil, p.restart != "", p.forwarding != "", p.chain, p.jump, len(p.roce) > 0} {
+	n := len(p.files) + len(p.links) + len(p.remove) + len(p.routes) + len(p.stale) + len(p.chains) + len(p.jumps)
+	for _, b := range []bool{p.daemon != nil, p.restart != "", p.forwarding != "", len(p.roce) > 0} {
 		if b {
 			n++
 		}
@@ -86,7 +100,7 @@ func makePlan(inv *inventory.Inventory, d *desired, st *hostState, checkDocker0 
 
 	// The data interface must carry the inventory's address: routes use it.
 	if st.Addr.RC != 0 {
-		return nil, hostErrorf("data interface %s: %s", h.DataInterface, firstLine(st.Addr.Out))
+		return nil, hostErrorf("data interface %s: %s", h.DataInterface, remote.FirstLine(st.Addr.Out))
 	}
 	if addrs := parseAddrs(st.Addr.Out); !slices.Contains(addrs, h.Data.Address) {
 		return nil, hostErrorf("data interface %s does not carry %s (hosts[%d].data.address; it has %v): configure it first, the routes' next hops must be on-link",
@@ -135,19 +149,24 @@ func makePlan(inv *inventory.Inventory, d *desired, st *hostState, checkDocker0 
 		}
 	}
 
-	// Firewall: the chain as a block, the jump first in DOCKER-USER, once.
-	if have := chainRules(st.Chain.Out); st.Chain.RC != 0 || !slices.Equal(have, d.ChainRules) {
-		p.chain, p.chainWas, p.chainNew = true, have, st.Chain.RC != 0
-	}
-	du := chainRules(st.DockerUser.Out)
-	jumps := 0
-	for _, r := range du {
-		if r == dockernet.FirewallJump {
-			jumps++
+	// Firewall and address translation: each chain as a block, each jump
+	// first in its chain, once.
+	for _, c := range []struct {
+		table, chain string
+		st           cmdOut
+		want         []string
+	}{
+		{"filter", dockernet.FirewallChain, st.Chain, d.ChainRules},
+		{"nat", dockernet.NATChain, st.NAT, d.NATRules},
+	} {
+		if have := chainRules(c.st.Out); c.st.RC != 0 || !slices.Equal(have, c.want) {
+			p.chains = append(p.chains, chainChange{Table: c.table, Chain: c.chain, Want: len(c.want), Was: have, New: c.st.RC != 0})
 		}
 	}
-	if st.DockerUser.RC != 0 || len(du) == 0 || du[0] != dockernet.FirewallJump || jumps != 1 {
-		p.jump = true
+	for i, in := range []cmdOut{st.DockerUser, st.Postrouting} {
+		if why := jumpProblem(dockernet.Jumps[i], in); why != "" {
+			p.jumps = append(p.jumps, jumpChange{Jump: dockernet.Jumps[i], Why: why})
+		}
 	}
 
 	// Routes: replace what is missing or different, delete stale routes into
@@ -178,7 +197,7 @@ func makePlan(inv *inventory.Inventory, d *desired, st *hostState, checkDocker0 
 	// In-VM RoCE settings.
 	rs := roceResults(st.RoCE.Out)
 	if len(rs) == 0 {
-		return nil, hostErrorf("RoCE check did not run (exit %d): %s", st.RoCE.RC, firstLine(st.RoCE.Out))
+		return nil, hostErrorf("RoCE check did not run (exit %d): %s", st.RoCE.RC, remote.FirstLine(st.RoCE.Out))
 	}
 	for _, r := range rs {
 		if r.State == hostqos.StateDiffers || r.State == hostqos.StateFailed {
@@ -206,14 +225,14 @@ func makePlan(inv *inventory.Inventory, d *desired, st *hostState, checkDocker0 
 		}
 	}
 	for _, f := range d.Foreign {
-		s := st.Files[f]
+		s := st.Files[f.Path]
 		if s.Kind == "absent" {
 			continue
 		}
-		if s.Kind == "file" && bytes.Contains(s.Data, []byte("rdggen: persistent routes")) {
+		if s.Kind == "file" && bytes.Contains(s.Data, []byte(f.Mark)) {
 			p.remove = append(p.remove, f)
 		} else {
-			p.notes = append(p.notes, fmt.Sprintf("%s exists but was not written by rdggen: left alone", f))
+			p.notes = append(p.notes, fmt.Sprintf("%s exists but was not written by rdggen: left alone", f.Path))
 		}
 	}
 
@@ -232,15 +251,28 @@ func makePlan(inv *inventory.Inventory, d *desired, st *hostState, checkDocker0 
 	return p, nil
 }
 
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
+// jumpProblem says why j is not the first rule of its chain exactly once
+// ("" when it is); in is `iptables -S <chain>`.
+func jumpProblem(j dockernet.Jump, in cmdOut) string {
+	if in.RC != 0 {
+		return "no chain " + j.Chain
 	}
-	if s == "" {
-		return "(no output)"
+	rules := chainRules(in.Out)
+	var at []int
+	for i, r := range rules {
+		if r == j.Rule() {
+			at = append(at, i+1)
+		}
 	}
-	return s
+	switch {
+	case len(at) == 0:
+		return "absent"
+	case at[0] != 1:
+		return fmt.Sprintf("rule %d, after %q", at[0], rules[0])
+	case len(at) > 1:
+		return fmt.Sprintf("%d copies", len(at))
+	}
+	return ""
 }
 
 // maxListed bounds the per-item lines of one kind in a printed plan.
@@ -272,15 +304,15 @@ func (p *plan) describe() []string {
 	if p.forwarding != "" {
 		add("~ %s: %s -> %s", dockernet.ForwardingKey, p.forwarding, p.d.Forwarding)
 	}
-	if p.chain {
-		was := fmt.Sprintf("%d rule(s)", len(p.chainWas))
-		if p.chainNew {
+	for _, c := range p.chains {
+		was := fmt.Sprintf("%d rule(s)", len(c.Was))
+		if c.New {
 			was = "absent"
 		}
-		add("~ iptables chain %s: %d rule(s), replaced as one block (was %s)", dockernet.FirewallChain, len(p.d.ChainRules), was)
+		add("~ iptables %s chain %s: %d rule(s), replaced as one block (was %s)", c.Table, c.Chain, c.Want, was)
 	}
-	if p.jump {
-		add("~ iptables chain %s: jump to %s as its first rule, once", dockernet.DockerUserChain, dockernet.FirewallChain)
+	for _, j := range p.jumps {
+		add("~ iptables %s chain %s: jump to %s as its first rule, once (was %s)", j.Jump.Table, j.Jump.Chain, j.Jump.Target, j.Why)
 	}
 	for i, r := range p.routes {
 		if i == maxListed {
@@ -314,10 +346,16 @@ func (p *plan) describe() []string {
 		add("+ %s -> %s", l.Path, l.Target)
 	}
 	for _, f := range p.remove {
-		add("- %s (rdggen's routes for another OS form)", f)
+		add("- %s (%s)", f.Path, f.Why)
 	}
 	if p.reload {
 		add("~ systemd: daemon-reload (units changed)")
 	}
 	return out
+}
+
+// firewall reports whether the firewall script must run: a chain or jump
+// differs, or Docker restarts (it puts its MASQUERADE rule back on top).
+func (p *plan) firewall() bool {
+	return len(p.chains)+len(p.jumps) > 0 || p.daemon != nil || p.restart != ""
 }

@@ -25,7 +25,7 @@ func goodState(inv *inventory.Inventory, d *desired) *hostState {
 		st.Files[l.Path] = fileState{Kind: "link", Data: []byte(l.Target)}
 	}
 	for _, f := range d.Foreign {
-		st.Files[f] = fileState{Kind: "absent"}
+		st.Files[f.Path] = fileState{Kind: "absent"}
 	}
 	st.Forwarding = cmdOut{0, "1\n"}
 	st.Addr = cmdOut{0, fmt.Sprintf("3: %s    inet %s brd 31.31.31.255 scope global %s\\       valid_lft forever preferred_lft forever\n", h.DataInterface, h.Data.Address, h.DataInterface)}
@@ -39,6 +39,8 @@ func goodState(inv *inventory.Inventory, d *desired) *hostState {
 	st.Routes = cmdOut{0, routes.String()}
 	st.Chain = cmdOut{0, "-N " + dockernet.FirewallChain + "\n" + strings.Join(d.ChainRules, "\n") + "\n"}
 	st.DockerUser = cmdOut{0, "-N DOCKER-USER\n" + dockernet.FirewallJump + "\n-A DOCKER-USER -j RETURN\n"}
+	st.NAT = cmdOut{0, "-N " + dockernet.NATChain + "\n" + strings.Join(d.NATRules, "\n") + "\n"}
+	st.Postrouting = cmdOut{0, "-P POSTROUTING ACCEPT\n" + dockernet.NATJump + "\n-A POSTROUTING -s 172.16.41.0/24 ! -o docker0 -j MASQUERADE\n"}
 	st.Dockerd = cmdOut{0, "Docker version 18.09.7, build 2d0083d\n"}
 	st.Docker0 = cmdOut{0, "5: docker0    inet " + h.Bridge().String() + " brd 172.16.41.255 scope global docker0\n"}
 	st.RoCE = cmdOut{0, "rdggen-roce tcp_ecn ok 1\nrdggen-roce rdma_device n/a no RDMA device\nrdggen-roce pf_qos esxi not applicable on a VF\n"}
@@ -86,23 +88,33 @@ func TestPlanDifferences(t *testing.T) {
 			"+ route 172.16.47.0/24 via 31.31.31.47 dev enp1f0 (clx-mld-47)",
 			"+ route 172.16.48.0/24 via 31.31.31.48 dev enp1f0 (clx-mld-48)",
 		}},
-		{"chain absent, no DOCKER-USER", func(st *hostState) {
+		{"chains absent, no DOCKER-USER", func(st *hostState) {
 			st.Chain = cmdOut{1, "iptables: No chain/target/match by that name.\n"}
 			st.DockerUser = cmdOut{1, "iptables: No chain/target/match by that name.\n"}
+			st.NAT = cmdOut{1, "iptables: No chain/target/match by that name.\n"}
+			st.Postrouting.Out = "-P POSTROUTING ACCEPT\n"
 		}, []string{
-			"~ iptables chain RDGGEN-CONTAINERS: 6 rule(s), replaced as one block (was absent)",
-			"~ iptables chain DOCKER-USER: jump to RDGGEN-CONTAINERS as its first rule, once",
+			"~ iptables filter chain RDGGEN-CONTAINERS: 4 rule(s), replaced as one block (was absent)",
+			"~ iptables nat chain RDGGEN-POSTROUTING: 3 rule(s), replaced as one block (was absent)",
+			"~ iptables filter chain DOCKER-USER: jump to RDGGEN-CONTAINERS as its first rule, once (was no chain DOCKER-USER)",
+			"~ iptables nat chain POSTROUTING: jump to RDGGEN-POSTROUTING as its first rule, once (was absent)",
 		}},
 		{"a rule too many, jump twice", func(st *hostState) {
 			st.Chain.Out += "-A RDGGEN-CONTAINERS -j ACCEPT\n"
 			st.DockerUser.Out = "-N DOCKER-USER\n" + dockernet.FirewallJump + "\n" + dockernet.FirewallJump + "\n-A DOCKER-USER -j RETURN\n"
 		}, []string{
-			"~ iptables chain RDGGEN-CONTAINERS: 6 rule(s), replaced as one block (was 7 rule(s))",
-			"~ iptables chain DOCKER-USER: jump to RDGGEN-CONTAINERS as its first rule, once",
+			"~ iptables filter chain RDGGEN-CONTAINERS: 4 rule(s), replaced as one block (was 5 rule(s))",
+			"~ iptables filter chain DOCKER-USER: jump to RDGGEN-CONTAINERS as its first rule, once (was 2 copies)",
 		}},
 		{"jump after a user rule", func(st *hostState) {
 			st.DockerUser.Out = "-N DOCKER-USER\n-A DOCKER-USER -s 10.9.0.0/16 -j DROP\n" + dockernet.FirewallJump + "\n"
-		}, []string{"~ iptables chain DOCKER-USER: jump to RDGGEN-CONTAINERS as its first rule, once"}},
+		}, []string{`~ iptables filter chain DOCKER-USER: jump to RDGGEN-CONTAINERS as its first rule, once (was rule 2, after "-A DOCKER-USER -s 10.9.0.0/16 -j DROP")`}},
+		{"docker restarted: its MASQUERADE above the exemption", func(st *hostState) {
+			st.Postrouting.Out = "-P POSTROUTING ACCEPT\n-A POSTROUTING -s 172.16.41.0/24 ! -o docker0 -j MASQUERADE\n" + dockernet.NATJump + "\n"
+		}, []string{`~ iptables nat chain POSTROUTING: jump to RDGGEN-POSTROUTING as its first rule, once (was rule 2, after "-A POSTROUTING -s 172.16.41.0/24 ! -o docker0 -j MASQUERADE")`}},
+		{"former firewall.rules of rdggen", func(st *hostState) {
+			st.Files[dockernet.FormerFirewallRulesPath] = fileState{Kind: "file", Mode: 0o644, Data: []byte("# rdggen: clx-mld-41's chain RDGGEN-CONTAINERS\n*filter\nCOMMIT\n")}
+		}, []string{"- /etc/rdggen/firewall.rules (rdggen's former firewall file, replaced by /etc/rdggen/firewall.sh)"}},
 		{"daemon.json from nvidia-docker2", func(st *hostState) {
 			st.Files[dockernet.DaemonPath] = fileState{Kind: "file", Mode: 0o644, Data: []byte(`{"runtimes": {"nvidia": {"path": "nvidia-container-runtime", "runtimeArgs": []}}, "bip": "172.17.0.1/16"}`)}
 		}, []string{"~ /etc/docker/daemon.json: set bip, fixed-cidr, mtu, dns; keeps runtimes (validate, backup, restart docker)"}},
@@ -216,12 +228,5 @@ unicast 172.16.43.0/24 via 31.31.31.43 dev enp1f0 proto static
 	}
 	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b netip.Addr) bool { return a == b }), cmp.Comparer(func(a, b netip.Prefix) bool { return a == b })); diff != "" {
 		t.Error(diff)
-	}
-}
-
-func TestRemoteErrorSudo(t *testing.T) {
-	err := remoteError(fmt.Errorf("not an exit error"), nil, "ops")
-	if err == nil || err.Error() != "not an exit error" {
-		t.Fatal(err)
 	}
 }

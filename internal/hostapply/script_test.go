@@ -10,30 +10,31 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdggen/rdggen/internal/remote"
 	"github.com/rdggen/rdggen/pkg/dockernet"
 	"github.com/rdggen/rdggen/pkg/inventory"
 )
 
 // runLocal runs a script with the local sh as the hosts would (no root
 // needed: it only touches files under the test's root prefix).
-func runLocal(t *testing.T, w *scriptWriter) map[string]result {
+func runLocal(t *testing.T, w *remote.Script) map[string]remote.Result {
 	t.Helper()
 	if _, err := exec.LookPath("sh"); err != nil {
 		t.Skip("no sh")
 	}
 	cmd := exec.Command("sh", "-s")
-	cmd.Stdin = bytes.NewReader(w.end())
+	cmd.Stdin = bytes.NewReader(w.End())
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("script: %v\n%s\n%s", err, out, stderr.String())
 	}
-	rs, err := parseResults(out, w.nonce)
+	rs, err := remote.ParseResults(out, w.Nonce())
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := map[string]result{}
+	m := map[string]remote.Result{}
 	for _, r := range rs {
 		m[r.Name] = r
 	}
@@ -46,11 +47,11 @@ func sum(b []byte) string {
 }
 
 // daemonScript is the apply script of a plan that only installs daemon.json.
-func daemonScript(root string, dc *daemonChange, validate, restart string) *scriptWriter {
+func daemonScript(root string, dc *daemonChange, validate, restart string) *remote.Script {
 	inv := inventory.Reference()
 	p := &plan{d: desiredFor(inv, &inv.Hosts[0]), daemon: dc}
-	w := newScript(root).withTemp()
-	w.applyScript(p, &Options{Root: root, DockerValidate: validate, DockerRestart: restart}, "20250101T000000Z")
+	w := remote.NewScript(root).WithTemp()
+	applyScript(w, p, &Options{Root: root, DockerValidate: validate, DockerRestart: restart}, "20250101T000000Z")
 	return w
 }
 
@@ -143,11 +144,11 @@ func TestFilesLinksAndRemoval(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := &plan{d: d, files: d.Files, links: d.Links, remove: d.Foreign, reload: true}
-	w := newScript(root).withTemp()
-	w.applyScript(p, &Options{Root: root}, "x")
+	w := remote.NewScript(root).WithTemp()
+	applyScript(w, p, &Options{Root: root}, "x")
 	rs := runLocal(t, w)
 	for name, r := range rs {
-		if r.rc() != 0 {
+		if r.RC() != 0 {
 			t.Errorf("%s: exit %s: %s", name, r.Status, r.Data)
 		}
 	}
@@ -173,17 +174,17 @@ func TestFilesLinksAndRemoval(t *testing.T) {
 
 	// Probing the result finds every file as written (the same script
 	// functions the hosts run; ip/iptables results are not looked at here).
-	w = newScript(root)
-	w.roceVar([]byte("echo rdggen-roce tcp_ecn ok 1\n"))
-	w.probe(d)
-	script := w.end()
+	w = remote.NewScript(root)
+	roceVar(w, []byte("echo rdggen-roce tcp_ecn ok 1\n"))
+	probe(w, d)
+	script := w.End()
 	cmd := exec.Command("sh", "-s")
 	cmd.Stdin = bytes.NewReader(script)
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatal(err)
 	}
-	list, err := parseResults(out, w.nonce)
+	list, err := remote.ParseResults(out, w.Nonce())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +213,7 @@ func TestFilesLinksAndRemoval(t *testing.T) {
 
 func TestParseResultsFraming(t *testing.T) {
 	out := []byte("motd line\n@rdggen abc a\nx\n@rdggen abc end 0\n@rdggen abc b\n\n@rdggen abc end 3\n@rdggen abc c\nno newline at end\n@rdggen abc end 1\n@rdggen abc done\n")
-	rs, err := parseResults(out, "abc")
+	rs, err := remote.ParseResults(out, "abc")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,11 +221,11 @@ func TestParseResultsFraming(t *testing.T) {
 		t.Fatalf("%+v", rs)
 	}
 	for _, cut := range []int{20, 40, len(out) - 5} {
-		if _, err := parseResults(out[:cut], "abc"); err == nil {
+		if _, err := remote.ParseResults(out[:cut], "abc"); err == nil {
 			t.Errorf("output cut at %d: no error", cut)
 		}
 	}
-	if _, err := parseResults(out, "other"); err == nil {
+	if _, err := remote.ParseResults(out, "other"); err == nil {
 		t.Error("another nonce's output accepted")
 	}
 }

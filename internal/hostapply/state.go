@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rdggen/rdggen/internal/remote"
+
 	"github.com/rdggen/rdggen/pkg/hostqos"
 )
 
@@ -28,32 +30,34 @@ type cmdOut struct {
 
 // hostState is a host as the probe saw it.
 type hostState struct {
-	Files      map[string]fileState
-	Forwarding cmdOut
-	Addr       cmdOut // ip -4 -o addr show dev <data interface>
-	Routes     cmdOut // ip -4 route show table main
-	Chain      cmdOut // iptables -S RDGGEN-CONTAINERS
-	DockerUser cmdOut // iptables -S DOCKER-USER
-	Dockerd    cmdOut // dockerd --version (127: not installed)
-	Docker0    cmdOut // ip -4 -o addr show dev docker0
-	RoCE       cmdOut // the RoCE script's check
+	Files       map[string]fileState
+	Forwarding  cmdOut
+	Addr        cmdOut // ip -4 -o addr show dev <data interface>
+	Routes      cmdOut // ip -4 route show table main
+	Chain       cmdOut // iptables -S RDGGEN-CONTAINERS
+	DockerUser  cmdOut // iptables -S DOCKER-USER
+	NAT         cmdOut // iptables -t nat -S RDGGEN-POSTROUTING
+	Postrouting cmdOut // iptables -t nat -S POSTROUTING
+	Dockerd     cmdOut // dockerd --version (127: not installed)
+	Docker0     cmdOut // ip -4 -o addr show dev docker0
+	RoCE        cmdOut // the RoCE script's check
 }
 
 // parseState turns probe results into a hostState. root is the host's root
 // prefix (stat prints paths with it) and paths the files the probe looked at;
 // a path without a result is absent. It fails when a result is missing or
 // the files changed while they were read.
-func parseState(rs []result, root string, paths []string) (*hostState, error) {
+func parseState(rs []remote.Result, root string, paths []string) (*hostState, error) {
 	st := &hostState{Files: map[string]fileState{}}
 	for _, p := range paths {
 		st.Files[p] = fileState{Kind: "absent"}
 	}
 	cmds := map[string]*cmdOut{
 		"forwarding": &st.Forwarding, "addr": &st.Addr, "routes": &st.Routes, "chain": &st.Chain,
-		"dockeruser": &st.DockerUser, "dockerd": &st.Dockerd, "docker0": &st.Docker0, "roce": &st.RoCE,
+		"dockeruser": &st.DockerUser, "nat": &st.NAT, "postrouting": &st.Postrouting, "dockerd": &st.Dockerd, "docker0": &st.Docker0, "roce": &st.RoCE,
 	}
 	seen := map[string]bool{}
-	var stat, cat *result
+	var stat, cat *remote.Result
 	for i := range rs {
 		r := &rs[i]
 		switch {
@@ -67,7 +71,7 @@ func parseState(rs []result, root string, paths []string) (*hostState, error) {
 			cat = r
 		default:
 			if c, ok := cmds[r.Name]; ok {
-				*c = cmdOut{RC: r.rc(), Out: string(r.Data)}
+				*c = cmdOut{RC: r.RC(), Out: string(r.Data)}
 				seen[r.Name] = true
 			}
 		}
@@ -81,7 +85,7 @@ func parseState(rs []result, root string, paths []string) (*hostState, error) {
 		return st, nil
 	}
 	changed := errors.New("probe: files changed while they were read; run apply again")
-	if stat.rc() != 0 || cat == nil || cat.rc() != 0 {
+	if stat.RC() != 0 || cat == nil || cat.RC() != 0 {
 		return nil, changed
 	}
 	data := cat.Data

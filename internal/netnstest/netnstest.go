@@ -16,7 +16,6 @@ package netnstest
 
 import (
 	"bytes"
-	"context"
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/pem"
@@ -88,6 +87,9 @@ type Options struct {
 	OS func(i int) string
 	// DockerVersion is the inventory's docker.version (default 20.10).
 	DockerVersion string
+	// ForwardAccept, when set, leaves FORWARD's policy at ACCEPT on host i, as
+	// dockerd does where forwarding was already on when it started.
+	ForwardAccept func(i int) bool
 	// Users, when set, adds a login user (and a stand-in sudo that refuses,
 	// as sudo -n does without a NOPASSWD rule) to host i's sshd; "" for none.
 	User func(i int) string
@@ -179,7 +181,7 @@ func New(t testing.TB, o Options) *Cluster {
 		h.Container = netip.AddrFrom4([4]byte{172, 16, byte(n), 2})
 		h.Root = filepath.Join(c.Dir, "roots", h.Name)
 		c.Hosts = append(c.Hosts, h)
-		c.buildHost(h)
+		c.buildHost(h, o.ForwardAccept != nil && o.ForwardAccept(i))
 	}
 	c.pinDataNeighbours()
 	c.writeInventory(o)
@@ -246,7 +248,7 @@ func removeSlot(s int) {
 		}
 		name := f[0]
 		rest, ok := strings.CutPrefix(name, prefix)
-		if !ok || rest == "" || (rest[0] != 'h' && rest[0] != 'c' && rest != "sw") {
+		if !ok || rest == "" || (rest[0] != 'h' && rest[0] != 'c' && rest != "sw" && rest != "o") {
 			continue
 		}
 		killNS(name)
@@ -318,7 +320,7 @@ COMMIT
 COMMIT
 `
 
-func (c *Cluster) buildHost(h *Host) {
+func (c *Cluster) buildHost(h *Host, forwardAccept bool) {
 	c.must("ip", "netns", "add", h.NS)
 	c.must("ip", "netns", "add", h.ContainerNS)
 	mgmtPeer := fmt.Sprintf("rdg%dm%d", c.Slot, h.Index+1)
@@ -345,8 +347,12 @@ func (c *Cluster) buildHost(h *Host) {
 		"addr add "+h.Container.String()+"/24 dev eth0",
 		"link set eth0 up",
 		"route add default via "+h.Subnet.Addr().Next().String())
+	rules := dockerRules
+	if forwardAccept {
+		rules = strings.Replace(rules, ":FORWARD DROP", ":FORWARD ACCEPT", 1)
+	}
 	cmd := exec.Command("ip", "netns", "exec", h.NS, "iptables-restore")
-	cmd.Stdin = strings.NewReader(dockerRules)
+	cmd.Stdin = strings.NewReader(rules)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		c.t.Fatalf("netnstest: %s: iptables-restore: %v\n%s", h.NS, err, out)
 	}
@@ -579,44 +585,26 @@ func (c *Cluster) Exec(ns string, args ...string) (string, error) {
 	return string(out), err
 }
 
-// Ping reports whether from's container gets an answer from to's container.
-func (c *Cluster) Ping(ctx context.Context, from, to *Host) bool {
-	cmd := exec.CommandContext(ctx, "ip", "netns", "exec", from.ContainerNS,
-		"ping", "-n", "-q", "-c", "2", "-i", "0.2", "-W", "1", to.Container.String())
-	return cmd.Run() == nil
-}
-
-// Pair is an ordered pair of host indices.
-type Pair struct{ From, To int }
-
-// Reachability pings every container from every other container (in
-// parallel) and returns the pairs that answered and those that did not.
-func (c *Cluster) Reachability(ctx context.Context) (ok, failed []Pair) {
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 16)
-	for _, a := range c.Hosts {
-		for _, b := range c.Hosts {
-			if a == b {
-				continue
-			}
-			wg.Add(1)
-			sem <- struct{}{}
-			go func() {
-				defer func() { <-sem; wg.Done() }()
-				r := c.Ping(ctx, a, b)
-				mu.Lock()
-				if r {
-					ok = append(ok, Pair{a.Index, b.Index})
-				} else {
-					failed = append(failed, Pair{a.Index, b.Index})
-				}
-				mu.Unlock()
-			}()
-		}
+// Outsider returns a namespace on the data network that is not a host of
+// the cluster (198.18.S.200/24), with routes to every container subnet via
+// that host's data address: a stranger the hosts' firewalls must refuse.
+func (c *Cluster) Outsider() (ns string, addr netip.Addr) {
+	c.t.Helper()
+	ns = fmt.Sprintf("rdg%do", c.Slot)
+	addr = netip.AddrFrom4([4]byte{198, 18, byte(c.Slot), 200})
+	if _, err := os.Stat("/run/netns/" + ns); err == nil {
+		return ns, addr
 	}
-	wg.Wait()
-	return ok, failed
+	c.must("ip", "netns", "add", ns)
+	c.batch(c.switchNS,
+		"link add pout type veth peer name data0 netns "+ns,
+		"link set pout master br0 up")
+	lines := []string{"link set lo up", "addr add " + addr.String() + "/24 dev data0", "link set data0 up"}
+	for _, h := range c.Hosts {
+		lines = append(lines, "route add "+h.Subnet.String()+" via "+h.Data.Addr().String())
+	}
+	c.batch(ns, lines...)
+	return ns, addr
 }
 
 // Sessions counts the SSH sessions (commands) the host's sshd has served.
@@ -631,7 +619,8 @@ func (c *Cluster) RootTemplate() string { return filepath.Join(c.Dir, "roots", "
 // DockerRestartCommand is the hosts target's --docker-restart for the
 // namespace hosts: what dockerd does at start that matters here — docker0
 // takes daemon.json's bip, Docker's MASQUERADE rule follows the bridge subnet
-// — and a line in <root>/docker-restarts to count restarts.
+// and is inserted at the top of POSTROUTING again — and a line in
+// <root>/docker-restarts to count restarts.
 func (c *Cluster) DockerRestartCommand() string {
 	script := filepath.Join(c.Dir, "fake-docker-restart.sh")
 	body := `#!/bin/sh
@@ -643,8 +632,11 @@ bip=$(sed -n 's/.*"bip": *"\([^"]*\)".*/\1/p' "$f" | head -n 1)
 ip addr flush dev docker0
 ip addr add "$bip" dev docker0
 net=$(ip -4 route show dev docker0 proto kernel scope link | cut -d' ' -f1)
-iptables -w -t nat -F POSTROUTING
-iptables -w -t nat -A POSTROUTING -s "$net" ! -o docker0 -j MASQUERADE
+# Docker deletes its MASQUERADE rule with the old bridge network and inserts
+# the new one at the top of POSTROUTING (above rules added since).
+iptables -w -t nat -S POSTROUTING | grep -e ' ! -o docker0 -j MASQUERADE$' | sed 's/^-A /-D /' |
+while read -r rule; do iptables -w -t nat $rule; done
+iptables -w -t nat -I POSTROUTING 1 -s "$net" ! -o docker0 -j MASQUERADE
 echo "$bip" >>"$RDGGEN_ROOT/docker-restarts"
 `
 	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {

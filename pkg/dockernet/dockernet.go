@@ -17,8 +17,8 @@ import (
 // Artifacts returns this package's part of the output tree (SPEC §3), per host
 // under hosts/<host>/: daemon.json, routes.sh (0755), 60-rdggen-forwarding.conf
 // (sysctl.d), the persistent routes (rdggen-routes, an ifupdown hook, 0755, on
-// Ubuntu < 18.04; 60-rdggen.yaml, netplan, on ≥ 18.04), firewall.rules and
-// rdggen-firewall.service. Route text is built from per-host fragments computed
+// Ubuntu < 18.04; 60-rdggen.yaml, netplan, on ≥ 18.04), firewall.sh (0755)
+// and rdggen-firewall.service. Route text is built from per-host fragments computed
 // once, so 1024 hosts (about a million routes) take well under a second.
 func Artifacts(inv *inventory.Inventory) []artifact.File {
 	t := newTables(inv)
@@ -35,7 +35,7 @@ func Artifacts(inv *inventory.Inventory) []artifact.File {
 			artifact.File{Path: dir + RoutesScriptName, Mode: 0o755, Data: t.routesScript(inv, h)},
 			artifact.File{Path: dir + SysctlName, Mode: 0o644, Data: Sysctl(inv, h)},
 			artifact.File{Path: dir + RoutesPersistName(h), Mode: persistMode, Data: t.routesPersist(inv, h)},
-			artifact.File{Path: dir + FirewallRulesName, Mode: 0o644, Data: t.fw.restore(inv, h)},
+			artifact.File{Path: dir + FirewallScriptName, Mode: 0o755, Data: t.fw.script(inv, h)},
 			artifact.File{Path: dir + FirewallUnitName, Mode: 0o644, Data: FirewallUnit(inv, h)},
 		)
 	}

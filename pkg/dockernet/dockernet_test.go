@@ -297,20 +297,42 @@ func TestChangedKeys(t *testing.T) {
 func TestFirewallReference41(t *testing.T) {
 	inv := inventory.Reference()
 	h := host(inv, "clx-mld-41")
-	data, subnets := FirewallSources(inv, h)
-	if diff := cmp.Diff("[31.31.31.42/31 31.31.31.44/30 31.31.31.48/32]", fmt.Sprint(data)); diff != "" {
-		t.Errorf("data sources: %s", diff)
-	}
-	if diff := cmp.Diff("[172.16.42.0/23 172.16.44.0/22 172.16.48.0/24]", fmt.Sprint(subnets)); diff != "" {
-		t.Errorf("subnet sources: %s", diff)
+	if diff := cmp.Diff("[172.16.42.0/23 172.16.44.0/22 172.16.48.0/24]", fmt.Sprint(FirewallSources(inv, h))); diff != "" {
+		t.Errorf("sources: %s", diff)
 	}
 	rules := FirewallRules(inv, h)
-	if len(rules) != 6 || rules[0] != "-A RDGGEN-CONTAINERS -s 31.31.31.42/31 -d 172.16.41.0/24 -i enp1f0 -o docker0 -j ACCEPT" {
-		t.Errorf("rules:\n%s", strings.Join(rules, "\n"))
+	want := []string{
+		"-A RDGGEN-CONTAINERS -s 172.16.42.0/23 -d 172.16.41.0/24 -i enp1f0 -o docker0 -j ACCEPT",
+		"-A RDGGEN-CONTAINERS -s 172.16.44.0/22 -d 172.16.41.0/24 -i enp1f0 -o docker0 -j ACCEPT",
+		"-A RDGGEN-CONTAINERS -s 172.16.48.0/24 -d 172.16.41.0/24 -i enp1f0 -o docker0 -j ACCEPT",
+		"-A RDGGEN-CONTAINERS -d 172.16.41.0/24 -i enp1f0 -o docker0 -m conntrack ! --ctstate RELATED,ESTABLISHED -j DROP",
+	}
+	if diff := cmp.Diff(want, rules); diff != "" {
+		t.Errorf("filter rules: %s", diff)
+	}
+	nat := NATRules(inv, h)
+	wantNAT := []string{
+		"-A RDGGEN-POSTROUTING -s 172.16.41.0/24 -d 172.16.42.0/23 -j ACCEPT",
+		"-A RDGGEN-POSTROUTING -s 172.16.41.0/24 -d 172.16.44.0/22 -j ACCEPT",
+		"-A RDGGEN-POSTROUTING -s 172.16.41.0/24 -d 172.16.48.0/24 -j ACCEPT",
+	}
+	if diff := cmp.Diff(wantNAT, nat); diff != "" {
+		t.Errorf("nat rules: %s", diff)
 	}
 	restore := string(FirewallRestore(inv, h))
-	if !strings.Contains(restore, "*filter\n:RDGGEN-CONTAINERS - [0:0]\n"+strings.Join(rules, "\n")+"\nCOMMIT\n") {
-		t.Errorf("restore file:\n%s", restore)
+	wantRestore := "*filter\n:RDGGEN-CONTAINERS - [0:0]\n" + strings.Join(rules, "\n") + "\nCOMMIT\n" +
+		"*nat\n:RDGGEN-POSTROUTING - [0:0]\n" + strings.Join(nat, "\n") + "\nCOMMIT\n"
+	if restore != wantRestore {
+		t.Errorf("restore input:\n%s", restore)
+	}
+	script := string(FirewallScript(inv, h))
+	for _, s := range []string{restore, "first_rule filter DOCKER-USER RDGGEN-CONTAINERS\n", "first_rule nat POSTROUTING RDGGEN-POSTROUTING\n"} {
+		if !strings.Contains(script, s) {
+			t.Errorf("firewall.sh lacks %q:\n%s", s, script)
+		}
+	}
+	if !strings.Contains(string(RoutesScript(inv, h)), script[strings.Index(script, "# first_rule"):]) {
+		t.Error("routes.sh does not do what firewall.sh does")
 	}
 }
 
@@ -362,7 +384,7 @@ func TestArtifactsLayout(t *testing.T) {
 		"hosts/clx-mld-41/routes.sh":                 0o755,
 		"hosts/clx-mld-41/60-rdggen-forwarding.conf": 0o644,
 		"hosts/clx-mld-41/rdggen-routes":             0o755,
-		"hosts/clx-mld-41/firewall.rules":            0o644,
+		"hosts/clx-mld-41/firewall.sh":               0o755,
 		"hosts/clx-mld-41/rdggen-firewall.service":   0o644,
 	}
 	for _, f := range files {
@@ -391,9 +413,9 @@ func TestArtifactsLayout(t *testing.T) {
 			if !bytes.Equal(f.Data, RoutesPersist(inv, h)) {
 				t.Error("rdggen-routes differs from RoutesPersist")
 			}
-		case "hosts/clx-mld-45/firewall.rules":
-			if !bytes.Equal(f.Data, FirewallRestore(inv, h)) {
-				t.Error("firewall.rules differs from FirewallRestore")
+		case "hosts/clx-mld-45/firewall.sh":
+			if !bytes.Equal(f.Data, FirewallScript(inv, h)) {
+				t.Error("firewall.sh differs from FirewallScript")
 			}
 		}
 	}

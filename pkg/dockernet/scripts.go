@@ -18,9 +18,12 @@ const (
 	IfupdownHookPath = "/etc/network/if-up.d/rdggen-routes"
 	// NetplanPath holds the persistent routes on Ubuntu ≥ 18.04.
 	NetplanPath = "/etc/netplan/60-rdggen.yaml"
-	// FirewallRulesPath is FirewallRestore, loaded at boot by the firewall unit.
-	FirewallRulesPath = "/etc/rdggen/firewall.rules"
-	// FirewallUnitPath is the oneshot unit that reloads FirewallChain whenever
+	// FirewallScriptPath is FirewallScript, run by the firewall unit.
+	FirewallScriptPath = "/etc/rdggen/firewall.sh"
+	// FormerFirewallRulesPath is where rdggen before FirewallScript kept its
+	// filter chain; `apply --target hosts` removes the file when rdggen wrote it.
+	FormerFirewallRulesPath = "/etc/rdggen/firewall.rules"
+	// FirewallUnitPath is the oneshot unit that runs FirewallScript whenever
 	// docker.service starts.
 	FirewallUnitPath = "/etc/systemd/system/rdggen-firewall.service"
 	// FirewallWantsPath is the symlink `systemctl enable` makes for the unit's
@@ -30,13 +33,13 @@ const (
 
 // Names of this package's files under hosts/<host>/ in the output tree (SPEC §3).
 const (
-	DaemonName        = "daemon.json"
-	RoutesScriptName  = "routes.sh"
-	SysctlName        = "60-rdggen-forwarding.conf"
-	IfupdownHookName  = "rdggen-routes"
-	NetplanName       = "60-rdggen.yaml"
-	FirewallRulesName = "firewall.rules"
-	FirewallUnitName  = "rdggen-firewall.service"
+	DaemonName         = "daemon.json"
+	RoutesScriptName   = "routes.sh"
+	SysctlName         = "60-rdggen-forwarding.conf"
+	IfupdownHookName   = "rdggen-routes"
+	NetplanName        = "60-rdggen.yaml"
+	FirewallScriptName = "firewall.sh"
+	FirewallUnitName   = "rdggen-firewall.service"
 )
 
 // Forwarding is the sysctl that routes between docker0 and the data interface,
@@ -87,6 +90,7 @@ func RoutesScript(inv *inventory.Inventory, h *inventory.Host) []byte {
 	return newTables(inv).routesScript(inv, h)
 }
 
+// tables holds what the per-host artifacts share, computed once per cluster.
 type tables struct {
 	routes *routeTable
 	fw     *firewallTable
@@ -104,23 +108,18 @@ func (t *tables) routesScript(inv *inventory.Inventory, h *inventory.Host) []byt
 	b.WriteString("# rdggen: container networking of " + h.Name + " (cluster " + inv.Name + "). Run as root; safe to run again.\n")
 	b.WriteString("# `rdggen apply --target hosts` does the same and installs the persistent forms:\n")
 	b.WriteString("#   " + SysctlPath + ", " + RoutesPersistPath(h) + ",\n")
-	b.WriteString("#   " + FirewallRulesPath + " with " + FirewallUnitPath + ".\n")
+	b.WriteString("#   " + FirewallScriptPath + " with " + FirewallUnitPath + ".\n")
 	b.WriteString("set -eu\n\n")
 	b.WriteString("# 1. Forwarding between docker0 and " + h.DataInterface + ".\n")
 	b.WriteString("sysctl -qw " + ForwardingKey + "=" + ForwardingValue + "\n\n")
-	b.WriteString("# 2. Firewall. Docker sets the FORWARD policy to DROP; accept new connections from the other\n")
-	b.WriteString("#    hosts' containers to this host's (" + own + ") and nothing else, in chain " + FirewallChain + "\n")
-	b.WriteString("#    (replaced as one block) jumped to from " + DockerUserChain + " (created here if Docker has not\n")
-	b.WriteString("#    started yet; Docker keeps existing " + DockerUserChain + " rules).\n")
+	b.WriteString("# 2. Firewall and address translation, the same as " + FirewallScriptPath + ":\n")
+	t.fw.comment(h, &b, "#    ")
 	if inv.Docker.AllowDirectRouting() {
 		b.WriteString("#    Docker ≥ 28.2 also drops routed traffic in the raw table unless daemon.json sets\n")
 		b.WriteString("#    \"allow-direct-routing\": true, which rdggen's daemon.json does.\n")
 	}
-	b.WriteString("iptables -n -L " + DockerUserChain + " >/dev/null 2>&1 || iptables -N " + DockerUserChain + "\n")
-	b.WriteString("iptables-restore --noflush <<'EOF'\n")
-	t.fw.restoreBody(h, &b)
-	b.WriteString("EOF\n")
-	b.WriteString("iptables -C " + DockerUserChain + " -j " + FirewallChain + " 2>/dev/null || iptables -I " + DockerUserChain + " 1 -j " + FirewallChain + "\n\n")
+	t.fw.firewallBody(h, &b)
+	b.WriteString("\n")
 	b.WriteString("# 3. Routes: each other host's container subnet via its data address. Never " + own + ",\n")
 	b.WriteString("#    docker0's own subnet. `replace` is idempotent where `add` fails on a re-run.\n")
 	b.WriteString("ip -force -batch - <<'EOF'\n")
@@ -175,24 +174,22 @@ func (t *tables) netplan(inv *inventory.Inventory, h *inventory.Host) []byte {
 	return b.Bytes()
 }
 
-// FirewallUnit is the systemd unit that reloads host h's FirewallChain every
-// time docker.service starts (PartOf: a Docker restart re-runs it), after
-// Docker has set up its own chains.
+// FirewallUnit is the systemd unit that runs FirewallScript every time
+// docker.service starts (PartOf: a Docker restart re-runs it; After: once
+// dockerd has set up its own rules and signalled that it is ready).
 func FirewallUnit(inv *inventory.Inventory, h *inventory.Host) []byte {
-	return []byte(`# rdggen: firewall of ` + h.Name + ` (cluster ` + inv.Name + `): chain ` + FirewallChain + `, jumped to from ` + DockerUserChain + `.
+	return []byte(`# rdggen: firewall and address translation of ` + h.Name + `'s containers (cluster ` + inv.Name + `).
 # Installed as ` + FirewallUnitPath + `,
 # enabled with the link ` + FirewallWantsPath + `.
 [Unit]
-Description=rdggen: accept the cluster's routed container traffic (` + FirewallChain + `)
+Description=rdggen: the cluster's container traffic, untranslated and filtered (` + FirewallChain + `, ` + NATChain + `)
 After=docker.service
 PartOf=docker.service
 
 [Service]
 Type=oneshot
 RemainAfterExit=yes
-ExecStartPre=-/sbin/iptables -N ` + DockerUserChain + `
-ExecStart=/sbin/iptables-restore --noflush ` + FirewallRulesPath + `
-ExecStartPost=/bin/sh -c 'iptables -C ` + DockerUserChain + ` -j ` + FirewallChain + ` 2>/dev/null || iptables -I ` + DockerUserChain + ` 1 -j ` + FirewallChain + `'
+ExecStart=/bin/sh ` + FirewallScriptPath + `
 
 [Install]
 WantedBy=docker.service

@@ -1,4 +1,4 @@
-package hostapply
+package remote
 
 import (
 	"context"

@@ -1,0 +1,201 @@
+// Package remote runs rdggen's work on the VMs: one POSIX sh script per
+// round trip over an SSH connection, its results framed so that nothing else
+// the host prints is mistaken for them. The apply engines of the hosts and the
+// workers build their probes and changes with Script and read them back with
+// ParseResults.
+package remote
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// The host's work travels as one POSIX sh script per round trip, fed to
+// `sh -s` on the SSH session's stdin (no argument length limits, one exec per
+// phase). Each result comes back framed by a random nonce:
+//
+//	@rdggen <nonce> <name>
+//	<the output or file bytes, exactly>
+//	@rdggen <nonce> end <status>
+//
+// and the script ends with "@rdggen <nonce> done", so nothing else the host
+// prints can be mistaken for a result and a cut-off run is noticed.
+
+// RemoteCommand is what the SSH session executes: the script runs as root,
+// through `sudo -n` (never prompting) when the login user is not root.
+const RemoteCommand = `if [ "$(id -u)" = 0 ]; then exec /bin/sh -s; else exec sudo -n /bin/sh -s; fi`
+
+// Quote quotes s as one sh word.
+func Quote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// prelude follows R (the root prefix) and N (the nonce). Every command's
+// stdin is /dev/null: the script itself is on the shell's stdin. `fr NAME CMD…`
+// runs CMD and frames its output and status as result NAME; `step NAME CMD…`
+// is the same for a change, as result "step:NAME".
+const prelude = `umask 022
+PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:$PATH
+export PATH
+export RDGGEN_ROOT="$R"
+fr() { printf '@rdggen %s %s\n' "$N" "$1"; shift; "$@" </dev/null 2>&1; printf '\n@rdggen %s end %s\n' "$N" "$?"; }
+step() { n=$1; shift; fr "step:$n" "$@"; }
+`
+
+// tempPrelude adds a private temp directory, removed on exit, and the file
+// helpers; scripts that change files need them, probes do not.
+const tempPrelude = `T=$(mktemp -d) || { echo "rdggen: mktemp failed" >&2; exit 97; }
+trap 'rm -rf "$T"' EXIT
+# put_file PATH MODE SRC: install SRC as PATH atomically (temp file beside it, then rename).
+put_file() {
+	d=${1%/*}; mkdir -p "$d" || return 1
+	t="$d/.${1##*/}.rdggen-tmp"
+	{ cp "$3" "$t" && chmod "$2" "$t"; } || { rm -f "$t"; return 1; }
+	sync "$t" 2>/dev/null
+	mv -f "$t" "$1"
+}
+put_link() { mkdir -p "${1%/*}" && ln -sfn "$2" "$1"; }
+`
+
+// Script builds one round trip's script.
+type Script struct {
+	b     bytes.Buffer
+	nonce string
+	n     int
+}
+
+// NewScript starts a script whose file paths live under root ("" for the
+// host's own root): the shell variable R holds it.
+func NewScript(root string) *Script {
+	var raw [8]byte
+	_, _ = rand.Read(raw[:])
+	w := &Script{nonce: hex.EncodeToString(raw[:])}
+	w.b.WriteString("R=" + Quote(root) + "\nN=" + w.nonce + "\n")
+	w.b.WriteString(prelude)
+	return w
+}
+
+// WithTemp adds the temp directory $T and the helpers put_file and put_link.
+func (w *Script) WithTemp() *Script {
+	w.b.WriteString(tempPrelude)
+	return w
+}
+
+// Nonce is the script's framing nonce, for ParseResults.
+func (w *Script) Nonce() string { return w.nonce }
+
+// End marks a complete run and returns the script.
+func (w *Script) End() []byte {
+	w.Line(`printf '@rdggen %s done\n' "$N"`)
+	return w.b.Bytes()
+}
+
+// Line appends the concatenation of s and a newline.
+func (w *Script) Line(s ...string) {
+	for _, x := range s {
+		w.b.WriteString(x)
+	}
+	w.b.WriteByte('\n')
+}
+
+// Data writes content into a new file under $T (WithTemp) and returns its
+// path as a quoted shell word.
+func (w *Script) Data(content []byte) string {
+	w.n++
+	p := fmt.Sprintf(`"$T/d%d"`, w.n)
+	delim := "RDGGEN_" + w.nonce
+	w.Line("base64 -d >", p, " <<'", delim, "'")
+	enc := base64.StdEncoding.EncodeToString(content)
+	for len(enc) > 76 {
+		w.Line(enc[:76])
+		enc = enc[76:]
+	}
+	if enc != "" {
+		w.Line(enc)
+	}
+	w.Line(delim)
+	return p
+}
+
+// RootPath is p under the root prefix, as a quoted shell word.
+func RootPath(p string) string { return `"$R"` + Quote(p) }
+
+// Result is one framed result.
+type Result struct {
+	Name, Status string
+	Data         []byte
+}
+
+// ParseResults reads the framed results of a script's output in order; it
+// fails when the output was cut off (no "done").
+func ParseResults(out []byte, nonce string) ([]Result, error) {
+	hdr := []byte("@rdggen " + nonce + " ")
+	endm := []byte("\n@rdggen " + nonce + " end ")
+	var rs []Result
+	pos := 0
+	for {
+		i := bytes.Index(out[pos:], hdr)
+		if i < 0 {
+			return nil, fmt.Errorf("the script's output ends early (after %d results); the connection or the shell was cut off", len(rs))
+		}
+		start := pos + i
+		nl := bytes.IndexByte(out[start:], '\n')
+		if nl < 0 {
+			return nil, fmt.Errorf("the script's output ends inside a header")
+		}
+		name := string(out[start+len(hdr) : start+nl])
+		if name == "done" {
+			return rs, nil
+		}
+		body := start + nl + 1
+		j := bytes.Index(out[body:], endm)
+		if j < 0 {
+			return nil, fmt.Errorf("the script's output ends inside result %q", name)
+		}
+		st := body + j + len(endm)
+		e := bytes.IndexByte(out[st:], '\n')
+		if e < 0 {
+			return nil, fmt.Errorf("the script's output ends inside result %q", name)
+		}
+		rs = append(rs, Result{Name: name, Status: string(out[st : st+e]), Data: out[body : body+j]})
+		pos = st + e + 1
+	}
+}
+
+// RC is a result's status as a number (-1 when it is not one).
+func (r Result) RC() int {
+	n, err := strconv.Atoi(r.Status)
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// FirstLine is the first non-empty line of s, trimmed, or "(no output)".
+func FirstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if s == "" {
+		return "(no output)"
+	}
+	return s
+}
+
+// OneLine joins s's words into one line of at most 400 bytes, or "(no output)".
+func OneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 400 {
+		s = s[:400] + "..."
+	}
+	if s == "" {
+		return "(no output)"
+	}
+	return s
+}
