@@ -42,24 +42,25 @@ import (
 // SSHD is the OpenSSH server binary the hosts run.
 const SSHD = "/usr/sbin/sshd"
 
-// Require skips t unless the process is root and ip, iptables,
-// iptables-restore, ping and sshd are present and `ip netns` works.
+// Require skips t (fails it when CI=true, see Unavailable) unless the
+// process is root and ip, iptables, iptables-restore and sshd are present and
+// `ip netns` works.
 func Require(t testing.TB) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("netnstest: needs root to create network namespaces (run the tests as root, as CI does)")
+		Unavailable(t, "netnstest: needs root to create network namespaces (run the tests as root, as CI does)")
 	}
-	for _, tool := range []string{"ip", "iptables", "iptables-restore", "ping", "base64", "awk"} {
+	for _, tool := range []string{"ip", "iptables", "iptables-restore", "base64", "awk", "unshare"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("netnstest: %s not found (install iproute2, iptables, iputils-ping)", tool)
+			Unavailable(t, "netnstest: %s not found (install iproute2, iptables, util-linux)", tool)
 		}
 	}
 	if _, err := os.Stat(SSHD); err != nil {
-		t.Skipf("netnstest: %s not found (install openssh-server)", SSHD)
+		Unavailable(t, "netnstest: %s not found (install openssh-server)", SSHD)
 	}
 	probe := fmt.Sprintf("rdgprobe%d", os.Getpid())
 	if out, err := exec.Command("ip", "netns", "add", probe).CombinedOutput(); err != nil {
-		t.Skipf("netnstest: ip netns add does not work here: %v: %s", err, out)
+		Unavailable(t, "netnstest: ip netns add does not work here: %v: %s", err, out)
 	}
 	defer exec.Command("ip", "netns", "del", probe).Run()
 	// The kernel features the cluster needs: bridges, veth pairs, and the
@@ -69,13 +70,13 @@ func Require(t testing.TB) {
 		{"ip", "-n", probe, "link", "add", "v0", "type", "veth", "peer", "name", "v1"},
 	} {
 		if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
-			t.Skipf("netnstest: the kernel refuses %s: %v: %s", strings.Join(args[3:], " "), err, out)
+			Unavailable(t, "netnstest: the kernel refuses %s: %v: %s", strings.Join(args[3:], " "), err, out)
 		}
 	}
 	cmd := exec.Command("ip", "netns", "exec", probe, "iptables-restore")
 	cmd.Stdin = strings.NewReader(dockerRules)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Skipf("netnstest: iptables cannot load the Docker emulation (conntrack, MASQUERADE) in a namespace: %v: %s", err, out)
+		Unavailable(t, "netnstest: iptables cannot load the Docker emulation (conntrack, MASQUERADE) in a namespace: %v: %s", err, out)
 	}
 }
 
@@ -87,6 +88,8 @@ type Options struct {
 	OS func(i int) string
 	// DockerVersion is the inventory's docker.version (default 20.10).
 	DockerVersion string
+	// HorovodNetwork is the inventory's horovod.network (default bridge).
+	HorovodNetwork string
 	// ForwardAccept, when set, leaves FORWARD's policy at ACCEPT on host i, as
 	// dockerd does where forwarding was already on when it started.
 	ForwardAccept func(i int) bool
@@ -149,6 +152,9 @@ func New(t testing.TB, o Options) *Cluster {
 	}
 	if o.DockerVersion == "" {
 		o.DockerVersion = "20.10"
+	}
+	if o.HorovodNetwork == "" {
+		o.HorovodNetwork = "bridge"
 	}
 	c := &Cluster{Dir: t.TempDir(), t: t}
 	t.Cleanup(c.teardown)
@@ -397,12 +403,13 @@ name: nstest
 switches:
   - {name: sw, model: SN2700, onyx: 3.6.8190}
 docker: {version: %q, pool: 172.16.0.0/16, prefix: 24, mtu: 1500}
+horovod: {network: %s}
 defaults:
   data_interface: data0
   gpus: [{model: V100-PCIE-16GB, memory_gb: 16}]
   nic: {model: ConnectX-5, pf: vmnic4, vfs: 8}
 hosts:
-`, c.Slot, o.DockerVersion)
+`, c.Slot, o.DockerVersion, o.HorovodNetwork)
 	for _, h := range c.Hosts {
 		fmt.Fprintf(&b, "  - {name: %s, esxi: esx-%02d, os: %s, mgmt: %s, data: {address: %s, port: 1/%d}}\n",
 			h.Name, h.Index+1, o.OS(h.Index), h.Mgmt, h.Data, h.Index+1)

@@ -139,45 +139,49 @@ func BenchmarkArgs() []string {
 		"--variable_update=horovod", "--horovod_device=gpu", "--num_gpus=1", "--num_batches=100"}
 }
 
-// DockerRunArgs is the worker container's `docker run` argv: GPUs (nvidia-docker2's
-// runtime before Docker 19.03, `--gpus all` from it), the RDMA devices, IPC_LOCK
-// and unlimited memlock for memory registration, a larger /dev/shm, shared ssh
-// keys, host networking in host mode, and sshd on the Horovod ssh port.
-func DockerRunArgs(inv *inventory.Inventory) []string {
-	args := []string{"docker", "run", "-d", "--name", WorkerName, "--restart", "unless-stopped"}
-	if inv.Docker.Version.AtLeast(19, 3) {
-		args = append(args, "--gpus", "all")
-	} else {
-		args = append(args, "--runtime=nvidia", "-e", "NVIDIA_VISIBLE_DEVICES=all")
-	}
-	args = append(args, "--device=/dev/infiniband", "--cap-add=IPC_LOCK", "--ulimit", "memlock=-1",
-		"--shm-size="+ShmSize, "-v", "/root/.ssh:/root/.ssh")
-	if inv.Horovod.Network == inventory.NetworkHost {
-		args = append(args, "--network=host")
-	}
-	return append(args, inv.Horovod.Image, "bash", "-c",
-		fmt.Sprintf("/usr/sbin/sshd -p %d; sleep infinity", inv.Horovod.SSHPort))
-}
-
-// HorovodrunArgs is the launch line run in the first worker: horovodrun with
-// every slot, the workers' ssh port and, in host mode, the data interfaces.
-// horovodrun forwards the launching environment (Env) to all ranks.
+// HorovodrunArgs is run.sh's launch line, run in the first worker: horovodrun
+// with every slot (-H "${HOSTS}"), the workers' ssh port and, in host mode,
+// the data interfaces, then the VGG16 benchmark. horovodrun forwards the
+// launching environment (Env) to all ranks.
 func HorovodrunArgs(inv *inventory.Inventory) []string {
-	args := []string{"horovodrun", "-np", strconv.Itoa(TotalSlots(inv)), "-H", "${HOSTS}",
-		"-p", strconv.Itoa(inv.Horovod.SSHPort)}
-	if inv.Horovod.Network == inventory.NetworkHost {
-		args = append(args, "--network-interfaces", SocketInterfaces(inv))
-	}
-	return append(args, BenchmarkArgs()...)
+	return horovodrun(inv, "${HOSTS}", BenchmarkArgs())
 }
 
 // MpirunArgs is the mpirun line equivalent to HorovodrunArgs (Horovod's
 // docs/mpi.rst): slot mapping, TCP for MPI itself on the socket interface,
 // the ssh port for the container sshd, and each Env variable exported with -x.
 func MpirunArgs(inv *inventory.Inventory) []string {
+	return mpirun(inv, "${HOSTS}", BenchmarkArgs())
+}
+
+// LaunchArgs is the line `rdggen run` starts in the first worker: horovodrun,
+// or mpirun when useMpirun is set, over every worker (HostList, literal) with
+// cmd as the program of each rank. An empty cmd means the VGG16 benchmark at
+// BenchmarkScript.
+func LaunchArgs(inv *inventory.Inventory, useMpirun bool, cmd []string) []string {
+	if len(cmd) == 0 {
+		cmd = BenchmarkArgs()
+		cmd[1] = BenchmarkScript
+	}
+	if useMpirun {
+		return mpirun(inv, HostList(inv), cmd)
+	}
+	return horovodrun(inv, HostList(inv), cmd)
+}
+
+func horovodrun(inv *inventory.Inventory, hosts string, cmd []string) []string {
+	args := []string{"horovodrun", "-np", strconv.Itoa(TotalSlots(inv)), "-H", hosts,
+		"-p", strconv.Itoa(inv.Horovod.SSHPort)}
+	if inv.Horovod.Network == inventory.NetworkHost {
+		args = append(args, "--network-interfaces", SocketInterfaces(inv))
+	}
+	return append(args, cmd...)
+}
+
+func mpirun(inv *inventory.Inventory, hosts string, cmd []string) []string {
 	ifs := SocketInterfaces(inv)
 	args := []string{"mpirun", "--allow-run-as-root", "--tag-output",
-		"-np", strconv.Itoa(TotalSlots(inv)), "-H", "${HOSTS}",
+		"-np", strconv.Itoa(TotalSlots(inv)), "-H", hosts,
 		"-bind-to", "none", "-map-by", "slot",
 		"-mca", "pml", "ob1", "-mca", "btl", "^openib",
 		"-mca", "btl_tcp_if_include", ifs, "-mca", "oob_tcp_if_include", ifs,
@@ -186,7 +190,19 @@ func MpirunArgs(inv *inventory.Inventory) []string {
 		args = append(args, "-x", e.Name+"="+e.Value)
 	}
 	args = append(args, "-x", "LD_LIBRARY_PATH", "-x", "PATH")
-	return append(args, BenchmarkArgs()...)
+	return append(args, cmd...)
+}
+
+// RankHosts maps each rank of a launch to its host, in the order mpirun's
+// `-map-by slot` and horovodrun place them: the first host's slots first.
+func RankHosts(inv *inventory.Inventory) []*inventory.Host {
+	var out []*inventory.Host
+	for i := range inv.Hosts {
+		for s := 0; s < inv.Hosts[i].Slots(); s++ {
+			out = append(out, &inv.Hosts[i])
+		}
+	}
+	return out
 }
 
 // Artifacts returns horovod/hostfile and horovod/run.sh.

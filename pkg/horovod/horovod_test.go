@@ -93,7 +93,9 @@ func TestLaunchSettings(t *testing.T) {
 	}
 	run := strings.Join(DockerRunArgs(inv), " ")
 	for _, part := range []string{"--runtime=nvidia", "--device=/dev/infiniband", "--cap-add=IPC_LOCK",
-		"--ulimit memlock=-1", "--shm-size=1g", "/usr/sbin/sshd -p 12345; sleep infinity"} {
+		"--ulimit memlock=-1", "--shm-size=1g", "-v /etc/rdggen/worker-ssh:/root/.ssh:ro",
+		"--label org.rdggen.worker-config=" + WorkerConfigHash(inv, WorkerSSHDir),
+		"sh -c mkdir -p /run/sshd && exec /usr/sbin/sshd -D -e -f /root/.ssh/sshd_config"} {
 		if !strings.Contains(run, part) {
 			t.Errorf("docker run lacks %q: %s", part, run)
 		}
@@ -104,6 +106,16 @@ func TestLaunchSettings(t *testing.T) {
 	hr := strings.Join(HorovodrunArgs(inv), " ")
 	if !strings.HasPrefix(hr, "horovodrun -np 16 -H ${HOSTS} -p 12345 python ${TF_CNN_BENCHMARKS} --model=vgg16") {
 		t.Errorf("horovodrun: %s", hr)
+	}
+	hosts := HostList(inv)
+	if got := strings.Join(LaunchArgs(inv, false, nil), " "); got != "horovodrun -np 16 -H "+hosts+" -p 12345 python "+BenchmarkScript+" --model=vgg16 --batch_size=64 --variable_update=horovod --horovod_device=gpu --num_gpus=1 --num_batches=100" {
+		t.Errorf("rdggen run's horovodrun: %s", got)
+	}
+	if got := strings.Join(LaunchArgs(inv, true, []string{"./allreduce", "--n", "3"}), " "); !strings.HasPrefix(got, "mpirun --allow-run-as-root --tag-output -np 16 -H "+hosts+" ") || !strings.HasSuffix(got, " -x PATH ./allreduce --n 3") {
+		t.Errorf("rdggen run's mpirun: %s", got)
+	}
+	if ranks := RankHosts(inv); len(ranks) != 16 || ranks[0].Name != "clx-mld-41" || ranks[1].Name != "clx-mld-41" || ranks[2].Name != "clx-mld-42" || ranks[15].Name != "clx-mld-48" {
+		t.Errorf("rank hosts: %d", len(ranks))
 	}
 	mr := strings.Join(MpirunArgs(inv), " ")
 	for _, part := range []string{"-np 16", "-mca plm_rsh_args -p 12345", "-mca btl_tcp_if_include eth0",
@@ -118,8 +130,32 @@ func TestLaunchSettings(t *testing.T) {
 		t.Errorf("host-mode interfaces %q", got)
 	}
 	run = strings.Join(DockerRunArgs(hm), " ")
-	if !strings.Contains(run, "--gpus all") || !strings.Contains(run, "--network=host") || !strings.Contains(run, "sshd -p 2222") {
+	if !strings.Contains(run, "--gpus all") || !strings.Contains(run, "--network=host") {
 		t.Errorf("host mode on Docker 28.2: %s", run)
+	}
+	if WorkerConfigHash(hm, WorkerSSHDir) == WorkerConfigHash(inv, WorkerSSHDir) || WorkerConfigHash(inv, "/x") == WorkerConfigHash(inv, WorkerSSHDir) {
+		t.Error("the configuration hash does not follow the configuration")
+	}
+	for _, f := range WorkerFiles(hm, WorkerKeys{HostPublic: []byte("ssh-ed25519 AAAAhost"), ClientPublic: []byte("ssh-ed25519 AAAAclient")}) {
+		switch f.Name {
+		case "sshd_config":
+			if !strings.Contains(string(f.Data), "\nPort 2222\n") || !strings.Contains(string(f.Data), "\nPasswordAuthentication no\n") {
+				t.Errorf("sshd_config:\n%s", f.Data)
+			}
+		case "config":
+			want := "Host 10.0.0.1 10.0.0.2\n\tPort 2222\n\tUser root\n\tIdentityFile /root/.ssh/id_ed25519\n\tIdentitiesOnly yes\n\tHostKeyAlias rdggen-worker.hm\n"
+			if !strings.Contains(string(f.Data), want) || !strings.Contains(string(f.Data), "StrictHostKeyChecking yes") {
+				t.Errorf("ssh config:\n%s", f.Data)
+			}
+		case "known_hosts":
+			if string(f.Data) != "rdggen-worker.hm ssh-ed25519 AAAAhost\n" {
+				t.Errorf("known_hosts: %q", f.Data)
+			}
+		case "authorized_keys":
+			if string(f.Data) != "ssh-ed25519 AAAAclient rdggen-mpi@hm\n" || f.Mode != 0o600 {
+				t.Errorf("authorized_keys: %q %o", f.Data, f.Mode)
+			}
+		}
 	}
 	if hr := strings.Join(HorovodrunArgs(hm), " "); !strings.Contains(hr, "-np 5 ") || !strings.Contains(hr, "--network-interfaces ens224,ens256") {
 		t.Errorf("host-mode horovodrun: %s", hr)

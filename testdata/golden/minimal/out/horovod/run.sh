@@ -4,8 +4,10 @@
 #   then on one host:      ./run.sh launch    horovodrun, VGG16 benchmark on 2 GPUs
 #                          ./run.sh mpirun    the same with mpirun
 #                          ./run.sh hostfile  print the MPI hostfile
-# Every host's /root/.ssh must hold the same key pair with its public key in
-# authorized_keys: the workers' sshd and the launcher share it.
+# 'rdggen apply --target workers' and 'rdggen run' do the same from your machine.
+# The workers' SSH files (the cluster's key pair, the workers' host key, sshd
+# and ssh settings) are in /etc/rdggen/worker-ssh on every host, mounted at /root/.ssh
+# of the worker; 'rdggen apply --target workers' installs them.
 # tf_cnn_benchmarks (github.com/tensorflow/benchmarks) must be in the image at
 # $TF_CNN_BENCHMARKS.
 set -euo pipefail
@@ -23,19 +25,46 @@ expected_address() {
 }
 
 worker() {
-  local want got
+  local want got state i
   want=$(expected_address)
-  if docker inspect hvd-worker >/dev/null 2>&1; then
-    echo "hvd-worker is already there"
+  for f in sshd_config ssh_host_ed25519_key authorized_keys; do
+    if [ ! -s /etc/rdggen/worker-ssh/"$f" ]; then
+      echo "run.sh: /etc/rdggen/worker-ssh/$f is missing: the workers' SSH files come from 'rdggen apply --target workers'" >&2
+      echo "        (or put the cluster's own key pair, host key, authorized_keys and sshd_config there by hand)" >&2
+      exit 1
+    fi
+  done
+  if docker inspect --type container hvd-worker >/dev/null 2>&1; then
+    if [ "$(docker inspect -f '{{index .Config.Labels "org.rdggen.worker-config"}}' hvd-worker)" != 4c65249d6f61e5b9 ]; then
+      echo "run.sh: hvd-worker exists with another configuration: docker rm -f hvd-worker, then ./run.sh worker" >&2
+      exit 1
+    fi
+    docker start hvd-worker >/dev/null
   else
-    docker run -d --name hvd-worker --restart unless-stopped --runtime=nvidia -e NVIDIA_VISIBLE_DEVICES=all --device=/dev/infiniband --cap-add=IPC_LOCK --ulimit memlock=-1 --shm-size=1g -v /root/.ssh:/root/.ssh horovod/horovod:0.16.0-tf1.12.0-torch1.0.0-mxnet1.4.0-py3.5 bash -c '/usr/sbin/sshd -p 12345; sleep infinity'
+    docker run -d --name hvd-worker --restart unless-stopped --label org.rdggen.worker-config=4c65249d6f61e5b9 --runtime=nvidia -e NVIDIA_VISIBLE_DEVICES=all --device=/dev/infiniband --cap-add=IPC_LOCK --ulimit memlock=-1 --shm-size=1g -v /etc/rdggen/worker-ssh:/root/.ssh:ro horovod/horovod:0.16.0-tf1.12.0-torch1.0.0-mxnet1.4.0-py3.5 sh -c 'mkdir -p /run/sshd && exec /usr/sbin/sshd -D -e -f /root/.ssh/sshd_config'
   fi
   got=$(docker inspect -f '{{.NetworkSettings.IPAddress}}' hvd-worker)
   if [ "$got" != "$want" ]; then
     echo "run.sh: hvd-worker has address $got but the hostfile says $want; it must be the first container on docker0: docker rm -f hvd-worker, stop other containers, ./run.sh worker" >&2
     exit 1
   fi
-  echo "hvd-worker ready at $want, sshd on port 12345"
+  # sshd is the container's main process: wait until it accepts on the worker port.
+  for i in $(seq 1 30); do
+    state=$(docker inspect -f '{{.State.Status}}' hvd-worker)
+    if [ "$state" != running ]; then
+      echo "run.sh: hvd-worker is $state: sshd did not start; its log:" >&2
+      docker logs --tail 20 hvd-worker >&2
+      exit 1
+    fi
+    if timeout 2 bash -c "exec 3<>/dev/tcp/$want/12345" 2>/dev/null; then
+      echo "hvd-worker ready at $want, sshd on port 12345"
+      return 0
+    fi
+    sleep 1
+  done
+  echo "run.sh: sshd of hvd-worker does not accept on $want:12345 after 30 s; its log:" >&2
+  docker logs --tail 20 hvd-worker >&2
+  exit 1
 }
 
 launch() {

@@ -1,0 +1,155 @@
+package netnstest
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/rdggen/rdggen/pkg/horovod"
+)
+
+// Unavailable skips t with the reason, or fails it when CI=true: in CI every
+// prerequisite is installed, so a missing one is a broken set-up, not a
+// reason to skip.
+func Unavailable(t testing.TB, format string, args ...any) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("CI=true, but "+format, args...)
+	}
+	t.Skipf(format, args...)
+}
+
+//go:embed testdata/allreduce.c
+var allreduceSource []byte
+
+// RequireMPI is Unavailable unless Open MPI's mpicc, mpirun and orted exist
+// (Debian: openmpi-bin, libopenmpi-dev).
+func RequireMPI(t testing.TB) {
+	t.Helper()
+	for _, tool := range []string{"mpicc", "mpirun", "orted", "ssh"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			Unavailable(t, "netnstest: %s not found (install openmpi-bin, libopenmpi-dev, openssh-client)", tool)
+		}
+	}
+}
+
+// BuildMPIProgram compiles the test program (testdata/allreduce.c) with
+// mpicc and returns its path. Run with mpirun, every rank prints
+// "rank R of N: alltoall ok, allreduce S"; "exit=N" makes rank 1 exit with
+// status N, "sleep=S" makes every rank sleep first.
+func BuildMPIProgram(t testing.TB) string {
+	t.Helper()
+	RequireMPI(t)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "allreduce.c")
+	if err := os.WriteFile(src, allreduceSource, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "allreduce")
+	if out, err := exec.Command("mpicc", "-O2", "-o", bin, src).CombinedOutput(); err != nil {
+		t.Fatalf("mpicc: %v\n%s", err, out)
+	}
+	// Every namespace host must be able to reach it: t.TempDir's parents
+	// may be private to root's umask, which they are not here.
+	return bin
+}
+
+// workerRoot is where the emulated workers' /root comes from: it holds .ssh,
+// the workers' SSH files.
+func (c *Cluster) workerRoot() string { return filepath.Join(c.Dir, "worker-root") }
+
+// StartWorkers emulates the worker containers of the cluster: for each host,
+// horovod.WorkerCommand (sshd with the workers' configuration) in the host's
+// container namespace, or in the host's own namespace when hostNetwork is
+// set, each with its own hostname (the host's name), /root holding files as
+// .ssh and a private /run. Teardown stops them.
+func (c *Cluster) StartWorkers(files []horovod.WorkerFile, hostNetwork bool) {
+	c.t.Helper()
+	dir := filepath.Join(c.workerRoot(), ".ssh")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		c.t.Fatal(err)
+	}
+	for _, f := range files {
+		if err := os.WriteFile(filepath.Join(dir, f.Name), f.Data, f.Mode); err != nil {
+			c.t.Fatal(err)
+		}
+	}
+	for _, h := range c.Hosts {
+		ns := h.ContainerNS
+		if hostNetwork {
+			ns = h.NS
+		}
+		cmd := c.inWorker(context.Background(), h, ns, append([]string{"sh", "-c", `mount -t tmpfs none /run && exec "$@"`, "worker"}, horovod.WorkerCommand()...)...)
+		log, err := os.Create(filepath.Join(c.Dir, h.Name+"-worker.log"))
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		cmd.Stdout, cmd.Stderr = log, log
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := cmd.Start(); err != nil {
+			c.t.Fatal(err)
+		}
+		c.t.Cleanup(func() {
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			_ = cmd.Wait()
+			log.Close()
+		})
+	}
+}
+
+// WorkerLog is the output of h's emulated worker (sshd -e logs each login
+// there, with the address it came from).
+func (c *Cluster) WorkerLog(h *Host) string {
+	b, _ := os.ReadFile(filepath.Join(c.Dir, h.Name+"-worker.log"))
+	return string(b)
+}
+
+// WorkerExec is `docker exec` in h's emulated worker: argv runs in the
+// worker's namespace (container or host, as StartWorkers set up) with the
+// worker's hostname and /root. The command is not started.
+func (c *Cluster) WorkerExec(ctx context.Context, h *Host, hostNetwork bool, argv ...string) *exec.Cmd {
+	ns := h.ContainerNS
+	if hostNetwork {
+		ns = h.NS
+	}
+	return c.inWorker(ctx, h, ns, argv...)
+}
+
+func (c *Cluster) inWorker(ctx context.Context, h *Host, ns string, argv ...string) *exec.Cmd {
+	script := `hostname "$1" && mount --bind "$2" /root && shift 2 && exec "$@"`
+	args := append([]string{"netns", "exec", ns, "unshare", "-m", "-u", "--propagation", "private",
+		"sh", "-c", script, "worker", h.Name, c.workerRoot()}, argv...)
+	cmd := exec.CommandContext(ctx, "ip", args...)
+	cmd.Env = append(os.Environ(), "HOME=/root")
+	return cmd
+}
+
+// MPIJob runs argv (an mpirun line) in h's emulated worker and returns its
+// combined output; err is non-nil when it failed or ctx ended first.
+func (c *Cluster) MPIJob(ctx context.Context, h *Host, hostNetwork bool, argv ...string) (string, error) {
+	cmd := c.WorkerExec(ctx, h, hostNetwork, argv...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		return string(out), fmt.Errorf("still running after the test's deadline: %w", ctx.Err())
+	}
+	return string(out), err
+}
+
+// RankLines returns the test program's per-rank result lines in out.
+func RankLines(out string) []string {
+	var lines []string
+	for _, l := range strings.Split(out, "\n") {
+		if i := strings.Index(l, "rank "); i >= 0 && strings.Contains(l, " of ") {
+			lines = append(lines, l[i:])
+		}
+	}
+	return lines
+}

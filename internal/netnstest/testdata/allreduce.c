@@ -1,0 +1,36 @@
+/* rdggen's MPI test program: every rank exchanges with every other rank
+ * (MPI_Alltoall) and all ranks sum their numbers (MPI_Allreduce), over
+ * whatever transport mpirun selected (the TCP BTL in the namespace tests).
+ * Prints one line per rank and exits 0 when both results are right.
+ * Arguments: "exit=N" makes rank 1 exit with status N after the exchange;
+ * "sleep=S" makes every rank sleep S seconds first. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int main(int argc, char **argv) {
+	int rank, size, i, exit_rank1 = 0, nap = 0;
+	for (i = 1; i < argc; i++) {
+		if (strncmp(argv[i], "exit=", 5) == 0) exit_rank1 = atoi(argv[i] + 5);
+		if (strncmp(argv[i], "sleep=", 6) == 0) nap = atoi(argv[i] + 6);
+	}
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	if (nap > 0) sleep(nap);
+	int *out = malloc(sizeof(int) * size), *in = malloc(sizeof(int) * size);
+	for (i = 0; i < size; i++) out[i] = rank * 1000 + i;
+	MPI_Alltoall(out, 1, MPI_INT, in, 1, MPI_INT, MPI_COMM_WORLD);
+	int ok = 1;
+	for (i = 0; i < size; i++) ok = ok && in[i] == i * 1000 + rank;
+	int mine = rank + 1, sum = 0;
+	MPI_Allreduce(&mine, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+	ok = ok && sum == size * (size + 1) / 2;
+	printf("rank %d of %d: alltoall %s, allreduce %d\n", rank, size, ok ? "ok" : "WRONG", sum);
+	fflush(stdout);
+	if (rank == 1 && exit_rank1 != 0) exit(exit_rank1);
+	MPI_Finalize();
+	return ok ? 0 : 1;
+}
