@@ -23,9 +23,11 @@ type applyEnv struct {
 	// SSH target besides the ssh-agent's keys.
 	KnownHosts string
 	Identities []string
-	Stdout     io.Writer
-	Stderr     io.Writer
-	Getenv     func(string) string
+	// VM is how the VM targets (hosts, workers) reach the VMs.
+	VM     *vmFlags
+	Stdout io.Writer
+	Stderr io.Writer
+	Getenv func(string) string
 }
 
 // applyTarget is one `--target` of `rdggen apply`. flags registers the
@@ -40,7 +42,7 @@ type applyTarget struct {
 
 // applyTargets lists the targets in the order `apply` runs them by default.
 func applyTargets() []*applyTarget {
-	return []*applyTarget{switchTarget(), esxiTarget(), hostsTarget()}
+	return []*applyTarget{switchTarget(), esxiTarget(), hostsTarget(), workersTarget()}
 }
 
 func targetNames(ts []*applyTarget) string {

@@ -42,8 +42,10 @@ Usage:
   rdggen [-f cluster.yaml] [-o DIR]     validate, then write every artifact under DIR
   rdggen validate -f cluster.yaml       only check the inventory
   rdggen example                        print the reference inventory as commented YAML
-  rdggen apply [--target switch,esxi,hosts] [--dry-run] [-f cluster.yaml]
+  rdggen apply [--target switch,esxi,hosts,workers] [--dry-run] [-f cluster.yaml]
                                         show what would change, then push only that
+  rdggen run -f cluster.yaml [--mpirun] [-- CMD ARG...]
+                                        launch the job from the first host's worker
 
 Without -f the embedded reference cluster (8 hosts clx-mld-41..48) is used.
 
@@ -68,11 +70,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 			return cmdExample(args[1:], stdout, stderr)
 		case "apply":
 			return cmdApply(ctx, args[1:], stdout, stderr, getenv)
+		case "run":
+			return cmdRun(ctx, args[1:], stdout, stderr, getenv)
 		case "help":
 			return cmdGenerate([]string{"--help"}, stdout, stderr)
 		}
 		if !strings.HasPrefix(args[0], "-") {
-			fmt.Fprintf(stderr, "rdggen: unknown command %q (commands: validate, example, apply)\n", args[0])
+			fmt.Fprintf(stderr, "rdggen: unknown command %q (commands: validate, example, apply, run)\n", args[0])
 			return exitUsage
 		}
 	}
@@ -228,6 +232,8 @@ func cmdApply(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	parallel := fs.Int("parallel", 8, "machines changed at once, `N` ≥ 1")
 	knownHosts := fs.String("known-hosts", "", "known_hosts `FILE` that SSH host keys must match, switches and VMs (default ~/.ssh/known_hosts)")
 	identities := fs.StringArray("identity", nil, "private key `FILE` for SSH to switches and VMs (repeatable); ssh-agent keys are offered too")
+	vm := &vmFlags{}
+	vm.register(fs, true)
 	for _, t := range all {
 		t.flags(fs)
 	}
@@ -247,7 +253,7 @@ func cmdApply(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	if !ok {
 		return code
 	}
-	env := &applyEnv{Inv: inv, DryRun: *dryRun, Parallel: *parallel, KnownHosts: *knownHosts, Identities: *identities,
+	env := &applyEnv{Inv: inv, DryRun: *dryRun, Parallel: *parallel, KnownHosts: *knownHosts, Identities: *identities, VM: vm,
 		Stdout: stdout, Stderr: stderr, Getenv: getenv}
 	var failed []string
 	for _, t := range targets {

@@ -90,6 +90,11 @@ type Options struct {
 	DockerVersion string
 	// HorovodNetwork is the inventory's horovod.network (default bridge).
 	HorovodNetwork string
+	// Image is the inventory's horovod.image (default: the inventory default).
+	Image string
+	// Docker runs a real dockerd in every host (see docker.go; needs
+	// RequireDocker) instead of the emulated docker0 and container namespace.
+	Docker bool
 	// ForwardAccept, when set, leaves FORWARD's policy at ACCEPT on host i, as
 	// dockerd does where forwarding was already on when it started.
 	ForwardAccept func(i int) bool
@@ -113,6 +118,7 @@ type Cluster struct {
 	KnownHosts, Identity string
 
 	t        testing.TB
+	docker   bool
 	switchNS string
 	mgmtBr   string
 	mu       sync.Mutex
@@ -156,7 +162,10 @@ func New(t testing.TB, o Options) *Cluster {
 	if o.HorovodNetwork == "" {
 		o.HorovodNetwork = "bridge"
 	}
-	c := &Cluster{Dir: t.TempDir(), t: t}
+	if o.Docker {
+		RequireDocker(t)
+	}
+	c := &Cluster{Dir: t.TempDir(), t: t, docker: o.Docker}
 	t.Cleanup(c.teardown)
 	c.Slot = c.takeSlot()
 	c.switchNS = fmt.Sprintf("rdg%dsw", c.Slot)
@@ -185,6 +194,9 @@ func New(t testing.TB, o Options) *Cluster {
 			h.user = o.User(i)
 		}
 		h.Container = netip.AddrFrom4([4]byte{172, 16, byte(n), 2})
+		if o.Docker {
+			h.ContainerNS = ""
+		}
 		h.Root = filepath.Join(c.Dir, "roots", h.Name)
 		c.Hosts = append(c.Hosts, h)
 		c.buildHost(h, o.ForwardAccept != nil && o.ForwardAccept(i))
@@ -200,6 +212,17 @@ func New(t testing.TB, o Options) *Cluster {
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		t.Fatal(err)
+	}
+	if o.Docker {
+		bin := c.dockerBin()
+		for i, h := range c.Hosts {
+			wg.Add(1)
+			go func() { defer wg.Done(); errs[i] = c.startDocker(h, bin) }()
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			Unavailable(t, "netnstest: dockerd does not start in a namespace host here: %v", err)
+		}
 	}
 	return c
 }
@@ -274,6 +297,14 @@ func killNS(ns string) {
 }
 
 func (c *Cluster) teardown() {
+	if c.docker {
+		var wg sync.WaitGroup
+		for _, h := range c.Hosts {
+			wg.Add(1)
+			go func() { defer wg.Done(); c.stopDocker(h) }()
+		}
+		wg.Wait()
+	}
 	for _, h := range c.Hosts {
 		c.StopSSHD(h)
 	}
@@ -328,6 +359,24 @@ COMMIT
 
 func (c *Cluster) buildHost(h *Host, forwardAccept bool) {
 	c.must("ip", "netns", "add", h.NS)
+	if c.docker {
+		c.batch("", "link add "+fmt.Sprintf("rdg%dm%d", c.Slot, h.Index+1)+" type veth peer name mgmt0 netns "+h.NS,
+			"link set "+fmt.Sprintf("rdg%dm%d", c.Slot, h.Index+1)+" master "+c.mgmtBr+" up")
+		port := fmt.Sprintf("p%d", h.Index+1)
+		c.batch(c.switchNS,
+			"link add "+port+" type veth peer name data0 netns "+h.NS,
+			"link set "+port+" master br0 up")
+		c.batch(h.NS,
+			"link set lo up",
+			"addr add "+h.Mgmt.String()+"/24 dev mgmt0",
+			"link set mgmt0 up",
+			"addr add "+h.Data.String()+" dev data0",
+			"link set data0 up")
+		if err := os.MkdirAll(h.Root, 0o755); err != nil {
+			c.t.Fatal(err)
+		}
+		return
+	}
 	c.must("ip", "netns", "add", h.ContainerNS)
 	mgmtPeer := fmt.Sprintf("rdg%dm%d", c.Slot, h.Index+1)
 	c.batch("",
@@ -397,19 +446,23 @@ func (c *Cluster) pinDataNeighbours() {
 }
 
 func (c *Cluster) writeInventory(o Options) {
+	image := ""
+	if o.Image != "" {
+		image = ", image: " + o.Image
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, `# netnstest cluster, slot %d
 name: nstest
 switches:
   - {name: sw, model: SN2700, onyx: 3.6.8190}
 docker: {version: %q, pool: 172.16.0.0/16, prefix: 24, mtu: 1500}
-horovod: {network: %s}
+horovod: {network: %s%s}
 defaults:
   data_interface: data0
   gpus: [{model: V100-PCIE-16GB, memory_gb: 16}]
   nic: {model: ConnectX-5, pf: vmnic4, vfs: 8}
 hosts:
-`, c.Slot, o.DockerVersion, o.HorovodNetwork)
+`, c.Slot, o.DockerVersion, o.HorovodNetwork, image)
 	for _, h := range c.Hosts {
 		fmt.Fprintf(&b, "  - {name: %s, esxi: esx-%02d, os: %s, mgmt: %s, data: {address: %s, port: 1/%d}}\n",
 			h.Name, h.Index+1, o.OS(h.Index), h.Mgmt, h.Data, h.Index+1)
@@ -493,6 +546,9 @@ MaxStartups 200
 MaxSessions 200
 Subsystem sftp internal-sftp
 `, h.Mgmt, filepath.Join(h.sshdDir, "host_ed25519"), filepath.Join(c.Dir, "authorized_keys"))
+	if c.docker {
+		cfg += "SetEnv DOCKER_HOST=unix://" + h.DockerSocket() + "\n"
+	}
 	start := "exec " + SSHD + " -D -f " + filepath.Join(h.sshdDir, "sshd_config") + " -E " + h.SSHDLog
 	if h.user != "" {
 		// A login user that exists only in this sshd's mount namespace (ip netns
@@ -630,6 +686,13 @@ func (c *Cluster) RootTemplate() string { return filepath.Join(c.Dir, "roots", "
 // <root>/docker-restarts to count restarts.
 func (c *Cluster) DockerRestartCommand() string {
 	script := filepath.Join(c.Dir, "fake-docker-restart.sh")
+	if c.docker {
+		script = filepath.Join(c.Dir, "docker-restart.sh")
+		if err := os.WriteFile(script, []byte(dockerRestartScript), 0o755); err != nil {
+			c.t.Fatal(err)
+		}
+		return "sh " + script
+	}
 	body := `#!/bin/sh
 # netnstest's stand-in for "systemctl restart docker" on a namespace host.
 set -eu

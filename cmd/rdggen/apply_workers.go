@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/rdggen/rdggen/internal/workerapply"
+	"github.com/rdggen/rdggen/pkg/horovod"
+)
+
+// workersTarget is `rdggen apply --target workers`: the Horovod worker
+// container on every VM, with the cluster's SSH keys, checked until its sshd
+// answers (internal/workerapply).
+func workersTarget() *applyTarget {
+	var keys string
+	var ready time.Duration
+	return &applyTarget{
+		name: "workers",
+		help: "the Horovod worker container on every VM over SSH: the cluster's MPI keys, sshd on the worker port, checked",
+		flags: func(f *pflag.FlagSet) {
+			f.StringVar(&keys, "keys", "", "`DIR` of the cluster's worker SSH keys, generated there once (mode 0600)\n"+
+				"(default $XDG_CONFIG_HOME/rdggen/<cluster>, else ~/.config/rdggen/<cluster>)")
+			f.DurationVar(&ready, "worker-timeout", time.Minute, "how long to wait for a started worker's sshd")
+		},
+		run: func(ctx context.Context, env *applyEnv) error {
+			dir := keys
+			if dir == "" {
+				var err error
+				if dir, err = workerapply.DefaultKeyDir(env.Inv.Name, env.Getenv); err != nil {
+					return err
+				}
+			}
+			k, found, err := workerapply.LoadKeys(dir)
+			if err != nil {
+				return err
+			}
+			if !found {
+				if k, err = horovod.GenerateWorkerKeys(); err != nil {
+					return err
+				}
+				if env.DryRun {
+					fmt.Fprintf(env.Stdout, "the cluster's worker keys are not in %s yet: apply generates them there (this plan shows freshly made ones)\n", dir)
+				} else {
+					if err := workerapply.SaveKeys(dir, k); err != nil {
+						return err
+					}
+					fmt.Fprintf(env.Stdout, "generated the cluster's worker keys in %s (MPI key %s, worker host key %s); keep them: new keys change every worker's files\n",
+						dir, workerapply.Fingerprint(k.ClientPublic), workerapply.Fingerprint(k.HostPublic))
+				}
+			}
+			_, err = workerapply.Run(ctx, env.Inv, workerapply.Options{
+				Dial:         env.VM.ssh(env.KnownHosts, env.Identities, env.Getenv).Dialer(),
+				Keys:         k,
+				Root:         env.VM.root,
+				ReadyTimeout: ready,
+				Parallel:     env.Parallel,
+				DryRun:       env.DryRun,
+				Out:          env.Stdout,
+			})
+			return err
+		},
+	}
+}

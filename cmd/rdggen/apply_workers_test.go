@@ -1,0 +1,273 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rdggen/rdggen/internal/netnstest"
+	"github.com/rdggen/rdggen/pkg/horovod"
+)
+
+// testImage is the worker image the Docker tests import (netnstest.WorkerImage).
+const testImage = "rdgtest/worker:1"
+
+// applyTo runs `rdggen apply --target T` in-process against a namespace
+// cluster with the flags a user would pass, plus the test's root prefix and
+// Docker stand-ins.
+func applyTo(t *testing.T, c *netnstest.Cluster, target string, extra ...string) (int, string, string) {
+	t.Helper()
+	args := []string{"apply", "--target", target, "-f", c.InventoryPath,
+		"--ssh-user", "root", "--identity", c.Identity, "--known-hosts", c.KnownHosts,
+		"--host-root", c.RootTemplate(),
+		"--docker-restart", c.DockerRestartCommand(), "--docker-validate", c.DockerValidateCommand(),
+		"--keys", filepath.Join(c.Dir, "keys")}
+	args = append(args, extra...)
+	var out, errb bytes.Buffer
+	start := time.Now()
+	code := run(context.Background(), args, &out, &errb, func(string) string { return "" })
+	t.Logf("rdggen apply --target %s %s → exit %d in %.2fs\n%s%s", target, strings.Join(extra, " "), code, time.Since(start).Seconds(), out.String(), errb.String())
+	return code, out.String(), errb.String()
+}
+
+// inspectWorker is the part of `docker inspect hvd-worker` the test checks.
+type inspectWorker struct {
+	Config struct {
+		Image  string
+		Labels map[string]string
+		Cmd    []string
+	}
+	State      struct{ Running bool }
+	HostConfig struct {
+		Binds         []string
+		CapAdd        []string
+		ShmSize       int64
+		RestartPolicy struct{ Name string }
+		Ulimits       []struct {
+			Name       string
+			Hard, Soft int64
+		}
+		Devices        []struct{ PathOnHost, PathInContainer string }
+		DeviceRequests []struct {
+			Count        int
+			Capabilities [][]string
+		}
+		NetworkMode string
+	}
+	NetworkSettings struct{ IPAddress string }
+}
+
+func inspect(t *testing.T, h *netnstest.Host) inspectWorker {
+	t.Helper()
+	out, err := h.Docker("inspect", "--type", "container", horovod.WorkerName)
+	if err != nil {
+		t.Fatalf("%s: docker inspect: %v\n%s", h.Name, err, out)
+	}
+	var w []inspectWorker
+	if err := json.Unmarshal([]byte(out), &w); err != nil || len(w) != 1 {
+		t.Fatalf("%s: docker inspect: %v\n%s", h.Name, err, out)
+	}
+	return w[0]
+}
+
+// `rdggen apply --target workers` against a real dockerd on each of 3
+// namespace hosts, with an image built here: the worker is created with the
+// flags of run.sh, its sshd answers the other workers on the worker port with
+// the pinned host key and sees their container addresses, a second apply
+// changes nothing, a changed inventory re-creates it, and an MPI job started
+// by `rdggen run` passes.
+func TestApplyWorkersDocker(t *testing.T) {
+	prog := netnstest.BuildMPIProgram(t)
+	c := netnstest.New(t, netnstest.Options{Hosts: 3, Docker: true, Image: testImage})
+	c.ImportImage(testImage, netnstest.WorkerImage(t, prog))
+	inv := c.Inventory
+
+	if code, _, _ := applyTo(t, c, "hosts"); code != exitOK {
+		t.Fatalf("apply hosts: exit %d", code)
+	}
+	code, out, _ := applyTo(t, c, "workers", "--dry-run")
+	if code != exitOK || !strings.Contains(out, "workers: dry run, nothing changed: 3 would change, 0 up to date, 0 failed") ||
+		!strings.Contains(out, "+ container hvd-worker: "+testImage+", bridge network (docker0), sshd on port 12345") {
+		t.Fatalf("dry run: exit %d", code)
+	}
+	if _, err := os.Stat(filepath.Join(c.Dir, "keys")); err == nil {
+		t.Fatal("the dry run wrote the keys")
+	}
+	if out, _ := c.Hosts[0].Docker("ps", "-aq"); strings.TrimSpace(out) != "" {
+		t.Fatalf("the dry run created containers: %s", out)
+	}
+
+	code, out, _ = applyTo(t, c, "workers")
+	if code != exitOK || !strings.Contains(out, "workers: 3 changed, 0 up to date, 0 failed") {
+		t.Fatalf("apply workers: exit %d", code)
+	}
+	for _, name := range []string{"mpi_ed25519", "worker_host_ed25519"} {
+		if fi, err := os.Stat(filepath.Join(c.Dir, "keys", name)); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("key %s: %v %v", name, err, fi)
+		}
+	}
+	for _, h := range c.Hosts {
+		w := inspect(t, h)
+		hc := w.HostConfig
+		want := h.File(horovod.WorkerSSHDir) + ":/root/.ssh:ro"
+		if !w.State.Running || w.NetworkSettings.IPAddress != h.Container.String() || len(hc.Binds) != 1 || hc.Binds[0] != want ||
+			len(hc.CapAdd) != 1 || strings.TrimPrefix(hc.CapAdd[0], "CAP_") != "IPC_LOCK" || hc.ShmSize != 1<<30 || hc.RestartPolicy.Name != "unless-stopped" ||
+			len(hc.Ulimits) != 1 || hc.Ulimits[0].Name != "memlock" || hc.Ulimits[0].Hard != -1 ||
+			len(hc.Devices) != 1 || hc.Devices[0].PathOnHost != "/dev/infiniband" ||
+			len(hc.DeviceRequests) != 1 || hc.DeviceRequests[0].Count != -1 || fmt.Sprint(hc.DeviceRequests[0].Capabilities) != "[[gpu]]" ||
+			w.Config.Labels[horovod.ConfigLabel] != horovod.WorkerConfigHash(inv, h.File(horovod.WorkerSSHDir)) {
+			t.Errorf("%s: worker %+v", h.Name, w)
+		}
+		if fi, err := os.Stat(h.File(horovod.WorkerSSHDir)); err != nil || fi.Mode().Perm() != 0o700 {
+			t.Errorf("%s: %s: %v", h.Name, horovod.WorkerSSHDir, err)
+		}
+	}
+	// From each worker to each other one: ssh with the cluster key and the
+	// pinned host key, and the receiver's sshd logs the sender's container address.
+	for _, a := range c.Hosts {
+		for _, b := range c.Hosts {
+			if a == b {
+				continue
+			}
+			out, err := a.Docker("exec", horovod.WorkerName, "ssh", b.Container.String(), "echo", "from-"+a.Name)
+			if err != nil || strings.TrimSpace(out) != "from-"+a.Name {
+				t.Errorf("%s -> %s: %v %s", a.Name, b.Name, err, out)
+			}
+			log, _ := b.Docker("logs", horovod.WorkerName)
+			if !strings.Contains(log, "Accepted publickey for root from "+a.Container.String()+" ") {
+				t.Errorf("%s's sshd did not see %s's container address:\n%s", b.Name, a.Name, log)
+			}
+		}
+	}
+
+	code, out, _ = applyTo(t, c, "workers")
+	if code != exitOK || !strings.Contains(out, "workers: nothing to do: 3 up to date") {
+		t.Fatalf("second apply: exit %d", code)
+	}
+
+	// A changed inventory (another worker port) changes sshd's configuration
+	// and restarts the workers.
+	b, err := os.ReadFile(c.InventoryPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := filepath.Join(c.Dir, "changed.yaml")
+	if err := os.WriteFile(changed, []byte(strings.Replace(string(b), "horovod: {network: bridge", "horovod: {ssh_port: 2222, network: bridge", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ = applyTo(t, c, "workers", "-f", changed)
+	if code != exitOK || !strings.Contains(out, "workers: 3 changed, 0 up to date, 0 failed") ||
+		!strings.Contains(out, "~ /etc/rdggen/worker-ssh/sshd_config") || !strings.Contains(out, "~ container hvd-worker: restart (sshd's configuration or host key changed)") {
+		t.Fatalf("apply of the changed inventory: exit %d", code)
+	}
+	if out, err := c.Hosts[0].Docker("exec", horovod.WorkerName, "ssh", c.Hosts[2].Container.String(), "echo", "port-2222"); err != nil || strings.TrimSpace(out) != "port-2222" {
+		t.Errorf("ssh on the new port: %v %s", err, out)
+	}
+	if code, out, _ = applyTo(t, c, "workers"); code != exitOK || !strings.Contains(out, "workers: 3 changed") {
+		t.Fatalf("back to the first inventory: exit %d", code)
+	}
+
+	// rdggen run: a real MPI job over the three workers, from ns-01's.
+	code, out, errOut := rdggenRun(t, c, context.Background(), "--mpirun", "--", "/usr/local/bin/allreduce")
+	if code != 0 {
+		t.Fatalf("rdggen run: exit %d", code)
+	}
+	for r, h := range c.Hosts {
+		if want := fmt.Sprintf("%s[%d]: rank %d of 3: alltoall ok, allreduce 6\n", h.Name, r, r); !strings.Contains(out, want) {
+			t.Errorf("rdggen run's output lacks %q", want)
+		}
+	}
+	if !strings.Contains(errOut, "rdggen run: in ns-01's worker") {
+		t.Errorf("rdggen run does not say where it launches: %s", errOut)
+	}
+	// The job's exit status is rdggen's.
+	if code, _, _ := rdggenRun(t, c, context.Background(), "--mpirun", "--", "/usr/local/bin/allreduce", "exit=3"); code != 3 {
+		t.Errorf("a rank exiting 3: rdggen run exited %d", code)
+	}
+	if code, _, errOut := rdggenRun(t, c, context.Background()); code != 127 || !strings.Contains(errOut, "horovodrun") {
+		t.Errorf("horovodrun is not in the test image: exit %d", code)
+	}
+	// Ctrl-C stops the job everywhere.
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(3*time.Second, cancel)
+	start := time.Now()
+	code, _, errOut = rdggenRun(t, c, ctx, "--mpirun", "--", "/usr/local/bin/allreduce", "sleep=120")
+	if code == 0 || time.Since(start) > 15*time.Second || !strings.Contains(errOut, "interrupted: sending SIGINT") {
+		t.Errorf("interrupted job: exit %d after %s", code, time.Since(start))
+	}
+	for _, h := range c.Hosts {
+		if top, err := h.Docker("top", horovod.WorkerName); err != nil || strings.Contains(top, "allreduce") || strings.Contains(top, "orted") {
+			t.Errorf("%s: processes left after the interrupt (%v):\n%s", h.Name, err, top)
+		}
+	}
+
+	// Docker restarts on ns-02 (the real dockerd, which puts its MASQUERADE
+	// rule back on top): what systemd then runs, rdggen-firewall.service's
+	// script, restores the exemption, and ns-02's worker (restarted by Docker,
+	// restart policy unless-stopped) reaches the others with its own address.
+	h2 := c.Hosts[1]
+	if out, err := c.Exec(h2.NS, "env", "RDGGEN_ROOT="+h2.Root, "sh", "-c", c.DockerRestartCommand()); err != nil {
+		t.Fatalf("docker restart: %v %s", err, out)
+	}
+	if nat, _ := c.Exec(h2.NS, "iptables", "-t", "nat", "-S", "POSTROUTING"); !strings.HasPrefix(nat, "-P POSTROUTING ACCEPT\n-A POSTROUTING -s 172.16.2.0/24 ! -o docker0 -j MASQUERADE\n") {
+		t.Fatalf("after Docker's restart, POSTROUTING:\n%s", nat)
+	}
+	if out, err := c.Exec(h2.NS, "sh", h2.File("/etc/rdggen/firewall.sh")); err != nil {
+		t.Fatalf("firewall.sh: %v %s", err, out)
+	}
+	code, out, _ = applyTo(t, c, "workers") // waits for the restarted worker's sshd
+	if code != exitOK {
+		t.Fatalf("apply after the docker restart: exit %d", code)
+	}
+	if out, err := h2.Docker("exec", horovod.WorkerName, "ssh", c.Hosts[0].Container.String(), "true"); err != nil {
+		t.Fatalf("ns-02 -> ns-01 after Docker's restart: %v %s", err, out)
+	}
+	if log, _ := c.Hosts[0].Docker("logs", "--since", "30s", horovod.WorkerName); !strings.Contains(log, "Accepted publickey for root from "+h2.Container.String()+" ") {
+		t.Errorf("after Docker's restart ns-01's sshd did not see ns-02's container address:\n%s", log)
+	}
+
+	// Another image re-creates the workers. One whose sshd cannot start, on
+	// ns-03 only: ns-03 fails, naming the reason from the worker's log; the
+	// others are re-created and ready.
+	const broken = "rdgtest/worker:2"
+	for _, h := range c.Hosts[:2] {
+		if out, err := h.Docker("tag", testImage, broken); err != nil {
+			t.Fatalf("%v %s", err, out)
+		}
+	}
+	tarball := netnstest.ImageWithoutSSHD(t)
+	imp := exec.Command("docker", "import", "-", broken)
+	imp.Env = append(os.Environ(), "DOCKER_HOST=unix://"+c.Hosts[2].DockerSocket())
+	imp.Stdin = bytes.NewReader(tarball)
+	if out, err := imp.CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	if err := os.WriteFile(changed, []byte(strings.Replace(string(b), testImage, broken, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = applyTo(t, c, "workers", "-f", changed)
+	if code != exitFailed || !strings.Contains(out, "workers: 2 changed, 0 up to date, 1 failed (ns-03)") ||
+		!strings.Contains(out, "~ container hvd-worker: re-create (configuration ") || !strings.Contains(out, ", image "+testImage+" -> "+broken+")") ||
+		!strings.Contains(out, "ns-03: FAILED: hvd-worker is not running") || !strings.Contains(out, "/usr/sbin/sshd: not found") ||
+		!strings.Contains(errOut, "apply workers: 1 of 3 host(s) failed: ns-03") {
+		t.Fatalf("broken image on ns-03: exit %d", code)
+	}
+}
+
+// rdggenRun runs `rdggen run` in-process against the cluster.
+func rdggenRun(t *testing.T, c *netnstest.Cluster, ctx context.Context, extra ...string) (int, string, string) {
+	t.Helper()
+	args := append([]string{"run", "-f", c.InventoryPath, "--ssh-user", "root", "--identity", c.Identity, "--known-hosts", c.KnownHosts}, extra...)
+	var out, errb bytes.Buffer
+	start := time.Now()
+	code := run(ctx, args, &out, &errb, func(string) string { return "" })
+	t.Logf("rdggen %s → exit %d in %.2fs\n%s%s", strings.Join(args, " "), code, time.Since(start).Seconds(), out.String(), errb.String())
+	return code, out.String(), errb.String()
+}

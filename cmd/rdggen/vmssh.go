@@ -1,0 +1,51 @@
+package main
+
+import (
+	"os/user"
+
+	"github.com/spf13/pflag"
+
+	"github.com/rdggen/rdggen/internal/remote"
+	"github.com/rdggen/rdggen/internal/sshconn"
+)
+
+// envSSHPassword is the VMs' SSH password variable (never printed).
+const envSSHPassword = "RDGGEN_SSH_PASSWORD"
+
+// vmFlags are how rdggen reaches the VMs over SSH: the hosts and workers
+// targets of apply and `rdggen run` share them.
+type vmFlags struct {
+	user string
+	port int
+	root string
+}
+
+// register adds the flags; withRoot adds --host-root (the apply targets).
+func (v *vmFlags) register(f *pflag.FlagSet, withRoot bool) {
+	f.StringVar(&v.user, "ssh-user", "", "SSH login `USER` on the VMs (default: $USER); privileged commands use sudo -n unless root")
+	f.IntVar(&v.port, "hosts-ssh-port", 22, "SSH `PORT` of the VMs whose mgmt has no :port")
+	if !withRoot {
+		return
+	}
+	f.StringVar(&v.root, "host-root", "", "`DIR` prefixed to every file path on the VMs, {host} = the host's name (staging and tests);\n"+
+		"live state (sysctl, routes, iptables, containers) is unaffected, and auto restart/validate are off")
+}
+
+// ssh is the VMs' SSH settings: the login user (--ssh-user, $USER, the
+// current user), the known_hosts and identities common to all SSH targets,
+// and the password from RDGGEN_SSH_PASSWORD.
+func (v *vmFlags) ssh(knownHosts string, identities []string, getenv func(string) string) remote.SSH {
+	u := v.user
+	if u == "" {
+		u = getenv("USER")
+	}
+	if u == "" {
+		if cu, err := user.Current(); err == nil {
+			u = cu.Username
+		}
+	}
+	if knownHosts == "" {
+		knownHosts = sshconn.DefaultKnownHosts()
+	}
+	return remote.SSH{User: u, Port: v.port, KnownHosts: knownHosts, Identities: identities, Password: getenv(envSSHPassword)}
+}

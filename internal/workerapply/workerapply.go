@@ -1,0 +1,275 @@
+// Package workerapply is the engine of `rdggen apply --target workers`: on
+// every VM, the Horovod worker container exactly as horovod.WorkerRunArgs
+// describes it, with the workers' SSH files, and its sshd answering on the
+// worker port with the cluster's host key at the hostfile's address.
+//
+// Per host, over one SSH connection: one round trip reads the state (the SSH
+// files by digest, the container, the image, sshd's host key); after the
+// whole plan is printed, one more writes what differs, creates, re-creates,
+// starts or restarts the container, waits for sshd and reads the state again
+// to verify. A host that is already right costs one round trip. Hosts run in
+// parallel up to Options.Parallel; one host's failure never stops the others.
+package workerapply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/rdggen/rdggen/internal/remote"
+	"github.com/rdggen/rdggen/pkg/horovod"
+	"github.com/rdggen/rdggen/pkg/inventory"
+)
+
+// Options configure a Run.
+type Options struct {
+	// Dial connects to a host; remote.SSH{...}.Dialer() in production.
+	Dial remote.DialFunc
+	// Keys are the cluster's worker keys (LoadKeys or horovod.GenerateWorkerKeys).
+	Keys horovod.WorkerKeys
+	// Root, when not "" or "/", is prepended to the path of the SSH files on
+	// the hosts, in the files written and in the worker's bind mount; "{host}"
+	// in it is replaced by the host's name. For tests and staging.
+	Root string
+	// ReadyTimeout bounds the wait for a started worker's sshd (default 60 s).
+	ReadyTimeout time.Duration
+	// Parallel bounds how many hosts are probed or changed at once (≥ 1).
+	Parallel int
+	// DryRun stops after the plan.
+	DryRun bool
+	// Out receives the plan, per-host results and the summary line.
+	Out io.Writer
+}
+
+func (o *Options) rootFor(h *inventory.Host) string {
+	if o.Root == "" || o.Root == "/" {
+		return ""
+	}
+	return strings.TrimRight(strings.ReplaceAll(o.Root, "{host}", h.Name), "/")
+}
+
+// HostResult is what happened on one host.
+type HostResult struct {
+	Host string
+	// Plan is the printed plan; empty when up to date.
+	Plan []string
+	// Changes counts the planned changes (applied unless DryRun or Err).
+	Changes int
+	// Err is the host's failure, nil on success.
+	Err error
+}
+
+// Report is the outcome of a Run.
+type Report struct {
+	Hosts                     []HostResult
+	Changed, UpToDate, Failed int
+	Elapsed                   time.Duration
+}
+
+// FailedHosts names the hosts that failed.
+func (r *Report) FailedHosts() []string {
+	var out []string
+	for _, h := range r.Hosts {
+		if h.Err != nil {
+			out = append(out, h.Host)
+		}
+	}
+	return out
+}
+
+type hostRun struct {
+	h     *inventory.Host
+	d     *desired
+	conn  remote.Conn
+	plan  *plan
+	err   error
+}
+
+// Run probes every host, prints the plan, and unless DryRun applies it. The
+// error is non-nil when any host failed; it names them. The Report is always
+// returned.
+func Run(ctx context.Context, inv *inventory.Inventory, o Options) (*Report, error) {
+	if o.ReadyTimeout <= 0 {
+		o.ReadyTimeout = time.Minute
+	}
+	out := o.Out
+	if out == nil {
+		out = io.Discard
+	}
+	start := time.Now()
+	runs := make([]*hostRun, len(inv.Hosts))
+	for i := range inv.Hosts {
+		h := &inv.Hosts[i]
+		runs[i] = &hostRun{h: h, d: desiredFor(inv, h, o.Keys, o.rootFor(h))}
+	}
+	defer func() {
+		for _, r := range runs {
+			if r.conn != nil {
+				r.conn.Close()
+			}
+		}
+	}()
+	remote.ForEach(len(runs), o.Parallel, func(i int) { probeHost(ctx, &o, runs[i]) })
+
+	verb := "change(s)"
+	if o.DryRun {
+		verb = "change(s) planned"
+	}
+	for _, r := range runs {
+		switch {
+		case r.err != nil:
+			fmt.Fprintf(out, "%s (%s): FAILED: %v\n", r.h.Name, r.h.Mgmt, r.err)
+			continue
+		case r.plan.empty():
+			fmt.Fprintf(out, "%s (%s): up to date (%s at %s, sshd on port %d)\n", r.h.Name, r.h.Mgmt, horovod.WorkerName, r.d.Address, inv.Horovod.SSHPort)
+		default:
+			fmt.Fprintf(out, "%s (%s): %d %s\n", r.h.Name, r.h.Mgmt, r.plan.count(), verb)
+			for _, l := range r.plan.describe() {
+				fmt.Fprintf(out, "  %s\n", l)
+			}
+		}
+		for _, n := range r.plan.notes {
+			fmt.Fprintf(out, "  ! %s\n", n)
+		}
+	}
+
+	if !o.DryRun {
+		var todo []*hostRun
+		for _, r := range runs {
+			if r.err == nil && !r.plan.empty() {
+				todo = append(todo, r)
+			}
+		}
+		if len(todo) > 0 {
+			fmt.Fprintf(out, "applying to %d host(s), %d at a time\n", len(todo), max(o.Parallel, 1))
+		}
+		remote.ForEach(len(todo), o.Parallel, func(i int) { applyHost(ctx, &o, todo[i]) })
+		for _, r := range todo {
+			if r.err != nil {
+				fmt.Fprintf(out, "%s: FAILED: %v\n", r.h.Name, r.err)
+			} else {
+				fmt.Fprintf(out, "%s: applied %d change(s), verified: %s at %s, sshd on port %d\n", r.h.Name, r.plan.count(), horovod.WorkerName, r.d.Address, inv.Horovod.SSHPort)
+			}
+		}
+	}
+
+	rep := &Report{}
+	for _, r := range runs {
+		res := HostResult{Host: r.h.Name, Err: r.err}
+		if r.plan != nil && !r.plan.empty() {
+			res.Plan, res.Changes = r.plan.describe(), r.plan.count()
+		}
+		switch {
+		case r.err != nil:
+			rep.Failed++
+		case res.Changes == 0:
+			rep.UpToDate++
+		default:
+			rep.Changed++
+		}
+		rep.Hosts = append(rep.Hosts, res)
+	}
+	rep.Elapsed = time.Since(start)
+	fmt.Fprintln(out, summary(rep, o.DryRun))
+	if failed := rep.FailedHosts(); len(failed) > 0 {
+		return rep, fmt.Errorf("%d of %d host(s) failed: %s", len(failed), len(runs), strings.Join(failed, ", "))
+	}
+	return rep, nil
+}
+
+func summary(rep *Report, dryRun bool) string {
+	failed := ""
+	if f := rep.FailedHosts(); len(f) > 0 {
+		failed = " (" + strings.Join(f, ", ") + ")"
+	}
+	secs := rep.Elapsed.Seconds()
+	switch {
+	case dryRun:
+		return fmt.Sprintf("workers: dry run, nothing changed: %d would change, %d up to date, %d failed%s (%.2fs)",
+			rep.Changed, rep.UpToDate, rep.Failed, failed, secs)
+	case rep.Changed == 0 && rep.Failed == 0:
+		return fmt.Sprintf("workers: nothing to do: %d up to date (%.2fs, 1 SSH command per host)", rep.UpToDate, secs)
+	}
+	return fmt.Sprintf("workers: %d changed, %d up to date, %d failed%s (%.2fs)", rep.Changed, rep.UpToDate, rep.Failed, failed, secs)
+}
+
+// probeHost connects, reads the state and makes the plan. The connection
+// stays open when there is something to apply.
+func probeHost(ctx context.Context, o *Options, r *hostRun) {
+	conn, err := o.Dial(ctx, r.h)
+	if err != nil {
+		r.err = remote.DialError(err)
+		return
+	}
+	r.conn = conn
+	w := remote.NewScript(r.d.Root)
+	probe(w, r.d)
+	st, err := r.state(ctx, w)
+	if err != nil {
+		r.err = err
+		return
+	}
+	r.plan, r.err = makePlan(r.d, st)
+	if r.err == nil && (r.plan.empty() || o.DryRun) {
+		r.conn.Close()
+		r.conn = nil
+	}
+}
+
+// state runs w and parses the probe results in its output.
+func (r *hostRun) state(ctx context.Context, w *remote.Script) (*workerState, error) {
+	stdout, _, err := r.conn.Run(ctx, w.End())
+	if err != nil {
+		return nil, err
+	}
+	rs, err := remote.ParseResults(stdout, w.Nonce())
+	if err != nil {
+		return nil, err
+	}
+	var steps []error
+	var probes []remote.Result
+	for _, res := range rs {
+		name, isStep := strings.CutPrefix(res.Name, "step:")
+		if !isStep {
+			probes = append(probes, res)
+			continue
+		}
+		text := strings.TrimSpace(string(res.Data))
+		switch {
+		case res.RC() != 0 && name == "ready": // wait_worker's message is complete
+			steps = append(steps, errors.New(remote.OneLine(text)))
+		case res.RC() != 0:
+			steps = append(steps, fmt.Errorf("%s failed (exit %s): %s", name, res.Status, remote.OneLine(text)))
+		}
+	}
+	if len(steps) > 0 {
+		return nil, errors.Join(steps...)
+	}
+	return parseState(probes)
+}
+
+// applyHost sends the plan's changes and the verifying probe in one script.
+func applyHost(ctx context.Context, o *Options, r *hostRun) {
+	defer func() {
+		r.conn.Close()
+		r.conn = nil
+	}()
+	w := remote.NewScript(r.d.Root).WithTemp()
+	applyScript(w, r.plan, o)
+	probe(w, r.d)
+	st, err := r.state(ctx, w)
+	if err != nil {
+		r.err = err
+		return
+	}
+	left, err := makePlan(r.d, st)
+	switch {
+	case err != nil:
+		r.err = fmt.Errorf("verify: %w", err)
+	case !left.empty():
+		r.err = fmt.Errorf("verify: still different after the apply: %s", strings.Join(left.describe(), "; "))
+	}
+}
