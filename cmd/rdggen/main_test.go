@@ -190,7 +190,7 @@ func TestSelectTargets(t *testing.T) {
 	if err != nil || targetNames(got) != "hosts,switch" {
 		t.Errorf("got %v, %v", targetNames(got), err)
 	}
-	if got, _ := selectTargets(all, ""); targetNames(got) != "switch,esxi,hosts" {
+	if got, _ := selectTargets(all, ""); targetNames(got) != "switch,esxi,hosts,workers" {
 		t.Errorf("default order: %s", targetNames(got))
 	}
 }
