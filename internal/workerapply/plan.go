@@ -239,6 +239,10 @@ func makePlan(d *desired, st *workerState) (*plan, error) {
 	case sshdFiles:
 		p.action, p.why = actRestart, "sshd's configuration or host key changed"
 	default:
+		if ip, err := netip.ParseAddr(c.NetworkSettings.IPAddress); !d.HostNetwork && (err != nil || !d.Host.Subnet.Contains(ip)) {
+			return nil, hostErrorf("%s has address %s, outside the host's container subnet %s: docker0 does not have daemon.json's bip yet; run 'rdggen apply --target hosts' first (it restarts Docker)",
+				horovod.WorkerName, orNone(c.NetworkSettings.IPAddress), d.Host.Subnet)
+		}
 		if !d.HostNetwork && c.NetworkSettings.IPAddress != d.Address.String() {
 			return nil, hostErrorf("%s has address %s but the hostfile says %s: the worker must be the first container started on docker0; stop the other containers on docker0, remove %s (docker rm -f %s) and run apply again",
 				horovod.WorkerName, orNone(c.NetworkSettings.IPAddress), d.Address, horovod.WorkerName, horovod.WorkerName)
