@@ -81,11 +81,11 @@ func (r *Report) FailedHosts() []string {
 }
 
 type hostRun struct {
-	h     *inventory.Host
-	d     *desired
-	conn  remote.Conn
-	plan  *plan
-	err   error
+	h    *inventory.Host
+	d    *desired
+	conn remote.Conn
+	plan *plan
+	err  error
 }
 
 // Run probes every host, prints the plan, and unless DryRun applies it. The
