@@ -1,0 +1,252 @@
+package inventory
+
+// The host rules: inherited defaults, OS, data interface, GPUs and the NIC,
+// and what VMs on one ESXi host share.
+
+import (
+	"fmt"
+	"math/bits"
+	"net/netip"
+	"slices"
+	"strings"
+)
+
+// base is the resolved form of the keys a host inherits from defaults; each
+// field remembers the path it came from so findings point at the right line.
+type base struct {
+	os, iface, mtu, gpus, nic string // source paths; "" = unset
+	OS                        OS
+	DataInterface             string
+	DataMTU                   int
+	GPUs                      []GPU
+	NIC                       NIC
+}
+
+func (c *checker) base(r *rawHostBase, p string) base {
+	var b base
+	if r.OS != nil {
+		b.os = p + ".os"
+		if m := reOS.FindStringSubmatch(*r.OS); m != nil {
+			b.OS = OS{Distro: "ubuntu", Version: MustVersion(m[1])}
+			if !b.OS.Version.AtLeast(16, 4) {
+				c.errf(b.os, "%s is older than the guide's Ubuntu 16.04", *r.OS)
+			}
+		} else {
+			c.errf(b.os, "%q is not a supported OS; write ubuntu-16.04, ubuntu-18.04, ubuntu-20.04, ubuntu-22.04 or ubuntu-24.04", *r.OS)
+		}
+	}
+	if r.DataInterface != nil {
+		b.iface, b.DataInterface = p+".data_interface", *r.DataInterface
+		if !reIface.MatchString(b.DataInterface) {
+			c.errf(b.iface, "%q is not a Linux interface name (1–15 letters, digits, '_', '.', '-')", b.DataInterface)
+		}
+	}
+	if r.DataMTU != nil {
+		b.mtu = p + ".data_mtu"
+		b.DataMTU = c.intIn(b.mtu, r.DataMTU, 0, 576, 9216, "data link MTU, bytes")
+	}
+	if r.GPUs != nil {
+		b.gpus = p + ".gpus"
+		if len(r.GPUs) == 0 {
+			c.errf(b.gpus, "is empty; every training VM needs at least one GPU (slots = GPU count)")
+		}
+		if len(r.GPUs) > MaxGPUsPerVM {
+			c.errf(b.gpus, "%d GPUs: a VM takes at most %d PCI passthrough devices (vSphere)", len(r.GPUs), MaxGPUsPerVM)
+		}
+		for i, g := range r.GPUs {
+			b.GPUs = append(b.GPUs, c.gpu(g, fmt.Sprintf("%s[%d]", b.gpus, i)))
+		}
+	}
+	if r.NIC != nil {
+		b.nic = p + ".nic"
+		b.NIC = c.nic(r.NIC, b.nic)
+	}
+	return b
+}
+
+func (c *checker) gpu(r rawGPU, p string) GPU {
+	g := GPU{Model: r.Model, PCI: strings.ToLower(r.PCI)}
+	if r.Model == "" {
+		c.missing(p, "model", " (e.g. V100-PCIE-16GB)")
+	}
+	if r.MemoryGB == nil {
+		c.missing(p, "memory_gb", " (frame-buffer memory in GB; it sizes the 64-bit MMIO window)")
+	} else {
+		g.MemoryGB = *r.MemoryGB
+		switch {
+		case g.MemoryGB <= 0:
+			c.errf(p+".memory_gb", "%d GB: GPU memory must be more than 0", g.MemoryGB)
+		case g.MemoryGB > MaxGPUMemoryGB:
+			c.errf(p+".memory_gb", "%d GB is more than any GPU has (at most %d GB)", g.MemoryGB, MaxGPUMemoryGB)
+		}
+	}
+	if r.BAR1GB != nil {
+		g.BAR1GB = *r.BAR1GB
+		switch {
+		case g.BAR1GB <= 0 || bits.OnesCount(uint(g.BAR1GB)) != 1:
+			c.errf(p+".bar1_gb", "%d GB: a BAR size is a power of two (1, 2, 4, … GB)", g.BAR1GB)
+		case g.BAR1GB > MaxGPUMemoryGB:
+			c.errf(p+".bar1_gb", "%d GB is larger than any GPU's BAR1 (at most %d GB)", g.BAR1GB, MaxGPUMemoryGB)
+		}
+	}
+	if r.PCI != "" && !rePCI.MatchString(g.PCI) {
+		c.errf(p+".pci", "%q is not a PCI address like 0000:3b:00.0 (domain:bus:device.function)", r.PCI)
+	}
+	return g
+}
+
+func (c *checker) nic(r *rawNIC, p string) NIC {
+	n := NIC{Model: r.Model, PF: r.PF, PortGroup: DefaultPortGroup}
+	if r.PortGroup != nil {
+		n.PortGroup = *r.PortGroup
+		if strings.TrimSpace(n.PortGroup) == "" {
+			c.errf(p+".portgroup", "is empty; name the port group of the VM's SR-IOV adapter")
+		}
+	}
+	if r.Model == "" {
+		c.missing(p, "model", " (e.g. ConnectX-5)")
+	} else if _, ok := nicMaxVFs[r.Model]; !ok {
+		c.errf(p+".model", "unknown NIC model %q (known: %s)", r.Model, knownKeys(nicMaxVFs))
+	}
+	if r.PF == "" {
+		c.missing(p, "pf", " (the physical function's ESXi uplink, e.g. vmnic4)")
+	} else if !reVmnic.MatchString(r.PF) {
+		c.errf(p+".pf", "%q is not an ESXi uplink name like vmnic4", r.PF)
+	}
+	if r.VFs == nil {
+		c.missing(p, "vfs", " (SR-IOV virtual functions on the PF)")
+	} else {
+		n.VFs = *r.VFs
+		if maxVF := n.MaxVFs(); maxVF > 0 && (n.VFs < 1 || n.VFs > maxVF) {
+			c.errf(p+".vfs", "%d VFs is outside %s's range 1–%d", n.VFs, n.Model, maxVF)
+		}
+	}
+	return n
+}
+
+func (c *checker) hosts(raw []rawHost, defaults *base) {
+	if len(raw) == 0 {
+		c.missing("", "hosts", " (at least one host)")
+	}
+	for i, r := range raw {
+		p := fmt.Sprintf("hosts[%d]", i)
+		h := Host{Index: i, Name: r.Name, ESXi: r.ESXi, VM: r.VM, Mgmt: r.Mgmt}
+		switch {
+		case r.Name == "":
+			c.missing(p, "name", " (the VM's hostname)")
+		case !validHostname(r.Name) || !reFile.MatchString(r.Name):
+			c.errf(p+".name", "%q is not a valid host name", r.Name)
+		}
+		if r.ESXi == "" {
+			c.missing(p, "esxi", " (the ESXi host as vCenter knows it)")
+		} else if !reFile.MatchString(r.ESXi) {
+			c.errf(p+".esxi", "%q must be letters, digits, '.', '_' or '-' (it names esxi/<esxi>.sh)", r.ESXi)
+		}
+		if h.VM == "" {
+			h.VM = h.Name
+		} else if !reFile.MatchString(h.VM) {
+			c.errf(p+".vm", "%q must be letters, digits, '.', '_' or '-' (it names esxi/<vm>.vmx)", h.VM)
+		}
+		if h.Mgmt == "" {
+			h.Mgmt = h.Name
+		} else if !validMgmt(h.Mgmt) {
+			c.errf(p+".mgmt", "%q is not an IP address or host name, optionally with :port", h.Mgmt)
+		}
+		own := c.base(&r.rawHostBase, p)
+		c.inherit(&h, own, *defaults, p)
+		c.data(&h, r.Data, p)
+		if r.Docker != nil && r.Docker.Subnet != "" {
+			s, err := netip.ParsePrefix(r.Docker.Subnet)
+			switch {
+			case err != nil || !s.Addr().Is4():
+				c.errf(p+".docker.subnet", "%q is not an IPv4 network like 172.16.41.0/24", r.Docker.Subnet)
+			case s.Masked() != s:
+				c.errf(p+".docker.subnet", "%s has host bits set; the network is %s", s, s.Masked())
+			case s.Bits() > 30:
+				c.errf(p+".docker.subnet", "/%d leaves no address for docker0's bip and a container (at most /30)", s.Bits())
+			default:
+				h.Subnet = s
+			}
+		} else if h.Data.Address.IsValid() {
+			h.Subnet = c.deriveSubnet(h.Data.Address, p+".data.address")
+		}
+		c.inv.Hosts = append(c.inv.Hosts, h)
+	}
+}
+
+// inherit fills h from the host's own keys, else from defaults, and reports
+// required keys that neither sets.
+func (c *checker) inherit(h *Host, own, def base, p string) {
+	pick := func(ownSrc, defSrc string) (useOwn, ok bool) { return ownSrc != "", ownSrc != "" || defSrc != "" }
+	if o, ok := pick(own.os, def.os); !ok {
+		c.missing(p, "os", " (here or in defaults; e.g. ubuntu-16.04)")
+	} else if o {
+		h.OS = own.OS
+	} else {
+		h.OS = def.OS
+	}
+	if o, ok := pick(own.iface, def.iface); !ok {
+		c.missing(p, "data_interface", " (here or in defaults; the VF's interface in the VM, e.g. enp1f0)")
+	} else if o {
+		h.DataInterface = own.DataInterface
+	} else {
+		h.DataInterface = def.DataInterface
+	}
+	if own.mtu != "" {
+		h.DataMTU = own.DataMTU
+	} else {
+		h.DataMTU = def.DataMTU
+	}
+	if o, ok := pick(own.gpus, def.gpus); !ok {
+		c.missing(p, "gpus", " (here or in defaults; at least one GPU)")
+	} else if o {
+		h.GPUs = own.GPUs
+	} else {
+		h.GPUs = slices.Clone(def.GPUs)
+	}
+	if o, ok := pick(own.nic, def.nic); !ok {
+		c.missing(p, "nic", " (here or in defaults; e.g. {model: ConnectX-5, pf: vmnic4, vfs: 8})")
+	} else if o {
+		h.NIC = own.NIC
+	} else {
+		h.NIC = def.NIC
+	}
+}
+
+// esxiShared checks the VMs that share one ESXi host: one NIC, enough VFs,
+// and no GPU passed to two VMs.
+func (c *checker) esxiShared() {
+	inv := c.inv
+	for _, e := range inv.ESXiHosts() {
+		if e == "" {
+			continue
+		}
+		hosts := inv.HostsOnESXi(e)
+		first := hosts[0]
+		pcis := map[string]string{}
+		for _, h := range hosts {
+			p := fmt.Sprintf("hosts[%d]", h.Index)
+			if h != first && h.NIC != first.NIC {
+				c.errf(p+".nic", "%s shares ESXi host %s with %s but names a different NIC (%s %s, %d VFs vs %s %s, %d VFs)",
+					h.Name, e, first.Name, h.NIC.Model, h.NIC.PF, h.NIC.VFs, first.NIC.Model, first.NIC.PF, first.NIC.VFs)
+			}
+			for k, g := range h.GPUs {
+				if g.PCI == "" {
+					continue
+				}
+				gp := fmt.Sprintf("%s.gpus[%d].pci", p, k)
+				if _, ok := inv.pos[gp]; !ok {
+					gp = fmt.Sprintf("defaults.gpus[%d].pci", k)
+				}
+				if other, ok := pcis[g.PCI]; ok {
+					c.errf(gp, "GPU %s on ESXi host %s is already passed through to %s (a device serves one VM)", g.PCI, e, other)
+					continue
+				}
+				pcis[g.PCI] = h.Name
+			}
+		}
+		if first.NIC.VFs > 0 && len(hosts) > first.NIC.VFs {
+			c.errf(fmt.Sprintf("hosts[%d].nic", hosts[len(hosts)-1].Index), "ESXi host %s runs %d VMs but its NIC has only %d VFs (one VF per VM)", e, len(hosts), first.NIC.VFs)
+		}
+	}
+}

@@ -1,0 +1,392 @@
+package inventory
+
+// The network rules: management endpoints, vCenter, data addresses on one
+// network, container subnets derived, inside the pool and overlapping nothing.
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// specialRanges are IPv4 ranges that can be neither data addresses nor
+// container subnets (RFC 6890): "this network", loopback, link-local,
+// multicast and reserved.
+var specialRanges = []struct {
+	p    netip.Prefix
+	name string
+}{
+	{netip.MustParsePrefix("0.0.0.0/8"), "0.0.0.0/8 (this network)"},
+	{netip.MustParsePrefix("127.0.0.0/8"), "127.0.0.0/8 (loopback)"},
+	{netip.MustParsePrefix("169.254.0.0/16"), "169.254.0.0/16 (link-local)"},
+	{netip.MustParsePrefix("224.0.0.0/4"), "224.0.0.0/4 (multicast)"},
+	{netip.MustParsePrefix("240.0.0.0/4"), "240.0.0.0/4 (reserved)"},
+}
+
+// specialRange names the special range p overlaps, or "".
+func specialRange(p netip.Prefix) string {
+	for _, r := range specialRanges {
+		if r.p.Overlaps(p) {
+			return r.name
+		}
+	}
+	return ""
+}
+
+// validMgmt accepts host, IP, host:port, IPv4:port and [IPv6]:port.
+func validMgmt(s string) bool {
+	host := s
+	if h, port, err := net.SplitHostPort(s); err == nil {
+		n, err := strconv.Atoi(port)
+		if err != nil || n < 1 || n > 65535 {
+			return false
+		}
+		host = h
+	}
+	_, err := netip.ParseAddr(host)
+	return err == nil || validHostname(host)
+}
+
+// mgmtAddr returns the IP address of a management endpoint written as an IP
+// literal (with or without a port).
+func mgmtAddr(s string) (netip.Addr, bool) {
+	if h, _, err := net.SplitHostPort(s); err == nil {
+		s = h
+	}
+	a, err := netip.ParseAddr(s)
+	return a, err == nil
+}
+
+func (c *checker) vcenter(s string) {
+	c.inv.VCenter = s
+	if s == "" {
+		return
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		c.errf("vcenter", "%q is not a vSphere SDK URL like https://vcenter.example/sdk", s)
+		return
+	}
+	if u.User != nil {
+		c.errf("vcenter", "must not carry credentials; set GOVC_USERNAME and GOVC_PASSWORD instead")
+	}
+}
+
+func (c *checker) data(h *Host, r *rawData, p string) {
+	if r == nil {
+		c.missing(p, "data", " (address, switch and port of the data link)")
+		return
+	}
+	p += ".data"
+	if r.Address == "" {
+		c.missing(p, "address", " (e.g. 31.31.31.41/24)")
+	} else if a, err := netip.ParsePrefix(r.Address); err != nil || !a.Addr().Is4() {
+		c.errf(p+".address", "%q is not an IPv4 address with its prefix length, like 31.31.31.41/24", r.Address)
+	} else if a.Bits() < 31 && (a.Addr() == a.Masked().Addr() || a.Addr() == lastAddr(a)) {
+		c.errf(p+".address", "%s is the network or broadcast address of %s, not a host address", a.Addr(), a.Masked())
+	} else if r := specialRange(netip.PrefixFrom(a.Addr(), 32)); r != "" {
+		c.errf(p+".address", "%s is in %s, not a routable data address", a.Addr(), r)
+	} else {
+		h.Data.Address = a
+	}
+	h.Data.Switch = r.Switch
+	if r.Switch == "" {
+		if len(c.inv.Switches) == 1 {
+			h.Data.Switch = c.inv.Switches[0].Name
+		} else {
+			c.missing(p, "switch", " (the switch the data port is cabled to)")
+		}
+	}
+	sw := c.inv.Switch(h.Data.Switch)
+	if h.Data.Switch != "" && sw == nil {
+		c.errf(p+".switch", "unknown switch %q (switches: %s)", h.Data.Switch, c.switchNames())
+	}
+	if r.Port == "" {
+		c.missing(p, "port", " (the switch port, e.g. 1/1)")
+		return
+	}
+	m := rePort.FindStringSubmatch(r.Port)
+	if m == nil {
+		c.errf(p+".port", "%q is not a switch port like 1/1", r.Port)
+		return
+	}
+	mod, _ := strconv.Atoi(m[1])
+	num, _ := strconv.Atoi(m[2])
+	h.Data.Port = Port{mod, num}
+	if sw != nil && sw.Ports > 0 && (mod != 1 || num < 1 || num > sw.Ports) {
+		c.errf(p+".port", "%s is outside %s ports 1/1-1/%d", r.Port, sw.Model, sw.Ports)
+	}
+}
+
+// lastAddr is the broadcast address of p's network.
+func lastAddr(p netip.Prefix) netip.Addr {
+	a := p.Masked().Addr().As4()
+	n := uint32(a[0])<<24 | uint32(a[1])<<16 | uint32(a[2])<<8 | uint32(a[3])
+	n |= 1<<(32-p.Bits()) - 1
+	return addr4(n)
+}
+
+func addr4(n uint32) netip.Addr {
+	return netip.AddrFrom4([4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)})
+}
+
+func u32(a netip.Addr) uint32 {
+	b := a.As4()
+	return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
+}
+
+// deriveSubnet applies the guide's convention: the host's offset inside its
+// data network (41 for 31.31.31.41/24) picks the prefix-sized block of the pool
+// (172.16.41.0/24).
+func (c *checker) deriveSubnet(addr netip.Prefix, path string) netip.Prefix {
+	d := c.inv.Docker
+	if d.Prefix < d.Pool.Bits() || d.Prefix > 30 {
+		return netip.Prefix{} // already reported at docker.prefix
+	}
+	offset := u32(addr.Addr()) - u32(addr.Masked().Addr())
+	blocks := uint64(1) << (d.Prefix - d.Pool.Bits())
+	if uint64(offset) >= blocks {
+		c.errf(path, "offset %d of %s in %s does not fit the pool %s, which holds %d /%d subnets (offsets 0–%d); set hosts[].docker.subnet or widen docker.pool",
+			offset, addr.Addr(), addr.Masked(), d.Pool, blocks, d.Prefix, blocks-1)
+		return netip.Prefix{}
+	}
+	return netip.PrefixFrom(addr4(u32(d.Pool.Addr())+offset<<(32-d.Prefix)), d.Prefix)
+}
+
+// subnetPath is where a host's container subnet came from.
+func subnetPath(inv *Inventory, i int) string {
+	p := fmt.Sprintf("hosts[%d].docker.subnet", i)
+	if _, ok := inv.pos[p]; ok {
+		return p
+	}
+	return fmt.Sprintf("hosts[%d].data.address", i)
+}
+
+// crossHost checks the rules that relate hosts to each other and to the cluster.
+func (c *checker) crossHost() {
+	inv := c.inv
+	type first struct {
+		i    int
+		path string
+	}
+	// dup reports a key seen before, at whichever of the two places the user
+	// wrote explicitly (prefer), else at the later one.
+	dup := func(kind string, explicit func(path string) bool) func(key string, i int, path string) {
+		seen := map[string]first{}
+		return func(key string, i int, path string) {
+			if key == "" {
+				return
+			}
+			if f, ok := seen[key]; ok {
+				at, other := path, f.i
+				if explicit != nil && explicit(f.path) && !explicit(path) {
+					at, other = f.path, i
+				}
+				c.errf(at, "duplicate %s %s (also hosts[%d])", kind, key, other)
+				return
+			}
+			seen[key] = first{i, path}
+		}
+	}
+	written := func(path string) bool { _, ok := inv.pos[path]; return ok }
+	names, vms, addrs, subnets := dup("host name", nil), dup("VM name", nil), dup("data address", nil), dup("container subnet", written)
+	mgmt, dataNets := c.mgmtAddrs(), c.dataNets()
+	c.subnetOverlaps()
+	c.ports()
+	c.mgmtEndpoints()
+	dataNet, dataFrom := c.majorityDataNet()
+	var shortMTU []string
+	for i, h := range inv.Hosts {
+		p := fmt.Sprintf("hosts[%d]", i)
+		names(h.Name, i, p+".name")
+		vmPath := p + ".vm"
+		if !written(vmPath) {
+			vmPath = p + ".name"
+		}
+		vms(h.VM, i, vmPath)
+		if h.Data.Address.IsValid() {
+			addrs(h.Data.Address.Addr().String(), i, p+".data.address")
+			if h.Data.Address.Masked() != dataNet {
+				c.errf(p+".data.address", "%s is not on the data network %s of hosts[%d] and the others: all data addresses must share one directly connected network (routes need an on-link next hop)",
+					h.Data.Address, dataNet, dataFrom)
+			}
+		}
+		if h.Subnet.IsValid() {
+			sp := subnetPath(inv, i)
+			subnets(h.Subnet.String(), i, sp)
+			if !inv.Docker.Pool.Contains(h.Subnet.Addr()) || h.Subnet.Bits() < inv.Docker.Pool.Bits() {
+				c.errf(sp, "container subnet %s is outside the pool %s", h.Subnet, inv.Docker.Pool)
+			}
+			for _, m := range mgmt {
+				if h.Subnet.Contains(m.addr) {
+					c.errf(sp, "container subnet %s contains the management address %s of %s", h.Subnet, m.addr, m.owner)
+				}
+			}
+			for _, n := range dataNets {
+				if h.Subnet.Overlaps(n.net) {
+					c.errf(sp, "container subnet %s overlaps the data network %s (hosts[%d])", h.Subnet, n.net, n.host)
+				}
+			}
+		}
+		if inv.Docker.MTU > h.EffectiveDataMTU() {
+			shortMTU = append(shortMTU, fmt.Sprintf("%s (%d)", h.Name, h.EffectiveDataMTU()))
+		}
+	}
+	if len(shortMTU) > 0 {
+		list := shortMTU
+		if len(list) > 4 {
+			list = append(list[:4:4], fmt.Sprintf("and %d more", len(shortMTU)-4))
+		}
+		c.errf("docker.mtu", "%d is above the data link MTU of %s; set data_mtu (the link's MTU as configured on the VF, the ESXi vSwitch and the switch) or lower docker.mtu",
+			inv.Docker.MTU, strings.Join(list, ", "))
+	}
+	if inv.Horovod.Network == NetworkHost && inv.Horovod.SSHPort == 22 {
+		c.errf("horovod.ssh_port", "22 is the VM's own sshd: with host networking the workers' sshd must listen on another port (e.g. 12345)")
+	}
+	c.esxiShared()
+}
+
+// majorityDataNet is the data network most hosts are on (the first host's on
+// a tie), so that one stray address is what gets reported, not the others.
+func (c *checker) majorityDataNet() (netip.Prefix, int) {
+	count := map[netip.Prefix]int{}
+	var order []netip.Prefix
+	first := map[netip.Prefix]int{}
+	for i, h := range c.inv.Hosts {
+		if !h.Data.Address.IsValid() {
+			continue
+		}
+		n := h.Data.Address.Masked()
+		if count[n] == 0 {
+			order = append(order, n)
+			first[n] = i
+		}
+		count[n]++
+	}
+	best := netip.Prefix{}
+	for _, n := range order {
+		if !best.IsValid() || count[n] > count[best] {
+			best = n
+		}
+	}
+	return best, first[best]
+}
+
+// mgmtEndpoints checks that no two machines (hosts and switches) share a
+// management endpoint, and that no host is managed through another host's
+// data address: apply would push two configurations to one machine.
+func (c *checker) mgmtEndpoints() {
+	inv := c.inv
+	type owner struct{ path, name string }
+	seen := map[string]owner{}
+	add := func(endpoint, path, name string) {
+		if endpoint == "" {
+			return
+		}
+		key := strings.ToLower(endpoint)
+		if o, ok := seen[key]; ok {
+			c.errf(path, "management address %s is also %s's (%s): apply would configure one machine twice", endpoint, o.name, o.path)
+			return
+		}
+		seen[key] = owner{path, name}
+	}
+	for j, s := range inv.Switches {
+		add(s.Mgmt, fmt.Sprintf("switches[%d].mgmt", j), s.Name)
+	}
+	data := map[netip.Addr]int{}
+	for j, h := range inv.Hosts {
+		if h.Data.Address.IsValid() {
+			data[h.Data.Address.Addr()] = j
+		}
+	}
+	for i, h := range inv.Hosts {
+		p := fmt.Sprintf("hosts[%d].mgmt", i)
+		if _, ok := inv.pos[p]; !ok {
+			p = fmt.Sprintf("hosts[%d].name", i)
+		}
+		add(h.Mgmt, p, h.Name)
+		if a, ok := mgmtAddr(h.Mgmt); ok {
+			if j, ok := data[a]; ok && j != i {
+				c.errf(p, "management address %s is hosts[%d]'s (%s) data address", a, j, inv.Hosts[j].Name)
+			}
+		}
+	}
+}
+
+type ownedAddr struct {
+	addr  netip.Addr
+	owner string
+}
+
+// mgmtAddrs lists the management addresses written as IP literals.
+func (c *checker) mgmtAddrs() []ownedAddr {
+	var out []ownedAddr
+	for j, h := range c.inv.Hosts {
+		if a, ok := mgmtAddr(h.Mgmt); ok {
+			out = append(out, ownedAddr{a, fmt.Sprintf("hosts[%d]", j)})
+		}
+	}
+	for j, s := range c.inv.Switches {
+		if a, ok := mgmtAddr(s.Mgmt); ok {
+			out = append(out, ownedAddr{a, fmt.Sprintf("switches[%d]", j)})
+		}
+	}
+	return out
+}
+
+type dataNet struct {
+	net  netip.Prefix
+	host int
+}
+
+// dataNets lists the distinct data networks with the first host on each.
+func (c *checker) dataNets() []dataNet {
+	var out []dataNet
+	seen := map[netip.Prefix]bool{}
+	for j, h := range c.inv.Hosts {
+		if n := h.Data.Address.Masked(); h.Data.Address.IsValid() && !seen[n] {
+			seen[n] = true
+			out = append(out, dataNet{n, j})
+		}
+	}
+	return out
+}
+
+// subnetOverlaps reports container subnets that overlap without being equal
+// (equal ones are duplicates), in O(n log n): sorted by first address, a subnet
+// overlaps an earlier one exactly when it starts before the furthest end so far.
+func (c *checker) subnetOverlaps() {
+	inv := c.inv
+	idx := make([]int, 0, len(inv.Hosts))
+	for i, h := range inv.Hosts {
+		if h.Subnet.IsValid() {
+			idx = append(idx, i)
+		}
+	}
+	sort.SliceStable(idx, func(a, b int) bool {
+		x, y := inv.Hosts[idx[a]].Subnet, inv.Hosts[idx[b]].Subnet
+		if x.Addr() != y.Addr() {
+			return x.Addr().Less(y.Addr())
+		}
+		return x.Bits() < y.Bits()
+	})
+	widest := -1 // the host whose subnet reaches furthest so far
+	for _, i := range idx {
+		s := inv.Hosts[i].Subnet
+		if widest >= 0 {
+			w := inv.Hosts[widest].Subnet
+			if w != s && w.Overlaps(s) {
+				j, k := min(i, widest), max(i, widest)
+				c.errf(subnetPath(inv, k), "container subnet %s overlaps hosts[%d]'s %s", inv.Hosts[k].Subnet, j, inv.Hosts[j].Subnet)
+			}
+			if u32(lastAddr(s)) <= u32(lastAddr(w)) {
+				continue
+			}
+		}
+		widest = i
+	}
+}

@@ -1,0 +1,39 @@
+package inventory
+
+// The lossless RoCE rules: DSCP and priorities, ECN thresholds, buffer share.
+
+func (c *checker) roce(r *rawRoCE) {
+	if r == nil {
+		r = &rawRoCE{}
+	}
+	q := &c.inv.RoCE
+	q.DSCP = c.intIn("roce.dscp", r.DSCP, DefaultDSCP, 0, 63, "DSCP is 6 bits")
+	q.Priority = c.intIn("roce.priority", r.Priority, DefaultPriority, 0, 7, "switch priorities are 0–7")
+	q.CNPDSCP = c.intIn("roce.cnp_dscp", r.CNPDSCP, DefaultCNPDSCP, 0, 63, "DSCP is 6 bits")
+	q.CNPPriority = c.intIn("roce.cnp_priority", r.CNPPriority, DefaultCNPPriority, 0, 7, "switch priorities are 0–7")
+	q.ECNMinKB = c.intIn("roce.ecn_min_kb", r.ECNMinKB, DefaultECNMinKB, 1, 1<<20, "KB")
+	q.ECNMaxKB = c.intIn("roce.ecn_max_kb", r.ECNMaxKB, DefaultECNMaxKB, 1, 1<<20, "KB")
+	q.BufferPercent = DefaultBufferPercent
+	if r.BufferPercent != nil {
+		q.BufferPercent = *r.BufferPercent
+		if q.BufferPercent < 1 || q.BufferPercent > 100 {
+			c.errf("roce.buffer_percent", "%g is outside 1–100 (percent of switch buffer memory)", q.BufferPercent)
+		}
+	}
+	if q.CNPPriority == q.Priority {
+		c.errf("roce.cnp_priority", "%d equals roce.priority: CNPs need their own strict-priority class apart from the lossless RoCE class", q.CNPPriority)
+	}
+	if q.ECNMinKB > q.ECNMaxKB {
+		c.errf("roce.ecn_min_kb", "%d KB is above ecn_max_kb %d KB (ECN marking starts at the minimum)", q.ECNMinKB, q.ECNMaxKB)
+	}
+	// ONYX (trust L3) and mlx5 map DSCP to switch priority as DSCP/8 by default;
+	// rdggen does not rewrite that map, so the pair must agree.
+	if q.DSCP>>3 != q.Priority && inRange(q.DSCP, 0, 63) && inRange(q.Priority, 0, 7) {
+		c.errf("roce.dscp", "DSCP %d maps to switch priority %d by default (DSCP/8), not roce.priority %d; use a DSCP in %d–%d",
+			q.DSCP, q.DSCP>>3, q.Priority, q.Priority*8, q.Priority*8+7)
+	}
+	if q.CNPDSCP>>3 != q.CNPPriority && q.CNPPriority != q.Priority && inRange(q.CNPDSCP, 0, 63) && inRange(q.CNPPriority, 0, 7) {
+		c.errf("roce.cnp_dscp", "DSCP %d maps to switch priority %d by default (DSCP/8), not roce.cnp_priority %d; use a DSCP in %d–%d",
+			q.CNPDSCP, q.CNPDSCP>>3, q.CNPPriority, q.CNPPriority*8, q.CNPPriority*8+7)
+	}
+}
