@@ -13,4 +13,5 @@ require (
 require (
 	github.com/google/uuid v1.6.0 // indirect
 	golang.org/x/sys v0.50.0 // indirect
+	mvdan.cc/sh/v3 v3.14.1 // indirect
 )

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -31,13 +32,32 @@ type applyEnv struct {
 }
 
 // applyTarget is one `--target` of `rdggen apply`. flags registers the
-// target's own flags on the apply flag set (called once); run pushes and
-// returns a non-nil error when anything failed (the error is the summary).
+// target's own flags on the apply flag set (called once); check, when set,
+// refuses flag values that make no sense (a usage error, before anything is
+// loaded or contacted); run pushes and returns a non-nil error when anything
+// failed (the error is the summary).
 type applyTarget struct {
 	name  string
 	help  string
 	flags func(fs *pflag.FlagSet)
+	check func() error
 	run   func(ctx context.Context, env *applyEnv) error
+}
+
+// positive refuses a duration flag that is not above zero.
+func positive(flag string, d time.Duration) error {
+	if d <= 0 {
+		return fmt.Errorf("%s %s: must be more than 0", flag, d)
+	}
+	return nil
+}
+
+// validPort refuses a TCP port flag outside 1–65535.
+func validPort(flag string, p int) error {
+	if p < 1 || p > 65535 {
+		return fmt.Errorf("%s %d: a TCP port is 1–65535", flag, p)
+	}
+	return nil
 }
 
 // applyTargets lists the targets in the order `apply` runs them by default.

@@ -22,7 +22,7 @@ var esxiModules func(c *vim25.Client) vsphere.ModuleParams
 // (GPU passthrough, SR-IOV, nmlx5_core RoCE parameters) through the vSphere API.
 func esxiTarget() *applyTarget {
 	var vcenter string
-	var insecure bool
+	var insecure, allowHTTP bool
 	var timeout time.Duration
 	return &applyTarget{
 		name: "esxi",
@@ -30,11 +30,16 @@ func esxiTarget() *applyTarget {
 		flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&vcenter, "vcenter", "", "vCenter `URL` for --target esxi (default $GOVC_URL, else the inventory's vcenter); credentials from $GOVC_USERNAME/$GOVC_PASSWORD")
 			fs.BoolVar(&insecure, "vcenter-insecure", false, "do not verify vCenter's TLS certificate (also $GOVC_INSECURE=1); prefer $GOVC_TLS_CA_CERTS")
-			fs.DurationVar(&timeout, "vcenter-timeout", 2*time.Minute, "bound on each vSphere API request (0: none)")
+			fs.BoolVar(&allowHTTP, "vcenter-allow-http", false, "allow an http:// vCenter URL (the password then crosses the network unencrypted)")
+			fs.DurationVar(&timeout, "vcenter-timeout", 2*time.Minute, "bound on each vSphere API request (> 0)")
 		},
+		check: func() error { return positive("--vcenter-timeout", timeout) },
 		run: func(ctx context.Context, env *applyEnv) error {
 			cfg, err := vsphere.ConfigFromEnv(env.Inv, env.Getenv, vcenter, insecure)
 			if err != nil {
+				return err
+			}
+			if err := cfg.RequireTLS(allowHTTP); err != nil {
 				return err
 			}
 			cfg.Timeout = timeout

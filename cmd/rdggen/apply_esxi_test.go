@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -33,8 +35,13 @@ func TestApplyESXiCLI(t *testing.T) {
 		"GOVC_PASSWORD":     vcsimtest.Password,
 		"GOVC_TLS_CA_CERTS": sim.CAFile,
 	}
+	file := filepath.Join(t.TempDir(), "cluster.yaml")
+	if err := os.WriteFile(file, inventory.ReferenceYAML, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	rdggen := func(args ...string) (int, string, string) {
 		t.Helper()
+		args = append(args, "-f", file)
 		var out, errb bytes.Buffer
 		code := run(context.Background(), args, &out, &errb, func(k string) string { return env[k] })
 		if strings.Contains(out.String()+errb.String(), vcsimtest.Password) {

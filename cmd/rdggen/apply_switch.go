@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -34,7 +35,10 @@ func switchTarget() *applyTarget {
 			f.StringVar(&user, "switch-user", "admin", "SSH `USER` on the switches (env "+envSwitchUser+")")
 			f.IntVar(&port, "switch-ssh-port", 22, "SSH `PORT` of the switches' mgmt addresses")
 			f.StringVar(&backupDir, "backup-dir", "rdg-backup", "`DIR` for each switch's running-config, saved before any change (mode 0600)")
-			f.DurationVar(&timeout, "switch-timeout", 60*time.Second, "timeout per switch CLI command")
+			f.DurationVar(&timeout, "switch-timeout", 60*time.Second, "timeout per switch CLI command (> 0)")
+		},
+		check: func() error {
+			return errors.Join(positive("--switch-timeout", timeout), validPort("--switch-ssh-port", port))
 		},
 		run: func(ctx context.Context, env *applyEnv) error {
 			u := user

@@ -23,8 +23,9 @@ func workersTarget() *applyTarget {
 		flags: func(f *pflag.FlagSet) {
 			f.StringVar(&keys, "keys", "", "`DIR` of the cluster's worker SSH keys, generated there once (mode 0600)\n"+
 				"(default $XDG_CONFIG_HOME/rdggen/<cluster>, else ~/.config/rdggen/<cluster>)")
-			f.DurationVar(&ready, "worker-timeout", time.Minute, "how long to wait for a started worker's sshd")
+			f.DurationVar(&ready, "worker-timeout", time.Minute, "how long to wait for a started worker's sshd (> 0)")
 		},
+		check: func() error { return positive("--worker-timeout", ready) },
 		run: func(ctx context.Context, env *applyEnv) error {
 			dir := keys
 			if dir == "" {

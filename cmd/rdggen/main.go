@@ -12,12 +12,15 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/pflag"
 
 	"github.com/rdggen/rdggen/internal/render"
 	"github.com/rdggen/rdggen/pkg/inventory"
+	"github.com/rdggen/rdggen/pkg/quote"
 )
 
 // Exit statuses.
@@ -29,7 +32,7 @@ const (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv)
 	stop()
 	os.Exit(code)
@@ -42,7 +45,7 @@ Usage:
   rdggen [-f cluster.yaml] [-o DIR]     validate, then write every artifact under DIR
   rdggen validate -f cluster.yaml       only check the inventory
   rdggen example                        print the reference inventory as commented YAML
-  rdggen apply [--target switch,esxi,hosts,workers] [--dry-run] [-f cluster.yaml]
+  rdggen apply -f cluster.yaml [--target switch,esxi,hosts,workers] [--dry-run]
                                         show what would change, then push only that
   rdggen run -f cluster.yaml [--mpirun] [-- CMD ARG...]
                                         launch the job from the first host's worker
@@ -73,14 +76,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		case "run":
 			return cmdRun(ctx, args[1:], stdout, stderr, getenv)
 		case "help":
-			return cmdGenerate([]string{"--help"}, stdout, stderr)
+			return cmdGenerate(ctx, []string{"--help"}, stdout, stderr)
 		}
 		if !strings.HasPrefix(args[0], "-") {
 			fmt.Fprintf(stderr, "rdggen: unknown command %q (commands: validate, example, apply, run)\n", args[0])
 			return exitUsage
 		}
 	}
-	return cmdGenerate(args, stdout, stderr)
+	return cmdGenerate(ctx, args, stdout, stderr)
 }
 
 // newFlagSet makes a subcommand's flag set: errors go to stderr, --help (asked
@@ -117,10 +120,16 @@ func parse(fs *pflag.FlagSet, args []string, stdout io.Writer) (int, bool) {
 	return 0, true
 }
 
-// load returns the inventory at file, or the embedded reference when file is "".
-// Findings go to stderr; ok is false when the inventory is invalid.
-func load(file string, stderr io.Writer) (*inventory.Inventory, int, bool) {
+// load returns the inventory named by fs's -f flag (file), or the embedded
+// reference when -f was not given. An -f given but empty (an unset shell
+// variable, typically) is a usage error, never the reference. Findings go to
+// stderr; ok is false when the inventory is invalid or missing.
+func load(fs *pflag.FlagSet, file string, stderr io.Writer) (*inventory.Inventory, int, bool) {
 	if file == "" {
+		if fs.Changed("file") {
+			fmt.Fprintln(stderr, "rdggen: -f is empty (an unset variable?); name the inventory file")
+			return nil, exitUsage, false
+		}
 		return inventory.Reference(), 0, true
 	}
 	inv, err := inventory.LoadFile(file)
@@ -128,16 +137,40 @@ func load(file string, stderr io.Writer) (*inventory.Inventory, int, bool) {
 	switch {
 	case errors.As(err, &rep):
 		fmt.Fprintln(stderr, rep.Error())
-		fmt.Fprintf(stderr, "rdggen: %s: %d problem(s); nothing was written or pushed\n", file, len(rep.Findings))
+		fmt.Fprintf(stderr, "rdggen: %s: %d problem(s); nothing was written or pushed\n", inventory.DisplayName(file), rep.Count())
 		return nil, exitInvalid, false
 	case err != nil:
-		fmt.Fprintf(stderr, "rdggen: %v\n", err)
+		fmt.Fprintf(stderr, "rdggen: %s\n", quote.Line(err.Error()))
 		return nil, exitUsage, false
 	}
 	return inv, 0, true
 }
 
-func cmdGenerate(args []string, stdout, stderr io.Writer) int {
+// insideDir reports whether path is dir or lies below it (both made
+// absolute, symbolic links in existing parents resolved).
+func insideDir(path, dir string) bool {
+	abs := func(p string) string {
+		a, err := filepath.Abs(p)
+		if err != nil {
+			return p
+		}
+		// Resolve what exists: the deepest existing parent, plus the rest.
+		rest := ""
+		for cur := a; ; cur = filepath.Dir(cur) {
+			if r, err := filepath.EvalSymlinks(cur); err == nil {
+				return filepath.Join(r, rest)
+			}
+			if cur == filepath.Dir(cur) {
+				return a
+			}
+			rest = filepath.Join(filepath.Base(cur), rest)
+		}
+	}
+	rel, err := filepath.Rel(abs(dir), abs(path))
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+func cmdGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("rdggen", usageTop, stdout, stderr)
 	file := fs.StringP("file", "f", "", "inventory `FILE` (default: the embedded reference cluster)")
 	out := fs.StringP("output", "o", "./rdg-out", "output `DIR`; replaced as a whole, never left half-written")
@@ -145,13 +178,18 @@ func cmdGenerate(args []string, stdout, stderr io.Writer) int {
 	if code, ok := parse(fs, args, stdout); !ok {
 		return code
 	}
-	inv, code, ok := load(*file, stderr)
+	inv, code, ok := load(fs, *file, stderr)
 	if !ok {
 		return code
 	}
+	if *file != "" && insideDir(*file, *out) {
+		fmt.Fprintf(stderr, "rdggen: the output directory %s holds the inventory %s, and rdggen replaces that directory as a whole; keep the inventory elsewhere or choose another -o\n",
+			quote.Line(*out), inv.File)
+		return exitUsage
+	}
 	files := render.Tree(inv)
-	if err := render.Write(*out, files); err != nil {
-		fmt.Fprintf(stderr, "rdggen: %v\n", err)
+	if err := render.Write(ctx, *out, files); err != nil {
+		fmt.Fprintf(stderr, "rdggen: %s\n", quote.Line(err.Error()))
 		return exitFailed
 	}
 	if !*quiet {
@@ -174,7 +212,7 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 	if code, ok := parse(fs, args, stdout); !ok {
 		return code
 	}
-	inv, code, ok := load(*file, stderr)
+	inv, code, ok := load(fs, *file, stderr)
 	if !ok {
 		return code
 	}
@@ -226,7 +264,7 @@ Examples:
 func cmdApply(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	all := applyTargets()
 	fs := newFlagSet("apply", usageApply(all), stdout, stderr)
-	file := fs.StringP("file", "f", "", "inventory `FILE` (default: the embedded reference cluster)")
+	file := fs.StringP("file", "f", "", "inventory `FILE` (required)")
 	target := fs.String("target", "", "comma-separated `LIST` of targets: "+targetNames(all)+" (default all)")
 	dryRun := fs.Bool("dry-run", false, "print the plan and change nothing")
 	parallel := fs.Int("parallel", 8, "machines changed at once, `N` ≥ 1")
@@ -244,12 +282,28 @@ func cmdApply(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		fmt.Fprintln(stderr, "rdggen: --parallel must be at least 1")
 		return exitUsage
 	}
+	checks := []error{vm.check()}
+	for _, t := range all {
+		if t.check != nil {
+			checks = append(checks, t.check())
+		}
+	}
+	if err := errors.Join(checks...); err != nil {
+		for _, l := range strings.Split(err.Error(), "\n") {
+			fmt.Fprintf(stderr, "rdggen: %s\n", l)
+		}
+		return exitUsage
+	}
+	if *file == "" {
+		fmt.Fprintln(stderr, "rdggen: apply needs -f cluster.yaml: it changes real machines (the embedded reference cluster is only for generating files and `rdggen example`)")
+		return exitUsage
+	}
 	targets, err := selectTargets(all, *target)
 	if err != nil {
 		fmt.Fprintf(stderr, "rdggen: %v\n", err)
 		return exitUsage
 	}
-	inv, code, ok := load(*file, stderr)
+	inv, code, ok := load(fs, *file, stderr)
 	if !ok {
 		return code
 	}

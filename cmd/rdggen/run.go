@@ -50,11 +50,15 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, getenv
 	if code, ok := parse(fs, rest, stdout); !ok {
 		return code
 	}
+	if err := vm.check(); err != nil {
+		fmt.Fprintf(stderr, "rdggen: %v\n", err)
+		return exitUsage
+	}
 	if *file == "" {
 		fmt.Fprintln(stderr, "rdggen: run needs -f cluster.yaml: it starts a job on real machines (see rdggen run --help)")
 		return exitUsage
 	}
-	inv, code, ok := load(*file, stderr)
+	inv, code, ok := load(fs, *file, stderr)
 	if !ok {
 		return code
 	}

@@ -31,6 +31,9 @@ func (v *vmFlags) register(f *pflag.FlagSet, withRoot bool) {
 		"live state (sysctl, routes, iptables, containers) is unaffected, and auto restart/validate are off")
 }
 
+// check refuses a port outside 1–65535.
+func (v *vmFlags) check() error { return validPort("--hosts-ssh-port", v.port) }
+
 // ssh is the VMs' SSH settings: the login user (--ssh-user, $USER, the
 // current user), the known_hosts and identities common to all SSH targets,
 // and the password from RDGGEN_SSH_PASSWORD.

@@ -13,6 +13,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/rdggen/rdggen/pkg/quote"
 )
 
 // The host's work travels as one POSIX sh script per round trip, fed to
@@ -30,10 +32,8 @@ import (
 // through `sudo -n` (never prompting) when the login user is not root.
 const RemoteCommand = `if [ "$(id -u)" = 0 ]; then exec /bin/sh -s; else exec sudo -n /bin/sh -s; fi`
 
-// Quote quotes s as one sh word.
-func Quote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
+// Quote quotes s as one sh word (quote.Sh).
+func Quote(s string) string { return quote.Sh(s) }
 
 // prelude follows R (the root prefix) and N (the nonce). Every command's
 // stdin is /dev/null: the script itself is on the shell's stdin. `fr NAME CMD…`

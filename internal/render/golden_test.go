@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"context"
 	"flag"
 	"io/fs"
 	"os"
@@ -108,7 +109,7 @@ func TestGolden(t *testing.T) {
 				if err := os.RemoveAll(out); err != nil {
 					t.Fatal(err)
 				}
-				if err := Write(out, files); err != nil {
+				if err := Write(context.Background(), out, files); err != nil {
 					t.Fatal(err)
 				}
 				if err := os.Remove(filepath.Join(out, Marker)); err != nil {

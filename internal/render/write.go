@@ -1,27 +1,40 @@
 package render
 
 import (
+	"bufio"
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
+	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/rdggen/rdggen/pkg/artifact"
+	"github.com/rdggen/rdggen/pkg/quote"
 )
 
-// Marker is the file that marks a directory as rdggen's output. Write replaces
-// only an empty directory or one that carries it, never a user's directory.
+// Marker is the file that marks a directory as rdggen's output and lists
+// the files rdggen wrote there. Write replaces only an empty directory or one
+// that carries it, and only when every file in it is on its list.
 const Marker = ".rdggen"
 
+const markerHeader = "This directory is written by rdggen and replaced as a whole on every run.\nFiles rdggen wrote:\n"
+
 // Write writes files as the complete tree dir, atomically: the tree is built
-// in a sibling temporary directory and renamed into place, so on any error
-// dir is left as it was (absent, or the previous output).
+// in a sibling temporary directory and renamed into place, so on any error or
+// cancellation of ctx dir is left as it was (absent, or the previous output)
+// and the temporary directory is removed. Temporary directories that an
+// earlier, killed run left beside dir are removed first.
 //
-// An existing dir is replaced only when it is empty or holds Marker; anything
-// else is refused with an error that names it.
-func Write(dir string, files []artifact.File) error {
+// An existing dir is replaced only when it is empty, or holds Marker and
+// nothing that Marker does not list: a file a user put there is never
+// deleted; Write refuses and names it.
+func Write(ctx context.Context, dir string, files []artifact.File) error {
 	dir = filepath.Clean(dir)
 	if err := checkReplaceable(dir); err != nil {
 		return err
@@ -30,16 +43,21 @@ func Write(dir string, files []artifact.File) error {
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", parent, err)
 	}
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".tmp-")
+	prefix := "." + filepath.Base(dir) + ".tmp-"
+	removeStale(parent, prefix)
+	tmp, err := os.MkdirTemp(parent, prefix+strconv.Itoa(os.Getpid())+"-")
 	if err != nil {
 		return fmt.Errorf("create a temporary directory beside %s: %w", dir, err)
 	}
 	defer os.RemoveAll(tmp) // no-op after a successful rename
-	if err := writeAll(tmp, files); err != nil {
+	if err := writeAll(ctx, tmp, files); err != nil {
 		return err
 	}
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("interrupted: %s was not changed", dir)
 	}
 	old := ""
 	if _, err := os.Lstat(dir); err == nil {
@@ -60,6 +78,30 @@ func Write(dir string, files []artifact.File) error {
 		}
 	}
 	return nil
+}
+
+// removeStale removes the temporary directories (prefix<pid>-…, and their
+// .old) of runs whose process is gone: a run killed by SIGKILL or a crash
+// cannot clean up after itself.
+func removeStale(parent, prefix string) {
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), prefix)
+		if !ok || !e.IsDir() {
+			continue
+		}
+		pidText, _, _ := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidText)
+		if err != nil || pid <= 0 || pid == os.Getpid() {
+			continue
+		}
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			_ = os.RemoveAll(filepath.Join(parent, e.Name()))
+		}
+	}
 }
 
 func checkReplaceable(dir string) error {
@@ -83,16 +125,82 @@ func checkReplaceable(dir string) error {
 	if len(entries) == 0 {
 		return nil
 	}
-	if _, err := os.Stat(filepath.Join(dir, Marker)); err == nil {
-		return nil
+	marker, err := os.ReadFile(filepath.Join(dir, Marker))
+	if err != nil {
+		return fmt.Errorf("%s exists, is not empty and was not written by rdggen (no %s file); choose another output directory", dir, Marker)
 	}
-	return fmt.Errorf("%s exists, is not empty and was not written by rdggen (no %s file); choose another output directory", dir, Marker)
+	listed, hasList := readManifest(marker)
+	var foreign []string
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
+		if rel == Marker || listed[rel] || (!hasList && rdggenLayout(rel)) {
+			return nil
+		}
+		foreign = append(foreign, rel)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if len(foreign) > 0 {
+		sort.Strings(foreign)
+		more := ""
+		if len(foreign) > 3 {
+			more = fmt.Sprintf(" and %d more", len(foreign)-3)
+			foreign = foreign[:3]
+		}
+		return fmt.Errorf("%s holds files rdggen did not write (%s%s), and rdggen replaces the directory as a whole: move them elsewhere or choose another output directory",
+			dir, strings.Join(foreign, ", "), more)
+	}
+	return nil
 }
 
-func writeAll(root string, files []artifact.File) error {
-	marker := artifact.File{Path: Marker, Mode: 0o644, Data: []byte("This directory is written by rdggen and replaced as a whole on every run.\n")}
+// readManifest returns the paths Marker lists; hasList is false for a
+// marker written before rdggen kept the list.
+func readManifest(marker []byte) (map[string]bool, bool) {
+	body, ok := bytes.CutPrefix(marker, []byte(markerHeader))
+	if !ok {
+		return nil, false
+	}
+	m := map[string]bool{}
+	sc := bufio.NewScanner(bytes.NewReader(body))
+	for sc.Scan() {
+		m[sc.Text()] = true
+	}
+	return m, true
+}
+
+// rdggenLayout reports whether rel is a path of rdggen's output tree, for a
+// marker without a list of files.
+func rdggenLayout(rel string) bool {
+	top, _, _ := strings.Cut(rel, "/")
+	switch top {
+	case "switch", "esxi", "hosts", "horovod", "cluster.txt":
+		return true
+	}
+	return false
+}
+
+func writeAll(ctx context.Context, root string, files []artifact.File) error {
+	var list strings.Builder
+	list.WriteString(markerHeader)
+	for _, f := range files {
+		list.WriteString(quote.Line(f.Path))
+		list.WriteByte('\n')
+	}
+	marker := artifact.File{Path: Marker, Mode: 0o644, Data: []byte(list.String())}
 	made := map[string]bool{root: true}
-	for _, f := range append([]artifact.File{marker}, files...) {
+	for i, f := range append([]artifact.File{marker}, files...) {
+		if i%256 == 0 && ctx.Err() != nil {
+			return fmt.Errorf("interrupted: nothing was written")
+		}
 		if f.Path == "" || strings.HasPrefix(f.Path, "/") || strings.Contains(f.Path, "..") {
 			return fmt.Errorf("render: refusing artifact path %q", f.Path)
 		}

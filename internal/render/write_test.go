@@ -1,6 +1,8 @@
 package render
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,7 +14,7 @@ import (
 func TestWriteReplacesOnlyItsOwnOutput(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "out")
 	v1 := []artifact.File{{Path: "a/one.txt", Mode: 0o644, Data: []byte("1\n")}, {Path: "run.sh", Mode: 0o755, Data: []byte("#!/bin/sh\n")}}
-	if err := Write(dir, v1); err != nil {
+	if err := Write(context.Background(), dir, v1); err != nil {
 		t.Fatal(err)
 	}
 	fi, err := os.Stat(filepath.Join(dir, "run.sh"))
@@ -21,7 +23,7 @@ func TestWriteReplacesOnlyItsOwnOutput(t *testing.T) {
 	}
 	// A second write replaces the tree as a whole: stale files disappear.
 	v2 := []artifact.File{{Path: "b/two.txt", Mode: 0o644, Data: []byte("2\n")}}
-	if err := Write(dir, v2); err != nil {
+	if err := Write(context.Background(), dir, v2); err != nil {
 		t.Fatal(err)
 	}
 	got := ReadTree(t, dir)
@@ -39,7 +41,7 @@ func TestWriteRefusesForeignDirectory(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "thesis.tex"), []byte("precious"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	err := Write(dir, []artifact.File{{Path: "x", Data: []byte("x")}})
+	err := Write(context.Background(), dir, []artifact.File{{Path: "x", Data: []byte("x")}})
 	if err == nil || !strings.Contains(err.Error(), "was not written by rdggen") {
 		t.Fatalf("got %v", err)
 	}
@@ -52,17 +54,17 @@ func TestWriteLeavesNoPartialTree(t *testing.T) {
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "out")
 	bad := []artifact.File{{Path: "ok.txt", Data: []byte("ok")}, {Path: "../escape", Data: []byte("x")}}
-	if err := Write(dir, bad); err == nil {
+	if err := Write(context.Background(), dir, bad); err == nil {
 		t.Fatal("a path escaping the tree was accepted")
 	}
 	if entries, _ := os.ReadDir(parent); len(entries) != 0 {
 		t.Errorf("left behind: %v", entries)
 	}
 	// With a previous tree in place, a failed write keeps it intact.
-	if err := Write(dir, []artifact.File{{Path: "keep.txt", Data: []byte("keep")}}); err != nil {
+	if err := Write(context.Background(), dir, []artifact.File{{Path: "keep.txt", Data: []byte("keep")}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := Write(dir, bad); err == nil {
+	if err := Write(context.Background(), dir, bad); err == nil {
 		t.Fatal("accepted")
 	}
 	if got := ReadTree(t, dir); got["keep.txt"] != "keep" || len(got) != 2 {
@@ -76,8 +78,84 @@ func TestWriteRefusesSymlink(t *testing.T) {
 	if err := os.Symlink(dir, link); err != nil {
 		t.Skip(err)
 	}
-	err := Write(link, []artifact.File{{Path: "x", Data: []byte("x")}})
+	err := Write(context.Background(), link, []artifact.File{{Path: "x", Data: []byte("x")}})
 	if err == nil || !strings.Contains(err.Error(), "is a symbolic link") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// A file a user put into rdggen's output directory is never deleted: the
+// next write refuses and names it (the marker lists what rdggen wrote).
+func TestWriteKeepsUserFiles(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	v1 := []artifact.File{{Path: "hosts/a/routes.sh", Mode: 0o755, Data: []byte("#!/bin/sh\n")}}
+	if err := Write(context.Background(), dir, v1); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"cluster.yaml", "hosts/a/notes.txt"} {
+		if err := os.WriteFile(filepath.Join(dir, p), []byte("mine"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := Write(context.Background(), dir, v1)
+	if err == nil || !strings.Contains(err.Error(), "holds files rdggen did not write (cluster.yaml, hosts/a/notes.txt), and rdggen replaces the directory as a whole") {
+		t.Fatalf("got %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "cluster.yaml")); string(b) != "mine" {
+		t.Error("the user's file was touched")
+	}
+	// A marker of an earlier rdggen (no list): files of rdggen's layout are
+	// its own, others are not.
+	if err := os.Remove(filepath.Join(dir, "hosts/a/notes.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, Marker), []byte("This directory is written by rdggen and replaced as a whole on every run.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(context.Background(), dir, v1); err == nil || !strings.Contains(err.Error(), "(cluster.yaml)") {
+		t.Fatalf("old marker: %v", err)
+	}
+	if err := os.Remove(filepath.Join(dir, "cluster.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(context.Background(), dir, v1); err != nil {
+		t.Fatalf("old marker, only rdggen's files: %v", err)
+	}
+}
+
+// A cancelled write (Ctrl-C, SIGTERM) leaves the previous tree and no
+// temporary directory; one that a killed run left behind is removed by the
+// next run, one of a live process is not.
+func TestWriteCancelAndStaleTemporaries(t *testing.T) {
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "out")
+	if err := Write(context.Background(), dir, []artifact.File{{Path: "keep.txt", Data: []byte("keep")}}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := Write(ctx, dir, []artifact.File{{Path: "new.txt", Data: []byte("new")}}); err == nil || !strings.Contains(err.Error(), "interrupted") {
+		t.Fatalf("cancelled write: %v", err)
+	}
+	if got := ReadTree(t, dir); got["keep.txt"] != "keep" {
+		t.Errorf("previous tree: %v", got)
+	}
+	dead := filepath.Join(parent, ".out.tmp-999999999-123")
+	live := filepath.Join(parent, fmt.Sprintf(".out.tmp-%d-456", os.Getppid()))
+	for _, d := range []string{dead, dead + ".old", live} {
+		if err := os.MkdirAll(filepath.Join(d, "hosts"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := Write(context.Background(), dir, []artifact.File{{Path: "new.txt", Data: []byte("new")}}); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(parent)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if strings.Join(names, " ") != filepath.Base(live)+" out" {
+		t.Errorf("beside the output: %v", names)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/rdggen/rdggen/pkg/quote"
+
 	"github.com/rdggen/rdggen/pkg/inventory"
 )
 
@@ -118,20 +120,15 @@ func shortName(name string) string {
 	return short
 }
 
-var (
-	shellSafe = regexp.MustCompile(`^[A-Za-z0-9_@%+=:,./^-]+$`)
-	shellVar  = regexp.MustCompile(`^\$\{[A-Z_]+\}$`)
-)
+var shellVar = regexp.MustCompile(`^\$\{[A-Z_]+\}$`)
 
-// shellQuote quotes one word for POSIX sh; a bare ${NAME} is kept expandable.
+// shellQuote quotes one word for POSIX sh (quote.Sh); a bare ${NAME}, one of
+// run.sh's own variables, stays expandable.
 func shellQuote(s string) string {
-	switch {
-	case shellVar.MatchString(s):
+	if shellVar.MatchString(s) {
 		return `"` + s + `"`
-	case shellSafe.MatchString(s):
-		return s
 	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	return quote.Sh(s)
 }
 
 // shellJoin quotes and joins argv into one shell command line.

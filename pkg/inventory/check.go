@@ -15,9 +15,7 @@ type checker struct {
 }
 
 func (c *checker) errf(path, format string, args ...any) {
-	c.rep.Findings = append(c.rep.Findings, Finding{
-		File: c.inv.File, Pos: c.inv.pos.lookup(path), Path: path, Rule: fmt.Sprintf(format, args...),
-	})
+	c.rep.add(Finding{File: c.inv.File, Pos: c.inv.pos.lookup(path), Path: path, Rule: fmt.Sprintf(format, args...)})
 }
 
 // missing reports a required key at the position of its parent mapping.
@@ -44,7 +42,16 @@ var (
 	reOS     = regexp.MustCompile(`^ubuntu-(\d{2}\.\d{2})$`)
 	reSwName = reLabel
 	reHCA    = regexp.MustCompile(`^[A-Za-z0-9_]{1,32}$`)
+	// reText is free text that names things (a GPU model, a port group):
+	// letters and digits of any script, spaces and ._+()/:,#@- — no quotes,
+	// backslashes, '$', backquotes, control characters or shell operators,
+	// so it is safe in every file rdggen writes. It starts and ends with a
+	// letter, digit or ')'.
+	reText = regexp.MustCompile(`^[\p{L}\p{N}](?:[\p{L}\p{N} ._+()/:,#@-]*[\p{L}\p{N})])?$`)
 )
+
+// textOK reports whether s is reText of at most max bytes.
+func textOK(s string, max int) bool { return len(s) <= max && reText.MatchString(s) }
 
 // validHostname reports whether s is an RFC 1123 host name (dot-separated labels).
 func validHostname(s string) bool {

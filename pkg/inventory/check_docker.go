@@ -5,6 +5,7 @@ package inventory
 import (
 	"fmt"
 	"net/netip"
+	"regexp"
 	"strings"
 )
 
@@ -63,6 +64,10 @@ func (c *checker) docker(r *rawDocker) {
 			c.errf(fmt.Sprintf("docker.dns[%d]", i), "%q is not an IP address (dockerd accepts only addresses here)", s)
 			continue
 		}
+		if !reachable(a) || a.Unmap().IsLoopback() {
+			c.errf(fmt.Sprintf("docker.dns[%d]", i), "%s cannot be a container's DNS server (unspecified, loopback, multicast or reserved)", a)
+			continue
+		}
 		d.DNS = append(d.DNS, a)
 	}
 }
@@ -83,8 +88,8 @@ func (c *checker) horovod(r *rawHorovod) {
 	h.Image = DefaultImage
 	if r.Image != nil {
 		h.Image = *r.Image
-		if strings.TrimSpace(h.Image) == "" || strings.ContainsAny(h.Image, " \t'\"$`") {
-			c.errf("horovod.image", "%q is not a container image reference", h.Image)
+		if !ValidImage(h.Image) {
+			c.errf("horovod.image", "%q is not a container image reference like horovod/horovod:0.16.0-tf1.12.0-torch1.0.0-mxnet1.4.0-py3.5 ([registry/]name[:tag][@digest], Docker's reference grammar)", h.Image)
 		}
 	}
 	h.HCA = DefaultHCA
@@ -94,4 +99,34 @@ func (c *checker) horovod(r *rawHorovod) {
 			c.errf("horovod.hca", "%q is not an RDMA device name like mlx5_0", h.HCA)
 		}
 	}
+}
+
+// The image reference grammar of Docker (github.com/distribution/reference,
+// reference.go): [domain/]path[:tag][@digest], where a path component is
+// lower-case letters and digits joined by '.', '_', '__' or runs of '-', a
+// domain is a host name or [IPv6] with an optional port, a tag is up to 128
+// word characters, '.' and '-' (not starting with '.' or '-'), and a digest
+// is algorithm:hex. The name is at most 255 characters. An image that starts
+// with '-' is therefore refused: it would be an option to `docker run`.
+var (
+	reImageDomain = `(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*|\[[0-9a-fA-F:]+\])(?::[0-9]+)?`
+	reImagePath   = `[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*`
+	reImage       = regexp.MustCompile(`^(` + reImageDomain + `/)?(` + reImagePath + `)(?::[\w][\w.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?$`)
+)
+
+// ValidImage reports whether s is a container image reference by Docker's
+// grammar (see reImage).
+func ValidImage(s string) bool {
+	m := reImage.FindStringSubmatch(s)
+	if m == nil {
+		return false
+	}
+	// Without a '.' or ':' (or "localhost") the first component is part of
+	// the path, which must then be lower case: Docker reads "Foo/bar" as a
+	// repository name and refuses it.
+	domain := strings.TrimSuffix(m[1], "/")
+	if domain != "" && !strings.ContainsAny(domain, ".:[") && domain != "localhost" && domain != strings.ToLower(domain) {
+		return false
+	}
+	return len(m[1])+len(m[2]) <= 255
 }

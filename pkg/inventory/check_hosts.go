@@ -37,8 +37,12 @@ func (c *checker) base(r *rawHostBase, p string) base {
 	}
 	if r.DataInterface != nil {
 		b.iface, b.DataInterface = p+".data_interface", *r.DataInterface
-		if !reIface.MatchString(b.DataInterface) {
+		switch {
+		case !reIface.MatchString(b.DataInterface):
 			c.errf(b.iface, "%q is not a Linux interface name (1–15 letters, digits, '_', '.', '-')", b.DataInterface)
+		case b.DataInterface == "lo" || b.DataInterface == "docker0":
+			c.errf(b.iface, "%q is the VM's %s, not the data network's VF", b.DataInterface,
+				map[string]string{"lo": "loopback interface", "docker0": "Docker bridge"}[b.DataInterface])
 		}
 	}
 	if r.DataMTU != nil {
@@ -68,6 +72,8 @@ func (c *checker) gpu(r rawGPU, p string) GPU {
 	g := GPU{Model: r.Model, PCI: strings.ToLower(r.PCI)}
 	if r.Model == "" {
 		c.missing(p, "model", " (e.g. V100-PCIE-16GB)")
+	} else if !textOK(r.Model, 64) {
+		c.errf(p+".model", "%q is not a GPU model name like V100-PCIE-16GB (up to 64 letters, digits, spaces and ._+()/:,#@-)", r.Model)
 	}
 	if r.MemoryGB == nil {
 		c.missing(p, "memory_gb", " (frame-buffer memory in GB; it sizes the 64-bit MMIO window)")
@@ -87,6 +93,8 @@ func (c *checker) gpu(r rawGPU, p string) GPU {
 			c.errf(p+".bar1_gb", "%d GB: a BAR size is a power of two (1, 2, 4, … GB)", g.BAR1GB)
 		case g.BAR1GB > MaxGPUMemoryGB:
 			c.errf(p+".bar1_gb", "%d GB is larger than any GPU's BAR1 (at most %d GB)", g.BAR1GB, MaxGPUMemoryGB)
+		case g.MemoryGB > 0 && g.BAR1GB < g.MemoryGB:
+			c.errf(p+".bar1_gb", "%d GB is less than memory_gb %d: a passed-through GPU's BAR1 maps all of its memory (the next power of two at least)", g.BAR1GB, g.MemoryGB)
 		}
 	}
 	if r.PCI != "" && !rePCI.MatchString(g.PCI) {
@@ -99,8 +107,11 @@ func (c *checker) nic(r *rawNIC, p string) NIC {
 	n := NIC{Model: r.Model, PF: r.PF, PortGroup: DefaultPortGroup}
 	if r.PortGroup != nil {
 		n.PortGroup = *r.PortGroup
-		if strings.TrimSpace(n.PortGroup) == "" {
+		switch {
+		case strings.TrimSpace(n.PortGroup) == "":
 			c.errf(p+".portgroup", "is empty; name the port group of the VM's SR-IOV adapter")
+		case !textOK(n.PortGroup, 80):
+			c.errf(p+".portgroup", "%q is not a port group name rdggen can write safely (up to 80 letters, digits, spaces and ._+()/:,#@-)", n.PortGroup)
 		}
 	}
 	if r.Model == "" {
@@ -139,8 +150,8 @@ func (c *checker) hosts(raw []rawHost, defaults *base) {
 		}
 		if r.ESXi == "" {
 			c.missing(p, "esxi", " (the ESXi host as vCenter knows it)")
-		} else if !reFile.MatchString(r.ESXi) {
-			c.errf(p+".esxi", "%q must be letters, digits, '.', '_' or '-' (it names esxi/<esxi>.sh)", r.ESXi)
+		} else if !validHostname(r.ESXi) || !reFile.MatchString(r.ESXi) {
+			c.errf(p+".esxi", "%q is not a host name (dot-separated labels of letters, digits and '-'; it names esxi/<esxi>.sh)", r.ESXi)
 		}
 		if h.VM == "" {
 			h.VM = h.Name

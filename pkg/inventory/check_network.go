@@ -37,7 +37,9 @@ func specialRange(p netip.Prefix) string {
 	return ""
 }
 
-// validMgmt accepts host, IP, host:port, IPv4:port and [IPv6]:port.
+// validMgmt accepts host, IP, host:port, IPv4:port and [IPv6]:port; an IP
+// must be one a machine can be reached at (not 0.0.0.0, multicast or
+// broadcast).
 func validMgmt(s string) bool {
 	host := s
 	if h, port, err := net.SplitHostPort(s); err == nil {
@@ -47,8 +49,28 @@ func validMgmt(s string) bool {
 		}
 		host = h
 	}
-	_, err := netip.ParseAddr(host)
-	return err == nil || validHostname(host)
+	if a, err := netip.ParseAddr(host); err == nil {
+		return reachable(a)
+	}
+	return validHostname(host)
+}
+
+// unreachable are ranges no machine is reached at: "this network",
+// multicast and reserved (with the broadcast address).
+var unreachable = []netip.Prefix{
+	netip.MustParsePrefix("0.0.0.0/8"), netip.MustParsePrefix("224.0.0.0/4"), netip.MustParsePrefix("240.0.0.0/4"),
+	netip.MustParsePrefix("::/128"), netip.MustParsePrefix("ff00::/8"),
+}
+
+// reachable reports whether a is an address a machine can have.
+func reachable(a netip.Addr) bool {
+	a = a.Unmap()
+	for _, p := range unreachable {
+		if p.Contains(a) {
+			return false
+		}
+	}
+	return true
 }
 
 // mgmtAddr returns the IP address of a management endpoint written as an IP

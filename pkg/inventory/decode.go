@@ -2,6 +2,7 @@ package inventory
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"sort"
 	"strings"
@@ -17,13 +18,63 @@ type decoder struct {
 	file string
 	pos  positions
 	rep  *Report
+	// budget is how many more nodes the walk may visit, aliases expanded;
+	// over stops the walk once it is spent (see nodeBudget).
+	budget, limit int
+	over          bool
 }
 
 func (d *decoder) fail(n *yaml.Node, path, format string, args ...any) {
-	d.rep.Findings = append(d.rep.Findings, Finding{
-		File: d.file, Pos: Pos{n.Line, n.Column}, Path: path, Rule: fmt.Sprintf(format, args...),
-	})
+	d.rep.add(Finding{File: d.file, Pos: Pos{n.Line, n.Column}, Path: path, Rule: fmt.Sprintf(format, args...)})
 }
+
+// MinNodeBudget and NodeBudgetFactor bound the walk over the YAML tree: it
+// visits at most max(MinNodeBudget, NodeBudgetFactor × the document's own
+// node count) nodes, an alias counting its whole target each time it is
+// used. yaml.v3 limits aliases only when it decodes into Go values itself;
+// rdggen walks the node tree to keep positions, so it keeps its own count. A
+// file written out in full never comes near the bound; a few kilobytes of
+// nested aliases (a "billion laughs" file) stop at it within milliseconds.
+const (
+	MinNodeBudget    = 20_000
+	NodeBudgetFactor = 4
+)
+
+// nodeBudget is the walk's bound for the document under root.
+func nodeBudget(root *yaml.Node) int {
+	n := 0
+	var count func(*yaml.Node)
+	count = func(x *yaml.Node) {
+		n++
+		if x.Kind != yaml.AliasNode {
+			for _, c := range x.Content {
+				count(c)
+			}
+		}
+	}
+	count(root)
+	return max(MinNodeBudget, NodeBudgetFactor*n)
+}
+
+// spend takes one node from the budget; it reports false, once, with a
+// finding, when the budget is spent.
+func (d *decoder) spend(n *yaml.Node) bool {
+	if d.over {
+		return false
+	}
+	d.budget--
+	if d.budget >= 0 {
+		return true
+	}
+	d.over = true
+	d.fail(n, "", "the document expands to more than %d values (aliases used many times, or nested); write the values out or use fewer aliases", d.limit)
+	return false
+}
+
+// yamlTags are the tags a value may carry: YAML's core schema. Any other
+// (!!python/object:…, !custom) is refused rather than silently read as text.
+var yamlTags = map[string]bool{"!!str": true, "!!int": true, "!!float": true, "!!bool": true, "!!null": true,
+	"!!map": true, "!!seq": true, "!!timestamp": true}
 
 var versionType = reflect.TypeOf(Version{})
 
@@ -33,6 +84,13 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 	for n.Kind == yaml.AliasNode {
 		n = n.Alias
 	}
+	if !d.spend(n) {
+		return
+	}
+	if tag := n.ShortTag(); !yamlTags[tag] {
+		d.fail(n, path, "YAML tag %s is not allowed (an inventory holds plain values, lists and mappings)", tag)
+		return
+	}
 	d.pos[path] = Pos{n.Line, n.Column}
 	if v.Kind() == reflect.Pointer {
 		if isNull(n) {
@@ -41,10 +99,10 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 		if k := v.Type().Elem().Kind(); k != reflect.Struct || v.Type().Elem() == versionType {
 			// A scalar is set only when it decodes: a wrong type is one
 			// finding, not also a second one about the zero value left behind.
-			before := len(d.rep.Findings)
+			before := d.rep.Count()
 			tmp := reflect.New(v.Type().Elem())
 			d.decode(n, tmp.Elem(), path)
-			if len(d.rep.Findings) == before {
+			if d.rep.Count() == before && !d.over {
 				v.Set(tmp)
 			}
 			return
@@ -164,6 +222,10 @@ func (d *decoder) decodeScalar(n *yaml.Node, v reflect.Value, path string) {
 		var f float64
 		if (n.Tag != "!!int" && n.Tag != "!!float") || n.Decode(&f) != nil {
 			d.fail(n, path, "must be a number, not %q", n.Value)
+			return
+		}
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			d.fail(n, path, "must be a finite number, not %s", n.Value)
 			return
 		}
 		v.SetFloat(f)

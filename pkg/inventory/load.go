@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"strconv"
 
+	"github.com/rdggen/rdggen/pkg/quote"
+
 	"gopkg.in/yaml.v3"
 )
 
@@ -101,14 +103,38 @@ type rawHostDocker struct {
 	Subnet string `yaml:"subnet"`
 }
 
-// LoadFile reads and loads the inventory at path; see Load.
+// MaxFileSize is the largest inventory LoadFile reads, in bytes (4 MiB). An
+// inventory of 16,384 hosts written out in full is about 2 MiB.
+const MaxFileSize = 4 << 20
+
+// LoadFile reads and loads the inventory at path; see Load. A file larger
+// than MaxFileSize (or a stream such as /dev/zero) is a finding, read no
+// further than the limit. An empty path is an error: it names no file.
 func LoadFile(path string) (*Inventory, error) {
-	src, err := os.ReadFile(path)
+	if path == "" {
+		return nil, errors.New("no inventory file given (an empty path)")
+	}
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
+	defer f.Close()
+	src, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(src) > MaxFileSize {
+		return nil, &Report{Findings: []Finding{{File: DisplayName(path),
+			Rule: fmt.Sprintf("is larger than %d MiB, the limit for an inventory; is it the right file?", MaxFileSize>>20)}}}
+	}
 	return Load(path, src)
 }
+
+// DisplayName is name as findings and generated files show it: unchanged
+// when it is printable text, else with every control character escaped
+// (quote.Line), so that a path holding a newline or a terminal escape
+// cannot add a line to a generated file or rewrite a terminal.
+func DisplayName(name string) string { return quote.Line(name) }
 
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
@@ -117,37 +143,56 @@ var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 // *Report with every finding when anything is wrong; nothing else is returned
 // as an error.
 func Load(name string, src []byte) (*Inventory, error) {
+	name = DisplayName(name)
 	rep := &Report{}
 	var root yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(src))
 	if err := dec.Decode(&root); err != nil && !errors.Is(err, io.EOF) {
-		f := Finding{File: name, Rule: "not valid YAML: " + err.Error()}
-		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
-			line, _ := strconv.Atoi(m[1])
-			f.Pos, f.Rule = Pos{line, 1}, "not valid YAML: "+m[2]
-		}
-		rep.Findings = append(rep.Findings, f)
+		rep.add(yamlError(name, err))
 		return nil, rep
 	}
-	if second := (yaml.Node{}); dec.Decode(&second) == nil {
-		rep.Findings = append(rep.Findings, Finding{File: name, Pos: Pos{max(second.Line, 1), 1},
+	// One document: any later one, valid or not, is refused.
+	var second yaml.Node
+	switch err := dec.Decode(&second); {
+	case err == nil:
+		rep.add(Finding{File: name, Pos: Pos{max(second.Line, 1), 1},
 			Rule: "a second YAML document starts here; an inventory is one document (remove the '---' and what follows, or merge it)"})
+	case !errors.Is(err, io.EOF):
+		f := yamlError(name, err)
+		f.Rule = "a second YAML document follows the first, and it is " + f.Rule + "; an inventory is one document"
+		rep.add(f)
 	}
 	if len(bytes.TrimSpace(src)) == 0 || len(root.Content) == 0 {
-		rep.Findings = append(rep.Findings, Finding{File: name, Rule: "the file is empty; `rdggen example` prints a starting point"})
+		rep.add(Finding{File: name, Rule: "the file is empty; `rdggen example` prints a starting point"})
 		return nil, rep
 	}
 	d := &decoder{file: name, pos: positions{}, rep: rep}
+	d.budget = nodeBudget(root.Content[0])
+	d.limit = d.budget
 	var raw rawInventory
 	d.decode(root.Content[0], reflect.ValueOf(&raw).Elem(), "")
+	if d.over { // what was read is a fragment: checking it would only add noise
+		rep.sort()
+		return nil, rep
+	}
 	inv := &Inventory{File: name, pos: d.pos}
 	c := &checker{inv: inv, rep: rep}
 	c.build(&raw)
-	if len(rep.Findings) > 0 {
+	if rep.Count() > 0 {
 		rep.sort()
 		return nil, rep
 	}
 	return inv, nil
+}
+
+// yamlError is a parser error as a finding, at its line when yaml.v3 names one.
+func yamlError(name string, err error) Finding {
+	f := Finding{File: name, Rule: "not valid YAML: " + quote.Line(err.Error())}
+	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		f.Pos, f.Rule = Pos{line, 1}, "not valid YAML: "+quote.Line(m[2])
+	}
+	return f
 }
 
 // must is a helper for the embedded inventory.

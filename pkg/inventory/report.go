@@ -37,17 +37,39 @@ func (f Finding) String() string {
 	return b.String()
 }
 
-// Report is every finding of one Load, in file order. A non-empty *Report is
-// the error Load returns for an invalid inventory.
+// MaxFindings is how many findings a Report keeps; the rest are only counted
+// (Omitted), so that a huge broken file cannot make a huge report.
+const MaxFindings = 100
+
+// Report is every finding of one Load, in file order (at most MaxFindings;
+// Omitted counts the others). A non-empty *Report is the error Load returns
+// for an invalid inventory.
 type Report struct {
 	Findings []Finding
+	// Omitted is the number of findings beyond MaxFindings.
+	Omitted int
 }
 
-// Error lists the findings, one per line.
+// add keeps f, or counts it once MaxFindings are kept.
+func (r *Report) add(f Finding) {
+	if len(r.Findings) >= MaxFindings {
+		r.Omitted++
+		return
+	}
+	r.Findings = append(r.Findings, f)
+}
+
+// Count is the number of findings, kept and omitted.
+func (r *Report) Count() int { return len(r.Findings) + r.Omitted }
+
+// Error lists the findings, one per line, and "and N more" when some were omitted.
 func (r *Report) Error() string {
-	lines := make([]string, len(r.Findings))
+	lines := make([]string, len(r.Findings), len(r.Findings)+1)
 	for i, f := range r.Findings {
 		lines[i] = f.String()
+	}
+	if r.Omitted > 0 {
+		lines = append(lines, fmt.Sprintf("… and %d more finding(s) not shown; fix these first", r.Omitted))
 	}
 	return strings.Join(lines, "\n")
 }

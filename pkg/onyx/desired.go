@@ -78,10 +78,11 @@ const (
 // lossless` form: its ONYX has it (≥ 3.8.2000) and the inventory's
 // priorities and ECN thresholds are the template's. Otherwise the explicit
 // commands are used, which ONYX 3.6–3.10 all take (research §1.4), so that
-// no inventory value is silently dropped. The inventory's buffer_percent
-// applies to the explicit form only; the template sizes its pool itself.
+// no inventory value is silently dropped. The template sizes its lossless pool
+// itself, so a buffer_percent other than the default also selects the
+// explicit commands, which set it.
 func UsesRoCETemplate(inv *inventory.Inventory, sw inventory.Switch) bool {
 	r := inv.RoCE
 	return sw.HasRoCECommand() && r.Priority == templatePriority && r.CNPPriority == templateCNPPriority &&
-		r.ECNMinKB == templateECNMinKB && r.ECNMaxKB == templateECNMaxKB
+		r.ECNMinKB == templateECNMinKB && r.ECNMaxKB == templateECNMaxKB && r.BufferPercent == inventory.DefaultBufferPercent
 }

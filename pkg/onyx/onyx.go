@@ -39,7 +39,7 @@ func Config(inv *inventory.Inventory, sw inventory.Switch) []byte {
 	case UsesRoCETemplate(inv, sw):
 		form = "the one-command `roce lossless` template (its lossless pool is sized automatically)"
 	case sw.HasRoCECommand():
-		form = "explicit QoS commands, since the priorities or ECN thresholds differ from the `roce` template"
+		form = "explicit QoS commands, since the priorities, ECN thresholds or buffer share differ from the `roce` template"
 	}
 	cabled := map[inventory.Port]bool{}
 	for _, h := range inv.HostsOnSwitch(sw.Name) {

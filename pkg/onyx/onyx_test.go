@@ -129,8 +129,14 @@ func TestNonTemplateValuesUseExplicitCommands(t *testing.T) {
 	if len(got) != 11 || got[4] != "interface ethernet 1/1-1/16 traffic-class 3 congestion-control ecn minimum-absolute 200 maximum-absolute 1500" {
 		t.Errorf("got %q", got)
 	}
-	if !strings.Contains(string(Config(inv, inv.Switches[0])), "explicit QoS commands, since the priorities or ECN thresholds differ") {
+	if !strings.Contains(string(Config(inv, inv.Switches[0])), "explicit QoS commands, since the priorities, ECN thresholds or buffer share differ") {
 		t.Error("header does not say why")
+	}
+	// A buffer share other than the default is not dropped: the template
+	// sizes its pool itself, so the explicit commands carry it.
+	inv = loadInv(t, "roce: {buffer_percent: 30}\n", "  - {name: s1, model: SN2100, onyx: 3.10.4006}\n")
+	if UsesRoCETemplate(inv, inv.Switches[0]) || !strings.Contains(strings.Join(commands(Desired(inv, inv.Switches[0])), "\n"), "traffic pool roce memory percent 30.00") {
+		t.Errorf("buffer_percent 30 on ONYX 3.10: %q", commands(Desired(inv, inv.Switches[0])))
 	}
 }
 

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rdggen/rdggen/pkg/inventory"
+)
+
+// The CLI against hostile or careless arguments: each case is a command line
+// that did harm or made no sense, and the usage error it now gets. Nothing
+// is written and nothing is contacted.
+func TestHostileArguments(t *testing.T) {
+	dir := t.TempDir()
+	inv := filepath.Join(dir, "cluster.yaml")
+	if err := os.WriteFile(inv, inventory.ReferenceYAML, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"-f from an unset variable", []string{"-f", "", "-o", filepath.Join(dir, "o1")}, exitUsage, "-f is empty (an unset variable?); name the inventory file"},
+		{"validate -f empty", []string{"validate", "-f", ""}, exitUsage, "-f is empty"},
+		{"apply -f empty", []string{"apply", "-f", "", "--dry-run"}, exitUsage, "apply needs -f cluster.yaml: it changes real machines"},
+		{"apply without -f", []string{"apply", "--dry-run"}, exitUsage, "apply needs -f cluster.yaml"},
+		{"run -f empty", []string{"run", "-f", ""}, exitUsage, "run needs -f cluster.yaml"},
+		{"negative vCenter timeout", []string{"apply", "-f", inv, "--vcenter-timeout", "-1s"}, exitUsage, "--vcenter-timeout -1s: must be more than 0"},
+		{"zero vCenter timeout", []string{"apply", "-f", inv, "--vcenter-timeout", "0"}, exitUsage, "--vcenter-timeout 0s: must be more than 0"},
+		{"zero switch timeout", []string{"apply", "-f", inv, "--switch-timeout", "0s"}, exitUsage, "--switch-timeout 0s: must be more than 0"},
+		{"zero worker timeout", []string{"apply", "-f", inv, "--worker-timeout", "0s"}, exitUsage, "--worker-timeout 0s: must be more than 0"},
+		{"VM port too large", []string{"apply", "-f", inv, "--hosts-ssh-port", "70000"}, exitUsage, "--hosts-ssh-port 70000: a TCP port is 1–65535"},
+		{"VM port zero", []string{"apply", "-f", inv, "--hosts-ssh-port", "0"}, exitUsage, "--hosts-ssh-port 0: a TCP port is 1–65535"},
+		{"switch port zero", []string{"apply", "-f", inv, "--switch-ssh-port", "0"}, exitUsage, "--switch-ssh-port 0: a TCP port is 1–65535"},
+		{"run with port zero", []string{"run", "-f", inv, "--hosts-ssh-port", "0"}, exitUsage, "--hosts-ssh-port 0: a TCP port is 1–65535"},
+		{"output holds the inventory", []string{"-f", inv, "-o", dir}, exitUsage, "the output directory " + dir + " holds the inventory " + inv + ", and rdggen replaces that directory as a whole"},
+		{"output is the inventory's parent, relative", []string{"-f", inv, "-o", filepath.Join(dir, "sub", "..")}, exitUsage, "holds the inventory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := rdggen(t, tc.args...)
+			if code != tc.code || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d (want %d), stderr:\n%s\nwant %q", code, tc.code, stderr, tc.want)
+			}
+		})
+	}
+	if b, err := os.ReadFile(inv); err != nil || string(b) != string(inventory.ReferenceYAML) {
+		t.Error("the inventory was changed")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "o1")); err == nil {
+		t.Error("-f '' wrote the reference cluster")
+	}
+}
+
+// An http:// vCenter is refused before any connection, unless asked for.
+func TestVCenterPlainHTTP(t *testing.T) {
+	dir := t.TempDir()
+	inv := filepath.Join(dir, "cluster.yaml")
+	if err := os.WriteFile(inv, inventory.ReferenceYAML, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := rdggen(t, "apply", "-f", inv, "--target", "esxi", "--dry-run", "--vcenter", "http://127.0.0.1:1/sdk")
+	if code != exitFailed || !strings.Contains(stderr, "--vcenter: http://127.0.0.1:1/sdk is plain http: the vCenter password would cross the network unencrypted; use https, or pass --vcenter-allow-http") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+	code, _, stderr = rdggen(t, "apply", "-f", inv, "--target", "esxi", "--dry-run", "--vcenter", "http://127.0.0.1:1/sdk", "--vcenter-allow-http", "--vcenter-timeout", "2s")
+	if code != exitFailed || strings.Contains(stderr, "plain http") || !strings.Contains(stderr, "127.0.0.1:1") {
+		t.Errorf("with --vcenter-allow-http: exit %d: %s", code, stderr)
+	}
+}
+
+// An inventory path with a newline or escape codes reaches generated files
+// only escaped: no header gains a line, and the terminal gets no escape.
+func TestHostileInventoryPath(t *testing.T) {
+	dir := t.TempDir()
+	inv := filepath.Join(dir, "c\ntouch PWNED #\x1b[2J.yaml")
+	if err := os.WriteFile(inv, inventory.ReferenceYAML, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	code, stdout, stderr := rdggen(t, "-f", inv, "-o", out)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if strings.ContainsAny(stdout+stderr, "\x1b") {
+		t.Errorf("an escape reached the terminal: %q", stdout)
+	}
+	for p, content := range readTree(t, out) {
+		for _, line := range strings.Split(content, "\n") {
+			if strings.HasPrefix(strings.TrimSpace(line), "touch PWNED") || strings.Contains(line, "\x1b") {
+				t.Errorf("%s: the path became a line of its own: %q", p, line)
+			}
+		}
+	}
+}
