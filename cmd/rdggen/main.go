@@ -50,7 +50,8 @@ Usage:
   rdggen run -f cluster.yaml [--mpirun] [-- CMD ARG...]
                                         launch the job from the first host's worker
 
-Without -f the embedded reference cluster (8 hosts clx-mld-41..48) is used.
+Without -f, generating and validating use the embedded reference cluster
+(8 hosts clx-mld-41..48); apply and run need -f.
 
 Examples:
   rdggen -o out                         # the reference cluster's artifacts in ./out

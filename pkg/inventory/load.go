@@ -187,10 +187,10 @@ func Load(name string, src []byte) (*Inventory, error) {
 
 // yamlError is a parser error as a finding, at its line when yaml.v3 names one.
 func yamlError(name string, err error) Finding {
-	f := Finding{File: name, Rule: "not valid YAML: " + quote.Line(err.Error())}
+	f := Finding{File: name, Rule: "not valid YAML: " + err.Error()}
 	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
 		line, _ := strconv.Atoi(m[1])
-		f.Pos, f.Rule = Pos{line, 1}, "not valid YAML: "+quote.Line(m[2])
+		f.Pos, f.Rule = Pos{line, 1}, "not valid YAML: "+m[2]
 	}
 	return f
 }

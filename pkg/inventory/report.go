@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/rdggen/rdggen/pkg/quote"
 )
 
 // Pos is a 1-based line and column in the inventory file; the zero Pos means unknown.
@@ -21,7 +23,9 @@ type Finding struct {
 	Rule string
 }
 
-// String formats the finding as "file:line:col: path: rule".
+// String formats the finding as "file:line:col: path: rule", on one line:
+// control characters from the file (a key with a newline) are escaped in
+// the path and the rule (File is DisplayName's already).
 func (f Finding) String() string {
 	var b strings.Builder
 	b.WriteString(f.File)
@@ -30,10 +34,10 @@ func (f Finding) String() string {
 	}
 	if f.Path != "" {
 		b.WriteString(": ")
-		b.WriteString(f.Path)
+		b.WriteString(quote.Line(f.Path))
 	}
 	b.WriteString(": ")
-	b.WriteString(f.Rule)
+	b.WriteString(quote.Line(f.Rule))
 	return b.String()
 }
 
