@@ -99,3 +99,21 @@ func selectTargets(all []*applyTarget, spec string) ([]*applyTarget, error) {
 	}
 	return out, nil
 }
+
+// usesSSH reports whether any of targets connects over SSH: the VM targets
+// always, the switch target when a switch has a management address.
+func usesSSH(targets []*applyTarget, inv *inventory.Inventory) bool {
+	for _, t := range targets {
+		switch t.name {
+		case "hosts", "workers":
+			return true
+		case "switch":
+			for _, sw := range inv.Switches {
+				if sw.Mgmt != "" {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}

@@ -37,6 +37,14 @@ func TestHostileArguments(t *testing.T) {
 		{"VM port zero", []string{"apply", "-f", inv, "--hosts-ssh-port", "0"}, exitUsage, "--hosts-ssh-port 0: a TCP port is 1–65535"},
 		{"switch port zero", []string{"apply", "-f", inv, "--switch-ssh-port", "0"}, exitUsage, "--switch-ssh-port 0: a TCP port is 1–65535"},
 		{"run with port zero", []string{"run", "-f", inv, "--hosts-ssh-port", "0"}, exitUsage, "--hosts-ssh-port 0: a TCP port is 1–65535"},
+		{"apply --target from an unset variable", []string{"apply", "-f", inv, "--target", ""}, exitUsage, "--target is empty (an unset variable?)"},
+		{"-o from an unset variable", []string{"-o", ""}, exitUsage, "-o is empty (an unset variable?)"},
+		{"-o the current directory", []string{"-o", "."}, exitUsage, "the output directory . is the current directory or holds it"},
+		{"-o a parent of the current directory", []string{"-o", ".."}, exitUsage, "the output directory .. is the current directory or holds it"},
+		{"missing identity file", []string{"apply", "-f", inv, "--target", "hosts", "--identity", filepath.Join(dir, "nope")}, exitUsage, "--identity: open " + filepath.Join(dir, "nope") + ": no such file or directory"},
+		{"missing known_hosts, once", []string{"apply", "-f", inv, "--target", "hosts", "--known-hosts", filepath.Join(dir, "kh")}, exitUsage, "cannot read known_hosts " + filepath.Join(dir, "kh")},
+		{"unknown flag with an escape", []string{"validate", "--bo\x1b[31mgus"}, exitUsage, `unknown flag: --bo\x1b[31mgus`},
+		{"help for a command", []string{"help", "bogus"}, exitUsage, `unknown command "bogus"`},
 		{"output holds the inventory", []string{"-f", inv, "-o", dir}, exitUsage, "the output directory " + dir + " holds the inventory " + inv + ", and rdggen replaces that directory as a whole"},
 		{"output is the inventory's parent, relative", []string{"-f", inv, "-o", filepath.Join(dir, "sub", "..")}, exitUsage, "holds the inventory"},
 	} {
@@ -94,5 +102,17 @@ func TestHostileInventoryPath(t *testing.T) {
 				t.Errorf("%s: the path became a line of its own: %q", p, line)
 			}
 		}
+	}
+}
+
+func TestHelpPerCommand(t *testing.T) {
+	for cmd, want := range map[string]string{"apply": "Usage: rdggen apply", "run": "Usage: rdggen run", "validate": "Usage: rdggen validate", "example": "Usage: rdggen example"} {
+		code, stdout, _ := rdggen(t, "help", cmd)
+		if code != exitOK || !strings.HasPrefix(stdout, want) {
+			t.Errorf("rdggen help %s: exit %d\n%s", cmd, code, stdout)
+		}
+	}
+	if _, stdout, _ := rdggen(t, "example", "--help"); strings.Contains(stdout, "Flags:") {
+		t.Errorf("example has no flags, but its help says Flags:\n%s", stdout)
 	}
 }

@@ -13,12 +13,14 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/spf13/pflag"
 
 	"github.com/rdggen/rdggen/internal/render"
+	"github.com/rdggen/rdggen/internal/sshconn"
 	"github.com/rdggen/rdggen/pkg/inventory"
 	"github.com/rdggen/rdggen/pkg/quote"
 )
@@ -33,7 +35,11 @@ const (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv)
+	stdout, stderr := io.Writer(os.Stdout), io.Writer(os.Stderr)
+	if len(os.Args) < 2 || os.Args[1] != "run" { // a job's own output is the user's, untouched
+		stdout, stderr = quote.NewTerminalWriter(stdout), quote.NewTerminalWriter(stderr)
+	}
+	code := run(ctx, os.Args[1:], stdout, stderr, os.Getenv)
 	stop()
 	os.Exit(code)
 }
@@ -69,7 +75,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	if len(args) > 0 {
 		switch args[0] {
 		case "validate":
-			return cmdValidate(args[1:], stdout, stderr)
+			return cmdValidate(ctx, args[1:], stdout, stderr)
 		case "example":
 			return cmdExample(args[1:], stdout, stderr)
 		case "apply":
@@ -77,7 +83,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		case "run":
 			return cmdRun(ctx, args[1:], stdout, stderr, getenv)
 		case "help":
-			return cmdGenerate(ctx, []string{"--help"}, stdout, stderr)
+			if len(args) < 2 {
+				return cmdGenerate(ctx, []string{"--help"}, stdout, stderr)
+			}
+			if args[1] == "help" || args[1] == "generate" || strings.HasPrefix(args[1], "-") {
+				return cmdGenerate(ctx, []string{"--help"}, stdout, stderr)
+			}
+			return run(ctx, []string{args[1], "--help"}, stdout, stderr, getenv)
 		}
 		if !strings.HasPrefix(args[0], "-") {
 			fmt.Fprintf(stderr, "rdggen: unknown command %q (commands: validate, example, apply, run)\n", args[0])
@@ -95,7 +107,9 @@ func newFlagSet(name, usage string, stdout, stderr io.Writer) *pflag.FlagSet {
 	fs.SortFlags = false
 	fs.Usage = func() {
 		fmt.Fprint(stdout, usage)
-		fmt.Fprintf(stdout, "\nFlags:\n%s", fs.FlagUsages())
+		if f := fs.FlagUsages(); f != "" {
+			fmt.Fprintf(stdout, "\nFlags:\n%s", f)
+		}
 	}
 	return fs
 }
@@ -111,11 +125,11 @@ func parse(fs *pflag.FlagSet, args []string, stdout io.Writer) (int, bool) {
 		if fs.Name() != "rdggen" {
 			help = "rdggen " + fs.Name() + " --help"
 		}
-		fmt.Fprintf(fs.Output(), "rdggen: %v (see %s)\n", err, help)
+		fmt.Fprintf(fs.Output(), "rdggen: %s (see %s)\n", quote.Line(err.Error()), help)
 		return exitUsage, false
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(fs.Output(), "rdggen: unexpected argument %q\n", fs.Arg(0))
+		fmt.Fprintf(fs.Output(), "rdggen: unexpected argument %s\n", strconv.Quote(fs.Arg(0)))
 		return exitUsage, false
 	}
 	return 0, true
@@ -125,7 +139,7 @@ func parse(fs *pflag.FlagSet, args []string, stdout io.Writer) (int, bool) {
 // reference when -f was not given. An -f given but empty (an unset shell
 // variable, typically) is a usage error, never the reference. Findings go to
 // stderr; ok is false when the inventory is invalid or missing.
-func load(fs *pflag.FlagSet, file string, stderr io.Writer) (*inventory.Inventory, int, bool) {
+func load(ctx context.Context, fs *pflag.FlagSet, file string, stderr io.Writer) (*inventory.Inventory, int, bool) {
 	if file == "" {
 		if fs.Changed("file") {
 			fmt.Fprintln(stderr, "rdggen: -f is empty (an unset variable?); name the inventory file")
@@ -133,7 +147,26 @@ func load(fs *pflag.FlagSet, file string, stderr io.Writer) (*inventory.Inventor
 		}
 		return inventory.Reference(), 0, true
 	}
-	inv, err := inventory.LoadFile(file)
+	// Reading may block (a FIFO, a process substitution): a signal ends the
+	// wait, and the reader is left to the exiting process.
+	type loaded struct {
+		inv *inventory.Inventory
+		err error
+	}
+	done := make(chan loaded, 1)
+	go func() {
+		inv, err := inventory.LoadFile(file)
+		done <- loaded{inv, err}
+	}()
+	var inv *inventory.Inventory
+	var err error
+	select {
+	case l := <-done:
+		inv, err = l.inv, l.err
+	case <-ctx.Done():
+		fmt.Fprintf(stderr, "rdggen: interrupted while reading %s\n", inventory.DisplayName(file))
+		return nil, exitFailed, false
+	}
 	var rep *inventory.Report
 	switch {
 	case errors.As(err, &rep):
@@ -179,9 +212,17 @@ func cmdGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	if code, ok := parse(fs, args, stdout); !ok {
 		return code
 	}
-	inv, code, ok := load(fs, *file, stderr)
+	inv, code, ok := load(ctx, fs, *file, stderr)
 	if !ok {
 		return code
+	}
+	if *out == "" {
+		fmt.Fprintln(stderr, "rdggen: -o is empty (an unset variable?); name the output directory")
+		return exitUsage
+	}
+	if cwd, err := os.Getwd(); err == nil && insideDir(cwd, *out) {
+		fmt.Fprintf(stderr, "rdggen: the output directory %s is the current directory or holds it; rdggen replaces that directory as a whole, so give a directory of its own (e.g. -o out)\n", quote.Line(*out))
+		return exitUsage
 	}
 	if *file != "" && insideDir(*file, *out) {
 		fmt.Fprintf(stderr, "rdggen: the output directory %s holds the inventory %s, and rdggen replaces that directory as a whole; keep the inventory elsewhere or choose another -o\n",
@@ -195,7 +236,7 @@ func cmdGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 	if !*quiet {
 		fmt.Fprintf(stdout, "rdggen: %s: %d hosts, %d switch(es) -> %d files in %s\n",
-			inv.File, len(inv.Hosts), len(inv.Switches), len(files), *out)
+			inv.File, len(inv.Hosts), len(inv.Switches), len(files), quote.Line(*out))
 		fmt.Fprint(stdout, render.Summary(files))
 	}
 	return exitOK
@@ -207,13 +248,13 @@ Checks the inventory and prints every problem as FILE:LINE:COL: field: rule.
 Exit status 0 when valid, 1 when not.
 `
 
-func cmdValidate(args []string, stdout, stderr io.Writer) int {
+func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("validate", usageValidate, stdout, stderr)
 	file := fs.StringP("file", "f", "", "inventory `FILE` (default: the embedded reference cluster)")
 	if code, ok := parse(fs, args, stdout); !ok {
 		return code
 	}
-	inv, code, ok := load(fs, *file, stderr)
+	inv, code, ok := load(ctx, fs, *file, stderr)
 	if !ok {
 		return code
 	}
@@ -299,14 +340,36 @@ func cmdApply(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		fmt.Fprintln(stderr, "rdggen: apply needs -f cluster.yaml: it changes real machines (the embedded reference cluster is only for generating files and `rdggen example`)")
 		return exitUsage
 	}
+	if fs.Changed("target") && strings.TrimSpace(*target) == "" {
+		fmt.Fprintln(stderr, "rdggen: --target is empty (an unset variable?); name the targets, or leave --target out for all of them")
+		return exitUsage
+	}
 	targets, err := selectTargets(all, *target)
 	if err != nil {
 		fmt.Fprintf(stderr, "rdggen: %v\n", err)
 		return exitUsage
 	}
-	inv, code, ok := load(fs, *file, stderr)
+	for _, id := range *identities {
+		if f, err := os.Open(id); err != nil {
+			fmt.Fprintf(stderr, "rdggen: --identity: %s\n", quote.Line(err.Error()))
+			return exitUsage
+		} else {
+			f.Close()
+		}
+	}
+	inv, code, ok := load(ctx, fs, *file, stderr)
 	if !ok {
 		return code
+	}
+	if usesSSH(targets, inv) {
+		kh := *knownHosts
+		if kh == "" {
+			kh = sshconn.DefaultKnownHosts()
+		}
+		if _, err := os.Stat(kh); err != nil {
+			fmt.Fprintf(stderr, "rdggen: %v\n", &sshconn.KnownHostsError{File: quote.Line(kh), Err: err})
+			return exitUsage
+		}
 	}
 	env := &applyEnv{Inv: inv, DryRun: *dryRun, Parallel: *parallel, KnownHosts: *knownHosts, Identities: *identities, VM: vm,
 		Stdout: stdout, Stderr: stderr, Getenv: getenv}

@@ -9,13 +9,13 @@ import (
 	"io"
 	"regexp"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/rdggen/rdggen/internal/remote"
 	"github.com/rdggen/rdggen/pkg/horovod"
 	"github.com/rdggen/rdggen/pkg/inventory"
+	"github.com/rdggen/rdggen/pkg/quote"
 )
 
 const usageRun = `Usage: rdggen run -f cluster.yaml [--mpirun] [flags] [-- CMD ARG...]
@@ -58,7 +58,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, getenv
 		fmt.Fprintln(stderr, "rdggen: run needs -f cluster.yaml: it starts a job on real machines (see rdggen run --help)")
 		return exitUsage
 	}
-	inv, code, ok := load(fs, *file, stderr)
+	inv, code, ok := load(ctx, fs, *file, stderr)
 	if !ok {
 		return code
 	}
@@ -87,7 +87,7 @@ func launch(ctx context.Context, inv *inventory.Inventory, ssh remote.SSH, useMp
 	_, _ = rand.Read(nonce[:])
 	pidFile := "/tmp/rdggen-run." + hex.EncodeToString(nonce[:]) + ".pid"
 	argv := horovod.LaunchArgs(inv, useMpirun, cmd)
-	fmt.Fprintf(stderr, "rdggen run: in %s's worker (%s): %s\n", h.Name, h.Mgmt, strings.Join(argv, " "))
+	fmt.Fprintf(stderr, "rdggen run: in %s's worker (%s): %s\n", h.Name, h.Mgmt, quote.Line(quote.ShJoin(argv)))
 
 	conn, err := ssh.Dial(ctx, h)
 	if err != nil {
@@ -105,7 +105,7 @@ func launch(ctx context.Context, inv *inventory.Inventory, ssh remote.SSH, useMp
 	exec = append(exec, horovod.WorkerName, "sh", "-c", `echo $$ >`+pidFile+` && exec "$@"`, "rdggen-run")
 	remoteCmd := asRoot(`docker inspect --type container -f '{{.State.Running}}' ` + horovod.WorkerName + ` 2>/dev/null | grep -qx true || ` +
 		`{ echo "rdggen run: ` + horovod.WorkerName + ` is not running on ` + h.Name + `: run 'rdggen apply --target workers' first" >&2; exit 125; }; ` +
-		`exec ` + quoteAll(append(exec, argv...)))
+		`exec ` + quote.ShJoin(append(exec, argv...)))
 
 	ranks := horovod.RankHosts(inv)
 	out, errOut := newRankWriter(stdout, ranks), newRankWriter(stderr, ranks)
@@ -155,14 +155,6 @@ func launch(ctx context.Context, inv *inventory.Inventory, ssh remote.SSH, useMp
 func asRoot(cmdline string) string {
 	return `if [ "$(id -u)" = 0 ] || docker info >/dev/null 2>&1; then sh -c ` + remote.Quote(cmdline) +
 		`; else sudo -n sh -c ` + remote.Quote(cmdline) + `; fi`
-}
-
-func quoteAll(args []string) string {
-	q := make([]string, len(args))
-	for i, a := range args {
-		q[i] = remote.Quote(a)
-	}
-	return strings.Join(q, " ")
 }
 
 // signalJob sends sig to the launcher in the worker, in a session of its own.

@@ -65,3 +65,31 @@ func TestSignalStopsGeneration(t *testing.T) {
 		})
 	}
 }
+
+// A signal also ends a wait for the inventory itself (a FIFO nobody writes).
+func TestSignalWhileReading(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "inventory.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	cmd := exec.Command(os.Args[0], "validate", "-f", fifo)
+	cmd.Env = append(os.Environ(), "RDGGEN_TEST_MAIN=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatal("rdggen validate kept waiting for the FIFO after SIGTERM")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != exitFailed || !strings.Contains(stderr.String(), "interrupted while reading "+fifo) {
+		t.Errorf("exit %d, stderr %q", code, stderr.String())
+	}
+}

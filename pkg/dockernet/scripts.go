@@ -5,6 +5,7 @@ import (
 	"io/fs"
 
 	"github.com/rdggen/rdggen/pkg/inventory"
+	"github.com/rdggen/rdggen/pkg/quote"
 )
 
 // Where the hosts target installs each file on a VM. Every file carries
@@ -169,7 +170,7 @@ func (t *tables) netplan(inv *inventory.Inventory, h *inventory.Host) []byte {
 	b.WriteString("# Installed as " + NetplanPath + " (mode 0600). netplan merges it with the file that sets\n")
 	b.WriteString("# " + h.DataInterface + "'s address (" + h.Data.Address.String() + ", not repeated here); `netplan apply` or the next\n")
 	b.WriteString("# boot installs the routes. rdggen apply adds them at once with `ip route replace`.\n")
-	b.WriteString("network:\n  version: 2\n  ethernets:\n    " + h.DataInterface + ":\n      routes:\n")
+	b.WriteString("network:\n  version: 2\n  ethernets:\n    " + quote.YAML(h.DataInterface) + ":\n      routes:\n")
 	eachOther(inv, h.Index, &b, func(b *bytes.Buffer, i int) { b.WriteString(t.routes.netplan[i]) })
 	return b.Bytes()
 }

@@ -53,17 +53,21 @@ var (
 // textOK reports whether s is reText of at most max bytes.
 func textOK(s string, max int) bool { return len(s) <= max && reText.MatchString(s) }
 
-// validHostname reports whether s is an RFC 1123 host name (dot-separated labels).
+// validHostname reports whether s is an RFC 1123 host name (dot-separated
+// labels) whose last label is not all digits: resolvers and OpenSSH read a
+// name such as 0, 2130706433 or 127.1 as an IPv4 address (inet_aton), which
+// would slip past the address rules.
 func validHostname(s string) bool {
 	if s == "" || len(s) > 253 {
 		return false
 	}
-	for _, l := range strings.Split(s, ".") {
+	labels := strings.Split(s, ".")
+	for _, l := range labels {
 		if !reLabel.MatchString(l) {
 			return false
 		}
 	}
-	return true
+	return strings.Trim(labels[len(labels)-1], "0123456789") != ""
 }
 
 func (c *checker) build(raw *rawInventory) {

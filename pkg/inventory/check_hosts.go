@@ -73,7 +73,7 @@ func (c *checker) gpu(r rawGPU, p string) GPU {
 	if r.Model == "" {
 		c.missing(p, "model", " (e.g. V100-PCIE-16GB)")
 	} else if !textOK(r.Model, 64) {
-		c.errf(p+".model", "%q is not a GPU model name like V100-PCIE-16GB (up to 64 letters, digits, spaces and ._+()/:,#@-)", r.Model)
+		c.errf(p+".model", "%q is not a GPU model name like V100-PCIE-16GB (up to 64 letters, digits, spaces and ._+()/:,#@-, starting with a letter or digit and ending with one or ')')", r.Model)
 	}
 	if r.MemoryGB == nil {
 		c.missing(p, "memory_gb", " (frame-buffer memory in GB; it sizes the 64-bit MMIO window)")
@@ -111,7 +111,7 @@ func (c *checker) nic(r *rawNIC, p string) NIC {
 		case strings.TrimSpace(n.PortGroup) == "":
 			c.errf(p+".portgroup", "is empty; name the port group of the VM's SR-IOV adapter")
 		case !textOK(n.PortGroup, 80):
-			c.errf(p+".portgroup", "%q is not a port group name rdggen can write safely (up to 80 letters, digits, spaces and ._+()/:,#@-)", n.PortGroup)
+			c.errf(p+".portgroup", "%q is not a port group name rdggen can write safely (up to 80 letters, digits, spaces and ._+()/:,#@-, starting with a letter or digit and ending with one or ')')", n.PortGroup)
 		}
 	}
 	if r.Model == "" {

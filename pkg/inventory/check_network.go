@@ -95,6 +95,10 @@ func (c *checker) vcenter(s string) {
 	}
 	if u.User != nil {
 		c.errf("vcenter", "must not carry credentials; set GOVC_USERNAME and GOVC_PASSWORD instead")
+		return
+	}
+	if !validMgmt(u.Host) {
+		c.errf("vcenter", "%q: %s is not a host name or a reachable IP address, optionally with a port 1–65535", s, u.Host)
 	}
 }
 
@@ -203,7 +207,8 @@ func (c *checker) crossHost() {
 			if key == "" {
 				return
 			}
-			if f, ok := seen[key]; ok {
+			k := strings.ToLower(key) // names are compared as DNS and file systems do
+			if f, ok := seen[k]; ok {
 				at, other := path, f.i
 				if explicit != nil && explicit(f.path) && !explicit(path) {
 					at, other = f.path, i
@@ -211,11 +216,13 @@ func (c *checker) crossHost() {
 				c.errf(at, "duplicate %s %s (also hosts[%d])", kind, key, other)
 				return
 			}
-			seen[key] = first{i, path}
+			seen[k] = first{i, path}
 		}
 	}
 	written := func(path string) bool { _, ok := inv.pos[path]; return ok }
 	names, vms, addrs, subnets := dup("host name", nil), dup("VM name", nil), dup("data address", nil), dup("container subnet", written)
+	shortSeen := map[string]int{}
+	esxiSpelling := map[string]int{}
 	mgmt, dataNets := c.mgmtAddrs(), c.dataNets()
 	c.subnetOverlaps()
 	c.ports()
@@ -225,6 +232,20 @@ func (c *checker) crossHost() {
 	for i, h := range inv.Hosts {
 		p := fmt.Sprintf("hosts[%d]", i)
 		names(h.Name, i, p+".name")
+		if k := strings.ToLower(h.ESXi); h.ESXi != "" {
+			if j, ok := esxiSpelling[k]; ok && inv.Hosts[j].ESXi != h.ESXi {
+				c.errf(p+".esxi", "%s and %s (hosts[%d]) name the same ESXi host (names do not depend on case): write it the same way", h.ESXi, inv.Hosts[j].ESXi, j)
+			} else if !ok {
+				esxiSpelling[k] = i
+			}
+		}
+		// run.sh tells the hosts apart by `hostname -s`, the first label.
+		short, _, _ := strings.Cut(strings.ToLower(h.Name), ".")
+		if j, ok := shortSeen[short]; ok && !strings.EqualFold(inv.Hosts[j].Name, h.Name) {
+			c.errf(p+".name", "%s has the short name %s of hosts[%d] (%s): run.sh tells hosts apart by `hostname -s`", h.Name, short, j, inv.Hosts[j].Name)
+		} else if !ok && short != "" {
+			shortSeen[short] = i
+		}
 		vmPath := p + ".vm"
 		if !written(vmPath) {
 			vmPath = p + ".name"

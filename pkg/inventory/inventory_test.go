@@ -215,6 +215,17 @@ func TestValidationRules(t *testing.T) {
 		{"data interface lo", "data_interface: ens224", "data_interface: lo", 8, "lo", "defaults.data_interface", `"lo" is the VM's loopback interface, not the data network's VF`},
 		{"data interface docker0", "data_interface: ens224", "data_interface: docker0", 8, "docker0", "defaults.data_interface", `"docker0" is the VM's Docker bridge`},
 		{"port group with a quote", "vfs: 8}", `vfs: 8, portgroup: 'RoCE"net'}`, 11, `'RoCE`, "defaults.nic.portgroup", "is not a port group name rdggen can write safely"},
+		{"host names that differ by case", "  - name: b", "  - name: A", 16, "A", "hosts[1].name", "duplicate host name A (also hosts[0])"},
+		{"VM names that differ by case", "  - name: b", "  - name: b\n    vm: A", 17, "A", "hosts[1].vm", "duplicate VM name A (also hosts[0])"},
+		{"ESXi names that differ by case", "    esxi: esx-b", "    esxi: ESX-A", 17, "ESX-A", "hosts[1].esxi", "ESX-A and esx-a (hosts[0]) name the same ESXi host"},
+		{"same short host name", "  - name: b", "  - name: a.b.example", 16, "a.b.example", "hosts[1].name", "a.b.example has the short name a of hosts[0] (a): run.sh tells hosts apart by `hostname -s`"},
+		{"mgmt all digits", "    esxi: esx-b", "    esxi: esx-b\n    mgmt: 2130706433", 18, "2130706433", "hosts[1].mgmt", `"2130706433" is not an IP address or host name`},
+		{"mgmt inet_aton form", "    esxi: esx-b", "    esxi: esx-b\n    mgmt: 127.1", 18, "127.1", "hosts[1].mgmt", `"127.1" is not an IP address or host name`},
+		{"vcenter port", "name: mini\n", "name: mini\nvcenter: https://vc.example:99999/sdk\n", 2, "https", "vcenter", "vc.example:99999 is not a host name or a reachable IP address, optionally with a port 1–65535"},
+		{"vcenter unspecified", "name: mini\n", "name: mini\nvcenter: https://0.0.0.0/sdk\n", 2, "https", "vcenter", "0.0.0.0 is not a host name or a reachable IP address"},
+		{"vcenter bad host", "name: mini\n", "name: mini\nvcenter: https://-x/sdk\n", 2, "https", "vcenter", "-x is not a host name"},
+		{"NUL byte", "  mtu: 1500", "  mtu: 15\x0000", 5, "\x00", "", "a NUL byte: an inventory is a text file"},
+		{"control character", "  mtu: 1500", "  mtu: 1500 \x01", 5, "\x01", "", "not valid YAML: control characters are not allowed"},
 		{"port group with a newline", "vfs: 8}", `vfs: 8, portgroup: "a\nb"}`, 11, `"a`, "defaults.nic.portgroup", "is not a port group name rdggen can write safely"},
 	}
 	for _, tc := range cases {

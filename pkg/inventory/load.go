@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/rdggen/rdggen/pkg/quote"
 
@@ -145,10 +146,14 @@ var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 func Load(name string, src []byte) (*Inventory, error) {
 	name = DisplayName(name)
 	rep := &Report{}
+	if i := bytes.IndexByte(src, 0); i >= 0 {
+		rep.add(Finding{File: name, Pos: offsetPos(src, i), Rule: "a NUL byte: an inventory is a text file; is it the right file?"})
+		return nil, rep
+	}
 	var root yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(src))
 	if err := dec.Decode(&root); err != nil && !errors.Is(err, io.EOF) {
-		rep.add(yamlError(name, err))
+		rep.add(yamlError(name, src, err))
 		return nil, rep
 	}
 	// One document: any later one, valid or not, is refused.
@@ -158,7 +163,7 @@ func Load(name string, src []byte) (*Inventory, error) {
 		rep.add(Finding{File: name, Pos: Pos{max(second.Line, 1), 1},
 			Rule: "a second YAML document starts here; an inventory is one document (remove the '---' and what follows, or merge it)"})
 	case !errors.Is(err, io.EOF):
-		f := yamlError(name, err)
+		f := yamlError(name, src, err)
 		f.Rule = "a second YAML document follows the first, and it is " + f.Rule + "; an inventory is one document"
 		rep.add(f)
 	}
@@ -185,14 +190,24 @@ func Load(name string, src []byte) (*Inventory, error) {
 	return inv, nil
 }
 
-// yamlError is a parser error as a finding, at its line when yaml.v3 names one.
-func yamlError(name string, err error) Finding {
-	f := Finding{File: name, Rule: "not valid YAML: " + err.Error()}
+// yamlError is a parser error as a finding, at its line when yaml.v3 names
+// one; for control characters (which it reports without a line), at the
+// first one in src.
+func yamlError(name string, src []byte, err error) Finding {
+	f := Finding{File: name, Rule: "not valid YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")}
 	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
 		line, _ := strconv.Atoi(m[1])
 		f.Pos, f.Rule = Pos{line, 1}, "not valid YAML: "+m[2]
+	} else if i := bytes.IndexFunc(src, func(r rune) bool { return r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r == 0x7f }); i >= 0 {
+		f.Pos = offsetPos(src, i)
 	}
 	return f
+}
+
+// offsetPos is the line and column (1-based, in bytes) of offset i in src.
+func offsetPos(src []byte, i int) Pos {
+	line := 1 + bytes.Count(src[:i], []byte("\n"))
+	return Pos{line, i - bytes.LastIndexByte(src[:i], '\n')}
 }
 
 // must is a helper for the embedded inventory.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/rdggen/rdggen/pkg/quote"
 )
@@ -23,9 +24,14 @@ type Finding struct {
 	Rule string
 }
 
+// maxRule is how much of a rule String shows; a value quoted in it may be
+// as long as the file.
+const maxRule = 400
+
 // String formats the finding as "file:line:col: path: rule", on one line:
 // control characters from the file (a key with a newline) are escaped in
-// the path and the rule (File is DisplayName's already).
+// the path and the rule (File is DisplayName's already), and a rule longer
+// than 400 bytes is cut.
 func (f Finding) String() string {
 	var b strings.Builder
 	b.WriteString(f.File)
@@ -34,10 +40,18 @@ func (f Finding) String() string {
 	}
 	if f.Path != "" {
 		b.WriteString(": ")
-		b.WriteString(quote.Line(f.Path))
+		b.WriteString(quote.Terminal(f.Path))
 	}
 	b.WriteString(": ")
-	b.WriteString(quote.Line(f.Rule))
+	rule := f.Rule
+	if len(rule) > maxRule {
+		cut := maxRule
+		for cut > 0 && !utf8.RuneStart(rule[cut]) {
+			cut--
+		}
+		rule = fmt.Sprintf("%s… (%d more bytes)", rule[:cut], len(rule)-cut)
+	}
+	b.WriteString(quote.Terminal(rule))
 	return b.String()
 }
 

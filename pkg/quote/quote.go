@@ -10,11 +10,16 @@
 package quote
 
 import (
+	"strconv"
+
 	"fmt"
+	"io"
 	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"gopkg.in/yaml.v3"
 )
 
 var shSafe = regexp.MustCompile(`^[A-Za-z0-9_@%+=:,./^-]+$`)
@@ -42,11 +47,34 @@ func ShJoin(argv []string) string {
 
 // Line makes s safe as (part of) one line of any line-oriented file — a
 // comment in sh, ONYX, VMX, YAML or a systemd unit: every control character
-// (newline, carriage return, NUL, escape, DEL, C1 controls) and every byte
-// that is not UTF-8 becomes a Go escape (\n, \x1b, \u0085…), and a backslash
-// becomes \\ so the escapes are unambiguous. Printable text is unchanged.
-func Line(s string) string {
-	if isPlainLine(s) {
+// (newline, carriage return, NUL, escape, DEL, C1 controls), every invisible
+// format character that can reorder a line on screen (the bidirectional
+// overrides U+202A–U+202E, U+2066–U+2069, …) or end it (U+2028, U+2029), and
+// every byte that is not UTF-8 becomes a Go escape (\n, \x1b, \u202e…), and a
+// backslash becomes \\ so the escapes are unambiguous. Printable text is
+// unchanged.
+func Line(s string) string { return escape(s, true, false) }
+
+// Terminal is Line for text shown on a terminal or in a log: the same
+// characters are escaped, but a backslash stays itself (messages quote
+// values with Go's %q, whose escapes would otherwise double), and a tab stays.
+func Terminal(s string) string { return escape(s, false, true) }
+
+// special reports whether r must be escaped.
+func special(r rune) bool {
+	return r < 0x20 || r == 0x7f || r == utf8.RuneError || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) ||
+		r == '\u2028' || r == '\u2029'
+}
+
+func escape(s string, backslash, keepTab bool) string {
+	plain := true
+	for _, r := range s {
+		if special(r) || (backslash && r == '\\') {
+			plain = false
+			break
+		}
+	}
+	if plain {
 		return s
 	}
 	var b strings.Builder
@@ -55,17 +83,19 @@ func Line(s string) string {
 		switch {
 		case r == utf8.RuneError && size == 1:
 			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case r == '\\':
+		case r == '\\' && backslash:
 			b.WriteString(`\\`)
 		case r == '\n':
 			b.WriteString(`\n`)
 		case r == '\r':
 			b.WriteString(`\r`)
+		case r == '\t' && keepTab:
+			b.WriteByte('\t')
 		case r == '\t':
 			b.WriteString(`\t`)
 		case r < 0x20 || r == 0x7f:
 			fmt.Fprintf(&b, `\x%02x`, r)
-		case unicode.IsControl(r) || r == '\u2028' || r == '\u2029':
+		case special(r):
 			fmt.Fprintf(&b, `\u%04x`, r)
 		default:
 			b.WriteRune(r)
@@ -75,11 +105,62 @@ func Line(s string) string {
 	return b.String()
 }
 
-func isPlainLine(s string) bool {
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f || r == '\\' || r == utf8.RuneError || unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
-			return false
+// TerminalWriter passes text to a terminal with Terminal's escapes applied
+// to everything but newlines: whatever a message quotes (a path, a flag, a
+// remote error), it cannot move the cursor, recolour the screen or reorder
+// a line. Write accepts UTF-8 split across calls.
+type TerminalWriter struct {
+	w    io.Writer
+	part []byte // an incomplete UTF-8 sequence from the last Write
+}
+
+// NewTerminalWriter returns a TerminalWriter writing to w.
+func NewTerminalWriter(w io.Writer) *TerminalWriter { return &TerminalWriter{w: w} }
+
+// Write escapes p (line by line) and writes it; it reports len(p) written
+// when the underlying writer took everything.
+func (t *TerminalWriter) Write(p []byte) (int, error) {
+	data := append(t.part, p...)
+	t.part = nil
+	// Keep back a trailing incomplete rune for the next Write.
+	for k := 1; k <= 3 && k <= len(data); k++ {
+		if utf8.RuneStart(data[len(data)-k]) {
+			if !utf8.FullRune(data[len(data)-k:]) {
+				t.part = append([]byte(nil), data[len(data)-k:]...)
+				data = data[:len(data)-k]
+			}
+			break
 		}
 	}
-	return true
+	lines := strings.SplitAfter(string(data), "\n")
+	var b strings.Builder
+	for _, l := range lines {
+		body, nl := strings.CutSuffix(l, "\n")
+		b.WriteString(Terminal(body))
+		if nl {
+			b.WriteByte('\n')
+		}
+	}
+	if _, err := io.WriteString(t.w, b.String()); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
+
+// YAML writes s as one YAML scalar that reads back as the string s: plain
+// when YAML would take it as text anyway (enp1f0), quoted when it would
+// otherwise be read as something else (null, 123, 1e3, and YAML 1.1's
+// booleans such as on, which libyaml-based readers like netplan may resolve)
+// or holds special characters.
+func YAML(s string) string {
+	if yaml11Bool[strings.ToLower(s)] {
+		return strconv.Quote(s)
+	}
+	b, err := yaml.Marshal(&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s})
+	if err != nil {
+		return strconv.Quote(s)
+	}
+	return strings.TrimSuffix(string(b), "\n")
+}
+
+var yaml11Bool = map[string]bool{"y": true, "n": true, "yes": true, "no": true, "on": true, "off": true}

@@ -4,6 +4,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"gopkg.in/yaml.v3"
 )
 
 func TestSh(t *testing.T) {
@@ -65,6 +67,42 @@ func TestLine(t *testing.T) {
 		}
 		if strings.ContainsAny(got, "\n\r\x00") {
 			t.Errorf("Line(%q) still breaks the line: %q", in, got)
+		}
+	}
+}
+
+func TestBidiAndTerminal(t *testing.T) {
+	if got := Line("a\u202eb\u2066c"); got != `a\u202eb\u2066c` {
+		t.Errorf("Line: %q", got)
+	}
+	if got := Terminal(`"V100\nx"` + "\x1b[31m\tx\\"); got != `"V100\nx"\x1b[31m`+"\tx\\" {
+		t.Errorf("Terminal: %q", got)
+	}
+}
+
+func TestTerminalWriter(t *testing.T) {
+	var b strings.Builder
+	w := NewTerminalWriter(&b)
+	msg := "line one\nraw \x1b[2J and \u202e\nü split\n"
+	// Written in pieces that cut runes in half.
+	for i := 0; i < len(msg); i += 3 {
+		if _, err := w.Write([]byte(msg[i:min(i+3, len(msg))])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := "line one\nraw \\x1b[2J and \\u202e\nü split\n"; b.String() != want {
+		t.Errorf("got %q, want %q", b.String(), want)
+	}
+}
+
+func TestYAML(t *testing.T) {
+	for in, want := range map[string]string{"enp1f0": "enp1f0", "null": `"null"`, "on": `"on"`, "123": `"123"`, "1e3": `"1e3"`, "a: b": `'a: b'`, "ens224.100": "ens224.100"} {
+		if got := YAML(in); got != want {
+			t.Errorf("YAML(%q) = %s, want %s", in, got, want)
+		}
+		var back string
+		if err := yaml.Unmarshal([]byte(YAML(in)), &back); err != nil || back != in {
+			t.Errorf("YAML(%q) reads back as %q (%v)", in, back, err)
 		}
 	}
 }
