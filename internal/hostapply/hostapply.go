@@ -72,37 +72,11 @@ func (o *Options) mode(m string) string {
 func (o *Options) validateMode() string { return o.mode(o.DockerValidate) }
 func (o *Options) restartMode() string  { return o.mode(o.DockerRestart) }
 
-// HostResult is what happened on one host.
-type HostResult struct {
-	Host string
-	// Plan is the printed plan ("+ route ...", ...); empty when up to date.
-	Plan []string
-	// Changes counts the planned changes (applied unless DryRun or Err).
-	Changes int
-	// Err is the host's failure, nil on success.
-	Err error
-	// RoundTrips counts the commands (SSH sessions) run on the host over its
-	// one connection: 1 to read the state, 1 more to change and verify.
-	RoundTrips int
-}
-
-// Report is the outcome of a Run.
-type Report struct {
-	Hosts                      []HostResult
-	Changed, UpToDate, Failed  int
-	ProbeElapsed, TotalElapsed time.Duration
-}
-
-// FailedHosts names the hosts that failed.
-func (r *Report) FailedHosts() []string {
-	var out []string
-	for _, h := range r.Hosts {
-		if h.Err != nil {
-			out = append(out, h.Host)
-		}
-	}
-	return out
-}
+// HostResult and Report are the engines' shared result types.
+type (
+	HostResult = remote.HostResult
+	Report     = remote.Report
+)
 
 type hostRun struct {
 	h      *inventory.Host
@@ -147,43 +121,25 @@ func Run(ctx context.Context, inv *inventory.Inventory, o Options) (*Report, err
 	rep := &Report{ProbeElapsed: time.Since(start)}
 
 	// The plan, in inventory order, before anything changes.
-	verb := "change(s)"
-	if o.DryRun {
-		verb = "change(s) planned"
-	}
 	for _, r := range runs {
-		switch {
-		case r.err != nil:
-			fmt.Fprintf(out, "%s (%s): FAILED: %v\n", r.h.Name, r.h.Mgmt, r.err)
-		case r.plan.empty():
-			fmt.Fprintf(out, "%s (%s): up to date\n", r.h.Name, r.h.Mgmt)
-			for _, n := range r.plan.notes {
-				fmt.Fprintf(out, "  ! %s\n", n)
-			}
-		default:
-			fmt.Fprintf(out, "%s (%s): %d %s\n", r.h.Name, r.h.Mgmt, r.plan.count(), verb)
-			for _, l := range r.plan.describe() {
-				fmt.Fprintf(out, "  %s\n", l)
-			}
-			for _, n := range r.plan.notes {
-				fmt.Fprintf(out, "  ! %s\n", n)
-			}
+		p := remote.PlannedHost{Name: r.h.Name, Mgmt: r.h.Mgmt, Err: r.err}
+		if r.plan != nil {
+			p.Lines, p.Count, p.Notes = r.plan.describe(), r.plan.count(), r.plan.notes
 		}
+		remote.WritePlan(out, p, o.DryRun)
 	}
 
 	if !o.DryRun {
-		var todo []*hostRun
-		for _, r := range runs {
+		var todo []int
+		for i, r := range runs {
 			if r.err == nil && !r.plan.empty() {
-				todo = append(todo, r)
+				todo = append(todo, i)
 			}
 		}
-		if len(todo) > 0 {
-			fmt.Fprintf(out, "applying to %d host(s), %d at a time\n", len(todo), o.Parallel)
-		}
 		stamp := o.Now().UTC().Format("20060102T150405Z")
-		remote.ForEach(len(todo), o.Parallel, func(i int) { applyHost(ctx, inv, &o, todo[i], stamp) })
-		for _, r := range todo {
+		remote.Apply(out, todo, o.Parallel, func(i int) { applyHost(ctx, inv, &o, runs[i], stamp) })
+		for _, i := range todo {
+			r := runs[i]
 			if r.err != nil {
 				fmt.Fprintf(out, "%s: FAILED: %v\n", r.h.Name, r.err)
 			} else {
@@ -197,45 +153,14 @@ func Run(ctx context.Context, inv *inventory.Inventory, o Options) (*Report, err
 
 	for _, r := range runs {
 		res := HostResult{Host: r.h.Name, Err: r.err, RoundTrips: r.trips}
-		if r.plan != nil {
+		if r.plan != nil && !r.plan.empty() {
 			res.Plan, res.Changes = r.plan.describe(), r.plan.count()
-			if r.plan.empty() {
-				res.Plan = nil
-			}
 		}
-		switch {
-		case r.err != nil:
-			rep.Failed++
-		case res.Changes == 0:
-			rep.UpToDate++
-		default:
-			rep.Changed++
-		}
-		rep.Hosts = append(rep.Hosts, res)
+		rep.Add(res)
 	}
 	rep.TotalElapsed = time.Since(start)
-	fmt.Fprintln(out, summary(rep, o.DryRun))
-	if failed := rep.FailedHosts(); len(failed) > 0 {
-		return rep, fmt.Errorf("%d of %d host(s) failed: %s", len(failed), len(runs), strings.Join(failed, ", "))
-	}
-	return rep, nil
-}
-
-func summary(rep *Report, dryRun bool) string {
-	secs := rep.TotalElapsed.Seconds()
-	failed := ""
-	if f := rep.FailedHosts(); len(f) > 0 {
-		failed = " (" + strings.Join(f, ", ") + ")"
-	}
-	switch {
-	case dryRun:
-		return fmt.Sprintf("hosts: dry run, nothing changed: %d would change, %d up to date, %d failed%s (%.2fs)",
-			rep.Changed, rep.UpToDate, rep.Failed, failed, secs)
-	case rep.Changed == 0 && rep.Failed == 0:
-		return fmt.Sprintf("hosts: nothing to do: %d up to date (%.2fs, 1 SSH command per host)", rep.UpToDate, secs)
-	}
-	return fmt.Sprintf("hosts: %d changed, %d up to date, %d failed%s (%.2fs; SSH commands per host: 1 to read, 1 more to change and verify)",
-		rep.Changed, rep.UpToDate, rep.Failed, failed, secs)
+	fmt.Fprintln(out, rep.Summary("hosts", o.DryRun, ", 1 SSH command per host", "; SSH commands per host: 1 to read, 1 more to change and verify"))
+	return rep, rep.Err()
 }
 
 // probeHost connects, reads the state and makes the plan. The connection

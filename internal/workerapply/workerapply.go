@@ -51,34 +51,11 @@ func (o *Options) rootFor(h *inventory.Host) string {
 	return strings.TrimRight(strings.ReplaceAll(o.Root, "{host}", h.Name), "/")
 }
 
-// HostResult is what happened on one host.
-type HostResult struct {
-	Host string
-	// Plan is the printed plan; empty when up to date.
-	Plan []string
-	// Changes counts the planned changes (applied unless DryRun or Err).
-	Changes int
-	// Err is the host's failure, nil on success.
-	Err error
-}
-
-// Report is the outcome of a Run.
-type Report struct {
-	Hosts                     []HostResult
-	Changed, UpToDate, Failed int
-	Elapsed                   time.Duration
-}
-
-// FailedHosts names the hosts that failed.
-func (r *Report) FailedHosts() []string {
-	var out []string
-	for _, h := range r.Hosts {
-		if h.Err != nil {
-			out = append(out, h.Host)
-		}
-	}
-	return out
-}
+// HostResult and Report are the engines' shared result types.
+type (
+	HostResult = remote.HostResult
+	Report     = remote.Report
+)
 
 type hostRun struct {
 	h    *inventory.Host
@@ -114,40 +91,25 @@ func Run(ctx context.Context, inv *inventory.Inventory, o Options) (*Report, err
 	}()
 	remote.ForEach(len(runs), o.Parallel, func(i int) { probeHost(ctx, &o, runs[i]) })
 
-	verb := "change(s)"
-	if o.DryRun {
-		verb = "change(s) planned"
-	}
 	for _, r := range runs {
-		switch {
-		case r.err != nil:
-			fmt.Fprintf(out, "%s (%s): FAILED: %v\n", r.h.Name, r.h.Mgmt, r.err)
-			continue
-		case r.plan.empty():
-			fmt.Fprintf(out, "%s (%s): up to date (%s at %s, sshd on port %d)\n", r.h.Name, r.h.Mgmt, horovod.WorkerName, r.d.Address, inv.Horovod.SSHPort)
-		default:
-			fmt.Fprintf(out, "%s (%s): %d %s\n", r.h.Name, r.h.Mgmt, r.plan.count(), verb)
-			for _, l := range r.plan.describe() {
-				fmt.Fprintf(out, "  %s\n", l)
-			}
+		p := remote.PlannedHost{Name: r.h.Name, Mgmt: r.h.Mgmt, Err: r.err,
+			UpToDate: fmt.Sprintf("%s at %s, sshd on port %d", horovod.WorkerName, r.d.Address, inv.Horovod.SSHPort)}
+		if r.plan != nil {
+			p.Lines, p.Count, p.Notes = r.plan.describe(), r.plan.count(), r.plan.notes
 		}
-		for _, n := range r.plan.notes {
-			fmt.Fprintf(out, "  ! %s\n", n)
-		}
+		remote.WritePlan(out, p, o.DryRun)
 	}
 
 	if !o.DryRun {
-		var todo []*hostRun
-		for _, r := range runs {
+		var todo []int
+		for i, r := range runs {
 			if r.err == nil && !r.plan.empty() {
-				todo = append(todo, r)
+				todo = append(todo, i)
 			}
 		}
-		if len(todo) > 0 {
-			fmt.Fprintf(out, "applying to %d host(s), %d at a time\n", len(todo), max(o.Parallel, 1))
-		}
-		remote.ForEach(len(todo), o.Parallel, func(i int) { applyHost(ctx, &o, todo[i]) })
-		for _, r := range todo {
+		remote.Apply(out, todo, o.Parallel, func(i int) { applyHost(ctx, &o, runs[i]) })
+		for _, i := range todo {
+			r := runs[i]
 			if r.err != nil {
 				fmt.Fprintf(out, "%s: FAILED: %v\n", r.h.Name, r.err)
 			} else {
@@ -162,38 +124,11 @@ func Run(ctx context.Context, inv *inventory.Inventory, o Options) (*Report, err
 		if r.plan != nil && !r.plan.empty() {
 			res.Plan, res.Changes = r.plan.describe(), r.plan.count()
 		}
-		switch {
-		case r.err != nil:
-			rep.Failed++
-		case res.Changes == 0:
-			rep.UpToDate++
-		default:
-			rep.Changed++
-		}
-		rep.Hosts = append(rep.Hosts, res)
+		rep.Add(res)
 	}
-	rep.Elapsed = time.Since(start)
-	fmt.Fprintln(out, summary(rep, o.DryRun))
-	if failed := rep.FailedHosts(); len(failed) > 0 {
-		return rep, fmt.Errorf("%d of %d host(s) failed: %s", len(failed), len(runs), strings.Join(failed, ", "))
-	}
-	return rep, nil
-}
-
-func summary(rep *Report, dryRun bool) string {
-	failed := ""
-	if f := rep.FailedHosts(); len(f) > 0 {
-		failed = " (" + strings.Join(f, ", ") + ")"
-	}
-	secs := rep.Elapsed.Seconds()
-	switch {
-	case dryRun:
-		return fmt.Sprintf("workers: dry run, nothing changed: %d would change, %d up to date, %d failed%s (%.2fs)",
-			rep.Changed, rep.UpToDate, rep.Failed, failed, secs)
-	case rep.Changed == 0 && rep.Failed == 0:
-		return fmt.Sprintf("workers: nothing to do: %d up to date (%.2fs, 1 SSH command per host)", rep.UpToDate, secs)
-	}
-	return fmt.Sprintf("workers: %d changed, %d up to date, %d failed%s (%.2fs)", rep.Changed, rep.UpToDate, rep.Failed, failed, secs)
+	rep.TotalElapsed = time.Since(start)
+	fmt.Fprintln(out, rep.Summary("workers", o.DryRun, ", 1 SSH command per host", ""))
+	return rep, rep.Err()
 }
 
 // probeHost connects, reads the state and makes the plan. The connection
