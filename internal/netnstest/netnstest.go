@@ -168,6 +168,7 @@ func New(t testing.TB, o Options) *Cluster {
 	c := &Cluster{Dir: t.TempDir(), t: t, docker: o.Docker}
 	t.Cleanup(c.teardown)
 	c.Slot = c.takeSlot()
+	c.writeRestartScripts()
 	c.switchNS = fmt.Sprintf("rdg%dsw", c.Slot)
 	c.mgmtBr = fmt.Sprintf("rdgm%d", c.Slot)
 
@@ -685,15 +686,24 @@ func (c *Cluster) RootTemplate() string { return filepath.Join(c.Dir, "roots", "
 // and is inserted at the top of POSTROUTING again — and a line in
 // <root>/docker-restarts to count restarts.
 func (c *Cluster) DockerRestartCommand() string {
-	script := filepath.Join(c.Dir, "fake-docker-restart.sh")
 	if c.docker {
-		script = filepath.Join(c.Dir, "docker-restart.sh")
-		if err := os.WriteFile(script, []byte(dockerRestartScript), 0o755); err != nil {
+		return "sh " + filepath.Join(c.Dir, "docker-restart.sh")
+	}
+	return "sh " + filepath.Join(c.Dir, "fake-docker-restart.sh")
+}
+
+// writeRestartScripts writes DockerRestartCommand's scripts once, before any
+// host can run them (a script rewritten while a shell reads it is cut short).
+func (c *Cluster) writeRestartScripts() {
+	for name, body := range map[string]string{"docker-restart.sh": dockerRestartScript, "fake-docker-restart.sh": fakeDockerRestartScript} {
+		if err := os.WriteFile(filepath.Join(c.Dir, name), []byte(body), 0o755); err != nil {
 			c.t.Fatal(err)
 		}
-		return "sh " + script
 	}
-	body := `#!/bin/sh
+}
+
+// fakeDockerRestartScript is the emulated hosts' stand-in for a Docker restart.
+const fakeDockerRestartScript = `#!/bin/sh
 # netnstest's stand-in for "systemctl restart docker" on a namespace host.
 set -eu
 f="$RDGGEN_ROOT/etc/docker/daemon.json"
@@ -709,11 +719,6 @@ while read -r rule; do iptables -w -t nat $rule; done
 iptables -w -t nat -I POSTROUTING 1 -s "$net" ! -o docker0 -j MASQUERADE
 echo "$bip" >>"$RDGGEN_ROOT/docker-restarts"
 `
-	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
-		c.t.Fatal(err)
-	}
-	return "sh " + script
-}
 
 // DockerValidateCommand is the hosts target's --docker-validate for the
 // namespace hosts (there is no dockerd): the staged candidate must exist and
