@@ -52,12 +52,7 @@ type Options struct {
 
 func (o *Options) prefixed() bool { return o.Root != "" && o.Root != "/" }
 
-func (o *Options) rootFor(h *inventory.Host) string {
-	if !o.prefixed() {
-		return ""
-	}
-	return strings.TrimRight(strings.ReplaceAll(o.Root, "{host}", h.Name), "/")
-}
+func (o *Options) rootFor(h *inventory.Host) string { return remote.HostRoot(o.Root, h.Name) }
 
 func (o *Options) mode(m string) string {
 	if m == "" {

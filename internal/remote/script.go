@@ -122,6 +122,16 @@ func (w *Script) Data(content []byte) string {
 	return p
 }
 
+// HostRoot is a root-prefix template (a directory with "{host}" standing for
+// the host's name) for one host: "" when the template is "" or "/" (the
+// host's own root).
+func HostRoot(template, host string) string {
+	if template == "" || template == "/" {
+		return ""
+	}
+	return strings.TrimRight(strings.ReplaceAll(template, "{host}", host), "/")
+}
+
 // RootPath is p under the root prefix, as a quoted shell word.
 func RootPath(p string) string { return `"$R"` + Quote(p) }
 

@@ -44,12 +44,7 @@ type Options struct {
 	Out io.Writer
 }
 
-func (o *Options) rootFor(h *inventory.Host) string {
-	if o.Root == "" || o.Root == "/" {
-		return ""
-	}
-	return strings.TrimRight(strings.ReplaceAll(o.Root, "{host}", h.Name), "/")
-}
+func (o *Options) rootFor(h *inventory.Host) string { return remote.HostRoot(o.Root, h.Name) }
 
 // HostResult and Report are the engines' shared result types.
 type (
