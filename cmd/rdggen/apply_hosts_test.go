@@ -276,3 +276,72 @@ func TestApplyHostsFailures(t *testing.T) {
 		t.Errorf("unknown host key: exit %d", code)
 	}
 }
+
+// A jumbo-frame data network: one apply gives every host's data interface
+// the data MTU (live and in its persistent form) and docker0's daemon.json
+// the same; the second apply changes nothing.
+func TestApplyHostsMTU(t *testing.T) {
+	c := netnstest.New(t, netnstest.Options{Hosts: 3, DataMTU: 9000, OS: func(i int) string {
+		if i == 0 {
+			return "ubuntu-16.04"
+		}
+		return "ubuntu-20.04"
+	}})
+	if _, err := c.Exec(c.Hosts[0].NS, "ping", "-c", "1", "-W", "1", "-M", "do", "-s", "8972", c.Hosts[1].Data.Addr().String()); err == nil {
+		t.Fatal("a 9000-byte frame crossed before the apply")
+	}
+	// ns-03's own netplan file names its data interface under another ID.
+	own := "network:\n  version: 2\n  ethernets:\n    vf0:\n      match: {name: data0}\n      set-name: data0\n      addresses: [" + c.Hosts[2].Data.String() + "]\n"
+	writeHostFile(t, c.Hosts[2], "/etc/netplan/50-cloud-init.yaml", own)
+	code, out, _ := applyHosts(t, c)
+	if code != exitOK || !strings.Contains(out, "~ link data0: mtu 1500 -> 9000") {
+		t.Fatalf("apply: exit %d", code)
+	}
+	for _, h := range c.Hosts {
+		link, _ := c.Exec(h.NS, "ip", "-o", "link", "show", "dev", "data0")
+		if !strings.Contains(link, " mtu 9000 ") {
+			t.Errorf("%s: %s", h.Name, link)
+		}
+		b, _ := os.ReadFile(h.File("/etc/docker/daemon.json"))
+		if !strings.Contains(string(b), `"mtu": 9000`) {
+			t.Errorf("%s daemon.json:\n%s", h.Name, b)
+		}
+	}
+	if b, _ := os.ReadFile(c.Hosts[0].File("/etc/network/if-up.d/rdggen-routes")); !strings.Contains(string(b), "ip link set dev data0 mtu 9000 ||") {
+		t.Errorf("ifupdown hook:\n%s", b)
+	}
+	if b, _ := os.ReadFile(c.Hosts[1].File("/etc/netplan/60-rdggen.yaml")); !strings.Contains(string(b), "    data0:\n      mtu: 9000\n") {
+		t.Errorf("netplan:\n%s", b)
+	}
+	if !strings.Contains(out, "+ /etc/netplan/60-rdggen.yaml (routes and MTU under netplan ID vf0, set-name in /etc/netplan/50-cloud-init.yaml)") {
+		t.Errorf("the plan does not say which netplan ID it used")
+	}
+	if b, _ := os.ReadFile(c.Hosts[2].File("/etc/netplan/60-rdggen.yaml")); !strings.Contains(string(b), "    vf0:\n      mtu: 9000\n") {
+		t.Errorf("netplan of ns-03:\n%s", b)
+	} else {
+		if _, err := exec.LookPath("netplan"); err != nil {
+			netnstest.Unavailable(t, "netplan not found (install netplan.io)")
+		}
+		// What the real netplan makes of ns-03's two files: one definition.
+		if out, err := exec.Command("netplan", "generate", "--root-dir", c.Hosts[2].Root).CombinedOutput(); err != nil {
+			t.Fatalf("netplan generate: %v\n%s", err, out)
+		}
+		nets, _ := filepath.Glob(c.Hosts[2].File("/run/systemd/network/*.network"))
+		var text string
+		for _, n := range nets {
+			b, _ := os.ReadFile(n)
+			text += string(b)
+		}
+		if len(nets) != 1 || !strings.Contains(text, "MTUBytes=9000") || !strings.Contains(text, "Destination=172.16.1.0/24") {
+			t.Errorf("netplan generate on ns-03: %v\n%s", nets, text)
+		}
+	}
+	if code, out, _ := applyHosts(t, c); code != exitOK || !strings.Contains(out, "hosts: nothing to do: 3 up to date") {
+		t.Fatalf("second apply: exit %d", code)
+	}
+	// A full 9000-byte frame now crosses the data network (the "switch"
+	// carries 9216): an 8972-byte ICMP payload with don't-fragment set.
+	if out, err := c.Exec(c.Hosts[0].NS, "ping", "-c", "1", "-W", "2", "-M", "do", "-s", "8972", c.Hosts[1].Data.Addr().String()); err != nil {
+		t.Errorf("9000-byte frame from ns-01 to ns-02: %v\n%s", err, out)
+	}
+}

@@ -23,14 +23,17 @@ func validateFunc(mode string) string {
 	case ModeAuto:
 		// dockerd ≥ 23 has --validate; older ones load the file before their
 		// root check, so running them as nobody reports file errors without
-		// starting anything (research/hosts.md §1.3).
+		// starting anything. nobody may not open the candidate (a hardened
+		// daemon.json is 0600, and so is its staged copy): it reads it from a
+		// pipe that nobody's own shell makes, fed from a descriptor root opened
+		// (a pipe root made would be root's, and /dev/stdin would not open).
 		return `validate_daemon() {
 	command -v dockerd >/dev/null 2>&1 || { echo "dockerd is not installed: checked by rdggen only"; return 0; }
 	out=$(dockerd --validate --config-file "$1" 2>&1) && { echo "$out"; return 0; }
 	case $out in
 	*"unknown flag: --validate"*)
 		command -v setpriv >/dev/null 2>&1 || { echo "dockerd has no --validate and setpriv is missing: checked by rdggen only"; return 0; }
-		out=$(timeout 30 setpriv --reuid=65534 --regid=65534 --clear-groups dockerd --config-file "$1" 2>&1)
+		out=$(timeout 30 setpriv --reuid=65534 --regid=65534 --clear-groups sh -c 'cat <&3 | dockerd --config-file /dev/stdin' 3<"$1" 2>&1)
 		case $out in *"unable to configure the Docker daemon"*) echo "$out"; return 1;; esac
 		echo "dockerd (no --validate) loads the file as nobody without complaint"; return 0;;
 	esac
@@ -70,6 +73,7 @@ const daemonInstallFunc = `daemon_install() {
 	mkdir -p "${f%/*}" || return 1
 	new="${f%/*}/.daemon.json.rdggen-new"
 	{ cp "$4" "$new" && chmod "$1" "$new"; } || { rm -f "$new"; return 1; }
+	[ ! -e "$f" ] || chown --reference="$f" "$new" 2>/dev/null || true # the owner, like the mode, stays
 	if ! validate_daemon "$new"; then rm -f "$new"; echo "the new file was rejected: $f not changed"; return 4; fi
 	b=$3; i=1
 	while [ -e "$b" ]; do b="$3.$i"; i=$((i + 1)); done
@@ -130,6 +134,9 @@ func applyScript(w *remote.Script, p *plan, o *Options, stamp string) {
 	}
 	if p.forwarding != "" {
 		w.Line("step forwarding sysctl -qw ", dockernet.ForwardingKey, "=", p.d.Forwarding)
+	}
+	if p.mtu != "" {
+		w.Line("step mtu ip ", dockernet.MTUCommand(p.d.Host))
 	}
 	if p.firewall() {
 		w.Line("step firewall sh ", w.Data(p.d.Firewall))

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/rdggen/rdggen/internal/remote"
@@ -58,25 +59,28 @@ type plan struct {
 	links      []linkSpec
 	remove     []foreignFile
 	forwarding string // the current value when it must change
-	chains     []chainChange
-	jumps      []jumpChange
-	routes     []routeChange
-	stale      []routeEntry
-	roce       []hostqos.Result
-	reload     bool
-	notes      []string
+	mtu        string // the data interface's current MTU when it must change
+	// fileWhy explains a file's change beyond its path (the netplan ID).
+	fileWhy map[string]string
+	chains  []chainChange
+	jumps   []jumpChange
+	routes  []routeChange
+	stale   []routeEntry
+	roce    []hostqos.Result
+	reload  bool
+	notes   []string
 }
 
 // empty reports whether the host already matches.
 func (p *plan) empty() bool {
 	return p.daemon == nil && p.restart == "" && len(p.files) == 0 && len(p.links) == 0 && len(p.remove) == 0 &&
-		p.forwarding == "" && len(p.chains) == 0 && len(p.jumps) == 0 && len(p.routes) == 0 && len(p.stale) == 0 && len(p.roce) == 0
+		p.forwarding == "" && p.mtu == "" && len(p.chains) == 0 && len(p.jumps) == 0 && len(p.routes) == 0 && len(p.stale) == 0 && len(p.roce) == 0
 }
 
 // count is the number of changes, as plans and summaries count them.
 func (p *plan) count() int {
 	n := len(p.files) + len(p.links) + len(p.remove) + len(p.routes) + len(p.stale) + len(p.chains) + len(p.jumps)
-	for _, b := range []bool{p.daemon != nil, p.restart != "", p.forwarding != "", len(p.roce) > 0} {
+	for _, b := range []bool{p.daemon != nil, p.restart != "", p.forwarding != "", p.mtu != "", len(p.roce) > 0} {
 		if b {
 			n++
 		}
@@ -96,7 +100,7 @@ func hostErrorf(format string, args ...any) error { return &hostError{fmt.Sprint
 // checkDocker0 adds a docker restart when docker0's address is not daemon.json's bip.
 func makePlan(inv *inventory.Inventory, d *desired, st *hostState, checkDocker0 bool) (*plan, error) {
 	h := d.Host
-	p := &plan{d: d, newFiles: map[string]bool{}}
+	p := &plan{d: d, newFiles: map[string]bool{}, fileWhy: map[string]string{}}
 
 	// The data interface must carry the inventory's address: routes use it.
 	if st.Addr.RC != 0 {
@@ -138,6 +142,14 @@ func makePlan(inv *inventory.Inventory, d *desired, st *hostState, checkDocker0 
 		// The file is right; is the running Docker using it?
 		if bip := h.Bridge(); !slices.Contains(parseAddrs(st.Docker0.Out), bip) {
 			p.restart = fmt.Sprintf("docker0 has %v, daemon.json says bip %s", parseAddrs(st.Docker0.Out), bip)
+		}
+	}
+
+	// The data network's MTU on the data interface.
+	if cur, _ := parseLink(st.Link.Out); st.Link.RC != 0 || cur != h.DataMTU {
+		p.mtu = strconv.Itoa(cur)
+		if cur == 0 {
+			p.mtu = "unknown"
 		}
 	}
 
@@ -206,7 +218,27 @@ func makePlan(inv *inventory.Inventory, d *desired, st *hostState, checkDocker0 
 	}
 
 	// Files rdggen owns whole, their enabling links, and the other OS form.
-	for _, f := range d.Files {
+	// The netplan file depends on the host: its routes and MTU go under the
+	// ID of the host's own definition of the data interface.
+	files := d.Files
+	if h.OS.UsesNetplan() {
+		_, mac := parseLink(st.Link.Out)
+		id, how, ok := netplanID(st.Netplan, h.DataInterface, mac)
+		if !ok {
+			id = h.DataInterface
+			p.notes = append(p.notes, fmt.Sprintf("no netplan file configures %s: rdggen's %s defines it under its name (its address must come from there or elsewhere)", h.DataInterface, dockernet.NetplanPath))
+		}
+		files = slices.Clone(d.Files)
+		for i := range files {
+			if files[i].Path == dockernet.NetplanPath {
+				files[i].Data = dockernet.NetplanFor(inv, h, id, how)
+				if ok {
+					p.fileWhy[files[i].Path] = "routes and MTU under netplan ID " + id + ", " + how
+				}
+			}
+		}
+	}
+	for _, f := range files {
 		s := st.Files[f.Path]
 		switch {
 		case s.Kind == "other" || s.Kind == "link":
@@ -304,6 +336,9 @@ func (p *plan) describe() []string {
 	if p.forwarding != "" {
 		add("~ %s: %s -> %s", dockernet.ForwardingKey, p.forwarding, p.d.Forwarding)
 	}
+	if p.mtu != "" {
+		add("~ link %s: mtu %s -> %d", p.d.Host.DataInterface, p.mtu, p.d.Host.DataMTU)
+	}
 	for _, c := range p.chains {
 		was := fmt.Sprintf("%d rule(s)", len(c.Was))
 		if c.New {
@@ -336,10 +371,14 @@ func (p *plan) describe() []string {
 		add("~ roce %s: %s", r.Name, r.Detail)
 	}
 	for _, f := range p.files {
+		why := ""
+		if w := p.fileWhy[f.Path]; w != "" {
+			why = " (" + w + ")"
+		}
 		if p.newFiles[f.Path] {
-			add("+ %s", f.Path)
+			add("+ %s%s", f.Path, why)
 		} else {
-			add("~ %s", f.Path)
+			add("~ %s%s", f.Path, why)
 		}
 	}
 	for _, l := range p.links {

@@ -28,6 +28,7 @@ func goodState(inv *inventory.Inventory, d *desired) *hostState {
 		st.Files[f.Path] = fileState{Kind: "absent"}
 	}
 	st.Forwarding = cmdOut{0, "1\n"}
+	st.Link = cmdOut{0, fmt.Sprintf("3: %s: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu %d qdisc mq state UP mode DEFAULT group default qlen 1000\\    link/ether 00:50:56:aa:bb:41 brd ff:ff:ff:ff:ff:ff\n", h.DataInterface, h.DataMTU)}
 	st.Addr = cmdOut{0, fmt.Sprintf("3: %s    inet %s brd 31.31.31.255 scope global %s\\       valid_lft forever preferred_lft forever\n", h.DataInterface, h.Data.Address, h.DataInterface)}
 	var routes strings.Builder
 	fmt.Fprintf(&routes, "default via 10.0.0.1 dev eno0 proto dhcp src 10.0.0.41 metric 100\n")
@@ -70,6 +71,8 @@ func TestPlanDifferences(t *testing.T) {
 	}{
 		{"forwarding off", func(st *hostState) { st.Forwarding.Out = "0\n" },
 			[]string{"~ net.ipv4.conf.all.forwarding: 0 -> 1"}},
+		{"data interface at another MTU", func(st *hostState) { st.Link.Out = strings.Replace(st.Link.Out, "mtu 1500", "mtu 9000", 1) },
+			[]string{"~ link enp1f0: mtu 9000 -> 1500"}},
 		{"route via the wrong host and a stale one", func(st *hostState) {
 			st.Routes.Out = strings.Replace(st.Routes.Out, "172.16.42.0/24 via 31.31.31.42", "172.16.42.0/24 via 31.31.31.43", 1) +
 				"172.16.49.0/24 via 31.31.31.49 dev enp1f0 \n" + // a host that left

@@ -37,6 +37,14 @@ func probe(w *remote.Script, d *desired) {
 	w.Line(`if [ $# -gt 0 ]; then fr stat stat -c '%s %a %n' -- "$@"; fr cat cat -- "$@"; fi`)
 	w.Line("v=; read -r v </proc/sys/", strings.ReplaceAll(dockernet.ForwardingKey, ".", "/"), `; fr forwarding echo "$v"`)
 	w.Line("fr addr ip -4 -o addr show dev ", remote.Quote(d.Host.DataInterface))
+	w.Line("fr link ip -o link show dev ", remote.Quote(d.Host.DataInterface))
+	if d.Host.OS.UsesNetplan() {
+		var globs []string
+		for _, dir := range netplanDirs {
+			globs = append(globs, `"$R"`+remote.Quote(dir)+"/*.yaml")
+		}
+		w.Line("for f in ", strings.Join(globs, " "), `; do [ -f "$f" ] && fr "np:${f#"$R"}" cat -- "$f"; done`)
+	}
 	w.Line("fr routes ip -4 route show table main")
 	w.Line("fr chain iptables -w -S ", dockernet.FirewallChain)
 	w.Line("fr dockeruser iptables -w -S ", dockernet.DockerUserChain)

@@ -8,8 +8,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
+	"github.com/rdggen/rdggen/internal/netnstest"
 	"github.com/rdggen/rdggen/internal/remote"
 	"github.com/rdggen/rdggen/pkg/dockernet"
 	"github.com/rdggen/rdggen/pkg/inventory"
@@ -227,5 +229,68 @@ func TestParseResultsFraming(t *testing.T) {
 	}
 	if _, err := remote.ParseResults(out, "other"); err == nil {
 		t.Error("another nonce's output accepted")
+	}
+}
+
+// A hardened daemon.json (mode 0600) on a host whose dockerd is older than
+// 23.0 (Debian's 20.10: no --validate): the auto check runs the real dockerd
+// as nobody on the staged 0600 copy, tells a good file from a bad one, and
+// the installed file keeps its mode and owner.
+func TestValidateHardenedDaemonJSON(t *testing.T) {
+	if os.Geteuid() != 0 {
+		netnstest.Unavailable(t, "needs root to run dockerd as nobody")
+	}
+	for _, tool := range []string{"dockerd", "setpriv"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			netnstest.Unavailable(t, "%s not found (install docker.io and util-linux)", tool)
+		}
+	}
+	if out, _ := exec.Command("dockerd", "--validate").CombinedOutput(); !strings.Contains(string(out), "unknown flag: --validate") {
+		t.Skipf("this dockerd has --validate; the nobody path is for dockerd < 23 (%s)", strings.TrimSpace(string(out)))
+	}
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, data string
+		rc         string
+		want       string
+	}{
+		{"good", "{\"bip\": \"172.16.41.1/24\", \"mtu\": 9000}\n", "0", "loads the file as nobody without complaint"},
+		{"bad", "{\"bip\": 12}\n", "1", "cannot unmarshal number into Go struct field Config.bip of type string"},
+	} {
+		p := filepath.Join(dir, tc.name+".json")
+		if err := os.WriteFile(p, []byte(tc.data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		w := remote.NewScript("")
+		w.Line(validateFunc(ModeAuto))
+		w.Line("fr check validate_daemon ", remote.Quote(p))
+		r := runLocal(t, w)["check"]
+		if r.Status != tc.rc || !strings.Contains(string(r.Data), tc.want) {
+			t.Errorf("%s: exit %s, %s", tc.name, r.Status, r.Data)
+		}
+	}
+	// The install keeps the hardened mode and the owner.
+	root := t.TempDir()
+	path := filepath.Join(root, "etc/docker/daemon.json")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	old := []byte("{\"debug\": true}\n")
+	if err := os.WriteFile(path, old, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(path, 4242, 4242); err != nil {
+		t.Fatal(err)
+	}
+	dc := &daemonChange{Existed: true, Old: old, OldSum: sum(old), Mode: 0o600, New: []byte("{\"debug\": true, \"bip\": \"172.16.41.1/24\"}\n")}
+	if r := runLocal(t, daemonScript(root, dc, "true", "true"))["step:daemon"]; r.Status != "0" {
+		t.Fatalf("install: %s %s", r.Status, r.Data)
+	}
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().Perm() != 0o600 || fi.Sys().(*syscall.Stat_t).Uid != 4242 {
+		t.Errorf("installed daemon.json: %v %v", fi.Mode(), err)
 	}
 }

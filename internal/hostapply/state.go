@@ -33,6 +33,7 @@ type hostState struct {
 	Files       map[string]fileState
 	Forwarding  cmdOut
 	Addr        cmdOut // ip -4 -o addr show dev <data interface>
+	Link        cmdOut // ip -o link show dev <data interface>
 	Routes      cmdOut // ip -4 route show table main
 	Chain       cmdOut // iptables -S RDGGEN-CONTAINERS
 	DockerUser  cmdOut // iptables -S DOCKER-USER
@@ -41,6 +42,8 @@ type hostState struct {
 	Dockerd     cmdOut // dockerd --version (127: not installed)
 	Docker0     cmdOut // ip -4 -o addr show dev docker0
 	RoCE        cmdOut // the RoCE script's check
+	// Netplan are the host's netplan files (netplan hosts only).
+	Netplan []netplanFile
 }
 
 // parseState turns probe results into a hostState. root is the host's root
@@ -53,7 +56,7 @@ func parseState(rs []remote.Result, root string, paths []string) (*hostState, er
 		st.Files[p] = fileState{Kind: "absent"}
 	}
 	cmds := map[string]*cmdOut{
-		"forwarding": &st.Forwarding, "addr": &st.Addr, "routes": &st.Routes, "chain": &st.Chain,
+		"forwarding": &st.Forwarding, "addr": &st.Addr, "link": &st.Link, "routes": &st.Routes, "chain": &st.Chain,
 		"dockeruser": &st.DockerUser, "nat": &st.NAT, "postrouting": &st.Postrouting, "dockerd": &st.Dockerd, "docker0": &st.Docker0, "roce": &st.RoCE,
 	}
 	seen := map[string]bool{}
@@ -65,6 +68,10 @@ func parseState(rs []remote.Result, root string, paths []string) (*hostState, er
 			st.Files[r.Name[2:]] = fileState{Kind: "link", Data: bytes.TrimSuffix(r.Data, []byte("\n"))}
 		case strings.HasPrefix(r.Name, "o:"):
 			st.Files[r.Name[2:]] = fileState{Kind: "other"}
+		case strings.HasPrefix(r.Name, "np:"):
+			if r.RC() == 0 {
+				st.Netplan = append(st.Netplan, netplanFile{Path: r.Name[3:], Data: r.Data})
+			}
 		case r.Name == "stat":
 			stat = r
 		case r.Name == "cat":
@@ -206,3 +213,20 @@ func dockerVersion(out string) (v [3]int, ok bool) {
 
 // roceResults parses the RoCE script's report.
 func roceResults(out string) []hostqos.Result { return hostqos.ParseReport([]byte(out)) }
+
+var (
+	reLinkMTU = regexp.MustCompile(`\bmtu (\d+)\b`)
+	reLinkMAC = regexp.MustCompile(`\blink/ether ([0-9a-fA-F:]{17})\b`)
+)
+
+// parseLink returns the MTU and MAC address in `ip -o link show dev X`
+// (0 and "" when absent).
+func parseLink(out string) (mtu int, mac string) {
+	if m := reLinkMTU.FindStringSubmatch(out); m != nil {
+		mtu, _ = strconv.Atoi(m[1])
+	}
+	if m := reLinkMAC.FindStringSubmatch(out); m != nil {
+		mac = strings.ToLower(m[1])
+	}
+	return mtu, mac
+}

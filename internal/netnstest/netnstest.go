@@ -92,6 +92,10 @@ type Options struct {
 	HorovodNetwork string
 	// Image is the inventory's horovod.image (default: the inventory default).
 	Image string
+	// DataMTU is the inventory's data_mtu (default: none, 1500). Above
+	// 1500 the "switch" bridge's ports carry 9216, as rdggen configures a
+	// switch; the hosts' data0 stay at 1500 until an apply sets them.
+	DataMTU int
 	// Docker runs a real dockerd in every host (see docker.go; needs
 	// RequireDocker) instead of the emulated docker0 and container namespace.
 	Docker bool
@@ -203,6 +207,12 @@ func New(t testing.TB, o Options) *Cluster {
 		c.buildHost(h, o.ForwardAccept != nil && o.ForwardAccept(i))
 	}
 	c.pinDataNeighbours()
+	if o.DataMTU > 1500 {
+		for _, h := range c.Hosts {
+			c.batch(c.switchNS, fmt.Sprintf("link set p%d mtu 9216", h.Index+1))
+		}
+		c.batch(c.switchNS, "link set br0 mtu 9216")
+	}
 	c.writeInventory(o)
 	var wg sync.WaitGroup
 	errs := make([]error, len(c.Hosts))
@@ -451,19 +461,23 @@ func (c *Cluster) writeInventory(o Options) {
 	if o.Image != "" {
 		image = ", image: " + o.Image
 	}
+	dataMTU := ""
+	if o.DataMTU != 0 {
+		dataMTU = fmt.Sprintf("\n  data_mtu: %d", o.DataMTU)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, `# netnstest cluster, slot %d
 name: nstest
 switches:
   - {name: sw, model: SN2700, onyx: 3.6.8190}
-docker: {version: %q, pool: 172.16.0.0/16, prefix: 24, mtu: 1500}
+docker: {version: %q, pool: 172.16.0.0/16, prefix: 24}
 horovod: {network: %s%s}
 defaults:
-  data_interface: data0
+  data_interface: data0%s
   gpus: [{model: V100-PCIE-16GB, memory_gb: 16}]
   nic: {model: ConnectX-5, pf: vmnic4, vfs: 8}
 hosts:
-`, c.Slot, o.DockerVersion, o.HorovodNetwork, image)
+`, c.Slot, o.DockerVersion, o.HorovodNetwork, image, dataMTU)
 	for _, h := range c.Hosts {
 		fmt.Fprintf(&b, "  - {name: %s, esxi: esx-%02d, os: %s, mgmt: %s, data: {address: %s, port: 1/%d}}\n",
 			h.Name, h.Index+1, o.OS(h.Index), h.Mgmt, h.Data, h.Index+1)

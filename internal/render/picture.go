@@ -7,6 +7,7 @@ import (
 
 	"github.com/rdggen/rdggen/pkg/artifact"
 	"github.com/rdggen/rdggen/pkg/inventory"
+	"github.com/rdggen/rdggen/pkg/onyx"
 )
 
 // Picture is the review picture of the cluster (SPEC §2.5): per switch, the
@@ -20,6 +21,8 @@ func Picture(inv *inventory.Inventory) artifact.File {
 		inv.RoCE.DSCP, inv.RoCE.Priority, inv.RoCE.ECNMinKB, inv.RoCE.ECNMaxKB, inv.RoCE.CNPDSCP, inv.RoCE.CNPPriority, inv.RoCE.ToS())
 	fmt.Fprintf(&b, "containers: pool %s, /%d per host, MTU %d, Horovod network %s\n",
 		inv.Docker.Pool, inv.Docker.Prefix, inv.Docker.MTU, inv.Horovod.Network)
+	fmt.Fprintf(&b, "MTU per hop: switch ports %d, ESXi vSwitch of the PF %d, VM data interface %d, docker0 %d (bytes)\n",
+		onyx.PortMTU(inv), inv.DataMTU(), inv.DataMTU(), inv.Docker.MTU)
 	for _, sw := range inv.Switches {
 		fmt.Fprintf(&b, "\nswitch %s  %s, %d ports, ONYX %s\n", sw.Name, sw.Model, sw.Ports, sw.ONYX)
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)

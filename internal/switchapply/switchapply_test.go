@@ -429,3 +429,30 @@ func TestParallelAndRoCETemplate(t *testing.T) {
 		}
 	}
 }
+
+// A jumbo-frame data network: one apply gives every port MTU 9216 (a port
+// that already has more keeps it), the second sends nothing.
+func TestJumboMTU(t *testing.T) {
+	inv := loadInv(t, [3]string{"sw1", "SN2100", "3.6.8190"})
+	for i := range inv.Hosts {
+		inv.Hosts[i].DataMTU = 9000
+	}
+	r := newRig(t, inv, onyxsim.Options{Seed: []string{"interface ethernet 1/5 mtu 9216 force", "interface ethernet 1/16 mtu 9200 force"}})
+	sim := r.sims[0]
+	if _, err := r.run(t); err != nil {
+		t.Fatalf("%v\n%s", err, r.out)
+	}
+	sent := strings.Join(sim.Received(), "\n")
+	if !strings.Contains(sent, "interface ethernet 1/1-1/4 mtu 9216 force\n") || strings.Contains(sent, "1/5 mtu") {
+		t.Errorf("sent:\n%s", sent)
+	}
+	running := sim.RunningConfig()
+	for _, p := range []string{"1/1", "1/5", "1/16"} {
+		if !strings.Contains(strings.Join(statements(running), "\n"), "interface ethernet "+p+" mtu 9216 force") {
+			t.Errorf("port %s has no MTU 9216:\n%s", p, running)
+		}
+	}
+	if _, err := r.run(t); err != nil || len(sim.Received()) != 0 {
+		t.Fatalf("second apply sent %q (%v)", sim.Received(), err)
+	}
+}

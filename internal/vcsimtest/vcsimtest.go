@@ -53,6 +53,9 @@ type Options struct {
 	// DVPortGroups adds a distributed switch with this many port groups
 	// (DC0_DVPG0, …) on every host.
 	DVPortGroups int
+	// PFOnDVS puts the PF on that distributed switch (needs DVPortGroups)
+	// instead of the standard vSwitch DataVSwitch.
+	PFOnDVS bool
 }
 
 // Sim is a running simulator with the inventory's hosts and VMs.
@@ -125,6 +128,8 @@ func New(inv *inventory.Inventory, opts Options) (*Sim, error) {
 		h.Summary.Config.Name = name
 		s.hosts[name] = h
 		s.addDevices(h, name, opts.ExtraGPUs[name])
+		nic, _ := vmx.HostNIC(inv, name)
+		s.attachPF(h, nic.PF)
 		pts := &PciPassthruSystem{sim: s, host: h}
 		pts.Self = types.ManagedObjectReference{Type: "HostPciPassthruSystem", Value: "pcipassthru-" + h.Self.Value}
 		m.Map().Put(pts)

@@ -254,6 +254,9 @@ func printPlan(w io.Writer, hosts []*hostPlan, res *Result) {
 		default:
 			res.HostsUnchanged++
 		}
+		for _, n := range hp.notes {
+			fmt.Fprintf(w, "host %s: note: %s\n", hp.name, n)
+		}
 		for _, vp := range hp.vms {
 			switch {
 			case vp.err != nil:
@@ -316,6 +319,7 @@ func execute(ctx context.Context, c *vim25.Client, hosts []*hostPlan, opts Optio
 	defer stop()
 	waiter := newTaskWaiter(c)
 	go waiter.run(wctx)
+	reconfigureDVS(ctx, c, waiter, hosts)
 	sem := make(chan struct{}, opts.Parallel)
 	acquire := func() bool {
 		select {
@@ -373,6 +377,17 @@ func applyHost(ctx context.Context, c *vim25.Client, hp *hostPlan, opts Options)
 		_, err := methods.UpdatePassthruConfig(ctx, c, &types.UpdatePassthruConfig{This: *hp.host.ConfigManager.PciPassthruSystem, Config: hp.passthru})
 		if err != nil {
 			hp.fail(fmt.Errorf("ESXi host %s: UpdatePassthruConfig: %w", hp.name, err))
+			return
+		}
+	}
+	if hp.vswitchSpec != nil {
+		if hp.host.ConfigManager.NetworkSystem == nil {
+			hp.fail(fmt.Errorf("ESXi host %s has no network system", hp.name))
+			return
+		}
+		ns := object.NewHostNetworkSystem(c, *hp.host.ConfigManager.NetworkSystem)
+		if err := ns.UpdateVirtualSwitch(ctx, hp.vswitch, *hp.vswitchSpec); err != nil {
+			hp.fail(fmt.Errorf("ESXi host %s: vSwitch %s: set MTU %d: %w", hp.name, hp.vswitch, hp.vswitchSpec.Mtu, err))
 			return
 		}
 	}
@@ -521,6 +536,33 @@ func pciController(vm *mo.VirtualMachine) int32 {
 		}
 	}
 	return 100
+}
+
+// reconfigureDVS raises the maximum MTU of the distributed switches that
+// carry a host's PF, once per switch, before the hosts are changed; a failure
+// fails every host on that switch.
+func reconfigureDVS(ctx context.Context, c *vim25.Client, w *taskWaiter, hosts []*hostPlan) {
+	done := map[*dvs]bool{}
+	for _, hp := range hosts {
+		d := hp.dvs
+		if hp.err != nil || d == nil || d.newMTU == 0 || done[d] {
+			continue
+		}
+		done[d] = true
+		spec := &types.VMwareDVSConfigSpec{DVSConfigSpec: types.DVSConfigSpec{ConfigVersion: d.configVersion}, MaxMtu: d.newMTU}
+		t, err := object.NewDistributedVirtualSwitch(c, d.ref).Reconfigure(ctx, spec)
+		if err == nil {
+			err = w.wait(ctx, t.Reference())
+		}
+		if err != nil {
+			d.err = fmt.Errorf("distributed switch %s: set maximum MTU %d: %w", d.name, d.newMTU, err)
+		}
+	}
+	for _, hp := range hosts {
+		if hp.dvs != nil && hp.dvs.err != nil && hp.err == nil {
+			hp.fail(hp.dvs.err)
+		}
+	}
 }
 
 // reconfigure sends the VM's one ReconfigVM_Task and waits for it.

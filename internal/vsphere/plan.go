@@ -38,6 +38,15 @@ type hostPlan struct {
 	paramsCur, paramsNew string
 	paramsChanged        bool
 
+	// The data MTU on the virtual switch of the PF (the VFs' ceiling):
+	// vswitchSpec is the standard vSwitch's whole spec with the new MTU
+	// (UpdateVirtualSwitch replaces the spec; nil: no change); dvs is the
+	// distributed switch the PF is on instead.
+	vswitch     string
+	vswitchSpec *types.HostVirtualSwitchSpec
+	dvs         *dvs
+	notes       []string
+
 	target *types.ConfigTarget // QueryConfigTarget, fetched only when a VM adds a device
 }
 
@@ -297,7 +306,69 @@ func planHost(inv *inventory.Inventory, st *state, name string) *hostPlan {
 	} else if !sr.SriovActive {
 		hp.reboot = append(hp.reboot, "SR-IOV (set, not active yet)")
 	}
+	hp.planMTU(st, inv.DataMTU())
 	return hp
+}
+
+// planMTU raises the MTU of the virtual switch that carries the PF to the
+// data MTU: a VF's MTU cannot exceed its PF's, and the PF takes its switch's
+// (HostVirtualSwitchSpec.mtu for a standard vSwitch, VMwareDVSConfigSpec.maxMtu
+// for a distributed switch; vSphere Web Services API reference). A larger
+// MTU is left as it is.
+func (hp *hostPlan) planMTU(st *state, want int) {
+	h := hp.host
+	if h.Config == nil || h.Config.Network == nil {
+		return
+	}
+	pnicKey := ""
+	for _, pn := range h.Config.Network.Pnic {
+		if pn.Device == hp.nic.PF {
+			pnicKey = pn.Key
+		}
+	}
+	for i := range h.Config.Network.Vswitch {
+		vs := &h.Config.Network.Vswitch[i]
+		bond, _ := vs.Spec.Bridge.(*types.HostVirtualSwitchBondBridge)
+		if !slices.Contains(vs.Pnic, pnicKey) && (bond == nil || !slices.Contains(bond.NicDevice, hp.nic.PF)) {
+			continue
+		}
+		cur := vs.Mtu
+		if cur == 0 {
+			cur = vs.Spec.Mtu
+		}
+		if cur == 0 {
+			cur = 1500 // vSphere's default
+		}
+		if int(cur) < want {
+			spec := vs.Spec
+			spec.Mtu = int32(want)
+			hp.vswitch, hp.vswitchSpec = vs.Name, &spec
+			hp.lines = append(hp.lines, fmt.Sprintf("vSwitch %s (uplink %s): MTU %d → %d", vs.Name, hp.nic.PF, cur, want))
+		}
+		return
+	}
+	for _, ps := range h.Config.Network.ProxySwitch {
+		if !slices.Contains(ps.Pnic, pnicKey) {
+			continue
+		}
+		d := st.dvs[ps.DvsUuid]
+		if d == nil {
+			hp.notes = append(hp.notes, fmt.Sprintf("%s is on distributed switch %s, which vCenter did not list: its MTU is not checked", hp.nic.PF, ps.DvsName))
+			return
+		}
+		hp.dvs = d
+		if !slices.Contains(d.hosts, hp.name) {
+			d.hosts = append(d.hosts, hp.name)
+		}
+		if int(d.maxMTU) < want {
+			d.newMTU = int32(want)
+			hp.lines = append(hp.lines, fmt.Sprintf("distributed switch %s (uplink %s): maximum MTU %d → %d (one setting for all its hosts)", d.name, hp.nic.PF, d.maxMTU, want))
+		}
+		return
+	}
+	if want > 1500 {
+		hp.notes = append(hp.notes, fmt.Sprintf("%s is on no virtual switch: its MTU, the VFs' ceiling, stays at its default 1500; add it to the vSwitch or distributed switch of the data network", hp.nic.PF))
+	}
 }
 
 // passthruState reports whether passthrough is enabled and active for the device.

@@ -32,10 +32,16 @@ var (
 	}
 	hostProps = []string{
 		"name", "network", "config.pciPassthruInfo",
-		"config.network.pnic", "configManager.pciPassthruSystem",
+		"config.network.pnic", "config.network.vswitch", "config.network.proxySwitch",
+		"configManager.pciPassthruSystem", "configManager.networkSystem",
 	}
 	netProps  = []string{"name"}
 	dvpgProps = []string{"name", "key"}
+	// A distributed switch's config is read whole: maxMtu is a property of
+	// VMwareDVSConfigInfo only, and the type is read as its base type
+	// DistributedVirtualSwitch (vCenter's VmwareDistributedVirtualSwitch is a
+	// subtype; vcsim has only the base type).
+	dvsProps = []string{"name", "uuid", "config"}
 
 	// Second retrieve (readDevices).
 	hostDeviceProps = []string{"hardware.pciDevice"}
@@ -66,8 +72,25 @@ type state struct {
 	vmByRef  map[types.ManagedObjectReference]*mo.VirtualMachine
 	hosts    map[string][]*mo.HostSystem // by name
 	networks map[types.ManagedObjectReference]network
+	// dvs are the distributed switches by UUID (a host's proxy switch names
+	// its switch by UUID).
+	dvs map[string]*dvs
 	// vmsOnHost lists every VM (inventory or not) registered on a host.
 	vmsOnHost map[types.ManagedObjectReference][]*mo.VirtualMachine
+}
+
+// dvs is a distributed switch as read, and what apply does to it: its
+// maximum MTU is one setting for all its member hosts.
+type dvs struct {
+	ref           types.ManagedObjectReference
+	name          string
+	maxMTU        int32
+	configVersion string
+	// newMTU is the MTU to set (0: none); hosts names the ESXi hosts whose
+	// data uplink is on it.
+	newMTU int32
+	hosts  []string
+	err    error
 }
 
 // network is a standard port group (Network) or a distributed port group.
@@ -84,7 +107,7 @@ type network struct {
 // read (managedKeys).
 func readState(ctx context.Context, c *vim25.Client, extraKeys []string) (*state, error) {
 	m := view.NewManager(c)
-	kinds := []string{"VirtualMachine", "HostSystem", "Network", "DistributedVirtualPortgroup"}
+	kinds := []string{"VirtualMachine", "HostSystem", "Network", "DistributedVirtualPortgroup", "DistributedVirtualSwitch"}
 	v, err := m.CreateContainerView(ctx, c.ServiceContent.RootFolder, kinds, true)
 	if err != nil {
 		return nil, fmt.Errorf("create container view: %w", err)
@@ -109,6 +132,7 @@ func readState(ctx context.Context, c *vim25.Client, extraKeys []string) (*state
 				{Type: "HostSystem", PathSet: hostProps},
 				{Type: "Network", PathSet: netProps},
 				{Type: "DistributedVirtualPortgroup", PathSet: dvpgProps},
+				{Type: "DistributedVirtualSwitch", PathSet: dvsProps},
 			},
 		}}}
 	}
@@ -131,6 +155,7 @@ func readState(ctx context.Context, c *vim25.Client, extraKeys []string) (*state
 		hosts:     map[string][]*mo.HostSystem{},
 		networks:  map[types.ManagedObjectReference]network{},
 		vmsOnHost: map[types.ManagedObjectReference][]*mo.VirtualMachine{},
+		dvs:       map[string]*dvs{},
 	}
 	vmContent := byType["VirtualMachine"]
 	extra := make([][]types.BaseOptionValue, len(vmContent))
@@ -172,6 +197,32 @@ func readState(ctx context.Context, c *vim25.Client, extraKeys []string) (*state
 	}
 	for _, pg := range pgs {
 		s.networks[pg.Self] = network{ref: pg.Self, name: pg.Name, key: pg.Key}
+	}
+	for _, typ := range []string{"DistributedVirtualSwitch", "VmwareDistributedVirtualSwitch"} {
+		for _, oc := range byType[typ] {
+			d := &dvs{ref: oc.Obj}
+			var uuid string
+			for _, p := range oc.PropSet {
+				switch v := p.Val.(type) {
+				case string:
+					switch p.Name {
+					case "name":
+						d.name = v
+					case "uuid":
+						uuid = v
+					}
+				case types.BaseDVSConfigInfo:
+					d.configVersion = v.GetDVSConfigInfo().ConfigVersion
+					if vc, ok := v.(*types.VMwareDVSConfigInfo); ok {
+						d.maxMTU = vc.MaxMtu
+					}
+				}
+			}
+			if d.maxMTU == 0 {
+				d.maxMTU = 1500 // vSphere's default
+			}
+			s.dvs[uuid] = d
+		}
 	}
 	return s, nil
 }

@@ -96,12 +96,17 @@ func TestNetplanForUbuntu18(t *testing.T) {
 	}
 	got := string(RoutesPersist(inv, h))
 	body := got[strings.Index(got, "network:"):]
-	want := "network:\n  version: 2\n  ethernets:\n    enp1f0:\n      routes:\n"
+	want := "network:\n  version: 2\n  ethernets:\n    enp1f0:\n      mtu: 1500\n      routes:\n"
 	for n := 41; n <= 47; n++ {
 		want += fmt.Sprintf("        - to: 172.16.%d.0/24\n          via: 31.31.31.%d\n", n, n)
 	}
 	if diff := cmp.Diff(want, body); diff != "" {
 		t.Errorf("netplan (-want +got):\n%s", diff)
+	}
+	// Under the ID a host's own netplan files use for the interface.
+	got = string(NetplanFor(inv, h, "data0", "match.name in /etc/netplan/50-cloud-init.yaml"))
+	if !strings.Contains(got, "  ethernets:\n    data0:\n      mtu: 1500\n") || !strings.Contains(got, "# amend one definition: data0 is the ID that configures enp1f0 (match.name in /etc/netplan/50-cloud-init.yaml).\n") {
+		t.Errorf("netplan under data0:\n%s", got)
 	}
 }
 

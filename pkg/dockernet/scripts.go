@@ -3,6 +3,7 @@ package dockernet
 import (
 	"bytes"
 	"io/fs"
+	"strconv"
 
 	"github.com/rdggen/rdggen/pkg/inventory"
 	"github.com/rdggen/rdggen/pkg/quote"
@@ -111,8 +112,9 @@ func (t *tables) routesScript(inv *inventory.Inventory, h *inventory.Host) []byt
 	b.WriteString("#   " + SysctlPath + ", " + RoutesPersistPath(h) + ",\n")
 	b.WriteString("#   " + FirewallScriptPath + " with " + FirewallUnitPath + ".\n")
 	b.WriteString("set -eu\n\n")
-	b.WriteString("# 1. Forwarding between docker0 and " + h.DataInterface + ".\n")
-	b.WriteString("sysctl -qw " + ForwardingKey + "=" + ForwardingValue + "\n\n")
+	b.WriteString("# 1. Forwarding between docker0 and " + h.DataInterface + ", and the data network's MTU on " + h.DataInterface + ".\n")
+	b.WriteString("sysctl -qw " + ForwardingKey + "=" + ForwardingValue + "\n")
+	b.WriteString("ip " + MTUCommand(h) + "\n\n")
 	b.WriteString("# 2. Firewall and address translation, the same as " + FirewallScriptPath + ":\n")
 	t.fw.comment(h, &b, "#    ")
 	if inv.Docker.AllowDirectRouting() {
@@ -137,9 +139,25 @@ func RoutesPersist(inv *inventory.Inventory, h *inventory.Host) []byte {
 
 func (t *tables) routesPersist(inv *inventory.Inventory, h *inventory.Host) []byte {
 	if h.OS.UsesNetplan() {
-		return t.netplan(inv, h)
+		return t.netplan(inv, h, h.DataInterface, "")
 	}
 	return t.ifupdownHook(inv, h)
+}
+
+// MTUCommand is the `ip` command (its arguments) that gives host h's data
+// interface the data MTU: "link set dev enp1f0 mtu 9000".
+func MTUCommand(h *inventory.Host) string {
+	return "link set dev " + h.DataInterface + " mtu " + strconv.Itoa(h.DataMTU)
+}
+
+// NetplanFor is host h's netplan file with its routes and MTU under the
+// netplan ID id: the ID of the definition that already configures the data
+// interface on the host (a later file with the same ID amends it; under
+// another ID netplan would make a second, ignored definition of the same
+// NIC). found says how the ID was found, for the file's comment; "" when
+// the ID is the interface's name by assumption.
+func NetplanFor(inv *inventory.Inventory, h *inventory.Host, id, found string) []byte {
+	return newTables(inv).netplan(inv, h, id, found)
 }
 
 // ifupdownHook: on Ubuntu 16.04 the data interface's stanza in
@@ -154,23 +172,32 @@ func (t *tables) ifupdownHook(inv *inventory.Inventory, h *inventory.Host) []byt
 	b.WriteString("# rdggen: persistent routes of " + h.Name + " (" + h.OS.String() + ", ifupdown), cluster " + inv.Name + ".\n")
 	b.WriteString("# Installed as " + IfupdownHookPath + " (mode 0755): ifup runs every if-up.d script after an\n")
 	b.WriteString("# interface comes up (NetworkManager's dispatcher runs them too); this one acts for " + h.DataInterface + " only.\n")
+	b.WriteString("# It sets the data network's MTU (" + strconv.Itoa(h.DataMTU) + ") and adds the routes.\n")
 	b.WriteString("# A hook instead of \"up\" lines in " + h.DataInterface + "'s stanza of /etc/network/interfaces: it leaves\n")
 	b.WriteString("# that stanza (and the file it is in) as the operator wrote it and never adds a second one.\n")
 	b.WriteString("[ \"$IFACE\" = " + h.DataInterface + " ] || exit 0\n")
+	b.WriteString("ip " + MTUCommand(h) + " || echo \"rdggen-routes: cannot set the data MTU " + strconv.Itoa(h.DataMTU) + " on " + h.DataInterface + "\" >&2\n")
 	b.WriteString("ip -force -batch - <<'EOF' || echo \"rdggen-routes: some routes via " + h.DataInterface + " failed\" >&2\n")
 	t.routes.ipBatchLines(inv, h, &b, false)
 	b.WriteString("EOF\nexit 0\n")
 	return b.Bytes()
 }
 
-func (t *tables) netplan(inv *inventory.Inventory, h *inventory.Host) []byte {
+func (t *tables) netplan(inv *inventory.Inventory, h *inventory.Host, id, found string) []byte {
 	var b bytes.Buffer
 	b.Grow(t.routes.fragLen + len(inv.Hosts)*len("        - to: \n          via: \n") + 2048)
-	b.WriteString("# rdggen: persistent routes of " + h.Name + " (" + h.OS.String() + ", netplan), cluster " + inv.Name + ".\n")
+	b.WriteString("# rdggen: persistent routes and MTU of " + h.Name + " (" + h.OS.String() + ", netplan), cluster " + inv.Name + ".\n")
 	b.WriteString("# Installed as " + NetplanPath + " (mode 0600). netplan merges it with the file that sets\n")
-	b.WriteString("# " + h.DataInterface + "'s address (" + h.Data.Address.String() + ", not repeated here); `netplan apply` or the next\n")
-	b.WriteString("# boot installs the routes. rdggen apply adds them at once with `ip route replace`.\n")
-	b.WriteString("network:\n  version: 2\n  ethernets:\n    " + quote.YAML(h.DataInterface) + ":\n      routes:\n")
+	b.WriteString("# " + h.DataInterface + "'s address (" + h.Data.Address.String() + ", not repeated here): files that use one netplan ID\n")
+	if found == "" {
+		b.WriteString("# amend one definition. The ID here is the interface's name; `rdggen apply --target hosts` reads\n")
+		b.WriteString("# the host's netplan files and writes under the ID that already configures " + h.DataInterface + ".\n")
+	} else {
+		b.WriteString("# amend one definition: " + quote.Line(id) + " is the ID that configures " + h.DataInterface + " (" + quote.Line(found) + ").\n")
+	}
+	b.WriteString("# `netplan apply` or the next boot installs the routes; rdggen apply adds them at once.\n")
+	b.WriteString("network:\n  version: 2\n  ethernets:\n    " + quote.YAML(id) + ":\n")
+	b.WriteString("      mtu: " + strconv.Itoa(h.DataMTU) + "\n      routes:\n")
 	eachOther(inv, h.Index, &b, func(b *bytes.Buffer, i int) { b.WriteString(t.routes.netplan[i]) })
 	return b.Bytes()
 }

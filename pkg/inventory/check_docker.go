@@ -53,7 +53,7 @@ func (c *checker) docker(r *rawDocker) {
 			c.errf("docker.prefix", "/%d is outside /8–/30", d.Prefix)
 		}
 	}
-	d.MTU = c.intIn("docker.mtu", r.MTU, DefaultDockerMTU, 68, 9216, "docker0 MTU, bytes")
+	d.MTU = c.intIn("docker.mtu", r.MTU, 0, 68, MaxDataMTU, "docker0 MTU, bytes") // 0: the data MTU, set in crossHost
 	dns := r.DNS
 	if dns == nil {
 		dns = DefaultDNS

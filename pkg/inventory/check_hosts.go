@@ -47,7 +47,7 @@ func (c *checker) base(r *rawHostBase, p string) base {
 	}
 	if r.DataMTU != nil {
 		b.mtu = p + ".data_mtu"
-		b.DataMTU = c.intIn(b.mtu, r.DataMTU, 0, 576, 9216, "data link MTU, bytes")
+		b.DataMTU = c.intIn(b.mtu, r.DataMTU, 0, MinDataMTU, MaxDataMTU, "bytes; vSphere's standard and distributed switches carry at most 9000")
 	}
 	if r.GPUs != nil {
 		b.gpus = p + ".gpus"
@@ -203,10 +203,13 @@ func (c *checker) inherit(h *Host, own, def base, p string) {
 	} else {
 		h.DataInterface = def.DataInterface
 	}
-	if own.mtu != "" {
+	switch {
+	case own.mtu != "":
 		h.DataMTU = own.DataMTU
-	} else {
+	case def.mtu != "":
 		h.DataMTU = def.DataMTU
+	default:
+		h.DataMTU = DefaultDataMTU
 	}
 	if o, ok := pick(own.gpus, def.gpus); !ok {
 		c.missing(p, "gpus", " (here or in defaults; at least one GPU)")

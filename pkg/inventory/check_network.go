@@ -228,6 +228,10 @@ func (c *checker) crossHost() {
 	c.ports()
 	c.mgmtEndpoints()
 	dataNet, dataFrom := c.majorityDataNet()
+	mtu, mtuFrom := c.majorityDataMTU()
+	if inv.Docker.MTU == 0 {
+		inv.Docker.MTU = mtu // no encapsulation between docker0 and the data link
+	}
 	var shortMTU []string
 	for i, h := range inv.Hosts {
 		p := fmt.Sprintf("hosts[%d]", i)
@@ -275,22 +279,48 @@ func (c *checker) crossHost() {
 				}
 			}
 		}
-		if inv.Docker.MTU > h.EffectiveDataMTU() {
-			shortMTU = append(shortMTU, fmt.Sprintf("%s (%d)", h.Name, h.EffectiveDataMTU()))
+		if h.DataMTU != mtu {
+			at := p + ".data_mtu"
+			if _, ok := inv.pos[at]; !ok {
+				at = p + ".name"
+			}
+			c.errf(at, "data_mtu %d differs from %d of hosts[%d] and the others: the data network has one MTU, set on every switch port, vSwitch and VF it crosses (a smaller hop drops large frames while pings pass)",
+				h.DataMTU, mtu, mtuFrom)
+		} else if inv.Docker.MTU > h.DataMTU {
+			shortMTU = append(shortMTU, fmt.Sprintf("%s (%d)", h.Name, h.DataMTU))
 		}
 	}
-	if len(shortMTU) > 0 {
+	if len(shortMTU) > 0 && inv.Docker.MTU <= MaxDataMTU { // above that, docker.mtu has its range finding
+
 		list := shortMTU
 		if len(list) > 4 {
 			list = append(list[:4:4], fmt.Sprintf("and %d more", len(shortMTU)-4))
 		}
-		c.errf("docker.mtu", "%d is above the data link MTU of %s; set data_mtu (the link's MTU as configured on the VF, the ESXi vSwitch and the switch) or lower docker.mtu",
+		c.errf("docker.mtu", "%d is above the data link MTU of %s; raise data_mtu (rdggen sets it on the switch ports, the ESXi vSwitch and the VF) or lower docker.mtu (or leave it out: it follows data_mtu)",
 			inv.Docker.MTU, strings.Join(list, ", "))
 	}
 	if inv.Horovod.Network == NetworkHost && inv.Horovod.SSHPort == 22 {
 		c.errf("horovod.ssh_port", "22 is the VM's own sshd: with host networking the workers' sshd must listen on another port (e.g. 12345)")
 	}
 	c.esxiShared()
+}
+
+// majorityDataMTU is the data_mtu most hosts have (the first host's on a
+// tie) and the first host that has it.
+func (c *checker) majorityDataMTU() (int, int) {
+	count := map[int]int{}
+	first := map[int]int{}
+	best := DefaultDataMTU
+	for i, h := range c.inv.Hosts {
+		if count[h.DataMTU] == 0 {
+			first[h.DataMTU] = i
+		}
+		count[h.DataMTU]++
+		if count[h.DataMTU] > count[best] || (count[h.DataMTU] == count[best] && first[h.DataMTU] < first[best]) {
+			best = h.DataMTU
+		}
+	}
+	return best, first[best]
 }
 
 // majorityDataNet is the data network most hosts are on (the first host's on

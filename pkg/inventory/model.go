@@ -89,7 +89,8 @@ type Docker struct {
 	Pool netip.Prefix
 	// Prefix is the length of each host's container subnet, e.g. 24.
 	Prefix int
-	// MTU of docker0 and container interfaces, bytes (68–9216).
+	// MTU of docker0 and container interfaces, bytes (68–9000); the data
+	// MTU unless the inventory sets it lower.
 	MTU int
 	// DNS servers written to containers' resolv.conf.
 	DNS []netip.Addr
@@ -135,9 +136,10 @@ type Host struct {
 	OS OS
 	// DataInterface is the guest interface of the SR-IOV VF, e.g. "enp1f0".
 	DataInterface string
-	// DataMTU is the data link's MTU in bytes as configured on the VF, the
-	// ESXi vSwitch and the switch; 0 when unset (1500 is assumed). rdggen
-	// checks docker.mtu against it; it does not set link MTUs.
+	// DataMTU is the data network's MTU in bytes (1280–9000, default 1500),
+	// the same for every host: rdggen sets it on the VM's data interface,
+	// the ESXi vSwitch of the PF and (with its margin, pkg/onyx) the switch
+	// ports, and docker.mtu follows it.
 	DataMTU int
 	// GPUs passed through to the VM; len(GPUs) is the Horovod slot count.
 	GPUs []GPU
@@ -158,12 +160,13 @@ func (h Host) Bridge() netip.Prefix {
 	return netip.PrefixFrom(h.Subnet.Addr().Next(), h.Subnet.Bits())
 }
 
-// EffectiveDataMTU is DataMTU, or 1500 when unset.
-func (h Host) EffectiveDataMTU() int {
-	if h.DataMTU == 0 {
-		return 1500
+// DataMTU is the data network's MTU (every host's data_mtu, which
+// validation holds equal), in bytes.
+func (inv *Inventory) DataMTU() int {
+	if len(inv.Hosts) == 0 {
+		return DefaultDataMTU
 	}
-	return h.DataMTU
+	return inv.Hosts[0].DataMTU
 }
 
 // OS is a guest operating system such as ubuntu-16.04.

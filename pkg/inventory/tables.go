@@ -41,7 +41,7 @@ const (
 	DefaultDockerVersion = "18.09"
 	DefaultPool          = "172.16.0.0/16"
 	DefaultPrefix        = 24
-	DefaultDockerMTU     = 1500
+	DefaultDataMTU       = 1500 // the guide's; docker.mtu follows it when unset
 	DefaultSSHPort       = 12345
 	DefaultImage         = "horovod/horovod:0.16.0-tf1.12.0-torch1.0.0-mxnet1.4.0-py3.5"
 	DefaultPortGroup     = "VM Network"
@@ -52,6 +52,11 @@ const (
 // VM (vSphere 7.0 docs, "PCI devices"); no GPU has more than 1 TB of memory or
 // BAR1, and the bound keeps the 64-bit MMIO arithmetic far from overflow.
 const (
+	// MinDataMTU and MaxDataMTU bound data_mtu: IPv6's minimum link MTU, and
+	// vSphere's largest for a standard or distributed switch (9000 bytes).
+	MinDataMTU = 1280
+	MaxDataMTU = 9000
+
 	MaxGPUsPerVM   = 16
 	MaxGPUMemoryGB = 1024
 )

@@ -24,7 +24,9 @@ import "github.com/rdggen/rdggen/pkg/inventory"
 // fixed values are the inventory's.
 //
 // Both end with `lldp` (so DCBX can tell the NICs the PFC/ETS settings) and
-// `hostname <switch>`. DSCP values do not appear: with trust L3 ONYX maps DSCP
+// `hostname <switch>`, and for a jumbo-frame data network both set every
+// front-panel port's MTU to PortMTU: the data network's frames cross every
+// port, uplinks included. DSCP values do not appear: with trust L3 ONYX maps DSCP
 // to switch priority as DSCP/8, which inventory validation checks (research §1.1).
 func Desired(inv *inventory.Inventory, sw inventory.Switch) []Statement {
 	var out []Statement
@@ -48,9 +50,38 @@ func Desired(inv *inventory.Inventory, sw inventory.Switch) []Statement {
 			)
 		}
 	}
+	if mtu := PortMTU(inv); mtu != DefaultPortMTU {
+		for _, p := range FrontPanel(sw) {
+			out = append(out, MTU(p, mtu))
+		}
+	}
 	out = append(out, LLDP(), Hostname(sw.Name))
 	Sort(out)
 	return out
+}
+
+// JumboPortMTU is the switch ports' MTU for a jumbo-frame data network:
+// 9216 bytes, Spectrum's largest common port MTU and NVIDIA's setting for
+// RoCE fabrics, so that the hosts' MTU (at most 9000, vSphere's limit) is
+// the one that decides, with 216 bytes to spare for tags and
+// encapsulations.
+const JumboPortMTU = 9216
+
+// DefaultPortMTU is ONYX's port MTU when none is configured; running-config
+// does not show it.
+const DefaultPortMTU = 1500
+
+// PortMTU is the MTU the switch ports need, in bytes: JumboPortMTU when the
+// data MTU is above 1500, else ONYX's default 1500, which carries 1500-byte
+// IP packets (ONYX's MTU excludes the 22 bytes of Ethernet header, 802.1Q
+// tag and FCS — see MTU) and is left as it is: Desired writes no MTU then.
+// Diff never lowers a port's MTU: a larger one is harmless and may serve
+// other traffic.
+func PortMTU(inv *inventory.Inventory) int {
+	if inv.DataMTU() > DefaultPortMTU {
+		return JumboPortMTU
+	}
+	return DefaultPortMTU
 }
 
 // FrontPanel returns the switch's front-panel ports 1/1 … 1/sw.Ports (the

@@ -47,7 +47,9 @@ func (p Plan) Empty() bool { return len(p.Changes) == 0 }
 //     ECN thresholds, `memory percent 30.00`, `no lldp`, switch priority 3
 //     mapped to another pool): send the desired command, which overwrites it.
 //
-// Statements with any other ID (VLANs, descriptions, MTUs, users, SNMP, ECN
+// A port's MTU is a floor: a port whose MTU is already larger keeps it.
+//
+// Statements with any other ID (VLANs, descriptions, speeds, users, SNMP, ECN
 // on other traffic classes, PFC on other priorities …) are never sent, changed
 // or removed. One exception, taken from Mellanox's onyx_qos module (research
 // §3.6): before a port's trust is changed to L3 or both, `no qos rewrite dscp`
@@ -65,8 +67,8 @@ func Diff(desired, current []Statement) Plan {
 	replaced := map[ID]Statement{}
 	for _, d := range desired {
 		c, ok := cur[d.ID()]
-		if ok && c.Body == d.Body {
-			continue
+		if ok && (c.Body == d.Body || (d.Kind == KindMTU && c.MTUValue() >= d.MTUValue())) {
+			continue // an MTU is a floor: a larger one stays
 		}
 		send = append(send, d)
 		if ok {

@@ -351,3 +351,34 @@ func TestRanges(t *testing.T) {
 		}
 	}
 }
+
+// A jumbo-frame data network sets every front-panel port's MTU to 9216; a
+// port already larger keeps its MTU; a 1500 network leaves ONYX's default.
+func TestPortMTU(t *testing.T) {
+	inv := loadInv(t, "", "  - {name: s1, model: SN2100, onyx: 3.6.8190}\n")
+	for _, s := range Desired(inv, inv.Switches[0]) {
+		if s.Kind == KindMTU {
+			t.Fatalf("a 1500-byte data network sets %s", s)
+		}
+	}
+	jumbo, err := inventory.Load("j.yaml", []byte(strings.Replace(string(inventory.ReferenceYAML), "  # data_mtu: 9000", "  data_mtu: 9000", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Desired(jumbo, jumbo.Switches[0])
+	if got := commands(want); got[0] != "interface ethernet 1/1-1/32 mtu 9216 force" {
+		t.Fatalf("jumbo: %q", got)
+	}
+	if jumbo.Docker.MTU != 1500 { // the reference writes docker.mtu: 1500
+		t.Errorf("docker.mtu %d", jumbo.Docker.MTU)
+	}
+	current := Parse("interface ethernet 1/1 mtu 9216 force\ninterface ethernet 1/2 mtu 9600\ninterface ethernet 1/3 mtu 4200 force\n" +
+		strings.Join(commands(want)[1:], "\n"))
+	plan := Diff(want, current)
+	if got := plan.Commands(); len(got) != 1 || got[0] != "interface ethernet 1/3-1/32 mtu 9216 force" {
+		t.Errorf("plan %q", got)
+	}
+	if r := plan.Changes[0].Replaces; len(r) != 1 || r[0] != "interface ethernet 1/3 mtu 4200 force" {
+		t.Errorf("replaces %q", r)
+	}
+}

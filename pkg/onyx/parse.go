@@ -213,6 +213,10 @@ func classifyIface(i Iface, w []string) []Statement {
 		if wt, err := strconv.Atoi(w[5]); ok && err == nil {
 			return one(ets(i, tc, "wrr "+strconv.Itoa(wt)))
 		}
+	case is(optForce(w), "mtu", "*"):
+		if n, err := strconv.Atoi(w[1]); err == nil && n > 0 {
+			return one(MTU(i, n))
+		}
 	case is(optForce(w), "dcb", "priority-flow-control", "mode", "on"):
 		return one(PFCPort(i))
 	case len(w) >= 4 && is(w[:4], "dcb", "priority-flow-control", "mode", "*"):

@@ -17,6 +17,8 @@ type Kind int
 const (
 	// KindOther is any command rdggen does not generate; Diff never sends one.
 	KindOther Kind = iota
+	// KindMTU is `interface … mtu <bytes> force`.
+	KindMTU
 	// KindRoCE is the one-command template `roce lossless` (ONYX ≥ 3.8.2000).
 	KindRoCE
 	// KindPoolType is `traffic pool <name> type lossless`.
@@ -51,6 +53,7 @@ const (
 // "RoCE configuration" is an assumption: how `roce` shows in running-config
 // was not found (research §1.3 [U]).
 var section = map[Kind]string{
+	KindMTU:         "Interface Ethernet configuration",
 	KindRoCE:        "RoCE configuration",
 	KindPoolType:    "Interface Ethernet buffer configuration",
 	KindPoolMemory:  "Interface Ethernet buffer configuration",
@@ -246,6 +249,26 @@ func LLDP() Statement { return Statement{Kind: KindLLDP, Key: "lldp", Body: "lld
 // Hostname is `hostname <name>` (the guide's running-config).
 func Hostname(name string) Statement {
 	return Statement{Kind: KindHostname, Key: "hostname", Body: "hostname " + name}
+}
+
+// MTU is `interface <iface> mtu <bytes> force`: the port's MTU, in the form
+// that does not ask to confirm (a port that is up restarts its link;
+// onyx_interface appends `force` too; research/onyx.md §1.2). ONYX's MTU is
+// the frame's payload: `show interfaces` prints "MTU 1500 bytes (Maximum
+// packet size 1522 bytes)", the 22 bytes being the Ethernet header, an
+// 802.1Q tag and the FCS (mellanox.onyx fixture onyx_interfaces_show.cfg).
+func MTU(iface Iface, bytes int) Statement {
+	return Statement{Kind: KindMTU, Iface: iface, Key: "mtu", Body: "mtu " + strconv.Itoa(bytes) + " force"}
+}
+
+// MTUValue is the bytes of a KindMTU statement (0 when it is not one).
+func (s Statement) MTUValue() int {
+	f := strings.Fields(s.Body)
+	if s.Kind != KindMTU || len(f) < 2 {
+		return 0
+	}
+	n, _ := strconv.Atoi(f[1])
+	return n
 }
 
 // other is a command rdggen does not own; its key is its body.

@@ -148,6 +148,20 @@ func HostScript(inv *inventory.Inventory, esxi string) []byte {
 	w("esxcli system module parameters set -m %s -p %q", NICModule, ParamString(params))
 	w("esxcli system module parameters list -m %s | grep -E '^(%s) '", NICModule, strings.Join(managed, "|"))
 	w("")
+	if mtu := inv.DataMTU(); mtu > 1500 {
+		w("# 3. The data network's MTU, %d bytes, on the virtual switch that carries %s: a VF's MTU", mtu, nic.PF)
+		w("#    cannot exceed its physical function's, which follows its switch. Raised, never lowered.")
+		w("#    The vSwitch is found in the text of `esxcli network vswitch standard list` (a block per")
+		w("#    switch, with a line \"   Uplinks: vmnicA, vmnicB\"); rdggen apply uses the vSphere API.")
+		w("vs=$(esxcli network vswitch standard list | awk '/^[^ ]/ { name = $1 } /^   Uplinks:/ && $0 ~ /[:,] %s(,|$)/ { print name }')", nic.PF)
+		w("if [ -z \"$vs\" ]; then")
+		w("  echo \"%s is on no standard vSwitch: set the maximum MTU of its distributed switch to %d in vCenter\" >&2", nic.PF, mtu)
+		w("else")
+		w("  cur=$(esxcli network vswitch standard list -v \"$vs\" | awk '/^   MTU:/ { print $2 }')")
+		w("  [ \"${cur:-0}\" -ge %d ] || esxcli network vswitch standard set -v \"$vs\" -m %d", mtu, mtu)
+		w("fi")
+		w("")
+	}
 	w("echo \"%s: module parameters, SR-IOV and passthrough take effect after a reboot: reboot the host (enter maintenance mode first).\"", esxi)
 	return []byte(b.String())
 }

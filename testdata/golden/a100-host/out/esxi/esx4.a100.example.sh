@@ -57,4 +57,16 @@ fi
 esxcli system module parameters set -m nmlx5_core -p "max_vfs=4 pfctx=0x08 pfcrx=0x08 trust_state=2 ecn=1"
 esxcli system module parameters list -m nmlx5_core | grep -E '^(max_vfs|pfctx|pfcrx|trust_state|ecn) '
 
+# 3. The data network's MTU, 9000 bytes, on the virtual switch that carries vmnic6: a VF's MTU
+#    cannot exceed its physical function's, which follows its switch. Raised, never lowered.
+#    The vSwitch is found in the text of `esxcli network vswitch standard list` (a block per
+#    switch, with a line "   Uplinks: vmnicA, vmnicB"); rdggen apply uses the vSphere API.
+vs=$(esxcli network vswitch standard list | awk '/^[^ ]/ { name = $1 } /^   Uplinks:/ && $0 ~ /[:,] vmnic6(,|$)/ { print name }')
+if [ -z "$vs" ]; then
+  echo "vmnic6 is on no standard vSwitch: set the maximum MTU of its distributed switch to 9000 in vCenter" >&2
+else
+  cur=$(esxcli network vswitch standard list -v "$vs" | awk '/^   MTU:/ { print $2 }')
+  [ "${cur:-0}" -ge 9000 ] || esxcli network vswitch standard set -v "$vs" -m 9000
+fi
+
 echo "esx4.a100.example: module parameters, SR-IOV and passthrough take effect after a reboot: reboot the host (enter maintenance mode first)."

@@ -5,8 +5,9 @@
 #   /etc/rdggen/firewall.sh with /etc/systemd/system/rdggen-firewall.service.
 set -eu
 
-# 1. Forwarding between docker0 and ens1f0.
+# 1. Forwarding between docker0 and ens1f0, and the data network's MTU on ens1f0.
 sysctl -qw net.ipv4.conf.all.forwarding=1
+ip link set dev ens1f0 mtu 9000
 
 # 2. Firewall and address translation, the same as /etc/rdggen/firewall.sh:
 #    RDGGEN-CONTAINERS (filter, first rule of DOCKER-USER): over ens1f0, new connections to this
