@@ -9,12 +9,15 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/rdggen/rdggen/internal/progress"
+	"github.com/rdggen/rdggen/internal/remote"
+	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/inventory"
 )
 
-// applyEnv is what every apply target gets: the validated inventory, the
-// common flags and where to print. Targets print their plan before changing
-// anything, stop after the plan when DryRun is set, and end with one summary line.
+// applyEnv is what every apply target gets: the validated inventory and the
+// common flags. It is shared by the targets, which run concurrently, and
+// read-only.
 type applyEnv struct {
 	Inv      *inventory.Inventory
 	DryRun   bool
@@ -24,24 +27,57 @@ type applyEnv struct {
 	// SSH target besides the ssh-agent's keys.
 	KnownHosts string
 	Identities []string
+	// SSHTimeout bounds every SSH connect and handshake (--ssh-timeout).
+	SSHTimeout time.Duration
 	// VM is how the VM targets (hosts, workers) reach the VMs.
 	VM     *vmFlags
-	Stdout io.Writer
-	Stderr io.Writer
 	Getenv func(string) string
 }
+
+// vmSSH is how the VM targets reach the VMs.
+func (env *applyEnv) vmSSH() remote.SSH {
+	s := env.VM.ssh(env.KnownHosts, env.Identities, env.Getenv)
+	s.Timeout, s.TimeoutFlag = env.SSHTimeout, fmt.Sprintf("--ssh-timeout %s", env.SSHTimeout)
+	return s
+}
+
+// targetRun is one target's part of an apply: where it prints, how it
+// reports progress and asks to go on, and what it reports back.
+type targetRun struct {
+	t *applyTarget
+	// Out takes the target's lines (plan, machine lines, summary).
+	Out io.Writer
+	// Track is the target's progress line.
+	Track *progress.Tracker
+	// Gate is passed to the engine: asked once between plan and change.
+	Gate applyplan.Gate
+	// Machines and Summary are set by the target's run.
+	Machines []applyplan.Machine
+	Summary  string
+
+	err     error
+	seconds float64
+	done    chan struct{} // closed when run returned
+}
+
+// partFailed is a target's error when some of its machines failed: each was
+// reported in its own line, so the final line only names them.
+type partFailed struct{ msg string }
+
+func (e *partFailed) Error() string { return e.msg }
 
 // applyTarget is one `--target` of `rdggen apply`. flags registers the
 // target's own flags on the apply flag set (called once); check, when set,
 // refuses flag values that make no sense (a usage error, before anything is
-// loaded or contacted); run pushes and returns a non-nil error when anything
-// failed (the error is the summary).
+// loaded or contacted); run plans, passes tr.Gate, pushes, sets tr.Machines
+// and tr.Summary, and returns a non-nil error when anything failed (a
+// *partFailed when only some machines did).
 type applyTarget struct {
 	name  string
 	help  string
 	flags func(fs *pflag.FlagSet)
 	check func() error
-	run   func(ctx context.Context, env *applyEnv) error
+	run   func(ctx context.Context, env *applyEnv, tr *targetRun) error
 }
 
 // positive refuses a duration flag that is not above zero.

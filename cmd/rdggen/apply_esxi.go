@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -16,6 +18,17 @@ import (
 // esxcli over the vSphere API (vsphere.ESXCLIModuleParams). Tests set it:
 // vcsim has no esxcli module namespace.
 var esxiModules func(c *vim25.Client) vsphere.ModuleParams
+
+// timeoutHint adds to an error that is a timeout how long the bound was and
+// the flag that sets it; other errors are returned as they are.
+func timeoutHint(err error, flag string, d time.Duration) error {
+	var ne net.Error
+	if err == nil || !(errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) ||
+		strings.Contains(err.Error(), "Client.Timeout exceeded")) {
+		return err
+	}
+	return fmt.Errorf("%w: no answer within %s; %s sets that bound", err, d, flag)
+}
 
 // esxiTarget is `rdggen apply --target esxi`: VM settings (EFI, 64-bit MMIO,
 // memory reservation, GPU passthrough, SR-IOV adapter) and ESXi host settings
@@ -34,7 +47,7 @@ func esxiTarget() *applyTarget {
 			fs.DurationVar(&timeout, "vcenter-timeout", 2*time.Minute, "bound on each vSphere API request (> 0)")
 		},
 		check: func() error { return positive("--vcenter-timeout", timeout) },
-		run: func(ctx context.Context, env *applyEnv) error {
+		run: func(ctx context.Context, env *applyEnv, tr *targetRun) error {
 			cfg, err := vsphere.ConfigFromEnv(env.Inv, env.Getenv, vcenter, insecure)
 			if err != nil {
 				return err
@@ -43,23 +56,28 @@ func esxiTarget() *applyTarget {
 				return err
 			}
 			cfg.Timeout = timeout
-			fmt.Fprintf(env.Stdout, "vCenter %s (from %s)\n", cfg, cfg.Source)
+			fmt.Fprintf(tr.Out, "vCenter %s (from %s)\n", cfg, cfg.Source)
+			tr.Track.Phase("connecting to vCenter", 0)
+			waited := tr.Track.Wait(fmt.Sprintf("vCenter %s to answer the login (bound: --vcenter-timeout %s)", cfg.URL.Host, timeout))
 			sess, err := vsphere.Connect(ctx, cfg, env.Parallel+2, nil)
+			waited()
 			if err != nil {
-				return err
+				return timeoutHint(err, "--vcenter-timeout", timeout)
 			}
 			defer sess.Logout(ctx)
-			opts := vsphere.Options{DryRun: env.DryRun, Parallel: env.Parallel, Out: env.Stdout}
+			opts := vsphere.Options{DryRun: env.DryRun, Parallel: env.Parallel, Out: tr.Out, Track: tr.Track, Gate: tr.Gate}
 			if esxiModules != nil {
 				opts.Modules = esxiModules(sess.Client)
 			}
 			res, err := vsphere.Apply(ctx, sess.Client, env.Inv, opts)
 			if err != nil {
-				return err
+				return timeoutHint(err, "--vcenter-timeout", timeout)
 			}
-			fmt.Fprintln(env.Stdout, res.Summary())
-			if err := res.Err(); err != nil {
-				return errors.New(res.Summary())
+			tr.Machines = res.Machines
+			tr.Summary = res.Summary()
+			fmt.Fprintln(tr.Out, tr.Summary)
+			if n := len(res.Failed); n > 0 {
+				return &partFailed{msg: fmt.Sprintf("%d failed, listed above", n)}
 			}
 			return nil
 		},

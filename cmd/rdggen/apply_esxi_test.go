@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -42,6 +43,9 @@ func TestApplyESXiCLI(t *testing.T) {
 	rdggen := func(args ...string) (int, string, string) {
 		t.Helper()
 		args = append(args, "-f", file)
+		if !slices.Contains(args, "--dry-run") {
+			args = append(args, "--yes")
+		}
 		var out, errb bytes.Buffer
 		code := run(context.Background(), args, &out, &errb, func(k string) string { return env[k] })
 		if strings.Contains(out.String()+errb.String(), vcsimtest.Password) {
@@ -55,7 +59,7 @@ func TestApplyESXiCLI(t *testing.T) {
 		!strings.HasSuffix(out, "esxi: 8 VM(s) and 8 host(s) to change (dry run, nothing sent), 0 VM(s) and 0 host(s) already matched, 0 failed; reboot needed: 8 ESXi hosts (listed above)\n") {
 		t.Fatalf("dry run: exit %d\n%s%s", code, out, errs)
 	}
-	if !strings.HasPrefix(out, "== esxi\nvCenter "+sim.URL.String()+" as "+vcsimtest.Username+" (from GOVC_URL)\n") {
+	if !strings.HasPrefix(out, "vCenter "+sim.URL.String()+" as "+vcsimtest.Username+" (from GOVC_URL)\n") {
 		t.Errorf("dry run does not say where it connects:\n%s", out)
 	}
 
@@ -90,8 +94,9 @@ func TestApplyESXiCLI(t *testing.T) {
 	}
 	sim.Reset()
 	code, out, errs = rdggen("apply", "--target", "esxi")
-	if code != exitFailed || !strings.Contains(out, "FAILED vm clx-mld-43: VM clx-mld-43 is poweredOn") ||
-		!strings.Contains(errs, "rdggen: apply esxi: esxi: 7 VM(s) and 8 host(s) changed, 0 VM(s) and 0 host(s) already matched, 1 failed") {
+	if code != exitFailed || !strings.Contains(out, "vm clx-mld-43: cannot apply: VM clx-mld-43 is poweredOn") || strings.Count(out+errs, "is poweredOn") != 1 ||
+		!strings.Contains(out, "esxi: 7 VM(s) and 8 host(s) changed, 0 VM(s) and 0 host(s) already matched, 1 failed") ||
+		errs != "rdggen: apply failed for: esxi (1 failed, listed above)\n" {
 		t.Errorf("powered-on VM: exit %d\n%s%s", code, out, errs)
 	}
 }

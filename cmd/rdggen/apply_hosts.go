@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rdggen/rdggen/internal/hostapply"
+	"github.com/rdggen/rdggen/internal/remote"
 )
 
 // hostsTarget is `rdggen apply --target hosts`: Docker networking, routes,
@@ -20,17 +21,31 @@ func hostsTarget() *applyTarget {
 			f.StringVar(&restart, "docker-restart", hostapply.ModeAuto, "after daemon.json changed: auto (systemd or init.d), none, or a shell `CMD` run as root")
 			f.StringVar(&validate, "docker-validate", hostapply.ModeAuto, "check a staged daemon.json ($1) before installing it: auto (dockerd --validate), none, or a shell `CMD`")
 		},
-		run: func(ctx context.Context, env *applyEnv) error {
-			_, err := hostapply.Run(ctx, env.Inv, hostapply.Options{
-				Dial:           env.VM.ssh(env.KnownHosts, env.Identities, env.Getenv).Dialer(),
+		run: func(ctx context.Context, env *applyEnv, tr *targetRun) error {
+			rep, err := hostapply.Run(ctx, env.Inv, hostapply.Options{
+				Dial:           env.vmSSH().Dialer(),
 				Root:           env.VM.root,
 				DockerRestart:  restart,
 				DockerValidate: validate,
 				Parallel:       env.Parallel,
 				DryRun:         env.DryRun,
-				Out:            env.Stdout,
+				Out:            tr.Out,
+				Track:          tr.Track,
+				Gate:           tr.Gate,
 			})
-			return err
+			return tr.sshReport(rep, err)
 		},
 	}
+}
+
+// sshReport takes an SSH engine's report into tr; the error, when only
+// hosts failed, is a *partFailed.
+func (tr *targetRun) sshReport(rep *remote.Report, err error) error {
+	if rep != nil {
+		tr.Machines = rep.Machines
+	}
+	if err != nil && rep != nil && rep.Failed > 0 {
+		return &partFailed{msg: err.Error()}
+	}
+	return err
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -25,6 +26,9 @@ func applyHosts(t *testing.T, c *netnstest.Cluster, extra ...string) (int, strin
 		"--host-root", c.RootTemplate(),
 		"--docker-restart", c.DockerRestartCommand(), "--docker-validate", c.DockerValidateCommand()}
 	args = append(args, extra...)
+	if !slices.Contains(extra, "--dry-run") {
+		args = append(args, "--yes")
+	}
 	var out, errb bytes.Buffer
 	code := run(context.Background(), args, &out, &errb, func(string) string { return "" })
 	t.Logf("rdggen %s → exit %d\n%s%s", strings.Join(extra, " "), code, out.String(), errb.String())
@@ -237,7 +241,7 @@ func TestApplyHostsFailures(t *testing.T) {
 			t.Errorf("output lacks %q", want)
 		}
 	}
-	if !strings.Contains(errOut, "apply hosts: 2 of 4 host(s) failed: ns-02, ns-03") {
+	if !strings.Contains(errOut, "rdggen: apply failed for: hosts (2 of 4 host(s) failed: ns-02, ns-03)") || strings.Count(errOut, "\n") != 1 {
 		t.Errorf("stderr lacks the failed hosts: %s", errOut)
 	}
 	if b, _ := os.ReadFile(c.Hosts[1].File("/etc/docker/daemon.json")); string(b) != broken {

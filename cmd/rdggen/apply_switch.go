@@ -40,7 +40,7 @@ func switchTarget() *applyTarget {
 		check: func() error {
 			return errors.Join(positive("--switch-timeout", timeout), validPort("--switch-ssh-port", port))
 		},
-		run: func(ctx context.Context, env *applyEnv) error {
+		run: func(ctx context.Context, env *applyEnv, tr *targetRun) error {
 			u := user
 			if fs != nil && !fs.Changed("switch-user") {
 				if v := env.Getenv(envSwitchUser); v != "" {
@@ -48,27 +48,40 @@ func switchTarget() *applyTarget {
 				}
 			}
 			results, err := switchapply.Run(ctx, env.Inv, switchapply.Options{
-				User:           u,
-				Password:       env.Getenv(envSwitchPassword),
-				Agent:          true,
-				Identities:     env.Identities,
-				KnownHosts:     env.KnownHosts,
-				Port:           port,
-				BackupDir:      backupDir,
-				DryRun:         env.DryRun,
-				Parallel:       env.Parallel,
-				CommandTimeout: timeout,
-				Out:            env.Stdout,
+				User:               u,
+				Password:           env.Getenv(envSwitchPassword),
+				Agent:              true,
+				Identities:         env.Identities,
+				KnownHosts:         env.KnownHosts,
+				Port:               port,
+				BackupDir:          backupDir,
+				DryRun:             env.DryRun,
+				Parallel:           env.Parallel,
+				CommandTimeout:     timeout,
+				DialTimeout:        env.SSHTimeout,
+				DialTimeoutFlag:    "--ssh-timeout",
+				CommandTimeoutFlag: fmt.Sprintf("--switch-timeout %s", timeout),
+				PasswordVar:        envSwitchPassword,
+				Out:                tr.Out,
+				Track:              tr.Track,
+				Gate:               tr.Gate,
 			})
-			fmt.Fprintln(env.Stdout, switchSummary(results, env.DryRun))
-			return err
+			tr.Summary = switchSummary(results, env.DryRun)
+			fmt.Fprintln(tr.Out, tr.Summary)
+			for _, r := range results {
+				tr.Machines = append(tr.Machines, r.Machine())
+			}
+			if err != nil {
+				return &partFailed{msg: err.Error()}
+			}
+			return nil
 		},
 	}
 }
 
 // switchSummary is the one summary line of the switch target.
 func switchSummary(results []*switchapply.Result, dryRun bool) string {
-	var planned, changed, upToDate, failed, sent int
+	var planned, changed, upToDate, failed, sent, pending int
 	for _, r := range results {
 		sent += r.Sent
 		switch {
@@ -78,9 +91,14 @@ func switchSummary(results []*switchapply.Result, dryRun bool) string {
 			upToDate++
 		case dryRun:
 			planned++
+		case !r.Pushed:
+			pending++
 		default:
 			changed++
 		}
+	}
+	if pending > 0 {
+		return fmt.Sprintf("switch: %d changed, %d not applied (planned), %d up to date, %d failed; %d command(s) sent", changed, pending, upToDate, failed, sent)
 	}
 	if dryRun {
 		return fmt.Sprintf("switch: dry run: %d switch(es) would change, %d up to date, %d failed; 0 commands sent",

@@ -11,8 +11,17 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rdggen/rdggen/internal/onyxsim"
+	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/inventory"
 )
+
+// runTarget runs one target alone, without a gate, and returns its output.
+func runTarget(ctx context.Context, target *applyTarget, env *applyEnv) (string, *targetRun, error) {
+	var out bytes.Buffer
+	tr := &targetRun{t: target, Out: &out}
+	err := target.run(ctx, env, tr)
+	return out.String(), tr, err
+}
 
 func TestApplySwitchTarget(t *testing.T) {
 	const secret = "pw-secret-123"
@@ -29,40 +38,45 @@ func TestApplySwitchTarget(t *testing.T) {
 	if err := fs.Parse([]string{"--backup-dir", filepath.Join(dir, "bk")}); err != nil {
 		t.Fatal(err)
 	}
-	env := func(dry bool) (*applyEnv, *bytes.Buffer) {
-		var out bytes.Buffer
-		return &applyEnv{Inv: inv, DryRun: dry, Parallel: 2, KnownHosts: kh, Stdout: &out, Stderr: &out,
+	env := func(dry bool) *applyEnv {
+		return &applyEnv{Inv: inv, DryRun: dry, Parallel: 2, KnownHosts: kh,
 			Getenv: func(k string) string {
 				return map[string]string{envSwitchUser: "ops", envSwitchPassword: secret}[k]
-			}}, &out
+			}}
 	}
 	ctx := context.Background()
 
-	e, out := env(true)
-	if err := target.run(ctx, e); err != nil {
+	out, tr, err := runTarget(ctx, target, env(true))
+	if err != nil {
 		t.Fatalf("dry run: %v\n%s", err, out)
 	}
-	if !strings.HasSuffix(out.String(), "switch: dry run: 1 switch(es) would change, 0 up to date, 0 failed; 0 commands sent\n") || len(sim.Received()) != 0 {
+	if !strings.HasSuffix(out, "switch: dry run: 1 switch(es) would change, 0 up to date, 0 failed; 0 commands sent\n") || len(sim.Received()) != 0 {
 		t.Errorf("dry run output:\n%s\nreceived %q", out, sim.Received())
 	}
 
-	e, out = env(false)
-	if err := target.run(ctx, e); err != nil {
+	if len(tr.Machines) != 1 || tr.Machines[0].Status != applyplan.Planned || len(tr.Machines[0].Changes) != 10 {
+		t.Errorf("dry run machines: %+v", tr.Machines)
+	}
+	out, tr, err = runTarget(ctx, target, env(false))
+	if err != nil {
 		t.Fatalf("apply: %v\n%s", err, out)
 	}
-	if !strings.HasSuffix(out.String(), "switch: 1 changed, 0 up to date, 0 failed; 10 command(s) sent\n") {
+	if len(tr.Machines) != 1 || tr.Machines[0].Status != applyplan.Changed {
+		t.Errorf("apply machines: %+v", tr.Machines)
+	}
+	if !strings.HasSuffix(out, "switch: 1 changed, 0 up to date, 0 failed; 10 command(s) sent\n") {
 		t.Errorf("apply output:\n%s", out)
 	}
-	if strings.Contains(out.String(), secret) {
+	if strings.Contains(out, secret) {
 		t.Error("the password was printed")
 	}
 
 	sim.ResetLog()
-	e, out = env(false)
-	if err := target.run(ctx, e); err != nil {
+	out, _, err = runTarget(ctx, target, env(false))
+	if err != nil {
 		t.Fatalf("second apply: %v\n%s", err, out)
 	}
-	if !strings.HasSuffix(out.String(), "switch: 1 switch(es) up to date, nothing changed; 0 commands sent\n") || len(sim.Received()) != 0 {
+	if !strings.HasSuffix(out, "switch: 1 switch(es) up to date, nothing changed; 0 commands sent\n") || len(sim.Received()) != 0 {
 		t.Errorf("second apply output:\n%s\nreceived %q", out, sim.Received())
 	}
 }
@@ -72,11 +86,10 @@ func TestApplySwitchFailureIsAnError(t *testing.T) {
 	target := switchTarget()
 	fs := pflag.NewFlagSet("apply", pflag.ContinueOnError)
 	target.flags(fs)
-	var out bytes.Buffer
-	err := target.run(context.Background(), &applyEnv{Inv: inv, Parallel: 1, Stdout: &out, Stderr: &out, Getenv: func(string) string { return "" }})
-	if err == nil || !strings.Contains(out.String(), "swx-mld-1-2: cannot plan: switch swx-mld-1-2 has no mgmt address") ||
-		!strings.HasSuffix(out.String(), "switch: 0 changed, 0 up to date, 1 failed; 0 command(s) sent\n") {
-		t.Errorf("err %v, output:\n%s", err, out.String())
+	out, _, err := runTarget(context.Background(), target, &applyEnv{Inv: inv, Parallel: 1, Getenv: func(string) string { return "" }})
+	if err == nil || !strings.Contains(out, "swx-mld-1-2: cannot plan: switch swx-mld-1-2 has no mgmt address") ||
+		!strings.HasSuffix(out, "switch: 0 changed, 0 up to date, 1 failed; 0 command(s) sent\n") {
+		t.Errorf("err %v, output:\n%s", err, out)
 	}
 }
 
@@ -92,7 +105,7 @@ func TestApplySwitchCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, port, _ := strings.Cut(sim.Addr, ":")
-	args := []string{"apply", "--target", "switch", "-f", file, "--switch-ssh-port", port,
+	args := []string{"apply", "--yes", "--target", "switch", "-f", file, "--switch-ssh-port", port,
 		"--known-hosts", kh, "--backup-dir", filepath.Join(dir, "bk")}
 	getenv := func(k string) string { return map[string]string{envSwitchPassword: "admin"}[k] }
 	for i, want := range []string{

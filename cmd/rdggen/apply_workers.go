@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rdggen/rdggen/internal/workerapply"
+	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/horovod"
 )
 
@@ -26,7 +27,7 @@ func workersTarget() *applyTarget {
 			f.DurationVar(&ready, "worker-timeout", time.Minute, "how long to wait for a started worker's sshd (> 0)")
 		},
 		check: func() error { return positive("--worker-timeout", ready) },
-		run: func(ctx context.Context, env *applyEnv) error {
+		run: func(ctx context.Context, env *applyEnv, tr *targetRun) error {
 			dir := keys
 			if dir == "" {
 				var err error
@@ -42,26 +43,39 @@ func workersTarget() *applyTarget {
 				if k, err = horovod.GenerateWorkerKeys(); err != nil {
 					return err
 				}
-				if env.DryRun {
-					fmt.Fprintf(env.Stdout, "the cluster's worker keys are not in %s yet: apply generates them there (this plan shows freshly made ones)\n", dir)
-				} else {
-					if err := workerapply.SaveKeys(dir, k); err != nil {
-						return err
+				fmt.Fprintf(tr.Out, "the cluster's worker keys are not in %s yet: apply generates them there (this plan shows freshly made ones)\n", dir)
+			}
+			outer, gate := tr.Gate, tr.Gate
+			var saveErr error
+			if !found {
+				// The keys are written only once the push is confirmed.
+				gate = func(ctx context.Context, planned []applyplan.Machine) bool {
+					if !outer.Pass(ctx, planned) {
+						return false
 					}
-					fmt.Fprintf(env.Stdout, "generated the cluster's worker keys in %s (MPI key %s, worker host key %s); keep them: new keys change every worker's files\n",
+					if saveErr = workerapply.SaveKeys(dir, k); saveErr != nil {
+						return false
+					}
+					fmt.Fprintf(tr.Out, "generated the cluster's worker keys in %s (MPI key %s, worker host key %s); keep them: new keys change every worker's files\n",
 						dir, workerapply.Fingerprint(k.ClientPublic), workerapply.Fingerprint(k.HostPublic))
+					return true
 				}
 			}
-			_, err = workerapply.Run(ctx, env.Inv, workerapply.Options{
-				Dial:         env.VM.ssh(env.KnownHosts, env.Identities, env.Getenv).Dialer(),
+			rep, err := workerapply.Run(ctx, env.Inv, workerapply.Options{
+				Dial:         env.vmSSH().Dialer(),
 				Keys:         k,
 				Root:         env.VM.root,
 				ReadyTimeout: ready,
 				Parallel:     env.Parallel,
 				DryRun:       env.DryRun,
-				Out:          env.Stdout,
+				Out:          tr.Out,
+				Track:        tr.Track,
+				Gate:         gate,
 			})
-			return err
+			if saveErr != nil {
+				return saveErr
+			}
+			return tr.sshReport(rep, err)
 		},
 	}
 }

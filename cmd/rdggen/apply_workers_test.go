@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -30,6 +31,9 @@ func applyTo(t *testing.T, c *netnstest.Cluster, target string, extra ...string)
 		"--docker-restart", c.DockerRestartCommand(), "--docker-validate", c.DockerValidateCommand(),
 		"--keys", filepath.Join(c.Dir, "keys")}
 	args = append(args, extra...)
+	if !slices.Contains(extra, "--dry-run") {
+		args = append(args, "--yes")
+	}
 	var out, errb bytes.Buffer
 	start := time.Now()
 	code := run(context.Background(), args, &out, &errb, func(string) string { return "" })
@@ -255,8 +259,8 @@ func TestApplyWorkersDocker(t *testing.T) {
 	code, out, errOut = applyTo(t, c, "workers", "-f", changed)
 	if code != exitFailed || !strings.Contains(out, "workers: 2 changed, 0 up to date, 1 failed (ns-03)") ||
 		!strings.Contains(out, "~ container hvd-worker: re-create (configuration ") || !strings.Contains(out, ", image "+testImage+" -> "+broken+")") ||
-		!strings.Contains(out, "ns-03: FAILED: hvd-worker is not running") || !strings.Contains(out, "/usr/sbin/sshd: not found") ||
-		!strings.Contains(errOut, "apply workers: 1 of 3 host(s) failed: ns-03") {
+		!strings.Contains(out, "ns-03: FAILED after ") || !strings.Contains(out, "s: hvd-worker is not running") || !strings.Contains(out, "/usr/sbin/sshd: not found") ||
+		!strings.Contains(errOut, "apply failed for: workers (1 of 3 host(s) failed: ns-03)") {
 		t.Fatalf("broken image on ns-03: exit %d", code)
 	}
 }

@@ -16,8 +16,10 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/pflag"
+	"golang.org/x/term"
 
 	"github.com/rdggen/rdggen/internal/render"
 	"github.com/rdggen/rdggen/internal/sshconn"
@@ -39,6 +41,11 @@ func main() {
 	if len(os.Args) < 2 || os.Args[1] != "run" { // a job's own output is the user's, untouched
 		stdout, stderr = quote.NewTerminalWriter(stdout), quote.NewTerminalWriter(stderr)
 	}
+	console = consoleInfo{
+		In: os.Stdin, InTerminal: term.IsTerminal(int(os.Stdin.Fd())),
+		Stdout: os.Stdout, StdoutTerminal: term.IsTerminal(int(os.Stdout.Fd())),
+		Stderr: os.Stderr, StderrTerminal: term.IsTerminal(int(os.Stderr.Fd())),
+	}
 	code := run(ctx, os.Args[1:], stdout, stderr, os.Getenv)
 	stop()
 	os.Exit(code)
@@ -55,6 +62,7 @@ Usage:
                                         show what would change, then push only that
   rdggen run -f cluster.yaml [--mpirun] [-- CMD ARG...]
                                         launch the job from the first host's worker
+  rdggen version                        rdggen's version (also --version)
 
 Without -f, generating and validating use the embedded reference cluster
 (8 hosts clx-mld-41..48); apply and run need -f.
@@ -82,6 +90,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 			return cmdApply(ctx, args[1:], stdout, stderr, getenv)
 		case "run":
 			return cmdRun(ctx, args[1:], stdout, stderr, getenv)
+		case "version", "--version":
+			return cmdVersion(args[1:], stdout, stderr)
 		case "help":
 			if len(args) < 2 {
 				return cmdGenerate(ctx, []string{"--help"}, stdout, stderr)
@@ -92,7 +102,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 			return run(ctx, []string{args[1], "--help"}, stdout, stderr, getenv)
 		}
 		if !strings.HasPrefix(args[0], "-") {
-			fmt.Fprintf(stderr, "rdggen: unknown command %q (commands: validate, example, apply, run)\n", args[0])
+			fmt.Fprintf(stderr, "rdggen: unknown command %q (commands: validate, example, apply, run, version)\n", args[0])
 			return exitUsage
 		}
 	}
@@ -283,22 +293,38 @@ func cmdExample(args []string, stdout, stderr io.Writer) int {
 
 func usageApply(ts []*applyTarget) string {
 	var b strings.Builder
-	b.WriteString(`Usage: rdggen apply [--target LIST] [--dry-run] [-f cluster.yaml] [flags]
+	b.WriteString(`Usage: rdggen apply -f cluster.yaml [--target LIST] [--dry-run | --yes] [-o json] [flags]
 
-Compares each machine with what the inventory asks for, prints the plan, then
-pushes only the difference. A second run finds nothing to do and says so.
-Nothing is pushed when the inventory is invalid.
+Compares each machine with what the inventory asks for and prints the plan.
+On a terminal it then asks once, for all targets, before pushing only the
+difference; --yes pushes without asking (scripts, CI); without a terminal and
+without --yes nothing is pushed. A second run finds nothing to do and says so.
+Nothing is contacted when the inventory is invalid.
 
-Targets (default: all, in this order):
+The targets run at the same time (they touch different machines; workers
+change after hosts), each at most --parallel machines at once. Each machine's
+line is printed as it finishes, with its time; a wait longer than a few
+seconds says what it waits for. Ctrl-C stops within a second and says which
+machines were changed and which were not.
+
+Targets (default: all):
 `)
 	for _, t := range ts {
 		fmt.Fprintf(&b, "  %-8s %s\n", t.name, t.help)
 	}
 	b.WriteString(`
+With -o json the plan (--dry-run) or the result is one JSON document on stdout
+(schema rdggen.apply/v1, described in docs/json.md); the text goes to stderr.
+
 Examples:
   rdggen apply --dry-run -f cluster.yaml
   rdggen apply --target esxi -f cluster.yaml
-  rdggen apply --target switch,hosts --parallel 16 -f cluster.yaml
+  rdggen apply --target switch,hosts --parallel 16 --yes -f cluster.yaml
+  rdggen apply --dry-run -o json -f cluster.yaml > plan.json
+
+Exit status: 0 everything matches or was changed, 2 usage error (also: no
+terminal to confirm on and no --yes), 3 a machine or target failed, the push
+was declined, or it was interrupted.
 `)
 	return b.String()
 }
@@ -309,9 +335,12 @@ func cmdApply(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	file := fs.StringP("file", "f", "", "inventory `FILE` (required)")
 	target := fs.String("target", "", "comma-separated `LIST` of targets: "+targetNames(all)+" (default all)")
 	dryRun := fs.Bool("dry-run", false, "print the plan and change nothing")
-	parallel := fs.Int("parallel", 8, "machines changed at once, `N` ≥ 1")
+	yes := fs.BoolP("yes", "y", false, "push without asking (needed when there is no terminal to ask on)")
+	output := fs.StringP("output", "o", "text", "`FORMAT` of stdout: text, or json (the plan or result as one document; text on stderr)")
+	parallel := fs.Int("parallel", 8, "machines changed at once per target, `N` ≥ 1")
 	knownHosts := fs.String("known-hosts", "", "known_hosts `FILE` that SSH host keys must match, switches and VMs (default ~/.ssh/known_hosts)")
 	identities := fs.StringArray("identity", nil, "private key `FILE` for SSH to switches and VMs (repeatable); ssh-agent keys are offered too")
+	sshTimeout := fs.Duration("ssh-timeout", 15*time.Second, "bound on each SSH connect and handshake, switches and VMs (> 0)")
 	vm := &vmFlags{}
 	vm.register(fs, true)
 	for _, t := range all {
@@ -324,7 +353,13 @@ func cmdApply(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		fmt.Fprintln(stderr, "rdggen: --parallel must be at least 1")
 		return exitUsage
 	}
-	checks := []error{vm.check()}
+	checks := []error{vm.check(), positive("--ssh-timeout", *sshTimeout)}
+	if *output != "text" && *output != "json" {
+		checks = append(checks, fmt.Errorf("--output %q: want text or json", quote.Line(*output)))
+	}
+	if *yes && *dryRun {
+		checks = append(checks, errors.New("--yes and --dry-run: a dry run pushes nothing, so there is nothing to say yes to; pick one"))
+	}
 	for _, t := range all {
 		if t.check != nil {
 			checks = append(checks, t.check())
@@ -349,6 +384,10 @@ func cmdApply(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		fmt.Fprintf(stderr, "rdggen: %v\n", err)
 		return exitUsage
 	}
+	if !*dryRun && !*yes && !console.InTerminal {
+		fmt.Fprintln(stderr, "rdggen: apply: stdin is not a terminal, so there is no one to confirm the push: pass --yes to push without asking, or --dry-run to only see the plan")
+		return exitUsage
+	}
 	for _, id := range *identities {
 		if f, err := os.Open(id); err != nil {
 			fmt.Fprintf(stderr, "rdggen: --identity: %s\n", quote.Line(err.Error()))
@@ -371,19 +410,24 @@ func cmdApply(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 			return exitUsage
 		}
 	}
-	env := &applyEnv{Inv: inv, DryRun: *dryRun, Parallel: *parallel, KnownHosts: *knownHosts, Identities: *identities, VM: vm,
-		Stdout: stdout, Stderr: stderr, Getenv: getenv}
-	var failed []string
-	for _, t := range targets {
-		fmt.Fprintf(stdout, "== %s\n", t.name)
-		if err := t.run(ctx, env); err != nil {
-			fmt.Fprintf(stderr, "rdggen: apply %s: %v\n", t.name, err)
-			failed = append(failed, t.name)
+	env := &applyEnv{Inv: inv, DryRun: *dryRun, Parallel: *parallel, KnownHosts: *knownHosts, Identities: *identities,
+		SSHTimeout: *sshTimeout, VM: vm, Getenv: getenv}
+	a := &applyRun{env: env, targets: targets, confirm: !*yes, text: stdout}
+	if *output == "json" {
+		a.text = stderr
+		a.live = console.StderrTerminal
+		if a.live {
+			a.text = console.Stderr
+		}
+	} else if console.StdoutTerminal {
+		a.text, a.live = console.Stdout, true
+	}
+	res := a.do(ctx)
+	if *output == "json" {
+		if err := res.document(env).Encode(stdout); err != nil {
+			fmt.Fprintf(stderr, "rdggen: write the JSON document: %v\n", err)
+			return exitFailed
 		}
 	}
-	if len(failed) > 0 {
-		fmt.Fprintf(stderr, "rdggen: apply failed for: %s\n", strings.Join(failed, ", "))
-		return exitFailed
-	}
-	return exitOK
+	return res.report(stderr)
 }

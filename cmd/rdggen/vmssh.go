@@ -50,5 +50,6 @@ func (v *vmFlags) ssh(knownHosts string, identities []string, getenv func(string
 	if knownHosts == "" {
 		knownHosts = sshconn.DefaultKnownHosts()
 	}
-	return remote.SSH{User: u, Port: v.port, KnownHosts: knownHosts, Identities: identities, Password: getenv(envSSHPassword)}
+	return remote.SSH{User: u, Port: v.port, KnownHosts: knownHosts, Identities: identities,
+		Password: getenv(envSSHPassword), PasswordVar: envSSHPassword}
 }

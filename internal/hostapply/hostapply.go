@@ -16,7 +16,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rdggen/rdggen/internal/progress"
 	"github.com/rdggen/rdggen/internal/remote"
+	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/hostqos"
 	"github.com/rdggen/rdggen/pkg/inventory"
 )
@@ -46,6 +48,10 @@ type Options struct {
 	DryRun bool
 	// Out receives the plan, per-host results and the summary line.
 	Out io.Writer
+	// Track hears the phases and the hosts in flight; nil for none.
+	Track *progress.Tracker
+	// Gate is asked once after the plan, before the first change.
+	Gate applyplan.Gate
 	// Now stamps backups; time.Now when nil.
 	Now func() time.Time
 }
@@ -94,14 +100,11 @@ func Run(ctx context.Context, inv *inventory.Inventory, o Options) (*Report, err
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	out := o.Out
-	if out == nil {
-		out = io.Discard
-	}
-	start := time.Now()
 	runs := make([]*hostRun, len(inv.Hosts))
+	hosts := make([]*inventory.Host, len(inv.Hosts))
 	for i := range inv.Hosts {
 		h := &inv.Hosts[i]
+		hosts[i] = h
 		runs[i] = &hostRun{h: h, d: desiredFor(inv, h)}
 	}
 	defer func() {
@@ -111,51 +114,28 @@ func Run(ctx context.Context, inv *inventory.Inventory, o Options) (*Report, err
 			}
 		}
 	}()
-
-	remote.ForEach(len(runs), o.Parallel, func(i int) { probeHost(ctx, inv, &o, runs[i]) })
-	rep := &Report{ProbeElapsed: time.Since(start)}
-
-	// The plan, in inventory order, before anything changes.
-	for _, r := range runs {
-		p := remote.PlannedHost{Name: r.h.Name, Mgmt: r.h.Mgmt, Err: r.err}
-		if r.plan != nil {
-			p.Lines, p.Count, p.Notes = r.plan.describe(), r.plan.count(), r.plan.notes
-		}
-		remote.WritePlan(out, p, o.DryRun)
-	}
-
-	if !o.DryRun {
-		var todo []int
-		for i, r := range runs {
-			if r.err == nil && !r.plan.empty() {
-				todo = append(todo, i)
-			}
-		}
-		stamp := o.Now().UTC().Format("20060102T150405Z")
-		remote.Apply(out, todo, o.Parallel, func(i int) { applyHost(ctx, inv, &o, runs[i], stamp) })
-		for _, i := range todo {
+	stamp := o.Now().UTC().Format("20060102T150405Z")
+	return remote.Drive(ctx, remote.Engine{
+		Target: "hosts", Kind: applyplan.KindHost, Hosts: hosts,
+		Parallel: o.Parallel, DryRun: o.DryRun, Out: o.Out, Track: o.Track, Gate: o.Gate,
+		Probe: func(ctx context.Context, i int) remote.PlannedHost {
 			r := runs[i]
-			if r.err != nil {
-				fmt.Fprintf(out, "%s: FAILED: %v\n", r.h.Name, r.err)
-			} else {
-				fmt.Fprintf(out, "%s: applied %d change(s), verified\n", r.h.Name, r.plan.count())
+			probeHost(ctx, inv, &o, r)
+			p := remote.PlannedHost{Err: r.err}
+			if r.plan != nil {
+				p.Changes, p.Notes = r.plan.changes(), r.plan.notes
 			}
-			for _, n := range r.notes {
-				fmt.Fprintf(out, "  %s\n", n)
-			}
-		}
-	}
-
-	for _, r := range runs {
-		res := HostResult{Host: r.h.Name, Err: r.err, RoundTrips: r.trips}
-		if r.plan != nil && !r.plan.empty() {
-			res.Plan, res.Changes = r.plan.describe(), r.plan.count()
-		}
-		rep.Add(res)
-	}
-	rep.TotalElapsed = time.Since(start)
-	fmt.Fprintln(out, rep.Summary("hosts", o.DryRun, ", 1 SSH command per host", "; SSH commands per host: 1 to read, 1 more to change and verify"))
-	return rep, rep.Err()
+			return p
+		},
+		Apply: func(ctx context.Context, i int) (string, []string, error) {
+			r := runs[i]
+			applyHost(ctx, inv, &o, r, stamp)
+			return "", r.notes, r.err
+		},
+		RoundTrips:   func(i int) int { return runs[i].trips },
+		UpToDateCost: ", 1 SSH command per host",
+		ChangedCost:  "; SSH commands per host: 1 to read, 1 more to change and verify",
+	})
 }
 
 // probeHost connects, reads the state and makes the plan. The connection

@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/rdggen/rdggen/internal/remote"
-
+	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/dockernet"
 	"github.com/rdggen/rdggen/pkg/hostqos"
 	"github.com/rdggen/rdggen/pkg/inventory"
@@ -75,17 +75,6 @@ type plan struct {
 func (p *plan) empty() bool {
 	return p.daemon == nil && p.restart == "" && len(p.files) == 0 && len(p.links) == 0 && len(p.remove) == 0 &&
 		p.forwarding == "" && p.mtu == "" && len(p.chains) == 0 && len(p.jumps) == 0 && len(p.routes) == 0 && len(p.stale) == 0 && len(p.roce) == 0
-}
-
-// count is the number of changes, as plans and summaries count them.
-func (p *plan) count() int {
-	n := len(p.files) + len(p.links) + len(p.remove) + len(p.routes) + len(p.stale) + len(p.chains) + len(p.jumps)
-	for _, b := range []bool{p.daemon != nil, p.restart != "", p.forwarding != "", p.mtu != "", len(p.roce) > 0} {
-		if b {
-			n++
-		}
-	}
-	return n
 }
 
 // hostError is a problem that stops one host before anything is changed on it.
@@ -307,18 +296,17 @@ func jumpProblem(j dockernet.Jump, in cmdOut) string {
 	return ""
 }
 
-// maxListed bounds the per-item lines of one kind in a printed plan.
-const maxListed = 10
-
-// describe returns the plan's changes as lines for humans: "+" adds, "~"
-// changes, "-" removes. Notes are in p.notes.
-func (p *plan) describe() []string {
-	var out []string
-	add := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
+// changes returns the plan's changes, typed, each with its line for a
+// person: "+" adds, "~" changes, "-" removes. Notes are in p.notes.
+func (p *plan) changes() []applyplan.Change {
+	var out []applyplan.Change
+	add := func(op applyplan.Op, item, from, to, format string, args ...any) {
+		out = append(out, applyplan.Change{Op: op, Item: item, From: from, To: to, Text: fmt.Sprintf(format, args...)})
+	}
 	if dc := p.daemon; dc != nil {
-		sign, verb := "~", "set "+strings.Join(dc.Changed, ", ")
+		op, sign, verb := applyplan.Update, "~", "set "+strings.Join(dc.Changed, ", ")
 		if !dc.Existed {
-			sign, verb = "+", "new file with "+strings.Join(dc.Changed, ", ")
+			op, sign, verb = applyplan.Add, "+", "new file with "+strings.Join(dc.Changed, ", ")
 		}
 		kept := ""
 		if len(dc.Kept) > 0 {
@@ -328,47 +316,42 @@ func (p *plan) describe() []string {
 		if dc.Existed {
 			backup = ", backup"
 		}
-		add("%s %s: %s%s (validate%s, restart docker)", sign, dockernet.DaemonPath, verb, kept, backup)
+		add(op, dockernet.DaemonPath, "", strings.Join(dc.Changed, ", "), "%s %s: %s%s (validate%s, restart docker)", sign, dockernet.DaemonPath, verb, kept, backup)
 	}
 	if p.restart != "" {
-		add("~ restart docker: %s", p.restart)
+		add(applyplan.Run, "restart docker", "", "", "~ restart docker: %s", p.restart)
 	}
 	if p.forwarding != "" {
-		add("~ %s: %s -> %s", dockernet.ForwardingKey, p.forwarding, p.d.Forwarding)
+		add(applyplan.Update, "sysctl "+dockernet.ForwardingKey, p.forwarding, p.d.Forwarding, "~ %s: %s -> %s", dockernet.ForwardingKey, p.forwarding, p.d.Forwarding)
 	}
 	if p.mtu != "" {
-		add("~ link %s: mtu %s -> %d", p.d.Host.DataInterface, p.mtu, p.d.Host.DataMTU)
+		add(applyplan.Update, "link "+p.d.Host.DataInterface+" mtu", p.mtu, strconv.Itoa(p.d.Host.DataMTU), "~ link %s: mtu %s -> %d", p.d.Host.DataInterface, p.mtu, p.d.Host.DataMTU)
 	}
 	for _, c := range p.chains {
 		was := fmt.Sprintf("%d rule(s)", len(c.Was))
 		if c.New {
 			was = "absent"
 		}
-		add("~ iptables %s chain %s: %d rule(s), replaced as one block (was %s)", c.Table, c.Chain, c.Want, was)
+		add(applyplan.Update, "iptables "+c.Table+" chain "+c.Chain, was, fmt.Sprintf("%d rule(s)", c.Want),
+			"~ iptables %s chain %s: %d rule(s), replaced as one block (was %s)", c.Table, c.Chain, c.Want, was)
 	}
 	for _, j := range p.jumps {
-		add("~ iptables %s chain %s: jump to %s as its first rule, once (was %s)", j.Jump.Table, j.Jump.Chain, j.Jump.Target, j.Why)
+		add(applyplan.Update, "iptables "+j.Jump.Table+" chain "+j.Jump.Chain+" jump "+j.Jump.Target, j.Why, "first rule",
+			"~ iptables %s chain %s: jump to %s as its first rule, once (was %s)", j.Jump.Table, j.Jump.Chain, j.Jump.Target, j.Why)
 	}
-	for i, r := range p.routes {
-		if i == maxListed {
-			add("+ ... %d more route(s)", len(p.routes)-maxListed)
-			break
-		}
+	for _, r := range p.routes {
+		to := fmt.Sprintf("via %s dev %s", r.Route.Via, r.Route.Dev)
 		if len(r.Was) == 0 {
-			add("+ route %s via %s dev %s (%s)", r.Route.Dst, r.Route.Via, r.Route.Dev, r.Route.Host)
+			add(applyplan.Add, "route "+r.Route.Dst.String(), "", to, "+ route %s via %s dev %s (%s)", r.Route.Dst, r.Route.Via, r.Route.Dev, r.Route.Host)
 		} else {
-			add("~ route %s via %s dev %s (%s; was %s)", r.Route.Dst, r.Route.Via, r.Route.Dev, r.Route.Host, r.Was[0])
+			add(applyplan.Update, "route "+r.Route.Dst.String(), fmt.Sprint(r.Was[0]), to, "~ route %s via %s dev %s (%s; was %s)", r.Route.Dst, r.Route.Via, r.Route.Dev, r.Route.Host, r.Was[0])
 		}
 	}
-	for i, e := range p.stale {
-		if i == maxListed {
-			add("- ... %d more stale route(s)", len(p.stale)-maxListed)
-			break
-		}
-		add("- route %s (into the container pool, not in the inventory)", e)
+	for _, e := range p.stale {
+		add(applyplan.Remove, "route "+fmt.Sprint(e), "", "", "- route %s (into the container pool, not in the inventory)", e)
 	}
 	for _, r := range p.roce {
-		add("~ roce %s: %s", r.Name, r.Detail)
+		add(applyplan.Update, "roce "+r.Name, "", r.Detail, "~ roce %s: %s", r.Name, r.Detail)
 	}
 	for _, f := range p.files {
 		why := ""
@@ -376,22 +359,25 @@ func (p *plan) describe() []string {
 			why = " (" + w + ")"
 		}
 		if p.newFiles[f.Path] {
-			add("+ %s%s", f.Path, why)
+			add(applyplan.Add, f.Path, "", "", "+ %s%s", f.Path, why)
 		} else {
-			add("~ %s%s", f.Path, why)
+			add(applyplan.Update, f.Path, "", "", "~ %s%s", f.Path, why)
 		}
 	}
 	for _, l := range p.links {
-		add("+ %s -> %s", l.Path, l.Target)
+		add(applyplan.Add, l.Path, "", l.Target, "+ %s -> %s", l.Path, l.Target)
 	}
 	for _, f := range p.remove {
-		add("- %s (%s)", f.Path, f.Why)
+		add(applyplan.Remove, f.Path, "", "", "- %s (%s)", f.Path, f.Why)
 	}
 	if p.reload {
-		add("~ systemd: daemon-reload (units changed)")
+		add(applyplan.Run, "systemd daemon-reload", "", "", "~ systemd: daemon-reload (units changed)")
 	}
 	return out
 }
+
+// describe is the text of every change (no line is cut).
+func (p *plan) describe() []string { return remote.Texts(p.changes()) }
 
 // firewall reports whether the firewall script must run: a chain or jump
 // differs, or Docker restarts (it puts its MASQUERADE rule back on top).

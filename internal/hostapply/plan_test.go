@@ -55,7 +55,7 @@ func TestPlanConvergedHostIsEmpty(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !p.empty() || p.count() != 0 || len(p.describe()) != 0 {
+	if !p.empty() || len(p.changes()) != 0 || len(p.describe()) != 0 {
 		t.Fatalf("converged host has a plan: %v", p.describe())
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/crypto/ssh"
 
@@ -43,6 +44,12 @@ type SSH struct {
 	Identities []string
 	// Password, when set, is offered too (from the environment, never a flag).
 	Password string
+	// PasswordVar names the variable Password comes from, for messages.
+	PasswordVar string
+	// Timeout bounds connect and handshake (0: sshconn's 15 s); TimeoutFlag
+	// is the flag that sets it, named in timeout errors.
+	Timeout     time.Duration
+	TimeoutFlag string
 }
 
 // Addr is where host h's sshd is: its management address, with Port (or 22)
@@ -63,7 +70,8 @@ func (s SSH) Addr(h *inventory.Host) string {
 func (s SSH) Dial(ctx context.Context, h *inventory.Host) (*SSHConn, error) {
 	c, err := sshconn.Dial(ctx, sshconn.Config{
 		Addr: s.Addr(h), User: s.User, KnownHosts: s.KnownHosts,
-		Identities: s.Identities, Agent: true, Password: s.Password,
+		Identities: s.Identities, Agent: true, Password: s.Password, PasswordVar: s.PasswordVar,
+		Timeout: s.Timeout, TimeoutFlag: s.TimeoutFlag,
 	})
 	if err != nil {
 		return nil, err

@@ -1,16 +1,22 @@
 package remote
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/rdggen/rdggen/internal/progress"
+	"github.com/rdggen/rdggen/pkg/applyplan"
+	"github.com/rdggen/rdggen/pkg/inventory"
 )
 
 // HostResult is what an engine did on one host.
 type HostResult struct {
 	Host string
-	// Plan is the printed plan ("+ route ...", ...); empty when up to date.
+	// Plan is the plan's text ("+ route ...", ...); empty when up to date.
 	Plan []string
 	// Changes counts the planned changes (applied unless dry run or Err).
 	Changes int
@@ -18,13 +24,20 @@ type HostResult struct {
 	Err error
 	// RoundTrips counts the commands (SSH sessions) run on the host.
 	RoundTrips int
+	// Pending: changes were planned and not applied (the confirmation was
+	// refused, or the run was interrupted before this host).
+	Pending bool
 }
 
 // Report is the outcome of an engine's run over all hosts, in inventory order.
 type Report struct {
-	Hosts                      []HostResult
-	Changed, UpToDate, Failed  int
+	Hosts                     []HostResult
+	Changed, UpToDate, Failed int
+	// Pending counts the hosts whose planned changes were not applied.
+	Pending                    int
 	ProbeElapsed, TotalElapsed time.Duration
+	// Machines is the same outcome for `--output json`, in inventory order.
+	Machines []applyplan.Machine
 }
 
 // Add records one host's result and counts it.
@@ -32,6 +45,8 @@ func (r *Report) Add(res HostResult) {
 	switch {
 	case res.Err != nil:
 		r.Failed++
+	case res.Pending:
+		r.Pending++
 	case res.Changes == 0:
 		r.UpToDate++
 	default:
@@ -71,60 +86,234 @@ func (r *Report) Summary(target string, dryRun bool, upToDate, changed string) s
 	case dryRun:
 		return fmt.Sprintf("%s: dry run, nothing changed: %d would change, %d up to date, %d failed%s (%.2fs)",
 			target, r.Changed, r.UpToDate, r.Failed, failed, secs)
+	case r.Pending > 0:
+		return fmt.Sprintf("%s: %d changed, %d not applied (planned), %d up to date, %d failed%s (%.2fs)",
+			target, r.Changed, r.Pending, r.UpToDate, r.Failed, failed, secs)
 	case r.Changed == 0 && r.Failed == 0:
 		return fmt.Sprintf("%s: nothing to do: %d up to date (%.2fs%s)", target, r.UpToDate, secs, upToDate)
 	}
 	return fmt.Sprintf("%s: %d changed, %d up to date, %d failed%s (%.2fs%s)", target, r.Changed, r.UpToDate, r.Failed, failed, secs, changed)
 }
 
-// PlannedHost is one host's plan as the engines print it.
+// PlannedHost is one host's plan as an engine's Probe returns it.
 type PlannedHost struct {
-	Name, Mgmt string
 	// Err stops the host before anything is changed.
 	Err error
-	// Lines describe the changes; Count is how many there are.
-	Lines []string
-	Count int
+	// Changes are the planned changes, every one (the text plan shortens
+	// long runs of one kind).
+	Changes []applyplan.Change
 	// Notes are remarks that change nothing ("! …").
 	Notes []string
 	// UpToDate, when set, is said of a host without changes.
 	UpToDate string
 }
 
-// WritePlan prints one host's plan: its failure, "up to date", or its
+// maxListed bounds the lines of one kind (the same sign and first word of
+// the item, e.g. "+ route") that a text plan prints per host.
+const maxListed = 10
+
+// PlanLines is the text of changes for a person: each change's Text, with a
+// run of more than maxListed changes of one kind cut to maxListed and a
+// "+ ... N more route(s)" line.
+func PlanLines(changes []applyplan.Change) []string {
+	var out []string
+	kind := func(c applyplan.Change) string {
+		w, _, _ := strings.Cut(c.Item, " ")
+		return string(c.Op) + " " + w
+	}
+	for i := 0; i < len(changes); {
+		j := i
+		for j < len(changes) && kind(changes[j]) == kind(changes[i]) {
+			j++
+		}
+		for k := i; k < j && k < i+maxListed; k++ {
+			out = append(out, changes[k].Text)
+		}
+		if n := j - i - maxListed; n > 0 {
+			sign, _, _ := strings.Cut(changes[i].Text, " ")
+			w, _, _ := strings.Cut(changes[i].Item, " ")
+			out = append(out, fmt.Sprintf("%s ... %d more %s(s)", sign, n, w))
+		}
+		i = j
+	}
+	return out
+}
+
+// Texts is the Text of every change.
+func Texts(changes []applyplan.Change) []string {
+	out := make([]string, len(changes))
+	for i, c := range changes {
+		out[i] = c.Text
+	}
+	return out
+}
+
+// Engine is what Drive needs from an SSH engine (hosts, workers): how to
+// plan and apply one host, and how to talk about it.
+type Engine struct {
+	// Target is the engine's --target ("hosts"); Kind its machines'
+	// applyplan kind.
+	Target, Kind string
+	Hosts        []*inventory.Host
+	// Parallel bounds the hosts probed or changed at once (≥ 1).
+	Parallel int
+	DryRun   bool
+	// Out receives the plan, each host's line as it finishes and the
+	// summary; writes are serialized.
+	Out io.Writer
+	// Track hears the phases and hosts in flight; nil for none.
+	Track *progress.Tracker
+	// Gate is asked once between the plan and the first change.
+	Gate applyplan.Gate
+	// Probe connects to host i, reads its state and plans it.
+	Probe func(ctx context.Context, i int) PlannedHost
+	// Apply applies host i's plan; done is what the success line adds
+	// ("verified: …"), notes are printed under it.
+	Apply func(ctx context.Context, i int) (done string, notes []string, err error)
+	// RoundTrips, when set, counts host i's SSH commands for the Report.
+	RoundTrips func(i int) int
+	// UpToDateCost and ChangedCost end the summary's parenthesis.
+	UpToDateCost, ChangedCost string
+}
+
+// Drive runs an SSH engine: probe every host (Parallel at once), print the
+// plan in inventory order, pass the gate, apply the hosts that have changes
+// (Parallel at once) printing each one's line with its time as it
+// finishes, then the summary. One host's failure never stops the others; a
+// cancelled ctx stops the hosts not yet started (they stay "planned") and
+// interrupts those in flight. The error names the failed hosts.
+func Drive(ctx context.Context, e Engine) (*Report, error) {
+	start := time.Now()
+	out := &syncWriter{w: e.Out}
+	if e.Out == nil {
+		out.w = io.Discard
+	}
+	n := len(e.Hosts)
+	planned := make([]PlannedHost, n)
+	e.Track.Phase(fmt.Sprintf("reading the state of %d VM(s) over SSH", n), n)
+	ForEach(n, e.Parallel, func(i int) {
+		e.Track.Begin(e.Hosts[i].Name)
+		planned[i] = e.Probe(ctx, i)
+		e.Track.End(e.Hosts[i].Name)
+	})
+	rep := &Report{ProbeElapsed: time.Since(start)}
+	machines := make([]applyplan.Machine, n)
+	var todo []int
+	for i, h := range e.Hosts {
+		p := planned[i]
+		m := applyplan.Machine{Target: e.Target, Name: h.Name, Kind: e.Kind, Address: h.Mgmt, Changes: p.Changes, Notes: p.Notes, Status: applyplan.UpToDate}
+		if m.Changes == nil {
+			m.Changes = []applyplan.Change{}
+		}
+		switch {
+		case p.Err != nil:
+			m.Status, m.Error = applyplan.Failed, p.Err.Error()
+		case len(p.Changes) > 0:
+			m.Status = applyplan.Planned
+			todo = append(todo, i)
+		}
+		machines[i] = m
+		writePlan(out, h, p, e.DryRun)
+	}
+
+	errs := make([]error, n)
+	for i := range planned {
+		errs[i] = planned[i].Err
+	}
+	if !e.DryRun && len(todo) > 0 && e.Gate.Pass(ctx, machines) {
+		e.Track.Phase(fmt.Sprintf("changing %d VM(s)", len(todo)), len(todo))
+		fmt.Fprintf(out, "applying to %d host(s), %d at a time\n", len(todo), max(e.Parallel, 1))
+		ForEach(len(todo), e.Parallel, func(k int) {
+			i := todo[k]
+			h := e.Hosts[i]
+			if ctx.Err() != nil {
+				return // not started: stays planned
+			}
+			e.Track.Begin(h.Name)
+			t0 := time.Now()
+			done, notes, err := e.Apply(ctx, i)
+			secs := time.Since(t0).Seconds()
+			e.Track.End(h.Name)
+			m := &machines[i]
+			m.Seconds = secs
+			m.Notes = append(m.Notes, notes...)
+			var b strings.Builder
+			switch {
+			case err != nil && ctx.Err() != nil:
+				m.Status, m.Error = applyplan.Interrupted, err.Error()
+				fmt.Fprintf(&b, "%s: INTERRUPTED after %.1fs: %v (some changes may be made; run apply again)\n", h.Name, secs, err)
+			case err != nil:
+				m.Status, m.Error = applyplan.Failed, err.Error()
+				fmt.Fprintf(&b, "%s: FAILED after %.1fs: %v\n", h.Name, secs, err)
+			default:
+				m.Status = applyplan.Changed
+				fmt.Fprintf(&b, "%s: applied %d change(s), verified%s (%.1fs)\n", h.Name, len(m.Changes), done, secs)
+			}
+			for _, note := range notes {
+				fmt.Fprintf(&b, "  %s\n", note)
+			}
+			errs[i] = err
+			io.WriteString(out, b.String())
+		})
+	}
+	for i, h := range e.Hosts {
+		res := HostResult{Host: h.Name, Err: errs[i]}
+		if e.RoundTrips != nil {
+			res.RoundTrips = e.RoundTrips(i)
+		}
+		if c := planned[i].Changes; len(c) > 0 {
+			res.Plan, res.Changes = Texts(c), len(c)
+		}
+		// Changes never applied (refused gate, interrupted before the
+		// host) are pending, not changed.
+		res.Pending = !e.DryRun && res.Err == nil && machines[i].Status == applyplan.Planned
+		rep.Add(res)
+	}
+	rep.Machines = machines
+	rep.TotalElapsed = time.Since(start)
+	fmt.Fprintln(out, rep.Summary(e.Target, e.DryRun, e.UpToDateCost, e.ChangedCost))
+	return rep, rep.Err()
+}
+
+// writePlan prints one host's plan: its failure, "up to date", or its
 // changes, then its notes.
-func WritePlan(out io.Writer, p PlannedHost, dryRun bool) {
+func writePlan(out io.Writer, h *inventory.Host, p PlannedHost, dryRun bool) {
+	var b strings.Builder
 	switch {
 	case p.Err != nil:
-		fmt.Fprintf(out, "%s (%s): FAILED: %v\n", p.Name, p.Mgmt, p.Err)
+		fmt.Fprintf(&b, "%s (%s): FAILED: %v\n", h.Name, h.Mgmt, p.Err)
+		io.WriteString(out, b.String())
 		return
-	case p.Count == 0:
+	case len(p.Changes) == 0:
 		detail := ""
 		if p.UpToDate != "" {
 			detail = " (" + p.UpToDate + ")"
 		}
-		fmt.Fprintf(out, "%s (%s): up to date%s\n", p.Name, p.Mgmt, detail)
+		fmt.Fprintf(&b, "%s (%s): up to date%s\n", h.Name, h.Mgmt, detail)
 	default:
 		verb := "change(s)"
 		if dryRun {
 			verb = "change(s) planned"
 		}
-		fmt.Fprintf(out, "%s (%s): %d %s\n", p.Name, p.Mgmt, p.Count, verb)
-		for _, l := range p.Lines {
-			fmt.Fprintf(out, "  %s\n", l)
+		fmt.Fprintf(&b, "%s (%s): %d %s\n", h.Name, h.Mgmt, len(p.Changes), verb)
+		for _, l := range PlanLines(p.Changes) {
+			fmt.Fprintf(&b, "  %s\n", l)
 		}
 	}
 	for _, n := range p.Notes {
-		fmt.Fprintf(out, "  ! %s\n", n)
+		fmt.Fprintf(&b, "  ! %s\n", n)
 	}
+	io.WriteString(out, b.String())
 }
 
-// Apply runs apply on the hosts (by index) whose plan is not empty, at most
-// parallel at once, after one line saying so.
-func Apply(out io.Writer, todo []int, parallel int, apply func(i int)) {
-	if len(todo) == 0 {
-		return
-	}
-	fmt.Fprintf(out, "applying to %d host(s), %d at a time\n", len(todo), max(parallel, 1))
-	ForEach(len(todo), parallel, func(k int) { apply(todo[k]) })
+// syncWriter serializes writes from the hosts' goroutines.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }

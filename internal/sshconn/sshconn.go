@@ -37,6 +37,12 @@ type Config struct {
 	Password string
 	// Timeout bounds the TCP connect and the SSH handshake; default 15 s.
 	Timeout time.Duration
+	// TimeoutFlag, when set, is the flag that sets Timeout ("--ssh-timeout");
+	// a timeout error names it.
+	TimeoutFlag string
+	// PasswordVar, when set, is the environment variable a password comes
+	// from ("RDGGEN_SSH_PASSWORD"); the no-credentials error names it.
+	PasswordVar string
 }
 
 // DefaultKnownHosts is ~/.ssh/known_hosts.
@@ -144,12 +150,23 @@ func Dial(ctx context.Context, c Config) (*ssh.Client, error) {
 	d := net.Dialer{Timeout: timeout}
 	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", c.Addr, err)
+		return nil, fmt.Errorf("%s: %w", c.Addr, c.timeoutHint(err, timeout))
 	}
 	_ = conn.SetDeadline(time.Now().Add(timeout))
+	// The handshake does not watch ctx: closing the connection ends it.
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	sc, chans, reqs, err := ssh.NewClientConn(conn, addr, cfg)
+	stop()
+	if err == nil && ctx.Err() != nil {
+		sc.Close()
+		err = ctx.Err()
+	}
 	if err != nil {
 		conn.Close()
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("%s: %w", c.Addr, ctx.Err())
+		}
+		err = c.timeoutHint(err, timeout)
 		var ke *knownhosts.KeyError
 		if errors.As(err, &ke) {
 			return nil, &HostKeyError{Addr: c.Addr, Err: ke}
@@ -163,6 +180,19 @@ func Dial(ctx context.Context, c Config) (*ssh.Client, error) {
 	}
 	_ = conn.SetDeadline(time.Time{})
 	return ssh.NewClient(sc, chans, reqs), nil
+}
+
+// timeoutHint adds, to a timeout, how long the bound was and the flag that
+// sets it.
+func (c Config) timeoutHint(err error, timeout time.Duration) error {
+	var ne net.Error
+	if !errors.As(err, &ne) || !ne.Timeout() {
+		return err
+	}
+	if c.TimeoutFlag == "" {
+		return fmt.Errorf("no answer within %s: %w", timeout, err)
+	}
+	return fmt.Errorf("no answer within %s (%s): %w", timeout, c.TimeoutFlag, err)
 }
 
 func authMethods(c Config) ([]ssh.AuthMethod, func(), error) {
@@ -209,7 +239,11 @@ func authMethods(c Config) ([]ssh.AuthMethod, func(), error) {
 	}
 	if len(methods) == 0 {
 		closer()
-		return nil, nil, errors.New("no SSH credentials: start ssh-agent with a key, pass an identity file, or set a password variable")
+		pw := "set a password variable"
+		if c.PasswordVar != "" {
+			pw = "set " + c.PasswordVar
+		}
+		return nil, nil, errors.New("no SSH credentials: start ssh-agent with a key (SSH_AUTH_SOCK), pass an identity file (--identity), or " + pw)
 	}
 	return methods, closer, nil
 }

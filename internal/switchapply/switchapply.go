@@ -20,8 +20,10 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
+	"github.com/rdggen/rdggen/internal/progress"
 	"github.com/rdggen/rdggen/internal/sshcli"
 	"github.com/rdggen/rdggen/internal/sshconn"
+	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/inventory"
 	"github.com/rdggen/rdggen/pkg/onyx"
 )
@@ -59,8 +61,17 @@ type Options struct {
 	CommandTimeout time.Duration
 	// DialTimeout bounds connect and SSH handshake; default 15 s (sshconn).
 	DialTimeout time.Duration
+	// DialTimeoutFlag and CommandTimeoutFlag are the flags that set the
+	// timeouts ("--ssh-timeout", "--switch-timeout"); timeout errors name them.
+	DialTimeoutFlag, CommandTimeoutFlag string
+	// PasswordVar names the variable Password comes from, for messages.
+	PasswordVar string
 	// Out receives the plan and per-switch results; nil discards them.
 	Out io.Writer
+	// Track hears the phases and the switches in flight; nil for none.
+	Track *progress.Tracker
+	// Gate is asked once after the plan, before the first backup or change.
+	Gate applyplan.Gate
 	// Now is the clock for backup names; default time.Now.
 	Now func() time.Time
 }
@@ -81,6 +92,61 @@ type Result struct {
 	// Err is why the switch failed (nil on success); a refused command is
 	// a *PushError.
 	Err error
+	// Pushed reports whether the push started (a backup was attempted).
+	Pushed bool
+	// Interrupted: the run was cancelled during this switch's push.
+	Interrupted bool
+	// Seconds is how long the push took.
+	Seconds float64
+
+	timeoutFlag string // Options.CommandTimeoutFlag
+}
+
+// errText is Err without the switch's name in front: the line already
+// starts with it.
+func (r *Result) errText() string {
+	msg := r.Err.Error()
+	if errors.Is(r.Err, sshcli.ErrTimeout) && r.timeoutFlag != "" {
+		msg += " (the bound per command is " + r.timeoutFlag + ")"
+	}
+	for _, p := range []string{"switch " + r.Switch + ": ", r.Switch + ": "} {
+		if rest, ok := strings.CutPrefix(msg, p); ok {
+			return rest
+		}
+	}
+	return msg
+}
+
+// Machine is r for `--output json`.
+func (r *Result) Machine() applyplan.Machine {
+	m := applyplan.Machine{Target: "switch", Name: r.Switch, Kind: applyplan.KindSwitch, Address: r.Addr,
+		Changes: []applyplan.Change{}, Notes: r.Plan.Warnings, Seconds: r.Seconds}
+	for _, c := range r.Plan.Changes {
+		ch := applyplan.Change{Op: applyplan.Add, Item: c.Command, To: c.Command, Text: c.Command}
+		if len(c.Replaces) > 0 {
+			ch.Op, ch.From = applyplan.Update, strings.Join(c.Replaces, "; ")
+		}
+		m.Changes = append(m.Changes, ch)
+	}
+	if r.Backup != "" {
+		m.Notes = append(m.Notes, "running-config backed up to "+r.Backup)
+	}
+	switch {
+	case r.Interrupted:
+		m.Status = applyplan.Interrupted
+	case r.Err != nil:
+		m.Status = applyplan.Failed
+	case r.Plan.Empty():
+		m.Status = applyplan.UpToDate
+	case r.Saved:
+		m.Status = applyplan.Changed
+	default:
+		m.Status = applyplan.Planned
+	}
+	if r.Err != nil {
+		m.Error = r.errText()
+	}
+	return m
 }
 
 // Changed reports whether commands were sent.
@@ -123,17 +189,43 @@ func Run(ctx context.Context, inv *inventory.Inventory, o Options) ([]*Result, e
 		o.BackupDir = "rdg-backup"
 	}
 	targets := make([]*target, len(inv.Switches))
+	o.Track.Phase(fmt.Sprintf("reading the running-config of %d switch(es)", len(targets)), len(targets))
 	forEach(len(targets), o.Parallel, func(i int) {
+		o.Track.Begin(inv.Switches[i].Name)
 		targets[i] = prepare(ctx, inv, inv.Switches[i], o)
+		o.Track.End(inv.Switches[i].Name)
 	})
-	for _, t := range targets {
-		t.printPlan(o.Out)
-	}
-	if !o.DryRun {
-		forEach(len(targets), o.Parallel, func(i int) { targets[i].push(ctx) })
-		for _, t := range targets {
-			t.printResult(o.Out)
+	var plan strings.Builder
+	var todo []int
+	planned := make([]applyplan.Machine, len(targets))
+	for i, t := range targets {
+		t.printPlan(&plan)
+		planned[i] = t.res.Machine()
+		if t.res.Err == nil && !t.res.Plan.Empty() {
+			todo = append(todo, i)
 		}
+	}
+	io.WriteString(o.Out, plan.String())
+	if !o.DryRun && len(todo) > 0 && o.Gate.Pass(ctx, planned) {
+		o.Track.Phase(fmt.Sprintf("changing %d switch(es)", len(todo)), len(todo))
+		var mu sync.Mutex
+		forEach(len(todo), o.Parallel, func(k int) {
+			t := targets[todo[k]]
+			if ctx.Err() != nil {
+				return
+			}
+			o.Track.Begin(t.sw.Name)
+			t0 := time.Now()
+			t.push(ctx)
+			t.res.Seconds = time.Since(t0).Seconds()
+			t.res.Interrupted = t.res.Err != nil && ctx.Err() != nil
+			o.Track.End(t.sw.Name)
+			var b strings.Builder
+			t.printResult(&b)
+			mu.Lock()
+			io.WriteString(o.Out, b.String())
+			mu.Unlock()
+		})
 	}
 	results := make([]*Result, len(targets))
 	var failed []string
@@ -173,10 +265,11 @@ type target struct {
 	client  *ssh.Client
 	sess    *sshcli.Session
 	res     *Result
+	running string // the running-config the plan was made from
 }
 
 func prepare(ctx context.Context, inv *inventory.Inventory, sw inventory.Switch, o Options) *target {
-	t := &target{o: o, sw: sw, res: &Result{Switch: sw.Name, Addr: sw.Mgmt}}
+	t := &target{o: o, sw: sw, res: &Result{Switch: sw.Name, Addr: sw.Mgmt, timeoutFlag: o.CommandTimeoutFlag}}
 	if sw.Mgmt == "" {
 		t.res.Err = fmt.Errorf("switch %s has no mgmt address in the inventory: set switches[].mgmt to its management IP address or host name", sw.Name)
 		return t
@@ -188,7 +281,7 @@ func prepare(ctx context.Context, inv *inventory.Inventory, sw inventory.Switch,
 	t.res.Addr = addr
 	client, err := sshconn.Dial(ctx, sshconn.Config{
 		Addr: addr, User: o.User, KnownHosts: o.KnownHosts, Identities: o.Identities,
-		Agent: o.Agent, Password: o.Password, Timeout: o.DialTimeout,
+		Agent: o.Agent, Password: o.Password, Timeout: o.DialTimeout, TimeoutFlag: o.DialTimeoutFlag, PasswordVar: o.PasswordVar,
 	})
 	if err != nil {
 		t.res.Err = fmt.Errorf("switch %s: %w", sw.Name, err)
@@ -208,14 +301,7 @@ func prepare(ctx context.Context, inv *inventory.Inventory, sw inventory.Switch,
 	}
 	t.desired = onyx.Desired(inv, sw)
 	t.res.Plan = onyx.Diff(t.desired, onyx.Parse(running))
-	if !t.res.Plan.Empty() && !o.DryRun {
-		path, err := writeBackup(o.BackupDir, sw.Name, o.Now(), running)
-		if err != nil {
-			t.res.Err = fmt.Errorf("switch %s: backup before changing anything: %w", sw.Name, err)
-			return t
-		}
-		t.res.Backup = path
-	}
+	t.running = running
 	return t
 }
 
@@ -260,13 +346,21 @@ func writeBackup(dir, name string, now time.Time, text string) (string, error) {
 	}
 }
 
-// push sends the plan one command at a time in config mode, stops at the
-// first refused command, checks the result by reading the running-config
-// again, and saves only when everything took.
+// push backs up the running-config the plan was made from, sends the plan
+// one command at a time in config mode, stops at the first refused
+// command, checks the result by reading the running-config again, and saves
+// only when everything took.
 func (t *target) push(ctx context.Context) {
 	if t.res.Err != nil || t.res.Plan.Empty() {
 		return
 	}
+	t.res.Pushed = true
+	path, err := writeBackup(t.o.BackupDir, t.sw.Name, t.o.Now(), t.running)
+	if err != nil {
+		t.res.Err = fmt.Errorf("switch %s: backup before changing anything: %w", t.sw.Name, err)
+		return
+	}
+	t.res.Backup = path
 	cmds := t.res.Plan.Commands()
 	if err := t.sess.Acquire(ctx, sshcli.Config); err != nil {
 		t.res.Err = fmt.Errorf("switch %s: configure terminal: %w", t.sw.Name, err)
@@ -323,16 +417,13 @@ func (t *target) printPlan(w io.Writer) {
 	r := t.res
 	switch {
 	case r.Err != nil:
-		fmt.Fprintf(w, "%s: cannot plan: %v\n", r.Switch, r.Err)
+		fmt.Fprintf(w, "%s: cannot plan: %s\n", r.Switch, r.errText())
 	case r.Plan.Empty():
 		fmt.Fprintf(w, "%s (%s): up to date, nothing to send\n", r.Switch, r.Addr)
 	default:
 		fmt.Fprintf(w, "%s (%s): %d command(s) to send:\n", r.Switch, r.Addr, len(r.Plan.Changes))
 		for _, l := range strings.Split(strings.TrimSuffix(r.Plan.String(), "\n"), "\n") {
 			fmt.Fprintf(w, "  %s\n", l)
-		}
-		if r.Backup != "" {
-			fmt.Fprintf(w, "  running-config backed up to %s\n", r.Backup)
 		}
 	}
 	for _, warn := range r.Plan.Warnings {
@@ -342,17 +433,20 @@ func (t *target) printPlan(w io.Writer) {
 	}
 }
 
+// printResult prints the line of a switch whose push ended.
 func (t *target) printResult(w io.Writer) {
 	r := t.res
 	switch {
-	case r.Err != nil && r.Sent == 0 && r.Plan.Empty():
-		// Already reported with the plan.
+	case r.Interrupted:
+		fmt.Fprintf(w, "%s: INTERRUPTED after %.1fs, %d of %d command(s) sent, not saved: %s\n", r.Switch, r.Seconds, r.Sent, len(r.Plan.Changes), r.errText())
 	case r.Err != nil:
-		fmt.Fprintf(w, "%s: FAILED: %v\n", r.Switch, r.Err)
-		if r.Backup != "" {
-			fmt.Fprintf(w, "  the running-config before rdggen is in %s\n", r.Backup)
-		}
+		fmt.Fprintf(w, "%s: FAILED after %.1fs: %s\n", r.Switch, r.Seconds, r.errText())
 	case r.Sent > 0:
-		fmt.Fprintf(w, "%s: sent %d command(s), saved (%s)\n", r.Switch, r.Sent, saveConfig)
+		fmt.Fprintf(w, "%s: sent %d command(s), saved (%s) (%.1fs)\n", r.Switch, r.Sent, saveConfig, r.Seconds)
+	}
+	if r.Backup != "" && (r.Err != nil || r.Interrupted) {
+		fmt.Fprintf(w, "  the running-config before rdggen is in %s\n", r.Backup)
+	} else if r.Backup != "" {
+		fmt.Fprintf(w, "  running-config backed up to %s\n", r.Backup)
 	}
 }

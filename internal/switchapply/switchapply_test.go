@@ -337,7 +337,7 @@ func TestDeviceErrorMidPush(t *testing.T) {
 	}
 	out := r.out.String()
 	for _, s := range []string{
-		`s1: FAILED: s1: command 4 of 10 refused: "interface ethernet 1/1-1/32 qos trust L3": % Interface ethernet 1/1-1/32: resource busy; stopped there, not saved`,
+		`s1: FAILED after 0.0s: command 4 of 10 refused: "interface ethernet 1/1-1/32 qos trust L3": % Interface ethernet 1/1-1/32: resource busy; stopped there, not saved`,
 		"the running-config before rdggen is in " + res[0].Backup,
 	} {
 		if !strings.Contains(out, s) {

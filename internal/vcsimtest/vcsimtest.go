@@ -56,6 +56,9 @@ type Options struct {
 	// PFOnDVS puts the PF on that distributed switch (needs DVPortGroups)
 	// instead of the standard vSwitch DataVSwitch.
 	PFOnDVS bool
+	// NoSRIOV names ESXi hosts whose PF is not SR-IOV capable (a plain
+	// simulator's NIC, or SR-IOV off in the BIOS).
+	NoSRIOV []string
 }
 
 // Sim is a running simulator with the inventory's hosts and VMs.
@@ -223,7 +226,7 @@ func (s *Sim) addDevices(h *simulator.HostSystem, name string, extra int) {
 	}
 	info = append(info, &types.HostSriovInfo{
 		HostPciPassthruInfo: types.HostPciPassthruInfo{Id: PFAddress, DependentDevice: PFAddress, PassthruCapable: true},
-		SriovCapable:        true, MaxVirtualFunctionSupported: maxVF,
+		SriovCapable:        !slices.Contains(s.opts.NoSRIOV, name), MaxVirtualFunctionSupported: maxVF,
 	})
 	s.pf[name] = PFAddress
 

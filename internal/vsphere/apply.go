@@ -16,11 +16,13 @@ package vsphere
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/vim25"
@@ -28,6 +30,8 @@ import (
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/types"
 
+	"github.com/rdggen/rdggen/internal/progress"
+	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/inventory"
 	"github.com/rdggen/rdggen/pkg/vmx"
 )
@@ -43,6 +47,11 @@ type Options struct {
 	// Modules reads and sets nmlx5_core parameters; nil means esxcli over the
 	// vSphere API (ESXCLIModuleParams).
 	Modules ModuleParams
+	// Track hears the phases, the machines in flight and what vCenter is
+	// awaited for; nil for none.
+	Track *progress.Tracker
+	// Gate is asked once after the plan, before the first change.
+	Gate applyplan.Gate
 }
 
 // Result is the outcome of one apply.
@@ -63,6 +72,15 @@ type Result struct {
 	// attaches them.
 	VMsWaiting int
 	Waiting    []string
+	// VMsBlocked counts the VMs whose SR-IOV adapter waits on a problem of
+	// their ESXi host's NIC (listed in Failed and Waiting).
+	VMsBlocked int
+	// NotApplied: the plan had changes and none was sent (the gate said no,
+	// or the run was cancelled before the first change).
+	NotApplied bool
+	// Machines is the outcome per ESXi host and VM for `--output json`:
+	// each host, then its VMs, in inventory order.
+	Machines []applyplan.Machine
 }
 
 // Err is nil when nothing failed, else an error naming every failure.
@@ -75,6 +93,18 @@ func (r *Result) Err() error {
 
 // Summary is the one line the CLI prints at the end.
 func (r *Result) Summary() string {
+	s := r.summary()
+	if r.VMsBlocked > 0 {
+		s += fmt.Sprintf("; %d VM(s) wait on their ESXi host's NIC problem for the SR-IOV adapter (listed above)", r.VMsBlocked)
+	}
+	return s
+}
+
+func (r *Result) summary() string {
+	if r.NotApplied && !r.DryRun {
+		return fmt.Sprintf("esxi: nothing sent: %d VM(s) and %d host(s) to change, %d VM(s) and %d host(s) already matched, %d failed",
+			r.VMsChanged, r.HostsChanged, r.VMsUnchanged, r.HostsUnchanged, len(r.Failed))
+	}
 	if !r.DryRun && r.VMsChanged == 0 && r.HostsChanged == 0 && len(r.Failed) == 0 {
 		if r.VMsWaiting > 0 {
 			return fmt.Sprintf("esxi: nothing to do before a reboot: %d VM(s) wait for passthrough devices, %d VM(s) and %d ESXi host(s) already match; reboot pending: %s; re-run apply after the reboot",
@@ -123,18 +153,34 @@ func Apply(ctx context.Context, c *vim25.Client, inv *inventory.Inventory, opts 
 	if opts.Modules == nil {
 		opts.Modules = ESXCLIModuleParams{Client: c}
 	}
+	opts.Track.Phase(fmt.Sprintf("reading %d VM(s) and %d ESXi host(s) from vCenter", len(inv.Hosts), len(inv.ESXiHosts())), 0)
 	st, err := readState(ctx, c, managedKeys(inv))
 	if err != nil {
 		return nil, err
 	}
+	opts.Track.Phase(fmt.Sprintf("planning %d ESXi host(s)", len(inv.ESXiHosts())), 0)
 	res := &Result{DryRun: opts.DryRun}
 	hosts := plan(ctx, c, inv, st, opts)
-	printPlan(opts.Out, hosts, res)
-	if opts.DryRun {
+	var b strings.Builder
+	printPlan(&b, hosts, res)
+	io.WriteString(opts.Out, b.String())
+	res.Machines = machines(hosts)
+	changes, _ := applyplan.Count(res.Machines)
+	if opts.DryRun || changes == 0 {
+		collect(hosts, res)
+		if !opts.DryRun {
+			printPending(opts.Out, res)
+		}
 		return res, nil
 	}
-	execute(ctx, c, hosts, opts)
+	if !opts.Gate.Pass(ctx, res.Machines) {
+		res.NotApplied = true
+		collect(hosts, res)
+		return res, nil
+	}
+	execute(ctx, c, hosts, opts, &syncWriter{w: opts.Out})
 	report(opts.Out, hosts, res)
+	res.Machines = machines(hosts)
 	return res, nil
 }
 
@@ -163,7 +209,7 @@ func plan(ctx context.Context, c *vim25.Client, inv *inventory.Inventory, st *st
 	var todo []int
 	refs := make([]types.ManagedObjectReference, len(hosts))
 	for i, hp := range hosts {
-		if hp.err == nil {
+		if hp.err == nil && hp.blocked == nil {
 			todo = append(todo, i)
 			refs[i] = hp.host.Self
 		}
@@ -199,7 +245,7 @@ func plan(ctx context.Context, c *vim25.Client, inv *inventory.Inventory, st *st
 	<-done
 	for i, hp := range hosts {
 		switch p := read[i]; {
-		case hp.err != nil:
+		case hp.err != nil, hp.blocked != nil:
 		case p == nil: // not read: the apply was cancelled
 			hp.fail(fmt.Errorf("read %s parameters: %w", vmx.NICModule, context.Canceled))
 		case p.err != nil:
@@ -209,7 +255,8 @@ func plan(ctx context.Context, c *vim25.Client, inv *inventory.Inventory, st *st
 			hp.paramsCur = p.cur
 			hp.paramsNew, hp.paramsChanged = vmx.MergeParams(p.cur, want)
 			if hp.paramsChanged {
-				hp.lines = append(hp.lines, fmt.Sprintf("%s parameters: %q → %q", vmx.NICModule, p.cur, hp.paramsNew))
+				hp.change(applyplan.Update, vmx.NICModule+" parameters", p.cur, hp.paramsNew,
+					fmt.Sprintf("%s parameters: %q → %q", vmx.NICModule, p.cur, hp.paramsNew))
 				hp.reboot = append(hp.reboot, vmx.NICModule+" parameters")
 			}
 		}
@@ -245,11 +292,20 @@ func printPlan(w io.Writer, hosts []*hostPlan, res *Result) {
 		switch {
 		case hp.err != nil:
 			fmt.Fprintf(w, "host %s: cannot apply: %v\n", hp.name, hp.err)
-		case len(hp.lines) > 0 || hp.paramsChanged:
-			fmt.Fprintf(w, "host %s:\n", hp.name)
-			for _, l := range hp.lines {
-				fmt.Fprintf(w, "  %s\n", l)
+		case hp.blocked != nil:
+			fmt.Fprintf(w, "host %s: cannot apply its NIC settings (SR-IOV, MTU, %s): %v\n", hp.name, vmx.NICModule, hp.blocked)
+			if len(hp.changes) > 0 {
+				fmt.Fprintf(w, "host %s: its other changes:\n", hp.name)
 			}
+		case len(hp.changes) > 0:
+			fmt.Fprintf(w, "host %s:\n", hp.name)
+		}
+		for _, c := range hp.changes {
+			fmt.Fprintf(w, "  %s\n", c.Text)
+		}
+		switch {
+		case hp.err != nil, hp.blocked != nil:
+		case len(hp.changes) > 0:
 			res.HostsChanged++
 		default:
 			res.HostsUnchanged++
@@ -265,14 +321,16 @@ func printPlan(w io.Writer, hosts []*hostPlan, res *Result) {
 				}
 			case vp.changed() || len(vp.waiting) > 0:
 				fmt.Fprintf(w, "vm %s (%s):\n", vp.inv.VM, hp.name)
-				for _, l := range vp.lines {
-					fmt.Fprintf(w, "  %s\n", l)
+				for _, c := range vp.changes {
+					fmt.Fprintf(w, "  %s\n", c.Text)
 				}
 				for _, l := range vp.waiting {
 					fmt.Fprintf(w, "  not now: %s\n", l)
 				}
 				if vp.changed() {
 					res.VMsChanged++
+				} else if !vp.blockedBy {
+					res.VMsUnchanged++
 				}
 			default:
 				upToDate++
@@ -283,25 +341,29 @@ func printPlan(w io.Writer, hosts []*hostPlan, res *Result) {
 	if upToDate > 0 || res.HostsUnchanged > 0 {
 		fmt.Fprintf(w, "%d VM(s) and %d ESXi host(s) already match the inventory\n", upToDate, res.HostsUnchanged)
 	}
-	if res.DryRun {
-		collect(hosts, res)
-	}
 }
 
 // collect fills Failed, Reboot and Waiting from the plans.
 func collect(hosts []*hostPlan, res *Result) {
 	for _, hp := range hosts {
-		if hp.err != nil {
+		switch {
+		case hp.err != nil:
 			res.Failed = append(res.Failed, "host "+hp.name+": "+hp.err.Error())
-		} else if len(hp.reboot) > 0 {
+		case hp.blocked != nil:
+			res.Failed = append(res.Failed, "host "+hp.name+": "+hp.blocked.Error())
+		case len(hp.reboot) > 0:
 			res.Reboot = append(res.Reboot, fmt.Sprintf("%s (%s)", hp.name, strings.Join(slices.Compact(hp.reboot), ", ")))
 		}
 		for _, vp := range hp.vms {
 			if vp.err != nil && vp.err != hp.err {
 				res.Failed = append(res.Failed, "vm "+vp.inv.VM+": "+vp.err.Error())
 			}
-			if vp.err == nil && len(vp.waiting) > 0 {
+			if vp.err == nil && vp.blockedBy {
+				res.VMsBlocked++
+			} else if vp.err == nil && len(vp.waiting) > 0 {
 				res.VMsWaiting++
+			}
+			if vp.err == nil && len(vp.waiting) > 0 {
 				for _, l := range vp.waiting {
 					res.Waiting = append(res.Waiting, "vm "+vp.inv.VM+": "+l)
 				}
@@ -310,15 +372,74 @@ func collect(hosts []*hostPlan, res *Result) {
 	}
 }
 
+// machines is the plans as applyplan machines: each host, then its VMs.
+func machines(hosts []*hostPlan) []applyplan.Machine {
+	var out []applyplan.Machine
+	status := func(err error, changes int, applied, started bool) (applyplan.Status, string) {
+		switch {
+		case err != nil && started && errors.Is(err, context.Canceled):
+			return applyplan.Interrupted, err.Error()
+		case err != nil:
+			return applyplan.Failed, err.Error()
+		case changes == 0:
+			return applyplan.UpToDate, ""
+		case applied:
+			return applyplan.Changed, ""
+		}
+		return applyplan.Planned, ""
+	}
+	for _, hp := range hosts {
+		m := applyplan.Machine{Target: "esxi", Name: hp.name, Kind: applyplan.KindESXiHost, Changes: slices.Clone(hp.changes),
+			Notes: slices.Clone(hp.notes), Seconds: hp.seconds}
+		if m.Changes == nil {
+			m.Changes = []applyplan.Change{}
+		}
+		m.Status, m.Error = status(hp.err, len(hp.changes), hp.applied, hp.started)
+		if hp.blocked != nil && hp.err == nil {
+			m.Status, m.Error = applyplan.Failed, hp.blocked.Error()
+		}
+		if len(hp.reboot) > 0 && hp.err == nil {
+			m.Notes = append(m.Notes, "reboot needed: "+strings.Join(slices.Compact(hp.reboot), ", "))
+		}
+		out = append(out, m)
+		for _, vp := range hp.vms {
+			v := applyplan.Machine{Target: "esxi", Name: vp.inv.VM, Kind: applyplan.KindVM, Address: hp.name,
+				Changes: slices.Clone(vp.changes), Waiting: slices.Clone(vp.waiting), Seconds: vp.seconds}
+			if v.Changes == nil {
+				v.Changes = []applyplan.Change{}
+			}
+			v.Status, v.Error = status(vp.err, len(vp.changes), vp.applied, vp.started)
+			if vp.blockedBy && vp.err == nil {
+				v.Status, v.BlockedBy, v.Error = applyplan.Blocked, applyplan.KindESXiHost+" "+hp.name, hp.blocked.Error()
+			}
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
 // execute changes every host, then reconfigures its VMs, with at most
 // opts.Parallel machines (hosts and VMs) in flight. A host's VMs start as soon
 // as the host is done (they need its passthrough on and its config target),
-// while later hosts are still being changed.
-func execute(ctx context.Context, c *vim25.Client, hosts []*hostPlan, opts Options) {
+// while later hosts are still being changed. Each machine's line goes to out
+// as it finishes.
+func execute(ctx context.Context, c *vim25.Client, hosts []*hostPlan, opts Options, out io.Writer) {
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
 	waiter := newTaskWaiter(c)
 	go waiter.run(wctx)
+	n := 0
+	for _, hp := range hosts {
+		if hp.err == nil {
+			n++
+			for _, vp := range hp.vms {
+				if vp.err == nil && vp.changed() {
+					n++
+				}
+			}
+		}
+	}
+	opts.Track.Phase(fmt.Sprintf("changing ESXi hosts and VMs through vCenter, %d at a time", opts.Parallel), n)
 	reconfigureDVS(ctx, c, waiter, hosts)
 	sem := make(chan struct{}, opts.Parallel)
 	acquire := func() bool {
@@ -335,14 +456,28 @@ func execute(ctx context.Context, c *vim25.Client, hosts []*hostPlan, opts Optio
 			continue
 		}
 		if !acquire() {
-			hp.fail(ctx.Err())
-			continue
+			break // cancelled: this host and the rest stay planned
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			name := "host " + hp.name
+			opts.Track.Begin(name)
+			t0 := time.Now()
+			hp.started = true
 			applyHost(ctx, c, hp, opts)
+			hp.seconds = time.Since(t0).Seconds()
+			hp.applied = hp.err == nil
+			opts.Track.End(name)
 			<-sem
+			switch {
+			case hp.err != nil:
+				fmt.Fprintf(out, "host %s: FAILED after %.1fs: %v\n", hp.name, hp.seconds, hp.err)
+			case len(hp.changes) > 0 && hp.blocked != nil:
+				fmt.Fprintf(out, "host %s: changed, %d change(s); its NIC settings wait on its problem (%.1fs)\n", hp.name, len(hp.changes), hp.seconds)
+			case len(hp.changes) > 0:
+				fmt.Fprintf(out, "host %s: changed, %d change(s) (%.1fs)\n", hp.name, len(hp.changes), hp.seconds)
+			}
 			for _, vp := range hp.vms {
 				if vp.err != nil || !vp.changed() {
 					continue
@@ -351,11 +486,22 @@ func execute(ctx context.Context, c *vim25.Client, hosts []*hostPlan, opts Optio
 				go func() {
 					defer wg.Done()
 					if !acquire() {
-						vp.err = ctx.Err()
-						return
+						return // cancelled before it started: stays planned
 					}
 					defer func() { <-sem }()
+					name := "vm " + vp.inv.VM
+					opts.Track.Begin(name)
+					t0 := time.Now()
+					vp.started = true
 					vp.err = reconfigure(ctx, c, waiter, vp)
+					vp.seconds = time.Since(t0).Seconds()
+					vp.applied = vp.err == nil
+					opts.Track.End(name)
+					if vp.err != nil {
+						fmt.Fprintf(out, "vm %s: FAILED after %.1fs: %v\n", vp.inv.VM, vp.seconds, vp.err)
+					} else {
+						fmt.Fprintf(out, "vm %s: reconfigured, %d change(s) (%.1fs)\n", vp.inv.VM, len(vp.changes), vp.seconds)
+					}
 				}()
 			}
 		}()
@@ -577,29 +723,53 @@ func reconfigure(ctx context.Context, c *vim25.Client, w *taskWaiter, vp *vmPlan
 	return nil
 }
 
-// report prints the outcome per failed VM/host and fills the Result.
+// report fills the Result after execute and prints what waits: reboots and
+// devices for later (each failure was printed as it happened).
 func report(w io.Writer, hosts []*hostPlan, res *Result) {
 	res.VMsChanged, res.HostsChanged = 0, 0
 	for _, hp := range hosts {
-		if hp.err == nil && (len(hp.lines) > 0 || hp.paramsChanged) {
+		if hp.applied && len(hp.changes) > 0 {
 			res.HostsChanged++
 		}
 		for _, vp := range hp.vms {
-			if vp.err == nil && vp.changed() {
+			if vp.applied {
 				res.VMsChanged++
 			}
 		}
 	}
-	collect(hosts, res)
-	for _, f := range res.Failed {
-		fmt.Fprintf(w, "FAILED %s\n", f)
+	res.NotApplied = res.HostsChanged == 0 && res.VMsChanged == 0
+	for _, hp := range hosts {
+		if hp.started {
+			res.NotApplied = false
+		}
 	}
+	collect(hosts, res)
+	printPending(w, res)
+}
+
+// printPending prints the hosts that need a reboot and the device adds that
+// wait for one.
+func printPending(w io.Writer, res *Result) {
+	var b strings.Builder
 	for _, r := range res.Reboot {
-		fmt.Fprintf(w, "reboot needed: %s\n", r)
+		fmt.Fprintf(&b, "reboot needed: %s\n", r)
 	}
 	for _, l := range res.Waiting {
-		fmt.Fprintf(w, "not now: %s\n", l)
+		fmt.Fprintf(&b, "not now: %s\n", l)
 	}
+	io.WriteString(w, b.String())
+}
+
+// syncWriter serializes the machines' lines.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }
 
 // forEach runs f on every item with at most n at once.

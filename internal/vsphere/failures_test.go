@@ -8,7 +8,9 @@ import (
 
 	"github.com/rdggen/rdggen/internal/vcsimtest"
 	"github.com/rdggen/rdggen/internal/vsphere"
+	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/inventory"
+	"github.com/vmware/govmomi/vim25/types"
 )
 
 // TestApplyFailuresLeaveOthersApplied: a powered-on VM, a missing VM, a missing
@@ -61,8 +63,11 @@ func TestApplyFailuresLeaveOthersApplied(t *testing.T) {
 	if vms["clx-mld-43"].Config.Firmware != "bios" {
 		t.Error("the powered-on VM was changed")
 	}
-	if !strings.Contains(out, "FAILED vm clx-mld-43") {
-		t.Errorf("output does not report the failure:\n%s", out)
+	if n := strings.Count(out, "clx-mld-43 is poweredOn"); n != 1 || !strings.Contains(out, "vm clx-mld-43: cannot apply: VM clx-mld-43 is poweredOn") {
+		t.Errorf("output reports the failure %d times, want once as \"cannot apply\":\n%s", n, out)
+	}
+	if n := strings.Count(out, "ESXi host esx-45.example not found"); n != 1 {
+		t.Errorf("output reports the missing host %d times, want once:\n%s", n, out)
 	}
 }
 
@@ -192,5 +197,57 @@ func TestModuleParamsReadFailure(t *testing.T) {
 	vms := e.readVMs(t)
 	if vms["clx-mld-44"].Config.Firmware != "bios" {
 		t.Error("a VM of the failed host was changed")
+	}
+}
+
+// TestBlockedHostShowsItsVMs: an ESXi host whose PF is not SR-IOV capable
+// fails, but its VMs are planned and applied except for the SR-IOV adapter,
+// which is listed as waiting on that host's problem; the dry run shows it
+// all and the JSON machines say which VM waits on which host.
+func TestBlockedHostShowsItsVMs(t *testing.T) {
+	inv := inventory.Reference()
+	e := newEnv(t, inv, vcsimtest.Options{NoSRIOV: []string{"esx-42.example", "esx-43.example"}})
+	res, out := e.apply(t, true)
+	for _, want := range []string{
+		"host esx-42.example: cannot apply its NIC settings (SR-IOV, MTU, nmlx5_core): vmnic4 (0000:d8:00.0) is not SR-IOV capable",
+		"host esx-42.example: its other changes:\n  passthrough of GPU 0000:20:00.0 (clx-mld-42 gpus[0] V100-PCIE-16GB): off → on",
+		"vm clx-mld-42 (esx-42.example):\n  firmware: bios → efi",
+		`  not now: SR-IOV adapter (VF of ConnectX-5 vmnic4, port group "VM Network"): waits on ESXi host esx-42.example: vmnic4 (0000:d8:00.0) is not SR-IOV capable`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("dry run lacks %q:\n%s", want, out)
+		}
+	}
+	if res.VMsChanged != 8 || res.VMsBlocked != 2 || len(res.Failed) != 2 {
+		t.Errorf("dry run: want 8 VMs to change, 2 blocked, 2 hosts failed: %s", res.Summary())
+	}
+	if s := res.Summary(); !strings.Contains(s, "8 VM(s) and 6 host(s) to change") || !strings.Contains(s, "2 VM(s) wait on their ESXi host's NIC problem") {
+		t.Errorf("summary: %s", s)
+	}
+	var vm42 *applyplan.Machine
+	for i, m := range res.Machines {
+		if m.Name == "clx-mld-42" {
+			vm42 = &res.Machines[i]
+		}
+		if m.Name == "esx-42.example" && (m.Status != applyplan.Failed || !strings.Contains(m.Error, "not SR-IOV capable")) {
+			t.Errorf("host machine: %+v", m)
+		}
+	}
+	if vm42 == nil || vm42.Status != applyplan.Blocked || vm42.BlockedBy != "esxi-host esx-42.example" || len(vm42.Changes) == 0 || len(vm42.Waiting) != 1 {
+		t.Fatalf("vm machine: %+v", vm42)
+	}
+
+	res, out = e.apply(t, false)
+	if res.VMsChanged != 8 || res.HostsChanged != 8 || len(res.Failed) != 2 || !strings.Contains(out, "host esx-42.example: changed, 2 change(s); its NIC settings wait on its problem") {
+		t.Errorf("apply: want all 8 VMs and 8 hosts changed (2 without their NIC settings), 2 failed: %s\n%s", res.Summary(), out)
+	}
+	vms := e.readVMs(t)
+	if fw := vms["clx-mld-42"].Config.Firmware; fw != "efi" {
+		t.Errorf("the blocked host's VM kept firmware %s", fw)
+	}
+	for _, d := range vms["clx-mld-42"].Config.Hardware.Device {
+		if _, ok := d.(*types.VirtualSriovEthernetCard); ok {
+			t.Error("an SR-IOV adapter was added on a host without SR-IOV")
+		}
 	}
 }

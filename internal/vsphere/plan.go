@@ -9,6 +9,7 @@ import (
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/types"
 
+	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/inventory"
 	"github.com/rdggen/rdggen/pkg/vmx"
 )
@@ -32,8 +33,14 @@ type hostPlan struct {
 	partial, incomplete bool
 
 	passthru []types.BaseHostPciPassthruConfig // UpdatePassthruConfig payload
-	lines    []string                          // plan lines
+	changes  []applyplan.Change                // the host's own changes
 	reboot   []string                          // why the host needs a reboot
+
+	// blocked is a problem of the host's NIC (no such uplink, no SR-IOV,
+	// too few VFs) that holds back its SR-IOV, MTU and nmlx5_core changes and
+	// its VMs' SR-IOV adapters; the rest (GPU passthrough, the VMs' other
+	// settings) is planned and applied. The host counts as failed.
+	blocked error
 
 	paramsCur, paramsNew string
 	paramsChanged        bool
@@ -48,6 +55,9 @@ type hostPlan struct {
 	notes       []string
 
 	target *types.ConfigTarget // QueryConfigTarget, fetched only when a VM adds a device
+
+	started, applied bool    // the apply began; it succeeded
+	seconds          float64 // how long the host's own apply took
 }
 
 // vmPlan is what apply does on one VM.
@@ -60,16 +70,21 @@ type vmPlan struct {
 	gpus []string // resolved PCI address per inventory GPU
 
 	spec     types.VirtualMachineConfigSpec
-	lines    []string // plan lines, what changes from what to what
-	coldOnly []string // changes that need the VM powered off
+	changes  []applyplan.Change // what changes from what to what
+	coldOnly []string           // the Text of changes that need the VM powered off
 	addGPUs  []deviceAdd
 	sriov    *sriovChange
 	nextKey  int32
 
 	// waiting lists device adds that wait for the host's reboot: passthrough
 	// or SR-IOV is enabled but not active yet. They are not changes of this
-	// run; the first apply after the reboot makes them.
-	waiting []string
+	// run; the first apply after the reboot makes them. Device adds held
+	// back by the host's blocked problem are listed here too (blockedBy).
+	waiting   []string
+	blockedBy bool
+
+	started, applied bool    // the reconfigure began; it succeeded
+	seconds          float64 // how long it took
 }
 
 // deviceAdd is a GPU to attach; its backing is filled after QueryConfigTarget.
@@ -88,22 +103,27 @@ type sriovChange struct {
 	active     bool   // SR-IOV was active on the PF when planned
 }
 
-func (p *vmPlan) changed() bool { return len(p.lines) > 0 }
+func (p *vmPlan) changed() bool { return len(p.changes) > 0 }
 
 // postpone turns a planned device add (plan line line) into one that waits
 // for the host's reboot: the device did not become available.
 func (p *vmPlan) postpone(what, line, why string) {
-	p.lines = slices.DeleteFunc(p.lines, func(l string) bool { return l == line })
+	p.changes = slices.DeleteFunc(p.changes, func(c applyplan.Change) bool { return c.Text == line })
 	p.coldOnly = slices.DeleteFunc(p.coldOnly, func(l string) bool { return l == line })
 	p.waiting = append(p.waiting, what+": "+why)
 }
 
-func (p *vmPlan) change(cold bool, format string, args ...any) {
-	line := fmt.Sprintf(format, args...)
-	p.lines = append(p.lines, line)
+// change plans one change of the VM; cold says it needs the VM powered off.
+func (p *vmPlan) change(cold bool, c applyplan.Change) {
+	p.changes = append(p.changes, c)
 	if cold {
-		p.coldOnly = append(p.coldOnly, line)
+		p.coldOnly = append(p.coldOnly, c.Text)
 	}
+}
+
+// hostChange plans one change of the ESXi host.
+func (hp *hostPlan) change(op applyplan.Op, item, from, to, text string) {
+	hp.changes = append(hp.changes, applyplan.Change{Op: op, Item: item, From: from, To: to, Text: text})
 }
 
 func (p *vmPlan) key() int32 {
@@ -283,16 +303,16 @@ func planHost(inv *inventory.Inventory, st *state, name string) *hostPlan {
 		}
 	}
 	if hp.pfID == "" {
-		hp.err = fmt.Errorf("ESXi host %s has no uplink %s (uplinks: %s); check the inventory's nic.pf", name, hp.nic.PF, strings.Join(uplinks, ", "))
+		hp.blocked = fmt.Errorf("no uplink %s (uplinks: %s); check the inventory's nic.pf", hp.nic.PF, strings.Join(uplinks, ", "))
 		return hp
 	}
 	sr, ok := hp.info[hp.pfID].(*types.HostSriovInfo)
 	if !ok || !sr.SriovCapable {
-		hp.err = fmt.Errorf("ESXi host %s: %s (%s) is not SR-IOV capable (enable SR-IOV in the BIOS and the NIC firmware)", name, hp.nic.PF, hp.pfID)
+		hp.blocked = fmt.Errorf("%s (%s) is not SR-IOV capable (enable SR-IOV in the BIOS and the NIC firmware)", hp.nic.PF, hp.pfID)
 		return hp
 	}
 	if int(sr.MaxVirtualFunctionSupported) > 0 && hp.nic.VFs > int(sr.MaxVirtualFunctionSupported) {
-		hp.err = fmt.Errorf("ESXi host %s: %s supports at most %d VFs, the inventory asks for %d", name, hp.nic.PF, sr.MaxVirtualFunctionSupported, hp.nic.VFs)
+		hp.blocked = fmt.Errorf("%s supports at most %d VFs, the inventory asks for %d", hp.nic.PF, sr.MaxVirtualFunctionSupported, hp.nic.VFs)
 		return hp
 	}
 	if !sr.SriovEnabled || int(sr.NumVirtualFunctionRequested) != hp.nic.VFs {
@@ -301,7 +321,8 @@ func planHost(inv *inventory.Inventory, st *state, name string) *hostPlan {
 			SriovEnabled:          true,
 			NumVirtualFunction:    int32(hp.nic.VFs),
 		})
-		hp.lines = append(hp.lines, fmt.Sprintf("SR-IOV on %s (%s): %s → enabled, %d VFs", hp.nic.PF, hp.pfID, sriovState(sr), hp.nic.VFs))
+		hp.change(applyplan.Update, "SR-IOV "+hp.nic.PF, sriovState(sr), fmt.Sprintf("enabled, %d VFs", hp.nic.VFs),
+			fmt.Sprintf("SR-IOV on %s (%s): %s → enabled, %d VFs", hp.nic.PF, hp.pfID, sriovState(sr), hp.nic.VFs))
 		hp.reboot = append(hp.reboot, "SR-IOV")
 	} else if !sr.SriovActive {
 		hp.reboot = append(hp.reboot, "SR-IOV (set, not active yet)")
@@ -343,7 +364,8 @@ func (hp *hostPlan) planMTU(st *state, want int) {
 			spec := vs.Spec
 			spec.Mtu = int32(want)
 			hp.vswitch, hp.vswitchSpec = vs.Name, &spec
-			hp.lines = append(hp.lines, fmt.Sprintf("vSwitch %s (uplink %s): MTU %d → %d", vs.Name, hp.nic.PF, cur, want))
+			hp.change(applyplan.Update, "vSwitch "+vs.Name+" mtu", strconv.Itoa(int(cur)), strconv.Itoa(want),
+				fmt.Sprintf("vSwitch %s (uplink %s): MTU %d → %d", vs.Name, hp.nic.PF, cur, want))
 		}
 		return
 	}
@@ -362,7 +384,8 @@ func (hp *hostPlan) planMTU(st *state, want int) {
 		}
 		if int(d.maxMTU) < want {
 			d.newMTU = int32(want)
-			hp.lines = append(hp.lines, fmt.Sprintf("distributed switch %s (uplink %s): maximum MTU %d → %d (one setting for all its hosts)", d.name, hp.nic.PF, d.maxMTU, want))
+			hp.change(applyplan.Update, "distributed switch "+d.name+" maxMtu", strconv.Itoa(int(d.maxMTU)), strconv.Itoa(want),
+				fmt.Sprintf("distributed switch %s (uplink %s): maximum MTU %d → %d (one setting for all its hosts)", d.name, hp.nic.PF, d.maxMTU, want))
 		}
 		return
 	}
@@ -427,7 +450,8 @@ func (hp *hostPlan) planPassthrough() {
 			info := pi.GetHostPciPassthruInfo()
 			if !info.PassthruEnabled {
 				hp.passthru = append(hp.passthru, &types.HostPciPassthruConfig{Id: info.Id, PassthruEnabled: true})
-				hp.lines = append(hp.lines, fmt.Sprintf("passthrough of GPU %s (%s gpus[%d] %s): off → on", id, vp.inv.VM, i, vp.inv.GPUs[i].Model))
+				hp.change(applyplan.Update, "passthrough "+id, "off", "on",
+					fmt.Sprintf("passthrough of GPU %s (%s gpus[%d] %s): off → on", id, vp.inv.VM, i, vp.inv.GPUs[i].Model))
 				hp.reboot = append(hp.reboot, "GPU passthrough")
 			} else if !info.PassthruActive {
 				hp.reboot = append(hp.reboot, "GPU passthrough (set, not active yet)")
@@ -612,7 +636,8 @@ func planVM(st *state, vp *vmPlan) {
 	// Firmware.
 	if cfg.Firmware != vmx.Firmware {
 		vp.spec.Firmware = vmx.Firmware
-		vp.change(true, "firmware: %s → %s", orUnset(cfg.Firmware), vmx.Firmware)
+		vp.change(true, applyplan.Change{Op: applyplan.Update, Item: "firmware", From: cfg.Firmware, To: vmx.Firmware,
+			Text: fmt.Sprintf("firmware: %s → %s", orUnset(cfg.Firmware), vmx.Firmware)})
 	}
 	// ExtraConfig: only our keys.
 	cur := map[string]string{}
@@ -623,7 +648,8 @@ func planVM(st *state, vp *vmPlan) {
 	for _, o := range vmx.ExtraConfig(h) {
 		if v, ok := cur[o.Key]; !ok || v != o.Value {
 			vp.spec.ExtraConfig = append(vp.spec.ExtraConfig, &types.OptionValue{Key: o.Key, Value: o.Value})
-			vp.change(true, "%s: %s → %s", o.Key, orUnset(v), o.Value)
+			vp.change(true, applyplan.Change{Op: applyplan.Update, Item: o.Key, From: v, To: o.Value,
+				Text: fmt.Sprintf("%s: %s → %s", o.Key, orUnset(v), o.Value)})
 		}
 	}
 	// Memory: all reserved, locked to max.
@@ -636,7 +662,9 @@ func planVM(st *state, vp *vmPlan) {
 	if vmx.ReserveAllMemory && (!locked || res != memMB) {
 		vp.spec.MemoryReservationLockedToMax = types.NewBool(true)
 		vp.spec.MemoryAllocation = &types.ResourceAllocationInfo{Reservation: types.NewInt64(memMB)}
-		vp.change(false, "memory reservation: %d MB%s → %d MB of %d MB, all locked", res, lockedText(locked), memMB, memMB)
+		vp.change(false, applyplan.Change{Op: applyplan.Update, Item: "memory reservation", From: fmt.Sprintf("%d MB%s", res, lockedText(locked)),
+			To:   fmt.Sprintf("%d MB (locked)", memMB),
+			Text: fmt.Sprintf("memory reservation: %d MB%s → %d MB of %d MB, all locked", res, lockedText(locked), memMB, memMB)})
 	}
 	// GPUs.
 	attached := map[string]*types.VirtualPCIPassthrough{}
@@ -655,7 +683,7 @@ func planVM(st *state, vp *vmPlan) {
 			switch enabled, active := vp.host.passthruState(id); {
 			case active:
 				vp.addGPUs = append(vp.addGPUs, deviceAdd{id: id, what: what, line: what, active: true})
-				vp.change(true, "%s", what)
+				vp.change(true, applyplan.Change{Op: applyplan.Add, Item: fmt.Sprintf("gpus[%d]", i), To: id, Text: what})
 			case enabled:
 				vp.waiting = append(vp.waiting, what+": "+vp.host.waitText("passthrough enabled, not active yet"))
 			default:
@@ -663,7 +691,7 @@ func planVM(st *state, vp *vmPlan) {
 				// if the host activates it at once, else postponed.
 				line := what + " (" + vp.host.onceText("passthrough") + ")"
 				vp.addGPUs = append(vp.addGPUs, deviceAdd{id: id, what: what, line: line})
-				vp.change(true, "%s", line)
+				vp.change(true, applyplan.Change{Op: applyplan.Add, Item: fmt.Sprintf("gpus[%d]", i), To: id, Text: line})
 			}
 			continue
 		}
@@ -674,11 +702,19 @@ func planVM(st *state, vp *vmPlan) {
 			np := *pt
 			np.Backing = &nb
 			vp.spec.DeviceChange = append(vp.spec.DeviceChange, &types.VirtualDeviceConfigSpec{Operation: types.VirtualDeviceConfigSpecOperationEdit, Device: &np})
-			vp.change(true, "GPU %s: deviceId %q vendorId %d → %q %d (hex device id, govmomi #2248)", id, b.DeviceId, b.VendorId, nb.DeviceId, nb.VendorId)
+			vp.change(true, applyplan.Change{Op: applyplan.Update, Item: "GPU " + id + " deviceId vendorId",
+				From: fmt.Sprintf("%s %d", b.DeviceId, b.VendorId), To: fmt.Sprintf("%s %d", nb.DeviceId, nb.VendorId),
+				Text: fmt.Sprintf("GPU %s: deviceId %q vendorId %d → %q %d (hex device id, govmomi #2248)", id, b.DeviceId, b.VendorId, nb.DeviceId, nb.VendorId)})
 		}
 	}
 	// SR-IOV adapter on the PF and port group.
 	a := vmx.SRIOVAdapter(h)
+	if hp := vp.host; hp.blocked != nil {
+		vp.waiting = append(vp.waiting, fmt.Sprintf("SR-IOV adapter (VF of %s %s, port group %q): waits on ESXi host %s: %v",
+			a.NICModel, a.PF, a.PortGroup, hp.name, hp.blocked))
+		vp.blockedBy = true
+		return
+	}
 	net, ok := st.hostNetwork(vp.host.host, a.PortGroup)
 	if !ok {
 		// Checked before anything is sent: vcsim crashes, and vCenter
@@ -709,20 +745,21 @@ func planVM(st *state, vp *vmPlan) {
 		nc := *onPF
 		nc.Backing = netBacking(net)
 		vp.spec.DeviceChange = append(vp.spec.DeviceChange, &types.VirtualDeviceConfigSpec{Operation: types.VirtualDeviceConfigSpecOperationEdit, Device: &nc})
-		vp.change(true, "SR-IOV adapter on %s: port group %s → %q", a.PF, backingName(st, onPF.Backing), a.PortGroup)
+		vp.change(true, applyplan.Change{Op: applyplan.Update, Item: "SR-IOV adapter on " + a.PF + " port group", From: backingName(st, onPF.Backing), To: a.PortGroup,
+			Text: fmt.Sprintf("SR-IOV adapter on %s: port group %s → %q", a.PF, backingName(st, onPF.Backing), a.PortGroup)})
 		return
 	}
 	what := fmt.Sprintf("add SR-IOV adapter: VF of %s %s (%s), port group %q", a.NICModel, a.PF, vp.host.pfID, a.PortGroup)
 	switch sr := vp.host.sriovInfo(); {
 	case sr.SriovActive:
 		vp.sriov = &sriovChange{net: net, what: what, line: what, active: true}
-		vp.change(true, "%s", what)
+		vp.change(true, applyplan.Change{Op: applyplan.Add, Item: "SR-IOV adapter on " + a.PF, To: a.PortGroup, Text: what})
 	case sr.SriovEnabled && int(sr.NumVirtualFunctionRequested) == vp.host.nic.VFs:
 		vp.waiting = append(vp.waiting, what+": "+vp.host.waitText("SR-IOV enabled, not active yet"))
 	default:
 		line := what + " (" + vp.host.onceText("SR-IOV") + ")"
 		vp.sriov = &sriovChange{net: net, what: what, line: line}
-		vp.change(true, "%s", line)
+		vp.change(true, applyplan.Change{Op: applyplan.Add, Item: "SR-IOV adapter on " + a.PF, To: a.PortGroup, Text: line})
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/rdggen/rdggen/internal/remote"
+	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/horovod"
 	"github.com/rdggen/rdggen/pkg/inventory"
 )
@@ -179,17 +180,6 @@ type plan struct {
 
 func (p *plan) empty() bool { return !p.dir && len(p.files) == 0 && p.action == "" }
 
-func (p *plan) count() int {
-	n := len(p.files)
-	if p.dir {
-		n++
-	}
-	if p.action != "" {
-		n++
-	}
-	return n
-}
-
 // hostErrorf is a problem that stops one host before anything is changed on it.
 func hostErrorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
 
@@ -286,35 +276,43 @@ func keyscanKey(out *string) string {
 	return ""
 }
 
-// describe returns the plan's changes as lines for humans.
-func (p *plan) describe() []string {
-	var out []string
+// changes returns the plan's changes, typed, each with its line for a person.
+func (p *plan) changes() []applyplan.Change {
+	var out []applyplan.Change
 	if p.dir {
-		out = append(out, fmt.Sprintf("~ %s: directory, mode 0700", horovod.WorkerSSHDir))
+		out = append(out, applyplan.Change{Op: applyplan.Update, Item: horovod.WorkerSSHDir, To: "directory, mode 0700",
+			Text: fmt.Sprintf("~ %s: directory, mode 0700", horovod.WorkerSSHDir)})
 	}
 	for _, f := range p.files {
-		sign := "~"
+		op, sign := applyplan.Update, "~"
 		if p.newF[f.Name] {
-			sign = "+"
+			op, sign = applyplan.Add, "+"
 		}
-		what := ""
+		what, to := "", ""
 		switch {
 		case f.Secret:
 			what = " (private key, never shown)"
 		case f.Name == horovod.AuthorizedKeyName || f.Name == horovod.ClientKeyName+".pub":
-			what = " (" + Fingerprint(f.Data) + ")"
+			to = Fingerprint(f.Data)
+			what = " (" + to + ")"
 		}
-		out = append(out, fmt.Sprintf("%s %s/%s%s", sign, horovod.WorkerSSHDir, f.Name, what))
+		path := horovod.WorkerSSHDir + "/" + f.Name
+		out = append(out, applyplan.Change{Op: op, Item: path, To: to, Text: fmt.Sprintf("%s %s%s", sign, path, what)})
 	}
+	item := "container " + horovod.WorkerName
 	switch p.action {
 	case actCreate:
-		out = append(out, fmt.Sprintf("+ container %s: %s", horovod.WorkerName, p.why))
+		out = append(out, applyplan.Change{Op: applyplan.Add, Item: item, To: p.why, Text: fmt.Sprintf("+ %s: %s", item, p.why)})
 	case "":
 	default:
-		out = append(out, fmt.Sprintf("~ container %s: %s (%s)", horovod.WorkerName, p.action, p.why))
+		out = append(out, applyplan.Change{Op: applyplan.Run, Item: item, To: p.action, From: p.why,
+			Text: fmt.Sprintf("~ %s: %s (%s)", item, p.action, p.why)})
 	}
 	return out
 }
+
+// describe is the text of every change.
+func (p *plan) describe() []string { return remote.Texts(p.changes()) }
 
 // waitFunc is wait_worker ADDR PORT SECONDS KEY: until the worker's sshd
 // presents KEY at ADDR:PORT, or the container stops or restarts, or SECONDS

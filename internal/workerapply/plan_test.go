@@ -104,8 +104,8 @@ func TestPlan(t *testing.T) {
 			if diff := cmp.Diff(tc.want, p.describe()); diff != "" {
 				t.Errorf("plan (-want +got):\n%s", diff)
 			}
-			if p.count() != len(tc.want) {
-				t.Errorf("count %d, %d lines", p.count(), len(tc.want))
+			if len(p.changes()) != len(tc.want) {
+				t.Errorf("count %d, %d lines", len(p.changes()), len(tc.want))
 			}
 		})
 	}

@@ -19,7 +19,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rdggen/rdggen/internal/progress"
 	"github.com/rdggen/rdggen/internal/remote"
+	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/horovod"
 	"github.com/rdggen/rdggen/pkg/inventory"
 )
@@ -42,6 +44,10 @@ type Options struct {
 	DryRun bool
 	// Out receives the plan, per-host results and the summary line.
 	Out io.Writer
+	// Track hears the phases and the hosts in flight; nil for none.
+	Track *progress.Tracker
+	// Gate is asked once after the plan, before the first change.
+	Gate applyplan.Gate
 }
 
 func (o *Options) rootFor(h *inventory.Host) string { return remote.HostRoot(o.Root, h.Name) }
@@ -67,14 +73,11 @@ func Run(ctx context.Context, inv *inventory.Inventory, o Options) (*Report, err
 	if o.ReadyTimeout <= 0 {
 		o.ReadyTimeout = time.Minute
 	}
-	out := o.Out
-	if out == nil {
-		out = io.Discard
-	}
-	start := time.Now()
 	runs := make([]*hostRun, len(inv.Hosts))
+	hosts := make([]*inventory.Host, len(inv.Hosts))
 	for i := range inv.Hosts {
 		h := &inv.Hosts[i]
+		hosts[i] = h
 		runs[i] = &hostRun{h: h, d: desiredFor(inv, h, o.Keys, o.rootFor(h))}
 	}
 	defer func() {
@@ -84,46 +87,28 @@ func Run(ctx context.Context, inv *inventory.Inventory, o Options) (*Report, err
 			}
 		}
 	}()
-	remote.ForEach(len(runs), o.Parallel, func(i int) { probeHost(ctx, &o, runs[i]) })
-
-	for _, r := range runs {
-		p := remote.PlannedHost{Name: r.h.Name, Mgmt: r.h.Mgmt, Err: r.err,
-			UpToDate: fmt.Sprintf("%s at %s, sshd on port %d", horovod.WorkerName, r.d.Address, inv.Horovod.SSHPort)}
-		if r.plan != nil {
-			p.Lines, p.Count, p.Notes = r.plan.describe(), r.plan.count(), r.plan.notes
-		}
-		remote.WritePlan(out, p, o.DryRun)
+	serving := func(r *hostRun) string {
+		return fmt.Sprintf("%s at %s, sshd on port %d", horovod.WorkerName, r.d.Address, inv.Horovod.SSHPort)
 	}
-
-	if !o.DryRun {
-		var todo []int
-		for i, r := range runs {
-			if r.err == nil && !r.plan.empty() {
-				todo = append(todo, i)
-			}
-		}
-		remote.Apply(out, todo, o.Parallel, func(i int) { applyHost(ctx, &o, runs[i]) })
-		for _, i := range todo {
+	return remote.Drive(ctx, remote.Engine{
+		Target: "workers", Kind: applyplan.KindWorker, Hosts: hosts,
+		Parallel: o.Parallel, DryRun: o.DryRun, Out: o.Out, Track: o.Track, Gate: o.Gate,
+		Probe: func(ctx context.Context, i int) remote.PlannedHost {
 			r := runs[i]
-			if r.err != nil {
-				fmt.Fprintf(out, "%s: FAILED: %v\n", r.h.Name, r.err)
-			} else {
-				fmt.Fprintf(out, "%s: applied %d change(s), verified: %s at %s, sshd on port %d\n", r.h.Name, r.plan.count(), horovod.WorkerName, r.d.Address, inv.Horovod.SSHPort)
+			probeHost(ctx, &o, r)
+			p := remote.PlannedHost{Err: r.err, UpToDate: serving(r)}
+			if r.plan != nil {
+				p.Changes, p.Notes = r.plan.changes(), r.plan.notes
 			}
-		}
-	}
-
-	rep := &Report{}
-	for _, r := range runs {
-		res := HostResult{Host: r.h.Name, Err: r.err}
-		if r.plan != nil && !r.plan.empty() {
-			res.Plan, res.Changes = r.plan.describe(), r.plan.count()
-		}
-		rep.Add(res)
-	}
-	rep.TotalElapsed = time.Since(start)
-	fmt.Fprintln(out, rep.Summary("workers", o.DryRun, ", 1 SSH command per host", ""))
-	return rep, rep.Err()
+			return p
+		},
+		Apply: func(ctx context.Context, i int) (string, []string, error) {
+			r := runs[i]
+			applyHost(ctx, &o, r)
+			return ": " + serving(r), nil, r.err
+		},
+		UpToDateCost: ", 1 SSH command per host",
+	})
 }
 
 // probeHost connects, reads the state and makes the plan. The connection

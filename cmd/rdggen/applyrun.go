@@ -1,0 +1,306 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rdggen/rdggen/internal/progress"
+	"github.com/rdggen/rdggen/pkg/applyplan"
+	"github.com/rdggen/rdggen/pkg/quote"
+)
+
+// consoleInfo is the process's terminal: main fills console, tests replace it.
+type consoleInfo struct {
+	// In is where the answer to the confirmation comes from; InTerminal
+	// says a person is there to give it.
+	In         io.Reader
+	InTerminal bool
+	// Stdout and Stderr are the raw files (the live display draws on them
+	// itself); StdoutTerminal and StderrTerminal say they are terminals.
+	Stdout, Stderr                 io.Writer
+	StdoutTerminal, StderrTerminal bool
+}
+
+var console consoleInfo
+
+// applyRun says how the targets of one apply run and report.
+type applyRun struct {
+	env     *applyEnv
+	targets []*applyTarget
+	// confirm: ask once, after every target planned, before any change.
+	confirm bool
+	// text takes the plan, progress and machine lines; live draws a live
+	// display on it (a terminal).
+	text io.Writer
+	live bool
+	// ask asks the question on the terminal; nil means console.In.
+	ask func(ctx context.Context, question string) bool
+}
+
+// outcome is what an apply did, for the exit status and --output json.
+type outcome struct {
+	runs        []*targetRun
+	declined    bool // the person said no
+	interrupted bool
+}
+
+// do runs the targets concurrently (they touch different machines; workers
+// apply after hosts, on whose Docker they run), each bounded by --parallel,
+// with one confirmation for all of them when confirm is set.
+func (a *applyRun) do(ctx context.Context) *outcome {
+	display := progress.NewDisplay(a.text, a.live, 0)
+	if a.live {
+		display.Clean = quote.Terminal
+	}
+	display.Prefix = len(a.targets) > 1
+	runs := make([]*targetRun, len(a.targets))
+	var hostsDone chan struct{}
+	for i, t := range a.targets {
+		tr := &targetRun{t: t, done: make(chan struct{})}
+		tr.Track = display.Track(t.name)
+		tr.Out = tr.Track.Writer()
+		runs[i] = tr
+		if t.name == "hosts" {
+			hostsDone = tr.done
+		}
+	}
+	res := &outcome{runs: runs}
+	var b *barrier
+	if a.confirm && !a.env.DryRun {
+		b = newBarrier(len(runs))
+		go b.decide(ctx, func(planned []applyplan.Machine) bool {
+			changes, machines := applyplan.Count(planned)
+			if changes == 0 {
+				return true
+			}
+			display.Pause()
+			defer display.Resume()
+			ok := a.question(ctx, fmt.Sprintf("Push %d change(s) to %d machine(s) (%s)? [y/N] ", changes, machines, perTarget(planned)))
+			res.declined = !ok && ctx.Err() == nil
+			return ok
+		})
+	}
+	for i, tr := range runs {
+		var g applyplan.Gate
+		if b != nil {
+			g = b.gate(i)
+		}
+		if tr.t.name == "workers" && hostsDone != nil {
+			inner := g
+			g = func(ctx context.Context, planned []applyplan.Machine) bool {
+				if !inner.Pass(ctx, planned) {
+					return false
+				}
+				tr.Track.Phase("waiting for the hosts target to finish (the workers run on its Docker)", 0)
+				select {
+				case <-hostsDone:
+					return ctx.Err() == nil
+				case <-ctx.Done():
+					return false
+				}
+			}
+		}
+		tr.Gate = g
+	}
+	var wg sync.WaitGroup
+	for i, tr := range runs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t0 := time.Now()
+			tr.err = tr.t.run(ctx, a.env, tr)
+			tr.seconds = time.Since(t0).Seconds()
+			tr.Track.Finish()
+			close(tr.done)
+			if b != nil {
+				b.arrive(i, nil) // a target that ended before its gate
+			}
+		}()
+	}
+	wg.Wait()
+	display.Close()
+	res.interrupted = ctx.Err() != nil
+	return res
+}
+
+// question asks on the terminal and reads a line; only y or yes is yes. A
+// cancelled ctx is a no.
+func (a *applyRun) question(ctx context.Context, q string) bool {
+	if a.ask != nil {
+		return a.ask(ctx, q)
+	}
+	fmt.Fprint(a.text, "\n"+q)
+	answer := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(console.In).ReadString('\n')
+		answer <- line
+	}()
+	select {
+	case l := <-answer:
+		l = strings.ToLower(strings.TrimSpace(l))
+		return l == "y" || l == "yes"
+	case <-ctx.Done():
+		fmt.Fprintln(a.text)
+		return false
+	}
+}
+
+// perTarget counts the planned changes per target: "switch 10, hosts 24".
+func perTarget(ms []applyplan.Machine) string {
+	var names []string
+	n := map[string]int{}
+	for _, m := range ms {
+		if c, _ := applyplan.Count([]applyplan.Machine{m}); c > 0 {
+			if n[m.Target] == 0 {
+				names = append(names, m.Target)
+			}
+			n[m.Target] += c
+		}
+	}
+	parts := make([]string, len(names))
+	for i, t := range names {
+		parts[i] = fmt.Sprintf("%s %d", t, n[t])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// barrier holds every target at its gate until all have planned (or
+// ended), then decides once for all of them.
+type barrier struct {
+	mu      sync.Mutex
+	arrived []bool
+	planned [][]applyplan.Machine
+	left    int
+	all     chan struct{} // closed when every target arrived
+	decided chan struct{} // closed when ok is set
+	ok      bool
+}
+
+func newBarrier(n int) *barrier {
+	b := &barrier{arrived: make([]bool, n), planned: make([][]applyplan.Machine, n), left: n,
+		all: make(chan struct{}), decided: make(chan struct{})}
+	if n == 0 {
+		close(b.all)
+	}
+	return b
+}
+
+// arrive records target i's plan; only its first arrival counts.
+func (b *barrier) arrive(i int, planned []applyplan.Machine) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.arrived[i] {
+		return
+	}
+	b.arrived[i], b.planned[i] = true, planned
+	if b.left--; b.left == 0 {
+		close(b.all)
+	}
+}
+
+// gate is target i's Gate: arrive, then wait for the decision.
+func (b *barrier) gate(i int) applyplan.Gate {
+	return func(ctx context.Context, planned []applyplan.Machine) bool {
+		b.arrive(i, planned)
+		select {
+		case <-b.decided:
+			return b.ok && ctx.Err() == nil
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// decide waits for every target, then asks (ask sees all their machines).
+func (b *barrier) decide(ctx context.Context, ask func([]applyplan.Machine) bool) {
+	defer close(b.decided)
+	select {
+	case <-b.all:
+	case <-ctx.Done():
+		return
+	}
+	b.ok = ask(slices.Concat(b.planned...))
+}
+
+// document is the outcome for --output json.
+func (o *outcome) document(env *applyEnv) *applyplan.Document {
+	doc := &applyplan.Document{Schema: applyplan.SchemaApply, Kind: "result", Cluster: env.Inv.Name, Inventory: env.Inv.File,
+		Interrupted: o.interrupted, Targets: []applyplan.Target{}, Machines: []applyplan.Machine{}}
+	if env.DryRun || o.declined {
+		doc.Kind = "plan"
+	}
+	for _, tr := range o.runs {
+		t := applyplan.Target{Name: tr.t.name, Summary: tr.Summary, Seconds: tr.seconds}
+		if tr.err != nil {
+			t.Error = tr.err.Error()
+		}
+		doc.Targets = append(doc.Targets, t)
+		doc.Machines = append(doc.Machines, tr.Machines...)
+	}
+	return doc
+}
+
+// report prints the end of an apply on stderr: target-level errors, what an
+// interruption left, the failed targets; it returns the exit status.
+func (o *outcome) report(stderr io.Writer) int {
+	var failed []string
+	for _, tr := range o.runs {
+		if tr.err == nil {
+			continue
+		}
+		var pf *partFailed
+		if errors.As(tr.err, &pf) {
+			failed = append(failed, fmt.Sprintf("%s (%s)", tr.t.name, pf.msg))
+			continue
+		}
+		fmt.Fprintf(stderr, "rdggen: apply %s: %v\n", tr.t.name, tr.err)
+		failed = append(failed, tr.t.name)
+	}
+	if o.interrupted {
+		var changed, notChanged, during []string
+		for _, tr := range o.runs {
+			for _, m := range tr.Machines {
+				name := m.Target + " " + m.Name
+				switch m.Status {
+				case applyplan.Changed:
+					changed = append(changed, name)
+				case applyplan.Interrupted:
+					during = append(during, name)
+				case applyplan.Planned, applyplan.Blocked:
+					if len(m.Changes) > 0 {
+						notChanged = append(notChanged, name)
+					}
+				}
+			}
+		}
+		fmt.Fprintf(stderr, "rdggen: interrupted: changed: %s; not changed: %s; interrupted while changing (some changes may be made): %s; run apply again to finish\n",
+			listOrNone(changed), listOrNone(notChanged), listOrNone(during))
+		return exitFailed
+	}
+	if o.declined {
+		fmt.Fprintln(stderr, "rdggen: apply cancelled: nothing was changed")
+		return exitFailed
+	}
+	if len(failed) > 0 {
+		fmt.Fprintf(stderr, "rdggen: apply failed for: %s\n", strings.Join(failed, "; "))
+		return exitFailed
+	}
+	return exitOK
+}
+
+func listOrNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	if len(names) > 12 {
+		return fmt.Sprintf("%s and %d more", strings.Join(names[:12], ", "), len(names)-12)
+	}
+	return strings.Join(names, ", ")
+}
