@@ -7,6 +7,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -150,12 +151,23 @@ func parse(fs *pflag.FlagSet, args []string, stdout io.Writer) (int, bool) {
 // variable, typically) is a usage error, never the reference. Findings go to
 // stderr; ok is false when the inventory is invalid or missing.
 func load(ctx context.Context, fs *pflag.FlagSet, file string, stderr io.Writer) (*inventory.Inventory, int, bool) {
+	inv, rep, code, ok := loadReport(ctx, fs, file, stderr)
+	if rep != nil {
+		fmt.Fprintln(stderr, rep.Error())
+		fmt.Fprintf(stderr, "rdggen: %s: %d problem(s); nothing was written or pushed\n", inventory.DisplayName(file), rep.Count())
+	}
+	return inv, code, ok
+}
+
+// loadReport is load that returns an invalid inventory's findings instead of
+// printing them.
+func loadReport(ctx context.Context, fs *pflag.FlagSet, file string, stderr io.Writer) (*inventory.Inventory, *inventory.Report, int, bool) {
 	if file == "" {
 		if fs.Changed("file") {
 			fmt.Fprintln(stderr, "rdggen: -f is empty (an unset variable?); name the inventory file")
-			return nil, exitUsage, false
+			return nil, nil, exitUsage, false
 		}
-		return inventory.Reference(), 0, true
+		return inventory.Reference(), nil, 0, true
 	}
 	// Reading may block (a FIFO, a process substitution): a signal ends the
 	// wait, and the reader is left to the exiting process.
@@ -175,19 +187,17 @@ func load(ctx context.Context, fs *pflag.FlagSet, file string, stderr io.Writer)
 		inv, err = l.inv, l.err
 	case <-ctx.Done():
 		fmt.Fprintf(stderr, "rdggen: interrupted while reading %s\n", inventory.DisplayName(file))
-		return nil, exitFailed, false
+		return nil, nil, exitFailed, false
 	}
 	var rep *inventory.Report
 	switch {
 	case errors.As(err, &rep):
-		fmt.Fprintln(stderr, rep.Error())
-		fmt.Fprintf(stderr, "rdggen: %s: %d problem(s); nothing was written or pushed\n", inventory.DisplayName(file), rep.Count())
-		return nil, exitInvalid, false
+		return nil, rep, exitInvalid, false
 	case err != nil:
 		fmt.Fprintf(stderr, "rdggen: %s\n", quote.Line(err.Error()))
-		return nil, exitUsage, false
+		return nil, nil, exitUsage, false
 	}
-	return inv, 0, true
+	return inv, nil, 0, true
 }
 
 // insideDir reports whether path is dir or lies below it (both made
@@ -252,25 +262,47 @@ func cmdGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	return exitOK
 }
 
-const usageValidate = `Usage: rdggen validate -f cluster.yaml
+const usageValidate = `Usage: rdggen validate -f cluster.yaml [-o json]
 
 Checks the inventory and prints every problem as FILE:LINE:COL: field: rule.
+With -o json, one document on stdout instead (schema rdggen.validate/v1,
+described in docs/json.md).
 Exit status 0 when valid, 1 when not.
 `
 
 func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("validate", usageValidate, stdout, stderr)
 	file := fs.StringP("file", "f", "", "inventory `FILE` (default: the embedded reference cluster)")
+	output := fs.StringP("output", "o", "text", "`FORMAT` of stdout: text, or json (the findings as one document)")
 	if code, ok := parse(fs, args, stdout); !ok {
 		return code
 	}
-	inv, code, ok := load(ctx, fs, *file, stderr)
-	if !ok {
+	if *output != "text" && *output != "json" {
+		fmt.Fprintf(stderr, "rdggen: --output %q: want text or json\n", quote.Line(*output))
+		return exitUsage
+	}
+	if *output == "text" {
+		inv, code, ok := load(ctx, fs, *file, stderr)
+		if !ok {
+			return code
+		}
+		fmt.Fprintf(stdout, "%s: valid: %d hosts on %d ESXi host(s), %d switch(es)\n",
+			inv.File, len(inv.Hosts), len(inv.ESXiHosts()), len(inv.Switches))
+		return exitOK
+	}
+	inv, rep, code, ok := loadReport(ctx, fs, *file, stderr)
+	if !ok && rep == nil {
 		return code
 	}
-	fmt.Fprintf(stdout, "%s: valid: %d hosts on %d ESXi host(s), %d switch(es)\n",
-		inv.File, len(inv.Hosts), len(inv.ESXiHosts()), len(inv.Switches))
-	return exitOK
+	doc := newValidateDocument(*file, inv, rep)
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(doc); err != nil {
+		fmt.Fprintf(stderr, "rdggen: write the JSON document: %v\n", err)
+		return exitFailed
+	}
+	return code
 }
 
 const usageExample = `Usage: rdggen example > cluster.yaml

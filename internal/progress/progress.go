@@ -36,7 +36,8 @@ type Display struct {
 	paused   bool // guarded by mu: no reminders while a question is asked
 	trackers []*Tracker
 	now      func() time.Time
-	quiet    time.Duration
+	quiet    time.Duration // see Quiet
+	tick     time.Duration // how often the plain display looks for quiet targets
 	stop     chan struct{}
 	done     chan struct{}
 	// Clean, when set, is applied to every line before it is shown (the
@@ -50,12 +51,20 @@ type Display struct {
 // NewDisplay writes to out, live when terminal is true (out is a terminal
 // at least width columns wide; 0 means mpb's default), plain otherwise.
 func NewDisplay(out io.Writer, terminal bool, width int) *Display {
-	d := &Display{out: out, terminal: terminal, width: width, now: time.Now, quiet: Quiet, stop: make(chan struct{}), done: make(chan struct{})}
+	d := &Display{out: out, terminal: terminal, width: width, now: time.Now, quiet: Quiet, tick: time.Second,
+		stop: make(chan struct{}), done: make(chan struct{})}
 	if terminal {
 		d.live = d.newLive()
 		close(d.done)
 		return d
 	}
+	go d.watch()
+	return d
+}
+
+// newPlain is a plain display with its timing set, for tests.
+func newPlain(out io.Writer, quiet, tick time.Duration) *Display {
+	d := &Display{out: out, now: time.Now, quiet: quiet, tick: tick, stop: make(chan struct{}), done: make(chan struct{})}
 	go d.watch()
 	return d
 }
@@ -191,7 +200,7 @@ func (d *Display) Close() {
 // watch prints, on the plain display, what a quiet target waits for.
 func (d *Display) watch() {
 	defer close(d.done)
-	tick := time.NewTicker(time.Second)
+	tick := time.NewTicker(d.tick)
 	defer tick.Stop()
 	for {
 		select {

@@ -3,7 +3,6 @@ package render
 import (
 	"bytes"
 	"context"
-	"flag"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,12 +11,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/rdggen/rdggen/internal/golden"
 	"github.com/rdggen/rdggen/pkg/artifact"
 	"github.com/rdggen/rdggen/pkg/inventory"
 )
 
 // Use go test ./... -update to rewrite the golden trees; review the diff like code.
-var update = flag.Bool("update", false, "rewrite testdata/golden/<case>/out from the generators")
+var update = golden.Update
 
 // GoldenDir holds one folder per case: inventory.yaml and out/, the whole
 // expected output tree.
