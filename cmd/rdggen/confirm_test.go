@@ -202,13 +202,13 @@ func TestApplyJSONGolden(t *testing.T) {
 	if code != exitOK || !strings.Contains(errs, "esxi: 8 VM(s) and 8 host(s) to change (dry run") {
 		t.Fatalf("dry run: exit %d\n%s", code, errs)
 	}
-	golden.Check(t, "../../testdata/golden/apply/plan.json", normalize(t, out))
+	golden.Check(t, "../../testdata/golden/cli/apply/plan.json", normalize(t, out))
 
 	code, out, errs = f.apply(t, "--yes", "-o", "json")
 	if code != exitOK {
 		t.Fatalf("apply: exit %d\n%s", code, errs)
 	}
-	golden.Check(t, "../../testdata/golden/apply/result.json", normalize(t, out))
+	golden.Check(t, "../../testdata/golden/cli/apply/result.json", normalize(t, out))
 }
 
 // validate -o json: the findings of a broken inventory, and a valid one.
@@ -224,12 +224,12 @@ func TestValidateJSONGolden(t *testing.T) {
 	if code != exitInvalid || errs != "" {
 		t.Fatalf("exit %d, stderr %q", code, errs)
 	}
-	golden.Check(t, "../../testdata/golden/validate/invalid.json", []byte(strings.ReplaceAll(out, dir+"/", "")))
+	golden.Check(t, "../../testdata/golden/cli/validate/invalid.json", []byte(strings.ReplaceAll(out, dir+"/", "")))
 	code, out, _ = rdggen(t, "validate", "-o", "json")
 	if code != exitOK {
 		t.Fatalf("reference: exit %d", code)
 	}
-	golden.Check(t, "../../testdata/golden/validate/reference.json", []byte(out))
+	golden.Check(t, "../../testdata/golden/cli/validate/reference.json", []byte(out))
 }
 
 func TestVersion(t *testing.T) {

@@ -1,8 +1,11 @@
 package render
 
 import (
+	"bytes"
 	"encoding/json"
+	"encoding/xml"
 	"fmt"
+	"io"
 	"regexp"
 	"strings"
 	"testing"
@@ -258,6 +261,18 @@ func sameShape(got, want artifact.File) error {
 		if keys(a) != keys(b) {
 			return fmt.Errorf("JSON keys %s, the twin's %s", keys(a), keys(b))
 		}
+	case strings.HasSuffix(got.Path, ".svg"):
+		a, err := svgShape(got.Data)
+		if err != nil {
+			return err
+		}
+		b, err := svgShape(want.Data)
+		if err != nil {
+			return fmt.Errorf("the twin: %w", err)
+		}
+		if a != b {
+			return fmt.Errorf("SVG elements differ from the twin's")
+		}
 	case strings.HasSuffix(got.Path, ".yaml"):
 		var a, b yaml.Node
 		if err := yaml.Unmarshal(got.Data, &a); err != nil {
@@ -325,6 +340,26 @@ func sortStrings(s []string) []string {
 // netplanKeys are the mapping keys of rdggen's netplan files; any other key
 // (an interface name) is shown as "*".
 var netplanKeys = map[string]bool{"network": true, "version": true, "ethernets": true, "routes": true, "to": true, "via": true, "mtu": true}
+
+// svgShape parses an SVG document strictly and returns its elements' names
+// in order, tooltips (title, added where a long value is cut) left out.
+func svgShape(data []byte) (string, error) {
+	dec := xml.NewDecoder(bytes.NewReader(data))
+	dec.Strict = true
+	var names []string
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return strings.Join(names, " "), nil
+		}
+		if err != nil {
+			return "", fmt.Errorf("not well-formed XML: %w", err)
+		}
+		if se, ok := tok.(xml.StartElement); ok && se.Name.Local != "title" {
+			names = append(names, se.Name.Local)
+		}
+	}
+}
 
 // yamlShape is a YAML tree with every scalar value as "_" and every key that
 // is not netplan's own as "*".

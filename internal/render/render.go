@@ -16,7 +16,8 @@ import (
 )
 
 // Tree returns every artifact of the cluster, sorted by path: switch/,
-// esxi/, hosts/<host>/, horovod/ and the review picture cluster.txt.
+// esxi/, hosts/<host>/, horovod/ and the review pictures cluster.txt and
+// cluster.svg.
 func Tree(inv *inventory.Inventory) []artifact.File {
 	var files []artifact.File
 	files = append(files, onyx.Artifacts(inv)...)
@@ -24,7 +25,7 @@ func Tree(inv *inventory.Inventory) []artifact.File {
 	files = append(files, dockernet.Artifacts(inv)...)
 	files = append(files, hostqos.Artifacts(inv)...)
 	files = append(files, horovod.Artifacts(inv)...)
-	files = append(files, Picture(inv))
+	files = append(files, Picture(inv), SVG(inv))
 	artifact.Sort(files)
 	return files
 }

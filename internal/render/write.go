@@ -182,7 +182,7 @@ func readManifest(marker []byte) (map[string]bool, bool) {
 func rdggenLayout(rel string) bool {
 	top, _, _ := strings.Cut(rel, "/")
 	switch top {
-	case "switch", "esxi", "hosts", "horovod", "cluster.txt":
+	case "switch", "esxi", "hosts", "horovod", "cluster.txt", SVGPath:
 		return true
 	}
 	return false
