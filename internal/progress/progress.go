@@ -401,3 +401,23 @@ func round(d time.Duration) time.Duration {
 	}
 	return d.Round(time.Second)
 }
+
+// Sync returns a writer that serializes writes to w, for machines that
+// finish on several goroutines and print one line (one Write) each.
+func Sync(w io.Writer) io.Writer {
+	if w == nil {
+		w = io.Discard
+	}
+	return &syncWriter{w: w}
+}
+
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/rdggen/rdggen/internal/progress"
@@ -184,10 +183,7 @@ type Engine struct {
 // interrupts those in flight. The error names the failed hosts.
 func Drive(ctx context.Context, e Engine) (*Report, error) {
 	start := time.Now()
-	out := &syncWriter{w: e.Out}
-	if e.Out == nil {
-		out.w = io.Discard
-	}
+	out := progress.Sync(e.Out)
 	n := len(e.Hosts)
 	planned := make([]PlannedHost, n)
 	e.Track.Phase(fmt.Sprintf("reading the state of %d VM(s) over SSH", n), n)
@@ -304,16 +300,4 @@ func writePlan(out io.Writer, h *inventory.Host, p PlannedHost, dryRun bool) {
 		fmt.Fprintf(&b, "  ! %s\n", n)
 	}
 	io.WriteString(out, b.String())
-}
-
-// syncWriter serializes writes from the hosts' goroutines.
-type syncWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
 }

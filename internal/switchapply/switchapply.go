@@ -219,7 +219,7 @@ func Run(ctx context.Context, inv *inventory.Inventory, o Options) ([]*Result, e
 	io.WriteString(o.Out, plan.String())
 	if !o.DryRun && len(todo) > 0 && o.Gate.Pass(ctx, planned) {
 		o.Track.Phase(fmt.Sprintf("changing %d switch(es)", len(todo)), len(todo))
-		var mu sync.Mutex
+		out := progress.Sync(o.Out)
 		forEach(len(todo), o.Parallel, func(k int) {
 			t := targets[todo[k]]
 			if ctx.Err() != nil {
@@ -233,9 +233,7 @@ func Run(ctx context.Context, inv *inventory.Inventory, o Options) ([]*Result, e
 			o.Track.End(t.sw.Name)
 			var b strings.Builder
 			t.printResult(&b)
-			mu.Lock()
-			io.WriteString(o.Out, b.String())
-			mu.Unlock()
+			io.WriteString(out, b.String())
 		})
 	}
 	results := make([]*Result, len(targets))

@@ -178,7 +178,7 @@ func Apply(ctx context.Context, c *vim25.Client, inv *inventory.Inventory, opts 
 		collect(hosts, res)
 		return res, nil
 	}
-	execute(ctx, c, hosts, opts, &syncWriter{w: opts.Out})
+	execute(ctx, c, hosts, opts, progress.Sync(opts.Out))
 	report(opts.Out, hosts, res)
 	res.Machines = machines(hosts)
 	return res, nil
@@ -758,18 +758,6 @@ func printPending(w io.Writer, res *Result) {
 		fmt.Fprintf(&b, "not now: %s\n", l)
 	}
 	io.WriteString(w, b.String())
-}
-
-// syncWriter serializes the machines' lines.
-type syncWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
 }
 
 // forEach runs f on every item with at most n at once.
