@@ -90,7 +90,12 @@ func (a *applyRun) do(ctx context.Context) *outcome {
 	for i, tr := range runs {
 		var g applyplan.Gate
 		if b != nil {
-			g = b.gate(i)
+			inner := b.gate(i)
+			g = func(ctx context.Context, planned []applyplan.Machine) bool {
+				tr.Track.Phase("planned", 0)
+				defer tr.Track.Wait(b.waitingFor(i, runs))()
+				return inner(ctx, planned)
+			}
 		}
 		if tr.t.name == "workers" && hostsDone != nil {
 			inner := g
@@ -203,6 +208,23 @@ func (b *barrier) arrive(i int, planned []applyplan.Machine) {
 	if b.left--; b.left == 0 {
 		close(b.all)
 	}
+}
+
+// waitingFor says what target i waits for at the barrier: the targets
+// still planning, then the answer.
+func (b *barrier) waitingFor(i int, runs []*targetRun) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var names []string
+	for j, tr := range runs {
+		if j != i && !b.arrived[j] {
+			names = append(names, tr.t.name)
+		}
+	}
+	if len(names) == 0 {
+		return "the confirmation"
+	}
+	return "the plans of " + strings.Join(names, ", ") + ", then the confirmation"
 }
 
 // gate is target i's Gate: arrive, then wait for the decision.
