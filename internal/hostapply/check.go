@@ -1,0 +1,354 @@
+package hostapply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/rdggen/rdggen/internal/remote"
+	"github.com/rdggen/rdggen/pkg/applyplan"
+	"github.com/rdggen/rdggen/pkg/dockernet"
+	"github.com/rdggen/rdggen/pkg/horovod"
+	"github.com/rdggen/rdggen/pkg/hostqos"
+	"github.com/rdggen/rdggen/pkg/inventory"
+	"github.com/rdggen/rdggen/pkg/readiness"
+)
+
+// rdmaPort is the port of the VF's RDMA device: a ConnectX VF has one.
+const rdmaPort = 1
+
+// Check names of the hosts target, in the order they are reported.
+const (
+	CheckRDMADevice = "rdma-device" // horovod.hca exists
+	CheckPortState  = "port-state"  // its port is ACTIVE, link layer Ethernet
+	CheckGID        = "gid"         // the RoCE v2 GID of the data address is at horovod.GIDIndex
+	CheckRDMAMTU    = "rdma-mtu"    // the port's active MTU (ibv_devinfo, when installed)
+	CheckMTU        = "mtu"         // the data interface's MTU
+	CheckRoCEQoS    = "roce-qos"    // the RoCE ToS/traffic class the host script sets
+	CheckDocker0    = "docker0"     // docker0 carries bip
+	CheckDocker     = "docker"      // daemon.json as merged by apply
+	CheckForwarding = "forwarding"  // net.ipv4.ip_forward
+	CheckRoutes     = "routes"      // a route to every other host's container subnet
+	CheckFirewall   = "firewall"    // RDGGEN-CONTAINERS, first in DOCKER-USER
+	CheckNAT        = "nat"         // RDGGEN-POSTROUTING, first in nat POSTROUTING
+	CheckFiles      = "files"       // the scripts and units apply installs
+)
+
+// rdmaProbe appends the read of the RDMA device's port: the device list,
+// the port's state and link layer, its GID table as "INDEX\tGID\tTYPE\tNDEV"
+// lines (drivers/infiniband/core/sysfs.c: ports/<p>/gids/<i>,
+// gid_attrs/types/<i>, gid_attrs/ndevs/<i>; an unused slot reads as the
+// zero GID and its attributes fail to read), and ibv_devinfo's port view
+// when it is installed. Paths are under $R (the root prefix).
+func rdmaProbe(w *remote.Script, hca string) {
+	w.Line(`ib="$R/sys/class/infiniband"`)
+	w.Line(`fr ibdevs ls -1 "$ib"`)
+	w.Line(`p="$ib/"`, remote.Quote(hca), `/ports/`, strconv.Itoa(rdmaPort))
+	w.Line(`gidtab() { for f in "$1"/gids/*; do [ -f "$f" ] || continue; i=${f##*/}; g=; t=; n=; read -r g <"$f" 2>/dev/null || continue;`,
+		` case $g in 0000:0000:0000:0000:0000:0000:0000:0000) ;; *) read -r t <"$1/gid_attrs/types/$i" 2>/dev/null; read -r n <"$1/gid_attrs/ndevs/$i" 2>/dev/null;; esac;`,
+		` printf '%s\t%s\t%s\t%s\n' "$i" "$g" "$t" "$n"; done; }`)
+	w.Line(`if [ -d "$p" ]; then fr ibstate cat "$p/state"; fr iblayer cat "$p/link_layer"; fr gids gidtab "$p"; fi`)
+	w.Line(`if [ -z "$R" ] && command -v ibv_devinfo >/dev/null 2>&1; then fr ibvinfo ibv_devinfo -d `, remote.Quote(hca), ` -i `, strconv.Itoa(rdmaPort), `; fi`)
+}
+
+// rdmaState is what rdmaProbe read.
+type rdmaState struct {
+	Devices []string       // the RDMA devices present
+	State   *remote.Result // ports/1/state, nil when the port is absent
+	Layer   string
+	GIDs    []hostqos.GID
+	// ActiveMTU is ibv_devinfo's active_mtu in bytes; 0 when not read.
+	ActiveMTU int
+}
+
+var reActiveMTU = regexp.MustCompile(`active_mtu:\s*(\d+)`)
+
+func parseRDMA(rs []remote.Result) rdmaState {
+	var s rdmaState
+	for i := range rs {
+		r := &rs[i]
+		switch r.Name {
+		case "ibdevs":
+			if r.RC() == 0 {
+				s.Devices = strings.Fields(string(r.Data))
+			}
+		case "ibstate":
+			s.State = r
+		case "iblayer":
+			s.Layer = strings.TrimSpace(string(r.Data))
+		case "gids":
+			s.GIDs = hostqos.ParseGIDTable(r.Data)
+		case "ibvinfo":
+			if m := reActiveMTU.FindSubmatch(r.Data); m != nil && r.RC() == 0 {
+				s.ActiveMTU, _ = strconv.Atoi(string(m[1]))
+			}
+		}
+	}
+	return s
+}
+
+// Check is `rdggen check --target hosts`: per VM, over one SSH round trip
+// that changes nothing, apply's probe (the plan's differences become
+// failures, by what they concern) plus the RDMA device of horovod.hca: its
+// port state, the GID at the index the launch lines use, and the port's
+// active MTU. DryRun, Gate, DockerValidate and DockerRestart are ignored.
+// The error names the hosts that could not be read; their checks are
+// Unknown.
+func Check(ctx context.Context, inv *inventory.Inventory, o Options) ([]readiness.Result, error) {
+	per := make([][]readiness.Result, len(inv.Hosts))
+	o.Track.Phase(fmt.Sprintf("checking %d VM(s) over SSH", len(inv.Hosts)), len(inv.Hosts))
+	remote.ForEach(len(inv.Hosts), o.Parallel, func(i int) {
+		h := &inv.Hosts[i]
+		o.Track.Begin(h.Name)
+		per[i] = checkHost(ctx, inv, &o, h)
+		o.Track.End(h.Name)
+	})
+	var out []readiness.Result
+	var unread []string
+	for i, rs := range per {
+		out = append(out, rs...)
+		if len(rs) == 1 && rs[0].Check == "connect" {
+			unread = append(unread, inv.Hosts[i].Name)
+		}
+	}
+	if len(unread) > 0 {
+		return out, fmt.Errorf("%d of %d host(s) could not be read: %s", len(unread), len(inv.Hosts), strings.Join(unread, ", "))
+	}
+	return out, nil
+}
+
+func checkHost(ctx context.Context, inv *inventory.Inventory, o *Options, h *inventory.Host) []readiness.Result {
+	const target = readiness.TargetHosts
+	unsure := func(err error) []readiness.Result {
+		return []readiness.Result{readiness.Unsure(target, h.Name, "connect", "", err.Error())}
+	}
+	conn, err := o.Dial(ctx, h)
+	if err != nil {
+		return unsure(remote.DialError(err))
+	}
+	defer conn.Close()
+	d := desiredFor(inv, h)
+	root := o.rootFor(h)
+	w := remote.NewScript(root)
+	roceVar(w, d.RoCEScript)
+	probe(w, d)
+	rdmaProbe(w, inv.Horovod.HCA)
+	stdout, _, err := conn.Run(ctx, w.End())
+	if err != nil {
+		return unsure(err)
+	}
+	rs, err := remote.ParseResults(stdout, w.Nonce())
+	if err != nil {
+		return unsure(err)
+	}
+	st, err := parseState(rs, root, d.paths())
+	if err != nil {
+		return unsure(err)
+	}
+	out := checkRDMA(inv, h, parseRDMA(rs))
+	return append(out, checkConfig(inv, h, d, st, o.restartMode() != ModeNone)...)
+}
+
+// fixHosts is the fix of a difference apply --target hosts repairs.
+func fixHosts(h *inventory.Host) string {
+	return "rdggen apply --target hosts (or run hosts/" + h.Name + "/routes.sh on " + h.Name + ")"
+}
+
+// checkRDMA judges the RDMA device of horovod.hca from what rdmaProbe read.
+func checkRDMA(inv *inventory.Inventory, h *inventory.Host, s rdmaState) []readiness.Result {
+	const target = readiness.TargetHosts
+	hca := inv.Horovod.HCA
+	dev := fmt.Sprintf("%s port %d", hca, rdmaPort)
+	if !slices.Contains(s.Devices, hca) {
+		found := "no RDMA device"
+		if len(s.Devices) > 0 {
+			found = "RDMA devices " + strings.Join(s.Devices, ", ") + ", not " + hca
+		}
+		needs := "needs " + hca + ", which is absent"
+		return []readiness.Result{
+			readiness.Fail(target, h.Name, CheckRDMADevice, hca, found, hca+" (horovod.hca, NCCL_IB_HCA)",
+				"set horovod.hca to the VF's device (ls /sys/class/infiniband on "+h.Name+"), or load mlx5_ib and check that the VF is passed through (rdggen check --target esxi)"),
+			readiness.Unsure(target, h.Name, CheckPortState, dev, needs),
+			readiness.Unsure(target, h.Name, CheckGID, dev, needs),
+		}
+	}
+	out := []readiness.Result{readiness.Pass(target, h.Name, CheckRDMADevice, hca, "/sys/class/infiniband/"+hca)}
+
+	// Port state: "4: ACTIVE" (drivers/infiniband/core/sysfs.c, state_show).
+	switch {
+	case s.State == nil:
+		out = append(out, readiness.Fail(target, h.Name, CheckPortState, dev, "no port "+strconv.Itoa(rdmaPort), "4: ACTIVE", "check the VF and its driver on "+h.Name))
+	case s.State.RC() != 0:
+		out = append(out, readiness.Unsure(target, h.Name, CheckPortState, dev, "cannot read its state: "+remote.FirstLine(string(s.State.Data))))
+	default:
+		state := strings.TrimSpace(string(s.State.Data))
+		_, name, _ := strings.Cut(state, ": ")
+		switch {
+		case name != "ACTIVE":
+			out = append(out, readiness.Fail(target, h.Name, CheckPortState, dev, state, "4: ACTIVE",
+				"bring the data link up (ip link set "+h.DataInterface+" up) and check its switch port (rdggen check --target switch)"))
+		case s.Layer != "" && s.Layer != "Ethernet":
+			out = append(out, readiness.Fail(target, h.Name, CheckPortState, dev, state+", link layer "+s.Layer, "link layer Ethernet (RoCE)",
+				"set the ConnectX port type to Ethernet (mlxconfig LINK_TYPE_P1=2) on the ESXi host"))
+		default:
+			out = append(out, readiness.Pass(target, h.Name, CheckPortState, dev, state+", link layer "+s.Layer))
+		}
+	}
+
+	// GID: the RoCE v2 entry of the data address at the launch lines' index.
+	addr := h.Data.Address.Addr()
+	want := horovod.GIDIndex
+	expected := fmt.Sprintf("RoCE v2 GID of %s at index %d (NCCL_IB_GID_INDEX in horovod/run.sh)", addr, want)
+	at := func(i int) string {
+		for _, g := range s.GIDs {
+			if g.Index == i {
+				return g.String()
+			}
+		}
+		return fmt.Sprintf("index %d: absent", i)
+	}
+	g, ok := hostqos.FindRoCEv2(s.GIDs, addr)
+	switch {
+	case s.State == nil:
+		out = append(out, readiness.Unsure(target, h.Name, CheckGID, dev, "no port to read the GID table of"))
+	case !ok:
+		out = append(out, readiness.Fail(target, h.Name, CheckGID, dev, "no RoCE v2 GID of "+addr.String()+" ("+at(want)+")", expected,
+			"give "+h.DataInterface+" the address "+h.Data.Address.String()+" (the GID table follows the interface's addresses)"))
+	case g.Index != want:
+		out = append(out, readiness.Fail(target, h.Name, CheckGID, dev,
+			fmt.Sprintf("the RoCE v2 GID of %s is at index %d (%s)", addr, g.Index, at(want)), expected,
+			fmt.Sprintf("launch with NCCL_IB_GID_INDEX=%d on %s, or leave NCCL_IB_GID_INDEX unset so that NCCL 2.21 or later picks the RoCE v2 GID itself", g.Index, h.Name)))
+	case g.NetDev != "" && g.NetDev != h.DataInterface:
+		out = append(out, readiness.Fail(target, h.Name, CheckGID, dev, g.String(), expected+" on "+h.DataInterface,
+			"set hosts[].data_interface to "+g.NetDev+" or move the address to "+h.DataInterface))
+	default:
+		out = append(out, readiness.Pass(target, h.Name, CheckGID, dev, g.String()))
+	}
+
+	// Active MTU, when ibv_devinfo is there to say it.
+	if s.ActiveMTU > 0 {
+		if wantMTU := hostqos.RoCEPathMTU(h.DataMTU); s.ActiveMTU != wantMTU {
+			out = append(out, readiness.Fail(target, h.Name, CheckRDMAMTU, dev, fmt.Sprintf("active_mtu %d", s.ActiveMTU),
+				fmt.Sprintf("active_mtu %d (the largest RoCE MTU that fits data_mtu %d)", wantMTU, h.DataMTU),
+				"set the MTU of "+h.DataInterface+" to "+strconv.Itoa(h.DataMTU)+" (rdggen apply --target hosts) and of the switch port and the ESXi vSwitch (rdggen apply)"))
+		} else {
+			out = append(out, readiness.Pass(target, h.Name, CheckRDMAMTU, dev, fmt.Sprintf("active_mtu %d", s.ActiveMTU)))
+		}
+	}
+	return out
+}
+
+// configCheck says which check a change of apply's plan belongs to.
+func configCheck(c applyplan.Change) string {
+	switch {
+	case c.Item == dockernet.DaemonPath || c.Item == "restart docker":
+		return CheckDocker
+	case strings.HasPrefix(c.Item, "sysctl "):
+		return CheckForwarding
+	case strings.HasPrefix(c.Item, "link ") && strings.HasSuffix(c.Item, " mtu"):
+		return CheckMTU
+	case strings.HasPrefix(c.Item, "iptables nat "):
+		return CheckNAT
+	case strings.HasPrefix(c.Item, "iptables "):
+		return CheckFirewall
+	case strings.HasPrefix(c.Item, "route "):
+		return CheckRoutes
+	case strings.HasPrefix(c.Item, "roce "):
+		return CheckRoCEQoS
+	}
+	return CheckFiles
+}
+
+// checkConfig turns apply's plan for the host into results: each change is a
+// failure of the check it concerns; a check without changes passes, saying
+// what was found.
+func checkConfig(inv *inventory.Inventory, h *inventory.Host, d *desired, st *hostState, docker0 bool) []readiness.Result {
+	const target = readiness.TargetHosts
+	p, err := makePlan(inv, d, st, docker0)
+	if err != nil {
+		var he *hostError
+		if errors.As(err, &he) {
+			return []readiness.Result{readiness.Fail(target, h.Name, "config", "", he.msg, "a host apply can configure", "fix what the message says, then rdggen apply --target hosts")}
+		}
+		return []readiness.Result{readiness.Unsure(target, h.Name, "config", "", err.Error())}
+	}
+	failed := map[string][]applyplan.Change{}
+	for _, c := range p.changes() {
+		k := configCheck(c)
+		failed[k] = append(failed[k], c)
+	}
+	mtu, _ := parseLink(st.Link.Out)
+	bridge := parseAddrs(st.Docker0.Out)
+	passed := map[string]string{
+		CheckMTU:        fmt.Sprintf("%s mtu %d", h.DataInterface, mtu),
+		CheckRoCEQoS:    roceFound(st),
+		CheckDocker:     dockernet.DaemonPath + " has rdggen's keys",
+		CheckForwarding: dockernet.ForwardingKey + " = " + strings.TrimSpace(st.Forwarding.Out),
+		CheckRoutes:     fmt.Sprintf("%d route(s) to the other hosts' container subnets via %s", len(d.Routes), h.DataInterface),
+		CheckFirewall:   dockernet.FirewallChain + " first in " + dockernet.DockerUserChain,
+		CheckNAT:        dockernet.NATChain + " first in nat POSTROUTING",
+		CheckFiles:      fmt.Sprintf("%d file(s) and link(s) as generated", len(d.Files)+len(d.Links)),
+	}
+	var out []readiness.Result
+	for _, k := range []string{CheckMTU, CheckRoCEQoS} {
+		out = append(out, configResults(h, k, failed[k], passed[k])...)
+	}
+	// docker0 carries bip: Docker applied daemon.json.
+	switch {
+	case st.Docker0.RC != 0:
+		out = append(out, readiness.Fail(target, h.Name, CheckDocker0, "", "no docker0 ("+remote.FirstLine(st.Docker0.Out)+")", h.Bridge().String(),
+			"install and start Docker, then rdggen apply --target hosts"))
+	case !slices.Contains(bridge, h.Bridge()):
+		out = append(out, readiness.Fail(target, h.Name, CheckDocker0, "", fmt.Sprint(bridge), h.Bridge().String()+" (bip)",
+			"restart Docker after rdggen apply --target hosts has set bip in "+dockernet.DaemonPath))
+	default:
+		out = append(out, readiness.Pass(target, h.Name, CheckDocker0, "", h.Bridge().String()))
+	}
+	for _, k := range []string{CheckDocker, CheckForwarding, CheckRoutes, CheckFirewall, CheckNAT, CheckFiles} {
+		out = append(out, configResults(h, k, failed[k], passed[k])...)
+	}
+	return out
+}
+
+// configResults is check k's result: passed with found, or one failure per change.
+func configResults(h *inventory.Host, k string, changes []applyplan.Change, found string) []readiness.Result {
+	if len(changes) == 0 {
+		return []readiness.Result{readiness.Pass(readiness.TargetHosts, h.Name, k, "", found)}
+	}
+	out := make([]readiness.Result, 0, len(changes))
+	for _, c := range changes {
+		was, want := c.From, c.To
+		switch {
+		case c.Op == applyplan.Add && was == "":
+			was = "absent"
+		case c.Op == applyplan.Remove:
+			was, want = "present", "absent (not in the inventory)"
+		case was == "":
+			was = "differs"
+		}
+		if want == "" {
+			want = strings.TrimSpace(strings.TrimLeft(c.Text, "+~-"))
+		}
+		out = append(out, readiness.Fail(readiness.TargetHosts, h.Name, k, c.Item, was, want, fixHosts(h)))
+	}
+	return out
+}
+
+// roceFound summarises the RoCE script's report: what is set, what does not
+// apply here.
+func roceFound(st *hostState) string {
+	var parts []string
+	for _, r := range roceResults(st.RoCE.Out) {
+		switch r.State {
+		case hostqos.StateOK:
+			parts = append(parts, r.Name+" "+r.Detail)
+		case hostqos.StateNA:
+			parts = append(parts, r.Name+" n/a")
+		}
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,275 @@
+package workerapply
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/rdggen/rdggen/internal/remote"
+	"github.com/rdggen/rdggen/pkg/dockernet"
+	"github.com/rdggen/rdggen/pkg/horovod"
+	"github.com/rdggen/rdggen/pkg/inventory"
+	"github.com/rdggen/rdggen/pkg/readiness"
+)
+
+// Check names of the workers target, in the order they are reported.
+const (
+	CheckWorker     = "worker"         // the container as apply would leave it
+	CheckSSHD       = "sshd"           // sshd answers on the worker port with the cluster's host key
+	CheckInterfaces = "interfaces"     // NCCL_SOCKET_IFNAME's interfaces exist in the container
+	CheckSource     = "source-address" // a peer's sshd sees this worker's own address
+)
+
+// peerConnectTimeout bounds each worker-to-worker connection, seconds.
+const peerConnectTimeout = 5
+
+// peersAtOnce bounds the connections one worker opens at once.
+const peersAtOnce = 16
+
+// meshProbe appends, when the worker runs: the interfaces in the worker,
+// nat POSTROUTING (whether the NAT exemption comes first), and from the
+// worker an ssh login to every peer worker that prints $SSH_CONNECTION, so
+// that the source address the peer's sshd saw comes back (peersAtOnce at a
+// time, each bounded by peerConnectTimeout). peers are the inventory's
+// other hosts with their worker addresses. Needs WithTemp.
+func meshProbe(w *remote.Script, d *desired, peers []peer) {
+	w.Line("if [ \"$(docker inspect --type container -f '{{.State.Running}}' ", horovod.WorkerName, " 2>/dev/null)\" = true ]; then")
+	w.Line("fr ifaces docker exec ", horovod.WorkerName, " ls /sys/class/net")
+	w.Line("fr postrouting iptables -w -t nat -S POSTROUTING")
+	w.Line(`peer() { docker exec `, horovod.WorkerName, ` ssh -p `, strconv.Itoa(d.Port), ` -o BatchMode=yes -o ConnectTimeout=`, strconv.Itoa(peerConnectTimeout),
+		` "$2" 'echo "$SSH_CONNECTION"' </dev/null >"$T/p.$1" 2>&1; echo $? >"$T/r.$1"; }`)
+	w.Line(`showpeer() { cat "$T/p.$1"; return "$(cat "$T/r.$1")"; }`)
+	w.Line("n=0")
+	for _, p := range peers {
+		w.Line("peer ", strconv.Itoa(p.Index), " ", p.Address.String(), " & n=$((n+1)); if [ $n -ge ", strconv.Itoa(peersAtOnce), " ]; then wait; n=0; fi")
+	}
+	w.Line("wait")
+	for _, p := range peers {
+		w.Line("fr peer:", strconv.Itoa(p.Index), " showpeer ", strconv.Itoa(p.Index))
+	}
+	w.Line("fi")
+}
+
+// peer is another host's worker.
+type peer struct {
+	Index   int
+	Name    string
+	Address netip.Addr
+}
+
+// Check is `rdggen check --target workers`: per VM, over one SSH round trip
+// that changes nothing, apply's probe of the worker container (its
+// differences become failures), whether its sshd answers with the cluster's
+// host key, whether the interfaces NCCL_SOCKET_IFNAME names exist in it, and
+// from it an ssh login to every other worker whose $SSH_CONNECTION says the
+// source address that worker's sshd saw: it must be this worker's own
+// address (a translated source is what breaks Open MPI between hosts). When
+// it is not, the host's nat POSTROUTING says why. DryRun, Gate and
+// ReadyTimeout are ignored. The error names the hosts that could not be read.
+func Check(ctx context.Context, inv *inventory.Inventory, o Options) ([]readiness.Result, error) {
+	n := len(inv.Hosts)
+	peers := make([]peer, n)
+	for i := range inv.Hosts {
+		h := &inv.Hosts[i]
+		peers[i] = peer{Index: i, Name: h.Name, Address: horovod.WorkerAddress(inv, h)}
+	}
+	per := make([][]readiness.Result, n)
+	o.Track.Phase(fmt.Sprintf("checking %d worker(s) and the %d connection(s) between them", n, n*(n-1)), n)
+	remote.ForEach(n, o.Parallel, func(i int) {
+		h := &inv.Hosts[i]
+		o.Track.Begin(h.Name)
+		others := slices.Delete(slices.Clone(peers), i, i+1)
+		per[i] = checkWorker(ctx, inv, &o, h, others)
+		o.Track.End(h.Name)
+	})
+	var out []readiness.Result
+	var unread []string
+	for i, rs := range per {
+		out = append(out, rs...)
+		if len(rs) == 1 && rs[0].Check == "connect" {
+			unread = append(unread, inv.Hosts[i].Name)
+		}
+	}
+	if len(unread) > 0 {
+		return out, fmt.Errorf("%d of %d host(s) could not be read: %s", len(unread), n, strings.Join(unread, ", "))
+	}
+	return out, nil
+}
+
+func checkWorker(ctx context.Context, inv *inventory.Inventory, o *Options, h *inventory.Host, peers []peer) []readiness.Result {
+	const target = readiness.TargetWorkers
+	unsure := func(err error) []readiness.Result {
+		return []readiness.Result{readiness.Unsure(target, h.Name, "connect", "", err.Error())}
+	}
+	conn, err := o.Dial(ctx, h)
+	if err != nil {
+		return unsure(remote.DialError(err))
+	}
+	defer conn.Close()
+	d := desiredFor(inv, h, o.Keys, o.rootFor(h))
+	w := remote.NewScript(d.Root).WithTemp()
+	probe(w, d)
+	meshProbe(w, d, peers)
+	stdout, _, err := conn.Run(ctx, w.End())
+	if err != nil {
+		return unsure(err)
+	}
+	rs, err := remote.ParseResults(stdout, w.Nonce())
+	if err != nil {
+		return unsure(err)
+	}
+	st, err := parseState(rs)
+	if err != nil {
+		return unsure(err)
+	}
+	byName := map[string]remote.Result{}
+	for _, r := range rs {
+		byName[r.Name] = r
+	}
+	fixApply := "rdggen apply --target workers"
+
+	var out []readiness.Result
+	// The container, as apply would leave it (its sshd is the next check).
+	p, err := makePlan(d, st)
+	if err != nil {
+		out = append(out, readiness.Fail(target, h.Name, CheckWorker, horovod.WorkerName, err.Error(), "the worker at "+d.Address.String(), "do what the message says, then "+fixApply))
+	} else {
+		var diffs []string
+		for _, c := range p.changes() {
+			if c.Op == "run" && c.To == actRestart && strings.HasPrefix(c.From, "its sshd ") {
+				continue
+			}
+			diffs = append(diffs, strings.TrimSpace(strings.TrimLeft(c.Text, "+~-")))
+		}
+		if len(diffs) > 0 {
+			out = append(out, readiness.Fail(target, h.Name, CheckWorker, horovod.WorkerName, strings.Join(diffs, "; "),
+				fmt.Sprintf("%s running %s with configuration %s", horovod.WorkerName, d.Image, d.Hash), fixApply))
+		} else {
+			out = append(out, readiness.Pass(target, h.Name, CheckWorker, horovod.WorkerName,
+				fmt.Sprintf("running %s, configuration %s", d.Image, d.Hash)))
+		}
+	}
+	running := st.Container != nil && st.Container.State.Running
+
+	// sshd on the worker port, with the cluster's host key.
+	where := fmt.Sprintf("%s port %d", d.Address, d.Port)
+	switch key := keyscanKey(st.Keyscan); {
+	case !running:
+		out = append(out, readiness.Fail(target, h.Name, CheckSSHD, where, horovod.WorkerName+" is not running", "sshd answering", fixApply))
+	case key == "":
+		out = append(out, readiness.Fail(target, h.Name, CheckSSHD, where, "no answer", "sshd answering with the cluster's host key "+Fingerprint([]byte(d.HostKey)),
+			fixApply+" (it restarts the worker; docker logs "+horovod.WorkerName+" says why sshd stopped)"))
+	case key != d.HostKey:
+		out = append(out, readiness.Fail(target, h.Name, CheckSSHD, where, "host key "+Fingerprint([]byte(key)), "the cluster's host key "+Fingerprint([]byte(d.HostKey)), fixApply))
+	default:
+		out = append(out, readiness.Pass(target, h.Name, CheckSSHD, where, "cluster host key "+Fingerprint([]byte(key))))
+	}
+	if !running {
+		why := horovod.WorkerName + " is not running"
+		out = append(out, readiness.Unsure(target, h.Name, CheckInterfaces, "", why))
+		for _, pr := range peers {
+			out = append(out, readiness.Unsure(target, h.Name, CheckSource, "to "+pr.Name, why))
+		}
+		return out
+	}
+
+	// The interfaces NCCL_SOCKET_IFNAME names for this worker.
+	want := []string{horovod.ContainerInterface}
+	if d.HostNetwork {
+		want = []string{h.DataInterface}
+	}
+	if r, ok := byName["ifaces"]; !ok || r.RC() != 0 {
+		out = append(out, readiness.Unsure(target, h.Name, CheckInterfaces, "", "cannot list the worker's interfaces: "+remote.FirstLine(string(r.Data))))
+	} else {
+		have := strings.Fields(string(r.Data))
+		var missing []string
+		for _, x := range want {
+			if !slices.Contains(have, x) {
+				missing = append(missing, x)
+			}
+		}
+		if len(missing) > 0 {
+			out = append(out, readiness.Fail(target, h.Name, CheckInterfaces, "NCCL_SOCKET_IFNAME",
+				"no "+strings.Join(missing, ", ")+" in "+horovod.WorkerName+" (it has "+strings.Join(have, ", ")+")",
+				strings.Join(want, ", ")+" (NCCL_SOCKET_IFNAME, Open MPI's btl_tcp_if_include)",
+				"set hosts[].data_interface to the VM's data interface, or horovod.network to the worker's network mode"))
+		} else {
+			out = append(out, readiness.Pass(target, h.Name, CheckInterfaces, "NCCL_SOCKET_IFNAME", strings.Join(want, ", ")+" present"))
+		}
+	}
+
+	// From this worker to every other: the source address the peer saw.
+	natWhy := ""
+	if !d.HostNetwork {
+		natWhy = natProblem(byName["postrouting"], h)
+	}
+	for _, pr := range peers {
+		subject := "to " + pr.Name
+		r, ok := byName["peer:"+strconv.Itoa(pr.Index)]
+		if !ok {
+			out = append(out, readiness.Unsure(target, h.Name, CheckSource, subject, "no result"))
+			continue
+		}
+		text := strings.TrimSpace(string(r.Data))
+		expected := d.Address.String() + " (this worker's own address)"
+		fixNAT := "on " + h.Name + ": run " + dockernet.FirewallScriptPath + " (or rdggen apply --target hosts) to put the NAT exemption " + dockernet.NATChain + " back first in nat POSTROUTING"
+		if r.RC() != 0 {
+			found := "no login to " + pr.Name + "'s worker at " + pr.Address.String() + ": " + remote.OneLine(text)
+			fix := "check " + pr.Name + "'s worker (rdggen check --target workers) and the routes and firewall of both hosts (rdggen check --target hosts)"
+			if natWhy != "" {
+				found += "; " + natWhy
+				fix = fixNAT
+			}
+			out = append(out, readiness.Fail(target, h.Name, CheckSource, subject, found, expected, fix))
+			continue
+		}
+		src := strings.Fields(lastLine(text))
+		switch {
+		case len(src) == 0:
+			out = append(out, readiness.Unsure(target, h.Name, CheckSource, subject, "the peer printed no SSH_CONNECTION: "+remote.OneLine(text)))
+		case src[0] != d.Address.String():
+			found := pr.Name + "'s sshd saw " + src[0]
+			if a, err := netip.ParseAddr(src[0]); err == nil && a == h.Data.Address.Addr() {
+				found += " (" + h.Name + "'s data address: the source was translated)"
+			}
+			if natWhy != "" {
+				found += "; " + natWhy
+			}
+			out = append(out, readiness.Fail(target, h.Name, CheckSource, subject, found, expected, fixNAT))
+		default:
+			out = append(out, readiness.Pass(target, h.Name, CheckSource, subject, pr.Name+"'s sshd saw "+src[0]))
+		}
+	}
+	return out
+}
+
+// natProblem says why nat POSTROUTING on host h would translate its
+// containers' traffic to the other hosts ("" when the exemption's jump is
+// the first rule, or the table could not be read).
+func natProblem(r remote.Result, h *inventory.Host) string {
+	if r.Name == "" || r.RC() != 0 {
+		return ""
+	}
+	var rules []string
+	for _, l := range strings.Split(string(r.Data), "\n") {
+		if strings.HasPrefix(l, "-A ") {
+			rules = append(rules, strings.TrimSpace(l))
+		}
+	}
+	switch {
+	case len(rules) > 0 && rules[0] == dockernet.NATJump:
+		return ""
+	case len(rules) == 0 || !slices.Contains(rules, dockernet.NATJump):
+		return h.Name + "'s nat POSTROUTING has no jump to " + dockernet.NATChain + ", so Docker's MASQUERADE translates its containers' traffic"
+	}
+	return fmt.Sprintf("%s's nat POSTROUTING starts with %q, before the jump to %s", h.Name, rules[0], dockernet.NATChain)
+}
+
+// lastLine is s's last non-empty line.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
