@@ -7,6 +7,12 @@
 // it (ranges merged, `50.00`, `##` banners, secrets as `# … ********`).
 // Faults can be injected per command. Facts marked [U] in the research are
 // guesses here too.
+//
+// It also answers, in every mode and without changing anything, the show
+// commands of a readiness check (show.go): `show interfaces ethernet`,
+// `show dcb priority-flow-control`, a port's `congestion-control` and
+// `counters pfc prio`, from its configuration and each port's live state,
+// which tests set with SetLink, SetPauseCounters and SetECNMarked.
 package onyxsim
 
 import (
@@ -47,6 +53,17 @@ type Options struct {
 	Faults []Fault
 	// Role is the prompt's bracket segment, default "standalone: master".
 	Role string
+	// Speed is every port's "Actual speed" at start, default "100 Gbps";
+	// every port starts with its link up (see SetLink).
+	Speed string
+	// NoShow are show commands the switch refuses (prefixes of the line as
+	// typed, e.g. "show interfaces ethernet 1/3 counters pfc"): it answers
+	// them `% Unrecognized command "<last word of the prefix>".` in every
+	// mode, as an older ONYX or a user without the right would.
+	NoShow []string
+	// Hang are lines (prefixes, as typed) the switch never answers: the
+	// session waits for the client to give up and close it.
+	Hang []string
 }
 
 // Fault makes one configuration command fail with a device error.
@@ -78,6 +95,8 @@ type Server struct {
 	faults      []Fault
 	count       int      // configuration commands since the last ResetLog
 	received    []string // configuration commands received, in order
+	typed       []string // every line typed at a prompt, in order
+	links       []PortState
 	refused     []string // the ones that failed
 	saves       int
 	saved       string
@@ -107,6 +126,9 @@ func Start(tb testing.TB, o Options) *Server {
 	if o.Role == "" {
 		o.Role = "standalone: master"
 	}
+	if o.Speed == "" {
+		o.Speed = "100 Gbps"
+	}
 	_, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
 		tb.Fatal(err)
@@ -116,7 +138,10 @@ func Start(tb testing.TB, o Options) *Server {
 		tb.Fatal(err)
 	}
 	s := &Server{opts: o, HostKey: signer.PublicKey(), cfg: newConfig(o.Hostname, o.Ports, o.Version),
-		prefixModes: true, conns: map[net.Conn]bool{}}
+		prefixModes: true, conns: map[net.Conn]bool{}, links: make([]PortState, o.Ports)}
+	for i := range s.links {
+		s.links[i] = PortState{Up: true, Speed: o.Speed}
+	}
 	for _, cmd := range o.Seed {
 		out := s.cfg.configCommand(cmd, false)
 		if out.err != "" {
@@ -199,6 +224,33 @@ func (s *Server) Received() []string {
 	return append([]string(nil), s.received...)
 }
 
+// Typed returns every line typed at a prompt since Start or the last
+// ResetLog, in every mode: show commands, mode changes (`enable`,
+// `configure terminal`, `exit`) and configuration commands alike.
+func (s *Server) Typed() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.typed...)
+}
+
+// Configure applies configuration commands as a person at the console
+// would, between two test steps (like Options.Seed, the confirmation
+// questions of non-`force` forms are taken as answered yes). It stops at
+// the first refused command and returns its error. The commands are not
+// logged in Received or Typed and do not count for Faults.
+func (s *Server) Configure(cmds ...string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, cmd := range cmds {
+		out := s.cfg.configCommand(strings.Join(strings.Fields(cmd), " "), false)
+		if out.err != "" {
+			return fmt.Errorf("onyxsim: %q: %% %s", cmd, out.err)
+		}
+		out.apply()
+	}
+	return nil
+}
+
 // Refused returns the received commands that failed.
 func (s *Server) Refused() []string {
 	s.mu.Lock()
@@ -228,11 +280,11 @@ func (s *Server) Sessions() int {
 	return s.sessions
 }
 
-// ResetLog clears Received, Refused, Saves and the fault counter.
+// ResetLog clears Received, Typed, Refused, Saves and the fault counter.
 func (s *Server) ResetLog() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.received, s.refused, s.saves, s.count = nil, nil, 0, 0
+	s.received, s.typed, s.refused, s.saves, s.count = nil, nil, nil, 0, 0
 }
 
 // SetFaults replaces the injected faults.
@@ -445,6 +497,21 @@ func (c *cli) unrecognized(line string) {
 
 // command runs one line; false ends the session.
 func (c *cli) command(line string) bool {
+	if line != "" {
+		c.srv.mu.Lock()
+		c.srv.typed = append(c.srv.typed, line)
+		c.srv.mu.Unlock()
+	}
+	for _, p := range c.srv.opts.Hang {
+		if line != "" && strings.HasPrefix(line, p) {
+			io.Copy(io.Discard, c.in)
+			return false
+		}
+	}
+	if out, ok := c.show(line); ok {
+		c.print(out)
+		return true
+	}
 	switch line {
 	case "":
 		return true

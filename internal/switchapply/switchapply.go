@@ -122,17 +122,8 @@ func (r *Result) Machine() applyplan.Machine {
 	m := applyplan.Machine{Target: "switch", Name: r.Switch, Kind: applyplan.KindSwitch, Address: r.Addr,
 		Changes: []applyplan.Change{}, Notes: r.Plan.Warnings, Seconds: r.Seconds}
 	for _, c := range r.Plan.Changes {
-		// The item is the setting (interface and key, "interface ethernet
-		// 1/1-1/32 qos trust"), the value what follows the key ("L3"); a
-		// replaced setting's From is the switch's current command(s).
-		item, value := c.Command, ""
-		if len(c.Statements) > 0 {
-			st := c.Statements[0]
-			if head, ok := strings.CutSuffix(c.Command, st.Body); ok && strings.HasPrefix(st.Body, st.Key) {
-				// A statement that is its own key ("lldp") has no value.
-				item, value = head+st.Key, strings.TrimSpace(strings.TrimPrefix(st.Body, st.Key))
-			}
-		}
+		// A replaced setting's From is the switch's current command(s).
+		item, value := changeItem(c)
 		ch := applyplan.Change{Op: applyplan.Add, Item: item, To: value, Text: c.Command}
 		if len(c.Replaces) > 0 {
 			ch.Op, ch.From = applyplan.Update, strings.Join(c.Replaces, "; ")
@@ -158,6 +149,21 @@ func (r *Result) Machine() applyplan.Machine {
 		m.Error = r.errText()
 	}
 	return m
+}
+
+// changeItem splits a plan command into the setting it makes (interface
+// and key, "interface ethernet 1/1-1/32 qos trust") and the value that
+// follows the key ("L3"); a statement that is its own key ("lldp") has no
+// value.
+func changeItem(c onyx.Change) (item, value string) {
+	item = c.Command
+	if len(c.Statements) > 0 {
+		st := c.Statements[0]
+		if head, ok := strings.CutSuffix(c.Command, st.Body); ok && strings.HasPrefix(st.Body, st.Key) {
+			item, value = head+st.Key, strings.TrimSpace(strings.TrimPrefix(st.Body, st.Key))
+		}
+	}
+	return item, value
 }
 
 // Changed reports whether commands were sent.

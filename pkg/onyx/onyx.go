@@ -1,6 +1,7 @@
 // Package onyx is the switch side of rdggen: inventory → ONYX statements →
 // running-config text (SPEC §2.1), and back: parse a switch's running-config
-// and diff it against what the inventory wants (issue #4).
+// and diff it against what the inventory wants (issue #4). show.go holds the
+// read-only show commands of `rdggen check` and parsers for their output.
 //
 // The facts behind every command and format rule are in
 // shared/research/onyx.md; doc comments cite its sections.

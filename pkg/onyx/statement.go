@@ -275,3 +275,10 @@ func (s Statement) MTUValue() int {
 func other(iface Iface, body string) Statement {
 	return Statement{Kind: KindOther, Iface: iface, Key: body, Body: body}
 }
+
+// NoShutdown is `interface <iface> no shutdown`: the port administratively
+// up (onyx_interface.py of the mellanox.onyx collection sends `no shutdown`
+// in the port's context for enabled: true). rdggen never sends it; `rdggen
+// check` names it as the fix of a port that is shut down. It is a command
+// rdggen does not own (KindOther).
+func NoShutdown(iface Iface) Statement { return other(iface, "no shutdown") }

@@ -1,0 +1,418 @@
+package switchapply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/rdggen/rdggen/internal/sshcli"
+	"github.com/rdggen/rdggen/pkg/inventory"
+	"github.com/rdggen/rdggen/pkg/onyx"
+	"github.com/rdggen/rdggen/pkg/readiness"
+)
+
+// The checks of `rdggen check --target switch` (readiness.Result.Check).
+// CheckConnect and CheckConfig concern the whole switch (Subject ""/the
+// setting); the others are made on every data port, i.e. every port of the
+// switch that a host's data link is cabled to (hosts[].data.port), with
+// Subject the port's ONYX name ("Eth1/3").
+const (
+	// CheckConnect is reported only when the switch could not be reached
+	// (no mgmt address, SSH, login or the CLI failed): Unknown, with why.
+	CheckConnect = "connect"
+	// CheckConfig is the apply plan: `show running-config` diffed against
+	// the inventory's statements (onyx.Diff), as `rdggen apply --target
+	// switch --dry-run` makes it. Passed when nothing is to send; else one
+	// failure per command of the plan, Subject the setting ("interface
+	// ethernet 1/3 dcb priority-flow-control mode"), Found what the switch
+	// has, Expected the command, Fix `rdggen apply --target switch` or the
+	// command itself in config mode.
+	CheckConfig = "config"
+	// CheckLink reads "Admin state", "Operational state" and "Actual speed"
+	// of `show interfaces ethernet | json-print`: passed when the link is
+	// up, with the speed as found (the inventory does not say the ports'
+	// speed). A shut-down port's fix is `interface ethernet 1/N no
+	// shutdown`; a port that is enabled but down needs its cable or its
+	// host's NIC looked at.
+	CheckLink = "link"
+	// CheckMTU reads "MTU" of `show interfaces ethernet | json-print`:
+	// passed when it is at least onyx.PortMTU (9216 bytes for a jumbo-frame
+	// data network, else 1500); fix `interface ethernet 1/N mtu 9216 force`.
+	CheckMTU = "mtu"
+	// CheckPFC reads `show dcb priority-flow-control | json-print`: passed
+	// when PFC is enabled globally, the RoCE priority (roce.priority) is in
+	// its "Priority Enabled List" and the port's "PFC oper" is Enabled;
+	// fixes `dcb priority-flow-control enable force`, `dcb
+	// priority-flow-control priority 3 enable`, `interface ethernet 1/N dcb
+	// priority-flow-control mode on force` (or `roce lossless` when the
+	// inventory wants the template and the switch lacks it).
+	CheckPFC = "pfc"
+	// CheckPauseCounters reads `show interfaces ethernet 1/N counters pfc
+	// prio <roce.priority>`: passed with the pause packets received and
+	// sent as found; Unknown when the switch does not print them. Never
+	// failed: pause frames are normal on a lossless fabric.
+	CheckPauseCounters = "pause-counters"
+	// CheckECN reads `show interfaces ethernet 1/N congestion-control |
+	// json-print`: passed when the RoCE traffic class marks ECN with the
+	// inventory's absolute thresholds (roce.ecn_min_kb, ecn_max_kb); fix
+	// the command pkg/onyx generates, `interface ethernet 1/N traffic-class
+	// 3 congestion-control ecn minimum-absolute 150 maximum-absolute 1500`.
+	CheckECN = "ecn"
+)
+
+// PortChecks are the checks made on each data port, in the order they are
+// reported.
+var PortChecks = []string{CheckLink, CheckMTU, CheckPFC, CheckPauseCounters, CheckECN}
+
+// applyCommand is the fix of a configuration drift.
+const applyCommand = "rdggen apply --target switch"
+
+// Check is `rdggen check --target switch`: a read-only readiness check of
+// every switch of the inventory, Parallel at a time. It connects as Run
+// does (enable mode; it never enters config mode, sends no configuration
+// command, writes no backup and ignores DryRun, Gate, BackupDir, Now and
+// Out), reads the running-config and the live state of each data port, and
+// returns the results in inventory order: per switch the CheckConfig
+// result(s), then per data port (in port order) the PortChecks. A switch
+// that cannot be reached gives one Unknown CheckConnect result; err names
+// the switches that could not be checked (unreachable, or the session
+// failed midway), and is nil when every switch answered, whatever the
+// verdicts.
+func Check(ctx context.Context, inv *inventory.Inventory, o Options) ([]readiness.Result, error) {
+	if o.Parallel < 1 {
+		o.Parallel = 1
+	}
+	n := len(inv.Switches)
+	results := make([][]readiness.Result, n)
+	errs := make([]error, n)
+	o.Track.Phase(fmt.Sprintf("checking %d switch(es), read-only", n), n)
+	forEach(n, o.Parallel, func(i int) {
+		sw := inv.Switches[i]
+		o.Track.Begin(sw.Name)
+		results[i], errs[i] = checkSwitch(ctx, inv, sw, o)
+		o.Track.End(sw.Name)
+	})
+	var out []readiness.Result
+	var failed []string
+	for i, rs := range results {
+		out = append(out, rs...)
+		if errs[i] != nil {
+			failed = append(failed, errs[i].Error())
+		}
+	}
+	if len(failed) > 0 {
+		return out, fmt.Errorf("%d of %d switch(es) could not be checked: %s", len(failed), n, strings.Join(failed, "; "))
+	}
+	return out, nil
+}
+
+// checker checks one switch over one session.
+type checker struct {
+	ctx  context.Context
+	inv  *inventory.Inventory
+	t    *target
+	rs   []readiness.Result
+	lost error // a transport error: the session is no longer usable
+	// template: the inventory wants the `roce lossless` template and the
+	// switch lacks it, so the template is the fix of PFC and ECN.
+	template bool
+}
+
+func (c *checker) pass(check, subject, found string) {
+	c.rs = append(c.rs, readiness.Pass(readiness.TargetSwitch, c.t.sw.Name, check, subject, found))
+}
+
+func (c *checker) fail(check, subject, found, expected, fix string) {
+	c.rs = append(c.rs, readiness.Fail(readiness.TargetSwitch, c.t.sw.Name, check, subject, found, expected, fix))
+}
+
+func (c *checker) unsure(check, subject, why string) {
+	c.rs = append(c.rs, readiness.Unsure(readiness.TargetSwitch, c.t.sw.Name, check, subject, why))
+}
+
+// send runs one show command. After a transport error (timeout, closed
+// connection) nothing more is sent; a refused command leaves the session
+// usable.
+func (c *checker) send(cmd string) (string, error) {
+	if c.lost != nil {
+		return "", fmt.Errorf("%q not sent: the session failed earlier", cmd)
+	}
+	out, err := c.t.sess.Send(c.ctx, cmd)
+	var de *sshcli.DeviceError
+	if err != nil && !errors.As(err, &de) {
+		c.lost = err
+	}
+	if err != nil && errors.Is(err, sshcli.ErrTimeout) && c.t.o.CommandTimeoutFlag != "" {
+		err = fmt.Errorf("%w (the bound per command is %s)", err, c.t.o.CommandTimeoutFlag)
+	}
+	return out, err
+}
+
+// fix is the command that sets st, or `roce lossless` when the template is
+// what the switch lacks.
+func (c *checker) fix(st onyx.Statement) string {
+	if c.template {
+		return onyx.RoCE("lossless").Command()
+	}
+	return st.Command()
+}
+
+func checkSwitch(ctx context.Context, inv *inventory.Inventory, sw inventory.Switch, o Options) ([]readiness.Result, error) {
+	t := prepare(ctx, inv, sw, o)
+	defer t.close()
+	c := &checker{ctx: ctx, inv: inv, t: t}
+	if t.sess == nil {
+		c.unsure(CheckConnect, "", t.res.errText())
+		return c.rs, fmt.Errorf("%s: %s", sw.Name, t.res.errText())
+	}
+	if t.res.Err != nil { // connected, but the running-config could not be read
+		c.unsure(CheckConfig, "", t.res.errText())
+		var de *sshcli.DeviceError
+		if !errors.As(t.res.Err, &de) {
+			c.lost = t.res.Err
+		}
+	} else {
+		c.config()
+	}
+	c.ports()
+	if c.lost != nil {
+		return c.rs, fmt.Errorf("%s: the session failed: %v", sw.Name, c.lost)
+	}
+	return c.rs, nil
+}
+
+// config reports the apply plan.
+func (c *checker) config() {
+	plan := c.t.res.Plan
+	c.template = onyx.UsesRoCETemplate(c.inv, c.t.sw) && slices.ContainsFunc(plan.Changes, func(ch onyx.Change) bool { return ch.Kind == onyx.KindRoCE })
+	if plan.Empty() {
+		found := fmt.Sprintf("the running-config has all %d of the inventory's statements", len(c.t.desired))
+		for _, w := range plan.Warnings {
+			found += "; warning: " + w
+		}
+		c.pass(CheckConfig, "", found)
+		return
+	}
+	for _, ch := range plan.Changes {
+		item, _ := changeItem(ch)
+		found := "not set"
+		if len(ch.Replaces) > 0 {
+			found = strings.Join(ch.Replaces, "; ")
+		}
+		c.fail(CheckConfig, item, found, ch.Command, applyCommand+", or in config mode: "+ch.Command)
+	}
+}
+
+// dataPorts are the switch's ports cabled to hosts, in port order, with
+// the hosts on each.
+func dataPorts(inv *inventory.Inventory, sw string) ([]inventory.Port, map[inventory.Port][]*inventory.Host) {
+	hosts := map[inventory.Port][]*inventory.Host{}
+	var ports []inventory.Port
+	for _, h := range inv.HostsOnSwitch(sw) {
+		p := h.Data.Port
+		if _, ok := hosts[p]; !ok {
+			ports = append(ports, p)
+		}
+		hosts[p] = append(hosts[p], h)
+	}
+	slices.SortFunc(ports, func(a, b inventory.Port) int {
+		if a.Module != b.Module {
+			return a.Module - b.Module
+		}
+		return a.Number - b.Number
+	})
+	return ports, hosts
+}
+
+// ports checks every data port.
+func (c *checker) ports() {
+	ports, hosts := dataPorts(c.inv, c.t.sw.Name)
+	if len(ports) == 0 {
+		return
+	}
+	var ifaces map[string]onyx.PortStatus
+	out, ifErr := c.send(onyx.ShowInterfacesCommand(onyx.Iface{}))
+	if ifErr == nil {
+		ifaces, ifErr = onyx.ParseInterfaces(out)
+	}
+	var pfc onyx.PFCStatus
+	out, pfcErr := c.send(onyx.ShowPFCCommand)
+	if pfcErr == nil {
+		pfc, pfcErr = onyx.ParsePFC(out)
+	}
+	for _, p := range ports {
+		iface := onyx.Ethernet(p.Module, p.Number)
+		name := iface.ShortName()
+		st, listed := ifaces[name]
+		if ifErr == nil && !listed {
+			c.fail(CheckLink, name, fmt.Sprintf("%s is not listed by %q", name, onyx.ShowInterfacesCommand(onyx.Iface{})),
+				"the port of "+hostList(hosts[p])+", up", "check switches[].model and hosts[].data.port in the inventory")
+			c.unsure(CheckMTU, name, "the port is not listed by the switch")
+		} else {
+			c.link(iface, st, ifErr, hosts[p])
+			c.mtu(iface, st, ifErr)
+		}
+		c.pfc(iface, pfc, pfcErr)
+		c.pauseCounters(iface)
+		c.ecn(iface)
+	}
+}
+
+// hostList names the hosts on a port and their ESXi uplinks, e.g.
+// "clx-mld-41 (esx-41.example vmnic4)".
+func hostList(hs []*inventory.Host) string {
+	var out []string
+	for _, h := range hs {
+		out = append(out, fmt.Sprintf("%s (%s %s)", h.Name, h.ESXi, h.NIC.PF))
+	}
+	return strings.Join(out, ", ")
+}
+
+func (c *checker) link(iface onyx.Iface, st onyx.PortStatus, err error, hs []*inventory.Host) {
+	name := iface.ShortName()
+	speed := st.Speed
+	if speed == "" {
+		speed = "speed not shown"
+	}
+	switch {
+	case err != nil:
+		c.unsure(CheckLink, name, err.Error())
+	case !st.AdminUp():
+		c.fail(CheckLink, name, fmt.Sprintf("admin state %s, operational state %s", orDash(st.Admin), orDash(st.Oper)),
+			"enabled and up", onyx.NoShutdown(iface).Command())
+	case !st.OperUp():
+		c.fail(CheckLink, name, fmt.Sprintf("admin state %s, operational state %s", st.Admin, orDash(st.Oper)),
+			"up", "check the cable and the far end, "+hostList(hs)+"; the switch side is enabled")
+	default:
+		c.pass(CheckLink, name, fmt.Sprintf("up, %s", speed))
+	}
+}
+
+func (c *checker) mtu(iface onyx.Iface, st onyx.PortStatus, err error) {
+	name := iface.ShortName()
+	want := onyx.PortMTU(c.inv)
+	switch {
+	case err != nil:
+		c.unsure(CheckMTU, name, err.Error())
+	case st.MTU == 0:
+		c.unsure(CheckMTU, name, "the port's MTU is not in the output of "+strconv.Quote(onyx.ShowInterfacesCommand(onyx.Iface{})))
+	case st.MTU >= want:
+		c.pass(CheckMTU, name, fmt.Sprintf("%d bytes", st.MTU))
+	default:
+		c.fail(CheckMTU, name, fmt.Sprintf("%d bytes", st.MTU),
+			fmt.Sprintf("at least %d bytes (data_mtu %d)", want, c.inv.DataMTU()), onyx.MTU(iface, want).Command())
+	}
+}
+
+func (c *checker) pfc(iface onyx.Iface, pfc onyx.PFCStatus, err error) {
+	name := iface.ShortName()
+	prio := c.inv.RoCE.Priority
+	if err != nil {
+		c.unsure(CheckPFC, name, err.Error())
+		return
+	}
+	port, listed := pfc.Ports[name]
+	var found, fixes []string
+	addFix := func(f string) {
+		if !slices.Contains(fixes, f) {
+			fixes = append(fixes, f)
+		}
+	}
+	if pfc.Enabled() {
+		found = append(found, "PFC enabled")
+	} else {
+		found = append(found, "PFC "+orDash(pfc.Global)+" globally")
+		addFix(c.fix(onyx.PFC()))
+	}
+	if pfc.PriorityEnabled(prio) {
+		found = append(found, fmt.Sprintf("priority %d enabled", prio))
+	} else {
+		found = append(found, fmt.Sprintf("priority %d not enabled (enabled: %s)", prio, orDash(ints(pfc.Priorities))))
+		addFix(c.fix(onyx.PFCPriority(prio)))
+	}
+	switch {
+	case !listed:
+		found = append(found, name+" not listed")
+		addFix(c.fix(onyx.PFCPort(iface)))
+	default:
+		found = append(found, fmt.Sprintf("%s PFC admin %s, oper %s", name, orDash(port.Admin), orDash(port.Oper)))
+		if !strings.EqualFold(port.Admin, "on") {
+			addFix(c.fix(onyx.PFCPort(iface)))
+		}
+	}
+	if pfc.Enabled() && pfc.PriorityEnabled(prio) && listed && port.OperEnabled() {
+		c.pass(CheckPFC, name, strings.Join(found, ", "))
+		return
+	}
+	fix := strings.Join(fixes, "; ")
+	if fix == "" { // configured on everywhere, yet not operational
+		fix = "PFC is configured on the port; check its link and the host NIC's PFC settings (DCBX over LLDP)"
+	}
+	c.fail(CheckPFC, name, strings.Join(found, ", "),
+		fmt.Sprintf("PFC enabled, priority %d enabled, %s PFC oper Enabled", prio, name), fix)
+}
+
+func (c *checker) pauseCounters(iface onyx.Iface) {
+	name := iface.ShortName()
+	prio := c.inv.RoCE.Priority
+	cmd := onyx.ShowPFCCountersCommand(iface, prio)
+	out, err := c.send(cmd)
+	if err != nil {
+		c.unsure(CheckPauseCounters, name, err.Error())
+		return
+	}
+	pc, err := onyx.ParsePauseCounters(out)
+	if err != nil {
+		c.unsure(CheckPauseCounters, name, fmt.Sprintf("%q: %v", cmd, err))
+		return
+	}
+	c.pass(CheckPauseCounters, name, fmt.Sprintf("priority %d: %s", prio, pc))
+}
+
+func (c *checker) ecn(iface onyx.Iface) {
+	name := iface.ShortName()
+	r := c.inv.RoCE
+	want := onyx.ECN(iface, r.Priority, r.ECNMinKB, r.ECNMaxKB)
+	out, err := c.send(onyx.ShowCongestionCommand(iface))
+	var cc onyx.Congestion
+	if err == nil {
+		cc, err = onyx.ParseCongestion(out)
+	}
+	if err != nil {
+		c.unsure(CheckECN, name, err.Error())
+		return
+	}
+	tc, ok := cc.TC(r.Priority)
+	if !ok {
+		c.unsure(CheckECN, name, fmt.Sprintf("traffic class %d is not in the output of %q", r.Priority, onyx.ShowCongestionCommand(iface)))
+		return
+	}
+	wantText := fmt.Sprintf("traffic class %d: ECN, absolute %d-%d KB", r.Priority, r.ECNMinKB, r.ECNMaxKB)
+	found := fmt.Sprintf("traffic class %d: %s", r.Priority, tc)
+	if tc.ECN() && tc.ThresholdMode == "absolute" && tc.Min == r.ECNMinKB && tc.Max == r.ECNMaxKB {
+		if cc.ECNMarked >= 0 {
+			found += fmt.Sprintf(", %d packets marked", cc.ECNMarked)
+		}
+		c.pass(CheckECN, name, found)
+		return
+	}
+	c.fail(CheckECN, name, found, wantText, c.fix(want))
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func ints(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, " ")
+}
