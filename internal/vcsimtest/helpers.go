@@ -152,6 +152,44 @@ func (s *Sim) PowerOn(ctx context.Context, name string) error {
 	return t.Wait(ctx)
 }
 
+// PowerOff powers a VM off through the API (a hard power-off).
+func (s *Sim) PowerOff(ctx context.Context, name string) error {
+	c, err := s.Client(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = c.Logout(ctx) }()
+	vm, err := find.NewFinder(c.Client).VirtualMachine(ctx, name)
+	if err != nil {
+		return err
+	}
+	t, err := vm.PowerOff(ctx)
+	if err != nil {
+		return err
+	}
+	return t.Wait(ctx)
+}
+
+// EditVM changes a simulated VM in place, without an API call (as if it had
+// been edited by hand behind rdggen's back); f runs with the VM locked.
+// It reports whether the VM exists.
+func (s *Sim) EditVM(name string, f func(vm *simulator.VirtualMachine)) bool {
+	vm := s.VM(name)
+	if vm == nil {
+		return false
+	}
+	s.Lock(vm.Self, func() { f(vm) })
+	return true
+}
+
+// SetRebootRequired sets an ESXi host's summary.rebootRequired
+// (HostListSummary.rebootRequired, vSphere Web Services API: "whether or not
+// the host requires a reboot due to a configuration change").
+func (s *Sim) SetRebootRequired(esxi string, required bool) {
+	h := s.hosts[esxi]
+	s.Lock(h.Self, func() { h.Summary.RebootRequired = required })
+}
+
 // AddVM creates a VM that is not in the inventory on an ESXi host, with the
 // given host GPUs passed through (to make them "in use").
 func (s *Sim) AddVM(ctx context.Context, name, esxi string, pci ...string) error {
@@ -230,6 +268,7 @@ func (s *Sim) Reset() {
 	}
 	for _, h := range s.hosts {
 		s.Model.Map().WithLock(lock, h.Self, func() {
+			h.Summary.RebootRequired = false
 			for _, pi := range h.Config.PciPassthruInfo {
 				switch pi := pi.(type) {
 				case *types.HostSriovInfo:

@@ -19,7 +19,8 @@ import (
 // (its hosts all point at an unregistered "ha-pcipassthrusystem").
 // UpdatePassthruConfig switches GPUs to passthrough and sets SR-IOV VF counts;
 // changes are active at once, as on a host that can rebind devices without a
-// reboot, unless Options.NeedReboot is set: then they wait for Sim.Reboot.
+// reboot, unless Options.NeedReboot is set: then they wait for Sim.Reboot,
+// and the host's summary.rebootRequired is true until then.
 type PciPassthruSystem struct {
 	mo.HostPciPassthruSystem
 	sim  *Sim
@@ -58,6 +59,8 @@ func (p *PciPassthruSystem) UpdatePassthruConfig(ctx *simulator.Context, req *ty
 				si.SriovEnabled, si.NumVirtualFunctionRequested = sc.SriovEnabled, sc.NumVirtualFunction
 				if !p.sim.opts.NeedReboot {
 					si.SriovActive, si.NumVirtualFunction = sc.SriovEnabled, sc.NumVirtualFunction
+				} else if si.SriovActive != si.SriovEnabled || si.NumVirtualFunction != si.NumVirtualFunctionRequested {
+					p.host.Summary.RebootRequired = true
 				}
 				continue
 			}
@@ -69,6 +72,8 @@ func (p *PciPassthruSystem) UpdatePassthruConfig(ctx *simulator.Context, req *ty
 			info.PassthruEnabled = cfg.PassthruEnabled
 			if !p.sim.opts.NeedReboot {
 				info.PassthruActive = cfg.PassthruEnabled
+			} else if info.PassthruActive != info.PassthruEnabled {
+				p.host.Summary.RebootRequired = true
 			}
 		}
 	})
@@ -85,10 +90,11 @@ func (p *PciPassthruSystem) UpdatePassthruConfig(ctx *simulator.Context, req *ty
 
 // Reboot reboots an ESXi host as far as passthrough goes: what
 // UpdatePassthruConfig enabled becomes active (and what it disabled inactive),
-// SR-IOV comes up with the requested VF count.
+// SR-IOV comes up with the requested VF count; summary.rebootRequired clears.
 func (s *Sim) Reboot(esxi string) {
 	h := s.hosts[esxi]
 	s.Lock(h.Self, func() {
+		h.Summary.RebootRequired = false
 		for _, pi := range h.Config.PciPassthruInfo {
 			switch pi := pi.(type) {
 			case *types.HostSriovInfo:

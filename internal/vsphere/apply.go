@@ -12,6 +12,9 @@
 // the others; the Result says what failed. Devices whose passthrough or
 // SR-IOV is enabled but not active wait for the host's reboot: the VM gets
 // its other settings now, the devices at the first apply after the reboot.
+//
+// Check (check.go) is `rdggen check --target esxi`: the same reads and plan,
+// reported as readiness results instead of applied.
 package vsphere
 
 import (
@@ -184,12 +187,25 @@ func Apply(ctx context.Context, c *vim25.Client, inv *inventory.Inventory, opts 
 	return res, nil
 }
 
-// plan builds the host and VM plans: first every host from the first
+// plan builds the host and VM plans (planHosts); a host whose nmlx5_core
+// parameters could not be read fails with its VMs.
+func plan(ctx context.Context, c *vim25.Client, inv *inventory.Inventory, st *state, opts Options) []*hostPlan {
+	hosts := planHosts(ctx, c, inv, st, opts)
+	for _, hp := range hosts {
+		if hp.paramsErr != nil {
+			hp.fail(hp.paramsErr)
+		}
+	}
+	return hosts
+}
+
+// planHosts builds the host and VM plans: first every host from the first
 // retrieve alone (partial plans), then, for the hosts whose plan came out
 // incomplete (devices to add or pick), a second retrieve of their PCI device
 // lists and a full plan. The hosts' nmlx5_core parameters are read meanwhile
-// (esxcli costs round trips per host), at most opts.Parallel at once.
-func plan(ctx context.Context, c *vim25.Client, inv *inventory.Inventory, st *state, opts Options) []*hostPlan {
+// (esxcli costs round trips per host), at most opts.Parallel at once; a read
+// that fails is left in paramsErr (plan fails the host, Check reports it).
+func planHosts(ctx context.Context, c *vim25.Client, inv *inventory.Inventory, st *state, opts Options) []*hostPlan {
 	names := inv.ESXiHosts()
 	hosts := make([]*hostPlan, len(names))
 	var again []int
@@ -246,10 +262,10 @@ func plan(ctx context.Context, c *vim25.Client, inv *inventory.Inventory, st *st
 	for i, hp := range hosts {
 		switch p := read[i]; {
 		case hp.err != nil, hp.blocked != nil:
-		case p == nil: // not read: the apply was cancelled
-			hp.fail(fmt.Errorf("read %s parameters: %w", vmx.NICModule, context.Canceled))
+		case p == nil: // not read: the apply or check was cancelled
+			hp.paramsErr = fmt.Errorf("read %s parameters: %w", vmx.NICModule, context.Canceled)
 		case p.err != nil:
-			hp.fail(fmt.Errorf("read %s parameters: %w", vmx.NICModule, p.err))
+			hp.paramsErr = fmt.Errorf("read %s parameters: %w", vmx.NICModule, p.err)
 		default:
 			want := vmx.ModuleParams(hp.nic, inv.RoCE)
 			hp.paramsCur = p.cur

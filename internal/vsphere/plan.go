@@ -39,11 +39,21 @@ type hostPlan struct {
 	// blocked is a problem of the host's NIC (no such uplink, no SR-IOV,
 	// too few VFs) that holds back its SR-IOV, MTU and nmlx5_core changes and
 	// its VMs' SR-IOV adapters; the rest (GPU passthrough, the VMs' other
-	// settings) is planned and applied. The host counts as failed.
+	// settings) is planned and applied. The host counts as failed. It is a
+	// *fixErr (what Check expects and the fix).
 	blocked error
 
 	paramsCur, paramsNew string
 	paramsChanged        bool
+	paramsErr            error // the parameters could not be read (see planHosts)
+
+	// mtuSwitch names the virtual switch that carries the PF as planMTU
+	// found it ("vSwitch vSwitch1", "distributed switch DVS0"; "" for none),
+	// mtuCur its MTU in bytes; mtuUnread: a distributed switch vCenter did
+	// not list. Check reports them.
+	mtuSwitch string
+	mtuCur    int32
+	mtuUnread bool
 
 	// The data MTU on the virtual switch of the PF (the VFs' ceiling):
 	// vswitchSpec is the standard vSwitch's whole spec with the new MTU
@@ -66,6 +76,11 @@ type vmPlan struct {
 	vm   *mo.VirtualMachine
 	host *hostPlan
 	err  error
+
+	// planned: planVM ran (its changes are known). offErr: err is the
+	// refusal of changes that need the VM powered off (planVMs), not a
+	// problem of the plan itself.
+	planned, offErr bool
 
 	gpus []string // resolved PCI address per inventory GPU
 
@@ -104,6 +119,22 @@ type sriovChange struct {
 }
 
 func (p *vmPlan) changed() bool { return len(p.changes) > 0 }
+
+// fixErr is a plan error that also says what Check expects instead and what
+// clears it; Apply prints only the error. subject is the device it is about
+// when Check reports it under CheckDevices ("" for the VM's GPUs as a whole).
+type fixErr struct {
+	error
+	subject, expected, fix string
+}
+
+// fixable wraps err with what is expected and the fix.
+func fixable(err error, expected, fix string) error { return &fixErr{err, "", expected, fix} }
+
+// fixableAt is fixable about one device (see fixErr).
+func fixableAt(subject string, err error, expected, fix string) error {
+	return &fixErr{err, subject, expected, fix}
+}
 
 // postpone turns a planned device add (plan line line) into one that waits
 // for the host's reboot: the device did not become available.
@@ -192,6 +223,7 @@ func (hp *hostPlan) planVMs(st *state, full bool) {
 		if vp.err == nil && len(vp.coldOnly) > 0 && vp.vm.Runtime.PowerState != types.VirtualMachinePowerStatePoweredOff {
 			vp.err = fmt.Errorf("VM %s is %s; these changes need it powered off: %s. rdggen does not power VMs off: shut it down, then re-run apply",
 				vp.inv.VM, vp.vm.Runtime.PowerState, strings.Join(vp.coldOnly, "; "))
+			vp.offErr = true
 		}
 	}
 	hp.planPassthrough()
@@ -303,16 +335,22 @@ func planHost(inv *inventory.Inventory, st *state, name string) *hostPlan {
 		}
 	}
 	if hp.pfID == "" {
-		hp.blocked = fmt.Errorf("no uplink %s (uplinks: %s); check the inventory's nic.pf", hp.nic.PF, strings.Join(uplinks, ", "))
+		hp.blocked = fixable(fmt.Errorf("no uplink %s (uplinks: %s); check the inventory's nic.pf", hp.nic.PF, strings.Join(uplinks, ", ")),
+			fmt.Sprintf("uplink %s on ESXi host %s", hp.nic.PF, name),
+			fmt.Sprintf("set nic.pf in the inventory to the ConnectX uplink of %s (esxcli network nic list)", name))
 		return hp
 	}
 	sr, ok := hp.info[hp.pfID].(*types.HostSriovInfo)
 	if !ok || !sr.SriovCapable {
-		hp.blocked = fmt.Errorf("%s (%s) is not SR-IOV capable (enable SR-IOV in the BIOS and the NIC firmware)", hp.nic.PF, hp.pfID)
+		hp.blocked = fixable(fmt.Errorf("%s (%s) is not SR-IOV capable (enable SR-IOV in the BIOS and the NIC firmware)", hp.nic.PF, hp.pfID),
+			"SR-IOV capable",
+			fmt.Sprintf("enable SR-IOV in the BIOS of ESXi host %s and in the NIC firmware (mlxconfig SRIOV_EN=1 NUM_OF_VFS>=%d), then reboot it", name, hp.nic.VFs))
 		return hp
 	}
 	if int(sr.MaxVirtualFunctionSupported) > 0 && hp.nic.VFs > int(sr.MaxVirtualFunctionSupported) {
-		hp.blocked = fmt.Errorf("%s supports at most %d VFs, the inventory asks for %d", hp.nic.PF, sr.MaxVirtualFunctionSupported, hp.nic.VFs)
+		hp.blocked = fixable(fmt.Errorf("%s supports at most %d VFs, the inventory asks for %d", hp.nic.PF, sr.MaxVirtualFunctionSupported, hp.nic.VFs),
+			fmt.Sprintf("at least %d VFs supported", hp.nic.VFs),
+			fmt.Sprintf("lower nic.vfs in the inventory to at most %d, or raise NUM_OF_VFS in the NIC firmware (mlxconfig) and reboot ESXi host %s", sr.MaxVirtualFunctionSupported, name))
 		return hp
 	}
 	if !sr.SriovEnabled || int(sr.NumVirtualFunctionRequested) != hp.nic.VFs {
@@ -360,6 +398,7 @@ func (hp *hostPlan) planMTU(st *state, want int) {
 		if cur == 0 {
 			cur = 1500 // vSphere's default
 		}
+		hp.mtuSwitch, hp.mtuCur = "vSwitch "+vs.Name, cur
 		if int(cur) < want {
 			spec := vs.Spec
 			spec.Mtu = int32(want)
@@ -374,11 +413,14 @@ func (hp *hostPlan) planMTU(st *state, want int) {
 			continue
 		}
 		d := st.dvs[ps.DvsUuid]
+		hp.mtuSwitch = "distributed switch " + ps.DvsName
 		if d == nil {
 			hp.notes = append(hp.notes, fmt.Sprintf("%s is on distributed switch %s, which vCenter did not list: its MTU is not checked", hp.nic.PF, ps.DvsName))
+			hp.mtuUnread = true
 			return
 		}
 		hp.dvs = d
+		hp.mtuSwitch, hp.mtuCur = "distributed switch "+d.name, d.maxMTU
 		if !slices.Contains(d.hosts, hp.name) {
 			d.hosts = append(d.hosts, hp.name)
 		}
@@ -444,7 +486,8 @@ func (hp *hostPlan) planPassthrough() {
 			seen[id] = true
 			pi := hp.info[id]
 			if pi == nil || !pi.GetHostPciPassthruInfo().PassthruCapable {
-				vp.err = fmt.Errorf("GPU %s on %s is not capable of passthrough (check VT-d and above-4G decoding in the BIOS)", id, hp.name)
+				vp.err = fixableAt(id, fmt.Errorf("GPU %s on %s is not capable of passthrough (check VT-d and above-4G decoding in the BIOS)", id, hp.name),
+					"passthrough capable", biosFix(hp.name))
 				continue
 			}
 			info := pi.GetHostPciPassthruInfo()
@@ -518,13 +561,16 @@ func (hp *hostPlan) resolveGPUs(st *state) {
 				continue
 			}
 			d := hp.device(g.PCI)
+			want := fmt.Sprintf("a free %s at %s on ESXi host %s", g.Model, g.PCI, hp.name)
+			fixPCI := fmt.Sprintf("correct gpus[%d].pci of %s in the inventory", i, vp.inv.Name)
 			switch {
 			case d == nil:
-				vp.err = fmt.Errorf("gpus[%d]: no PCI device %s on ESXi host %s", i, g.PCI, hp.name)
+				vp.err = fixable(fmt.Errorf("gpus[%d]: no PCI device %s on ESXi host %s", i, g.PCI, hp.name), want, fixPCI)
 			case !hp.matches(g, d):
-				vp.err = fmt.Errorf("gpus[%d]: %s on %s is %s, not a %s", i, g.PCI, hp.name, deviceText(d), g.Model)
+				vp.err = fixable(fmt.Errorf("gpus[%d]: %s on %s is %s, not a %s", i, g.PCI, hp.name, deviceText(d), g.Model), want, fixPCI)
 			case used[g.PCI] != "" && used[g.PCI] != vp.inv.VM:
-				vp.err = fmt.Errorf("gpus[%d]: GPU %s on %s is already passed through to VM %s", i, g.PCI, hp.name, used[g.PCI])
+				vp.err = fixable(fmt.Errorf("gpus[%d]: GPU %s on %s is already passed through to VM %s", i, g.PCI, hp.name, used[g.PCI]), want,
+					fmt.Sprintf("remove GPU %s from VM %s, or %s", g.PCI, used[g.PCI], fixPCI))
 			default:
 				vp.gpus[i] = g.PCI
 				claimed[g.PCI] = vp.inv.VM
@@ -599,18 +645,21 @@ func (hp *hostPlan) resolveGPUs(st *state) {
 			names = append(names, w.vp.inv.VM)
 		}
 		var err error
+		want := fmt.Sprintf("one free %s on ESXi host %s for each GPU without a pci address", g.Model, hp.name)
+		setPCI := "set gpus[].pci in the inventory"
 		switch {
 		case len(free) < need:
 			err = fmt.Errorf("needs %d more %s on ESXi host %s but %d are free", need, g.Model, hp.name, len(free))
 			if len(busy) > 0 {
 				err = fmt.Errorf("%w: GPU %s", err, strings.Join(busy, ", "))
 			}
+			err = fixable(err, want, fmt.Sprintf("free %d %s on ESXi host %s (remove them from the VMs that have them) or list fewer gpus in the inventory", need-len(free), g.Model, hp.name))
 		case len(ws) > 1:
-			err = fmt.Errorf("GPUs without a pci address: VMs %s on ESXi host %s all need %s and which device goes to which VM would be a guess (free: %s); set gpus[].pci in the inventory",
-				strings.Join(names, ", "), hp.name, g.Model, strings.Join(free, ", "))
+			err = fixable(fmt.Errorf("GPUs without a pci address: VMs %s on ESXi host %s all need %s and which device goes to which VM would be a guess (free: %s); set gpus[].pci in the inventory",
+				strings.Join(names, ", "), hp.name, g.Model, strings.Join(free, ", ")), want, setPCI)
 		case len(free) > need:
-			err = fmt.Errorf("GPUs without a pci address: %d %s on ESXi host %s are free for %d GPU(s) (%s), so the choice would be a guess; set gpus[].pci in the inventory",
-				len(free), g.Model, hp.name, need, strings.Join(free, ", "))
+			err = fixable(fmt.Errorf("GPUs without a pci address: %d %s on ESXi host %s are free for %d GPU(s) (%s), so the choice would be a guess; set gpus[].pci in the inventory",
+				len(free), g.Model, hp.name, need, strings.Join(free, ", ")), want, setPCI)
 		}
 		for _, w := range ws {
 			if err != nil {
@@ -627,6 +676,7 @@ func (hp *hostPlan) resolveGPUs(st *state) {
 // planVM compares one VM with the inventory and builds its ConfigSpec (without
 // the new devices' backings, which need QueryConfigTarget).
 func planVM(st *state, vp *vmPlan) {
+	vp.planned = true
 	vm, h := vp.vm, vp.inv
 	cfg := vm.Config
 	if cfg == nil {
@@ -676,6 +726,9 @@ func planVM(st *state, vp *vmPlan) {
 		}
 	}
 	for i, id := range vp.gpus {
+		if id == "" {
+			continue // not resolved: the VM has an error (Check plans it anyway)
+		}
 		d := vp.host.devices[id]
 		pt := attached[id]
 		if pt == nil {
@@ -719,7 +772,9 @@ func planVM(st *state, vp *vmPlan) {
 	if !ok {
 		// Checked before anything is sent: vcsim crashes, and vCenter
 		// fails late, on a NIC backed by an unknown network.
-		vp.err = fmt.Errorf("port group %q is not on ESXi host %s (networks: %s)", a.PortGroup, vp.host.name, strings.Join(st.hostNetworkNames(vp.host.host), ", "))
+		vp.err = fixableAt(vfSubject(a.PF), fmt.Errorf("port group %q is not on ESXi host %s (networks: %s)", a.PortGroup, vp.host.name, strings.Join(st.hostNetworkNames(vp.host.host), ", ")),
+			fmt.Sprintf("port group %q on ESXi host %s", a.PortGroup, vp.host.name),
+			fmt.Sprintf("create port group %q on ESXi host %s, or correct nic.portgroup in the inventory", a.PortGroup, vp.host.name))
 		return
 	}
 	var onPF *types.VirtualSriovEthernetCard
@@ -761,6 +816,11 @@ func planVM(st *state, vp *vmPlan) {
 		vp.sriov = &sriovChange{net: net, what: what, line: line}
 		vp.change(true, applyplan.Change{Op: applyplan.Add, Item: "SR-IOV adapter on " + a.PF, To: a.PortGroup, Text: line})
 	}
+}
+
+// biosFix is the fix for a GPU the host cannot pass through.
+func biosFix(host string) string {
+	return fmt.Sprintf("enable VT-d (AMD-Vi) and above-4G decoding in the BIOS of ESXi host %s, then reboot it", host)
 }
 
 func orUnset(s string) string {

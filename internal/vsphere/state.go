@@ -104,8 +104,9 @@ type network struct {
 // PropertyCollector retrieve over one container view (3 round trips:
 // CreateContainerView, RetrievePropertiesEx, DestroyView; more only when
 // vCenter pages a very large result). extraKeys are the ExtraConfig keys to
-// read (managedKeys).
-func readState(ctx context.Context, c *vim25.Client, extraKeys []string) (*state, error) {
+// read (managedKeys); hostExtra are host properties beyond hostProps (Check
+// reads summary.rebootRequired).
+func readState(ctx context.Context, c *vim25.Client, extraKeys []string, hostExtra ...string) (*state, error) {
 	m := view.NewManager(c)
 	kinds := []string{"VirtualMachine", "HostSystem", "Network", "DistributedVirtualPortgroup", "DistributedVirtualSwitch"}
 	v, err := m.CreateContainerView(ctx, c.ServiceContent.RootFolder, kinds, true)
@@ -129,7 +130,7 @@ func readState(ctx context.Context, c *vim25.Client, extraKeys []string) (*state
 			}},
 			PropSet: []types.PropertySpec{
 				{Type: "VirtualMachine", PathSet: vmPaths},
-				{Type: "HostSystem", PathSet: hostProps},
+				{Type: "HostSystem", PathSet: append(slices.Clone(hostProps), hostExtra...)},
 				{Type: "Network", PathSet: netProps},
 				{Type: "DistributedVirtualPortgroup", PathSet: dvpgProps},
 				{Type: "DistributedVirtualSwitch", PathSet: dvsProps},
