@@ -13,6 +13,7 @@ import (
 	"github.com/rdggen/rdggen/internal/remote"
 	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/inventory"
+	"github.com/rdggen/rdggen/pkg/readiness"
 )
 
 // applyEnv is what every apply target gets: the validated inventory and the
@@ -78,6 +79,11 @@ type applyTarget struct {
 	flags func(fs *pflag.FlagSet)
 	check func() error
 	run   func(ctx context.Context, env *applyEnv, tr *targetRun) error
+	// inspect is the target's part of `rdggen check`: it reads the same
+	// machines over the same connections and changes nothing. applyOnly
+	// lists the target's flags that only apply uses (hidden from check).
+	inspect   func(ctx context.Context, env *applyEnv, tr *targetRun) ([]readiness.Result, error)
+	applyOnly []string
 }
 
 // positive refuses a duration flag that is not above zero.

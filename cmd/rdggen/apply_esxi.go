@@ -12,6 +12,7 @@ import (
 	"github.com/vmware/govmomi/vim25"
 
 	"github.com/rdggen/rdggen/internal/vsphere"
+	"github.com/rdggen/rdggen/pkg/readiness"
 )
 
 // esxiModules gives the nmlx5_core parameter store of a session; nil means
@@ -37,6 +38,34 @@ func esxiTarget() *applyTarget {
 	var vcenter string
 	var insecure, allowHTTP bool
 	var timeout time.Duration
+	// connect logs in to vCenter, saying where and waiting visibly.
+	connect := func(ctx context.Context, env *applyEnv, tr *targetRun) (*vsphere.Session, error) {
+		cfg, err := vsphere.ConfigFromEnv(env.Inv, env.Getenv, vcenter, insecure)
+		if err != nil {
+			return nil, err
+		}
+		if err := cfg.RequireTLS(allowHTTP); err != nil {
+			return nil, err
+		}
+		cfg.Timeout = timeout
+		fmt.Fprintf(tr.Out, "vCenter %s (from %s)\n", cfg, cfg.Source)
+		tr.Track.Phase("connecting to vCenter", 0)
+		waited := tr.Track.Wait(fmt.Sprintf("vCenter %s to answer the login (bound: --vcenter-timeout %s)", cfg.URL.Host, timeout))
+		sess, err := vsphere.Connect(ctx, cfg, env.Parallel+2, nil)
+		waited()
+		if err != nil {
+			return nil, timeoutHint(err, "--vcenter-timeout", timeout)
+		}
+		return sess, nil
+	}
+	// options are the esxi target's settings for apply and check.
+	options := func(env *applyEnv, tr *targetRun, sess *vsphere.Session) vsphere.Options {
+		opts := vsphere.Options{DryRun: env.DryRun, Parallel: env.Parallel, Out: tr.Out, Track: tr.Track, Gate: tr.Gate}
+		if esxiModules != nil {
+			opts.Modules = esxiModules(sess.Client)
+		}
+		return opts
+	}
 	return &applyTarget{
 		name: "esxi",
 		help: "VMs and ESXi hosts through vCenter (GOVC_URL, GOVC_USERNAME, GOVC_PASSWORD, GOVC_TLS_CA_CERTS, GOVC_INSECURE)",
@@ -48,28 +77,12 @@ func esxiTarget() *applyTarget {
 		},
 		check: func() error { return positive("--vcenter-timeout", timeout) },
 		run: func(ctx context.Context, env *applyEnv, tr *targetRun) error {
-			cfg, err := vsphere.ConfigFromEnv(env.Inv, env.Getenv, vcenter, insecure)
+			sess, err := connect(ctx, env, tr)
 			if err != nil {
 				return err
-			}
-			if err := cfg.RequireTLS(allowHTTP); err != nil {
-				return err
-			}
-			cfg.Timeout = timeout
-			fmt.Fprintf(tr.Out, "vCenter %s (from %s)\n", cfg, cfg.Source)
-			tr.Track.Phase("connecting to vCenter", 0)
-			waited := tr.Track.Wait(fmt.Sprintf("vCenter %s to answer the login (bound: --vcenter-timeout %s)", cfg.URL.Host, timeout))
-			sess, err := vsphere.Connect(ctx, cfg, env.Parallel+2, nil)
-			waited()
-			if err != nil {
-				return timeoutHint(err, "--vcenter-timeout", timeout)
 			}
 			defer sess.Logout(ctx)
-			opts := vsphere.Options{DryRun: env.DryRun, Parallel: env.Parallel, Out: tr.Out, Track: tr.Track, Gate: tr.Gate}
-			if esxiModules != nil {
-				opts.Modules = esxiModules(sess.Client)
-			}
-			res, err := vsphere.Apply(ctx, sess.Client, env.Inv, opts)
+			res, err := vsphere.Apply(ctx, sess.Client, env.Inv, options(env, tr, sess))
 			if err != nil {
 				return timeoutHint(err, "--vcenter-timeout", timeout)
 			}
@@ -80,6 +93,15 @@ func esxiTarget() *applyTarget {
 				return &partFailed{msg: fmt.Sprintf("%d failed, listed above", n)}
 			}
 			return nil
+		},
+		inspect: func(ctx context.Context, env *applyEnv, tr *targetRun) ([]readiness.Result, error) {
+			sess, err := connect(ctx, env, tr)
+			if err != nil {
+				return nil, err
+			}
+			defer sess.Logout(ctx)
+			rs, err := vsphere.Check(ctx, sess.Client, env.Inv, options(env, tr, sess))
+			return rs, timeoutHint(err, "--vcenter-timeout", timeout)
 		},
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/rdggen/rdggen/internal/hostapply"
 	"github.com/rdggen/rdggen/internal/remote"
+	"github.com/rdggen/rdggen/pkg/readiness"
 )
 
 // hostsTarget is `rdggen apply --target hosts`: Docker networking, routes,
@@ -34,6 +35,12 @@ func hostsTarget() *applyTarget {
 				Gate:           tr.Gate,
 			})
 			return tr.sshReport(rep, err)
+		},
+		applyOnly: []string{"docker-restart", "docker-validate"},
+		inspect: func(ctx context.Context, env *applyEnv, tr *targetRun) ([]readiness.Result, error) {
+			return hostapply.Check(ctx, env.Inv, hostapply.Options{
+				Dial: env.vmSSH().Dialer(), Root: env.VM.root, Parallel: env.Parallel, Track: tr.Track,
+			})
 		},
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rdggen/rdggen/internal/switchapply"
+	"github.com/rdggen/rdggen/pkg/readiness"
 )
 
 // Environment variables of the switch target (never printed).
@@ -27,6 +28,34 @@ func switchTarget() *applyTarget {
 		timeout   time.Duration
 		port      int
 	)
+	// options are the switch target's settings for apply and check.
+	options := func(env *applyEnv, tr *targetRun) switchapply.Options {
+		u := user
+		if fs != nil && !fs.Changed("switch-user") {
+			if v := env.Getenv(envSwitchUser); v != "" {
+				u = v
+			}
+		}
+		return switchapply.Options{
+			User:               u,
+			Password:           env.Getenv(envSwitchPassword),
+			Agent:              true,
+			Identities:         env.Identities,
+			KnownHosts:         env.KnownHosts,
+			Port:               port,
+			BackupDir:          backupDir,
+			DryRun:             env.DryRun,
+			Parallel:           env.Parallel,
+			CommandTimeout:     timeout,
+			DialTimeout:        env.SSHTimeout,
+			DialTimeoutFlag:    "--ssh-timeout",
+			CommandTimeoutFlag: fmt.Sprintf("--switch-timeout %s", timeout),
+			PasswordVar:        envSwitchPassword,
+			Out:                tr.Out,
+			Track:              tr.Track,
+			Gate:               tr.Gate,
+		}
+	}
 	return &applyTarget{
 		name: "switch",
 		help: "ONYX switches over SSH (" + envSwitchUser + ", " + envSwitchPassword + "): lossless RoCE config, only what differs",
@@ -41,31 +70,7 @@ func switchTarget() *applyTarget {
 			return errors.Join(positive("--switch-timeout", timeout), validPort("--switch-ssh-port", port))
 		},
 		run: func(ctx context.Context, env *applyEnv, tr *targetRun) error {
-			u := user
-			if fs != nil && !fs.Changed("switch-user") {
-				if v := env.Getenv(envSwitchUser); v != "" {
-					u = v
-				}
-			}
-			results, err := switchapply.Run(ctx, env.Inv, switchapply.Options{
-				User:               u,
-				Password:           env.Getenv(envSwitchPassword),
-				Agent:              true,
-				Identities:         env.Identities,
-				KnownHosts:         env.KnownHosts,
-				Port:               port,
-				BackupDir:          backupDir,
-				DryRun:             env.DryRun,
-				Parallel:           env.Parallel,
-				CommandTimeout:     timeout,
-				DialTimeout:        env.SSHTimeout,
-				DialTimeoutFlag:    "--ssh-timeout",
-				CommandTimeoutFlag: fmt.Sprintf("--switch-timeout %s", timeout),
-				PasswordVar:        envSwitchPassword,
-				Out:                tr.Out,
-				Track:              tr.Track,
-				Gate:               tr.Gate,
-			})
+			results, err := switchapply.Run(ctx, env.Inv, options(env, tr))
 			tr.Summary = switchSummary(results, env.DryRun)
 			fmt.Fprintln(tr.Out, tr.Summary)
 			for _, r := range results {
@@ -75,6 +80,10 @@ func switchTarget() *applyTarget {
 				return &partFailed{msg: err.Error()}
 			}
 			return nil
+		},
+		applyOnly: []string{"backup-dir"},
+		inspect: func(ctx context.Context, env *applyEnv, tr *targetRun) ([]readiness.Result, error) {
+			return switchapply.Check(ctx, env.Inv, options(env, tr))
 		},
 	}
 }

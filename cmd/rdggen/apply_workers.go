@@ -10,6 +10,7 @@ import (
 	"github.com/rdggen/rdggen/internal/workerapply"
 	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/horovod"
+	"github.com/rdggen/rdggen/pkg/readiness"
 )
 
 // workersTarget is `rdggen apply --target workers`: the Horovod worker
@@ -76,6 +77,26 @@ func workersTarget() *applyTarget {
 				return saveErr
 			}
 			return tr.sshReport(rep, err)
+		},
+		applyOnly: []string{"worker-timeout"},
+		inspect: func(ctx context.Context, env *applyEnv, tr *targetRun) ([]readiness.Result, error) {
+			dir := keys
+			if dir == "" {
+				var err error
+				if dir, err = workerapply.DefaultKeyDir(env.Inv.Name, env.Getenv); err != nil {
+					return nil, err
+				}
+			}
+			k, found, err := workerapply.LoadKeys(dir)
+			if err != nil {
+				return nil, err
+			}
+			if !found {
+				return nil, fmt.Errorf("no worker keys in %s (--keys): the workers are checked against the cluster's keys, which rdggen apply --target workers makes", dir)
+			}
+			return workerapply.Check(ctx, env.Inv, workerapply.Options{
+				Dial: env.vmSSH().Dialer(), Keys: k, Root: env.VM.root, Parallel: env.Parallel, Track: tr.Track,
+			})
 		},
 	}
 }

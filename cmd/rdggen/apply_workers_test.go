@@ -151,6 +151,8 @@ func TestApplyWorkersDocker(t *testing.T) {
 		}
 	}
 
+	checkWorkersReadiness(t, c)
+
 	code, out, _ = applyTo(t, c, "workers")
 	if code != exitOK || !strings.Contains(out, "workers: nothing to do: 3 up to date") {
 		t.Fatalf("second apply: exit %d", code)
@@ -274,4 +276,60 @@ func rdggenRun(t *testing.T, c *netnstest.Cluster, ctx context.Context, extra ..
 	code := run(ctx, args, &out, &errb, func(string) string { return "" })
 	t.Logf("rdggen %s → exit %d in %.2fs\n%s%s", strings.Join(args, " "), code, time.Since(start).Seconds(), out.String(), errb.String())
 	return code, out.String(), errb.String()
+}
+
+// checkWorkersReadiness is `rdggen check --target workers` on the running
+// workers: all ready, every worker's login to every other seen with its own
+// container address; then ns-02 loses its NAT exemption (the jump Docker
+// pushes down at every start) and exactly ns-02's connections fail, naming
+// its nat POSTROUTING and the script that fixes it; the script run, all pass.
+func checkWorkersReadiness(t *testing.T, c *netnstest.Cluster) {
+	t.Helper()
+	code, out, errOut := checkCluster(t, c, "--target", "workers")
+	if code != exitOK || !strings.Contains(errOut, "rdggen check: all 15 check(s) passed") {
+		t.Fatalf("healthy workers: exit %d", code)
+	}
+	for _, a := range c.Hosts {
+		for _, b := range c.Hosts {
+			if a != b {
+				if want := fmt.Sprintf("%s: source-address to %s: passed (%s's sshd saw %s)", a.Name, b.Name, b.Name, a.Container); !strings.Contains(out, want) {
+					t.Errorf("no line %q", want)
+				}
+			}
+		}
+	}
+	h2 := c.Hosts[1]
+	if out, err := c.Exec(h2.NS, "iptables", "-t", "nat", "-D", "POSTROUTING", "-j", "RDGGEN-POSTROUTING"); err != nil {
+		t.Fatalf("remove the exemption: %v %s", err, out)
+	}
+	code, out, errOut = checkCluster(t, c, "--target", "workers")
+	if code != exitInvalid {
+		t.Errorf("ns-02 masquerading: exit %d, want %d", code, exitInvalid)
+	}
+	var failed []string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "FAILED") {
+			failed = append(failed, l)
+		}
+	}
+	if len(failed) != 2 {
+		t.Errorf("%d failures, want ns-02's 2 connections:\n%s", len(failed), strings.Join(failed, "\n"))
+	}
+	for _, l := range failed {
+		if !strings.HasPrefix(l, "[workers] ns-02: source-address to ns-0") && !strings.HasPrefix(l, "ns-02: source-address to ns-0") ||
+			!strings.Contains(l, "ns-02's nat POSTROUTING has no jump to RDGGEN-POSTROUTING, so Docker's MASQUERADE translates its containers' traffic") ||
+			!strings.Contains(l, "expected "+h2.Container.String()+" (this worker's own address)") ||
+			!strings.Contains(l, "fix: on ns-02: run /etc/rdggen/firewall.sh (or rdggen apply --target hosts)") {
+			t.Errorf("failure line: %s", l)
+		}
+	}
+	if !strings.Contains(errOut, "rdggen check: not ready: ns-02 source-address to ns-01; ns-02 source-address to ns-03") {
+		t.Errorf("the summary does not name ns-02's connections")
+	}
+	if out, err := c.Exec(h2.NS, "sh", h2.File("/etc/rdggen/firewall.sh")); err != nil {
+		t.Fatalf("firewall.sh: %v %s", err, out)
+	}
+	if code, _, _ := checkCluster(t, c, "--target", "workers"); code != exitOK {
+		t.Errorf("after firewall.sh: exit %d", code)
+	}
 }

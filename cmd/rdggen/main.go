@@ -17,13 +17,11 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
 	"github.com/rdggen/rdggen/internal/render"
-	"github.com/rdggen/rdggen/internal/sshconn"
 	"github.com/rdggen/rdggen/pkg/inventory"
 	"github.com/rdggen/rdggen/pkg/quote"
 )
@@ -61,12 +59,15 @@ Usage:
   rdggen example                        print the reference inventory as commented YAML
   rdggen apply -f cluster.yaml [--target switch,esxi,hosts,workers] [--dry-run]
                                         show what would change, then push only that
+  rdggen check -f cluster.yaml [--target switch,esxi,hosts,workers]
+                                        prove the live cluster is ready for RoCE training
+                                        (read-only; each failure with its fix)
   rdggen run -f cluster.yaml [--mpirun] [-- CMD ARG...]
                                         launch the job from the first host's worker
   rdggen version                        rdggen's version (also --version)
 
 Without -f, generating and validating use the embedded reference cluster
-(8 hosts clx-mld-41..48); apply and run need -f.
+(8 hosts clx-mld-41..48); apply, check and run need -f.
 
 Examples:
   rdggen -o out                         # the reference cluster's artifacts in ./out
@@ -75,7 +76,8 @@ Examples:
   rdggen -f cluster.yaml -o out
   rdggen apply --target hosts --dry-run -f cluster.yaml
 
-Exit status: 0 success, 1 invalid inventory, 2 usage error, 3 a write or apply step failed.
+Exit status: 0 success, 1 invalid inventory (check: not ready), 2 usage error,
+3 a write or apply step failed.
 Run 'rdggen <command> --help' for a command's flags.
 `
 
@@ -89,6 +91,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 			return cmdExample(args[1:], stdout, stderr)
 		case "apply":
 			return cmdApply(ctx, args[1:], stdout, stderr, getenv)
+		case "check":
+			return cmdCheck(ctx, args[1:], stdout, stderr, getenv)
 		case "run":
 			return cmdRun(ctx, args[1:], stdout, stderr, getenv)
 		case "version", "--version":
@@ -103,7 +107,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 			return run(ctx, []string{args[1], "--help"}, stdout, stderr, getenv)
 		}
 		if !strings.HasPrefix(args[0], "-") {
-			fmt.Fprintf(stderr, "rdggen: unknown command %q (commands: validate, example, apply, run, version)\n", args[0])
+			fmt.Fprintf(stderr, "rdggen: unknown command %q (commands: validate, example, apply, check, run, version)\n", args[0])
 			return exitUsage
 		}
 	}
@@ -369,81 +373,43 @@ func cmdApply(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	dryRun := fs.Bool("dry-run", false, "print the plan and change nothing")
 	yes := fs.BoolP("yes", "y", false, "push without asking (needed when there is no terminal to ask on)")
 	output := fs.StringP("output", "o", "text", "`FORMAT` of stdout: text, or json (the plan or result as one document; text on stderr)")
-	parallel := fs.Int("parallel", 8, "machines changed at once per target, `N` ≥ 1")
-	knownHosts := fs.String("known-hosts", "", "known_hosts `FILE` that SSH host keys must match, switches and VMs (default ~/.ssh/known_hosts)")
-	identities := fs.StringArray("identity", nil, "private key `FILE` for SSH to switches and VMs (repeatable); ssh-agent keys are offered too")
-	sshTimeout := fs.Duration("ssh-timeout", 15*time.Second, "bound on each SSH connect and handshake, switches and VMs (> 0)")
-	vm := &vmFlags{}
-	vm.register(fs, true)
-	for _, t := range all {
-		t.flags(fs)
-	}
+	conn := registerConnFlags(fs, all, "machines changed at once per target, `N` ≥ 1")
 	if code, ok := parse(fs, args, stdout); !ok {
 		return code
 	}
-	if *parallel < 1 {
-		fmt.Fprintln(stderr, "rdggen: --parallel must be at least 1")
-		return exitUsage
-	}
-	checks := []error{vm.check(), positive("--ssh-timeout", *sshTimeout)}
+	checks := conn.check()
 	if *output != "text" && *output != "json" {
 		checks = append(checks, fmt.Errorf("--output %q: want text or json", quote.Line(*output)))
 	}
 	if *yes && *dryRun {
 		checks = append(checks, errors.New("--yes and --dry-run: a dry run pushes nothing, so there is nothing to say yes to; pick one"))
 	}
-	for _, t := range all {
-		if t.check != nil {
-			checks = append(checks, t.check())
-		}
-	}
-	if err := errors.Join(checks...); err != nil {
-		for _, l := range strings.Split(err.Error(), "\n") {
-			fmt.Fprintf(stderr, "rdggen: %s\n", l)
-		}
-		return exitUsage
+	if code, ok := usageErrors(stderr, checks); !ok {
+		return code
 	}
 	if *file == "" {
 		fmt.Fprintln(stderr, "rdggen: apply needs -f cluster.yaml: it changes real machines (the embedded reference cluster is only for generating files and `rdggen example`)")
 		return exitUsage
 	}
-	if fs.Changed("target") && strings.TrimSpace(*target) == "" {
-		fmt.Fprintln(stderr, "rdggen: --target is empty (an unset variable?); name the targets, or leave --target out for all of them")
-		return exitUsage
-	}
-	targets, err := selectTargets(all, *target)
-	if err != nil {
-		fmt.Fprintf(stderr, "rdggen: %v\n", err)
-		return exitUsage
+	targets, code, ok := pickTargets(fs, all, *target, stderr)
+	if !ok {
+		return code
 	}
 	if !*dryRun && !*yes && !console.InTerminal {
 		fmt.Fprintln(stderr, "rdggen: apply: stdin is not a terminal, so there is no one to confirm the push: pass --yes to push without asking, or --dry-run to only see the plan")
 		return exitUsage
 	}
-	for _, id := range *identities {
-		if f, err := os.Open(id); err != nil {
-			fmt.Fprintf(stderr, "rdggen: --identity: %s\n", quote.Line(err.Error()))
-			return exitUsage
-		} else {
-			f.Close()
-		}
+	if code, ok := conn.openIdentities(stderr); !ok {
+		return code
 	}
 	inv, code, ok := load(ctx, fs, *file, stderr)
 	if !ok {
 		return code
 	}
-	if usesSSH(targets, inv) {
-		kh := *knownHosts
-		if kh == "" {
-			kh = sshconn.DefaultKnownHosts()
-		}
-		if _, err := os.Stat(kh); err != nil {
-			fmt.Fprintf(stderr, "rdggen: %v\n", &sshconn.KnownHostsError{File: quote.Line(kh), Err: err})
-			return exitUsage
-		}
+	if code, ok := conn.requireKnownHosts(targets, inv, stderr); !ok {
+		return code
 	}
-	env := &applyEnv{Inv: inv, DryRun: *dryRun, Parallel: *parallel, KnownHosts: *knownHosts, Identities: *identities,
-		SSHTimeout: *sshTimeout, VM: vm, Getenv: getenv}
+	env := conn.env(inv, *dryRun, getenv)
 	a := &applyRun{env: env, targets: targets, confirm: !*yes, text: stdout}
 	if *output == "json" {
 		a.text = stderr

@@ -1,0 +1,219 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rdggen/rdggen/internal/progress"
+	"github.com/rdggen/rdggen/pkg/quote"
+	"github.com/rdggen/rdggen/pkg/readiness"
+)
+
+func usageCheck(ts []*applyTarget) string {
+	var b strings.Builder
+	b.WriteString(`Usage: rdggen check -f cluster.yaml [--target LIST] [-o json] [flags]
+
+Proves that a live cluster is ready for RoCE training, and changes nothing:
+it reads the switches, vCenter and the VMs over the connections apply uses
+(same credentials, --parallel, timeouts and progress) and prints one line per
+check and machine: passed, FAILED (what was found, what was expected and the
+command or setting that fixes it) or COULD NOT TELL (why). The targets run at
+the same time.
+
+Targets (default: all):
+`)
+	for _, t := range ts {
+		fmt.Fprintf(&b, "  %-8s %s\n", t.name, checkHelp[t.name])
+	}
+	b.WriteString(`
+With -o json the results are one JSON document on stdout (schema
+rdggen.check/v1, described in docs/json.md); the text goes to stderr.
+
+Examples:
+  rdggen check -f cluster.yaml
+  rdggen check --target hosts,workers -f cluster.yaml
+  rdggen check -o json -f cluster.yaml > readiness.json
+
+Exit status: 0 every check passed, 1 a check failed or could not tell (or the
+inventory is invalid), 2 usage error.
+`)
+	return b.String()
+}
+
+// checkHelp says what each target's checks read.
+var checkHelp = map[string]string{
+	"switch":  "drift from the inventory; per data port: link and speed, MTU, PFC on the RoCE priority, pause counters, ECN",
+	"esxi":    "per ESXi host: passthrough enabled vs active, SR-IOV VFs requested vs present, nmlx5_core parameters, reboot pending; per VM: managed settings, power, devices",
+	"hosts":   "per VM: the RDMA device, its port, the RoCE v2 GID index, MTU, RoCE ToS, docker0, forwarding, routes, firewall, NAT",
+	"workers": "per worker: container and sshd as apply leaves them, NCCL interfaces, and a login to every other worker with the source address it saw",
+}
+
+// checkRun is one target's part of a check.
+type checkRun struct {
+	t       *applyTarget
+	tr      *targetRun
+	results []readiness.Result
+	err     error
+	seconds float64
+}
+
+func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	all := applyTargets()
+	fs := newFlagSet("check", usageCheck(all), stdout, stderr)
+	file := fs.StringP("file", "f", "", "inventory `FILE` (required)")
+	target := fs.String("target", "", "comma-separated `LIST` of targets: "+targetNames(all)+" (default all)")
+	output := fs.StringP("output", "o", "text", "`FORMAT` of stdout: text, or json (the results as one document; text on stderr)")
+	conn := registerConnFlags(fs, all, "machines read at once per target, `N` ≥ 1")
+	for _, t := range all {
+		for _, name := range t.applyOnly {
+			_ = fs.MarkHidden(name)
+		}
+	}
+	if code, ok := parse(fs, args, stdout); !ok {
+		return code
+	}
+	checks := conn.check()
+	if *output != "text" && *output != "json" {
+		checks = append(checks, fmt.Errorf("--output %q: want text or json", quote.Line(*output)))
+	}
+	for _, t := range all {
+		for _, name := range t.applyOnly {
+			if fs.Changed(name) {
+				checks = append(checks, fmt.Errorf("--%s is a flag of apply: check changes nothing", name))
+			}
+		}
+	}
+	if code, ok := usageErrors(stderr, checks); !ok {
+		return code
+	}
+	if *file == "" {
+		fmt.Fprintln(stderr, "rdggen: check needs -f cluster.yaml: it reads the machines of your cluster (the embedded reference cluster is only an example)")
+		return exitUsage
+	}
+	targets, code, ok := pickTargets(fs, all, *target, stderr)
+	if !ok {
+		return code
+	}
+	if code, ok := conn.openIdentities(stderr); !ok {
+		return code
+	}
+	inv, code, ok := load(ctx, fs, *file, stderr)
+	if !ok {
+		return code
+	}
+	if code, ok := conn.requireKnownHosts(targets, inv, stderr); !ok {
+		return code
+	}
+	env := conn.env(inv, true, getenv)
+
+	text, live := io.Writer(stdout), console.StdoutTerminal
+	if live {
+		text = console.Stdout
+	}
+	if *output == "json" {
+		text, live = stderr, console.StderrTerminal
+		if live {
+			text = console.Stderr
+		}
+	}
+	start := time.Now()
+	runs := checkTargets(ctx, env, targets, text, live)
+	doc := &readiness.Document{Schema: readiness.SchemaCheck, Cluster: inv.Name, Inventory: inv.File}
+	var total readiness.Tally
+	var failed []string
+	for _, r := range runs {
+		var tally readiness.Tally
+		tally.Add(r.results...)
+		total.Add(r.results...)
+		t := readiness.Target{Name: r.t.name, Tally: tally, Seconds: round2(r.seconds)}
+		if r.err != nil {
+			t.Error = r.err.Error()
+		}
+		doc.Targets = append(doc.Targets, t)
+		doc.Results = append(doc.Results, r.results...)
+		for _, x := range r.results {
+			if x.Status != readiness.Passed {
+				s := x.Machine + " " + x.Check
+				if x.Subject != "" {
+					s += " " + x.Subject
+				}
+				failed = append(failed, s)
+			}
+		}
+	}
+	secs := time.Since(start).Seconds()
+	doc.OK, doc.Seconds = total.OK() && len(doc.Results) > 0, round2(secs)
+	if doc.Results == nil {
+		doc.Results = []readiness.Result{}
+	}
+	if *output == "json" {
+		if err := doc.Encode(stdout); err != nil {
+			fmt.Fprintf(stderr, "rdggen: write the JSON document: %v\n", err)
+			return exitInvalid
+		}
+	}
+	if doc.OK {
+		fmt.Fprintf(stderr, "rdggen check: all %d check(s) passed (%.2fs)\n", total.Passed, secs)
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "rdggen check: %s (%.2fs)\n", total, secs)
+	if len(failed) > 0 {
+		const show = 20
+		more := ""
+		if len(failed) > show {
+			more = fmt.Sprintf(" and %d more", len(failed)-show)
+			failed = failed[:show]
+		}
+		fmt.Fprintf(stderr, "rdggen check: not ready: %s%s\n", strings.Join(failed, "; "), more)
+	}
+	return exitInvalid
+}
+
+// checkTargets runs the targets' checks at the same time, each printing its
+// results in inventory order when it finishes, then its tally.
+func checkTargets(ctx context.Context, env *applyEnv, targets []*applyTarget, text io.Writer, live bool) []*checkRun {
+	display := progress.NewDisplay(text, live, 0)
+	if live {
+		display.Clean = quote.Terminal
+	}
+	display.Prefix = len(targets) > 1
+	runs := make([]*checkRun, len(targets))
+	var wg sync.WaitGroup
+	for i, t := range targets {
+		tr := &targetRun{t: t}
+		tr.Track = display.Track(t.name)
+		tr.Out = tr.Track.Writer()
+		r := &checkRun{t: t, tr: tr}
+		runs[i] = r
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t0 := time.Now()
+			r.results, r.err = t.inspect(ctx, env, tr)
+			r.seconds = time.Since(t0).Seconds()
+			if r.err != nil && len(r.results) == 0 {
+				r.results = []readiness.Result{readiness.Unsure(t.name, t.name, "connect", "", r.err.Error())}
+			}
+			var b strings.Builder
+			for _, x := range r.results {
+				b.WriteString(x.Line())
+				b.WriteByte('\n')
+			}
+			var tally readiness.Tally
+			tally.Add(r.results...)
+			fmt.Fprintf(&b, "%s: %s (%.2fs)\n", t.name, tally, r.seconds)
+			io.WriteString(tr.Out, b.String())
+			tr.Track.Finish()
+		}()
+	}
+	wg.Wait()
+	display.Close()
+	return runs
+}
+
+// round2 rounds seconds to hundredths for the JSON document.
+func round2(s float64) float64 { return float64(int64(s*100+0.5)) / 100 }

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/rdggen/rdggen/internal/sshconn"
+	"github.com/rdggen/rdggen/pkg/inventory"
+	"github.com/rdggen/rdggen/pkg/quote"
+)
+
+// connFlags are the flags apply and check share: how many machines at
+// once, how to reach them over SSH, and every target's own flags.
+type connFlags struct {
+	parallel   *int
+	knownHosts *string
+	identities *[]string
+	sshTimeout *time.Duration
+	vm         *vmFlags
+	targets    []*applyTarget
+}
+
+// registerConnFlags adds the shared flags and the targets' flags to fs;
+// parallelHelp says what --parallel bounds.
+func registerConnFlags(fs *pflag.FlagSet, targets []*applyTarget, parallelHelp string) *connFlags {
+	c := &connFlags{
+		parallel:   fs.Int("parallel", 8, parallelHelp),
+		knownHosts: fs.String("known-hosts", "", "known_hosts `FILE` that SSH host keys must match, switches and VMs (default ~/.ssh/known_hosts)"),
+		identities: fs.StringArray("identity", nil, "private key `FILE` for SSH to switches and VMs (repeatable); ssh-agent keys are offered too"),
+		sshTimeout: fs.Duration("ssh-timeout", 15*time.Second, "bound on each SSH connect and handshake, switches and VMs (> 0)"),
+		vm:         &vmFlags{},
+		targets:    targets,
+	}
+	c.vm.register(fs, true)
+	for _, t := range targets {
+		t.flags(fs)
+	}
+	return c
+}
+
+// check refuses flag values that make no sense (usage errors, found before
+// anything is loaded or contacted).
+func (c *connFlags) check() []error {
+	errs := []error{c.vm.check(), positive("--ssh-timeout", *c.sshTimeout)}
+	if *c.parallel < 1 {
+		errs = append(errs, errors.New("--parallel must be at least 1"))
+	}
+	for _, t := range c.targets {
+		if t.check != nil {
+			errs = append(errs, t.check())
+		}
+	}
+	return errs
+}
+
+// usageErrors prints each of errs as its own line; ok is false when there
+// was one.
+func usageErrors(stderr io.Writer, errs []error) (int, bool) {
+	err := errors.Join(errs...)
+	if err == nil {
+		return exitOK, true
+	}
+	for _, l := range strings.Split(err.Error(), "\n") {
+		fmt.Fprintf(stderr, "rdggen: %s\n", l)
+	}
+	return exitUsage, false
+}
+
+// pickTargets parses --target.
+func pickTargets(fs *pflag.FlagSet, all []*applyTarget, spec string, stderr io.Writer) ([]*applyTarget, int, bool) {
+	if fs.Changed("target") && strings.TrimSpace(spec) == "" {
+		fmt.Fprintln(stderr, "rdggen: --target is empty (an unset variable?); name the targets, or leave --target out for all of them")
+		return nil, exitUsage, false
+	}
+	targets, err := selectTargets(all, spec)
+	if err != nil {
+		fmt.Fprintf(stderr, "rdggen: %v\n", err)
+		return nil, exitUsage, false
+	}
+	return targets, exitOK, true
+}
+
+// openIdentities refuses an --identity file that cannot be read.
+func (c *connFlags) openIdentities(stderr io.Writer) (int, bool) {
+	for _, id := range *c.identities {
+		f, err := os.Open(id)
+		if err != nil {
+			fmt.Fprintf(stderr, "rdggen: --identity: %s\n", quote.Line(err.Error()))
+			return exitUsage, false
+		}
+		f.Close()
+	}
+	return exitOK, true
+}
+
+// requireKnownHosts refuses to go on without the known_hosts file when a
+// target connects over SSH: every host key is checked against it.
+func (c *connFlags) requireKnownHosts(targets []*applyTarget, inv *inventory.Inventory, stderr io.Writer) (int, bool) {
+	if !usesSSH(targets, inv) {
+		return exitOK, true
+	}
+	kh := *c.knownHosts
+	if kh == "" {
+		kh = sshconn.DefaultKnownHosts()
+	}
+	if _, err := os.Stat(kh); err != nil {
+		fmt.Fprintf(stderr, "rdggen: %v\n", &sshconn.KnownHostsError{File: quote.Line(kh), Err: err})
+		return exitUsage, false
+	}
+	return exitOK, true
+}
+
+// env is what every target gets.
+func (c *connFlags) env(inv *inventory.Inventory, dryRun bool, getenv func(string) string) *applyEnv {
+	return &applyEnv{Inv: inv, DryRun: dryRun, Parallel: *c.parallel, KnownHosts: *c.knownHosts, Identities: *c.identities,
+		SSHTimeout: *c.sshTimeout, VM: c.vm, Getenv: getenv}
+}
