@@ -12,7 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vmware/govmomi/vim25"
+
 	"github.com/rdggen/rdggen/internal/netnstest"
+	"github.com/rdggen/rdggen/internal/onyxsim"
+	"github.com/rdggen/rdggen/internal/vcsimtest"
+	"github.com/rdggen/rdggen/internal/vsphere"
 	"github.com/rdggen/rdggen/pkg/readiness"
 )
 
@@ -175,5 +180,174 @@ func TestCheckHosts(t *testing.T) {
 	// The check changed nothing: the route is still missing.
 	if routes, _ := c.Exec(h3.NS, "ip", "-4", "route", "show", dst); strings.TrimSpace(routes) != "" {
 		t.Errorf("check put the route back: %s", routes)
+	}
+}
+
+// `rdggen check` of the whole cluster at once, the way a user runs it:
+// the switch (onyxsim), vCenter (vcsim over HTTPS, hosts that need a reboot)
+// and 3 namespace VMs over real sshd with staged mlx5 sysfs trees. Brought up
+// with apply (switch, esxi and hosts), the ESXi hosts rebooted, the VMs on:
+// every check passes and check exits 0. Then one ESXi host is left pending
+// and PFC is switched off on one switch port: exit 1, exactly those
+// failures, each with its fix; nothing was changed by the checks.
+func TestCheckWholeCluster(t *testing.T) {
+	c := netnstest.New(t, netnstest.Options{Hosts: 3})
+	inv := c.Inventory
+	sw := onyxsim.Start(t, onyxsim.Options{Hostname: "sw"})
+	sim, err := vcsimtest.New(inv, vcsimtest.Options{NeedReboot: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sim.Close)
+	esxiModules = func(*vim25.Client) vsphere.ModuleParams { return sim.Modules }
+	t.Cleanup(func() { esxiModules = nil })
+
+	dir := t.TempDir()
+	b, err := os.ReadFile(c.InventoryPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "cluster.yaml")
+	if err := os.WriteFile(file, []byte(strings.Replace(string(b), "onyx: 3.6.8190}", "onyx: 3.6.8190, mgmt: 127.0.0.1}", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	kh := filepath.Join(dir, "known_hosts")
+	hosts, _ := os.ReadFile(c.KnownHosts)
+	if err := os.WriteFile(kh, append(hosts, []byte("\n"+sw.KnownHostsLine()+"\n")...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, port, _ := strings.Cut(sw.Addr, ":")
+	env := map[string]string{envSwitchPassword: "admin", "GOVC_URL": sim.URL.String(), "GOVC_USERNAME": vcsimtest.Username,
+		"GOVC_PASSWORD": vcsimtest.Password, "GOVC_TLS_CA_CERTS": sim.CAFile}
+	rdggen := func(args ...string) (int, string, string) {
+		t.Helper()
+		args = append(args, "-f", file, "--switch-ssh-port", port, "--ssh-user", "root", "--identity", c.Identity,
+			"--known-hosts", kh, "--host-root", c.RootTemplate())
+		var out, errb bytes.Buffer
+		start := time.Now()
+		code := run(context.Background(), args, &out, &errb, func(k string) string { return env[k] })
+		t.Logf("rdggen %s → exit %d in %.2fs\n%s%s", args[0], code, time.Since(start).Seconds(), out.String(), errb.String())
+		return code, out.String(), errb.String()
+	}
+	apply := func() {
+		t.Helper()
+		if code, _, _ := rdggen("apply", "--yes", "--target", "switch,esxi,hosts", "--backup-dir", filepath.Join(dir, "bk"),
+			"--docker-restart", c.DockerRestartCommand(), "--docker-validate", c.DockerValidateCommand()); code != exitOK {
+			t.Fatalf("apply: exit %d", code)
+		}
+	}
+	apply()
+	for _, h := range inv.ESXiHosts() {
+		sim.Reboot(h)
+	}
+	apply() // the devices that waited for the reboot
+	for i := range inv.Hosts {
+		if err := sim.PowerOn(context.Background(), inv.Hosts[i].VM); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, h := range c.Hosts {
+		stageRDMA(t, h, inv.Horovod.HCA, inv.Hosts[i].DataInterface, roceTable(h.Data.Addr(), 3))
+	}
+
+	start := time.Now()
+	code, out, errOut := rdggen("check", "--target", "switch,esxi,hosts", "-o", "json")
+	secs := time.Since(start).Seconds()
+	var doc readiness.Document
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("JSON: %v\n%s", err, out)
+	}
+	var tally readiness.Tally
+	tally.Add(doc.Results...)
+	t.Logf("healthy cluster: %s in %.2fs (targets: %+v)", tally, secs, doc.Targets)
+	if code != exitOK || !doc.OK || !tally.OK() || len(doc.Targets) != 3 {
+		t.Fatalf("healthy cluster: exit %d, %s", code, tally)
+	}
+	for _, tg := range doc.Targets {
+		if tg.Passed == 0 || tg.Error != "" {
+			t.Errorf("target %+v", tg)
+		}
+	}
+	if !strings.Contains(errOut, fmt.Sprintf("rdggen check: all %d check(s) passed", tally.Passed)) {
+		t.Errorf("no final line saying all passed")
+	}
+
+	// Broken: ns-02's ESXi host pending a reboot (vCenter says so), PFC off
+	// on ns-03's switch port.
+	pending := inv.Hosts[1].ESXi
+	sim.SetRebootRequired(pending, true)
+	p3 := inv.Hosts[2].Data.Port.String()
+	if err := sw.Configure("interface ethernet " + p3 + " no dcb priority-flow-control mode force"); err != nil {
+		t.Fatal(err)
+	}
+	received := len(sw.Received())
+	code, out, errOut = rdggen("check", "--target", "switch,esxi,hosts")
+	if code != exitInvalid {
+		t.Errorf("broken cluster: exit %d, want %d", code, exitInvalid)
+	}
+	var failedLines []string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "FAILED") || strings.Contains(l, "COULD NOT TELL") {
+			failedLines = append(failedLines, l)
+		}
+	}
+	pfcFix := "interface ethernet " + p3 + " dcb priority-flow-control mode on force"
+	var sawPFC, sawReboot bool
+	for _, l := range failedLines {
+		switch {
+		case strings.HasPrefix(l, "[switch] sw: pfc Eth"+p3+": FAILED") && strings.Contains(l, "fix: "+pfcFix):
+			sawPFC = true
+		case strings.HasPrefix(l, "[switch] sw: config "):
+			if !strings.Contains(l, pfcFix) {
+				t.Errorf("switch drift line without the fix: %s", l)
+			}
+		case strings.HasPrefix(l, "[esxi] "+pending+": reboot: FAILED"):
+			sawReboot = strings.Contains(l, "reboot ESXi host "+pending+" (reboot needed")
+		default:
+			t.Errorf("unexpected failure: %s", l)
+		}
+	}
+	if !sawPFC || !sawReboot {
+		t.Errorf("failures %q: want PFC on Eth%s with %q and %s's pending reboot", failedLines, p3, pfcFix, pending)
+	}
+	if n := len(sw.Received()); n != received {
+		t.Errorf("check sent %d configuration command(s) to the switch", n-received)
+	}
+}
+
+// check's usage errors come before anything is read or contacted: -f is
+// required, apply-only flags are refused, unknown targets and formats too;
+// its help lists every target with what it reads and hides apply's flags.
+func TestCheckUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"check"}, "rdggen: check needs -f cluster.yaml"},
+		{[]string{"check", "-f", "x.yaml", "--backup-dir", "b"}, "rdggen: --backup-dir is a flag of apply: check changes nothing"},
+		{[]string{"check", "-f", "x.yaml", "--docker-restart", "none"}, "rdggen: --docker-restart is a flag of apply"},
+		{[]string{"check", "-f", "x.yaml", "-o", "yaml"}, `rdggen: --output "yaml": want text or json`},
+		{[]string{"check", "-f", "x.yaml", "--target", "fabric"}, `rdggen: unknown target "fabric"`},
+		{[]string{"check", "-f", "x.yaml", "--parallel", "0"}, "rdggen: --parallel must be at least 1"},
+		{[]string{"check", "-f", "x.yaml", "--dry-run"}, "unknown flag: --dry-run"},
+	} {
+		code, _, stderr := rdggen(t, tc.args...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("rdggen %s: exit %d, stderr %q, want %d and %q", strings.Join(tc.args, " "), code, stderr, exitUsage, tc.want)
+		}
+	}
+	code, stdout, _ := rdggen(t, "check", "--help")
+	if code != exitOK {
+		t.Fatalf("check --help: exit %d", code)
+	}
+	for _, want := range []string{"  switch   drift from the inventory", "  esxi     per ESXi host", "  hosts    per VM: the RDMA device", "  workers  per worker", "--switch-timeout", "--vcenter-timeout", "--host-root", "--keys"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("check --help lacks %q", want)
+		}
+	}
+	for _, hidden := range []string{"--backup-dir", "--docker-restart", "--worker-timeout", "--yes", "--dry-run"} {
+		if strings.Contains(stdout, hidden) {
+			t.Errorf("check --help shows %s", hidden)
+		}
 	}
 }

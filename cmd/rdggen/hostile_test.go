@@ -106,7 +106,7 @@ func TestHostileInventoryPath(t *testing.T) {
 }
 
 func TestHelpPerCommand(t *testing.T) {
-	for cmd, want := range map[string]string{"apply": "Usage: rdggen apply", "run": "Usage: rdggen run", "validate": "Usage: rdggen validate", "example": "Usage: rdggen example"} {
+	for cmd, want := range map[string]string{"apply": "Usage: rdggen apply", "run": "Usage: rdggen run", "validate": "Usage: rdggen validate", "example": "Usage: rdggen example", "check": "Usage: rdggen check"} {
 		code, stdout, _ := rdggen(t, "help", cmd)
 		if code != exitOK || !strings.HasPrefix(stdout, want) {
 			t.Errorf("rdggen help %s: exit %d\n%s", cmd, code, stdout)
