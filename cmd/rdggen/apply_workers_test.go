@@ -228,7 +228,7 @@ func TestApplyWorkersDocker(t *testing.T) {
 	if out, err := c.Exec(h2.NS, "sh", h2.File("/etc/rdggen/firewall.sh")); err != nil {
 		t.Fatalf("firewall.sh: %v %s", err, out)
 	}
-	code, out, _ = applyTo(t, c, "workers") // waits for the restarted worker's sshd
+	code, _, _ = applyTo(t, c, "workers") // waits for the restarted worker's sshd
 	if code != exitOK {
 		t.Fatalf("apply after the docker restart: exit %d", code)
 	}

@@ -281,7 +281,7 @@ func TestCheckWholeCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	received := len(sw.Received())
-	code, out, errOut = rdggen("check", "--target", "switch,esxi,hosts")
+	code, out, _ = rdggen("check", "--target", "switch,esxi,hosts")
 	if code != exitInvalid {
 		t.Errorf("broken cluster: exit %d, want %d", code, exitInvalid)
 	}

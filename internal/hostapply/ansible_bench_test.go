@@ -59,7 +59,7 @@ func BenchmarkAnsible32(b *testing.B) {
 			return d, string(out)
 		}
 		b.StartTimer()
-		d1, out := play()
+		d1, _ := play()
 		first += d1
 		b.StopTimer()
 		s1 := allSessions(c)

@@ -105,14 +105,14 @@ func ConfigFromEnv(inv *inventory.Inventory, getenv func(string) string, flagURL
 	return cfg, nil
 }
 
-// PlainHTTP is the error of RequireTLS for an http:// vCenter URL.
-var PlainHTTP = errors.New("plain http: the vCenter password would cross the network unencrypted")
+// ErrPlainHTTP is the error of RequireTLS for an http:// vCenter URL.
+var ErrPlainHTTP = errors.New("plain http: the vCenter password would cross the network unencrypted")
 
 // RequireTLS refuses an http:// URL unless allowHTTP is set (the user said so
 // explicitly): the login sends the password with the request.
 func (c Config) RequireTLS(allowHTTP bool) error {
 	if c.URL != nil && c.URL.Scheme == "http" && !allowHTTP {
-		return fmt.Errorf("%s: %s is %w; use https, or pass --vcenter-allow-http if this network is trusted", c.Source, c.URL, PlainHTTP)
+		return fmt.Errorf("%s: %s is %w; use https, or pass --vcenter-allow-http if this network is trusted", c.Source, c.URL, ErrPlainHTTP)
 	}
 	return nil
 }
