@@ -18,6 +18,8 @@ import (
 
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
+
+	"github.com/rdggen/rdggen/pkg/applyplan"
 )
 
 // Quiet is how long a target may go without a line or a finished machine
@@ -46,6 +48,17 @@ type Display struct {
 	// Prefix puts "[target] " in front of the targets' lines (set when
 	// several targets share the output).
 	Prefix bool
+	// Listen, when set before the first Track, hears every tracker's steps
+	// and lines as applyplan.Events (called outside the display's lock,
+	// from the targets' goroutines).
+	Listen func(applyplan.Event)
+}
+
+// emit sends an event to Listen, if any.
+func (t *Tracker) emit(kind applyplan.EventKind, machine, what string, machines int) {
+	if t.d.Listen != nil {
+		t.d.Listen(applyplan.Event{Target: t.name, Kind: kind, Machine: machine, What: what, Machines: machines, Time: t.d.now()})
+	}
 }
 
 // NewDisplay writes to out, live when terminal is true (out is a terminal
@@ -257,6 +270,7 @@ func (t *Tracker) Phase(what string, machines int) {
 	t.waiting = ""
 	t.last = t.d.now()
 	t.d.mu.Unlock()
+	t.emit(applyplan.EventPhase, "", what, machines)
 }
 
 // Begin marks machine as in flight in the current phase.
@@ -267,6 +281,7 @@ func (t *Tracker) Begin(machine string) {
 	t.d.mu.Lock()
 	t.active[machine] = t.d.now()
 	t.d.mu.Unlock()
+	t.emit(applyplan.EventBegin, machine, "", 0)
 }
 
 // End marks machine done in the current phase.
@@ -279,6 +294,7 @@ func (t *Tracker) End(machine string) {
 	t.done++
 	t.last = t.d.now()
 	t.d.mu.Unlock()
+	t.emit(applyplan.EventEnd, machine, "", 0)
 }
 
 // Wait says what the target waits for ("vCenter vc.example to answer the
@@ -290,6 +306,7 @@ func (t *Tracker) Wait(what string) (done func()) {
 	t.d.mu.Lock()
 	t.waiting, t.waitSince = what, t.d.now()
 	t.d.mu.Unlock()
+	t.emit(applyplan.EventWait, "", what, 0)
 	return func() {
 		t.d.mu.Lock()
 		if t.waiting == what {
@@ -297,6 +314,7 @@ func (t *Tracker) Wait(what string) (done func()) {
 		}
 		t.last = t.d.now()
 		t.d.mu.Unlock()
+		t.emit(applyplan.EventWaited, "", what, 0)
 	}
 }
 
@@ -309,6 +327,9 @@ func (t *Tracker) Finish() {
 	already := t.finished
 	t.finished = true
 	t.d.mu.Unlock()
+	if !already {
+		t.emit(applyplan.EventFinish, "", "", 0)
+	}
 	t.d.lm.RLock()
 	if !already && t.bar != nil {
 		t.bar.SetTotal(-1, true)
@@ -338,6 +359,7 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 			break
 		}
 		line := w.buf[:i+1]
+		w.t.emit(applyplan.EventLine, "", string(line[:i]), 0)
 		if w.t.d.Prefix && !bytes.HasPrefix(line, []byte(w.t.name+":")) {
 			out.WriteString("[" + w.t.name + "] ")
 		}

@@ -2,11 +2,15 @@ package progress
 
 import (
 	"bytes"
+	"fmt"
+	"io"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/rdggen/rdggen/pkg/applyplan"
 )
 
 // syncBuffer is a bytes.Buffer safe for the display's goroutine.
@@ -102,5 +106,34 @@ func TestLiveDisplay(t *testing.T) {
 	got := out.String()
 	if !strings.Contains(got, "sw1 (10.0.0.2): up to date\n") || !strings.Contains(got, "reading the running-config of 1 switch(es): 0 of 1 done") {
 		t.Errorf("live output:\n%q", got)
+	}
+}
+
+// Listen hears every step and line of every tracker, in order per target.
+func TestListen(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	d := newPlain(io.Discard, time.Hour, time.Hour)
+	d.Listen = func(e applyplan.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		if e.Time.IsZero() || e.Target != "hosts" {
+			t.Errorf("event %+v", e)
+		}
+		got = append(got, fmt.Sprintf("%s %s %s %d", e.Kind, e.Machine, e.What, e.Machines))
+	}
+	tr := d.Track("hosts")
+	tr.Phase("reading 1 VM(s)", 1)
+	tr.Begin("ns-01")
+	tr.End("ns-01")
+	tr.Wait("the confirmation")()
+	tr.Writer().Write([]byte("ns-01: up to date\nhosts: done\n"))
+	tr.Finish()
+	tr.Finish()
+	d.Close()
+	want := []string{"phase  reading 1 VM(s) 1", "begin ns-01  0", "end ns-01  0", "wait  the confirmation 0", "waited  the confirmation 0",
+		"line  ns-01: up to date 0", "line  hosts: done 0", "finish   0"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
