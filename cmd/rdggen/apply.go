@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -10,7 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rdggen/rdggen/internal/progress"
-	"github.com/rdggen/rdggen/internal/remote"
+	"github.com/rdggen/rdggen/pkg/apply"
 	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/inventory"
 	"github.com/rdggen/rdggen/pkg/readiness"
@@ -36,10 +37,10 @@ type applyEnv struct {
 }
 
 // vmSSH is how the VM targets reach the VMs.
-func (env *applyEnv) vmSSH() remote.SSH {
+func (env *applyEnv) vmSSH() apply.SSH {
 	s := env.VM.ssh(env.KnownHosts, env.Identities, env.Getenv)
-	s.Timeout, s.TimeoutFlag = env.SSHTimeout, fmt.Sprintf("--ssh-timeout %s", env.SSHTimeout)
-	return s
+	return apply.SSH{User: s.User, Port: s.Port, KnownHosts: s.KnownHosts, Identities: s.Identities, Agent: true,
+		Password: s.Password, PasswordVar: s.PasswordVar, Timeout: env.SSHTimeout, TimeoutFlag: fmt.Sprintf("--ssh-timeout %s", env.SSHTimeout)}
 }
 
 // targetRun is one target's part of an apply: where it prints, how it
@@ -59,6 +60,24 @@ type targetRun struct {
 	err     error
 	seconds float64
 	done    chan struct{} // closed when run returned
+}
+
+// common are the options of pkg/apply every target passes: the flags, the
+// target's output and gate, and its progress line fed from the events.
+func (tr *targetRun) common(env *applyEnv) apply.Common {
+	return apply.Common{DryRun: env.DryRun, Parallel: env.Parallel, Confirm: tr.Gate, Out: tr.Out, Events: tr.Track.Follow()}
+}
+
+// result takes a target's apply.Result into tr; an error that only some
+// machines failed (each reported in its line) is a *partFailed.
+func (tr *targetRun) result(res *apply.Result, err error) error {
+	if res != nil {
+		tr.Machines, tr.Summary = res.Machines, res.Summary
+	}
+	if errors.Is(err, apply.ErrMachines) {
+		return &partFailed{msg: strings.TrimPrefix(err.Error(), apply.ErrMachines.Error()+": ")}
+	}
+	return err
 }
 
 // partFailed is a target's error when some of its machines failed: each was

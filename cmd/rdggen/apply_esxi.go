@@ -12,6 +12,7 @@ import (
 	"github.com/vmware/govmomi/vim25"
 
 	"github.com/rdggen/rdggen/internal/vsphere"
+	"github.com/rdggen/rdggen/pkg/apply"
 	"github.com/rdggen/rdggen/pkg/readiness"
 )
 
@@ -59,8 +60,8 @@ func esxiTarget() *applyTarget {
 		return sess, nil
 	}
 	// options are the esxi target's settings for apply and check.
-	options := func(env *applyEnv, tr *targetRun, sess *vsphere.Session) vsphere.Options {
-		opts := vsphere.Options{DryRun: env.DryRun, Parallel: env.Parallel, Out: tr.Out, Track: tr.Track, Gate: tr.Gate}
+	options := func(env *applyEnv, tr *targetRun, sess *vsphere.Session) apply.ESXiOptions {
+		opts := apply.ESXiOptions{Common: tr.common(env), Client: sess.Client}
 		if esxiModules != nil {
 			opts.Modules = esxiModules(sess.Client)
 		}
@@ -82,17 +83,8 @@ func esxiTarget() *applyTarget {
 				return err
 			}
 			defer sess.Logout(ctx)
-			res, err := vsphere.Apply(ctx, sess.Client, env.Inv, options(env, tr, sess))
-			if err != nil {
-				return timeoutHint(err, "--vcenter-timeout", timeout)
-			}
-			tr.Machines = res.Machines
-			tr.Summary = res.Summary()
-			fmt.Fprintln(tr.Out, tr.Summary)
-			if n := len(res.Failed); n > 0 {
-				return &partFailed{msg: fmt.Sprintf("%d failed, listed above", n)}
-			}
-			return nil
+			res, err := apply.ESXi(ctx, env.Inv, options(env, tr, sess))
+			return tr.result(res, timeoutHint(err, "--vcenter-timeout", timeout))
 		},
 		inspect: func(ctx context.Context, env *applyEnv, tr *targetRun) ([]readiness.Result, error) {
 			sess, err := connect(ctx, env, tr)
@@ -100,7 +92,7 @@ func esxiTarget() *applyTarget {
 				return nil, err
 			}
 			defer sess.Logout(ctx)
-			rs, err := vsphere.Check(ctx, sess.Client, env.Inv, options(env, tr, sess))
+			rs, err := apply.CheckESXi(ctx, env.Inv, options(env, tr, sess))
 			return rs, timeoutHint(err, "--vcenter-timeout", timeout)
 		},
 	}

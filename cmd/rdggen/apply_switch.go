@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/rdggen/rdggen/internal/switchapply"
+	"github.com/rdggen/rdggen/pkg/apply"
 	"github.com/rdggen/rdggen/pkg/readiness"
 )
 
@@ -19,7 +19,8 @@ const (
 )
 
 // switchTarget is `rdggen apply --target switch`: bring every ONYX switch
-// to the lossless RoCE config over SSH, sending only what differs (issue #4).
+// to the lossless RoCE config over SSH, sending only what differs
+// (apply.Switches).
 func switchTarget() *applyTarget {
 	var (
 		fs        *pflag.FlagSet
@@ -29,31 +30,20 @@ func switchTarget() *applyTarget {
 		port      int
 	)
 	// options are the switch target's settings for apply and check.
-	options := func(env *applyEnv, tr *targetRun) switchapply.Options {
+	options := func(env *applyEnv, tr *targetRun) apply.SwitchOptions {
 		u := user
 		if fs != nil && !fs.Changed("switch-user") {
 			if v := env.Getenv(envSwitchUser); v != "" {
 				u = v
 			}
 		}
-		return switchapply.Options{
-			User:               u,
-			Password:           env.Getenv(envSwitchPassword),
-			Agent:              true,
-			Identities:         env.Identities,
-			KnownHosts:         env.KnownHosts,
-			Port:               port,
+		return apply.SwitchOptions{
+			Common: tr.common(env),
+			SSH: apply.SSH{User: u, Password: env.Getenv(envSwitchPassword), PasswordVar: envSwitchPassword, Agent: true,
+				Identities: env.Identities, KnownHosts: env.KnownHosts, Port: port, Timeout: env.SSHTimeout, TimeoutFlag: "--ssh-timeout"},
 			BackupDir:          backupDir,
-			DryRun:             env.DryRun,
-			Parallel:           env.Parallel,
 			CommandTimeout:     timeout,
-			DialTimeout:        env.SSHTimeout,
-			DialTimeoutFlag:    "--ssh-timeout",
 			CommandTimeoutFlag: fmt.Sprintf("--switch-timeout %s", timeout),
-			PasswordVar:        envSwitchPassword,
-			Out:                tr.Out,
-			Track:              tr.Track,
-			Gate:               tr.Gate,
 		}
 	}
 	return &applyTarget{
@@ -70,51 +60,12 @@ func switchTarget() *applyTarget {
 			return errors.Join(positive("--switch-timeout", timeout), validPort("--switch-ssh-port", port))
 		},
 		run: func(ctx context.Context, env *applyEnv, tr *targetRun) error {
-			results, err := switchapply.Run(ctx, env.Inv, options(env, tr))
-			tr.Summary = switchSummary(results, env.DryRun)
-			fmt.Fprintln(tr.Out, tr.Summary)
-			for _, r := range results {
-				tr.Machines = append(tr.Machines, r.Machine())
-			}
-			if err != nil {
-				return &partFailed{msg: err.Error()}
-			}
-			return nil
+			res, err := apply.Switches(ctx, env.Inv, options(env, tr))
+			return tr.result(res, err)
 		},
 		applyOnly: []string{"backup-dir"},
 		inspect: func(ctx context.Context, env *applyEnv, tr *targetRun) ([]readiness.Result, error) {
-			return switchapply.Check(ctx, env.Inv, options(env, tr))
+			return apply.CheckSwitches(ctx, env.Inv, options(env, tr))
 		},
 	}
-}
-
-// switchSummary is the one summary line of the switch target.
-func switchSummary(results []*switchapply.Result, dryRun bool) string {
-	var planned, changed, upToDate, failed, sent, pending int
-	for _, r := range results {
-		sent += r.Sent
-		switch {
-		case r.Err != nil:
-			failed++
-		case r.Plan.Empty():
-			upToDate++
-		case dryRun:
-			planned++
-		case !r.Pushed:
-			pending++
-		default:
-			changed++
-		}
-	}
-	if pending > 0 {
-		return fmt.Sprintf("switch: %d changed, %d not applied (planned), %d up to date, %d failed; %d command(s) sent", changed, pending, upToDate, failed, sent)
-	}
-	if dryRun {
-		return fmt.Sprintf("switch: dry run: %d switch(es) would change, %d up to date, %d failed; 0 commands sent",
-			planned, upToDate, failed)
-	}
-	if changed == 0 && failed == 0 {
-		return fmt.Sprintf("switch: %d switch(es) up to date, nothing changed; 0 commands sent", upToDate)
-	}
-	return fmt.Sprintf("switch: %d changed, %d up to date, %d failed; %d command(s) sent", changed, upToDate, failed, sent)
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/rdggen/rdggen/internal/workerapply"
+	"github.com/rdggen/rdggen/pkg/apply"
 	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/horovod"
 	"github.com/rdggen/rdggen/pkg/readiness"
@@ -15,7 +15,7 @@ import (
 
 // workersTarget is `rdggen apply --target workers`: the Horovod worker
 // container on every VM, with the cluster's SSH keys, checked until its sshd
-// answers (internal/workerapply).
+// answers (apply.Workers).
 func workersTarget() *applyTarget {
 	var keys string
 	var ready time.Duration
@@ -32,11 +32,11 @@ func workersTarget() *applyTarget {
 			dir := keys
 			if dir == "" {
 				var err error
-				if dir, err = workerapply.DefaultKeyDir(env.Inv.Name, env.Getenv); err != nil {
+				if dir, err = apply.DefaultKeyDir(env.Inv.Name, env.Getenv); err != nil {
 					return err
 				}
 			}
-			k, found, err := workerapply.LoadKeys(dir)
+			k, found, err := apply.LoadWorkerKeys(dir)
 			if err != nil {
 				return err
 			}
@@ -54,49 +54,39 @@ func workersTarget() *applyTarget {
 					if !outer.Pass(ctx, planned) {
 						return false
 					}
-					if saveErr = workerapply.SaveKeys(dir, k); saveErr != nil {
+					if saveErr = apply.SaveWorkerKeys(dir, k); saveErr != nil {
 						return false
 					}
 					fmt.Fprintf(tr.Out, "generated the cluster's worker keys in %s (MPI key %s, worker host key %s); keep them: new keys change every worker's files\n",
-						dir, workerapply.Fingerprint(k.ClientPublic), workerapply.Fingerprint(k.HostPublic))
+						dir, apply.Fingerprint(k.ClientPublic), apply.Fingerprint(k.HostPublic))
 					return true
 				}
 			}
-			rep, err := workerapply.Run(ctx, env.Inv, workerapply.Options{
-				Dial:         env.vmSSH().Dialer(),
-				Keys:         k,
-				Root:         env.VM.root,
-				ReadyTimeout: ready,
-				Parallel:     env.Parallel,
-				DryRun:       env.DryRun,
-				Out:          tr.Out,
-				Track:        tr.Track,
-				Gate:         gate,
-			})
+			o := apply.WorkersOptions{Common: tr.common(env), SSH: env.vmSSH(), Keys: k, Root: env.VM.root, ReadyTimeout: ready}
+			o.Confirm = gate
+			res, err := apply.Workers(ctx, env.Inv, o)
 			if saveErr != nil {
 				return saveErr
 			}
-			return tr.sshReport(rep, err)
+			return tr.result(res, err)
 		},
 		applyOnly: []string{"worker-timeout"},
 		inspect: func(ctx context.Context, env *applyEnv, tr *targetRun) ([]readiness.Result, error) {
 			dir := keys
 			if dir == "" {
 				var err error
-				if dir, err = workerapply.DefaultKeyDir(env.Inv.Name, env.Getenv); err != nil {
+				if dir, err = apply.DefaultKeyDir(env.Inv.Name, env.Getenv); err != nil {
 					return nil, err
 				}
 			}
-			k, found, err := workerapply.LoadKeys(dir)
+			k, found, err := apply.LoadWorkerKeys(dir)
 			if err != nil {
 				return nil, err
 			}
 			if !found {
 				return nil, fmt.Errorf("no worker keys in %s (--keys): the workers are checked against the cluster's keys, which rdggen apply --target workers makes", dir)
 			}
-			return workerapply.Check(ctx, env.Inv, workerapply.Options{
-				Dial: env.vmSSH().Dialer(), Keys: k, Root: env.VM.root, Parallel: env.Parallel, Track: tr.Track,
-			})
+			return apply.CheckWorkers(ctx, env.Inv, apply.WorkersOptions{Common: tr.common(env), SSH: env.vmSSH(), Keys: k, Root: env.VM.root})
 		},
 	}
 }

@@ -75,6 +75,15 @@ func NewDisplay(out io.Writer, terminal bool, width int) *Display {
 	return d
 }
 
+// Lines is a display that only passes the targets' lines to out and their
+// steps to Listen: no live lines, no reminders (a library caller shows
+// waits its own way, from the events).
+func Lines(out io.Writer) *Display {
+	d := &Display{out: out, now: time.Now, stop: make(chan struct{}), done: make(chan struct{})}
+	close(d.done)
+	return d
+}
+
 // newPlain is a plain display with its timing set, for tests.
 func newPlain(out io.Writer, quiet, tick time.Duration) *Display {
 	d := &Display{out: out, now: time.Now, quiet: quiet, tick: tick, stop: make(chan struct{}), done: make(chan struct{})}
@@ -335,6 +344,43 @@ func (t *Tracker) Finish() {
 		t.bar.SetTotal(-1, true)
 	}
 	t.d.lm.RUnlock()
+}
+
+// Follow returns a listener that replays another tracker's steps on t (its
+// phases, machines and waits; lines and the finish are the caller's): how a
+// display shows an engine that reports applyplan.Events. nil for a nil t.
+func (t *Tracker) Follow() func(applyplan.Event) {
+	if t == nil {
+		return nil
+	}
+	var mu sync.Mutex
+	waits := map[string][]func(){}
+	return func(e applyplan.Event) {
+		switch e.Kind {
+		case applyplan.EventPhase:
+			t.Phase(e.What, e.Machines)
+		case applyplan.EventBegin:
+			t.Begin(e.Machine)
+		case applyplan.EventEnd:
+			t.End(e.Machine)
+		case applyplan.EventWait:
+			done := t.Wait(e.What)
+			mu.Lock()
+			waits[e.What] = append(waits[e.What], done)
+			mu.Unlock()
+		case applyplan.EventWaited:
+			mu.Lock()
+			ds := waits[e.What]
+			var done func()
+			if len(ds) > 0 {
+				done, waits[e.What] = ds[0], ds[1:]
+			}
+			mu.Unlock()
+			if done != nil {
+				done()
+			}
+		}
+	}
 }
 
 // Writer returns the target's line output: each line is printed whole,

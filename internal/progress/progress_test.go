@@ -137,3 +137,28 @@ func TestListen(t *testing.T) {
 		t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// Follow replays one tracker's events on another: its phase, machines and
+// waits show on the second display.
+func TestFollow(t *testing.T) {
+	var out syncBuffer
+	shown := newPlain(&out, 20*time.Millisecond, 5*time.Millisecond)
+	target := shown.Track("esxi")
+	engine := Lines(io.Discard)
+	engine.Listen = target.Follow()
+	tr := engine.Track("esxi")
+	tr.Phase("changing 2 VM(s)", 2)
+	tr.Begin("vm a")
+	tr.End("vm a")
+	done := tr.Wait("vCenter to answer")
+	time.Sleep(60 * time.Millisecond)
+	done()
+	engine.Close()
+	shown.Close()
+	if !regexp.MustCompile(`\[esxi\] changing 2 VM\(s\): 1 of 2 done; waiting for vCenter to answer \(`).MatchString(out.String()) {
+		t.Errorf("the followed wait is not shown:\n%s", out.String())
+	}
+	if (*Tracker)(nil).Follow() != nil {
+		t.Error("a nil tracker follows")
+	}
+}

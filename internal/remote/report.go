@@ -37,6 +37,8 @@ type Report struct {
 	ProbeElapsed, TotalElapsed time.Duration
 	// Machines is the same outcome for `--output json`, in inventory order.
 	Machines []applyplan.Machine
+	// SummaryLine is the summary Drive printed last.
+	SummaryLine string
 }
 
 // Add records one host's result and counts it.
@@ -267,7 +269,8 @@ func Drive(ctx context.Context, e Engine) (*Report, error) {
 	}
 	rep.Machines = machines
 	rep.TotalElapsed = time.Since(start)
-	fmt.Fprintln(out, rep.Summary(e.Target, e.DryRun, e.UpToDateCost, e.ChangedCost))
+	rep.SummaryLine = rep.Summary(e.Target, e.DryRun, e.UpToDateCost, e.ChangedCost)
+	fmt.Fprintln(out, rep.SummaryLine)
 	return rep, rep.Err()
 }
 

@@ -1,0 +1,163 @@
+// Package apply is rdggen's `apply` and `check` as a library. For each
+// target of a cluster, it reads the state, plans, and pushes only the
+// difference, or checks readiness and changes nothing:
+//
+//   - the ONYX switches, over an SSH CLI session ([Switches], [CheckSwitches]);
+//   - the ESXi hosts and VMs, through vCenter's API ([ESXi], [CheckESXi]);
+//   - the VMs' Docker networking, routes, firewall and RoCE settings, over
+//     SSH ([Hosts], [CheckHosts]);
+//   - the Horovod worker containers, over SSH ([Workers], [CheckWorkers]).
+//
+// Every function takes a context (cancel it to stop: machines not yet
+// started stay unchanged), an inventory (pkg/inventory, from a file or built
+// in Go) and an options struct: the connection, the parallelism, the
+// timeouts, a dry run, a Confirm gate asked once between plan and push, an
+// io.Writer for the text a person reads, and Events for progress. The
+// result is typed: one [applyplan.Machine] per switch, ESXi host, VM or
+// worker, with its status and [applyplan.Change]s, the same data `rdggen
+// apply -o json` writes (docs/json.md); checks return [readiness.Result]s.
+//
+// `rdggen apply` and `rdggen check` are built on this package: what they
+// print is Result.Summary and the text written to Common.Out.
+package apply
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/rdggen/rdggen/internal/progress"
+	"github.com/rdggen/rdggen/internal/remote"
+	"github.com/rdggen/rdggen/pkg/applyplan"
+)
+
+// Common are the options every target takes.
+type Common struct {
+	// DryRun stops after the plan: nothing is sent, no backup is written.
+	DryRun bool
+	// Parallel bounds the machines read or changed at once (default 1).
+	Parallel int
+	// Confirm is asked once, with the whole plan, between the plan and the
+	// first change; nil pushes without asking. Returning false changes
+	// nothing (the machines stay "planned").
+	Confirm applyplan.Gate
+	// Out receives the text a person reads: the plan, each machine's line
+	// as it finishes, the summary. nil discards it.
+	Out io.Writer
+	// Events hears the progress: phases, machines in flight and done, what
+	// is awaited, every line written to Out. nil for none. It is called
+	// from several goroutines.
+	Events func(applyplan.Event)
+}
+
+// run holds one target's plumbing: the writer, the progress tracker, the
+// clock.
+type run struct {
+	target  string
+	display *progress.Display
+	track   *progress.Tracker
+	out     io.Writer
+	start   time.Time
+}
+
+func (c Common) begin(target string) *run {
+	out := c.Out
+	if out == nil {
+		out = io.Discard
+	}
+	d := progress.Lines(out)
+	d.Listen = c.Events
+	r := &run{target: target, display: d, out: out, start: time.Now()}
+	r.track = d.Track(target)
+	return r
+}
+
+func (r *run) end() float64 {
+	r.track.Finish()
+	r.display.Close()
+	return time.Since(r.start).Seconds()
+}
+
+func (c Common) parallel() int { return max(c.Parallel, 1) }
+
+// Result is what one target did.
+type Result struct {
+	// Target is "switch", "esxi", "hosts" or "workers".
+	Target string
+	// Machines are the switches, ESXi hosts and VMs, or VMs' workers, in
+	// inventory order, each with its status and changes (a plan after a
+	// dry run or a declined confirmation).
+	Machines []applyplan.Machine
+	// Summary is the one line that sums the target up, as rdggen prints it.
+	Summary string
+	// Seconds is how long the target took.
+	Seconds float64
+}
+
+// Failed returns the machines that failed (or were interrupted).
+func (r *Result) Failed() []applyplan.Machine {
+	var out []applyplan.Machine
+	for _, m := range r.Machines {
+		if m.Status == applyplan.Failed || m.Status == applyplan.Interrupted {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// ErrMachines is the error of a target whose machines failed in part (each
+// is in Result.Machines with its own error); errors.Is finds it.
+var ErrMachines = errors.New("some machines failed")
+
+// machinesErr wraps an engine's message about its failed machines.
+func machinesErr(msg string) error { return fmt.Errorf("%w: %s", ErrMachines, msg) }
+
+// SSH is how rdggen reaches the switches or the VMs over SSH. Host keys are
+// always verified against KnownHosts.
+type SSH struct {
+	// User is the login name; on the VMs privileged work goes through
+	// `sudo -n` when it is not root.
+	User string
+	// Port is the SSH port where a machine's mgmt address carries none; 0
+	// means 22.
+	Port int
+	// KnownHosts is the known_hosts file ("" = ~/.ssh/known_hosts).
+	KnownHosts string
+	// Identities are private key files to offer.
+	Identities []string
+	// Agent offers the keys of the ssh-agent at $SSH_AUTH_SOCK (the VMs'
+	// connections always do).
+	Agent bool
+	// Password, when set, is offered for password authentication; never
+	// printed. PasswordVar names where it came from, for messages.
+	Password, PasswordVar string
+	// Timeout bounds each connect and handshake (0: 15 s); TimeoutFlag,
+	// when set, is named in timeout errors ("--ssh-timeout").
+	Timeout     time.Duration
+	TimeoutFlag string
+}
+
+func (s SSH) remote() remote.SSH {
+	return remote.SSH{User: s.User, Port: s.Port, KnownHosts: s.KnownHosts, Identities: s.Identities,
+		Password: s.Password, PasswordVar: s.PasswordVar, Timeout: s.Timeout, TimeoutFlag: s.TimeoutFlag}
+}
+
+// sshReport is an SSH engine's report as a Result.
+func (r *run) sshReport(rep *remote.Report, err error, seconds float64) (*Result, error) {
+	res := &Result{Target: r.target, Seconds: seconds}
+	if rep != nil {
+		res.Machines = rep.Machines
+		res.Summary = lastLine(rep)
+	}
+	if err != nil && rep != nil && rep.Failed > 0 {
+		return res, machinesErr(err.Error())
+	}
+	return res, err
+}
+
+// lastLine is the summary an SSH engine printed.
+func lastLine(rep *remote.Report) string {
+	return strings.TrimSpace(rep.SummaryLine)
+}

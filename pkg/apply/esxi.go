@@ -1,0 +1,114 @@
+package apply
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/vmware/govmomi/vim25"
+
+	"github.com/rdggen/rdggen/internal/vsphere"
+	"github.com/rdggen/rdggen/pkg/inventory"
+	"github.com/rdggen/rdggen/pkg/readiness"
+)
+
+// ModuleParams reads and sets an ESXi host's kernel module parameter string
+// (what `esxcli system module parameters list/set -m MODULE` show and
+// set). nil in ESXiOptions means esxcli over the vSphere API; a test gives
+// an in-memory store, since govmomi's simulator has no esxcli.
+type ModuleParams = vsphere.ModuleParams
+
+// ESXiHost names an ESXi host for ModuleParams: its name and managed object.
+type ESXiHost = vsphere.Host
+
+// ESXiOptions say which vCenter session to use and what to do.
+type ESXiOptions struct {
+	Common
+	// Client is a logged-in vSphere API client (ConnectVCenter, or your own
+	// govmomi session).
+	Client *vim25.Client
+	// Modules reads and sets the nmlx5_core parameters; nil means esxcli
+	// over the vSphere API.
+	Modules ModuleParams
+}
+
+func (o ESXiOptions) engine(r *run) vsphere.Options {
+	return vsphere.Options{DryRun: o.DryRun, Parallel: o.parallel(), Out: r.track.Writer(), Modules: o.Modules, Track: r.track, Gate: o.Confirm}
+}
+
+// ESXi brings the VMs (EFI firmware, 64-bit MMIO, full memory reservation,
+// GPU passthrough devices, the SR-IOV adapter) and their ESXi hosts (GPU
+// passthrough, SR-IOV VF count, nmlx5_core lossless-RoCE parameters, the
+// vSwitch MTU) to what the inventory asks, through vCenter: one read of
+// every object, then only the changes. Settings that take effect at boot are
+// reported as "reboot needed"; devices that wait for that boot are attached
+// by the first run after it. The error wraps ErrMachines when hosts or VMs
+// failed.
+func ESXi(ctx context.Context, inv *inventory.Inventory, o ESXiOptions) (*Result, error) {
+	r := o.begin("esxi")
+	res, err := vsphere.Apply(ctx, o.Client, inv, o.engine(r))
+	out := &Result{Target: "esxi"}
+	if res != nil {
+		out.Machines = res.Machines
+		out.Summary = res.Summary()
+		fmt.Fprintln(r.track.Writer(), out.Summary)
+	}
+	out.Seconds = r.end()
+	switch {
+	case err != nil:
+		return out, err
+	case res != nil && len(res.Failed) > 0:
+		return out, machinesErr(fmt.Sprintf("%d failed, listed above", len(res.Failed)))
+	}
+	return out, nil
+}
+
+// CheckESXi checks every ESXi host (passthrough enabled and active, SR-IOV
+// VFs requested and present, nmlx5_core parameters, a pending reboot, the
+// NIC, the vSwitch MTU) and VM (placement, the settings ESXi manages, power,
+// devices attached and connected), changing nothing: only reads go to
+// vCenter.
+func CheckESXi(ctx context.Context, inv *inventory.Inventory, o ESXiOptions) ([]readiness.Result, error) {
+	r := o.begin("esxi")
+	defer r.end()
+	return vsphere.Check(ctx, o.Client, inv, o.engine(r))
+}
+
+// VCenter says where and how to log in to vCenter.
+type VCenter struct {
+	// URL is the SDK endpoint, e.g. https://vcenter.example/sdk. An http://
+	// URL is refused unless AllowHTTP is set (the password would cross the
+	// network unencrypted).
+	URL       string
+	AllowHTTP bool
+	// Username and Password log in; the password is never printed.
+	Username, Password string
+	// CACerts are PEM files trusted for vCenter's certificate; Insecure
+	// skips verification (an explicit opt-out).
+	CACerts  string
+	Insecure bool
+	// Timeout bounds every API request (0: none).
+	Timeout time.Duration
+	// Conns is how many connections to keep open for parallel calls
+	// (default 2).
+	Conns int
+}
+
+// ConnectVCenter logs in and returns the client and a logout function.
+func ConnectVCenter(ctx context.Context, v VCenter) (*vim25.Client, func(), error) {
+	u, err := url.Parse(v.URL)
+	if err != nil || u.Host == "" {
+		return nil, nil, fmt.Errorf("vCenter URL %q: want https://HOST/sdk", v.URL)
+	}
+	cfg := vsphere.Config{URL: u, Username: v.Username, Password: v.Password, CACerts: v.CACerts, Insecure: v.Insecure,
+		Timeout: v.Timeout, Source: "VCenter.URL"}
+	if err := cfg.RequireTLS(v.AllowHTTP); err != nil {
+		return nil, nil, err
+	}
+	s, err := vsphere.Connect(ctx, cfg, v.Conns, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s.Client, func() { s.Logout(ctx) }, nil
+}

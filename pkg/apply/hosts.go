@@ -1,0 +1,57 @@
+package apply
+
+import (
+	"context"
+
+	"github.com/rdggen/rdggen/internal/hostapply"
+	"github.com/rdggen/rdggen/pkg/inventory"
+	"github.com/rdggen/rdggen/pkg/readiness"
+)
+
+// Docker restart and validation modes of HostsOptions.
+const (
+	// ModeAuto: validate with dockerd --validate (or as nobody on dockerd
+	// < 23); restart with systemd or init.d.
+	ModeAuto = hostapply.ModeAuto
+	// ModeNone: skip the step.
+	ModeNone = hostapply.ModeNone
+)
+
+// HostsOptions say how to reach the VMs (each host's mgmt address) and what
+// to do.
+type HostsOptions struct {
+	Common
+	SSH SSH
+	// Root, when not "", is prepended to every file path rdggen reads or
+	// writes on the VMs ("{host}" is the host's name): staging and tests.
+	// Live state (sysctl, routes, iptables) is unaffected, and ModeAuto
+	// restarts and validations are off.
+	Root string
+	// DockerValidate and DockerRestart: ModeAuto (default), ModeNone, or a
+	// shell command run as root (validate gets the staged daemon.json as $1).
+	DockerValidate, DockerRestart string
+}
+
+func (o HostsOptions) engine(r *run) hostapply.Options {
+	return hostapply.Options{Dial: o.SSH.remote().Dialer(), Root: o.Root, DockerValidate: o.DockerValidate, DockerRestart: o.DockerRestart,
+		Parallel: o.parallel(), DryRun: o.DryRun, Out: r.track.Writer(), Track: r.track, Gate: o.Confirm}
+}
+
+// Hosts brings every VM's Docker networking (daemon.json merged, docker0's
+// bip and fixed-cidr), forwarding, firewall and address-translation
+// chains, routes (live and persistent), data MTU and in-VM RoCE settings
+// to what the inventory asks: one SSH round trip to read, one to change and
+// verify. The error wraps ErrMachines when VMs failed.
+func Hosts(ctx context.Context, inv *inventory.Inventory, o HostsOptions) (*Result, error) {
+	r := o.begin("hosts")
+	rep, err := hostapply.Run(ctx, inv, o.engine(r))
+	return r.sshReport(rep, err, r.end())
+}
+
+// CheckHosts checks every VM, changing nothing: the RDMA device, its port,
+// the RoCE v2 GID index, the RDMA MTU, and everything Hosts manages.
+func CheckHosts(ctx context.Context, inv *inventory.Inventory, o HostsOptions) ([]readiness.Result, error) {
+	r := o.begin("hosts")
+	defer r.end()
+	return hostapply.Check(ctx, inv, o.engine(r))
+}

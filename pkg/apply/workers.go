@@ -1,0 +1,68 @@
+package apply
+
+import (
+	"context"
+	"time"
+
+	"github.com/rdggen/rdggen/internal/workerapply"
+	"github.com/rdggen/rdggen/pkg/horovod"
+	"github.com/rdggen/rdggen/pkg/inventory"
+	"github.com/rdggen/rdggen/pkg/readiness"
+)
+
+// WorkersOptions say how to reach the VMs and which keys the workers get.
+type WorkersOptions struct {
+	Common
+	SSH SSH
+	// Keys are the cluster's worker keys (LoadWorkerKeys, or
+	// horovod.GenerateWorkerKeys then SaveWorkerKeys).
+	Keys horovod.WorkerKeys
+	// Root prefixes the SSH files' paths on the VMs, as in HostsOptions.
+	Root string
+	// ReadyTimeout bounds the wait for a started worker's sshd (default 1 min).
+	ReadyTimeout time.Duration
+}
+
+func (o WorkersOptions) engine(r *run) workerapply.Options {
+	return workerapply.Options{Dial: o.SSH.remote().Dialer(), Keys: o.Keys, Root: o.Root, ReadyTimeout: o.ReadyTimeout,
+		Parallel: o.parallel(), DryRun: o.DryRun, Out: r.track.Writer(), Track: r.track, Gate: o.Confirm}
+}
+
+// Workers brings the Horovod worker container on every VM to what the
+// inventory asks (run.sh's docker run line, the cluster's SSH files), and
+// waits until each worker's sshd answers with the cluster's host key. Run
+// it after Hosts: the workers live on its Docker. The error wraps
+// ErrMachines when VMs failed.
+func Workers(ctx context.Context, inv *inventory.Inventory, o WorkersOptions) (*Result, error) {
+	r := o.begin("workers")
+	rep, err := workerapply.Run(ctx, inv, o.engine(r))
+	return r.sshReport(rep, err, r.end())
+}
+
+// CheckWorkers checks every worker, changing nothing: its container and
+// sshd, the NCCL interfaces, and from each worker a login to every other
+// one, which must see the sender's own address.
+func CheckWorkers(ctx context.Context, inv *inventory.Inventory, o WorkersOptions) ([]readiness.Result, error) {
+	r := o.begin("workers")
+	defer r.end()
+	return workerapply.Check(ctx, inv, o.engine(r))
+}
+
+// DefaultKeyDir is where the cluster's worker keys live by default:
+// $XDG_CONFIG_HOME/rdggen/<cluster>, else ~/.config/rdggen/<cluster>.
+func DefaultKeyDir(cluster string, getenv func(string) string) (string, error) {
+	return workerapply.DefaultKeyDir(cluster, getenv)
+}
+
+// LoadWorkerKeys reads the keys in dir; found is false when there are none.
+// A key readable by group or others is refused.
+func LoadWorkerKeys(dir string) (k horovod.WorkerKeys, found bool, err error) {
+	return workerapply.LoadKeys(dir)
+}
+
+// SaveWorkerKeys writes k into dir (created 0700, keys 0600).
+func SaveWorkerKeys(dir string, k horovod.WorkerKeys) error { return workerapply.SaveKeys(dir, k) }
+
+// Fingerprint is an SSH public key's SHA256 fingerprint, as ssh-keygen -l
+// prints it.
+func Fingerprint(public []byte) string { return workerapply.Fingerprint(public) }
