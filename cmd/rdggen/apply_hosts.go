@@ -34,4 +34,3 @@ func hostsTarget() *applyTarget {
 		},
 	}
 }
-
