@@ -142,12 +142,15 @@ func applyScript(w *remote.Script, p *plan, o *Options, stamp string) {
 		w.Line("step firewall sh ", w.Data(p.d.Firewall))
 	}
 	if len(p.routes)+len(p.stale) > 0 {
+		// New routes first, then the stale ones go: switching the routing
+		// mode (per-host routes <-> one route for the pool) never leaves a
+		// moment without a path between the containers.
 		var b strings.Builder
-		for _, e := range p.stale {
-			b.WriteString("route del " + e.String() + "\n")
-		}
 		for _, r := range p.routes {
 			b.WriteString(r.Route.Command() + "\n")
+		}
+		for _, e := range p.stale {
+			b.WriteString("route del " + e.String() + "\n")
 		}
 		w.Line("step routes ip -force -batch ", w.Data([]byte(b.String())))
 	}

@@ -32,7 +32,7 @@ const (
 	CheckDocker0    = "docker0"     // docker0 carries bip
 	CheckDocker     = "docker"      // daemon.json as merged by apply
 	CheckForwarding = "forwarding"  // net.ipv4.ip_forward
-	CheckRoutes     = "routes"      // a route to every other host's container subnet
+	CheckRoutes     = "routes"      // a route to every other host's container subnet (or the pool via the switch)
 	CheckFirewall   = "firewall"    // RDGGEN-CONTAINERS, first in DOCKER-USER
 	CheckNAT        = "nat"         // RDGGEN-POSTROUTING, first in nat POSTROUTING
 	CheckFiles      = "files"       // the scripts and units apply installs
@@ -288,7 +288,7 @@ func checkConfig(inv *inventory.Inventory, h *inventory.Host, d *desired, st *ho
 		CheckRoCEQoS:    roceFound(st),
 		CheckDocker:     dockernet.DaemonPath + " has rdggen's keys",
 		CheckForwarding: dockernet.ForwardingKey + " = " + strings.TrimSpace(st.Forwarding.Out),
-		CheckRoutes:     fmt.Sprintf("%d route(s) to the other hosts' container subnets via %s", len(d.Routes), h.DataInterface),
+		CheckRoutes:     routesFound(inv, d, h),
 		CheckFirewall:   dockernet.FirewallChain + " first in " + dockernet.DockerUserChain,
 		CheckNAT:        dockernet.NATChain + " first in nat POSTROUTING",
 		CheckFiles:      fmt.Sprintf("%d file(s) and link(s) as generated", len(d.Files)+len(d.Links)),
@@ -351,4 +351,13 @@ func roceFound(st *hostState) string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// routesFound describes the routes a passing routes check found.
+func routesFound(inv *inventory.Inventory, d *desired, h *inventory.Host) string {
+	if inv.Docker.SwitchRouted() && len(d.Routes) == 1 {
+		r := d.Routes[0]
+		return fmt.Sprintf("the container pool %s via %s (%s) on %s", r.Dst, r.Via, r.Host, h.DataInterface)
+	}
+	return fmt.Sprintf("%d route(s) to the other hosts' container subnets via %s", len(d.Routes), h.DataInterface)
 }

@@ -2,7 +2,8 @@
 // namespaces for tests of `rdggen apply --target hosts` (test-only; needs root).
 //
 // Each host is a namespace with a data interface on a shared bridge in a
-// "switch" namespace (198.18.S.N/24), a management interface on a bridge in the
+// "switch" namespace (198.18.S.N/24; in the routed-pool mode the switch
+// namespace also routes, see SetSwitchL3), a management interface on a bridge in the
 // test's own namespace (198.19.S.N/24, the only thing outside a namespace), its
 // own sshd, and a docker0 bridge with a "container" namespace at .2 of the
 // host's container subnet. Docker is emulated where it matters: FORWARD policy
@@ -90,6 +91,10 @@ type Options struct {
 	DockerVersion string
 	// HorovodNetwork is the inventory's horovod.network (default bridge).
 	HorovodNetwork string
+	// Routing is the inventory's docker.routing ("" leaves it out: hosts).
+	// With "switch" the hosts route the pool to the switch namespace's
+	// gateway address (198.18.S.254), which SetSwitchL3 gives it.
+	Routing string
 	// Image is the inventory's horovod.image (default: the inventory default).
 	Image string
 	// DataMTU is the inventory's data_mtu (default: none, 1500). Above
@@ -465,19 +470,23 @@ func (c *Cluster) writeInventory(o Options) {
 	if o.DataMTU != 0 {
 		dataMTU = fmt.Sprintf("\n  data_mtu: %d", o.DataMTU)
 	}
+	routing := ""
+	if o.Routing != "" {
+		routing = ", routing: " + o.Routing
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, `# netnstest cluster, slot %d
 name: nstest
 switches:
   - {name: sw, model: SN2700, onyx: 3.6.8190}
-docker: {version: %q, pool: 172.16.0.0/16, prefix: 24}
+docker: {version: %q, pool: 172.16.0.0/16, prefix: 24%s}
 horovod: {network: %s%s}
 defaults:
   data_interface: data0%s
   gpus: [{model: V100-PCIE-16GB, memory_gb: 16}]
   nic: {model: ConnectX-5, pf: vmnic4, vfs: 8}
 hosts:
-`, c.Slot, o.DockerVersion, o.HorovodNetwork, image, dataMTU)
+`, c.Slot, o.DockerVersion, routing, o.HorovodNetwork, image, dataMTU)
 	for _, h := range c.Hosts {
 		fmt.Fprintf(&b, "  - {name: %s, esxi: esx-%02d, os: %s, mgmt: %s, data: {address: %s, port: 1/%d}}\n",
 			h.Name, h.Index+1, o.OS(h.Index), h.Mgmt, h.Data, h.Index+1)

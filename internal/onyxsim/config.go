@@ -18,6 +18,7 @@ var sections = []string{
 	"Interface Ethernet configuration",
 	"Interface Ethernet buffer configuration",
 	"VLAN configuration",
+	"L3 configuration",
 	"QoS switch configuration",
 	"DCBX ETS configuration",
 	"DCBX PFC configuration",
@@ -36,6 +37,7 @@ const (
 	secIfEth
 	secBuffer
 	secVLAN
+	secL3
 	secQoS
 	secETS
 	secPFC
@@ -58,6 +60,13 @@ type entry struct {
 	id     string // "1/5", "101"
 	body   string
 	seq    int
+	// noFirst prints the line as "no <prefix> <id> <body>", the way ONYX
+	// prints some negated interface settings (`no interface vlan 1 ip
+	// icmp redirect`).
+	noFirst bool
+	// order sorts global lines within their rank before insertion order
+	// (static routes by prefix).
+	order uint64
 }
 
 // config is the switch's running state.
@@ -180,7 +189,12 @@ func (c *config) configCommand(line string, prefixModes bool) outcome {
 		return ok(func() { c.set("roce", &entry{sec: secRoCE, body: body}) })
 	case "vlan":
 		return c.vlanCommand(w, neg, line)
-	case "snmp-server", "ntp", "ip":
+	case "ip":
+		if o, handled := c.ipCommand(w, neg); handled {
+			return o
+		}
+		fallthrough
+	case "snmp-server", "ntp":
 		sec := map[string]int{"snmp-server": secSNMP, "ntp": secNetMgmt, "ip": secOtherIP}[w[0]]
 		if w[0] == "ip" && (len(w) < 2 || w[1] != "route") {
 			return unrecognized(w[1%len(w)])
@@ -359,6 +373,9 @@ func (c *config) port(id string) (int, bool) {
 }
 
 func (c *config) ifaceCommand(w []string, neg bool, raw string, prefixModes bool) outcome {
+	if len(w) >= 3 && w[1] == "vlan" {
+		return c.vlanIfaceCommand(w[2], w[3:], neg, raw, prefixModes)
+	}
 	if neg {
 		return unrecognized("interface")
 	}
@@ -467,7 +484,7 @@ func (c *config) portCommand(id string, w []string, neg bool, raw string) outcom
 		if neg {
 			return ok(drop("access"))
 		}
-		if c.slots["vlan|"+w[3]] == nil {
+		if !c.vlanExists(w[3]) {
 			return fail("VLAN %s does not exist", w[3])
 		}
 		return ok(put("access", secVLAN, 11, "switchport access vlan "+w[3]))
@@ -648,6 +665,8 @@ func renderEntries(list []*entry) []string {
 		ids    []int
 		parts  []string // split IDs ("1", "5" for 1/5)
 		seq    int
+		// noFirst: see entry.
+		noFirst bool
 	}
 	groups := map[string]*group{}
 	var globals []*entry
@@ -656,10 +675,10 @@ func renderEntries(list []*entry) []string {
 			globals = append(globals, e)
 			continue
 		}
-		k := fmt.Sprintf("%d|%s|%s", e.rank, e.prefix, e.body)
+		k := fmt.Sprintf("%d|%s|%s|%t", e.rank, e.prefix, e.body, e.noFirst)
 		g := groups[k]
 		if g == nil {
-			g = &group{rank: e.rank, prefix: e.prefix, body: e.body, seq: e.seq}
+			g = &group{rank: e.rank, prefix: e.prefix, body: e.body, seq: e.seq, noFirst: e.noFirst}
 			groups[k] = g
 		}
 		g.ids = append(g.ids, lastNum(e.id))
@@ -667,6 +686,7 @@ func renderEntries(list []*entry) []string {
 	}
 	type line struct {
 		rank, first, seq int
+		order            uint64
 		text             string
 	}
 	var lines []line
@@ -689,12 +709,15 @@ func renderEntries(list []*entry) []string {
 			if g.body != "" {
 				text += " " + g.body
 			}
-			lines = append(lines, line{g.rank, g.ids[i], g.seq, text})
+			if g.noFirst {
+				text = "no " + text
+			}
+			lines = append(lines, line{g.rank, g.ids[i], g.seq, 0, text})
 			i = j + 1
 		}
 	}
 	for _, e := range globals {
-		lines = append(lines, line{e.rank, 0, e.seq, e.body})
+		lines = append(lines, line{e.rank, 0, e.seq, e.order, e.body})
 	}
 	sort.Slice(lines, func(a, b int) bool {
 		x, y := lines[a], lines[b]
@@ -703,6 +726,9 @@ func renderEntries(list []*entry) []string {
 		}
 		if x.first != y.first {
 			return x.first < y.first
+		}
+		if x.order != y.order {
+			return x.order < y.order
 		}
 		if x.seq != y.seq {
 			return x.seq < y.seq

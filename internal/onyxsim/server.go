@@ -13,6 +13,12 @@
 // `show dcb priority-flow-control`, a port's `congestion-control` and
 // `counters pfc prio`, from its configuration and each port's live state,
 // which tests set with SetLink, SetPauseCounters and SetECNMarked.
+//
+// It holds the L3 statements of the routed container pool too (l3.go:
+// `ip routing vrf default`, VLAN interfaces and their addresses, static
+// routes), refuses malformed ones, and exposes what it routes with
+// (Routes, VLANAddresses, L3State) for a test that makes a namespace route
+// the same way.
 package onyxsim
 
 import (

@@ -21,6 +21,10 @@ func Picture(inv *inventory.Inventory) artifact.File {
 		inv.RoCE.DSCP, inv.RoCE.Priority, inv.RoCE.ECNMinKB, inv.RoCE.ECNMaxKB, inv.RoCE.CNPDSCP, inv.RoCE.CNPPriority, inv.RoCE.ToS())
 	fmt.Fprintf(&b, "containers: pool %s, /%d per host, MTU %d, Horovod network %s\n",
 		inv.Docker.Pool, inv.Docker.Prefix, inv.Docker.MTU, inv.Horovod.Network)
+	if sw := inv.GatewaySwitch(); sw != nil {
+		fmt.Fprintf(&b, "routing: the switch %s routes the pool (gateway %s on interface vlan %d); each host has one route, %s via %s\n",
+			sw.Name, inv.GatewayPrefix(), onyx.DataVLAN, inv.Docker.Pool, inv.Docker.Gateway)
+	}
 	fmt.Fprintf(&b, "MTU per hop: switch ports %d, ESXi vSwitch of the PF %d, VM data interface %d, docker0 %d (bytes)\n",
 		onyx.PortMTU(inv), inv.DataMTU(), inv.DataMTU(), inv.Docker.MTU)
 	for _, sw := range inv.Switches {

@@ -308,15 +308,25 @@ func (d *drawing) drawVM(h *inventory.Host, b box) {
 	y += svgLine
 	d.text(x, y, w, 11, colContainer, "", fmt.Sprintf("docker0 %s: container subnet", h.Bridge()))
 	y += svgLine
-	d.text(x, y, w, 11, colContainer, "", fmt.Sprintf("%d route(s) to other containers · %d slot(s)", len(d.inv.Hosts)-1, h.Slots()))
+	routes := fmt.Sprintf("%d route(s) to other containers", len(d.inv.Hosts)-1)
+	if d.inv.Docker.SwitchRouted() {
+		routes = "1 route: the pool via the switch"
+	}
+	d.text(x, y, w, 11, colContainer, "", fmt.Sprintf("%s · %d slot(s)", routes, h.Slots()))
 }
 
-// drawRoutes is the route table every host holds: each host's container
-// subnet via its data address (the next hop), on the data interface.
+// drawRoutes is the route table every host holds (the switch, with
+// docker.routing: switch): each host's container subnet via its data
+// address (the next hop), on the data interface.
 func (d *drawing) drawRoutes() {
 	y := d.routesTop + svgLine
 	full := d.width - 2*svgMargin
-	d.text(svgMargin, y, full, 12, colContainer, "bold", "Routes: every host reaches each other host's containers via that host's data address (next hop)")
+	title := "Routes: every host reaches each other host's containers via that host's data address (next hop)"
+	if d.inv.Docker.SwitchRouted() {
+		title = fmt.Sprintf("Routes: every host sends the pool %s to the switch (%s), which reaches each host's containers via its data address",
+			d.inv.Docker.Pool, d.inv.Docker.Gateway)
+	}
+	d.text(svgMargin, y, full, 12, colContainer, "bold", title)
 	if len(d.inv.Hosts) < 2 {
 		d.text(svgMargin, y+svgLine+4, full, 11, colContainer, "", "one host: no routes")
 		return

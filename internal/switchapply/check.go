@@ -24,7 +24,7 @@ const (
 	// (no mgmt address, SSH, login or the CLI failed): Unknown, with why.
 	CheckConnect = "connect"
 	// CheckConfig is the apply plan: `show running-config` diffed against
-	// the inventory's statements (onyx.Diff), as `rdggen apply --target
+	// the inventory's statements (onyx.Reconcile), as `rdggen apply --target
 	// switch --dry-run` makes it. Passed when nothing is to send; else one
 	// failure per command of the plan, Subject the setting ("interface
 	// ethernet 1/3 dcb priority-flow-control mode"), Found what the switch
@@ -198,11 +198,14 @@ func (c *checker) config() {
 	}
 	for _, ch := range plan.Changes {
 		item, _ := changeItem(ch)
-		found := "not set"
-		if len(ch.Replaces) > 0 {
+		found, expected := "not set", ch.Command
+		switch {
+		case len(ch.Removed) > 0:
+			found, expected = strings.Join(ch.Removed, "; "), "absent (rdggen's, no longer wanted)"
+		case len(ch.Replaces) > 0:
 			found = strings.Join(ch.Replaces, "; ")
 		}
-		c.fail(CheckConfig, item, found, ch.Command, applyCommand+", or in config mode: "+ch.Command)
+		c.fail(CheckConfig, item, found, expected, applyCommand+", or in config mode: "+ch.Command)
 	}
 }
 

@@ -1,8 +1,10 @@
 // Package switchapply is `rdggen apply --target switch`: for each ONYX switch
 // of the inventory it reads the running-config over an SSH CLI session,
 // backs it up, diffs it against pkg/onyx's desired statements, and sends only
-// the missing or wrong commands, saving with `configuration write` only
-// when every command succeeded (issue #4).
+// the missing or wrong commands (and, for the routed container pool, the
+// `no` forms that remove what rdggen configured and no longer wants:
+// onyx.Reconcile), saving with `configuration write` only when every
+// command succeeded.
 package switchapply
 
 import (
@@ -125,7 +127,11 @@ func (r *Result) Machine() applyplan.Machine {
 		// A replaced setting's From is the switch's current command(s).
 		item, value := changeItem(c)
 		ch := applyplan.Change{Op: applyplan.Add, Item: item, To: value, Text: c.Command}
-		if len(c.Replaces) > 0 {
+		switch {
+		case len(c.Removed) > 0:
+			// A `no` command: the item is what goes away.
+			ch = applyplan.Change{Op: applyplan.Remove, Item: strings.Join(c.Removed, "; "), From: strings.Join(c.Removed, "; "), Text: c.Command}
+		case len(c.Replaces) > 0:
 			ch.Op, ch.From = applyplan.Update, strings.Join(c.Replaces, "; ")
 		}
 		m.Changes = append(m.Changes, ch)
@@ -275,6 +281,7 @@ func forEach(n, par int, f func(int)) {
 // target is one switch between the phases.
 type target struct {
 	o       Options
+	inv     *inventory.Inventory
 	sw      inventory.Switch
 	desired []onyx.Statement
 	client  *ssh.Client
@@ -314,8 +321,9 @@ func prepare(ctx context.Context, inv *inventory.Inventory, sw inventory.Switch,
 		t.res.Err = err
 		return t
 	}
+	t.inv = inv
 	t.desired = onyx.Desired(inv, sw)
-	t.res.Plan = onyx.Diff(t.desired, onyx.Parse(running))
+	t.res.Plan = onyx.Reconcile(inv, sw, onyx.Parse(running))
 	t.running = running
 	return t
 }
@@ -407,7 +415,7 @@ func (t *target) push(ctx context.Context) {
 		t.res.Err = fmt.Errorf("%w; not saved", err)
 		return
 	}
-	if left := onyx.Diff(t.desired, onyx.Parse(running)); !left.Empty() {
+	if left := onyx.Reconcile(t.inv, t.sw, onyx.Parse(running)); !left.Empty() {
 		t.res.Err = fmt.Errorf("switch %s: every command was accepted, but the running-config still differs (%d command(s), first %q); not saved",
 			t.sw.Name, len(left.Changes), left.Changes[0].Command)
 		return

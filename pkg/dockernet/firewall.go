@@ -75,19 +75,33 @@ var Jumps = []Jump{
 // reference cluster: 172.16.42.0/23, 172.16.44.0/22, 172.16.48.0/24). They are
 // both who may open connections to host h's containers over the data interface
 // and where h's containers' traffic goes untranslated.
+//
+// With docker.routing: switch it is the whole pool, docker.pool (one prefix,
+// the same on every host): the other hosts' containers are all in it, and a
+// host's files then do not depend on the cluster's size. The security
+// property stays: over the data interface, new connections are accepted
+// only from container-pool sources and every other one is dropped. (Both
+// modes judge by source address alone, so the pool also admits h's own
+// subnet arriving from outside; the per-host lists admitted any other
+// host's subnet from anywhere on the data network just as well.)
 func FirewallSources(inv *inventory.Inventory, h *inventory.Host) []netip.Prefix {
 	return newFirewallTable(inv).sources(h.Index)
 }
 
 // firewallTable holds the aggregated container subnets of all hosts, computed
 // once, so that each host's sources are the cluster's minus its own: a binary
-// search and a split of one prefix.
+// search and a split of one prefix. In switch-routed mode it holds only the
+// pool.
 type firewallTable struct {
 	subnets []netip.Prefix // aggregated, sorted
 	own     []netip.Prefix
+	pool    netip.Prefix // valid in switch-routed mode: every host's one source
 }
 
 func newFirewallTable(inv *inventory.Inventory) *firewallTable {
+	if inv.Docker.SwitchRouted() {
+		return &firewallTable{pool: inv.Docker.Pool}
+	}
 	t := &firewallTable{own: make([]netip.Prefix, len(inv.Hosts))}
 	for i := range inv.Hosts {
 		t.own[i], _ = RouteTo(&inv.Hosts[i])
@@ -97,6 +111,9 @@ func newFirewallTable(inv *inventory.Inventory) *firewallTable {
 }
 
 func (t *firewallTable) sources(self int) []netip.Prefix {
+	if t.pool.IsValid() {
+		return []netip.Prefix{t.pool}
+	}
 	return without(t.subnets, t.own[self])
 }
 
@@ -207,6 +224,22 @@ func (t *firewallTable) script(inv *inventory.Inventory, h *inventory.Host) []by
 // comment explains both chains, each line starting with lead.
 func (t *firewallTable) comment(h *inventory.Host, b *bytes.Buffer, lead string) {
 	own := h.Subnet.String()
+	if t.pool.IsValid() {
+		pool := t.pool.String()
+		for _, l := range []string{
+			FirewallChain + " (filter, first rule of " + DockerUserChain + "): over " + h.DataInterface + ", new connections to this",
+			"host's containers (" + own + ") are accepted from the container pool " + pool + " (the",
+			"cluster's containers, routed by the switch) and dropped from anywhere else, whatever the",
+			"FORWARD policy (dockerd leaves it at ACCEPT where forwarding was already on when it started).",
+			NATChain + " (nat, first rule of POSTROUTING): traffic from " + own + " to the",
+			"container pool " + pool + " keeps its container source address (Open MPI's TCP transport",
+			"drops connections from an address the peer did not publish); Docker's MASQUERADE still",
+			"applies to everything else.",
+		} {
+			b.WriteString(lead + l + "\n")
+		}
+		return
+	}
 	for _, l := range []string{
 		FirewallChain + " (filter, first rule of " + DockerUserChain + "): over " + h.DataInterface + ", new connections to this",
 		"host's containers (" + own + ") are accepted from the other hosts' containers and dropped from",

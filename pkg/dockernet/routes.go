@@ -30,7 +30,14 @@ func RouteTo(o *inventory.Host) (dst netip.Prefix, via netip.Addr) {
 // Routes returns host h's routes: one per other host, in inventory order. It
 // never contains h's own subnet: that route would replace docker0's connected
 // route and cut h's containers off (research/hosts.md §2.1).
+//
+// With docker.routing: switch it is one route instead, PoolRoute: the whole
+// pool via the switch's gateway address. h's own subnet is inside the pool,
+// but docker0's connected route to it is more specific and wins.
 func Routes(inv *inventory.Inventory, h *inventory.Host) []Route {
+	if inv.Docker.SwitchRouted() {
+		return []Route{PoolRoute(inv, h)}
+	}
 	out := make([]Route, 0, len(inv.Hosts))
 	for i := range inv.Hosts {
 		o := &inv.Hosts[i]
@@ -43,6 +50,17 @@ func Routes(inv *inventory.Inventory, h *inventory.Host) []Route {
 	return out
 }
 
+// PoolRoute is host h's one route with docker.routing: switch: docker.pool
+// via the switch's address on the data network (docker.gateway), on h's
+// data interface. The switch routes each host's subnet on to that host.
+func PoolRoute(inv *inventory.Inventory, h *inventory.Host) Route {
+	name := "the switch"
+	if sw := inv.GatewaySwitch(); sw != nil {
+		name = "switch " + sw.Name
+	}
+	return Route{Dst: inv.Docker.Pool, Via: inv.Docker.Gateway, Dev: h.DataInterface, Host: "the container pool, routed by " + name}
+}
+
 // Command is the route as an `ip -batch` line (the arguments of `ip`):
 // "route replace 172.16.42.0/24 via 31.31.31.42 dev enp1f0". `replace` is
 // idempotent where `add` fails on a re-run with "File exists".
@@ -53,14 +71,22 @@ func (r Route) Command() string {
 // routeTable holds, per host, the text every other host's route lines repeat
 // ("172.16.42.0/24 via 31.31.31.42"), so that n hosts' n-1 routes each are
 // written without formatting n² addresses.
+//
+// With docker.routing: switch every host has the same one route instead,
+// pool, and the per-host fragments are not made.
 type routeTable struct {
 	frag     []string
 	netplan  []string // the same route as a netplan routes entry
 	fragLen  int      // Σ len(frag)
 	namesLen int      // Σ len(host name)
+	pool     *Route   // the pool route (Dev unset), in switch-routed mode
 }
 
 func newRouteTable(inv *inventory.Inventory) *routeTable {
+	if inv.Docker.SwitchRouted() {
+		r := PoolRoute(inv, &inventory.Host{})
+		return &routeTable{pool: &r}
+	}
 	t := &routeTable{frag: make([]string, len(inv.Hosts)), netplan: make([]string, len(inv.Hosts))}
 	for i := range inv.Hosts {
 		dst, via := RouteTo(&inv.Hosts[i])
@@ -75,6 +101,9 @@ func newRouteTable(inv *inventory.Inventory) *routeTable {
 
 // batchSize is the exact length of ipBatchLines' output for host h.
 func (t *routeTable) batchSize(inv *inventory.Inventory, h *inventory.Host, comments bool) int {
+	if t.pool != nil {
+		return 256
+	}
 	n := len(inv.Hosts) - 1
 	size := t.fragLen - len(t.frag[h.Index]) + n*len("route replace  dev \n") + n*len(h.DataInterface)
 	if comments {
@@ -98,6 +127,16 @@ func eachOther(inv *inventory.Inventory, self int, b *bytes.Buffer, line lineFun
 // ipBatchLines writes host h's routes as `ip -batch` lines (Route.Command),
 // each with a trailing "# <host>" comment when comments is set.
 func (t *routeTable) ipBatchLines(inv *inventory.Inventory, h *inventory.Host, b *bytes.Buffer, comments bool) {
+	if t.pool != nil {
+		r := *t.pool
+		r.Dev = h.DataInterface
+		b.WriteString(r.Command())
+		if comments {
+			b.WriteString("  # " + r.Host)
+		}
+		b.WriteByte('\n')
+		return
+	}
 	dev := " dev " + h.DataInterface
 	eachOther(inv, h.Index, b, func(b *bytes.Buffer, i int) {
 		b.WriteString("route replace ")
@@ -109,4 +148,21 @@ func (t *routeTable) ipBatchLines(inv *inventory.Inventory, h *inventory.Host, b
 		}
 		b.WriteByte('\n')
 	})
+}
+
+// netplanLines writes host h's routes as netplan routes entries.
+func (t *routeTable) netplanLines(inv *inventory.Inventory, h *inventory.Host, b *bytes.Buffer) {
+	if t.pool != nil {
+		b.WriteString("        - to: " + t.pool.Dst.String() + "\n          via: " + t.pool.Via.String() + "\n")
+		return
+	}
+	eachOther(inv, h.Index, b, func(b *bytes.Buffer, i int) { b.WriteString(t.netplan[i]) })
+}
+
+// netplanSize is about the length of netplanLines' output, for one host.
+func (t *routeTable) netplanSize(inv *inventory.Inventory) int {
+	if t.pool != nil {
+		return 128
+	}
+	return t.fragLen + len(inv.Hosts)*len("        - to: \n          via: \n")
 }

@@ -123,8 +123,14 @@ func (t *tables) routesScript(inv *inventory.Inventory, h *inventory.Host) []byt
 	}
 	t.fw.firewallBody(h, &b)
 	b.WriteString("\n")
-	b.WriteString("# 3. Routes: each other host's container subnet via its data address. Never " + own + ",\n")
-	b.WriteString("#    docker0's own subnet. `replace` is idempotent where `add` fails on a re-run.\n")
+	if r := t.routes.pool; r != nil {
+		b.WriteString("# 3. Route: the whole container pool " + r.Dst.String() + " via the switch's address " + r.Via.String() + " (docker.routing:\n")
+		b.WriteString("#    switch); the switch routes each host's subnet to that host. docker0's own subnet " + own + "\n")
+		b.WriteString("#    stays local: its connected route is more specific. `replace` is idempotent.\n")
+	} else {
+		b.WriteString("# 3. Routes: each other host's container subnet via its data address. Never " + own + ",\n")
+		b.WriteString("#    docker0's own subnet. `replace` is idempotent where `add` fails on a re-run.\n")
+	}
 	b.WriteString("ip -force -batch - <<'EOF'\n")
 	t.routes.ipBatchLines(inv, h, &b, true)
 	b.WriteString("EOF\n")
@@ -185,7 +191,7 @@ func (t *tables) ifupdownHook(inv *inventory.Inventory, h *inventory.Host) []byt
 
 func (t *tables) netplan(inv *inventory.Inventory, h *inventory.Host, id, found string) []byte {
 	var b bytes.Buffer
-	b.Grow(t.routes.fragLen + len(inv.Hosts)*len("        - to: \n          via: \n") + 2048)
+	b.Grow(t.routes.netplanSize(inv) + 2048)
 	b.WriteString("# rdggen: persistent routes and MTU of " + h.Name + " (" + h.OS.String() + ", netplan), cluster " + inv.Name + ".\n")
 	b.WriteString("# Installed as " + NetplanPath + " (mode 0600). netplan merges it with the file that sets\n")
 	b.WriteString("# " + h.DataInterface + "'s address (" + h.Data.Address.String() + ", not repeated here): files that use one netplan ID\n")
@@ -198,7 +204,7 @@ func (t *tables) netplan(inv *inventory.Inventory, h *inventory.Host, id, found 
 	b.WriteString("# `netplan apply` or the next boot installs the routes; rdggen apply adds them at once.\n")
 	b.WriteString("network:\n  version: 2\n  ethernets:\n    " + quote.YAML(id) + ":\n")
 	b.WriteString("      mtu: " + strconv.Itoa(h.DataMTU) + "\n      routes:\n")
-	eachOther(inv, h.Index, &b, func(b *bytes.Buffer, i int) { b.WriteString(t.routes.netplan[i]) })
+	t.routes.netplanLines(inv, h, &b)
 	return b.Bytes()
 }
 

@@ -90,6 +90,7 @@ func (c *checker) build(raw *rawInventory) {
 	}
 	c.hosts(raw.Hosts, &defaults)
 	c.crossHost()
+	c.routing(raw.Docker)
 }
 
 func (c *checker) intIn(path string, p *int, def, lo, hi int, what string) int {

@@ -125,7 +125,7 @@ func TestValidationRules(t *testing.T) {
 		path     string
 		rule     string // substring of the rule
 	}{
-		{"unknown key", "  mtu: 1500", "  mtuu: 1500", 5, "mtuu", "docker.mtuu", `unknown key "mtuu" (known keys here: dns, mtu, pool, prefix, version)`},
+		{"unknown key", "  mtu: 1500", "  mtuu: 1500", 5, "mtuu", "docker.mtuu", `unknown key "mtuu" (known keys here: dns, gateway, mtu, pool, prefix, routing, version)`},
 		{"misspelt host key", "    esxi: esx-b", "    exsi: esx-b", 17, "exsi", "hosts[1].exsi", `unknown key "exsi"`},
 		{"duplicate key", "  mtu: 1500", "  mtu: 1500\n  mtu: 9000", 6, "mtu", "docker.mtu", "duplicate key (first at line 5)"},
 		{"not a number", "  mtu: 1500", "  mtu: jumbo", 5, "jumbo", "docker.mtu", `must be a whole number, not "jumbo"`},

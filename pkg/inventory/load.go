@@ -52,6 +52,8 @@ type rawDocker struct {
 	Prefix  *int     `yaml:"prefix"`
 	MTU     *int     `yaml:"mtu"`
 	DNS     []string `yaml:"dns"`
+	Routing *string  `yaml:"routing"`
+	Gateway *string  `yaml:"gateway"`
 }
 
 type rawHorovod struct {

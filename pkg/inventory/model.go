@@ -94,6 +94,18 @@ type Docker struct {
 	MTU int
 	// DNS servers written to containers' resolv.conf.
 	DNS []netip.Addr
+	// Routing says who routes between the hosts' container subnets:
+	// RoutingHosts (default, the guide's design: every host has a route to
+	// every other host's subnet) or RoutingSwitch (every host has one route
+	// for Pool via Gateway, and the switch has one route per host's subnet).
+	Routing string
+	// Gateway is the switch's address on the data network in RoutingSwitch
+	// mode: docker.gateway, or by default the data network's last host
+	// address (31.31.31.254 in 31.31.31.0/24). It is set in both modes when
+	// it is valid (apply uses it to recognise a gateway rdggen configured
+	// before), and the zero Addr when the data network has no free address
+	// for it.
+	Gateway netip.Addr
 }
 
 // AllowDirectRouting reports whether the engine needs "allow-direct-routing"

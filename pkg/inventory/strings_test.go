@@ -21,6 +21,7 @@ func TestEveryStringFieldHasAGrammar(t *testing.T) {
 		".Switches[].Model":      {"model: SN2100", "model: V", "switches[0].model"},
 		".Switches[].Mgmt":       {"onyx: 3.6.8190}", "onyx: 3.6.8190, mgmt: V}", "switches[0].mgmt"},
 		".VCenter":               {"name: mini\n", "name: mini\nvcenter: V\n", "vcenter"},
+		".Docker.Routing":        {"name: mini\n", "name: mini\ndocker: {routing: V}\n", "docker.routing"},
 		".Horovod.Network":       {"name: mini\n", "name: mini\nhorovod: {network: V}\n", "horovod.network"},
 		".Horovod.Image":         {"name: mini\n", "name: mini\nhorovod: {image: V}\n", "horovod.image"},
 		".Horovod.HCA":           {"name: mini\n", "name: mini\nhorovod: {hca: V}\n", "horovod.hca"},

@@ -23,6 +23,9 @@ import "github.com/rdggen/rdggen/pkg/inventory"
 // both forms): `roce lossless`, when UsesRoCETemplate says the template's
 // fixed values are the inventory's.
 //
+// With docker.routing: switch, the gateway switch also gets the routed
+// pool's statements (L3).
+//
 // Both end with `lldp` (so DCBX can tell the NICs the PFC/ETS settings) and
 // `hostname <switch>`, and for a jumbo-frame data network both set every
 // front-panel port's MTU to PortMTU: the data network's frames cross every
@@ -55,6 +58,7 @@ func Desired(inv *inventory.Inventory, sw inventory.Switch) []Statement {
 			out = append(out, MTU(p, mtu))
 		}
 	}
+	out = append(out, L3(inv, sw)...)
 	out = append(out, LLDP(), Hostname(sw.Name))
 	Sort(out)
 	return out

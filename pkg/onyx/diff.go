@@ -13,6 +13,9 @@ type Change struct {
 	// Replaces are the switch's current commands (ranges merged) that the
 	// command overwrites; empty when the setting is simply missing.
 	Replaces []string
+	// Removed are the switch's current commands that the command, a `no`
+	// form, takes away (Reconcile); empty for a command that sets something.
+	Removed []string
 }
 
 // Plan is what Diff finds: the commands that bring a switch to the desired
@@ -137,6 +140,9 @@ func (p Plan) String() string {
 		b.WriteString(c.Command + "\n")
 		for _, r := range c.Replaces {
 			b.WriteString("    # replaces: " + r + "\n")
+		}
+		for _, r := range c.Removed {
+			b.WriteString("    # removes: " + r + "\n")
 		}
 	}
 	for _, w := range p.Warnings {

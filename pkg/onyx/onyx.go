@@ -58,5 +58,11 @@ func Config(inv *inventory.Inventory, sw inventory.Switch) []byte {
 			inv.RoCE.DSCP, inv.RoCE.Priority, inv.RoCE.CNPDSCP, inv.RoCE.CNPPriority),
 		"Paste in config mode on a clean switch, or run: rdggen apply --target switch",
 	}
+	if gw := inv.GatewaySwitch(); gw != nil && gw.Name == sw.Name {
+		header = append(header[:len(header)-1],
+			fmt.Sprintf("Routed container pool (docker.routing: switch): gateway %s on interface vlan %d, the data ports' VLAN,", inv.GatewayPrefix(), DataVLAN),
+			fmt.Sprintf("and a static route to each of the %d hosts' container subnets in %s via the host's data address.", len(inv.HostsOnSwitch(sw.Name)), inv.Docker.Pool),
+			header[len(header)-1])
+	}
 	return Render(header, Desired(inv, sw))
 }

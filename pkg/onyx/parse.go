@@ -1,6 +1,9 @@
 package onyx
 
 import (
+	"fmt"
+	"net"
+	"net/netip"
 	"strconv"
 	"strings"
 )
@@ -57,6 +60,17 @@ func ParseLine(line string) []Statement {
 			return out
 		}
 	}
+	// `no interface vlan 1 ip icmp redirect`: a negated interface setting
+	// with the `no` in front, as ONYX prints some of them.
+	if len(words) >= 4 && words[0] == "no" && words[1] == "interface" && rangeTypes[words[2]] {
+		if ids, ok := expandIDs(words[3]); ok {
+			out := make([]Statement, 0, len(ids))
+			for _, id := range ids {
+				out = append(out, classifyIface(Iface{Type: words[2], ID: id}, append([]string{"no"}, words[4:]...))...)
+			}
+			return out
+		}
+	}
 	if words[0] == "vlan" && len(words) >= 2 && !strings.ContainsRune(words[1], '/') {
 		if ids, ok := expandIDs(words[1]); ok && len(ids) > 1 {
 			out := make([]Statement, 0, len(ids))
@@ -73,7 +87,7 @@ func ParseLine(line string) []Statement {
 // ownedHeads are the first words of every line Parse treats specially.
 var ownedHeads = map[string]bool{
 	"interface": true, "vlan": true, "no": true, "cli": true, "traffic": true,
-	"dcb": true, "lldp": true, "hostname": true, "roce": true,
+	"dcb": true, "lldp": true, "hostname": true, "roce": true, "ip": true,
 }
 
 func singleSpaced(s string) bool {
@@ -169,12 +183,112 @@ func classifyGlobal(w []string) []Statement {
 		return one(RoCE(w[1]))
 	case is(w, "no", "roce"):
 		return one(withBody(RoCE("lossless"), w))
+	case is(w, "ip", "routing") || is(w, "ip", "routing", "vrf", "default"):
+		return one(IPRouting())
+	case is(w, "no", "ip", "routing") || is(w, "no", "ip", "routing", "vrf", "default"):
+		return one(negated(IPRouting()))
+	case len(w) >= 4 && w[0] == "ip" && w[1] == "route":
+		if r, ok := parseRoute(w[2:]); ok {
+			return one(r)
+		}
+	case len(w) >= 5 && w[0] == "no" && w[1] == "ip" && w[2] == "route":
+		if r, ok := parseRoute(w[3:]); ok {
+			return one(negated(r))
+		}
 	}
 	return one(other(Iface{}, body))
 }
 
+// parseRoute reads the words after `ip route` of a static route in the
+// default VRF: `[vrf default] <prefix> <next hop>`, the prefix written as
+// a.b.c.d/m, a.b.c.d /m or a.b.c.d <dotted mask> (the forms NVIDIA's
+// manuals of this CLI family show). A route with more arguments (a
+// distance, an interface) or in another VRF is not one rdggen writes, and
+// stays KindOther.
+func parseRoute(w []string) (Statement, bool) {
+	if len(w) >= 2 && w[0] == "vrf" {
+		if w[1] != "default" {
+			return Statement{}, false
+		}
+		w = w[2:]
+	}
+	var dst netip.Prefix
+	var err error
+	switch {
+	case len(w) == 2:
+		dst, err = netip.ParsePrefix(w[0])
+	case len(w) == 3 && strings.HasPrefix(w[1], "/"):
+		dst, err = netip.ParsePrefix(w[0] + w[1])
+	case len(w) == 3:
+		dst, err = maskPrefix(w[0], w[1])
+	default:
+		return Statement{}, false
+	}
+	via, err2 := netip.ParseAddr(w[len(w)-1])
+	if err != nil || err2 != nil || !dst.Addr().Is4() || !via.Is4() || dst.Masked() != dst {
+		return Statement{}, false
+	}
+	return Route(dst, via), true
+}
+
+// maskPrefix reads an address with a dotted network mask (255.255.255.0)
+// as a prefix.
+func maskPrefix(addr, mask string) (netip.Prefix, error) {
+	a, err := netip.ParseAddr(addr)
+	if err != nil {
+		return netip.Prefix{}, err
+	}
+	m, err := netip.ParseAddr(mask)
+	if err != nil || !m.Is4() {
+		return netip.Prefix{}, fmt.Errorf("bad mask %q", mask)
+	}
+	b := m.As4()
+	ones, _ := net.IPv4Mask(b[0], b[1], b[2], b[3]).Size()
+	if ones == 0 && b != [4]byte{} {
+		return netip.Prefix{}, fmt.Errorf("bad mask %q", mask)
+	}
+	return a.Prefix(ones)
+}
+
+// parseAddress reads the words after `ip address`: a.b.c.d/m or
+// a.b.c.d /m (as onyx_l3_interface sends and mgmt0 prints), with
+// `primary` or not.
+func parseAddress(w []string) (netip.Prefix, bool) {
+	if n := len(w); n > 0 && w[n-1] == "primary" {
+		w = w[:n-1]
+	}
+	s := strings.Join(w, "")
+	if len(w) == 0 || len(w) > 2 {
+		return netip.Prefix{}, false
+	}
+	p, err := netip.ParsePrefix(s)
+	return p, err == nil && p.Addr().Is4()
+}
+
 func classifyIface(i Iface, w []string) []Statement {
 	one := func(s Statement) []Statement { return []Statement{s} }
+	if i.Type == "vlan" {
+		switch {
+		case len(w) == 0:
+			return one(vlanInterface(i))
+		case is(w, "no"):
+			return one(negated(vlanInterface(i)))
+		case len(w) >= 3 && w[0] == "ip" && w[1] == "address" && w[len(w)-1] == "primary":
+			if p, ok := parseAddress(w[2:]); ok {
+				return one(vlanAddress(i, p))
+			}
+		case is(w, "no", "ip", "address"):
+			return one(negated(vlanAddress(i, netip.Prefix{})))
+		case is(w, "ip", "icmp", "redirect"):
+			return one(icmpRedirect(i, true))
+		case is(w, "no", "ip", "icmp", "redirect"):
+			return one(icmpRedirect(i, false))
+		case is(w, "mtu", "*"):
+			if n, err := strconv.Atoi(w[1]); err == nil && n > 0 {
+				return one(vlanMTU(i, n))
+			}
+		}
+	}
 	switch {
 	case is(w, "qos", "trust", "*"):
 		if m, ok := trustMode(w[2]); ok {

@@ -69,7 +69,7 @@ func Lines(stmts []Statement) []Line {
 			if lo, hi, ok := strings.Cut(spec, "-"); ok {
 				n = indexOf(ids, hi) - indexOf(ids, lo) + 1
 			}
-			l := Line{Kind: b.kind, Command: "interface " + b.typ + " " + spec + " " + b.body}
+			l := Line{Kind: b.kind, Command: ifaceCommand(b.kind, b.typ+" "+spec, b.body)}
 			for _, id := range ids[start : start+n] {
 				l.Statements = append(l.Statements, b.byID[id])
 			}

@@ -9,8 +9,9 @@ import (
 // Kind says which setting a Statement makes. The owned kinds are listed in
 // running-config order (research/onyx.md §2.1, §2.3: the switch replays that
 // file top-down at boot, so the order is one it accepts): RoCE template,
-// buffer pool, QoS (trust, ECN), DCBX ETS, DCBX PFC, LLDP, hostname.
-// Everything else on a switch is KindOther.
+// buffer pool, L3 (routing, the data VLAN's interface, static routes), QoS
+// (trust, ECN), DCBX ETS, DCBX PFC, LLDP, hostname. Everything else on a
+// switch is KindOther.
 type Kind int
 
 // Kinds of statements, in the order they are rendered and sent.
@@ -27,6 +28,18 @@ const (
 	KindPoolMemory
 	// KindPoolMap is `traffic pool <name> map switch-priority <sp>`.
 	KindPoolMap
+	// KindIPRouting is `ip routing vrf default` (l3.go).
+	KindIPRouting
+	// KindVLANIface is `interface vlan <n>`, the VLAN's IP interface.
+	KindVLANIface
+	// KindVLANAddress is `interface vlan <n> ip address <a>/<m> primary`.
+	KindVLANAddress
+	// KindICMPRedirect is `no interface vlan <n> ip icmp redirect`.
+	KindICMPRedirect
+	// KindVLANMTU is `interface vlan <n> mtu <bytes>`.
+	KindVLANMTU
+	// KindRoute is `ip route vrf default <prefix> <next hop>`.
+	KindRoute
 	// KindRewriteDSCP is `interface … [no] qos rewrite dscp`; rdggen only
 	// turns it off where it changes a port's trust (see Diff).
 	KindRewriteDSCP
@@ -51,23 +64,32 @@ const (
 // section is the running-config section title of each kind. Titles come from
 // real running-configs (research/onyx.md §1.2, §2.1) and the guide's sample;
 // "RoCE configuration" is an assumption: how `roce` shows in running-config
-// was not found (research §1.3 [U]).
+// was not found (research §1.3 [U]). The L3 kinds are under "L3
+// configuration" as in HPE's published ONYX 3.9.3210 running-config; under
+// which banner ONYX prints static routes was not found, so they are put
+// there too (docs/research/onyx-l3.md).
 var section = map[Kind]string{
-	KindMTU:         "Interface Ethernet configuration",
-	KindRoCE:        "RoCE configuration",
-	KindPoolType:    "Interface Ethernet buffer configuration",
-	KindPoolMemory:  "Interface Ethernet buffer configuration",
-	KindPoolMap:     "Interface Ethernet buffer configuration",
-	KindRewriteDSCP: "QoS switch configuration",
-	KindTrust:       "QoS switch configuration",
-	KindCongestion:  "QoS switch configuration",
-	KindETS:         "DCBX ETS configuration",
-	KindPFC:         "DCBX PFC configuration",
-	KindPFCPriority: "DCBX PFC configuration",
-	KindPFCPort:     "DCBX PFC configuration",
-	KindLLDP:        "LLDP configuration",
-	KindHostname:    "Other IP configuration",
-	KindOther:       "Other configuration",
+	KindMTU:          "Interface Ethernet configuration",
+	KindRoCE:         "RoCE configuration",
+	KindPoolType:     "Interface Ethernet buffer configuration",
+	KindPoolMemory:   "Interface Ethernet buffer configuration",
+	KindPoolMap:      "Interface Ethernet buffer configuration",
+	KindIPRouting:    "L3 configuration",
+	KindVLANIface:    "L3 configuration",
+	KindVLANAddress:  "L3 configuration",
+	KindICMPRedirect: "L3 configuration",
+	KindVLANMTU:      "L3 configuration",
+	KindRoute:        "L3 configuration",
+	KindRewriteDSCP:  "QoS switch configuration",
+	KindTrust:        "QoS switch configuration",
+	KindCongestion:   "QoS switch configuration",
+	KindETS:          "DCBX ETS configuration",
+	KindPFC:          "DCBX PFC configuration",
+	KindPFCPriority:  "DCBX PFC configuration",
+	KindPFCPort:      "DCBX PFC configuration",
+	KindLLDP:         "LLDP configuration",
+	KindHostname:     "Other IP configuration",
+	KindOther:        "Other configuration",
 }
 
 // Statement is one flat ONYX configuration command in normal form: a single
@@ -110,8 +132,27 @@ func (s Statement) Command() string {
 	if s.Iface.IsZero() {
 		return s.Body
 	}
-	return "interface " + s.Iface.String() + " " + s.Body
+	return ifaceCommand(s.Kind, s.Iface.String(), s.Body)
 }
+
+// ifaceCommand is the flat command for body on the interface(s) iface
+// ("vlan 1", "ethernet 1/1-1/8"): "interface <iface> <body>", or
+// "interface <iface>" alone for an empty body. The negated forms of the
+// kinds in noFirst put the `no` in front, as ONYX prints them and CANU's
+// ONYX templates send them (`no interface vlan 1 ip icmp redirect`), and
+// the body "no" removes the interface (`no interface vlan 1`).
+func ifaceCommand(k Kind, iface, body string) string {
+	if noFirst[k] && (body == "no" || strings.HasPrefix(body, "no ")) {
+		return strings.TrimSpace("no interface " + iface + " " + strings.TrimPrefix(strings.TrimPrefix(body, "no"), " "))
+	}
+	if body == "" {
+		return "interface " + iface
+	}
+	return "interface " + iface + " " + body
+}
+
+// noFirst are the kinds whose negated form starts with `no interface`.
+var noFirst = map[Kind]bool{KindVLANIface: true, KindICMPRedirect: true}
 
 // String is Command.
 func (s Statement) String() string { return s.Command() }
@@ -131,9 +172,29 @@ func Compare(a, b Statement) int {
 		}
 		return compareIface(a.Iface, b.Iface)
 	case a.Key != b.Key:
+		if a.Kind == KindRoute { // by prefix, numerically: 172.16.9.0/24 before 172.16.10.0/24
+			if c := compareRoutes(a, b); c != 0 {
+				return c
+			}
+		}
 		return strings.Compare(a.Key, b.Key)
 	}
 	return strings.Compare(a.Body, b.Body)
+}
+
+// compareRoutes orders two routes by prefix address, length and next hop.
+func compareRoutes(a, b Statement) int {
+	da, va, okA := a.RouteOf()
+	db, vb, okB := b.RouteOf()
+	switch {
+	case !okA || !okB:
+		return 0
+	case da.Addr() != db.Addr():
+		return da.Addr().Compare(db.Addr())
+	case da.Bits() != db.Bits():
+		return da.Bits() - db.Bits()
+	}
+	return va.Compare(vb)
 }
 
 // Sort orders statements with Compare, stably.
