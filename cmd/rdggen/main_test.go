@@ -60,7 +60,7 @@ func TestGenerateReference(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("tree differs from the golden reference (-want +got):\n%s", diff)
 	}
-	// Must show (issue #2): per host a daemon.json and route script, per VM a
+	// The output tree holds: per host a daemon.json and route script, per VM a
 	// VMX, per ESXi host a script, one switch config, hostfile and run.sh.
 	count := func(prefix, suffix string) int {
 		n := 0

@@ -352,7 +352,7 @@ func (c *Cluster) batch(ns string, lines ...string) {
 }
 
 // dockerRules is what dockerd (20.10) leaves in iptables with the default
-// bip, before it has seen rdggen's daemon.json (research/hosts.md §3.2).
+// bip, before it has seen rdggen's daemon.json (docs/rules.md#rules-docker-creates).
 const dockerRules = `*filter
 :INPUT ACCEPT [0:0]
 :FORWARD DROP [0:0]

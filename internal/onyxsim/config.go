@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// Running-config sections in the order ONYX prints them (research/onyx.md
+// Running-config sections in the order ONYX prints them (docs/rules.md#switch-onyx
 // §2.1 and the guide's sample). "RoCE configuration" is a guess: how `roce`
 // shows in running-config is unknown (research §1.3 [U]).
 var sections = []string{

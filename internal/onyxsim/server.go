@@ -1,6 +1,6 @@
 // Package onyxsim is a small ONYX switch behind an SSH server, for tests
 // only (import it from _test.go files). It behaves as
-// shared/research/onyx.md documents: the three prompt forms, `enable`,
+// docs/rules.md ("Switch (ONYX)") documents: the three prompt forms, `enable`,
 // `configure terminal`, `exit`, the pager until `no cli session paging
 // enable`, `% Unrecognized command "…".` errors, confirmation questions for
 // the non-`force` forms, and a running-config re-rendered the way ONYX does
@@ -469,7 +469,7 @@ func (c *cli) run() {
 
 // print writes output lines, paged when paging is on: `lines a-b ` between
 // pages and `lines a-b/n (END) ` on the last one, answered by any key
-// (`q` stops) and then erased (research/onyx.md §3.7, §5).
+// (`q` stops) and then erased (docs/rules.md#cli-session, §5).
 func (c *cli) print(text string) {
 	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
 	if !c.paging || c.page < 1 || len(lines) <= c.page {

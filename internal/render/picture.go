@@ -10,7 +10,7 @@ import (
 	"github.com/rdggen/rdggen/pkg/onyx"
 )
 
-// Picture is the review picture of the cluster (SPEC §2.5): per switch, the
+// Picture is the review picture of the cluster (docs/architecture.md#review-pictures): per switch, the
 // ports and what is cabled to them, each host's addresses, container subnet,
 // GPUs and ESXi host.
 func Picture(inv *inventory.Inventory) artifact.File {

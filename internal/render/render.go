@@ -1,5 +1,5 @@
 // Package render assembles every generator's artifacts into the output tree of
-// SPEC §3 and writes that tree atomically.
+// docs/architecture.md#output-tree and writes that tree atomically.
 package render
 
 import (

@@ -3,7 +3,7 @@ package sshcli
 // cleaner removes terminal control sequences from a byte stream fed in
 // chunks: ANSI/VT100 escapes (ESC [ … final, and two-byte ESC x), NUL and
 // BEL, and a backspace together with the character before it (oxidized
-// strips `.\x08` the same way, research/onyx.md §3.7). Carriage returns are
+// strips `.\x08` the same way, docs/rules.md#cli-session). Carriage returns are
 // kept; Session handles them per line.
 type cleaner struct {
 	state int // 0 text, 1 after ESC, 2 inside CSI

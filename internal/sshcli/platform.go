@@ -11,7 +11,7 @@ const (
 )
 
 // Platform describes a network OS's interactive CLI as data (scrapligo's
-// idea, research/aesthetics.md §3): its privilege levels with their prompts,
+// idea, docs/rules.md#cli-session): its privilege levels with their prompts,
 // how to turn paging off, how the pager and device errors look. Nothing in
 // Session is specific to one OS.
 type Platform struct {
@@ -68,11 +68,11 @@ type Question struct {
 }
 
 // onyxHost is the prompt's head: the hostname, then the optional
-// `[<standalone|mlag-domain>: master|standby]` segment (research/onyx.md §3.2;
+// `[<standalone|mlag-domain>: master|standby]` segment (docs/rules.md#cli-session;
 // aesthetics §3's ONYX definition, which matches each real prompt form once).
 const onyxHost = `^[\w.\-]{1,63}( \[[^\]]+\])? ?`
 
-// ONYX is the NVIDIA/Mellanox ONYX (MLNX-OS) CLI (research/onyx.md §3, §5,
+// ONYX is the NVIDIA/Mellanox ONYX (MLNX-OS) CLI (docs/rules.md#cli-session, §5,
 // §7): prompts `> `, `# ` and `(config…) # `; `enable` and `configure
 // terminal` to go up, `disable`/`exit` to go down; paging off with `no cli
 // session paging enable` (Ansible, netmiko, oxidized), else the pager

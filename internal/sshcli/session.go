@@ -40,7 +40,7 @@ var ErrTimeout = errors.New("timed out waiting for the prompt")
 // Options tune a Session.
 type Options struct {
 	// CommandTimeout bounds each command from sending to its prompt;
-	// default 60 s (research/onyx.md §7: ≥ 60 s, `roce` and saves are slow).
+	// default 60 s (docs/rules.md#cli-session: ≥ 60 s, `roce` and saves are slow).
 	CommandTimeout time.Duration
 	// EnableSecret answers a password question of an escalation (`enable`);
 	// never logged.

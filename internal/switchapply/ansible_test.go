@@ -17,7 +17,7 @@ import (
 // TestCompareAnsibleOnyxConfig runs Ansible's mellanox.onyx onyx_config
 // (Debian's ansible package) twice against the simulator with the same
 // commands rdggen sends, next to rdggen's own two runs, and logs how many
-// commands each second run sends. It is a measurement for issue #4, not a
+// commands each second run sends. It is a measurement (apply against the usual tool), not a
 // requirement: it runs only with RDGGEN_ANSIBLE=1 and ansible-playbook on PATH.
 func TestCompareAnsibleOnyxConfig(t *testing.T) {
 	if os.Getenv("RDGGEN_ANSIBLE") != "1" {

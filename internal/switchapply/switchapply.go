@@ -30,7 +30,7 @@ import (
 	"github.com/rdggen/rdggen/pkg/onyx"
 )
 
-// Commands rdggen sends besides the plan (research/onyx.md §2.4, §3.3).
+// Commands rdggen sends besides the plan (docs/rules.md#saving-and-backups, §3.3).
 const (
 	showRunning = "show running-config"
 	saveConfig  = "configuration write"

@@ -1,5 +1,5 @@
 // Package vcsimtest is a test harness: govmomi's in-process vCenter simulator
-// (vcsim) extended with what it lacks for rdggen (research/vsphere.md §4.3):
+// (vcsim) extended with what it lacks for rdggen (docs/architecture.md#vcenter-simulator):
 // NVIDIA GPUs and a ConnectX PF with SR-IOV on every ESXi host, a per-host
 // HostPciPassthruSystem that handles UpdatePassthruConfig, a QueryConfigTarget
 // that lists passthrough and SR-IOV devices, and an nmlx5_core parameter store.

@@ -604,7 +604,7 @@ func (hp *hostPlan) failVMs(err error) {
 }
 
 // completeDevices adds the GPU and SR-IOV device changes with the host's
-// system id and device ids (research/vsphere.md §2.4, §2.5). A device that
+// system id and device ids (docs/rules.md#gpu-passthrough-devices, §2.5). A device that
 // QueryConfigTarget does not list after this run switched its passthrough or
 // SR-IOV on is postponed (the host needs a reboot for it), not failed; one
 // that was active when planned and is not listed is an error.

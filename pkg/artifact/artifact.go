@@ -1,5 +1,5 @@
 // Package artifact is the one shape every generator returns: a file of the
-// output tree (SPEC §3), its permission bits and its bytes.
+// output tree (docs/architecture.md#output-tree), its permission bits and its bytes.
 package artifact
 
 import (

@@ -19,7 +19,7 @@ type Setting struct {
 }
 
 // DaemonSettings returns the keys rdggen sets in host h's /etc/docker/daemon.json,
-// in file order (SPEC §2.3; research/hosts.md §1.1):
+// in file order (docs/rules.md#docker-networking; docs/rules.md#docker-daemon-settings):
 //   - bip: docker0's address with prefix, h.Bridge() (a host address, 172.16.41.1/24);
 //   - fixed-cidr: h.Subnet, the range containers get addresses from;
 //   - mtu: docker.mtu in bytes (an integer; dockerd rejects a string);
@@ -83,8 +83,8 @@ func formatObject(s []Setting) []byte {
 	return b.Bytes()
 }
 
-// Keys that Merge refuses to find in an existing daemon.json (SPEC §2.3;
-// research/hosts.md §1.2, moby/moby#34460).
+// Keys that Merge refuses to find in an existing daemon.json (docs/rules.md#docker-networking;
+// docs/rules.md#what-dockerd-accepts, moby/moby#34460).
 var refusedKeys = map[string]string{
 	"bridge": `it is exclusive with "bip" (dockerd: "You specified -b & --bip, mutually exclusive options"); remove it`,
 	"hosts":  `it clashes with the -H fd:// of Docker's systemd unit (dockerd: "directives are specified both as a flag and in the configuration file"); move it to a systemd drop-in`,
@@ -95,7 +95,7 @@ var refusedKeys = map[string]string{
 // only its value replaced in place, and missing keys are appended after the
 // last member with the file's own indentation. Every other key, and all
 // whitespace around it, is kept byte for byte (nvidia-docker2's "runtimes",
-// "default-runtime", "data-root", ...; research/hosts.md §1.5). Merge is
+// "default-runtime", "data-root", ...; docs/rules.md#merging-into-an-existing-file). Merge is
 // stable: Merge(Merge(x, ours), ours) == Merge(x, ours).
 //
 // An absent or empty existing file (nil, or only whitespace) yields ours in
@@ -173,7 +173,7 @@ func jsonEqual(a, b []byte) bool {
 }
 
 // Validate checks a daemon.json before it is installed, with the rules dockerd
-// applies only at start or not at all (research/hosts.md §1.2, §1.6): strict
+// applies only at start or not at all (docs/rules.md#what-dockerd-accepts, §1.6): strict
 // JSON object without duplicate keys; no "bridge" or "hosts"; "bip" a host
 // address with a prefix of at most /30; "fixed-cidr" a network inside bip's;
 // "mtu" an integer 68–9216; "dns" an array of IP addresses;

@@ -1,10 +1,10 @@
-// Package dockernet computes the container networking of each VM (SPEC §2.3):
+// Package dockernet computes the container networking of each VM (docs/rules.md#docker-networking):
 // docker0's daemon.json and how to merge it, forwarding, the firewall rules and
 // the routes between the hosts' container subnets, and their persistent forms.
 //
 // Every value comes from one function here (DaemonSettings, Routes,
 // FirewallRules, ...); the output tree (Artifacts) and the apply engine
-// (internal/hostapply) both use them. Facts and sources: research/hosts.md §1–§3.
+// (internal/hostapply) both use them. Facts and sources: docs/rules.md#docker-networking–§3.
 package dockernet
 
 import (
@@ -14,7 +14,7 @@ import (
 	"github.com/rdggen/rdggen/pkg/inventory"
 )
 
-// Artifacts returns this package's part of the output tree (SPEC §3), per host
+// Artifacts returns this package's part of the output tree (docs/architecture.md#output-tree), per host
 // under hosts/<host>/: daemon.json, routes.sh (0755), 60-rdggen-forwarding.conf
 // (sysctl.d), the persistent routes (rdggen-routes, an ifupdown hook, 0755, on
 // Ubuntu < 18.04; 60-rdggen.yaml, netplan, on ≥ 18.04), firewall.sh (0755)

@@ -27,7 +27,7 @@ func host(inv *inventory.Inventory, name string) *inventory.Host {
 }
 
 // clx-mld-41's routes are exactly the 7 other hosts' container subnets via
-// their data addresses (issue #2, must show).
+// their data addresses.
 func TestRoutesReference41(t *testing.T) {
 	inv := inventory.Reference()
 	h := host(inv, "clx-mld-41")
@@ -157,7 +157,7 @@ const nvidiaDocker2 = `{
 `
 
 // Merge keeps an existing runtimes.nvidia entry and unrelated keys, and is
-// stable when run twice (issue #2, must show).
+// stable when run twice.
 func TestMergeKeepsRuntimesAndIsStable(t *testing.T) {
 	inv := inventory.Reference()
 	ours := DaemonJSON(inv, host(inv, "clx-mld-41"))

@@ -36,7 +36,7 @@ func (o *object) find(key string) (member, bool) {
 
 // SyntaxError is a daemon.json that is not a JSON object dockerd would read
 // unambiguously: not JSON, not an object, or a key given twice (dockerd keeps
-// the last one silently, research/hosts.md §1.2).
+// the last one silently, docs/rules.md#what-dockerd-accepts).
 type SyntaxError struct {
 	Line, Col int
 	Msg       string

@@ -8,7 +8,7 @@ import (
 )
 
 // Route is one static route on a host to another host's container subnet
-// (SPEC §2.3): "Dst via Via dev Dev".
+// (docs/rules.md#docker-networking): "Dst via Via dev Dev".
 type Route struct {
 	// Dst is the other host's container subnet, e.g. 172.16.42.0/24.
 	Dst netip.Prefix
@@ -29,7 +29,7 @@ func RouteTo(o *inventory.Host) (dst netip.Prefix, via netip.Addr) {
 
 // Routes returns host h's routes: one per other host, in inventory order. It
 // never contains h's own subnet: that route would replace docker0's connected
-// route and cut h's containers off (research/hosts.md §2.1).
+// route and cut h's containers off (docs/rules.md#routes).
 //
 // With docker.routing: switch it is one route instead, PoolRoute: the whole
 // pool via the switch's gateway address. h's own subnet is inside the pool,

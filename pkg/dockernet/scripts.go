@@ -33,7 +33,7 @@ const (
 	FirewallWantsPath = "/etc/systemd/system/docker.service.wants/rdggen-firewall.service"
 )
 
-// Names of this package's files under hosts/<host>/ in the output tree (SPEC §3).
+// Names of this package's files under hosts/<host>/ in the output tree (docs/architecture.md#output-tree).
 const (
 	DaemonName         = "daemon.json"
 	RoutesScriptName   = "routes.sh"
@@ -45,7 +45,7 @@ const (
 )
 
 // Forwarding is the sysctl that routes between docker0 and the data interface,
-// and its value (SPEC §2.3).
+// and its value (docs/rules.md#docker-networking).
 const (
 	ForwardingKey   = "net.ipv4.conf.all.forwarding"
 	ForwardingValue = "1"

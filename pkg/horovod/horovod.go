@@ -1,6 +1,6 @@
 // Package horovod computes the Horovod/MPI launch artifacts of a cluster: the
 // hostfile, the worker `docker run` line and the horovodrun/mpirun lines with
-// the RoCE and GPUDirect settings (SPEC §2.4; research/hosts.md §5).
+// the RoCE and GPUDirect settings (docs/rules.md#horovod-launch; docs/rules.md#horovod-launch).
 package horovod
 
 import (
@@ -38,7 +38,7 @@ type Worker struct {
 // WorkerAddress is where host h's worker is reached. In bridge mode (the
 // guide's routed docker0) it is the first container address of the host's
 // subnet (.2 of a /24: docker0 holds .1 and Docker's IPAM hands out the next
-// free address of fixed-cidr, research/hosts.md §5.5), which holds when the
+// free address of fixed-cidr, docs/rules.md#worker-addresses), which holds when the
 // worker is the first container started after Docker; run.sh checks it. In host
 // mode it is the data address.
 func WorkerAddress(inv *inventory.Inventory, h *inventory.Host) netip.Addr {
@@ -69,7 +69,7 @@ func TotalSlots(inv *inventory.Inventory) int {
 
 // Hostfile is the MPI hostfile: exactly "<address> slots=<GPUs>" per line, LF
 // endings, no comments or blank lines — the only form both horovodrun and
-// OpenMPI accept (research/hosts.md §5.1).
+// OpenMPI accept (docs/rules.md#hostfile-and-slots).
 func Hostfile(inv *inventory.Inventory) []byte {
 	var b strings.Builder
 	b.Grow(len(inv.Hosts) * 24)

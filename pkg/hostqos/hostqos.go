@@ -2,7 +2,7 @@
 // §2.5): what a VM can set on its ConnectX VF, as an idempotent script with a
 // boot unit, and a pointer to the ESXi side for what only the PF can set.
 //
-// Split (research/hosts.md §4.3): trust DSCP, PFC on the RoCE priority and
+// Split (docs/rules.md#what-only-the-physical-function-can-set): trust DSCP, PFC on the RoCE priority and
 // ECN/CNP are port (PF) settings; in the guide's topology the PF belongs to
 // ESXi's nmlx5 driver, so pkg/vmx sets them in esxi/<esxi-host>.sh. The VM sets
 // the RoCE ToS (RDMA-CM default ToS, verbs traffic class) and TCP ECN; each path
@@ -53,7 +53,7 @@ type Setting struct {
 	Why string
 }
 
-// Settings returns what host h's VM sets, in order (research/hosts.md §4.1):
+// Settings returns what host h's VM sets, in order (docs/rules.md#what-the-vm-can-set):
 // TCP ECN; the RDMA-CM default ToS and the verbs traffic class, both
 // inv.RoCE.ToS() (DSCP << 2 | ECT(0), 106 for DSCP 26); and ECN on the RoCE
 // priority as notification and reaction point, which only a function that
@@ -85,7 +85,7 @@ func PFSettings(inv *inventory.Inventory, h *inventory.Host) string {
 		" are port settings of the PF, set by ESXi in esxi/" + h.ESXi + ".sh"
 }
 
-// Artifacts returns this package's part of the output tree (SPEC §3):
+// Artifacts returns this package's part of the output tree (docs/architecture.md#output-tree):
 // hosts/<host>/roce-qos.sh (0755) and hosts/<host>/rdggen-roce-qos.service.
 func Artifacts(inv *inventory.Inventory) []artifact.File {
 	files := make([]artifact.File, 0, 2*len(inv.Hosts))
@@ -198,7 +198,7 @@ func shellPath(p string) string {
 // the network and MLNX_OFED's openibd (none of the settings survive a reboot
 // or a driver reload).
 func Unit(inv *inventory.Inventory, h *inventory.Host) []byte {
-	return []byte(`# rdggen: in-VM lossless RoCE settings of ` + h.Name + ` (cluster ` + inv.Name + `), SPEC §2.5.
+	return []byte(`# rdggen: in-VM lossless RoCE settings of ` + h.Name + ` (cluster ` + inv.Name + `).
 # Installed as ` + UnitPath + `,
 # enabled with the link ` + UnitWantsPath + `.
 [Unit]

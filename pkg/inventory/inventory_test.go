@@ -114,7 +114,7 @@ func pos(t *testing.T, src string, line int, token string) Pos {
 	return Pos{line, col + 1}
 }
 
-// TestValidationRules has one bad inventory per rule of SPEC §4 (and of the
+// TestValidationRules has one bad inventory per rule of docs/inventory.md#keys (and of the
 // decoder), each asserting the finding's line:col, field path and message.
 func TestValidationRules(t *testing.T) {
 	cases := []struct {

@@ -16,7 +16,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// The raw* types mirror the file (SPEC §4). Pointers and nil slices mean
+// The raw* types mirror the file (docs/inventory.md#keys). Pointers and nil slices mean
 // "not set", so that defaults can be told apart from written values.
 type rawInventory struct {
 	Name     string       `yaml:"name"`
@@ -142,7 +142,7 @@ func DisplayName(name string) string { return quote.Line(name) }
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
 // Load decodes src (named name in findings) strictly, fills defaults, derives
-// values and checks every rule of SPEC §4. It returns the inventory, or a
+// values and checks every rule of docs/inventory.md#validation-rules. It returns the inventory, or a
 // *Report with every finding when anything is wrong; nothing else is returned
 // as an error.
 func Load(name string, src []byte) (*Inventory, error) {

@@ -1,4 +1,4 @@
-// Package inventory is the cluster model of rdggen: one YAML file (SPEC §4) decoded
+// Package inventory is the cluster model of rdggen: one YAML file (docs/inventory.md#keys) decoded
 // strictly, with defaults inherited, values derived and every rule checked.
 //
 // Load returns either a complete, valid *Inventory or a *Report that lists every
@@ -35,7 +35,7 @@ type Inventory struct {
 	pos positions
 }
 
-// RoCE is lossless RoCE v2 in DSCP-based QoS mode (SPEC §2.1; NVIDIA's DSCP
+// RoCE is lossless RoCE v2 in DSCP-based QoS mode (docs/rules.md#switch-onyx; NVIDIA's DSCP
 // recommendations). ONYX's default DSCP→switch-priority map is DSCP/8, which is
 // why Validate requires DSCP/8 == priority for both the data and the CNP class.
 type RoCE struct {
@@ -58,7 +58,7 @@ type RoCE struct {
 }
 
 // ToS is the IPv4 ToS byte of RoCE data packets: DSCP << 2 | ECT(0), i.e. 106
-// for DSCP 26 (NVIDIA's recipe; research/hosts.md §4.2).
+// for DSCP 26 (NVIDIA's recipe; docs/rules.md#tos-dscp-and-traffic-class).
 func (r RoCE) ToS() int { return r.DSCP<<2 | 2 }
 
 // Switch is one ONYX switch.
@@ -80,7 +80,7 @@ type Switch struct {
 // form (ONYX ≥ 3.8.2000, NVIDIA ONYX manual "RoCE commands").
 func (s Switch) HasRoCECommand() bool { return s.ONYX.AtLeast(3, 8, 2000) }
 
-// Docker is the container network plan (SPEC §2.3).
+// Docker is the container network plan (docs/rules.md#docker-networking).
 type Docker struct {
 	// Version is the Docker engine version on the VMs, e.g. "18.09"; from 28.2
 	// daemon.json also needs "allow-direct-routing": true.
@@ -118,7 +118,7 @@ const (
 	NetworkHost   = "host"   // containers share the VM's stack: workers use data addresses
 )
 
-// Horovod holds the launch settings (SPEC §2.4).
+// Horovod holds the launch settings (docs/rules.md#horovod-launch).
 type Horovod struct {
 	// Network is NetworkBridge (default) or NetworkHost.
 	Network string

@@ -1,7 +1,7 @@
 package inventory
 
 // switchPorts is the front-panel port count of each Spectrum model, ports
-// 1/1 … 1/N (research/onyx.md §6, from the mlxsw product table).
+// 1/1 … 1/N (docs/rules.md#models-and-ports, from the mlxsw product table).
 var switchPorts = map[string]int{
 	"SN2010":  22,
 	"SN2100":  16,
@@ -29,7 +29,7 @@ var nicMaxVFs = map[string]int{
 	"ConnectX-6 Dx": 127,
 }
 
-// Defaults for keys the inventory may leave out (SPEC §1 and §4).
+// Defaults for keys the inventory may leave out (docs/inventory.md#reference-cluster and §4).
 const (
 	DefaultDSCP          = 26
 	DefaultPriority      = 3

@@ -3,11 +3,11 @@ package onyx
 import "github.com/rdggen/rdggen/pkg/inventory"
 
 // Desired returns the statements rdggen wants on switch sw, sorted (Sort):
-// lossless RoCE in DSCP-based QoS mode (SPEC §2.1) on every front-panel port
+// lossless RoCE in DSCP-based QoS mode (docs/rules.md#switch-onyx) on every front-panel port
 // 1/1 … 1/sw.Ports, as the guide configures `1/1-1/32`. Every value comes
 // from inv.RoCE through the constructors in statement.go:
 //
-// ONYX < 3.8.2000, the explicit commands (research/onyx.md §1.2):
+// ONYX < 3.8.2000, the explicit commands (docs/rules.md#explicit-qos-commands):
 //
 //	traffic pool roce type lossless
 //	traffic pool roce memory percent <buffer_percent>
@@ -89,7 +89,7 @@ func PortMTU(inv *inventory.Inventory) int {
 }
 
 // FrontPanel returns the switch's front-panel ports 1/1 … 1/sw.Ports (the
-// model's port count, pkg/inventory; research/onyx.md §6).
+// model's port count, pkg/inventory; docs/rules.md#models-and-ports).
 func FrontPanel(sw inventory.Switch) []Iface {
 	out := make([]Iface, sw.Ports)
 	for n := range out {
@@ -99,7 +99,7 @@ func FrontPanel(sw inventory.Switch) []Iface {
 }
 
 // The fixed values of the `roce lossless` template, from `show roce` on an
-// SN2700 with ONYX 3.10.4006 (research/onyx.md §1.3): RoCE on switch priority
+// SN2700 with ONYX 3.10.4006 (docs/rules.md#one-command-roce-template): RoCE on switch priority
 // and traffic class 3 with PFC, CNPs on 6 with strict ETS, ECN between 150
 // and 1500 KB. Its lossless pool (roce-reserved) is sized automatically.
 const (

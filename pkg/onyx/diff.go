@@ -108,7 +108,7 @@ func Diff(desired, current []Statement) Plan {
 var styleA = []Kind{KindPoolType, KindPoolMemory, KindPoolMap, KindTrust, KindCongestion, KindETS, KindPFC, KindPFCPriority, KindPFCPort}
 
 // mixWarnings explains when the switch carries the other configuration form:
-// rdggen never mixes them (SPEC §2.1) and never removes the other one.
+// rdggen never mixes them (docs/rules.md#switch-onyx) and never removes the other one.
 func mixWarnings(desired, current []Statement) []string {
 	wantRoCE := slices.ContainsFunc(desired, func(s Statement) bool { return s.Kind == KindRoCE })
 	var explicit []Statement

@@ -10,7 +10,7 @@ import (
 // Iface is an interface that an interface command configures, as the ONYX CLI
 // names it after `interface`: Type "ethernet" and ID "1/1" (module/port; split
 // ports "1/1/2"), Type "port-channel" and ID "5", and so on
-// (research/onyx.md §6). The zero Iface stands for global commands.
+// (docs/rules.md#models-and-ports). The zero Iface stands for global commands.
 type Iface struct {
 	Type string
 	ID   string
@@ -90,7 +90,7 @@ func compareIface(a, b Iface) int {
 
 // rangeTypes are the interface types whose IDs ONYX writes as ranges in
 // running-config (`interface ethernet 1/1-1/32`, `interface mlag-port-channel 1-9`;
-// research/onyx.md §2.1, §2.5).
+// docs/rules.md#running-config-format, §2.5).
 var rangeTypes = map[string]bool{
 	"ethernet":          true,
 	"port-channel":      true,

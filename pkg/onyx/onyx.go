@@ -1,10 +1,11 @@
 // Package onyx is the switch side of rdggen: inventory → ONYX statements →
-// running-config text (SPEC §2.1), and back: parse a switch's running-config
-// and diff it against what the inventory wants (issue #4). show.go holds the
+// running-config text (docs/rules.md#switch-onyx), and back: parse a switch's running-config
+// and diff it against what the inventory wants. show.go holds the
 // read-only show commands of `rdggen check` and parsers for their output.
 //
-// The facts behind every command and format rule are in
-// shared/research/onyx.md; doc comments cite its sections.
+// The facts behind every command and format rule, with their public
+// sources, are in docs/rules.md (section "Switch (ONYX)"); doc comments
+// cite its headings.
 package onyx
 
 import (
@@ -15,7 +16,7 @@ import (
 	"github.com/rdggen/rdggen/pkg/inventory"
 )
 
-// Artifacts returns one file per switch, switch/<name>.cfg (SPEC §3): the
+// Artifacts returns one file per switch, switch/<name>.cfg (docs/architecture.md#output-tree): the
 // switch's config (Config) as ONYX running-config text, mode 0644.
 func Artifacts(inv *inventory.Inventory) []artifact.File {
 	var files []artifact.File

@@ -207,7 +207,7 @@ func TestParseGuideSample(t *testing.T) {
 		t.Errorf("memory = %q", s.Body)
 	}
 
-	// The guide's config lacks PFC, which lossless needs (SPEC §2.1): the
+	// The guide's config lacks PFC, which lossless needs (docs/rules.md#switch-onyx): the
 	// diff against the reference inventory is exactly the PFC commands.
 	inv := inventory.Reference()
 	plan := Diff(Desired(inv, inv.Switches[0]), stmts)

@@ -9,7 +9,7 @@ import (
 // Line is one command as written to a file or sent to the switch: the
 // statements of one Kind that share a body, on a run of consecutive ports,
 // merged into one range command as the switch itself prints them
-// (`interface ethernet 1/1-1/32 qos trust L3`; research/onyx.md §2.1).
+// (`interface ethernet 1/1-1/32 qos trust L3`; docs/rules.md#running-config-format).
 type Line struct {
 	// Kind is the statements' kind.
 	Kind Kind
@@ -89,14 +89,14 @@ func indexOf(ids []string, id string) int {
 	return -1
 }
 
-// Prefix-mode wrapper of every running-config (research/onyx.md §2.2): prefix
+// Prefix-mode wrapper of every running-config (docs/rules.md#prefix-modes): prefix
 // modes off while the flat lines are read, back on at the end.
 const (
 	prefixModesOff = "no cli default prefix-modes enable"
 	prefixModesOn  = "cli default prefix-modes enable"
 )
 
-// Render writes statements as ONYX running-config text (research/onyx.md
+// Render writes statements as ONYX running-config text (docs/rules.md#switch-onyx
 // §2.1, §2.5): an optional header of comment lines, the prefix-mode wrapper,
 // one `##` banner per section in Kind order, one flat command per line with
 // ranges merged (Lines), positive commands indented by 3 spaces and `no`

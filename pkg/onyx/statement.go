@@ -7,7 +7,7 @@ import (
 )
 
 // Kind says which setting a Statement makes. The owned kinds are listed in
-// running-config order (research/onyx.md §2.1, §2.3: the switch replays that
+// running-config order (docs/rules.md#running-config-format, §2.3: the switch replays that
 // file top-down at boot, so the order is one it accepts): RoCE template,
 // buffer pool, L3 (routing, the data VLAN's interface, static routes), QoS
 // (trust, ECN), DCBX ETS, DCBX PFC, LLDP, hostname. Everything else on a
@@ -62,12 +62,12 @@ const (
 )
 
 // section is the running-config section title of each kind. Titles come from
-// real running-configs (research/onyx.md §1.2, §2.1) and the guide's sample;
+// real running-configs (docs/rules.md#explicit-qos-commands, §2.1) and the guide's sample;
 // "RoCE configuration" is an assumption: how `roce` shows in running-config
 // was not found (research §1.3 [U]). The L3 kinds are under "L3
 // configuration" as in HPE's published ONYX 3.9.3210 running-config; under
 // which banner ONYX prints static routes was not found, so they are put
-// there too (docs/research/onyx-l3.md).
+// there too (docs/docs/research/onyx-l3.md).
 var section = map[Kind]string{
 	KindMTU:          "Interface Ethernet configuration",
 	KindRoCE:         "RoCE configuration",
@@ -204,7 +204,7 @@ func Sort(stmts []Statement) {
 
 // RoCEPool is the name of the lossless buffer pool rdggen creates
 // (`traffic pool roce …`; the NVIDIA recipe's and onyx_buffer_pool's name,
-// research/onyx.md §1.2; at most 20 characters).
+// docs/rules.md#explicit-qos-commands; at most 20 characters).
 const RoCEPool = "roce"
 
 // RoCE is the one-command RoCE template, `roce <mode>` with mode "lossless",
@@ -314,7 +314,7 @@ func Hostname(name string) Statement {
 
 // MTU is `interface <iface> mtu <bytes> force`: the port's MTU, in the form
 // that does not ask to confirm (a port that is up restarts its link;
-// onyx_interface appends `force` too; research/onyx.md §1.2). ONYX's MTU is
+// onyx_interface appends `force` too; docs/rules.md#explicit-qos-commands). ONYX's MTU is
 // the frame's payload: `show interfaces` prints "MTU 1500 bytes (Maximum
 // packet size 1522 bytes)", the 22 bytes being the Ethernet header, an
 // 802.1Q tag and the FCS (mellanox.onyx fixture onyx_interfaces_show.cfg).

@@ -17,7 +17,7 @@ import (
 // 2018: the guest must boot and be installed in EFI mode).
 const Firmware = "efi"
 
-// ExtraConfig keys of the 64-bit MMIO window (research/vsphere.md §2.2).
+// ExtraConfig keys of the 64-bit MMIO window (docs/rules.md#64-bit-mmio-window).
 const (
 	KeyUse64bitMMIO = "pciPassthru.use64bitMMIO"
 	KeyMMIOSizeGB   = "pciPassthru.64bitMMIOSizeGB"
@@ -94,7 +94,7 @@ const (
 	ParamECN = "ecn"
 )
 
-// TrustDSCP is the trust_state value of DSCP-based QoS (SPEC §2.1: lossless
+// TrustDSCP is the trust_state value of DSCP-based QoS (docs/rules.md#switch-onyx: lossless
 // RoCE in DSCP mode).
 const TrustDSCP = 2
 

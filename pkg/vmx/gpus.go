@@ -28,14 +28,14 @@ type GPUModel struct {
 	// PCI ID repository (pci-ids.ucw.cz). Empty when not known: apply then
 	// matches the host's device name instead.
 	DeviceIDs map[string]uint16
-	// Evidence says where BAR1MB comes from (research/vsphere.md §6):
+	// Evidence says where BAR1MB comes from (docs/rules.md#64-bit-mmio-window):
 	// "observed" for sizes seen in `nvidia-smi -q` BAR1 totals of that memory
 	// class, "derived" for the smallest power of two ≥ the memory, "spec" for
 	// a value from the vendor's product brief.
 	Evidence string
 }
 
-// gpuModels is the table behind LookupGPU. BAR1 sizes per research/vsphere.md §6:
+// gpuModels is the table behind LookupGPU. BAR1 sizes per docs/rules.md#64-bit-mmio-window:
 // `nvidia-smi -q` BAR1 totals seen in public output are 16384 MiB for 16 GB
 // cards, 32768 MiB for the 24 GB class, 65536 MiB for the 48 GB class and
 // 131072 MiB for H800 80 GB; an lshw of a V100 32 GB in a vSphere VM shows a

@@ -15,10 +15,10 @@ type BAR1 struct {
 	Source string
 }
 
-// GPUBAR1 returns the BAR1 size of g (SPEC §2.2): the inventory's bar1_gb if
+// GPUBAR1 returns the BAR1 size of g (docs/rules.md#esxi-and-vmx): the inventory's bar1_gb if
 // set, else the known size for its model (LookupGPU), else its memory rounded
 // up to a power of two (every observed BAR1 is the smallest power of two ≥
-// the memory; research/vsphere.md §6).
+// the memory; docs/rules.md#64-bit-mmio-window).
 func GPUBAR1(g inventory.GPU) BAR1 {
 	if g.BAR1GB > 0 {
 		return BAR1{MB: g.BAR1GB << 10, Source: "bar1_gb"}
@@ -33,7 +33,7 @@ func GPUBAR1(g inventory.GPU) BAR1 {
 // the smallest power of two N (1, 2, 4, … GB) strictly greater than
 // Σ BAR1_i (GPUBAR1). "Strictly" because each GPU also has small register
 // BARs (BAR0 16 MiB, BAR3 32 MiB) and BARs are naturally aligned, so the window
-// must hold just over Σ BAR1 (research/vsphere.md §6). It equals the
+// must hold just over Σ BAR1 (docs/rules.md#64-bit-mmio-window). It equals the
 // deployment guide's rule for 16 and 32 GB cards (1×16 → 32, 2×16 → 64,
 // 3×16 → 64, 4×16 → 128, 1×32 → 64) and gives twice the naive
 // "Σ memory → next power of two" where BAR1 is larger than the memory

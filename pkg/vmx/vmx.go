@@ -1,4 +1,4 @@
-// Package vmx computes the ESXi/vSphere side of the cluster (SPEC §2.2): per VM
+// Package vmx computes the ESXi/vSphere side of the cluster (docs/rules.md#esxi-and-vmx): per VM
 // the VMX entries for GPU DirectPath I/O with large BARs and the SR-IOV adapter,
 // per ESXi host GPU passthrough, SR-IOV and nmlx5_core lossless-RoCE parameters.
 //
@@ -15,7 +15,7 @@ import (
 	"github.com/rdggen/rdggen/pkg/inventory"
 )
 
-// Artifacts returns this package's part of the output tree (SPEC §3):
+// Artifacts returns this package's part of the output tree (docs/architecture.md#output-tree):
 // esxi/<vm>.vmx for every VM and esxi/<esxi-host>.sh for every ESXi host.
 func Artifacts(inv *inventory.Inventory) []artifact.File {
 	var files []artifact.File
