@@ -4,7 +4,7 @@ package onyx
 // gateway address on the data VLAN's interface and one static route per
 // host's container subnet. The commands and their forms are the ones NVIDIA
 // documents for ONYX and that published ONYX configurations use; the
-// sources are listed in docs/docs/research/onyx-l3.md:
+// sources are listed in docs/research/onyx-l3.md:
 //
 //   - NVIDIA Onyx User Manual, "IP Routing Overview" and "General IP Routing
 //     Commands" (docs.nvidia.com/networking/display/onyxv31040100/general+ip+routing+commands):

@@ -67,7 +67,7 @@ const (
 // was not found (research §1.3 [U]). The L3 kinds are under "L3
 // configuration" as in HPE's published ONYX 3.9.3210 running-config; under
 // which banner ONYX prints static routes was not found, so they are put
-// there too (docs/docs/research/onyx-l3.md).
+// there too (docs/research/onyx-l3.md).
 var section = map[Kind]string{
 	KindMTU:          "Interface Ethernet configuration",
 	KindRoCE:         "RoCE configuration",
