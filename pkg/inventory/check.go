@@ -70,7 +70,7 @@ func validHostname(s string) bool {
 	return strings.Trim(labels[len(labels)-1], "0123456789") != ""
 }
 
-func (c *checker) build(raw *rawInventory) {
+func (c *checker) build(raw *Spec) {
 	inv := c.inv
 	inv.Name = raw.Name
 	switch {

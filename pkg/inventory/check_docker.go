@@ -9,9 +9,9 @@ import (
 	"strings"
 )
 
-func (c *checker) docker(r *rawDocker) {
+func (c *checker) docker(r *DockerSpec) {
 	if r == nil {
-		r = &rawDocker{}
+		r = &DockerSpec{}
 	}
 	d := &c.inv.Docker
 	d.Version = MustVersion(DefaultDockerVersion)
@@ -72,9 +72,9 @@ func (c *checker) docker(r *rawDocker) {
 	}
 }
 
-func (c *checker) horovod(r *rawHorovod) {
+func (c *checker) horovod(r *HorovodSpec) {
 	if r == nil {
-		r = &rawHorovod{}
+		r = &HorovodSpec{}
 	}
 	h := &c.inv.Horovod
 	h.Network = NetworkBridge

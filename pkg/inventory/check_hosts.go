@@ -22,7 +22,7 @@ type base struct {
 	NIC                       NIC
 }
 
-func (c *checker) base(r *rawHostBase, p string) base {
+func (c *checker) base(r *HostDefaults, p string) base {
 	var b base
 	if r.OS != nil {
 		b.os = p + ".os"
@@ -68,7 +68,7 @@ func (c *checker) base(r *rawHostBase, p string) base {
 	return b
 }
 
-func (c *checker) gpu(r rawGPU, p string) GPU {
+func (c *checker) gpu(r GPUSpec, p string) GPU {
 	g := GPU{Model: r.Model, PCI: strings.ToLower(r.PCI)}
 	if r.Model == "" {
 		c.missing(p, "model", " (e.g. V100-PCIE-16GB)")
@@ -103,7 +103,7 @@ func (c *checker) gpu(r rawGPU, p string) GPU {
 	return g
 }
 
-func (c *checker) nic(r *rawNIC, p string) NIC {
+func (c *checker) nic(r *NICSpec, p string) NIC {
 	n := NIC{Model: r.Model, PF: r.PF, PortGroup: DefaultPortGroup}
 	if r.PortGroup != nil {
 		n.PortGroup = *r.PortGroup
@@ -135,7 +135,7 @@ func (c *checker) nic(r *rawNIC, p string) NIC {
 	return n
 }
 
-func (c *checker) hosts(raw []rawHost, defaults *base) {
+func (c *checker) hosts(raw []HostSpec, defaults *base) {
 	if len(raw) == 0 {
 		c.missing("", "hosts", " (at least one host)")
 	}
@@ -163,7 +163,7 @@ func (c *checker) hosts(raw []rawHost, defaults *base) {
 		} else if !validMgmt(h.Mgmt) {
 			c.errf(p+".mgmt", "%q is not an IP address or host name, optionally with :port", h.Mgmt)
 		}
-		own := c.base(&r.rawHostBase, p)
+		own := c.base(&r.HostDefaults, p)
 		c.inherit(&h, own, *defaults, p)
 		c.data(&h, r.Data, p)
 		if r.Docker != nil && r.Docker.Subnet != "" {

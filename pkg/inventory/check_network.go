@@ -102,7 +102,7 @@ func (c *checker) vcenter(s string) {
 	}
 }
 
-func (c *checker) data(h *Host, r *rawData, p string) {
+func (c *checker) data(h *Host, r *DataSpec, p string) {
 	if r == nil {
 		c.missing(p, "data", " (address, switch and port of the data link)")
 		return

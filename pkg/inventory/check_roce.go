@@ -2,9 +2,9 @@ package inventory
 
 // The lossless RoCE rules: DSCP and priorities, ECN thresholds, buffer share.
 
-func (c *checker) roce(r *rawRoCE) {
+func (c *checker) roce(r *RoCESpec) {
 	if r == nil {
-		r = &rawRoCE{}
+		r = &RoCESpec{}
 	}
 	q := &c.inv.RoCE
 	q.DSCP = c.intIn("roce.dscp", r.DSCP, DefaultDSCP, 0, 63, "DSCP is 6 bits")

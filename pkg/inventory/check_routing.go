@@ -13,9 +13,9 @@ import (
 	"strings"
 )
 
-func (c *checker) routing(r *rawDocker) {
+func (c *checker) routing(r *DockerSpec) {
 	if r == nil {
-		r = &rawDocker{}
+		r = &DockerSpec{}
 	}
 	inv := c.inv
 	d := &inv.Docker

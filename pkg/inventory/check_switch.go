@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-func (c *checker) switches(raw []rawSwitch) {
+func (c *checker) switches(raw []SwitchSpec) {
 	if len(raw) == 0 {
 		c.missing("", "switches", " (at least one switch)")
 	}

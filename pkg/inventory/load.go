@@ -16,96 +16,6 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// The raw* types mirror the file (docs/inventory.md#keys). Pointers and nil slices mean
-// "not set", so that defaults can be told apart from written values.
-type rawInventory struct {
-	Name     string       `yaml:"name"`
-	RoCE     *rawRoCE     `yaml:"roce"`
-	Switches []rawSwitch  `yaml:"switches"`
-	VCenter  string       `yaml:"vcenter"`
-	Docker   *rawDocker   `yaml:"docker"`
-	Horovod  *rawHorovod  `yaml:"horovod"`
-	Defaults *rawHostBase `yaml:"defaults"`
-	Hosts    []rawHost    `yaml:"hosts"`
-}
-
-type rawRoCE struct {
-	DSCP          *int     `yaml:"dscp"`
-	Priority      *int     `yaml:"priority"`
-	CNPDSCP       *int     `yaml:"cnp_dscp"`
-	CNPPriority   *int     `yaml:"cnp_priority"`
-	ECNMinKB      *int     `yaml:"ecn_min_kb"`
-	ECNMaxKB      *int     `yaml:"ecn_max_kb"`
-	BufferPercent *float64 `yaml:"buffer_percent"`
-}
-
-type rawSwitch struct {
-	Name  string   `yaml:"name"`
-	Model string   `yaml:"model"`
-	ONYX  *Version `yaml:"onyx"`
-	Mgmt  string   `yaml:"mgmt"`
-}
-
-type rawDocker struct {
-	Version *Version `yaml:"version"`
-	Pool    *string  `yaml:"pool"`
-	Prefix  *int     `yaml:"prefix"`
-	MTU     *int     `yaml:"mtu"`
-	DNS     []string `yaml:"dns"`
-	Routing *string  `yaml:"routing"`
-	Gateway *string  `yaml:"gateway"`
-}
-
-type rawHorovod struct {
-	Network *string `yaml:"network"`
-	SSHPort *int    `yaml:"ssh_port"`
-	Image   *string `yaml:"image"`
-	HCA     *string `yaml:"hca"`
-}
-
-// rawHostBase holds the keys a host inherits from defaults.
-type rawHostBase struct {
-	OS            *string  `yaml:"os"`
-	DataInterface *string  `yaml:"data_interface"`
-	DataMTU       *int     `yaml:"data_mtu"`
-	GPUs          []rawGPU `yaml:"gpus"`
-	NIC           *rawNIC  `yaml:"nic"`
-}
-
-type rawGPU struct {
-	Model    string `yaml:"model"`
-	MemoryGB *int   `yaml:"memory_gb"`
-	BAR1GB   *int   `yaml:"bar1_gb"`
-	PCI      string `yaml:"pci"`
-}
-
-type rawNIC struct {
-	Model     string  `yaml:"model"`
-	PF        string  `yaml:"pf"`
-	VFs       *int    `yaml:"vfs"`
-	PortGroup *string `yaml:"portgroup"`
-}
-
-type rawHost struct {
-	Name        string `yaml:"name"`
-	ESXi        string `yaml:"esxi"`
-	VM          string `yaml:"vm"`
-	Mgmt        string `yaml:"mgmt"`
-	rawHostBase `yaml:",inline"`
-	Data        *rawData       `yaml:"data"`
-	Docker      *rawHostDocker `yaml:"docker"`
-}
-
-type rawData struct {
-	Address string `yaml:"address"`
-	Switch  string `yaml:"switch"`
-	Port    string `yaml:"port"`
-}
-
-type rawHostDocker struct {
-	Subnet string `yaml:"subnet"`
-}
-
 // MaxFileSize is the largest inventory LoadFile reads, in bytes (4 MiB). An
 // inventory of 16,384 hosts written out in full is about 2 MiB.
 const MaxFileSize = 4 << 20
@@ -176,20 +86,13 @@ func Load(name string, src []byte) (*Inventory, error) {
 	d := &decoder{file: name, pos: positions{}, rep: rep}
 	d.budget = nodeBudget(root.Content[0])
 	d.limit = d.budget
-	var raw rawInventory
+	var raw Spec
 	d.decode(root.Content[0], reflect.ValueOf(&raw).Elem(), "")
 	if d.over { // what was read is a fragment: checking it would only add noise
 		rep.sort()
 		return nil, rep
 	}
-	inv := &Inventory{File: name, pos: d.pos}
-	c := &checker{inv: inv, rep: rep}
-	c.build(&raw)
-	if rep.Count() > 0 {
-		rep.sort()
-		return nil, rep
-	}
-	return inv, nil
+	return build(name, &raw, d.pos, rep)
 }
 
 // yamlError is a parser error as a finding, at its line when yaml.v3 names

@@ -3,6 +3,7 @@ package inventory
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -98,6 +99,9 @@ func (r *Report) sort() {
 		if a.Line != b.Line {
 			return a.Line < b.Line
 		}
+		if a.Line == 0 { // no file (Build): in field order, hosts[2] before hosts[10]
+			return pathLess(r.Findings[i].Path, r.Findings[j].Path)
+		}
 		return a.Col < b.Col
 	})
 }
@@ -119,4 +123,39 @@ func (p positions) lookup(path string) Pos {
 		path = path[:i]
 	}
 	return p[""]
+}
+
+// pathLess orders field paths as they appear in a file: element by element,
+// list indices as numbers ("hosts[2].os" before "hosts[10].data").
+func pathLess(a, b string) bool {
+	for a != "" && b != "" {
+		if la, lb := leadingIndex(a), leadingIndex(b); la > 0 && lb > 0 {
+			na, _ := strconv.Atoi(a[1 : la-1])
+			nb, _ := strconv.Atoi(b[1 : lb-1])
+			if na != nb {
+				return na < nb
+			}
+			a, b = a[la:], b[lb:]
+			continue
+		}
+		if a[0] != b[0] {
+			return a[0] < b[0]
+		}
+		a, b = a[1:], b[1:]
+	}
+	return len(a) < len(b)
+}
+
+// leadingIndex is the length of a leading "[N]" in s, or -1.
+func leadingIndex(s string) int {
+	end := strings.IndexByte(s, ']')
+	if !strings.HasPrefix(s, "[") || end < 2 {
+		return -1
+	}
+	for _, c := range s[1:end] {
+		if c < '0' || c > '9' {
+			return -1
+		}
+	}
+	return end + 1
 }

@@ -69,3 +69,17 @@ func (v Version) Compare(parts ...int) int {
 
 // AtLeast reports whether v is parts or newer.
 func (v Version) AtLeast(parts ...int) bool { return v.Compare(parts...) >= 0 }
+
+// UnmarshalText parses a version ("3.6.8190"), so that a Spec also decodes
+// with yaml.v3 or encoding/json directly.
+func (v *Version) UnmarshalText(b []byte) error {
+	p, err := ParseVersion(string(b))
+	if err != nil {
+		return err
+	}
+	*v = p
+	return nil
+}
+
+// MarshalText writes the version as it was written.
+func (v Version) MarshalText() ([]byte, error) { return []byte(v.raw), nil }
