@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rdggen/rdggen/internal/netnstest"
+	"github.com/rdggen/rdggen/internal/testing/netnstest"
 )
 
 // applyHosts runs `rdggen apply --target hosts` in-process against a

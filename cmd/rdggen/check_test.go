@@ -14,10 +14,10 @@ import (
 
 	"github.com/vmware/govmomi/vim25"
 
-	"github.com/rdggen/rdggen/internal/netnstest"
-	"github.com/rdggen/rdggen/internal/onyxsim"
-	"github.com/rdggen/rdggen/internal/vcsimtest"
+	"github.com/rdggen/rdggen/internal/testing/netnstest"
+	"github.com/rdggen/rdggen/internal/testing/vcsimtest"
 	"github.com/rdggen/rdggen/internal/vsphere"
+	"github.com/rdggen/rdggen/pkg/onyx/onyxsim"
 	"github.com/rdggen/rdggen/pkg/readiness"
 )
 

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rdggen/rdggen/internal/netnstest"
-	"github.com/rdggen/rdggen/internal/onyxsim"
+	"github.com/rdggen/rdggen/internal/testing/netnstest"
 	"github.com/rdggen/rdggen/pkg/applyplan"
+	"github.com/rdggen/rdggen/pkg/onyx/onyxsim"
 )
 
 // hungServer accepts TCP connections on loopback and never answers: a

@@ -13,11 +13,11 @@ import (
 	"github.com/vmware/govmomi/vim25"
 
 	"github.com/rdggen/rdggen/internal/golden"
-	"github.com/rdggen/rdggen/internal/onyxsim"
-	"github.com/rdggen/rdggen/internal/vcsimtest"
+	"github.com/rdggen/rdggen/internal/testing/vcsimtest"
 	"github.com/rdggen/rdggen/internal/vsphere"
 	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/inventory"
+	"github.com/rdggen/rdggen/pkg/onyx/onyxsim"
 )
 
 // fabric is the reference cluster's switch (onyxsim) and vCenter (vcsim),

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rdggen/rdggen/internal/netnstest"
+	"github.com/rdggen/rdggen/internal/testing/netnstest"
 	"github.com/rdggen/rdggen/pkg/horovod"
 )
 

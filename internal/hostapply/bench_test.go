@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rdggen/rdggen/internal/netnstest"
 	"github.com/rdggen/rdggen/internal/remote"
+	"github.com/rdggen/rdggen/internal/testing/netnstest"
 )
 
 // BenchmarkApplyHosts32 applies to 32 namespace hosts (a fresh cluster per

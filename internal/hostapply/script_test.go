@@ -11,8 +11,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/rdggen/rdggen/internal/netnstest"
 	"github.com/rdggen/rdggen/internal/remote"
+	"github.com/rdggen/rdggen/internal/testing/netnstest"
 	"github.com/rdggen/rdggen/pkg/dockernet"
 	"github.com/rdggen/rdggen/pkg/inventory"
 )

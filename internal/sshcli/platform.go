@@ -92,7 +92,7 @@ var ONYX = &Platform{
 	PagerAnswer: " ",
 	ErrorLine:   regexp.MustCompile(`^%`),
 	// `Type 'YES' to confirm split:` (module-type without force) and the
-	// usual yes/no forms (research §5); `[U]` beyond those.
+	// usual yes/no forms (docs/rules.md#cli-session); inferred beyond those.
 	Confirm:        regexp.MustCompile(`(?i)(\[yes/no\]|\(yes/no\)|\[y/n\]|\(y/n\)|type '?yes'? to confirm[^\n]*:) ?$`),
 	Decline:        "no",
 	PasswordPrompt: regexp.MustCompile(`(?i)password: ?$`),

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rdggen/rdggen/internal/onyxsim"
 	"github.com/rdggen/rdggen/internal/sshcli"
 	"github.com/rdggen/rdggen/internal/sshconn"
+	"github.com/rdggen/rdggen/pkg/onyx/onyxsim"
 )
 
 func dialSim(t *testing.T, sim *onyxsim.Server, p *sshcli.Platform) *sshcli.Session {

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rdggen/rdggen/internal/onyxsim"
 	"github.com/rdggen/rdggen/pkg/onyx"
+	"github.com/rdggen/rdggen/pkg/onyx/onyxsim"
 )
 
 // TestCompareAnsibleOnyxConfig runs Ansible's mellanox.onyx onyx_config

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rdggen/rdggen/internal/onyxsim"
+	"github.com/rdggen/rdggen/pkg/onyx/onyxsim"
 )
 
 // bigSeed is unrelated configuration for a 64-port switch that the

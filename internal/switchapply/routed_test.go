@@ -9,8 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/rdggen/rdggen/internal/onyxsim"
 	"github.com/rdggen/rdggen/pkg/inventory"
+	"github.com/rdggen/rdggen/pkg/onyx/onyxsim"
 )
 
 // routedInv is a 3-host inventory on one SN2700 with docker.routing set to

@@ -17,10 +17,10 @@ import (
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
 
-	"github.com/rdggen/rdggen/internal/onyxsim"
 	"github.com/rdggen/rdggen/internal/sshconn"
 	"github.com/rdggen/rdggen/pkg/inventory"
 	"github.com/rdggen/rdggen/pkg/onyx"
+	"github.com/rdggen/rdggen/pkg/onyx/onyxsim"
 )
 
 // inv returns a valid inventory with one switch per (name, model, onyx).

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rdggen/rdggen/internal/vcsimtest"
+	"github.com/rdggen/rdggen/internal/testing/vcsimtest"
 	"github.com/rdggen/rdggen/internal/vsphere"
 )
 

@@ -13,7 +13,7 @@ import (
 // ModuleParams reads and writes an ESXi host's kernel module parameter
 // string — what `esxcli system module parameters list/set -m MODULE` show and
 // set. It is an interface because vcsim does not model that esxcli namespace:
-// tests give an in-memory store (internal/vcsimtest), real hosts use
+// tests give an in-memory store (internal/testing/vcsimtest), real hosts use
 // ESXCLIModuleParams.
 type ModuleParams interface {
 	// Get returns the module's current parameter string, "" when none is set.

@@ -11,10 +11,10 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/rdggen/rdggen/internal/onyxsim"
 	"github.com/rdggen/rdggen/pkg/apply"
 	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/inventory"
+	"github.com/rdggen/rdggen/pkg/onyx/onyxsim"
 	"github.com/rdggen/rdggen/pkg/readiness"
 )
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rdggen/rdggen/internal/netnstest"
+	"github.com/rdggen/rdggen/internal/testing/netnstest"
 )
 
 // routes.sh and the ifupdown hook do what they say on real kernels, twice

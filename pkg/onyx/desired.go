@@ -19,7 +19,7 @@ import "github.com/rdggen/rdggen/pkg/inventory"
 //	dcb priority-flow-control priority <priority> enable
 //	interface ethernet <all> dcb priority-flow-control mode on force
 //
-// ONYX ≥ 3.8.2000, the one-command template instead (research §1.3; never
+// ONYX ≥ 3.8.2000, the one-command template instead (docs/rules.md#one-command-roce-template; never
 // both forms): `roce lossless`, when UsesRoCETemplate says the template's
 // fixed values are the inventory's.
 //
@@ -30,7 +30,7 @@ import "github.com/rdggen/rdggen/pkg/inventory"
 // `hostname <switch>`, and for a jumbo-frame data network both set every
 // front-panel port's MTU to PortMTU: the data network's frames cross every
 // port, uplinks included. DSCP values do not appear: with trust L3 ONYX maps DSCP
-// to switch priority as DSCP/8, which inventory validation checks (research §1.1).
+// to switch priority as DSCP/8, which inventory validation checks (docs/rules.md#dscp-and-switch-priority).
 func Desired(inv *inventory.Inventory, sw inventory.Switch) []Statement {
 	var out []Statement
 	if UsesRoCETemplate(inv, sw) {
@@ -112,7 +112,7 @@ const (
 // UsesRoCETemplate reports whether switch sw gets the one-command `roce
 // lossless` form: its ONYX has it (≥ 3.8.2000) and the inventory's
 // priorities and ECN thresholds are the template's. Otherwise the explicit
-// commands are used, which ONYX 3.6–3.10 all take (research §1.4), so that
+// commands are used, which ONYX 3.6–3.10 all take (docs/rules.md#explicit-qos-commands), so that
 // no inventory value is silently dropped. The template sizes its lossless pool
 // itself, so a buffer_percent other than the default also selects the
 // explicit commands, which set it.

@@ -135,7 +135,7 @@ func validID(id string) bool { _, ok := Iface{ID: id}.nums(); return ok }
 // compressIDs writes sorted IDs of one interface type as ONYX ranges: runs of
 // consecutive last components become "1/1-1/32" (or "1-9"); a lone ID stays
 // as it is. It returns one spec per run, in order, because rdggen sends one
-// range per command (a comma list is not confirmed ONYX input, research §6 [U]).
+// range per command (a comma list is not confirmed ONYX input, docs/rules.md#models-and-ports, inferred).
 func compressIDs(ids []string) []string {
 	var out []string
 	for k := 0; k < len(ids); {
@@ -155,7 +155,7 @@ func compressIDs(ids []string) []string {
 
 // consecutive reports whether b directly follows a: same prefix, last
 // component one more. Split ports (three components) are never merged,
-// since ONYX's range syntax for them was not observed (research §6 [U]).
+// since ONYX's range syntax for them was not observed (docs/rules.md#models-and-ports, inferred).
 func consecutive(a, b string) bool {
 	na, okA := Iface{ID: a}.nums()
 	nb, okB := Iface{ID: b}.nums()

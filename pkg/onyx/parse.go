@@ -14,7 +14,7 @@ import (
 //     switch hides as `# … ********`) and blank lines are skipped;
 //   - the prefix-mode wrapper (`[no] cli default prefix-modes enable`) is
 //     skipped;
-//   - the leading indent is stripped (it is cosmetic, research §2.1) and
+//   - the leading indent is stripped (it is cosmetic, docs/rules.md#running-config-format) and
 //     words are single-spaced;
 //   - interface ranges (`interface ethernet 1/1-1/32 …`, `1-9`, comma lists)
 //     and `vlan 101-116` are expanded into one statement per interface/VLAN;

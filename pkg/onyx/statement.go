@@ -64,7 +64,7 @@ const (
 // section is the running-config section title of each kind. Titles come from
 // real running-configs (docs/rules.md#explicit-qos-commands, §2.1) and the guide's sample;
 // "RoCE configuration" is an assumption: how `roce` shows in running-config
-// was not found (research §1.3 [U]). The L3 kinds are under "L3
+// was not found (docs/rules.md#one-command-roce-template, inferred). The L3 kinds are under "L3
 // configuration" as in HPE's published ONYX 3.9.3210 running-config; under
 // which banner ONYX prints static routes was not found, so they are put
 // there too (docs/research/onyx-l3.md).
@@ -209,14 +209,14 @@ const RoCEPool = "roce"
 
 // RoCE is the one-command RoCE template, `roce <mode>` with mode "lossless",
 // "semi-lossless" or "lossy" (ONYX ≥ 3.8.2000, NVIDIA ONYX manual "RoCE
-// commands"; research §1.3). A bare `roce` means lossless.
+// commands"; docs/rules.md#one-command-roce-template). A bare `roce` means lossless.
 func RoCE(mode string) Statement {
 	return Statement{Kind: KindRoCE, Key: "roce", Body: "roce " + mode}
 }
 
 // PoolType is `traffic pool <pool> type <typ>`, typ "lossless", "lossy" or
 // "lossy-mc"; it creates the pool when missing (ONYX manual "Shared buffer
-// commands", from 3.6.5000; research §1.2).
+// commands", from 3.6.5000; docs/rules.md#explicit-qos-commands).
 func PoolType(pool, typ string) Statement {
 	return Statement{Kind: KindPoolType, Key: "traffic pool " + pool + " type",
 		Body: "traffic pool " + pool + " type " + typ}
@@ -224,7 +224,7 @@ func PoolType(pool, typ string) Statement {
 
 // PoolMemory is `traffic pool <pool> memory percent <percent>`: the pool's
 // share of the switch buffer, in percent, written with two decimals as the
-// switch prints it (`50.00`; research §2.1).
+// switch prints it (`50.00`; docs/rules.md#running-config-format).
 func PoolMemory(pool string, percent float64) Statement {
 	return Statement{Kind: KindPoolMemory, Key: "traffic pool " + pool + " memory",
 		Body: "traffic pool " + pool + " memory percent " + strconv.FormatFloat(percent, 'f', 2, 64)}
@@ -232,7 +232,7 @@ func PoolMemory(pool string, percent float64) Statement {
 
 // PoolMap is `traffic pool <pool> map switch-priority <sp>`: switch priority
 // sp (0–7) uses the pool. A switch priority belongs to one pool, so the key
-// is the priority and the value the pool (research §1.2; onyx_buffer_pool).
+// is the priority and the value the pool (docs/rules.md#explicit-qos-commands; onyx_buffer_pool).
 func PoolMap(pool string, sp int) Statement {
 	p := strconv.Itoa(sp)
 	return Statement{Kind: KindPoolMap, Key: "switch-priority " + p + " pool",
@@ -240,14 +240,14 @@ func PoolMap(pool string, sp int) Statement {
 }
 
 // Trust is `interface <iface> qos trust <mode>`, mode "L2" (PCP, the
-// default), "L3" (DSCP) or "both" (onyx_qos; research §1.1–1.2).
+// default), "L3" (DSCP) or "both" (onyx_qos; docs/rules.md#explicit-qos-commands).
 func Trust(iface Iface, mode string) Statement {
 	return Statement{Kind: KindTrust, Iface: iface, Key: "qos trust", Body: "qos trust " + mode}
 }
 
 // NoRewriteDSCP is `interface <iface> no qos rewrite dscp`. Mellanox's
 // onyx_qos module sends it before it changes a port's trust to L3 when DSCP
-// rewrite is on (research §3.6), and so does Diff.
+// rewrite is on (docs/rules.md#comparing-with-a-live-switch), and so does Diff.
 func NoRewriteDSCP(iface Iface) Statement {
 	return Statement{Kind: KindRewriteDSCP, Iface: iface, Key: "qos rewrite dscp", Body: "no qos rewrite dscp"}
 }
@@ -255,7 +255,7 @@ func NoRewriteDSCP(iface Iface) Statement {
 // ECN is `interface <iface> traffic-class <tc> congestion-control ecn
 // minimum-absolute <minKB> maximum-absolute <maxKB>`: ECN marking on traffic
 // class tc between the thresholds, in KB (onyx_traffic_class; the NVIDIA
-// recipe uses 150/1500; research §1.2).
+// recipe uses 150/1500; docs/rules.md#explicit-qos-commands).
 func ECN(iface Iface, tc, minKB, maxKB int) Statement {
 	return congestion(iface, tc, "ecn", "absolute", minKB, maxKB)
 }
@@ -270,7 +270,7 @@ func congestion(iface Iface, tc int, mode, unit string, lo, hi int) Statement {
 }
 
 // ETSStrict is `interface <iface> traffic-class <tc> dcb ets strict`: strict
-// priority scheduling for traffic class tc, used for CNPs (research §1.2).
+// priority scheduling for traffic class tc, used for CNPs (docs/rules.md#explicit-qos-commands).
 func ETSStrict(iface Iface, tc int) Statement {
 	return ets(iface, tc, "strict")
 }
@@ -282,13 +282,13 @@ func ets(iface Iface, tc int, sched string) Statement {
 }
 
 // PFC is `dcb priority-flow-control enable force`: PFC on globally, in the
-// form that does not ask for confirmation (research §1.2, §5).
+// form that does not ask for confirmation (docs/rules.md#explicit-qos-commands).
 func PFC() Statement {
 	return Statement{Kind: KindPFC, Key: "dcb priority-flow-control", Body: "dcb priority-flow-control enable force"}
 }
 
 // PFCPriority is `dcb priority-flow-control priority <sp> enable`: PFC on
-// switch priority sp (0–7) (research §1.2).
+// switch priority sp (0–7) (docs/rules.md#explicit-qos-commands).
 func PFCPriority(sp int) Statement {
 	p := strconv.Itoa(sp)
 	return Statement{Kind: KindPFCPriority, Key: "dcb priority-flow-control priority " + p,
@@ -297,14 +297,14 @@ func PFCPriority(sp int) Statement {
 
 // PFCPort is `interface <iface> dcb priority-flow-control mode on force`: PFC
 // on for the port, without a confirmation question (onyx_pfc_interface;
-// research §1.2).
+// docs/rules.md#explicit-qos-commands).
 func PFCPort(iface Iface) Statement {
 	return Statement{Kind: KindPFCPort, Iface: iface, Key: "dcb priority-flow-control mode",
 		Body: "dcb priority-flow-control mode on force"}
 }
 
 // LLDP is `lldp`: LLDP on, so the NICs learn PFC/ETS through DCBX (the
-// guide's running-config; research §1.3).
+// guide's running-config; docs/rules.md#one-command-roce-template).
 func LLDP() Statement { return Statement{Kind: KindLLDP, Key: "lldp", Body: "lldp"} }
 
 // Hostname is `hostname <name>` (the guide's running-config).

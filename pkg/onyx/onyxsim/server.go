@@ -1,12 +1,14 @@
-// Package onyxsim is a small ONYX switch behind an SSH server, for tests
-// only (import it from _test.go files). It behaves as
+// Package onyxsim is a small NVIDIA ONYX switch behind an SSH server, for
+// tests: rdggen's and those of programs that drive a switch the way rdggen
+// does (as govmomi's simulator serves vSphere clients). Import it from
+// _test.go files; it listens on loopback only. It behaves as
 // docs/rules.md ("Switch (ONYX)") documents: the three prompt forms, `enable`,
 // `configure terminal`, `exit`, the pager until `no cli session paging
 // enable`, `% Unrecognized command "…".` errors, confirmation questions for
 // the non-`force` forms, and a running-config re-rendered the way ONYX does
 // it (ranges merged, `50.00`, `##` banners, secrets as `# … ********`).
-// Faults can be injected per command. Facts marked [U] in the research are
-// guesses here too.
+// Faults can be injected per command. What docs/rules.md marks as inferred
+// is a guess here too.
 //
 // It also answers, in every mode and without changing anything, the show
 // commands of a readiness check (show.go): `show interfaces ethernet`,

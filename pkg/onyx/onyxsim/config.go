@@ -11,7 +11,7 @@ import (
 
 // Running-config sections in the order ONYX prints them (docs/rules.md#switch-onyx
 // §2.1 and the guide's sample). "RoCE configuration" is a guess: how `roce`
-// shows in running-config is unknown (research §1.3 [U]).
+// shows in running-config is unknown (docs/rules.md#one-command-roce-template, inferred).
 var sections = []string{
 	"License keys",
 	"RoCE configuration",
@@ -322,7 +322,7 @@ func (c *config) dcbCommand(w []string, neg bool) outcome {
 			}
 		}
 		if len(w) == 3 {
-			// The bare form is interactive (research §1.2 [U]).
+			// The bare form is interactive (docs/rules.md#explicit-qos-commands, inferred).
 			return outcome{apply: apply, confirm: "Changing PFC global mode may affect traffic on all ports.\r\nType 'yes' to confirm: "}
 		}
 		return ok(apply)
@@ -493,8 +493,8 @@ func (c *config) portCommand(id string, w []string, neg bool, raw string) outcom
 		if mode == "" {
 			return unrecognized(w[2])
 		}
-		// [U] modelled on onyx_qos, which turns DSCP rewrite off before
-		// changing trust (research §3.6).
+		// Inferred: modelled on onyx_qos, which turns DSCP rewrite off before
+		// changing trust (docs/rules.md#comparing-with-a-live-switch).
 		if mode != "L2" && c.slots[slot("rewrite-dscp")] != nil {
 			return fail("Cannot set trust %s while DSCP rewrite is enabled on interface ethernet %s", mode, id)
 		}
@@ -604,7 +604,7 @@ func (c *config) vlanCommand(w []string, neg bool, raw string) outcome {
 	return unrecognized(w[2])
 }
 
-// render prints the running-config the way ONYX does (research §2.1):
+// render prints the running-config the way ONYX does (docs/rules.md#running-config-format):
 // header, prefix-mode wrapper, `##` banners, ranges merged, positive lines
 // indented by 3 spaces, `50.00`, secrets as `# … ********` comments.
 func (c *config) render(now time.Time) string {
