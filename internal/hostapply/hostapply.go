@@ -80,14 +80,13 @@ type (
 )
 
 type hostRun struct {
-	h      *inventory.Host
-	d      *desired
-	conn   remote.Conn
-	plan   *plan
-	err    error
-	trips  int
-	notes  []string // from the apply steps
-	result HostResult
+	h     *inventory.Host
+	d     *desired
+	conn  remote.Conn
+	plan  *plan
+	err   error
+	trips int
+	notes []string // from the apply steps
 }
 
 // Run probes every host, prints the plan, and unless DryRun applies it. The

@@ -172,8 +172,7 @@ func ParseInterfaces(out string) (map[string]PortStatus, error) {
 		}
 		ports[name] = p
 	}
-	var byName func(m map[string]any)
-	byName = func(m map[string]any) {
+	byName := func(m map[string]any) {
 		for name, val := range m {
 			list, ok := val.([]any)
 			if !ok {

@@ -663,7 +663,6 @@ func renderEntries(list []*entry) []string {
 		prefix string
 		body   string
 		ids    []int
-		parts  []string // split IDs ("1", "5" for 1/5)
 		seq    int
 		// noFirst: see entry.
 		noFirst bool
