@@ -113,9 +113,9 @@ type Server struct {
 	closed      bool
 }
 
-// Start runs a simulated switch on 127.0.0.1:0 until the test ends.
-func Start(tb testing.TB, o Options) *Server {
-	tb.Helper()
+// New runs a simulated switch on 127.0.0.1 (a free port, in Addr) until
+// Close; the error is a failed listen, key or Seed command.
+func New(o Options) (*Server, error) {
 	if o.Hostname == "" {
 		o.Hostname = "swx-sim"
 	}
@@ -139,11 +139,11 @@ func Start(tb testing.TB, o Options) *Server {
 	}
 	_, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
-		tb.Fatal(err)
+		return nil, err
 	}
 	signer, err := ssh.NewSignerFromKey(priv)
 	if err != nil {
-		tb.Fatal(err)
+		return nil, err
 	}
 	s := &Server{opts: o, HostKey: signer.PublicKey(), cfg: newConfig(o.Hostname, o.Ports, o.Version),
 		prefixModes: true, conns: map[net.Conn]bool{}, links: make([]PortState, o.Ports)}
@@ -153,7 +153,7 @@ func Start(tb testing.TB, o Options) *Server {
 	for _, cmd := range o.Seed {
 		out := s.cfg.configCommand(cmd, false)
 		if out.err != "" {
-			tb.Fatalf("onyxsim: seed %q: %% %s", cmd, out.err)
+			return nil, fmt.Errorf("onyxsim: seed %q: %% %s", cmd, out.err)
 		}
 		out.apply()
 	}
@@ -177,11 +177,22 @@ func Start(tb testing.TB, o Options) *Server {
 	sc.AddHostKey(signer)
 	s.ln, err = net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		tb.Fatal(err)
+		return nil, err
 	}
 	s.Addr = s.ln.Addr().String()
 	s.wg.Add(1)
 	go s.accept(sc)
+	return s, nil
+}
+
+// Start is New for a test: a failure fails tb, and the server closes when
+// the test ends.
+func Start(tb testing.TB, o Options) *Server {
+	tb.Helper()
+	s, err := New(o)
+	if err != nil {
+		tb.Fatal(err)
+	}
 	tb.Cleanup(s.Close)
 	return s
 }
