@@ -98,28 +98,13 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	if !ok {
 		return code
 	}
-	if code, ok := conn.openIdentities(stderr); !ok {
-		return code
-	}
-	inv, code, ok := load(ctx, fs, *file, stderr)
+	env, code, ok := conn.load(ctx, fs, *file, targets, true, getenv, stderr)
 	if !ok {
 		return code
 	}
-	if code, ok := conn.requireKnownHosts(targets, inv, stderr); !ok {
-		return code
-	}
-	env := conn.env(inv, true, getenv)
+	inv := env.Inv
 
-	text, live := io.Writer(stdout), console.StdoutTerminal
-	if live {
-		text = console.Stdout
-	}
-	if *output == "json" {
-		text, live = stderr, console.StderrTerminal
-		if live {
-			text = console.Stderr
-		}
-	}
+	text, live := textOutput(*output == "json", stdout, stderr)
 	start := time.Now()
 	runs := checkTargets(ctx, env, targets, text, live)
 	doc := &readiness.Document{Schema: readiness.SchemaCheck, Cluster: inv.Name, Inventory: inv.File}

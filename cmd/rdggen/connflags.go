@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -120,4 +121,37 @@ func (c *connFlags) requireKnownHosts(targets []*applyTarget, inv *inventory.Inv
 func (c *connFlags) env(inv *inventory.Inventory, dryRun bool, getenv func(string) string) *applyEnv {
 	return &applyEnv{Inv: inv, DryRun: dryRun, Parallel: *c.parallel, KnownHosts: *c.knownHosts, Identities: *c.identities,
 		SSHTimeout: *c.sshTimeout, VM: c.vm, Getenv: getenv}
+}
+
+// load reads the identities and the inventory, and checks the known_hosts
+// file the targets need, then returns the targets' environment; ok is
+// false (with the exit status) when one of those failed.
+func (c *connFlags) load(ctx context.Context, fs *pflag.FlagSet, file string, targets []*applyTarget, dryRun bool,
+	getenv func(string) string, stderr io.Writer) (*applyEnv, int, bool) {
+	if code, ok := c.openIdentities(stderr); !ok {
+		return nil, code, false
+	}
+	inv, code, ok := load(ctx, fs, file, stderr)
+	if !ok {
+		return nil, code, false
+	}
+	if code, ok := c.requireKnownHosts(targets, inv, stderr); !ok {
+		return nil, code, false
+	}
+	return c.env(inv, dryRun, getenv), exitOK, true
+}
+
+// textOutput is where apply and check write their text and whether it is
+// a terminal for the live display: stdout, or stderr when stdout carries
+// the JSON document.
+func textOutput(json bool, stdout, stderr io.Writer) (io.Writer, bool) {
+	switch {
+	case json && console.StderrTerminal:
+		return console.Stderr, true
+	case json:
+		return stderr, false
+	case console.StdoutTerminal:
+		return console.Stdout, true
+	}
+	return stdout, false
 }

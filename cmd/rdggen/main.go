@@ -399,27 +399,12 @@ func cmdApply(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		fmt.Fprintln(stderr, "rdggen: apply: stdin is not a terminal, so there is no one to confirm the push: pass --yes to push without asking, or --dry-run to only see the plan")
 		return exitUsage
 	}
-	if code, ok := conn.openIdentities(stderr); !ok {
-		return code
-	}
-	inv, code, ok := load(ctx, fs, *file, stderr)
+	env, code, ok := conn.load(ctx, fs, *file, targets, *dryRun, getenv, stderr)
 	if !ok {
 		return code
 	}
-	if code, ok := conn.requireKnownHosts(targets, inv, stderr); !ok {
-		return code
-	}
-	env := conn.env(inv, *dryRun, getenv)
-	a := &applyRun{env: env, targets: targets, confirm: !*yes, text: stdout}
-	if *output == "json" {
-		a.text = stderr
-		a.live = console.StderrTerminal
-		if a.live {
-			a.text = console.Stderr
-		}
-	} else if console.StdoutTerminal {
-		a.text, a.live = console.Stdout, true
-	}
+	a := &applyRun{env: env, targets: targets, confirm: !*yes}
+	a.text, a.live = textOutput(*output == "json", stdout, stderr)
 	res := a.do(ctx)
 	if *output == "json" {
 		if err := res.document(env).Encode(stdout); err != nil {

@@ -99,33 +99,13 @@ func parseRDMA(rs []remote.Result) rdmaState {
 // The error names the hosts that could not be read; their checks are
 // Unknown.
 func Check(ctx context.Context, inv *inventory.Inventory, o Options) ([]readiness.Result, error) {
-	per := make([][]readiness.Result, len(inv.Hosts))
-	o.Track.Phase(fmt.Sprintf("checking %d VM(s) over SSH", len(inv.Hosts)), len(inv.Hosts))
-	remote.ForEach(len(inv.Hosts), o.Parallel, func(i int) {
-		h := &inv.Hosts[i]
-		o.Track.Begin(h.Name)
-		per[i] = checkHost(ctx, inv, &o, h)
-		o.Track.End(h.Name)
-	})
-	var out []readiness.Result
-	var unread []string
-	for i, rs := range per {
-		out = append(out, rs...)
-		if len(rs) == 1 && rs[0].Check == "connect" {
-			unread = append(unread, inv.Hosts[i].Name)
-		}
-	}
-	if len(unread) > 0 {
-		return out, fmt.Errorf("%d of %d host(s) could not be read: %s", len(unread), len(inv.Hosts), strings.Join(unread, ", "))
-	}
-	return out, nil
+	return remote.CheckEach(inv.Hosts, o.Parallel, o.Track, fmt.Sprintf("checking %d VM(s) over SSH", len(inv.Hosts)),
+		func(h *inventory.Host) []readiness.Result { return checkHost(ctx, inv, &o, h) })
 }
 
 func checkHost(ctx context.Context, inv *inventory.Inventory, o *Options, h *inventory.Host) []readiness.Result {
 	const target = readiness.TargetHosts
-	unsure := func(err error) []readiness.Result {
-		return []readiness.Result{readiness.Unsure(target, h.Name, "connect", "", err.Error())}
-	}
+	unsure := func(err error) []readiness.Result { return remote.Unread(target, h.Name, err) }
 	conn, err := o.Dial(ctx, h)
 	if err != nil {
 		return unsure(remote.DialError(err))

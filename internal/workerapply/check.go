@@ -76,34 +76,15 @@ func Check(ctx context.Context, inv *inventory.Inventory, o Options) ([]readines
 		h := &inv.Hosts[i]
 		peers[i] = peer{Index: i, Name: h.Name, Address: horovod.WorkerAddress(inv, h)}
 	}
-	per := make([][]readiness.Result, n)
-	o.Track.Phase(fmt.Sprintf("checking %d worker(s) and the %d connection(s) between them", n, n*(n-1)), n)
-	remote.ForEach(n, o.Parallel, func(i int) {
-		h := &inv.Hosts[i]
-		o.Track.Begin(h.Name)
-		others := slices.Delete(slices.Clone(peers), i, i+1)
-		per[i] = checkWorker(ctx, inv, &o, h, others)
-		o.Track.End(h.Name)
-	})
-	var out []readiness.Result
-	var unread []string
-	for i, rs := range per {
-		out = append(out, rs...)
-		if len(rs) == 1 && rs[0].Check == "connect" {
-			unread = append(unread, inv.Hosts[i].Name)
-		}
-	}
-	if len(unread) > 0 {
-		return out, fmt.Errorf("%d of %d host(s) could not be read: %s", len(unread), n, strings.Join(unread, ", "))
-	}
-	return out, nil
+	return remote.CheckEach(inv.Hosts, o.Parallel, o.Track, fmt.Sprintf("checking %d worker(s) and the %d connection(s) between them", n, n*(n-1)),
+		func(h *inventory.Host) []readiness.Result {
+			return checkWorker(ctx, inv, &o, h, slices.Delete(slices.Clone(peers), h.Index, h.Index+1))
+		})
 }
 
 func checkWorker(ctx context.Context, inv *inventory.Inventory, o *Options, h *inventory.Host, peers []peer) []readiness.Result {
 	const target = readiness.TargetWorkers
-	unsure := func(err error) []readiness.Result {
-		return []readiness.Result{readiness.Unsure(target, h.Name, "connect", "", err.Error())}
-	}
+	unsure := func(err error) []readiness.Result { return remote.Unread(target, h.Name, err) }
 	conn, err := o.Dial(ctx, h)
 	if err != nil {
 		return unsure(remote.DialError(err))

@@ -136,24 +136,16 @@ func (s *Sim) VM(name string) *simulator.VirtualMachine {
 
 // PowerOn powers a VM on through the API.
 func (s *Sim) PowerOn(ctx context.Context, name string) error {
-	c, err := s.Client(ctx)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = c.Logout(ctx) }()
-	vm, err := find.NewFinder(c.Client).VirtualMachine(ctx, name)
-	if err != nil {
-		return err
-	}
-	t, err := vm.PowerOn(ctx)
-	if err != nil {
-		return err
-	}
-	return t.Wait(ctx)
+	return s.power(ctx, name, (*object.VirtualMachine).PowerOn)
 }
 
 // PowerOff powers a VM off through the API (a hard power-off).
 func (s *Sim) PowerOff(ctx context.Context, name string) error {
+	return s.power(ctx, name, (*object.VirtualMachine).PowerOff)
+}
+
+// power runs a power operation on the VM named name and waits for its task.
+func (s *Sim) power(ctx context.Context, name string, op func(*object.VirtualMachine, context.Context) (*object.Task, error)) error {
 	c, err := s.Client(ctx)
 	if err != nil {
 		return err
@@ -163,7 +155,7 @@ func (s *Sim) PowerOff(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	t, err := vm.PowerOff(ctx)
+	t, err := op(vm, ctx)
 	if err != nil {
 		return err
 	}
