@@ -42,8 +42,8 @@ func main() {
 	}
 	console = consoleInfo{
 		In: os.Stdin, InTerminal: term.IsTerminal(int(os.Stdin.Fd())),
-		Stdout: os.Stdout, StdoutTerminal: term.IsTerminal(int(os.Stdout.Fd())),
-		Stderr: os.Stderr, StderrTerminal: term.IsTerminal(int(os.Stderr.Fd())),
+		Stdout: os.Stdout, StdoutTerminal: liveTerminal(os.Stdout),
+		Stderr: os.Stderr, StderrTerminal: liveTerminal(os.Stderr),
 	}
 	code := run(ctx, os.Args[1:], stdout, stderr, os.Getenv)
 	stop()
@@ -80,6 +80,17 @@ Exit status: 0 success, 1 invalid inventory (check: not ready), 2 usage error,
 3 a write or apply step failed.
 Run 'rdggen <command> --help' for a command's flags.
 `
+
+// liveTerminal reports whether f is a terminal the live display can draw
+// on: one that knows its width (a pty without a size, as under script(1),
+// gets the plain lines, which always say what is awaited).
+func liveTerminal(f *os.File) bool {
+	if !term.IsTerminal(int(f.Fd())) {
+		return false
+	}
+	cols, _, err := term.GetSize(int(f.Fd()))
+	return err == nil && cols >= 40
+}
 
 // run is main without the process: it returns the exit status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
@@ -253,15 +264,15 @@ func cmdGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 			quote.Line(*out), inv.File)
 		return exitUsage
 	}
-	files := render.Tree(inv)
-	if err := render.Write(ctx, *out, files); err != nil {
+	written, err := render.Generate(ctx, *out, inv)
+	if err != nil {
 		fmt.Fprintf(stderr, "rdggen: %s\n", quote.Line(err.Error()))
 		return exitFailed
 	}
 	if !*quiet {
 		fmt.Fprintf(stdout, "rdggen: %s: %d hosts, %d switch(es) -> %d files in %s\n",
-			inv.File, len(inv.Hosts), len(inv.Switches), len(files), quote.Line(*out))
-		fmt.Fprint(stdout, render.Summary(files))
+			inv.File, len(inv.Hosts), len(inv.Switches), written.Files(), quote.Line(*out))
+		fmt.Fprint(stdout, written.Summary())
 	}
 	return exitOK
 }
@@ -358,9 +369,10 @@ Examples:
   rdggen apply --target switch,hosts --parallel 16 --yes -f cluster.yaml
   rdggen apply --dry-run -o json -f cluster.yaml > plan.json
 
-Exit status: 0 everything matches or was changed, 2 usage error (also: no
-terminal to confirm on and no --yes), 3 a machine or target failed, the push
-was declined, or it was interrupted.
+Exit status: 0 everything matches or was changed, 1 the inventory is invalid
+(nothing contacted), 2 usage error (also: no terminal to confirm on and no
+--yes), 3 a machine or target failed, the push was declined, or it was
+interrupted.
 `)
 	return b.String()
 }

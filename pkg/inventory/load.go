@@ -83,8 +83,10 @@ func Load(name string, src []byte) (*Inventory, error) {
 		rep.add(Finding{File: name, Rule: "the file is empty; `rdggen example` prints a starting point"})
 		return nil, rep
 	}
-	d := &decoder{file: name, pos: positions{}, rep: rep}
-	d.budget = nodeBudget(root.Content[0])
+	// A value's path and a key's path+"#key": about one entry per node.
+	nodes := countNodes(root.Content[0])
+	d := &decoder{file: name, pos: make(positions, nodes), rep: rep}
+	d.budget = max(MinNodeBudget, NodeBudgetFactor*nodes)
 	d.limit = d.budget
 	var raw Spec
 	d.decode(root.Content[0], reflect.ValueOf(&raw).Elem(), "")
@@ -103,10 +105,33 @@ func yamlError(name string, src []byte, err error) Finding {
 	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
 		line, _ := strconv.Atoi(m[1])
 		f.Pos, f.Rule = Pos{line, 1}, "not valid YAML: "+m[2]
+		// A tab in the indentation is the usual cause of this one: say so,
+		// at the tab.
+		if strings.Contains(m[2], "cannot start any token") {
+			if l := lineOf(src, line); strings.HasPrefix(strings.TrimLeft(l, " "), "\t") {
+				f.Pos.Col = strings.IndexByte(l, '\t') + 1
+				f.Rule += " (a tab: YAML indents with spaces only)"
+			}
+		}
 	} else if i := bytes.IndexFunc(src, func(r rune) bool { return r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r == 0x7f }); i >= 0 {
 		f.Pos = offsetPos(src, i)
 	}
 	return f
+}
+
+// lineOf is line n (1-based) of src, without its newline; "" past the end.
+func lineOf(src []byte, n int) string {
+	for i := 1; i < n; i++ {
+		j := bytes.IndexByte(src, '\n')
+		if j < 0 {
+			return ""
+		}
+		src = src[j+1:]
+	}
+	if j := bytes.IndexByte(src, '\n'); j >= 0 {
+		src = src[:j]
+	}
+	return string(src)
 }
 
 // offsetPos is the line and column (1-based, in bytes) of offset i in src.
