@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -15,11 +16,7 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/rdggen/rdggen/pkg/artifact"
-	"github.com/rdggen/rdggen/pkg/dockernet"
-	"github.com/rdggen/rdggen/pkg/horovod"
-	"github.com/rdggen/rdggen/pkg/hostqos"
 	"github.com/rdggen/rdggen/pkg/inventory"
-	"github.com/rdggen/rdggen/pkg/onyx"
 	"github.com/rdggen/rdggen/pkg/vmx"
 )
 
@@ -101,15 +98,9 @@ func fuzzInventory(values []string) (name string, src []byte) {
 }
 
 // generate is Tree without the sort: each generator's files in its own
-// order, so that an inventory and its twin pair file by file.
+// order (Stream's), so that an inventory and its twin pair file by file.
 func generate(inv *inventory.Inventory) []artifact.File {
-	var files []artifact.File
-	files = append(files, onyx.Artifacts(inv)...)
-	files = append(files, vmx.Artifacts(inv)...)
-	files = append(files, dockernet.Artifacts(inv)...)
-	files = append(files, hostqos.Artifacts(inv)...)
-	files = append(files, horovod.Artifacts(inv)...)
-	return append(files, Picture(inv))
+	return slices.Collect(Stream(inv))
 }
 
 func plainValues() []string {

@@ -27,17 +27,29 @@ func Picture(inv *inventory.Inventory) artifact.File {
 	}
 	fmt.Fprintf(&b, "MTU per hop: switch ports %d, ESXi vSwitch of the PF %d, VM data interface %d, docker0 %d (bytes)\n",
 		onyx.PortMTU(inv), inv.DataMTU(), inv.DataMTU(), inv.Docker.MTU)
+	bySwitch := hostsBySwitch(inv)
 	for _, sw := range inv.Switches {
 		fmt.Fprintf(&b, "\nswitch %s  %s, %d ports, ONYX %s\n", sw.Name, sw.Model, sw.Ports, sw.ONYX)
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "  port\thost\tdata address\tinterface\tcontainer subnet\tdocker0 (bip)\tGPUs\tESXi host\tVM")
-		for _, h := range inv.HostsOnSwitch(sw.Name) {
+		for _, h := range bySwitch[sw.Name] {
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", h.Data.Port, h.Name, h.Data.Address,
 				h.DataInterface, h.Subnet, h.Bridge().Addr(), gpuSummary(h.GPUs), h.ESXi, h.VM)
 		}
 		tw.Flush()
 	}
 	return artifact.File{Path: "cluster.txt", Mode: 0o644, Data: []byte(b.String())}
+}
+
+// hostsBySwitch is Inventory.HostsOnSwitch for every switch at once, in
+// one pass over the hosts.
+func hostsBySwitch(inv *inventory.Inventory) map[string][]*inventory.Host {
+	m := map[string][]*inventory.Host{}
+	for i := range inv.Hosts {
+		h := &inv.Hosts[i]
+		m[h.Data.Switch] = append(m[h.Data.Switch], h)
+	}
+	return m
 }
 
 // gpuSummary writes a GPU list compactly: "2x V100-PCIE-16GB".

@@ -4,6 +4,8 @@ package render
 
 import (
 	"fmt"
+	"iter"
+	"slices"
 	"strings"
 
 	"github.com/rdggen/rdggen/pkg/artifact"
@@ -15,27 +17,70 @@ import (
 	"github.com/rdggen/rdggen/pkg/vmx"
 )
 
+// Stream yields every artifact of the cluster one at a time, each made when
+// the loop asks for it, in the generators' order rather than by path:
+// switch/ per switch, esxi/ per VM then per ESXi host, hosts/<host>/ per host
+// (Docker networking, then RoCE QoS), horovod/, cluster.txt and cluster.svg.
+// A loop that writes each file and drops it (Generate) holds one file at a
+// time, the largest being a host's routes.sh (about 70 bytes per other host
+// with docker.routing: hosts), plus what the generators share (a few
+// hundred bytes per host).
+func Stream(inv *inventory.Inventory) iter.Seq[artifact.File] {
+	return func(yield func(artifact.File) bool) {
+		for _, part := range []iter.Seq[artifact.File]{
+			onyx.Stream(inv), vmx.Stream(inv), dockernet.Stream(inv), hostqos.Stream(inv), horovod.Stream(inv),
+		} {
+			for f := range part {
+				if !yield(f) {
+					return
+				}
+			}
+		}
+		_ = yield(Picture(inv)) && yield(SVG(inv))
+	}
+}
+
 // Tree returns every artifact of the cluster, sorted by path: switch/,
 // esxi/, hosts/<host>/, horovod/ and the review pictures cluster.txt and
-// cluster.svg.
+// cluster.svg. It holds the whole tree in memory (about 2 GB for 4,096
+// hosts with docker.routing: hosts); Generate writes it holding one file at
+// a time.
 func Tree(inv *inventory.Inventory) []artifact.File {
-	var files []artifact.File
-	files = append(files, onyx.Artifacts(inv)...)
-	files = append(files, vmx.Artifacts(inv)...)
-	files = append(files, dockernet.Artifacts(inv)...)
-	files = append(files, hostqos.Artifacts(inv)...)
-	files = append(files, horovod.Artifacts(inv)...)
-	files = append(files, Picture(inv), SVG(inv))
+	files := slices.Collect(Stream(inv))
 	artifact.Sort(files)
 	return files
 }
 
-// Summary counts the files per top-level folder, one line each, for the CLI.
+// Summary counts the files per top-level folder, one line each, in the
+// order of the sorted paths, for the CLI.
 func Summary(files []artifact.File) string {
+	paths := make([]string, len(files))
+	for i, f := range files {
+		paths[i] = f.Path
+	}
+	slices.Sort(paths)
+	return Stats{Paths: paths}.Summary()
+}
+
+// Stats describes a tree that Generate or WriteSeq wrote, without its bytes.
+type Stats struct {
+	// Paths are the files' paths, sorted, as the Marker file lists them
+	// (the marker itself left out).
+	Paths []string
+	// Bytes is the files' total size in bytes (the marker left out).
+	Bytes int64
+}
+
+// Files is the number of files written, the marker left out.
+func (s Stats) Files() int { return len(s.Paths) }
+
+// Summary counts the files per top-level folder ("." for files at the
+// top), one line each, in the order of the sorted paths.
+func (s Stats) Summary() string {
 	var order []string
 	count := map[string]int{}
-	for _, f := range files {
-		top, _, found := strings.Cut(f.Path, "/")
+	for _, p := range s.Paths {
+		top, _, found := strings.Cut(p, "/")
 		if !found {
 			top = "."
 		}

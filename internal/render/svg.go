@@ -73,6 +73,7 @@ type placedESXi struct {
 
 type drawing struct {
 	inv        *inventory.Inventory
+	bySwitch   map[string][]*inventory.Host // hostsBySwitch
 	b          strings.Builder
 	width      int
 	height     int
@@ -92,8 +93,12 @@ func columns(n int) int {
 }
 
 func newDrawing(inv *inventory.Inventory) *drawing {
-	d := &drawing{inv: inv, switches: map[string]box{}}
-	names := inv.ESXiHosts()
+	d := &drawing{inv: inv, switches: map[string]box{}, bySwitch: hostsBySwitch(inv)}
+	var names []string
+	var vmsOf [][]*inventory.Host
+	for e, vms := range inv.ByESXi() {
+		names, vmsOf = append(names, e), append(vmsOf, vms)
+	}
 	d.cols = columns(len(names))
 	d.rows = (len(names) + d.cols - 1) / d.cols
 	d.gapW = 16 + d.rows*svgLaneStep
@@ -119,7 +124,7 @@ func newDrawing(inv *inventory.Inventory) *drawing {
 		tallest := 0
 		for c := 0; c < d.cols && r*d.cols+c < len(names); c++ {
 			i := r*d.cols + c
-			vms := inv.HostsOnESXi(names[i])
+			vms := vmsOf[i]
 			e := placedESXi{name: names[i], vms: vms, col: c, row: r, lane: r, link: i,
 				box: box{x: svgMargin + c*(d.gapW+svgESXiW) + d.gapW, y: top, w: svgESXiW, h: svgESXiHead + len(vms)*(svgVMH+svgVMGap)}}
 			d.esxi = append(d.esxi, e)
@@ -256,7 +261,7 @@ func (d *drawing) drawSwitch(sw inventory.Switch) {
 	d.rect(sb, colSwitch, "#ffffff", 6)
 	d.text(sb.x+8, sb.y+18, sb.w-16, 12, colSwitch, "bold", switchTitle(sw, d.inv))
 	used := map[int][]string{}
-	for _, h := range d.inv.HostsOnSwitch(sw.Name) {
+	for _, h := range d.bySwitch[sw.Name] {
 		used[h.Data.Port.Number] = append(used[h.Data.Port.Number], fmt.Sprintf("%s (%s)", h.Name, h.Data.Address))
 	}
 	for n := 1; n <= sw.Ports; n++ {

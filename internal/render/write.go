@@ -7,14 +7,17 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"iter"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/rdggen/rdggen/pkg/artifact"
+	"github.com/rdggen/rdggen/pkg/inventory"
 	"github.com/rdggen/rdggen/pkg/quote"
 )
 
@@ -35,49 +38,68 @@ const markerHeader = "This directory is written by rdggen and replaced as a whol
 // nothing that Marker does not list: a file a user put there is never
 // deleted; Write refuses and names it.
 func Write(ctx context.Context, dir string, files []artifact.File) error {
+	_, err := WriteSeq(ctx, dir, slices.Values(files))
+	return err
+}
+
+// Generate writes the output tree of inv as dir, as Write does (atomically,
+// replacing only rdggen's own output), but makes each file just before
+// writing it (Stream) and drops it once written: memory follows the largest
+// file, not the tree.
+func Generate(ctx context.Context, dir string, inv *inventory.Inventory) (Stats, error) {
+	return WriteSeq(ctx, dir, Stream(inv))
+}
+
+// WriteSeq is Write for files that come one at a time: each is written as
+// the sequence yields it and kept no longer (the sequence may make it just
+// then), so at most one file's bytes are held here. The Marker list, written
+// last, holds the paths sorted. It returns what was written; on an error the
+// Stats are zero and dir is left as it was.
+func WriteSeq(ctx context.Context, dir string, files iter.Seq[artifact.File]) (Stats, error) {
 	dir = filepath.Clean(dir)
 	if err := checkReplaceable(dir); err != nil {
-		return err
+		return Stats{}, err
 	}
 	parent := filepath.Dir(dir)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return fmt.Errorf("create %s: %w", parent, err)
+		return Stats{}, fmt.Errorf("create %s: %w", parent, err)
 	}
 	prefix := "." + filepath.Base(dir) + ".tmp-"
 	removeStale(parent, prefix)
 	tmp, err := os.MkdirTemp(parent, prefix+strconv.Itoa(os.Getpid())+"-")
 	if err != nil {
-		return fmt.Errorf("create a temporary directory beside %s: %w", dir, err)
+		return Stats{}, fmt.Errorf("create a temporary directory beside %s: %w", dir, err)
 	}
 	defer os.RemoveAll(tmp) // no-op after a successful rename
-	if err := writeAll(ctx, tmp, files); err != nil {
-		return err
+	stats, err := writeAll(ctx, tmp, files)
+	if err != nil {
+		return Stats{}, err
 	}
 	if err := os.Chmod(tmp, 0o755); err != nil {
-		return err
+		return Stats{}, err
 	}
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("interrupted: %s was not changed", dir)
+		return Stats{}, fmt.Errorf("interrupted: %s was not changed", dir)
 	}
 	old := ""
 	if _, err := os.Lstat(dir); err == nil {
 		old = tmp + ".old"
 		if err := os.Rename(dir, old); err != nil {
-			return fmt.Errorf("move the previous %s aside: %w", dir, err)
+			return Stats{}, fmt.Errorf("move the previous %s aside: %w", dir, err)
 		}
 	}
 	if err := os.Rename(tmp, dir); err != nil {
 		if old != "" {
 			_ = os.Rename(old, dir)
 		}
-		return fmt.Errorf("move the new tree into %s: %w", dir, err)
+		return Stats{}, fmt.Errorf("move the new tree into %s: %w", dir, err)
 	}
 	if old != "" {
 		if err := os.RemoveAll(old); err != nil {
-			return fmt.Errorf("remove the previous output %s: %w", old, err)
+			return Stats{}, fmt.Errorf("remove the previous output %s: %w", old, err)
 		}
 	}
-	return nil
+	return stats, nil
 }
 
 // removeStale removes the temporary directories (prefix<pid>-…, and their
@@ -188,19 +210,12 @@ func rdggenLayout(rel string) bool {
 	return false
 }
 
-func writeAll(ctx context.Context, root string, files []artifact.File) error {
-	var list strings.Builder
-	list.WriteString(markerHeader)
-	for _, f := range files {
-		list.WriteString(quote.Line(f.Path))
-		list.WriteByte('\n')
-	}
-	marker := artifact.File{Path: Marker, Mode: 0o644, Data: []byte(list.String())}
+// writeAll writes each file of files under root as it comes, then the
+// Marker file listing their paths sorted.
+func writeAll(ctx context.Context, root string, files iter.Seq[artifact.File]) (Stats, error) {
+	var stats Stats
 	made := map[string]bool{root: true}
-	for i, f := range append([]artifact.File{marker}, files...) {
-		if i%256 == 0 && ctx.Err() != nil {
-			return fmt.Errorf("interrupted: nothing was written")
-		}
+	write := func(f artifact.File) error {
 		if f.Path == "" || strings.HasPrefix(f.Path, "/") || strings.Contains(f.Path, "..") {
 			return fmt.Errorf("render: refusing artifact path %q", f.Path)
 		}
@@ -215,11 +230,35 @@ func writeAll(ctx context.Context, root string, files []artifact.File) error {
 		if mode == 0 {
 			mode = 0o644
 		}
-		if err := writeFile(p, f.Data, mode); err != nil {
-			return err
-		}
+		return writeFile(p, f.Data, mode)
 	}
-	return nil
+	if ctx.Err() != nil {
+		return Stats{}, fmt.Errorf("interrupted: nothing was written")
+	}
+	for f := range files {
+		if ctx.Err() != nil {
+			return Stats{}, fmt.Errorf("interrupted: nothing was written")
+		}
+		if f.Path == Marker {
+			return Stats{}, fmt.Errorf("render: refusing artifact path %q, rdggen's list of its files", f.Path)
+		}
+		if err := write(f); err != nil {
+			return Stats{}, err
+		}
+		stats.Paths = append(stats.Paths, f.Path)
+		stats.Bytes += int64(len(f.Data))
+	}
+	slices.Sort(stats.Paths)
+	var list strings.Builder
+	list.WriteString(markerHeader)
+	for _, p := range stats.Paths {
+		list.WriteString(quote.Line(p))
+		list.WriteByte('\n')
+	}
+	if err := write(artifact.File{Path: Marker, Mode: 0o644, Data: []byte(list.String())}); err != nil {
+		return Stats{}, err
+	}
+	return stats, nil
 }
 
 // writeFile creates p with exactly mode (not masked by the umask) and data.

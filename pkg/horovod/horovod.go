@@ -5,6 +5,7 @@ package horovod
 
 import (
 	"fmt"
+	"iter"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -205,10 +206,19 @@ func RankHosts(inv *inventory.Inventory) []*inventory.Host {
 	return out
 }
 
-// Artifacts returns horovod/hostfile and horovod/run.sh.
+// Artifacts returns horovod/hostfile and horovod/run.sh. It collects Stream.
 func Artifacts(inv *inventory.Inventory) []artifact.File {
-	return []artifact.File{
-		{Path: "horovod/hostfile", Mode: 0o644, Data: Hostfile(inv)},
-		{Path: "horovod/run.sh", Mode: 0o755, Data: RunScript(inv)},
+	return slices.Collect(Stream(inv))
+}
+
+// Stream yields Artifacts' files one at a time, each made when the loop
+// asks for it: horovod/hostfile (Hostfile, 0644), then horovod/run.sh
+// (RunScript, 0755). Both are cluster-wide, one line per host or rank.
+func Stream(inv *inventory.Inventory) iter.Seq[artifact.File] {
+	return func(yield func(artifact.File) bool) {
+		if !yield(artifact.File{Path: "horovod/hostfile", Mode: 0o644, Data: Hostfile(inv)}) {
+			return
+		}
+		yield(artifact.File{Path: "horovod/run.sh", Mode: 0o755, Data: RunScript(inv)})
 	}
 }

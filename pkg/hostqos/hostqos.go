@@ -1,6 +1,7 @@
-// Package hostqos computes the in-VM side of lossless RoCE in DSCP mode (SPEC
-// §2.5): what a VM can set on its ConnectX VF, as an idempotent script with a
-// boot unit, and a pointer to the ESXi side for what only the PF can set.
+// Package hostqos computes the in-VM side of lossless RoCE in DSCP mode
+// (docs/rules.md): what a VM can set on its ConnectX VF, as an idempotent
+// script with a boot unit, and a pointer to the ESXi side for what only the
+// PF can set.
 //
 // Split (docs/rules.md#what-only-the-physical-function-can-set): trust DSCP, PFC on the RoCE priority and
 // ECN/CNP are port (PF) settings; in the guide's topology the PF belongs to
@@ -12,6 +13,8 @@ package hostqos
 import (
 	"bufio"
 	"bytes"
+	"iter"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -87,17 +90,34 @@ func PFSettings(inv *inventory.Inventory, h *inventory.Host) string {
 
 // Artifacts returns this package's part of the output tree (docs/architecture.md#output-tree):
 // hosts/<host>/roce-qos.sh (0755) and hosts/<host>/rdggen-roce-qos.service.
+// It collects Stream.
 func Artifacts(inv *inventory.Inventory) []artifact.File {
-	files := make([]artifact.File, 0, 2*len(inv.Hosts))
-	for i := range inv.Hosts {
-		h := &inv.Hosts[i]
-		dir := "hosts/" + h.Name + "/"
-		files = append(files,
-			artifact.File{Path: dir + ScriptName, Mode: 0o755, Data: Script(inv, h)},
-			artifact.File{Path: dir + UnitName, Mode: 0o644, Data: Unit(inv, h)},
-		)
+	return slices.Collect(Stream(inv))
+}
+
+// Stream yields Artifacts' files one host at a time, in inventory order
+// (HostArtifacts), each host's made when the loop reaches it.
+func Stream(inv *inventory.Inventory) iter.Seq[artifact.File] {
+	return func(yield func(artifact.File) bool) {
+		for i := range inv.Hosts {
+			for _, f := range HostArtifacts(inv, &inv.Hosts[i]) {
+				if !yield(f) {
+					return
+				}
+			}
+		}
 	}
-	return files
+}
+
+// HostArtifacts is host h's part of Artifacts: hosts/<host>/roce-qos.sh
+// (Script, 0755) and hosts/<host>/rdggen-roce-qos.service (Unit, 0644), a few
+// KB whatever the cluster's size.
+func HostArtifacts(inv *inventory.Inventory, h *inventory.Host) []artifact.File {
+	dir := "hosts/" + h.Name + "/"
+	return []artifact.File{
+		{Path: dir + ScriptName, Mode: 0o755, Data: Script(inv, h)},
+		{Path: dir + UnitName, Mode: 0o644, Data: Unit(inv, h)},
+	}
 }
 
 // Script is host h's RoCE script, installed as ScriptPath. `apply` (default)

@@ -12,6 +12,9 @@ import (
 type checker struct {
 	inv *Inventory
 	rep *Report
+	// Indexes built on first use (index.go).
+	esxi     []esxiGroup
+	switchAt map[string]int
 }
 
 func (c *checker) errf(path, format string, args ...any) {

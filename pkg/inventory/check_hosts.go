@@ -231,11 +231,11 @@ func (c *checker) inherit(h *Host, own, def base, p string) {
 // and no GPU passed to two VMs.
 func (c *checker) esxiShared() {
 	inv := c.inv
-	for _, e := range inv.ESXiHosts() {
+	for _, g := range c.esxiGroups() {
+		e, hosts := g.name, g.hosts
 		if e == "" {
 			continue
 		}
-		hosts := inv.HostsOnESXi(e)
 		first := hosts[0]
 		pcis := map[string]string{}
 		for _, h := range hosts {

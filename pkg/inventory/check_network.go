@@ -127,7 +127,7 @@ func (c *checker) data(h *Host, r *DataSpec, p string) {
 			c.missing(p, "switch", " (the switch the data port is cabled to)")
 		}
 	}
-	sw := c.inv.Switch(h.Data.Switch)
+	sw := c.switchNamed(h.Data.Switch)
 	if h.Data.Switch != "" && sw == nil {
 		c.errf(p+".switch", "unknown switch %q (switches: %s)", h.Data.Switch, c.switchNames())
 	}
@@ -224,6 +224,7 @@ func (c *checker) crossHost() {
 	shortSeen := map[string]int{}
 	esxiSpelling := map[string]int{}
 	mgmt, dataNets := c.mgmtAddrs(), c.dataNets()
+	mgmtIn, dataNetsOf := newAddrIndex(mgmt), newNetIndex(dataNets)
 	c.subnetOverlaps()
 	c.ports()
 	c.mgmtEndpoints()
@@ -268,15 +269,13 @@ func (c *checker) crossHost() {
 			if !inv.Docker.Pool.Contains(h.Subnet.Addr()) || h.Subnet.Bits() < inv.Docker.Pool.Bits() {
 				c.errf(sp, "container subnet %s is outside the pool %s", h.Subnet, inv.Docker.Pool)
 			}
-			for _, m := range mgmt {
-				if h.Subnet.Contains(m.addr) {
-					c.errf(sp, "container subnet %s contains the management address %s of %s", h.Subnet, m.addr, m.owner)
-				}
+			for _, k := range mgmtIn.within(h.Subnet) {
+				m := mgmt[k]
+				c.errf(sp, "container subnet %s contains the management address %s of %s", h.Subnet, m.addr, m.owner)
 			}
-			for _, n := range dataNets {
-				if h.Subnet.Overlaps(n.net) {
-					c.errf(sp, "container subnet %s overlaps the data network %s (hosts[%d])", h.Subnet, n.net, n.host)
-				}
+			for _, k := range dataNetsOf.overlapping(h.Subnet) {
+				n := dataNets[k]
+				c.errf(sp, "container subnet %s overlaps the data network %s (hosts[%d])", h.Subnet, n.net, n.host)
 			}
 		}
 		if h.DataMTU != mtu {

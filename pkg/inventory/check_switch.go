@@ -74,8 +74,8 @@ func (c *checker) ports() {
 			seen[key] = i
 		}
 	}
-	for _, e := range inv.ESXiHosts() {
-		hosts := inv.HostsOnESXi(e)
+	for _, g := range c.esxiGroups() {
+		e, hosts := g.name, g.hosts
 		for _, h := range hosts[1:] {
 			if h.Data.Port.Number > 0 && hosts[0].Data.Port.Number > 0 && (h.Data.Switch != hosts[0].Data.Switch || h.Data.Port != hosts[0].Data.Port) {
 				c.errf(fmt.Sprintf("hosts[%d].data.port", h.Index), "%s shares ESXi host %s (and its uplink %s) with %s, so its data port is %s %s, not %s %s",

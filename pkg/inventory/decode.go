@@ -5,7 +5,9 @@ import (
 	"math"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 )
@@ -40,8 +42,14 @@ const (
 	NodeBudgetFactor = 4
 )
 
-// nodeBudget is the walk's bound for the document under root.
-func nodeBudget(root *yaml.Node) int {
+// nodeBudget is the walk's bound for a document of n nodes (countNodes).
+func nodeBudget(n int) int {
+	return max(MinNodeBudget, NodeBudgetFactor*n)
+}
+
+// countNodes is the number of nodes of the document under root, an alias
+// counting as one.
+func countNodes(root *yaml.Node) int {
 	n := 0
 	var count func(*yaml.Node)
 	count = func(x *yaml.Node) {
@@ -53,7 +61,7 @@ func nodeBudget(root *yaml.Node) int {
 		}
 	}
 	count(root)
-	return max(MinNodeBudget, NodeBudgetFactor*n)
+	return n
 }
 
 // spend takes one node from the budget; it reports false, once, with a
@@ -127,7 +135,7 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 		}
 		s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
 		for i, c := range n.Content {
-			d.decode(c, s.Index(i), fmt.Sprintf("%s[%d]", path, i))
+			d.decode(c, s.Index(i), path+"["+strconv.Itoa(i)+"]")
 		}
 		v.Set(s)
 	default:
@@ -135,8 +143,23 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 	}
 }
 
-// fieldsOf maps yaml key names to field index paths, following ",inline" fields.
+// structFields is fieldsOf's answer for one type.
+type structFields struct {
+	index map[string][]int
+	names []string
+}
+
+// fieldCache holds fieldsOf's answer per struct type (reflect.Type →
+// structFields): a file of n hosts decodes n host mappings of one type.
+var fieldCache sync.Map
+
+// fieldsOf maps yaml key names to field index paths, following ",inline"
+// fields, and lists the names sorted. Callers must not modify either.
 func fieldsOf(t reflect.Type) (map[string][]int, []string) {
+	if f, ok := fieldCache.Load(t); ok {
+		sf := f.(structFields)
+		return sf.index, sf.names
+	}
 	m := map[string][]int{}
 	var names []string
 	var walk func(t reflect.Type, prefix []int)
@@ -159,6 +182,7 @@ func fieldsOf(t reflect.Type) (map[string][]int, []string) {
 	}
 	walk(t, nil)
 	sort.Strings(names)
+	fieldCache.Store(t, structFields{m, names})
 	return m, names
 }
 

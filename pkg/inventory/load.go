@@ -83,10 +83,12 @@ func Load(name string, src []byte) (*Inventory, error) {
 		rep.add(Finding{File: name, Rule: "the file is empty; `rdggen example` prints a starting point"})
 		return nil, rep
 	}
-	// A value's path and a key's path+"#key": about one entry per node.
+	// A value's path and a key's path+"#key": about one entry per node
+	// visited. Sized up front (16,384 hosts are about 2^18 nodes), the map
+	// is not rebuilt as it grows; a larger file's grows from there.
 	nodes := countNodes(root.Content[0])
-	d := &decoder{file: name, pos: make(positions, nodes), rep: rep}
-	d.budget = max(MinNodeBudget, NodeBudgetFactor*nodes)
+	d := &decoder{file: name, pos: make(positions, min(nodes, 1<<18)), rep: rep}
+	d.budget = nodeBudget(nodes)
 	d.limit = d.budget
 	var raw Spec
 	d.decode(root.Content[0], reflect.ValueOf(&raw).Elem(), "")

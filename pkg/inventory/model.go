@@ -8,6 +8,7 @@ package inventory
 
 import (
 	"fmt"
+	"iter"
 	"net/netip"
 )
 
@@ -272,6 +273,34 @@ func (inv *Inventory) HostsOnESXi(esxi string) []*Host {
 		}
 	}
 	return out
+}
+
+// ByESXi yields each ESXi host with the VMs placed on it: the ESXi hosts in
+// ESXiHosts' order, each with HostsOnESXi's list. It groups the hosts in
+// one pass before the first yield, so the whole loop costs O(hosts), where
+// calling HostsOnESXi for every ESXi host costs O(hosts × ESXi hosts).
+func (inv *Inventory) ByESXi() iter.Seq2[string, []*Host] {
+	return func(yield func(string, []*Host) bool) {
+		at := map[string]int{}
+		var names []string
+		var vms [][]*Host
+		for i := range inv.Hosts {
+			h := &inv.Hosts[i]
+			g, ok := at[h.ESXi]
+			if !ok {
+				g = len(names)
+				at[h.ESXi] = g
+				names = append(names, h.ESXi)
+				vms = append(vms, nil)
+			}
+			vms[g] = append(vms[g], h)
+		}
+		for g, name := range names {
+			if !yield(name, vms[g]) {
+				return
+			}
+		}
+	}
 }
 
 // HostsOnSwitch returns the hosts whose data port is on the named switch.

@@ -10,6 +10,8 @@ package onyx
 
 import (
 	"fmt"
+	"iter"
+	"slices"
 	"strings"
 
 	"github.com/rdggen/rdggen/pkg/artifact"
@@ -17,17 +19,29 @@ import (
 )
 
 // Artifacts returns one file per switch, switch/<name>.cfg (docs/architecture.md#output-tree): the
-// switch's config (Config) as ONYX running-config text, mode 0644.
+// switch's config (Config) as ONYX running-config text, mode 0644. It
+// collects Stream.
 func Artifacts(inv *inventory.Inventory) []artifact.File {
-	var files []artifact.File
-	for _, sw := range inv.Switches {
-		files = append(files, artifact.File{
-			Path: "switch/" + sw.Name + ".cfg",
-			Mode: 0o644,
-			Data: Config(inv, sw),
-		})
+	return slices.Collect(Stream(inv))
+}
+
+// Stream yields Artifacts' files one at a time, in inventory order, each
+// made when the loop asks for it (SwitchArtifact), so that a loop that
+// writes and drops each file holds one switch's config at a time.
+func Stream(inv *inventory.Inventory) iter.Seq[artifact.File] {
+	return func(yield func(artifact.File) bool) {
+		for _, sw := range inv.Switches {
+			if !yield(SwitchArtifact(inv, sw)) {
+				return
+			}
+		}
 	}
-	return files
+}
+
+// SwitchArtifact is switch sw's file of the output tree,
+// switch/<name>.cfg: Config, mode 0644.
+func SwitchArtifact(inv *inventory.Inventory, sw inventory.Switch) artifact.File {
+	return artifact.File{Path: "switch/" + sw.Name + ".cfg", Mode: 0o644, Data: Config(inv, sw)}
 }
 
 // Config is the text of switch/<name>.cfg: a header that names the

@@ -137,8 +137,13 @@ func HostNIC(inv *inventory.Inventory, esxi string) (inventory.NIC, bool) {
 // HostGPUs returns every GPU passed through from the ESXi host, VM by VM in
 // file order, with the VM it goes to.
 func HostGPUs(inv *inventory.Inventory, esxi string) []HostGPU {
+	return hostGPUs(inv.HostsOnESXi(esxi))
+}
+
+// hostGPUs is HostGPUs of the VMs of one ESXi host.
+func hostGPUs(vms []*inventory.Host) []HostGPU {
 	var out []HostGPU
-	for _, h := range inv.HostsOnESXi(esxi) {
+	for _, h := range vms {
 		for i, g := range h.GPUs {
 			out = append(out, HostGPU{VM: h.VM, Index: i, GPU: g})
 		}

@@ -9,6 +9,8 @@ package vmx
 
 import (
 	"fmt"
+	"iter"
+	"slices"
 	"strings"
 
 	"github.com/rdggen/rdggen/pkg/artifact"
@@ -17,16 +19,46 @@ import (
 
 // Artifacts returns this package's part of the output tree (docs/architecture.md#output-tree):
 // esxi/<vm>.vmx for every VM and esxi/<esxi-host>.sh for every ESXi host.
+// It collects Stream.
 func Artifacts(inv *inventory.Inventory) []artifact.File {
-	var files []artifact.File
-	for i := range inv.Hosts {
-		h := &inv.Hosts[i]
-		files = append(files, artifact.File{Path: "esxi/" + h.VM + ".vmx", Mode: 0o644, Data: VMXFile(inv, h)})
+	return slices.Collect(Stream(inv))
+}
+
+// Stream yields Artifacts' files one at a time, each made when the loop
+// asks for it: VMArtifact for every VM in inventory order, then
+// ESXiArtifact for every ESXi host in order of first appearance. The VMs
+// are grouped by ESXi host once (Inventory.ByESXi), so the whole loop is
+// linear in the hosts.
+func Stream(inv *inventory.Inventory) iter.Seq[artifact.File] {
+	return func(yield func(artifact.File) bool) {
+		for i := range inv.Hosts {
+			if !yield(VMArtifact(inv, &inv.Hosts[i])) {
+				return
+			}
+		}
+		for e, vms := range inv.ByESXi() {
+			if !yield(esxiArtifact(inv, e, vms)) {
+				return
+			}
+		}
 	}
-	for _, e := range inv.ESXiHosts() {
-		files = append(files, artifact.File{Path: "esxi/" + e + ".sh", Mode: 0o755, Data: HostScript(inv, e)})
-	}
-	return files
+}
+
+// VMArtifact is VM h's file of the output tree, esxi/<vm>.vmx: VMXFile,
+// mode 0644.
+func VMArtifact(inv *inventory.Inventory, h *inventory.Host) artifact.File {
+	return artifact.File{Path: "esxi/" + h.VM + ".vmx", Mode: 0o644, Data: VMXFile(inv, h)}
+}
+
+// ESXiArtifact is ESXi host esxi's file of the output tree,
+// esxi/<esxi-host>.sh: HostScript, mode 0755.
+func ESXiArtifact(inv *inventory.Inventory, esxi string) artifact.File {
+	return esxiArtifact(inv, esxi, inv.HostsOnESXi(esxi))
+}
+
+// esxiArtifact is ESXiArtifact with the host's VMs (HostsOnESXi) given.
+func esxiArtifact(inv *inventory.Inventory, esxi string, vms []*inventory.Host) artifact.File {
+	return artifact.File{Path: "esxi/" + esxi + ".sh", Mode: 0o755, Data: hostScript(inv, esxi, vms)}
 }
 
 // VMXFile renders the VMX entries of one VM (key = "value" lines with #
@@ -88,12 +120,20 @@ func VMXFile(inv *inventory.Inventory, h *inventory.Host) []byte {
 // passthrough, SR-IOV VF count and the nmlx5_core lossless-RoCE parameters in
 // one -p string, the BIOS prerequisites and the reboot notice.
 func HostScript(inv *inventory.Inventory, esxi string) []byte {
+	return hostScript(inv, esxi, inv.HostsOnESXi(esxi))
+}
+
+// hostScript is HostScript with the host's VMs (HostsOnESXi) given.
+func hostScript(inv *inventory.Inventory, esxi string, hosts []*inventory.Host) []byte {
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
-	nic, _ := HostNIC(inv, esxi)
+	var nic inventory.NIC // HostNIC
+	if len(hosts) > 0 {
+		nic = hosts[0].NIC
+	}
 	params := ModuleParams(nic, inv.RoCE)
 	var vms []string
-	for _, h := range inv.HostsOnESXi(esxi) {
+	for _, h := range hosts {
 		vms = append(vms, h.VM)
 	}
 	managed := make([]string, len(params))
@@ -116,7 +156,7 @@ func HostScript(inv *inventory.Inventory, esxi string) []byte {
 	w("# 1. GPU passthrough (DirectPath I/O), NVIDIA vendor 0x%04x.", NVIDIAVendorID)
 	w("#    ESXi 7.0+: esxcli hardware pci pcipassthru; ESXi 6.7 has no esxcli for it: use the vSphere")
 	w("#    Client (Host > Configure > Hardware > PCI Devices) or rdggen apply.")
-	for _, hg := range HostGPUs(inv, esxi) {
+	for _, hg := range hostGPUs(hosts) {
 		if hg.GPU.PCI == "" {
 			w("#    %s gpus[%d] %s: no pci address; `lspci | grep -i nvidia` lists candidates, apply picks one.", hg.VM, hg.Index, hg.GPU.Model)
 			continue
