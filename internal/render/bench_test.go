@@ -22,27 +22,45 @@ import (
 // 64-port switches (SN4600C), one data network (100.64.0.0/21 up to 2,046
 // hosts, /19 above), container subnets 10.x.y.0/24 from 10.0.0.0/8, Ubuntu
 // 20.04 (netplan) and two V100s per VM.
-func syntheticYAML(n int) []byte {
+func syntheticYAML(n int) []byte { return syntheticMode(n, false) }
+
+// syntheticMode is syntheticYAML, or with routed set the routed-pool form
+// of it: one SN4600C routes the pool, so its 64 ports carry all hosts, n/64
+// VMs per ESXi host (n a multiple of 64), one port per ESXi host.
+func syntheticMode(n int, routed bool) []byte {
 	var b strings.Builder
 	b.WriteString("name: synth\nswitches:\n")
-	switches := (n + 63) / 64
+	switches, perESXi := (n+63)/64, 1
+	if routed {
+		switches, perESXi = 1, max(n/64, 1)
+	}
 	for s := range switches {
 		fmt.Fprintf(&b, "  - {name: leaf%d, model: SN4600C, onyx: 3.6.8190}\n", s+1)
 	}
-	b.WriteString(`docker: {pool: 10.0.0.0/8, prefix: 24}
+	routing := "hosts"
+	if routed {
+		routing = "switch"
+	}
+	fmt.Fprintf(&b, `docker: {pool: 10.0.0.0/8, prefix: 24, routing: %s}
 defaults:
   os: ubuntu-20.04
   data_interface: ens224
   gpus: [{model: V100-PCIE-16GB, memory_gb: 16}, {model: V100-PCIE-16GB, memory_gb: 16}]
-  nic: {model: ConnectX-5, pf: vmnic4, vfs: 8}
+  nic: {model: ConnectX-5, pf: vmnic4, vfs: %d}
 hosts:
-`)
+`, routing, max(8, perESXi))
 	bits := 21
 	if n > 2046 {
 		bits = 19
 	}
 	for i := range n {
 		off := i + 1
+		if routed {
+			e := i / perESXi
+			fmt.Fprintf(&b, "  - {name: h%d, esxi: esx%d, data: {address: 100.64.%d.%d/%d, switch: leaf1, port: 1/%d}}\n",
+				i+1, e+1, off>>8, off&255, bits, e+1)
+			continue
+		}
 		fmt.Fprintf(&b, "  - {name: h%d, esxi: esx%d, data: {address: 100.64.%d.%d/%d, switch: leaf%d, port: 1/%d}}\n",
 			i+1, i+1, off>>8, off&255, bits, i/64+1, i%64+1)
 	}
@@ -192,14 +210,22 @@ func measureChild(b *testing.B, path string) childReport {
 // peak. Both are resident memory: the Go runtime, the inventory and garbage
 // the collector has not yet reclaimed (GOGC applies) count.
 func BenchmarkGenerate(b *testing.B) {
-	for _, n := range []int{1024, 4096} {
-		src := syntheticYAML(n)
+	for _, tc := range []struct {
+		mode   string
+		n      int
+		routed bool
+	}{{"hosts", 1024, false}, {"hosts", 4096, false}, {"switch", 1024, true}, {"switch", 4096, true}} {
+		n := tc.n
+		src := syntheticMode(n, tc.routed)
 		path := filepath.Join(b.TempDir(), "synthetic.yaml")
 		if err := os.WriteFile(path, src, 0o644); err != nil {
 			b.Fatal(err)
 		}
-		inv := synthetic(b, n)
-		b.Run(fmt.Sprintf("hosts=%d", n), func(b *testing.B) {
+		inv, err := inventory.Load("synthetic.yaml", src)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("routing=%s/hosts=%d", tc.mode, n), func(b *testing.B) {
 			dir := filepath.Join(b.TempDir(), "out")
 			var files int
 			var size int64
@@ -267,5 +293,19 @@ func BenchmarkLoad(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// The routed-pool inventories of the benchmark are valid: one switch, up to
+// 64 VMs per ESXi host.
+func TestSyntheticRoutedIsValid(t *testing.T) {
+	for _, n := range []int{1024, 4096} {
+		inv, err := inventory.Load("synthetic.yaml", syntheticMode(n, true))
+		if err != nil {
+			t.Fatalf("%d hosts: %v", n, err)
+		}
+		if len(inv.Hosts) != n || len(inv.Switches) != 1 {
+			t.Errorf("%d hosts, %d switches", len(inv.Hosts), len(inv.Switches))
+		}
 	}
 }
