@@ -185,8 +185,12 @@ func DialError(err error) error {
 		return fmt.Errorf("SSH login failed: %w", err)
 	case errors.As(err, &ne):
 		return fmt.Errorf("unreachable: %w", err)
+	case errors.Is(err, context.Canceled):
+		return fmt.Errorf("not connected: interrupted (%w)", err)
+	case errors.Is(err, io.EOF) || strings.Contains(err.Error(), "handshake failed: EOF"):
+		return fmt.Errorf("SSH handshake failed: the server closed the connection before login (not sshd, or it refuses this client): %w", err)
 	}
-	return fmt.Errorf("SSH login failed: %w", err)
+	return fmt.Errorf("SSH connection failed: %w", err)
 }
 
 // ForEach runs f(0..n-1) with at most parallel running at once.
