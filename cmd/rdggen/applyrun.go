@@ -49,6 +49,7 @@ type outcome struct {
 	runs        []*targetRun
 	declined    bool // the person said no
 	interrupted bool
+	dryRun      bool // nothing was to be pushed
 }
 
 // do runs the targets concurrently (they touch different machines; workers
@@ -71,7 +72,7 @@ func (a *applyRun) do(ctx context.Context) *outcome {
 			hostsDone = tr.done
 		}
 	}
-	res := &outcome{runs: runs}
+	res := &outcome{runs: runs, dryRun: a.env.DryRun}
 	var b *barrier
 	if a.confirm && !a.env.DryRun {
 		b = newBarrier(len(runs))
@@ -285,6 +286,10 @@ func (o *outcome) report(stderr io.Writer) int {
 		fmt.Fprintf(stderr, "rdggen: apply %s: %v\n", tr.t.name, tr.err)
 		failed = append(failed, tr.t.name)
 	}
+	if o.interrupted && o.dryRun {
+		fmt.Fprintln(stderr, "rdggen: interrupted: nothing was changed (dry run)")
+		return exitFailed
+	}
 	if o.interrupted {
 		var changed, notChanged, during []string
 		for _, tr := range o.runs {
@@ -308,6 +313,10 @@ func (o *outcome) report(stderr io.Writer) int {
 	}
 	if o.declined {
 		fmt.Fprintln(stderr, "rdggen: apply cancelled: nothing was changed")
+		return exitFailed
+	}
+	if len(failed) > 0 && o.dryRun {
+		fmt.Fprintf(stderr, "rdggen: apply --dry-run could not plan: %s; nothing was changed\n", strings.Join(failed, "; "))
 		return exitFailed
 	}
 	if len(failed) > 0 {
