@@ -133,9 +133,16 @@ func checkHost(ctx context.Context, inv *inventory.Inventory, o *Options, h *inv
 	return append(out, checkConfig(inv, h, d, st, o.restartMode() != ModeNone)...)
 }
 
-// fixHosts is the fix of a difference apply --target hosts repairs.
-func fixHosts(h *inventory.Host) string {
-	return "rdggen apply --target hosts (or run hosts/" + h.Name + "/routes.sh on " + h.Name + ")"
+// fixHosts is the fix of a difference of check k that apply --target hosts
+// repairs; routes.sh, the generated script, also repairs forwarding, the
+// MTU, the firewall, address translation and the routes (not daemon.json,
+// the RoCE settings or the installed files).
+func fixHosts(h *inventory.Host, k string) string {
+	switch k {
+	case CheckForwarding, CheckMTU, CheckFirewall, CheckNAT, CheckRoutes:
+		return "rdggen apply --target hosts (or run hosts/" + h.Name + "/routes.sh on " + h.Name + ")"
+	}
+	return "rdggen apply --target hosts"
 }
 
 // checkRDMA judges the RDMA device of horovod.hca from what rdmaProbe read.
@@ -313,7 +320,7 @@ func configResults(h *inventory.Host, k string, changes []applyplan.Change, foun
 		if want == "" {
 			want = strings.TrimSpace(strings.TrimLeft(c.Text, "+~-"))
 		}
-		out = append(out, readiness.Fail(readiness.TargetHosts, h.Name, k, c.Item, was, want, fixHosts(h)))
+		out = append(out, readiness.Fail(readiness.TargetHosts, h.Name, k, c.Item, was, want, fixHosts(h, k)))
 	}
 	return out
 }

@@ -25,7 +25,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/rdggen/rdggen/internal/progress"
@@ -149,15 +148,10 @@ func (r *run) sshReport(rep *remote.Report, err error, seconds float64) (*Result
 	res := &Result{Target: r.target, Seconds: seconds}
 	if rep != nil {
 		res.Machines = rep.Machines
-		res.Summary = lastLine(rep)
+		res.Summary = rep.SummaryLine
 	}
 	if err != nil && rep != nil && rep.Failed > 0 {
 		return res, machinesErr(err.Error())
 	}
 	return res, err
-}
-
-// lastLine is the summary an SSH engine printed.
-func lastLine(rep *remote.Report) string {
-	return strings.TrimSpace(rep.SummaryLine)
 }
