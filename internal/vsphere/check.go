@@ -90,13 +90,25 @@ const (
 	// object.VirtualDeviceList.Name does. Subject: the GPU's PCI address, or
 	// "VF of vmnic4".
 	CheckDevices = "devices"
+	// CheckP2P: the PCIe peer-to-peer keys GPUDirect RDMA needs
+	// (vmx.KeyAllowP2P, vmx.KeyRelaxACSforP2P) are set: a failure per key
+	// apply would set, one pass otherwise. Subject: the key.
+	CheckP2P = "p2p"
+	// CheckNUMA: each of the VM's GPUs is on the NUMA node of the NIC's PF,
+	// as the ESXi host reports its PCI devices per node
+	// (HostNumaNode.pciId, "Segment:Bus:Device.Function"); across nodes
+	// GPUDirect RDMA crosses the CPU interconnect, which NVIDIA's CUDA
+	// documentation ("GPUDirect RDMA", Supported Systems) calls
+	// performance-limited or unreliable. Reported only where the host lists
+	// both devices: never a guess. Subject: the GPU's PCI address.
+	CheckNUMA = "numa"
 )
 
 // FixApply is the fix of whatever `rdggen apply --target esxi` sets.
 const FixApply = "rdggen apply --target esxi"
 
 // checkHostProps are the host properties Check reads beyond Apply's.
-var checkHostProps = []string{"summary.rebootRequired"}
+var checkHostProps = []string{"summary.rebootRequired", "hardware.numaInfo"}
 
 // Check is `rdggen check --target esxi`: it reads vCenter and every ESXi
 // host's nmlx5_core parameters and compares them with the inventory, without
@@ -415,10 +427,17 @@ func (vp *vmPlan) check(st *state) []readiness.Result {
 			continue // a device to attach: CheckDevices
 		}
 		pending = true
-		r.fail(CheckConfig, c.Item, orUnset(c.From), c.To, vp.fix(slices.Contains(vp.coldOnly, c.Text)))
+		check := CheckConfig
+		if vmx.IsP2P(c.Item) {
+			check = CheckP2P
+		}
+		r.fail(check, c.Item, orUnset(c.From), c.To, vp.fix(slices.Contains(vp.coldOnly, c.Text)))
 	}
 	if !slices.ContainsFunc(r.out, func(x readiness.Result) bool { return x.Check == CheckConfig }) {
 		r.pass(CheckConfig, "", vp.configText())
+	}
+	if !slices.ContainsFunc(r.out, func(x readiness.Result) bool { return x.Check == CheckP2P }) {
+		r.pass(CheckP2P, "", vmx.KeyAllowP2P+"=TRUE; "+vmx.KeyRelaxACSforP2P+"=TRUE")
 	}
 	vp.checkPower(r, pending)
 
@@ -433,7 +452,50 @@ func (vp *vmPlan) check(st *state) []readiness.Result {
 		r.fail(CheckDevices, fe.subject, err.Error(), fe.expected, fe.fix)
 	}
 	vp.checkDevices(r, reported)
+	vp.checkNUMA(r)
 	return r.out
+}
+
+// checkNUMA compares the NUMA node of each resolved GPU with the PF's, where
+// the host's hardware.numaInfo lists both (CheckNUMA).
+func (vp *vmPlan) checkNUMA(r *results) {
+	hp := vp.host
+	if hp.host == nil || hp.host.Hardware == nil || hp.pfID == "" {
+		return
+	}
+	node := numaNodes(hp.host.Hardware.NumaInfo)
+	nicNode, ok := node[hp.pfID]
+	if !ok {
+		return
+	}
+	for _, id := range vp.gpus {
+		gpuNode, ok := node[id]
+		if id == "" || !ok {
+			continue
+		}
+		found := fmt.Sprintf("GPU %s on NUMA node %d, NIC %s (%s) on node %d", id, gpuNode, hp.nic.PF, hp.pfID, nicNode)
+		if gpuNode == nicNode {
+			r.pass(CheckNUMA, id, found)
+			continue
+		}
+		r.fail(CheckNUMA, id, found, fmt.Sprintf("the GPU on the NIC's NUMA node %d (GPUDirect RDMA otherwise crosses the CPU interconnect)", nicNode),
+			fmt.Sprintf("pass VM %s a GPU of NUMA node %d (gpus[].pci in the inventory), or cable its data port to a NIC on node %d", vp.inv.VM, nicNode, gpuNode))
+	}
+}
+
+// numaNodes maps each PCI address (lower case) a host lists under a NUMA
+// node (HostNumaNode.pciId) to the node's id.
+func numaNodes(ni *types.HostNumaInfo) map[string]int {
+	m := map[string]int{}
+	if ni == nil {
+		return m
+	}
+	for _, n := range ni.NumaNode {
+		for _, id := range n.PciId {
+			m[strings.ToLower(id)] = int(n.TypeId)
+		}
+	}
+	return m
 }
 
 // vfSubject is the Subject of a VM's SR-IOV adapter on the uplink pf.
@@ -463,7 +525,9 @@ func (vp *vmPlan) rebootThenApply(why string) string {
 func (vp *vmPlan) configText() string {
 	parts := []string{"firmware " + vmx.Firmware}
 	for _, o := range vmx.ExtraConfig(vp.inv) {
-		parts = append(parts, o.Key+"="+o.Value)
+		if !vmx.IsP2P(o.Key) { // CheckP2P reports them
+			parts = append(parts, o.Key+"="+o.Value)
+		}
 	}
 	if vmx.ReserveAllMemory {
 		parts = append(parts, fmt.Sprintf("%d MB reserved, locked", vp.vm.Config.Hardware.MemoryMB))

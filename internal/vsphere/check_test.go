@@ -118,7 +118,7 @@ func TestCheckHealthy(t *testing.T) {
 	rs := e.check(t)
 	var tally readiness.Tally
 	tally.Add(rs...)
-	if !tally.OK() || tally.String() != "104 passed, 0 failed, 0 could not tell" {
+	if !tally.OK() || tally.String() != "112 passed, 0 failed, 0 could not tell" {
 		t.Fatalf("%s, want all passed:\n%s", tally, lines(failed(rs)))
 	}
 	perCheck := map[string]int{}
@@ -130,14 +130,14 @@ func TestCheckHealthy(t *testing.T) {
 	}
 	want := map[string]int{
 		vsphere.CheckNIC: 8, vsphere.CheckPassthrough: 8 * 3, vsphere.CheckSRIOV: 8, vsphere.CheckModuleParams: 8,
-		vsphere.CheckMTU: 8, vsphere.CheckReboot: 8, vsphere.CheckConfig: 8, vsphere.CheckPower: 8, vsphere.CheckDevices: 8 * 3,
+		vsphere.CheckMTU: 8, vsphere.CheckReboot: 8, vsphere.CheckConfig: 8, vsphere.CheckP2P: 8, vsphere.CheckPower: 8, vsphere.CheckDevices: 8 * 3,
 	}
 	if fmt.Sprint(perCheck) != fmt.Sprint(want) {
 		t.Errorf("results per check %v, want %v", perCheck, want)
 	}
 	// Results come host by host, each host followed by its VMs.
-	if rs[0].Machine != "esx-41.example" || rs[8].Machine != "clx-mld-41" || rs[13].Machine != "esx-42.example" {
-		t.Errorf("order: %s, %s, %s", rs[0].Machine, rs[8].Machine, rs[13].Machine)
+	if rs[0].Machine != "esx-41.example" || rs[8].Machine != "clx-mld-41" || rs[14].Machine != "esx-42.example" {
+		t.Errorf("order: %s, %s, %s", rs[0].Machine, rs[8].Machine, rs[14].Machine)
 	}
 	for _, c := range []struct{ machine, check, subject, found string }{
 		{"esx-41.example", vsphere.CheckPassthrough, "0000:20:00.0", "enabled, active"},
@@ -148,6 +148,7 @@ func TestCheckHealthy(t *testing.T) {
 		{"esx-41.example", vsphere.CheckMTU, "vSwitch vSwitch1", "1500"},
 		{"esx-41.example", vsphere.CheckReboot, "", "no reboot pending"},
 		{"clx-mld-41", vsphere.CheckConfig, "", "firmware efi; pciPassthru.use64bitMMIO=TRUE; pciPassthru.64bitMMIOSizeGB=64; 16384 MB reserved, locked"},
+		{"clx-mld-41", vsphere.CheckP2P, "", "pciPassthru.allowP2P=TRUE; pciPassthru.RelaxACSforP2P=TRUE"},
 		{"clx-mld-41", vsphere.CheckPower, "", "poweredOn"},
 		{"clx-mld-41", vsphere.CheckDevices, "0000:21:00.0", "attached, connected"},
 		{"clx-mld-41", vsphere.CheckDevices, "VF of vmnic4", "attached, connected"},
@@ -284,6 +285,70 @@ func TestCheckDrift(t *testing.T) {
 	// The powered-off VM's devices are there; their connection is not judged.
 	if r := result(t, rs, "clx-mld-45", vsphere.CheckDevices, "0000:20:00.0"); r.Status != readiness.Passed || r.Found != "attached (VM not powered on: connection not checked)" {
 		t.Errorf("%s", r.Line())
+	}
+}
+
+// GPUDirect RDMA on the vSphere side: a VM whose peer-to-peer keys were
+// turned off by hand fails p2p (and apply sets them back, then does
+// nothing), one that has them in lower case ("true", as NVIDIA writes them)
+// passes without a change; a GPU that the ESXi host lists on another NUMA
+// node than the NIC fails numa, the one on the NIC's node passes, and a host
+// that lists no devices per node gets no numa result at all.
+func TestCheckP2PAndNUMA(t *testing.T) {
+	inv := inventory.Reference()
+	e := newEnv(t, inv, vcsimtest.Options{NeedReboot: true})
+	healthy(t, e)
+	set := func(vm, key, value string) {
+		e.sim.EditVM(vm, func(vm *simulator.VirtualMachine) {
+			for _, o := range vm.Config.ExtraConfig {
+				if ov := o.GetOptionValue(); ov.Key == key {
+					ov.Value = value
+				}
+			}
+		})
+	}
+	set("clx-mld-42", vmx.KeyAllowP2P, "FALSE")
+	set("clx-mld-43", vmx.KeyAllowP2P, "true")
+	set("clx-mld-43", vmx.KeyRelaxACSforP2P, "True")
+	e.sim.SetNUMA("esx-41.example", map[string]int{}) // no devices listed
+	e.sim.SetNUMA("esx-44.example", map[string]int{"0000:20:00.0": 0, "0000:21:00.0": 1, vcsimtest.PFAddress: 0})
+
+	rs := e.check(t)
+	want := []readiness.Result{
+		readiness.Fail(readiness.TargetESXi, "clx-mld-42", vsphere.CheckP2P, vmx.KeyAllowP2P, "FALSE", "TRUE",
+			"shut down VM clx-mld-42, then rdggen apply --target esxi"),
+		readiness.Fail(readiness.TargetESXi, "clx-mld-44", vsphere.CheckNUMA, "0000:21:00.0",
+			"GPU 0000:21:00.0 on NUMA node 1, NIC vmnic4 (0000:d8:00.0) on node 0",
+			"the GPU on the NIC's NUMA node 0 (GPUDirect RDMA otherwise crosses the CPU interconnect)",
+			"pass VM clx-mld-44 a GPU of NUMA node 0 (gpus[].pci in the inventory), or cable its data port to a NIC on node 1"),
+	}
+	if bad := failed(rs); fmt.Sprint(bad) != fmt.Sprint(want) {
+		t.Errorf("failures:\n%s\nwant:\n%s", lines(bad), lines(want))
+	}
+	if r := result(t, rs, "clx-mld-44", vsphere.CheckNUMA, "0000:20:00.0"); r.Status != readiness.Passed ||
+		r.Found != "GPU 0000:20:00.0 on NUMA node 0, NIC vmnic4 (0000:d8:00.0) on node 0" {
+		t.Errorf("%s", r.Line())
+	}
+	if r := result(t, rs, "clx-mld-43", vsphere.CheckP2P, ""); r.Status != readiness.Passed {
+		t.Errorf("lower-case true: %s", r.Line())
+	}
+	for _, r := range rs {
+		if r.Check == vsphere.CheckNUMA && r.Machine != "clx-mld-44" {
+			t.Errorf("a numa result where the host lists no devices per node: %s", r.Line())
+		}
+	}
+
+	// Apply sets the key back on the powered-off VM and changes nothing else.
+	ctx := context.Background()
+	if err := e.sim.PowerOff(ctx, "clx-mld-42"); err != nil {
+		t.Fatal(err)
+	}
+	res, out := e.apply(t, false)
+	if res.Err() != nil || !strings.Contains(out, "pciPassthru.allowP2P: FALSE → TRUE") || strings.Contains(out, "RelaxACSforP2P") {
+		t.Fatalf("apply: %v\n%s", res.Err(), out)
+	}
+	if res, out := e.apply(t, true); res.Err() != nil || !strings.Contains(out, "already match the inventory") {
+		t.Errorf("second apply: %v\n%s", res.Err(), out)
 	}
 }
 

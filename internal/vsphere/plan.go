@@ -696,7 +696,7 @@ func planVM(st *state, vp *vmPlan) {
 		cur[ov.Key] = fmt.Sprint(ov.Value)
 	}
 	for _, o := range vmx.ExtraConfig(h) {
-		if v, ok := cur[o.Key]; !ok || v != o.Value {
+		if v, ok := cur[o.Key]; !ok || !o.Matches(v) {
 			vp.spec.ExtraConfig = append(vp.spec.ExtraConfig, &types.OptionValue{Key: o.Key, Value: o.Value})
 			vp.change(true, applyplan.Change{Op: applyplan.Update, Item: o.Key, From: v, To: o.Value,
 				Text: fmt.Sprintf("%s: %s → %s", o.Key, orUnset(v), o.Value)})

@@ -308,6 +308,9 @@ func readDevices(ctx context.Context, c *vim25.Client, hosts []*mo.HostSystem, v
 				return fmt.Errorf("decode PCI devices: %w", err)
 			}
 			if dst := hostByRef[oc.Obj]; dst != nil {
+				if dst.Hardware != nil && h.Hardware != nil && h.Hardware.NumaInfo == nil {
+					h.Hardware.NumaInfo = dst.Hardware.NumaInfo // read by the first retrieve (Check)
+				}
 				dst.Hardware = h.Hardware
 			}
 		case "VirtualMachine":

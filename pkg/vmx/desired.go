@@ -3,6 +3,7 @@ package vmx
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/rdggen/rdggen/pkg/inventory"
 )
@@ -23,19 +24,62 @@ const (
 	KeyMMIOSizeGB   = "pciPassthru.64bitMMIOSizeGB"
 )
 
+// ExtraConfig keys of PCIe peer-to-peer between a VM's passthrough devices,
+// which GPUDirect RDMA needs: the VF's DMA reads and writes GPU memory
+// directly instead of bouncing through host memory
+// (docs/rules.md#gpudirect-rdma-p2p-keys). NVIDIA documents both, set to true
+// beside the two MMIO keys, as the vSphere prerequisites of GPUDirect RDMA
+// (GPU Operator, "GPUDirect RDMA and GPUDirect Storage", vSphere
+// prerequisites; NVIDIA AI Enterprise with OpenShift on vSphere), and
+// VMware's Private AI design relaxes ACS in the VM's configuration for
+// peer-to-peer between devices on one root complex. They are VM-wide (no
+// device index). No public source says whether they also govern an SR-IOV
+// VF attached as a network adapter exactly as a DirectPath device; rdggen
+// sets them anyway and `rdggen bench` proves GPUDirect RDMA by NCCL's
+// /GDRDMA channels.
+const (
+	// KeyAllowP2P lets the VM's passthrough devices do PCIe peer-to-peer.
+	KeyAllowP2P = "pciPassthru.allowP2P"
+	// KeyRelaxACSforP2P relaxes Access Control Services on the peer-to-peer
+	// path, so peer traffic is not redirected through the root complex.
+	KeyRelaxACSforP2P = "pciPassthru.RelaxACSforP2P"
+)
+
 // Option is one VMX / ExtraConfig entry, key = "value".
 type Option struct {
 	Key, Value string
 }
 
+// Matches reports whether v, a VM's current value of o.Key, already means
+// o.Value: the same string, or for a boolean the same truth value in any
+// case ("true" for "TRUE": VMX booleans are case-insensitive, and NVIDIA's
+// documents write them in lower case).
+func (o Option) Matches(v string) bool {
+	if v == o.Value {
+		return true
+	}
+	if o.Value == "TRUE" || o.Value == "FALSE" {
+		return strings.EqualFold(v, o.Value)
+	}
+	return false
+}
+
+// IsP2P reports whether key is one of the peer-to-peer keys (KeyAllowP2P,
+// KeyRelaxACSforP2P).
+func IsP2P(key string) bool { return key == KeyAllowP2P || key == KeyRelaxACSforP2P }
+
 // ExtraConfig returns the VM's desired ExtraConfig entries, in .vmx order:
 // pciPassthru.use64bitMMIO = "TRUE" and pciPassthru.64bitMMIOSizeGB = "N"
-// with N = MMIOSizeGB(h.GPUs). Apply sets exactly these keys and leaves every
-// other ExtraConfig key alone.
+// with N = MMIOSizeGB(h.GPUs), then pciPassthru.allowP2P = "TRUE" and
+// pciPassthru.RelaxACSforP2P = "TRUE" for GPUDirect RDMA between the GPUs
+// and the VF (every VM of a valid inventory has both). Apply sets exactly
+// these keys and leaves every other ExtraConfig key alone.
 func ExtraConfig(h *inventory.Host) []Option {
 	return []Option{
 		{Key: KeyUse64bitMMIO, Value: "TRUE"},
 		{Key: KeyMMIOSizeGB, Value: strconv.Itoa(MMIOSizeGB(h.GPUs))},
+		{Key: KeyAllowP2P, Value: "TRUE"},
+		{Key: KeyRelaxACSforP2P, Value: "TRUE"},
 	}
 }
 

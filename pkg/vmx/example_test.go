@@ -27,6 +27,8 @@ func ExampleExtraConfig() {
 	// Output:
 	// pciPassthru.use64bitMMIO = "TRUE"
 	// pciPassthru.64bitMMIOSizeGB = "64"
+	// pciPassthru.allowP2P = "TRUE"
+	// pciPassthru.RelaxACSforP2P = "TRUE"
 }
 
 // nmlx5_core's parameters merged into what an ESXi host already has: the

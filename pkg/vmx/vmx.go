@@ -77,10 +77,16 @@ func VMXFile(inv *inventory.Inventory, h *inventory.Host) []byte {
 	kv("firmware", Firmware)
 	w("")
 	w("# 64-bit MMIO window for the GPUs' BARs (needed above 16 GB of MMIO per VM).")
-	opts := ExtraConfig(h)
-	for _, o := range opts {
-		if o.Key == KeyMMIOSizeGB {
+	for _, o := range ExtraConfig(h) {
+		switch o.Key {
+		case KeyMMIOSizeGB:
 			w("# %s", mmioExplain(h.GPUs))
+		case KeyAllowP2P:
+			w("")
+			w("# GPUDirect RDMA: PCIe peer-to-peer between the passthrough GPUs and the SR-IOV VF, so the")
+			w("# NIC reads and writes GPU memory directly (NVIDIA's vSphere prerequisites for GPUDirect RDMA).")
+			w("# Place the GPUs and the NIC under the same root complex (one NUMA node): `rdggen check")
+			w("# --target esxi` compares them where vCenter reports it.")
 		}
 		kv(o.Key, o.Value)
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -180,6 +181,30 @@ func (s *Sim) EditVM(name string, f func(vm *simulator.VirtualMachine)) bool {
 func (s *Sim) SetRebootRequired(esxi string, required bool) {
 	h := s.hosts[esxi]
 	s.Lock(h.Self, func() { h.Summary.RebootRequired = required })
+}
+
+// SetNUMA makes an ESXi host report its PCI devices per NUMA node
+// (hardware.numaInfo.numaNode[].pciId, "Segment:Bus:Device.Function"), as
+// ESXi does on a multi-socket server: node maps a PCI address to its node
+// id. vcsim's host has one node and lists no devices.
+func (s *Sim) SetNUMA(esxi string, node map[string]int) {
+	h := s.hosts[esxi]
+	byNode := map[int][]string{}
+	for id, n := range node {
+		byNode[n] = append(byNode[n], id)
+	}
+	info := &types.HostNumaInfo{Type: "NUMA", NumNodes: int32(len(byNode))}
+	for n := 0; len(info.NumaNode) < len(byNode); n++ {
+		if ids, ok := byNode[n]; ok {
+			slices.Sort(ids)
+			info.NumaNode = append(info.NumaNode, types.HostNumaNode{TypeId: byte(n), PciId: ids})
+		}
+	}
+	s.Lock(h.Self, func() {
+		hw := *h.Hardware
+		hw.NumaInfo = info
+		h.Hardware = &hw
+	})
 }
 
 // AddVM creates a VM that is not in the inventory on an ESXi host, with the
