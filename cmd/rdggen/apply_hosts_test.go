@@ -349,3 +349,62 @@ func TestApplyHostsMTU(t *testing.T) {
 		t.Errorf("9000-byte frame from ns-01 to ns-02: %v\n%s", err, out)
 	}
 }
+
+// GPUDirect RDMA's module on 3 namespace VMs: ns-01 has nvidia-peermem
+// installed but not loaded, ns-02 has it loaded, ns-03 has no NVIDIA driver.
+// apply plans the load on ns-01 only (with --module-load, a stand-in for
+// modprobe that loads it as the kernel shows it, in /sys/module), says on
+// ns-03 that the module is missing without failing, and writes the
+// modules-load.d file everywhere; a second apply changes nothing. A module
+// that refuses to load ("Invalid argument", the driver built before
+// MLNX_OFED) fails its host with modprobe's own message and the fix.
+func TestApplyHostsPeermem(t *testing.T) {
+	c := netnstest.New(t, netnstest.Options{Hosts: 3})
+	inv := c.Inventory
+	unloaded := healthyGuest(1)
+	unloaded.Peermem = false
+	stageGuest(t, c.Hosts[0], inv.Horovod.HCA, unloaded)
+	stageGuest(t, c.Hosts[1], inv.Horovod.HCA, healthyGuest(1))
+	stageGuest(t, c.Hosts[2], inv.Horovod.HCA, guest{GPUs: 1, NoDriver: true})
+	if err := os.RemoveAll(c.Hosts[2].File("/lib/modules")); err != nil {
+		t.Fatal(err)
+	}
+	load := `mkdir -p "$RDGGEN_ROOT/sys/module/nvidia_peermem" && echo 535.183.06 >"$RDGGEN_ROOT/sys/module/nvidia_peermem/version"`
+
+	code, out, _ := applyHosts(t, c, "--dry-run", "--module-load", load)
+	if code != exitOK || strings.Count(out, "~ kernel module nvidia_peermem: load (modprobe nvidia-peermem), for GPUDirect RDMA") != 1 ||
+		strings.Count(out, "+ /etc/modules-load.d/60-rdggen-nvidia-peermem.conf") != 3 ||
+		!strings.Contains(out, "! nvidia-peermem is not installed (NVIDIA driver < 470, or none yet): GPUDirect RDMA needs it") {
+		t.Fatalf("dry run: exit %d", code)
+	}
+	if i, j := strings.Index(out, "ns-01 "), strings.Index(out, "~ kernel module nvidia_peermem"); i < 0 || j < i || strings.Index(out, "ns-02 ") < j {
+		t.Errorf("the load is not ns-01's")
+	}
+
+	// The module refuses: ns-01 fails with modprobe's message and the fix;
+	// the others are applied.
+	refuse := `echo "modprobe: ERROR: could not insert 'nvidia_peermem': Invalid argument" >&2; exit 1`
+	code, out, _ = applyHosts(t, c, "--module-load", refuse)
+	if code != exitFailed || !strings.Contains(out, "peermem failed (exit 1): modprobe: ERROR: could not insert 'nvidia_peermem': Invalid argument; "+
+		"the NVIDIA driver was built without MLNX_OFED's peer-memory API (installed before MLNX_OFED?): reinstall the NVIDIA driver after MLNX_OFED, then rdggen apply --target hosts") ||
+		!strings.Contains(out, "hosts: 2 changed, 0 up to date, 1 failed (ns-01)") {
+		t.Fatalf("refused load: exit %d", code)
+	}
+
+	code, out, _ = applyHosts(t, c, "--module-load", load)
+	if code != exitOK || !strings.Contains(out, "~ kernel module nvidia_peermem: load") {
+		t.Fatalf("apply: exit %d", code)
+	}
+	for _, h := range c.Hosts {
+		b, err := os.ReadFile(h.File("/etc/modules-load.d/60-rdggen-nvidia-peermem.conf"))
+		if err != nil || !strings.HasSuffix(string(b), "\nnvidia-peermem\n") {
+			t.Errorf("%s: modules-load.d file: %v %q", h.Name, err, b)
+		}
+	}
+	if _, err := os.Stat(c.Hosts[0].File("/sys/module/nvidia_peermem/version")); err != nil {
+		t.Errorf("ns-01: the module was not loaded: %v", err)
+	}
+	if code, out, _ := applyHosts(t, c, "--module-load", load); code != exitOK || !strings.Contains(out, "hosts: nothing to do: 3 up to date") {
+		t.Errorf("second apply: exit %d", code)
+	}
+}

@@ -10,8 +10,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/rdggen/rdggen/internal/testing/netnstest"
 	"github.com/rdggen/rdggen/pkg/horovod"
@@ -180,18 +183,61 @@ func TestApplyWorkersDocker(t *testing.T) {
 		t.Fatalf("back to the first inventory: exit %d", code)
 	}
 
-	// rdggen run: a real MPI job over the three workers, from ns-01's.
-	code, out, errOut := rdggenRun(t, c, context.Background(), "--mpirun", "--", "/usr/local/bin/allreduce")
+	// rdggen run: a real MPI job over the three workers, from ns-01's. It
+	// reads each VM's GID table first (staged: ns-02's RoCE v2 GID of its
+	// data address at index 5, the others' at 3), and each rank runs with its
+	// own host's index and NCCL's GDR level for a VM.
+	for i, h := range c.Hosts {
+		at := 3
+		if i == 1 {
+			at = 5
+		}
+		stageRDMA(t, h, inv.Horovod.HCA, inv.Hosts[i].DataInterface, roceTable(h.Data.Addr(), at))
+	}
+	code, out, errOut := rdggenRun(t, c, context.Background(), "--mpirun", "--", "/usr/local/bin/allreduce", "env=NCCL_IB_GID_INDEX,NCCL_NET_GDR_LEVEL,NCCL_IB_HCA")
 	if code != 0 {
 		t.Fatalf("rdggen run: exit %d", code)
 	}
 	for r, h := range c.Hosts {
-		if want := fmt.Sprintf("%s[%d]: rank %d of 3: alltoall ok, allreduce 6\n", h.Name, r, r); !strings.Contains(out, want) {
-			t.Errorf("rdggen run's output lacks %q", want)
+		gid := 3
+		if r == 1 {
+			gid = 5
+		}
+		for _, want := range []string{
+			fmt.Sprintf("%s[%d]: rank %d of 3: alltoall ok, allreduce 6\n", h.Name, r, r),
+			fmt.Sprintf("%s[%d]: rank %d env NCCL_IB_GID_INDEX=%d NCCL_NET_GDR_LEVEL=PHB NCCL_IB_HCA=mlx5_0\n", h.Name, r, r, gid),
+		} {
+			if !strings.Contains(out, want) {
+				t.Errorf("rdggen run's output lacks %q", want)
+			}
 		}
 	}
-	if !strings.Contains(errOut, "rdggen run: in ns-01's worker") {
-		t.Errorf("rdggen run does not say where it launches: %s", errOut)
+	if !strings.Contains(errOut, "rdggen run: in ns-01's worker") ||
+		!strings.Contains(errOut, "rdggen run: the hosts' GID indexes differ (ns-01 3, ns-02 5, ns-03 3): each rank sets its own (RDGGEN_GID_INDEXES)") ||
+		!strings.Contains(errOut, "-x 'RDGGEN_GID_INDEXES=1:3 2:5 3:3'") {
+		t.Errorf("rdggen run does not say where it launches and with which GID indexes: %s", errOut)
+	}
+	runScriptGIDs(t, c)
+	// The dry run reads the tables and prints the line; it launches nothing.
+	if code, out, _ := rdggenRun(t, c, context.Background(), "--dry-run", "--", "/usr/local/bin/allreduce"); code != 0 ||
+		!strings.HasPrefix(out, "docker exec -e NCCL_IB_HCA=mlx5_0 ") || !strings.Contains(out, " -e 'RDGGEN_GID_INDEXES=1:3 2:5 3:3' hvd-worker horovodrun -np 3 ") {
+		t.Errorf("dry run: exit %d: %s", code, out)
+	}
+	// A host without a RoCE v2 GID of its data address: nothing is launched.
+	v1only := roceTable(c.Hosts[2].Data.Addr(), 3)
+	v1only[3] = gidEntry{"0000:0000:0000:0000:0000:0000:0000:0000", ""}
+	stageRDMA(t, c.Hosts[2], inv.Horovod.HCA, inv.Hosts[2].DataInterface, v1only)
+	if code, _, errOut := rdggenRun(t, c, context.Background(), "--mpirun", "--", "/usr/local/bin/allreduce"); code != exitFailed ||
+		!strings.Contains(errOut, "rdggen run: ns-03: gid mlx5_0 port 1: FAILED: found no RoCE v2 GID of "+c.Hosts[2].Data.Addr().String()) ||
+		!strings.Contains(errOut, "rdggen run: not launched: no usable RoCE v2 GID on ns-03 (NCCL would time out)") || strings.Contains(errOut, "in ns-01's worker") {
+		t.Errorf("no RoCE v2 GID on ns-03: exit %d", code)
+	}
+	for i, h := range c.Hosts {
+		stageRDMA(t, h, inv.Horovod.HCA, inv.Hosts[i].DataInterface, roceTable(h.Data.Addr(), 3))
+	}
+	if code, out, errOut := rdggenRun(t, c, context.Background(), "--mpirun", "--", "/usr/local/bin/allreduce", "env=NCCL_IB_GID_INDEX"); code != 0 ||
+		!strings.Contains(errOut, "rdggen run: NCCL_IB_GID_INDEX=3 on every host") || !strings.Contains(out, "ns-03[2]: rank 2 env NCCL_IB_GID_INDEX=3\n") {
+		t.Errorf("one GID index for all: exit %d", code)
 	}
 	// The job's exit status is rdggen's.
 	if code, _, _ := rdggenRun(t, c, context.Background(), "--mpirun", "--", "/usr/local/bin/allreduce", "exit=3"); code != 3 {
@@ -267,10 +313,70 @@ func TestApplyWorkersDocker(t *testing.T) {
 	}
 }
 
+// runScriptGIDs runs the generated run.sh on ns-01 as a user would
+// (`./run.sh mpirun CMD`), against the real workers: it reads each host's GID
+// table in that host's worker through the workers' SSH — the staged sysfs
+// trees are copied into the workers, and RDGGEN_SYSFS points there — and
+// each rank gets its own host's index (ns-02's at 5). A host without a RoCE
+// v2 GID stops it before mpirun starts.
+func runScriptGIDs(t *testing.T, c *netnstest.Cluster) {
+	t.Helper()
+	script := filepath.Join(c.Dir, "run.sh")
+	if err := os.WriteFile(script, horovod.RunScript(c.Inventory), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	copySysfs := func() {
+		t.Helper()
+		for _, h := range c.Hosts {
+			_, _ = h.Docker("exec", horovod.WorkerName, "rm", "-rf", "/tmp/rdgsys")
+			if out, err := h.Docker("cp", h.File("/sys")+"/.", horovod.WorkerName+":/tmp/rdgsys"); err != nil {
+				t.Fatalf("%s: docker cp: %v %s", h.Name, err, out)
+			}
+		}
+	}
+	h1 := c.Hosts[0]
+	runSh := func(args ...string) (string, error) {
+		t.Helper()
+		out, err := c.Exec(h1.NS, append([]string{"env", "DOCKER_HOST=unix://" + h1.DockerSocket(), "RDGGEN_SYSFS=/tmp/rdgsys", "bash", script}, args...)...)
+		t.Logf("run.sh %s: %v\n%s", strings.Join(args, " "), err, out)
+		return out, err
+	}
+	copySysfs()
+	out, err := runSh("mpirun", "/usr/local/bin/allreduce", "env=NCCL_IB_GID_INDEX,NCCL_NET_GDR_LEVEL")
+	if err != nil || !strings.Contains(out, "run.sh: the hosts' GID indexes differ; per rank: RDGGEN_GID_INDEXES=1:3 2:5 3:3") {
+		t.Fatalf("run.sh mpirun: %v", err)
+	}
+	for r := range c.Hosts {
+		gid := 3
+		if r == 1 {
+			gid = 5
+		}
+		if want := fmt.Sprintf("<stdout>:rank %d env NCCL_IB_GID_INDEX=%d NCCL_NET_GDR_LEVEL=PHB\n", r, gid); !strings.Contains(out, want) {
+			t.Errorf("run.sh's job lacks %q", want)
+		}
+	}
+	if len(netnstest.RankLines(out)) != 3 {
+		t.Errorf("run.sh's job did not complete on 3 ranks")
+	}
+	// ns-03 without a RoCE v2 GID of its data address.
+	h3 := c.Hosts[2]
+	v1only := roceTable(h3.Data.Addr(), 3)
+	v1only[3] = gidEntry{"0000:0000:0000:0000:0000:0000:0000:0000", ""}
+	stageRDMA(t, h3, c.Inventory.Horovod.HCA, c.Inventory.Hosts[2].DataInterface, v1only)
+	copySysfs()
+	out, err = runSh("mpirun", "/usr/local/bin/allreduce")
+	if err == nil || !strings.Contains(out, "run.sh: ns-03: no RoCE v2 GID of "+h3.Data.Addr().String()+" on mlx5_0 port 1 (read in its worker "+h3.Container.String()+": not found)") ||
+		len(netnstest.RankLines(out)) != 0 {
+		t.Errorf("run.sh without ns-03's GID: %v", err)
+	}
+	stageRDMA(t, h3, c.Inventory.Horovod.HCA, c.Inventory.Hosts[2].DataInterface, roceTable(h3.Data.Addr(), 3))
+}
+
 // rdggenRun runs `rdggen run` in-process against the cluster.
 func rdggenRun(t *testing.T, c *netnstest.Cluster, ctx context.Context, extra ...string) (int, string, string) {
 	t.Helper()
-	args := append([]string{"run", "-f", c.InventoryPath, "--ssh-user", "root", "--identity", c.Identity, "--known-hosts", c.KnownHosts}, extra...)
+	args := append([]string{"run", "-f", c.InventoryPath, "--ssh-user", "root", "--identity", c.Identity, "--known-hosts", c.KnownHosts,
+		"--host-root", c.RootTemplate()}, extra...)
 	var out, errb bytes.Buffer
 	start := time.Now()
 	code := run(ctx, args, &out, &errb, func(string) string { return "" })
@@ -286,8 +392,36 @@ func rdggenRun(t *testing.T, c *netnstest.Cluster, ctx context.Context, extra ..
 func checkWorkersReadiness(t *testing.T, c *netnstest.Cluster) {
 	t.Helper()
 	code, out, errOut := checkCluster(t, c, "--target", "workers")
-	if code != exitOK || !strings.Contains(errOut, "rdggen check: all 15 check(s) passed") {
-		t.Fatalf("healthy workers: exit %d", code)
+	// A machine that does not allow unlimited locked memory (a sandbox
+	// without CAP_SYS_RESOURCE) gets its hard limit in the containers
+	// (netnstest's runc-memlock): the memlock check must then say so on
+	// every worker, and only that.
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(unix.RLIMIT_MEMLOCK, &lim); err != nil {
+		t.Fatal(err)
+	}
+	if lim.Max == unix.RLIM_INFINITY {
+		if code != exitOK || !strings.Contains(errOut, "rdggen check: all 24 check(s) passed") {
+			t.Fatalf("healthy workers: exit %d", code)
+		}
+	} else {
+		for _, h := range c.Hosts {
+			want := fmt.Sprintf("%s: memlock: FAILED: found ulimit -l %d KiB: NCCL cannot register its buffers (ibv_reg_mr: Cannot allocate memory); expected unlimited", h.Name, lim.Max/1024)
+			if !strings.Contains(out, want) {
+				t.Errorf("no line %q", want)
+			}
+		}
+		if code != exitInvalid || !strings.Contains(errOut, "rdggen check: 21 passed, 3 failed, 0 could not tell") {
+			t.Fatalf("healthy workers, memlock clamped to %d bytes by this machine: exit %d", lim.Max, code)
+		}
+		t.Logf("this machine caps locked memory at %d bytes: the workers' memlock check fails as it must", lim.Max)
+	}
+	for _, h := range c.Hosts {
+		for _, want := range []string{h.Name + ": devices /dev/infiniband: passed (uverbs0)", h.Name + ": gdr-level NCCL_NET_GDR_LEVEL: passed (PHB)"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("no line %q", want)
+			}
+		}
 	}
 	for _, a := range c.Hosts {
 		for _, b := range c.Hosts {
@@ -308,7 +442,7 @@ func checkWorkersReadiness(t *testing.T, c *netnstest.Cluster) {
 	}
 	var failed []string
 	for _, l := range strings.Split(out, "\n") {
-		if strings.Contains(l, "FAILED") {
+		if strings.Contains(l, "FAILED") && !strings.Contains(l, ": memlock: ") {
 			failed = append(failed, l)
 		}
 	}
@@ -323,13 +457,13 @@ func checkWorkersReadiness(t *testing.T, c *netnstest.Cluster) {
 			t.Errorf("failure line: %s", l)
 		}
 	}
-	if !strings.Contains(errOut, "rdggen check: not ready: ns-02 source-address to ns-01; ns-02 source-address to ns-03") {
+	if !strings.Contains(errOut, "ns-02 source-address to ns-01; ns-02 source-address to ns-03") {
 		t.Errorf("the summary does not name ns-02's connections")
 	}
 	if out, err := c.Exec(h2.NS, "sh", h2.File("/etc/rdggen/firewall.sh")); err != nil {
 		t.Fatalf("firewall.sh: %v %s", err, out)
 	}
-	if code, _, _ := checkCluster(t, c, "--target", "workers"); code != exitOK {
-		t.Errorf("after firewall.sh: exit %d", code)
+	if _, out, _ := checkCluster(t, c, "--target", "workers"); strings.Contains(out, ": source-address to ") && strings.Contains(out, "FAILED: found ns-0") {
+		t.Errorf("after firewall.sh: a source-address check still fails")
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/vmware/govmomi/vim25"
 
 	"github.com/rdggen/rdggen/internal/testing/netnstest"
@@ -82,6 +83,90 @@ func stageRDMA(t *testing.T, h *netnstest.Host, dev, iface string, table []gidEn
 	}
 }
 
+// guest is what stageGuest lays out under a host's root: a VM's view of
+// its GPUs and GPU stack, as the kernel shows it in sysfs and procfs.
+type guest struct {
+	// GPUs on the PCI bus; Taken of them by the NVIDIA driver (the first
+	// ones), the others with BAR1 unassigned (too small an MMIO window).
+	GPUs, Taken int
+	// BAR1MB of each GPU the kernel assigned it to (MiB).
+	BAR1MB int
+	BIOS   bool // no /sys/firmware/efi
+	// NoDriver: no NVIDIA kernel module.
+	NoDriver bool
+	// Peermem: nvidia_peermem loaded (and MLNX_OFED's memory_peers file);
+	// else the module is installed but not loaded.
+	Peermem bool
+}
+
+// healthyGuest is a VM with n V100 16 GB, ready for GPUDirect RDMA.
+func healthyGuest(n int) guest { return guest{GPUs: n, Taken: n, BAR1MB: 16 << 10, Peermem: true} }
+
+// stageGuest writes g under host h's root as drivers/pci/pci-sysfs.c,
+// the NVIDIA driver (/proc/driver/nvidia/gpus/<bdf>, /sys/module/nvidia),
+// nvidia-peermem and MLNX_OFED's peer-memory API show it, plus the verbs
+// device of the RDMA device dev and the NVIDIA Container Toolkit's hook.
+// A GPU's resource file has a line per BAR ("start end flags", hex):
+// BAR0 16 MiB registers, BAR1 the frame buffer (zero when unassigned),
+// BAR3 32 MiB.
+func stageGuest(t *testing.T, h *netnstest.Host, dev string, g guest) {
+	t.Helper()
+	for _, d := range []string{"/sys/bus/pci", "/sys/firmware", "/sys/module", "/sys/kernel/mm", "/sys/class/infiniband_verbs", "/proc/driver", "/usr/bin", "/lib/modules"} {
+		if err := os.RemoveAll(h.File(d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files := map[string]string{
+		"/sys/class/infiniband_verbs/uverbs0/ibdev":         dev + "\n",
+		"/usr/bin/nvidia-container-runtime-hook":            "#!/bin/sh\n",
+		"/lib/modules/6.1.0/updates/dkms/nvidia-peermem.ko": "",
+	}
+	if !g.BIOS {
+		files["/sys/firmware/efi/fw_platform_size"] = "64\n"
+	}
+	if !g.NoDriver {
+		files["/sys/module/nvidia/version"] = "535.183.06\n"
+		files["/proc/driver/nvidia/version"] = "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.183.06  Wed Jun 26 06:51:59 UTC 2024\n"
+	}
+	if g.Peermem {
+		files["/sys/module/nvidia_peermem/version"] = "535.183.06\n"
+		files["/sys/kernel/mm/memory_peers/nv_mem/version"] = "1.3\n"
+	}
+	for i := 0; i < g.GPUs; i++ {
+		bdf := fmt.Sprintf("0000:%02x:00.0", 0x0b+8*i)
+		base := uint64(0xf000000000) + uint64(i)<<36
+		bar1 := fmt.Sprintf("0x%016x 0x%016x 0x000000000014220c", base, base+uint64(g.BAR1MB)<<20-1)
+		if i >= g.Taken {
+			bar1 = "0x0000000000000000 0x0000000000000000 0x0000000000000000"
+		} else if !g.NoDriver {
+			files["/proc/driver/nvidia/gpus/"+bdf+"/information"] = "Model: \t\t Tesla V100-PCIE-16GB\nBus Location: \t " + bdf + "\n"
+		}
+		dir := "/sys/bus/pci/devices/" + bdf + "/"
+		files[dir+"vendor"] = "0x10de\n"
+		files[dir+"device"] = "0x1db4\n"
+		files[dir+"class"] = "0x030200\n"
+		files[dir+"resource"] = fmt.Sprintf("0x%016x 0x%016x 0x0000000000040200\n%s\n", 0xfd000000+i<<24, 0xfdffffff+i<<24, bar1) +
+			"0x0000000000000000 0x0000000000000000 0x0000000000000000\n" +
+			fmt.Sprintf("0x%016x 0x%016x 0x000000000014220c\n", base+1<<35, base+1<<35+32<<20-1) +
+			strings.Repeat("0x0000000000000000 0x0000000000000000 0x0000000000000000\n", 3)
+	}
+	// A non-GPU NVIDIA function (the GPU's audio or USB controller) and a
+	// VMware bridge, which the check skips.
+	files["/sys/bus/pci/devices/0000:0b:00.1/vendor"] = "0x10de\n"
+	files["/sys/bus/pci/devices/0000:0b:00.1/class"] = "0x040300\n"
+	files["/sys/bus/pci/devices/0000:00:15.0/vendor"] = "0x15ad\n"
+	files["/sys/bus/pci/devices/0000:00:15.0/class"] = "0x060400\n"
+	for name, content := range files {
+		p := h.File(name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // roceTable is a mlx5 port's GID table with RoCE v1 and v2 enabled, as
 // NCCL's documentation describes the usual order: link-local v1 and v2,
 // then the IPv4 address as v1 and v2 (index v2At), the rest unused.
@@ -111,6 +196,7 @@ func TestCheckHosts(t *testing.T) {
 	}
 	for i, h := range c.Hosts {
 		stageRDMA(t, h, inv.Horovod.HCA, inv.Hosts[i].DataInterface, roceTable(h.Data.Addr(), 3))
+		stageGuest(t, h, inv.Horovod.HCA, healthyGuest(1))
 	}
 	code, out, errOut := checkCluster(t, c, "--target", "hosts")
 	if code != exitOK || !strings.Contains(errOut, "rdggen check: all ") || strings.Contains(out, "FAILED") || strings.Contains(out, "COULD NOT TELL") {
@@ -128,16 +214,24 @@ func TestCheckHosts(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(out, "hosts: 36 passed, 0 failed, 0 could not tell") {
-		t.Errorf("the tally is not 12 checks × 3 hosts")
+	if !strings.Contains(out, "hosts: 57 passed, 0 failed, 0 could not tell") {
+		t.Errorf("the tally is not 19 checks × 3 hosts")
 	}
 
-	// ns-02: the IPv4 RoCE v2 GID at index 5 (index 3 unused).
+	// ns-02: the IPv4 RoCE v2 GID at index 5 (index 3 unused) is fine — the
+	// launch reads it — but an address with a RoCE v1 GID only is not.
 	h2 := c.Hosts[1]
 	stageRDMA(t, h2, inv.Horovod.HCA, inv.Hosts[1].DataInterface, roceTable(h2.Data.Addr(), 5))
+	if code, out, _ := checkCluster(t, c, "--target", "hosts"); code != exitOK ||
+		!strings.Contains(out, fmt.Sprintf("ns-02: gid mlx5_0 port 1: passed (index 5: RoCE v2 %s on data0)", h2.Data.Addr())) {
+		t.Errorf("GID at index 5: exit %d", code)
+	}
+	v1only := roceTable(h2.Data.Addr(), 3)
+	v1only[3] = gidEntry{"0000:0000:0000:0000:0000:0000:0000:0000", ""}
+	stageRDMA(t, h2, inv.Horovod.HCA, inv.Hosts[1].DataInterface, v1only)
 	code, out, errOut = checkCluster(t, c, "--target", "hosts", "-o", "json")
 	if code != exitInvalid {
-		t.Fatalf("GID at index 5: exit %d, want %d", code, exitInvalid)
+		t.Fatalf("no RoCE v2 GID: exit %d, want %d", code, exitInvalid)
 	}
 	var doc readiness.Document
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
@@ -150,16 +244,17 @@ func TestCheckHosts(t *testing.T) {
 		}
 	}
 	want := readiness.Result{Target: "hosts", Machine: "ns-02", Check: "gid", Subject: "mlx5_0 port 1", Status: readiness.Failed,
-		Found:    fmt.Sprintf("the RoCE v2 GID of %s is at index 5 (index 3: unused)", h2.Data.Addr()),
-		Expected: fmt.Sprintf("RoCE v2 GID of %s at index 3 (NCCL_IB_GID_INDEX in horovod/run.sh)", h2.Data.Addr()),
-		Fix:      "launch with NCCL_IB_GID_INDEX=5 on ns-02, or leave NCCL_IB_GID_INDEX unset so that NCCL 2.21 or later picks the RoCE v2 GID itself"}
+		Found: fmt.Sprintf("no RoCE v2 GID of %s (GID table: index 0: IB/RoCE v1 fe80::250:56ff:fe00:1 on data0, index 1: RoCE v2 fe80::250:56ff:fe00:1 on data0, index 2: IB/RoCE v1 %s on data0)",
+			h2.Data.Addr(), h2.Data.Addr()),
+		Expected: fmt.Sprintf("a RoCE v2 GID of %s (rdggen run and run.sh read its index at launch for NCCL_IB_GID_INDEX)", h2.Data.Addr()),
+		Fix:      "give data0 the address " + h2.Data.String() + " (the GID table follows the interface's addresses), and enable RoCE v2 on mlx5_0"}
 	if len(failed) != 1 || failed[0] != want {
 		t.Errorf("failures %+v\nwant exactly %+v", failed, want)
 	}
-	if doc.Schema != readiness.SchemaCheck || doc.OK || len(doc.Targets) != 1 || doc.Targets[0].Failed != 1 || doc.Targets[0].Passed != 35 {
+	if doc.Schema != readiness.SchemaCheck || doc.OK || len(doc.Targets) != 1 || doc.Targets[0].Failed != 1 || doc.Targets[0].Passed != 56 {
 		t.Errorf("document: %+v", doc.Targets)
 	}
-	if !strings.Contains(errOut, "ns-02: gid mlx5_0 port 1: FAILED: found the RoCE v2 GID of "+h2.Data.Addr().String()+" is at index 5") ||
+	if !strings.Contains(errOut, "ns-02: gid mlx5_0 port 1: FAILED: found no RoCE v2 GID of "+h2.Data.Addr().String()) ||
 		!strings.Contains(errOut, "rdggen check: not ready: ns-02 gid mlx5_0 port 1") {
 		t.Errorf("the text (stderr with -o json) does not name the failure")
 	}
@@ -181,6 +276,102 @@ func TestCheckHosts(t *testing.T) {
 	if routes, _ := c.Exec(h3.NS, "ip", "-4", "route", "show", dst); strings.TrimSpace(routes) != "" {
 		t.Errorf("check put the route back: %s", routes)
 	}
+}
+
+// The guest checks of `rdggen check --target hosts` on 3 namespace VMs
+// with 2 GPUs each and staged sysfs/procfs trees: a healthy VM whose RoCE v2
+// GID is at index 5 passes; a VM whose second GPU the kernel could not give
+// its BAR1 (the driver took one of two), a VM where nvidia-peermem is
+// installed but not loaded, a VM booted BIOS and a VM whose GPUs have a
+// larger BAR1 than the inventory assumes each fail exactly their check,
+// with the fix.
+func TestCheckGuest(t *testing.T) {
+	c := netnstest.New(t, netnstest.Options{Hosts: 3, GPUs: 2})
+	inv := c.Inventory
+	if code, _, _ := applyHosts(t, c); code != exitOK {
+		t.Fatalf("apply hosts: exit %d", code)
+	}
+	stage := func(i, gidAt int, g guest) {
+		h := c.Hosts[i]
+		stageRDMA(t, h, inv.Horovod.HCA, inv.Hosts[i].DataInterface, roceTable(h.Data.Addr(), gidAt))
+		stageGuest(t, h, inv.Horovod.HCA, g)
+	}
+	failures := func(want ...string) {
+		t.Helper()
+		code, out, _ := checkCluster(t, c, "--target", "hosts")
+		var got []string
+		for _, l := range strings.Split(out, "\n") {
+			if strings.Contains(l, ": FAILED: ") || strings.Contains(l, "COULD NOT TELL") {
+				got = append(got, strings.TrimPrefix(l, "[hosts] "))
+			}
+		}
+		if diff := cmp.Diff(want, got); diff != "" || (code == exitOK) != (len(want) == 0) {
+			t.Errorf("exit %d; failures (-want +got):\n%s", code, diff)
+		}
+	}
+	stage(0, 5, healthyGuest(2))
+	hidden := healthyGuest(2)
+	hidden.Taken = 1
+	stage(1, 3, hidden)
+	noPeermem := healthyGuest(2)
+	noPeermem.Peermem = false
+	stage(2, 3, noPeermem)
+	failures(
+		"ns-02: gpus: FAILED: found 2 NVIDIA GPU(s) on the PCI bus (0000:0b:00.0, 0000:13:00.0), 1 taken by the driver; BAR1 unassigned on 0000:13:00.0; "+
+			"expected 2 (the inventory's gpus), each taken by the NVIDIA driver; "+
+			"fix: the 64-bit MMIO window may be too small (pciPassthru.64bitMMIOSizeGB = 64): check the VM's keys and firmware (rdggen check --target esxi, then rdggen apply --target esxi)",
+		"ns-03: peermem: FAILED: found nvidia-peermem installed, not loaded: NCCL turns GPUDirect RDMA off; "+
+			"expected nvidia_peermem loaded (nv_peer_mem with drivers before 470), only one of them; "+
+			"fix: rdggen apply --target hosts (loads it and keeps it loaded at boot through /etc/modules-load.d/60-rdggen-nvidia-peermem.conf)",
+	)
+	code, out, _ := checkCluster(t, c, "--target", "hosts")
+	for _, want := range []string{
+		"ns-01: gid mlx5_0 port 1: passed (index 5: RoCE v2 " + c.Hosts[0].Data.Addr().String() + " on data0)",
+		"ns-01: efi: passed (/sys/firmware/efi present: EFI firmware)",
+		"ns-01: gpus: passed (2 NVIDIA GPU(s) on the PCI bus (0000:0b:00.0, 0000:13:00.0), 2 taken by the driver)",
+		"ns-01: bar1 0000:13:00.0: passed (BAR1 16 GB)",
+		"ns-01: driver: passed (NVIDIA driver 535.183.06)",
+		"ns-01: peermem: passed (nvidia_peermem loaded (version 535.183.06); /sys/kernel/mm/memory_peers/nv_mem/version present: every NCCL sees it)",
+		"ns-01: rdma-verbs mlx5_0: passed (/sys/class/infiniband_verbs lists mlx5_0)",
+		"ns-01: nvidia-runtime: passed (NVIDIA Container Toolkit hook /usr/bin/nvidia-container-runtime-hook (docker run --gpus))",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("exit %d; no line %q", code, want)
+		}
+	}
+
+	// Round two: ns-03 booted BIOS; ns-02's GPUs have a 32 GB BAR1 where
+	// the inventory's V100-PCIE-16GB has 16 GB, and one did not get it.
+	bios := healthyGuest(2)
+	bios.BIOS = true
+	stage(2, 3, bios)
+	big := healthyGuest(2)
+	big.Taken, big.BAR1MB = 1, 32<<10
+	stage(1, 3, big)
+	failures(
+		"ns-02: gpus: FAILED: found 2 NVIDIA GPU(s) on the PCI bus (0000:0b:00.0, 0000:13:00.0), 1 taken by the driver; BAR1 unassigned on 0000:13:00.0; "+
+			"expected 2 (the inventory's gpus), each taken by the NVIDIA driver; "+
+			"fix: the 64-bit MMIO window may be too small (pciPassthru.64bitMMIOSizeGB = 64, needs 128): check the VM's keys and firmware (rdggen check --target esxi, then rdggen apply --target esxi), and set gpus[].bar1_gb to the BAR1 the GPUs have",
+		"ns-02: bar1 0000:0b:00.0: FAILED: found BAR1 32 GB; expected BAR1 16 GB (V100-PCIE-16GB, known): the MMIO window is sized for the smaller one; "+
+			"fix: set gpus[0].bar1_gb: 32 in the inventory (pciPassthru.64bitMMIOSizeGB becomes 128), then rdggen apply --target esxi",
+		"ns-03: efi: FAILED: found no /sys/firmware/efi: the VM booted with BIOS firmware; "+
+			"expected EFI firmware (on BIOS the 64-bit MMIO window is never mapped, so the GPUs' BAR1 has no room); "+
+			"fix: set the VM's firmware to EFI (rdggen check --target esxi, then rdggen apply --target esxi); a guest installed in BIOS mode must be reinstalled in EFI mode",
+	)
+
+	// No NVIDIA driver at all: the GPU checks fail with the driver's fix,
+	// and the check still needs no GPU to run.
+	stage(2, 3, guest{GPUs: 2, Taken: 2, BAR1MB: 16 << 10, NoDriver: true})
+	stage(1, 3, healthyGuest(2))
+	failures(
+		"ns-03: gpus: FAILED: found 2 NVIDIA GPU(s) on the PCI bus (0000:0b:00.0, 0000:13:00.0), no NVIDIA driver loaded; "+
+			"expected 2 (the inventory's gpus), each taken by the NVIDIA driver; fix: install the NVIDIA driver (≥ 470, after MLNX_OFED: see the driver check)",
+		"ns-03: driver: FAILED: found no NVIDIA kernel module loaded (/sys/module/nvidia); expected the NVIDIA driver loaded (≥ 470 ships nvidia-peermem); "+
+			"fix: install the NVIDIA driver after MLNX_OFED (its nvidia-peermem needs MLNX_OFED's peer-memory API), then reboot or modprobe nvidia",
+		"ns-03: peermem: FAILED: found nvidia-peermem installed, not loaded: NCCL turns GPUDirect RDMA off; "+
+			"expected nvidia_peermem loaded (nv_peer_mem with drivers before 470), only one of them; "+
+			"fix: rdggen apply --target hosts (loads it and keeps it loaded at boot through /etc/modules-load.d/60-rdggen-nvidia-peermem.conf)",
+	)
 }
 
 // `rdggen check` of the whole cluster at once, the way a user runs it:
@@ -248,6 +439,7 @@ func TestCheckWholeCluster(t *testing.T) {
 	}
 	for i, h := range c.Hosts {
 		stageRDMA(t, h, inv.Horovod.HCA, inv.Hosts[i].DataInterface, roceTable(h.Data.Addr(), 3))
+		stageGuest(t, h, inv.Horovod.HCA, healthyGuest(1))
 	}
 
 	start := time.Now()

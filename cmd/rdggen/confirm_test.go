@@ -150,7 +150,7 @@ func TestApplyConfirmsOnceForAllTargets(t *testing.T) {
 	if saves, fw := f.changed(t); saves != 1 || fw != "efi" {
 		t.Errorf("accepted: switch saves %d, firmware %s", saves, fw)
 	}
-	for _, want := range []string{"[switch] swx-mld-1-2: sent 10 command(s), saved (configuration write) (", "[esxi] vm clx-mld-41: reconfigured, 7 change(s) ("} {
+	for _, want := range []string{"[switch] swx-mld-1-2: sent 10 command(s), saved (configuration write) (", "[esxi] vm clx-mld-41: reconfigured, 9 change(s) ("} {
 		if !strings.Contains(out, want) {
 			t.Errorf("accepted output lacks the machine line %q:\n%s", want, out)
 		}

@@ -142,7 +142,11 @@ func newFlagSet(name, usage string, stdout, stderr io.Writer) *pflag.FlagSet {
 
 // parse parses args; it returns an exit status and false when the caller must stop.
 func parse(fs *pflag.FlagSet, args []string, stdout io.Writer) (int, bool) {
-	err := fs.Parse(args)
+	return parsed(fs, fs.Parse(args), stdout)
+}
+
+// parsed is parse after fs.Parse returned err.
+func parsed(fs *pflag.FlagSet, err error, stdout io.Writer) (int, bool) {
 	if errors.Is(err, pflag.ErrHelp) {
 		return exitOK, false
 	}

@@ -34,7 +34,7 @@ func testMPIJob(t *testing.T, mode string) {
 		t.Fatal(err)
 	}
 	c.StartWorkers(horovod.WorkerFiles(inv, keys), hostNet)
-	argv := horovod.LaunchArgs(inv, true, []string{prog})
+	argv := horovod.LaunchArgs(inv, true, []string{prog}, make([]int, len(inv.Hosts)))
 	job := func(timeout time.Duration) (string, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()

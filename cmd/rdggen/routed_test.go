@@ -109,7 +109,7 @@ func TestRoutedPoolEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.StartWorkers(horovod.WorkerFiles(c.Inventory, keys), false)
-	argv := horovod.LaunchArgs(c.Inventory, true, []string{prog})
+	argv := horovod.LaunchArgs(c.Inventory, true, []string{prog}, make([]int, len(c.Inventory.Hosts)))
 	mpiJob := func(when string) {
 		t.Helper()
 		jctx, cancel := context.WithTimeout(ctx, 60*time.Second)

@@ -8,24 +8,33 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/rdggen/rdggen/internal/remote"
+	"github.com/rdggen/rdggen/pkg/apply"
 	"github.com/rdggen/rdggen/pkg/horovod"
 	"github.com/rdggen/rdggen/pkg/inventory"
 	"github.com/rdggen/rdggen/pkg/quote"
 )
 
-const usageRun = `Usage: rdggen run -f cluster.yaml [--mpirun] [flags] [-- CMD ARG...]
+const usageRun = `Usage: rdggen run -f cluster.yaml [--mpirun] [--dry-run] [flags] [-- CMD ARG...]
 
 Launches the training job from the first host's worker container (hvd-worker,
 started by 'rdggen apply --target workers') with the generated launch line:
 horovodrun over every worker's slots, or with --mpirun the equivalent mpirun
-line (TCP on the workers' interface, NCCL's RoCE settings exported). Without
-CMD every rank runs the VGG16 benchmark of run.sh; with '-- CMD ARG...' every
-rank runs CMD instead.
+line (TCP on the workers' interface, NCCL's RoCE and GPUDirect RDMA settings
+exported). Without CMD every rank runs the VGG16 benchmark of run.sh; with
+'-- CMD ARG...' every rank runs CMD instead.
+
+First it reads every VM's GID table over SSH (--parallel at a time, as
+'rdggen check --target hosts' does): each host's ranks get the index of the
+RoCE v2 GID of its data address as NCCL_IB_GID_INDEX. A host without one
+fails here, with its fix, and nothing is launched. --dry-run stops after that
+and prints the line it would launch.
 
 The job's output is streamed, each rank's lines prefixed with its host and
 rank ("clx-mld-42[2]: ..."). Ctrl-C stops the job (SIGINT to the launcher in
@@ -33,36 +42,41 @@ the worker, then SIGKILL after 10 s) and rdggen exits with the job's status.
 
 Examples:
   rdggen run -f cluster.yaml
+  rdggen run -f cluster.yaml --dry-run --mpirun
   rdggen run -f cluster.yaml --mpirun -- python /work/train.py --epochs 3
 
-Exit status: the job's; 2 usage error; 3 the job could not be started.
+Exit status: the job's; 2 usage error; 3 the job could not be started (a
+host's RDMA device or GID is not usable, the first worker cannot be reached).
 `
 
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	fs := newFlagSet("run", usageRun, stdout, stderr)
 	file := fs.StringP("file", "f", "", "inventory `FILE` (required)")
 	useMpirun := fs.Bool("mpirun", false, "launch with mpirun instead of horovodrun")
-	knownHosts := fs.String("known-hosts", "", "known_hosts `FILE` that the VMs' SSH host keys must match (default ~/.ssh/known_hosts)")
-	identities := fs.StringArray("identity", nil, "private key `FILE` for SSH to the VMs (repeatable); ssh-agent keys are offered too")
-	vm := &vmFlags{}
-	vm.register(fs, false)
+	dryRun := fs.Bool("dry-run", false, "read the GID tables and print the launch line; launch nothing")
+	conn := registerConnFlags(fs, nil, "VMs whose GID table is read at once, `N` ≥ 1")
 	cmd, rest := splitCommand(args)
-	if code, ok := parse(fs, rest, stdout); !ok {
+	err := fs.Parse(rest)
+	if err == nil && fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "rdggen: unexpected argument %s: put the job's command after --, e.g. rdggen run -f cluster.yaml -- %s\n",
+			strconv.Quote(fs.Arg(0)), quote.Terminal(quote.ShJoin(fs.Args())))
+		return exitUsage
+	}
+	if code, ok := parsed(fs, err, stdout); !ok {
 		return code
 	}
-	if err := vm.check(); err != nil {
-		fmt.Fprintf(stderr, "rdggen: %v\n", err)
-		return exitUsage
+	if code, ok := usageErrors(stderr, conn.check()); !ok {
+		return code
 	}
 	if *file == "" {
 		fmt.Fprintln(stderr, "rdggen: run needs -f cluster.yaml: it starts a job on real machines (see rdggen run --help)")
 		return exitUsage
 	}
-	inv, code, ok := load(ctx, fs, *file, stderr)
+	env, code, ok := conn.load(ctx, fs, *file, []*applyTarget{{name: "workers"}}, *dryRun, getenv, stderr)
 	if !ok {
 		return code
 	}
-	return launch(ctx, inv, vm.ssh(*knownHosts, *identities, getenv), *useMpirun, cmd, stdout, stderr)
+	return launch(ctx, env, *useMpirun, *dryRun, cmd, stdout, stderr)
 }
 
 // splitCommand separates rdggen's arguments from the job's after "--".
@@ -78,17 +92,66 @@ func splitCommand(args []string) (cmd, rest []string) {
 // interruptGrace is how long the job gets after SIGINT before SIGKILL.
 const interruptGrace = 10 * time.Second
 
-// launch runs the job in the first host's worker over SSH and returns its
-// exit status.
-func launch(ctx context.Context, inv *inventory.Inventory, ssh remote.SSH, useMpirun bool, cmd []string,
-	stdout, stderr io.Writer) int {
+// gidIndexes reads every host's GID table and says what the job will use;
+// ok is false (the failures printed) when a host has no usable RoCE v2 GID.
+func gidIndexes(ctx context.Context, env *applyEnv, stderr io.Writer) ([]int, bool) {
+	inv := env.Inv
+	gids, bad := apply.GIDIndexes(ctx, inv, apply.HostsOptions{
+		Common: apply.Common{Parallel: env.Parallel, Out: stderr}, SSH: env.vmSSH(), Root: env.VM.root})
+	if len(bad) > 0 {
+		var names []string
+		for _, r := range bad {
+			fmt.Fprintf(stderr, "rdggen run: %s\n", quote.Terminal(r.Line()))
+			if !slices.Contains(names, r.Machine) {
+				names = append(names, r.Machine)
+			}
+		}
+		fmt.Fprintf(stderr, "rdggen run: not launched: no usable RoCE v2 GID on %s (NCCL would time out); fix what the lines above say, then run again\n",
+			strings.Join(names, ", "))
+		return nil, false
+	}
+	count := map[int]int{}
+	for _, g := range gids {
+		count[g]++
+	}
+	if len(count) == 1 {
+		fmt.Fprintf(stderr, "rdggen run: %s=%d on every host (each host's RoCE v2 GID of its data address)\n", horovod.GIDIndexVar, gids[0])
+	} else {
+		var parts []string
+		for i, g := range gids {
+			parts = append(parts, fmt.Sprintf("%s %d", inv.Hosts[i].Name, g))
+		}
+		fmt.Fprintf(stderr, "rdggen run: the hosts' GID indexes differ (%s): each rank sets its own (%s)\n", strings.Join(parts, ", "), horovod.RankGIDVar)
+	}
+	return gids, true
+}
+
+// launch reads the hosts' GID indexes, then runs the job in the first
+// host's worker over SSH and returns its exit status.
+func launch(ctx context.Context, env *applyEnv, useMpirun, dryRun bool, cmd []string, stdout, stderr io.Writer) int {
+	inv := env.Inv
 	h := &inv.Hosts[0]
+	gids, ok := gidIndexes(ctx, env, stderr)
+	if !ok {
+		return exitFailed
+	}
 	var nonce [6]byte
 	_, _ = rand.Read(nonce[:])
 	pidFile := "/tmp/rdggen-run." + hex.EncodeToString(nonce[:]) + ".pid"
-	argv := horovod.LaunchArgs(inv, useMpirun, cmd)
-	fmt.Fprintf(stderr, "rdggen run: in %s's worker (%s): %s\n", h.Name, h.Mgmt, quote.Line(quote.ShJoin(argv)))
+	argv := horovod.LaunchArgs(inv, useMpirun, cmd, gids)
+	exec := []string{"docker", "exec"}
+	for _, e := range horovod.LaunchEnv(inv, useMpirun, gids) { // horovodrun hands its environment to every rank
+		exec = append(exec, "-e", e.Name+"="+e.Value)
+	}
+	if dryRun {
+		fmt.Fprintf(stderr, "rdggen run: dry run, nothing launched; in %s's worker (%s) it would run:\n", h.Name, h.Mgmt)
+		fmt.Fprintln(stdout, quote.Terminal(quote.ShJoin(append(append(exec, horovod.WorkerName), argv...))))
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "rdggen run: in %s's worker (%s): %s\n", h.Name, h.Mgmt, quote.Terminal(quote.ShJoin(argv)))
 
+	ssh := env.VM.ssh(env.KnownHosts, env.Identities, env.Getenv)
+	ssh.Timeout, ssh.TimeoutFlag = env.SSHTimeout, fmt.Sprintf("--ssh-timeout %s", env.SSHTimeout)
 	conn, err := ssh.Dial(ctx, h)
 	if err != nil {
 		fmt.Fprintf(stderr, "rdggen: run: %s: %v\n", h.Name, remote.DialError(err))
@@ -96,12 +159,6 @@ func launch(ctx context.Context, inv *inventory.Inventory, ssh remote.SSH, useMp
 	}
 	defer conn.Close()
 
-	exec := []string{"docker", "exec"}
-	if !useMpirun { // horovodrun hands its environment to every rank
-		for _, e := range horovod.Env(inv) {
-			exec = append(exec, "-e", e.Name+"="+e.Value)
-		}
-	}
 	exec = append(exec, horovod.WorkerName, "sh", "-c", `echo $$ >`+pidFile+` && exec "$@"`, "rdggen-run")
 	remoteCmd := asRoot(`docker inspect --type container -f '{{.State.Running}}' ` + horovod.WorkerName + ` 2>/dev/null | grep -qx true || ` +
 		`{ echo "rdggen run: ` + horovod.WorkerName + ` is not running on ` + h.Name + `: run 'rdggen apply --target workers' first" >&2; exit 125; }; ` +

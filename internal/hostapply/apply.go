@@ -7,9 +7,11 @@ import (
 	"github.com/rdggen/rdggen/internal/remote"
 
 	"github.com/rdggen/rdggen/pkg/dockernet"
+	"github.com/rdggen/rdggen/pkg/hostqos"
 )
 
-// Command modes of Options.DockerValidate and Options.DockerRestart.
+// Command modes of Options.DockerValidate, Options.DockerRestart and
+// Options.ModuleLoad.
 const (
 	ModeAuto = "auto" // detect on the host (never under a root prefix)
 	ModeNone = "none" // skip, and say so
@@ -156,5 +158,9 @@ func applyScript(w *remote.Script, p *plan, o *Options, stamp string) {
 	}
 	if len(p.roce) > 0 {
 		w.Line(`step roce env RDGGEN_SYSFS="$R/sys" sh -c "$RS" rdggen-roce-qos apply`)
+	}
+	if p.loadPeermem {
+		w.Line(loadFunc(o.loadMode()))
+		w.Line("step peermem load_module ", hostqos.PeermemModule)
 	}
 }

@@ -19,13 +19,13 @@ import (
 )
 
 // rdmaPort is the port of the VF's RDMA device: a ConnectX VF has one.
-const rdmaPort = 1
+const rdmaPort = horovod.RDMAPort
 
 // Check names of the hosts target, in the order they are reported.
 const (
 	CheckRDMADevice = "rdma-device" // horovod.hca exists
 	CheckPortState  = "port-state"  // its port is ACTIVE, link layer Ethernet
-	CheckGID        = "gid"         // the RoCE v2 GID of the data address is at horovod.GIDIndex
+	CheckGID        = "gid"         // the data address has a RoCE v2 GID (its index is read at launch)
 	CheckRDMAMTU    = "rdma-mtu"    // the port's active MTU (ibv_devinfo, when installed)
 	CheckMTU        = "mtu"         // the data interface's MTU
 	CheckRoCEQoS    = "roce-qos"    // the RoCE ToS/traffic class the host script sets
@@ -93,9 +93,11 @@ func parseRDMA(rs []remote.Result) rdmaState {
 
 // Check is `rdggen check --target hosts`: per VM, over one SSH round trip
 // that changes nothing, apply's probe (the plan's differences become
-// failures, by what they concern) plus the RDMA device of horovod.hca: its
-// port state, the GID at the index the launch lines use, and the port's
-// active MTU. DryRun, Gate, DockerValidate and DockerRestart are ignored.
+// failures, by what they concern) plus the RDMA device of horovod.hca (its
+// port state, the RoCE v2 GID of the data address, the port's active MTU)
+// and the guest's readiness for GPUDirect RDMA (guest.go: EFI, the GPUs and
+// their BAR1, the NVIDIA driver, nvidia-peermem, the verbs device, Docker's
+// NVIDIA runtime). DryRun, Gate, DockerValidate and DockerRestart are ignored.
 // The error names the hosts that could not be read; their checks are
 // Unknown.
 func Check(ctx context.Context, inv *inventory.Inventory, o Options) ([]readiness.Result, error) {
@@ -117,6 +119,7 @@ func checkHost(ctx context.Context, inv *inventory.Inventory, o *Options, h *inv
 	roceVar(w, d.RoCEScript)
 	probe(w, d)
 	rdmaProbe(w, inv.Horovod.HCA)
+	guestProbe(w, inv)
 	stdout, _, err := conn.Run(ctx, w.End())
 	if err != nil {
 		return unsure(err)
@@ -130,7 +133,8 @@ func checkHost(ctx context.Context, inv *inventory.Inventory, o *Options, h *inv
 		return unsure(err)
 	}
 	out := checkRDMA(inv, h, parseRDMA(rs))
-	return append(out, checkConfig(inv, h, d, st, o.restartMode() != ModeNone)...)
+	out = append(out, checkGuest(inv, h, parseGuest(rs), parsePeermem(st.Peermem.Out), st.Files[dockernet.DaemonPath])...)
+	return append(out, checkConfig(inv, h, d, st, o.planFor())...)
 }
 
 // fixHosts is the fix of a difference of check k that apply --target hosts
@@ -186,29 +190,17 @@ func checkRDMA(inv *inventory.Inventory, h *inventory.Host, s rdmaState) []readi
 		}
 	}
 
-	// GID: the RoCE v2 entry of the data address at the launch lines' index.
+	// GID: the RoCE v2 entry of the data address; its index is the one the
+	// launch reads (rdggen run, run.sh).
 	addr := h.Data.Address.Addr()
-	want := horovod.GIDIndex
-	expected := fmt.Sprintf("RoCE v2 GID of %s at index %d (NCCL_IB_GID_INDEX in horovod/run.sh)", addr, want)
-	at := func(i int) string {
-		for _, g := range s.GIDs {
-			if g.Index == i {
-				return g.String()
-			}
-		}
-		return fmt.Sprintf("index %d: absent", i)
-	}
+	expected := fmt.Sprintf("a RoCE v2 GID of %s (rdggen run and run.sh read its index at launch for %s)", addr, horovod.GIDIndexVar)
 	g, ok := hostqos.FindRoCEv2(s.GIDs, addr)
 	switch {
 	case s.State == nil:
 		out = append(out, readiness.Unsure(target, h.Name, CheckGID, dev, "no port to read the GID table of"))
 	case !ok:
-		out = append(out, readiness.Fail(target, h.Name, CheckGID, dev, "no RoCE v2 GID of "+addr.String()+" ("+at(want)+")", expected,
-			"give "+h.DataInterface+" the address "+h.Data.Address.String()+" (the GID table follows the interface's addresses)"))
-	case g.Index != want:
-		out = append(out, readiness.Fail(target, h.Name, CheckGID, dev,
-			fmt.Sprintf("the RoCE v2 GID of %s is at index %d (%s)", addr, g.Index, at(want)), expected,
-			fmt.Sprintf("launch with NCCL_IB_GID_INDEX=%d on %s, or leave NCCL_IB_GID_INDEX unset so that NCCL 2.21 or later picks the RoCE v2 GID itself", g.Index, h.Name)))
+		out = append(out, readiness.Fail(target, h.Name, CheckGID, dev, "no RoCE v2 GID of "+addr.String()+" ("+gidSummary(s.GIDs)+")", expected,
+			"give "+h.DataInterface+" the address "+h.Data.Address.String()+" (the GID table follows the interface's addresses), and enable RoCE v2 on "+hca))
 	case g.NetDev != "" && g.NetDev != h.DataInterface:
 		out = append(out, readiness.Fail(target, h.Name, CheckGID, dev, g.String(), expected+" on "+h.DataInterface,
 			"set hosts[].data_interface to "+g.NetDev+" or move the address to "+h.DataInterface))
@@ -227,6 +219,21 @@ func checkRDMA(inv *inventory.Inventory, h *inventory.Host, s rdmaState) []readi
 		}
 	}
 	return out
+}
+
+// gidSummary lists a GID table's used entries for a finding ("index 0: RoCE
+// v1 fe80::… on enp1f0, …"), or says it is empty.
+func gidSummary(table []hostqos.GID) string {
+	var used []string
+	for _, g := range table {
+		if g.Used() {
+			used = append(used, g.String())
+		}
+	}
+	if len(used) == 0 {
+		return "the GID table has no entry"
+	}
+	return "GID table: " + strings.Join(used, ", ")
 }
 
 // configCheck says which check a change of apply's plan belongs to.
@@ -253,9 +260,9 @@ func configCheck(c applyplan.Change) string {
 // checkConfig turns apply's plan for the host into results: each change is a
 // failure of the check it concerns; a check without changes passes, saying
 // what was found.
-func checkConfig(inv *inventory.Inventory, h *inventory.Host, d *desired, st *hostState, docker0 bool) []readiness.Result {
+func checkConfig(inv *inventory.Inventory, h *inventory.Host, d *desired, st *hostState, po planOpts) []readiness.Result {
 	const target = readiness.TargetHosts
-	p, err := makePlan(inv, d, st, docker0)
+	p, err := makePlan(inv, d, st, po)
 	if err != nil {
 		var he *hostError
 		if errors.As(err, &he) {
@@ -265,6 +272,9 @@ func checkConfig(inv *inventory.Inventory, h *inventory.Host, d *desired, st *ho
 	}
 	failed := map[string][]applyplan.Change{}
 	for _, c := range p.changes() {
+		if c.Item == peermemItem {
+			continue // the peermem check says it, with why
+		}
 		k := configCheck(c)
 		failed[k] = append(failed[k], c)
 	}
@@ -347,4 +357,47 @@ func routesFound(inv *inventory.Inventory, d *desired, h *inventory.Host) string
 		return fmt.Sprintf("the container pool %s via %s (%s) on %s", r.Dst, r.Via, r.Host, h.DataInterface)
 	}
 	return fmt.Sprintf("%d route(s) to the other hosts' container subnets via %s", len(d.Routes), h.DataInterface)
+}
+
+// GIDIndexes reads every host's RDMA device and GID table as Check does
+// (one SSH round trip per VM, o.Parallel at a time, paths under o.Root) and
+// returns, in inventory order, the index of the RoCE v2 GID of each host's
+// data address: the NCCL_IB_GID_INDEX a job must use there. A host whose
+// device, port or GID check does not pass has index -1, and those failed
+// (or unknown) results come back in bad, with its connection's failure when
+// it could not be read. `rdggen run` launches only when bad is empty.
+func GIDIndexes(ctx context.Context, inv *inventory.Inventory, o Options) (gids []int, bad []readiness.Result) {
+	gids = make([]int, len(inv.Hosts))
+	rs, _ := remote.CheckEach(inv.Hosts, o.Parallel, o.Track, fmt.Sprintf("reading the GID tables of %d VM(s) over SSH", len(inv.Hosts)),
+		func(h *inventory.Host) []readiness.Result {
+			gids[h.Index] = -1
+			conn, err := o.Dial(ctx, h)
+			if err != nil {
+				return remote.Unread(readiness.TargetHosts, h.Name, remote.DialError(err))
+			}
+			defer conn.Close()
+			w := remote.NewScript(o.rootFor(h))
+			rdmaProbe(w, inv.Horovod.HCA)
+			stdout, _, err := conn.Run(ctx, w.End())
+			if err == nil {
+				var rs []remote.Result
+				if rs, err = remote.ParseResults(stdout, w.Nonce()); err == nil {
+					s := parseRDMA(rs)
+					out := checkRDMA(inv, h, s)
+					if g, ok := hostqos.FindRoCEv2(s.GIDs, h.Data.Address.Addr()); ok && !slices.ContainsFunc(out, func(r readiness.Result) bool {
+						return r.Status != readiness.Passed && r.Check != CheckRDMAMTU
+					}) {
+						gids[h.Index] = g.Index
+					}
+					return out
+				}
+			}
+			return remote.Unread(readiness.TargetHosts, h.Name, err)
+		})
+	for _, r := range rs {
+		if r.Status != readiness.Passed && r.Check != CheckRDMAMTU {
+			bad = append(bad, r)
+		}
+	}
+	return gids, bad
 }

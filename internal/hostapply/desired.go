@@ -68,6 +68,7 @@ func desiredFor(inv *inventory.Inventory, h *inventory.Host) *desired {
 		{Path: dockernet.FirewallUnitPath, Mode: 0o644, Data: dockernet.FirewallUnit(inv, h), Unit: true},
 		{Path: hostqos.ScriptPath, Mode: 0o755, Data: d.RoCEScript},
 		{Path: hostqos.UnitPath, Mode: 0o644, Data: hostqos.Unit(inv, h), Unit: true},
+		{Path: hostqos.PeermemPath, Mode: 0o644, Data: hostqos.PeermemConf(inv, h)},
 	}
 	d.Links = []linkSpec{
 		{Path: dockernet.FirewallWantsPath, Target: dockernet.FirewallUnitPath},

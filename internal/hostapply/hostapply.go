@@ -42,6 +42,10 @@ type Options struct {
 	// (systemd or init.d), ModeNone, or a shell command run as root. Commands
 	// see RDGGEN_ROOT, the host's root prefix.
 	DockerRestart string
+	// ModuleLoad loads nvidia-peermem when it is installed but not loaded:
+	// ModeAuto (modprobe), ModeNone (the plan says so and loads nothing), or
+	// a shell command run as root with the module's name as $1.
+	ModuleLoad string
 	// Parallel bounds how many hosts are probed or changed at once (≥ 1).
 	Parallel int
 	// DryRun stops after the plan.
@@ -72,6 +76,12 @@ func (o *Options) mode(m string) string {
 
 func (o *Options) validateMode() string { return o.mode(o.DockerValidate) }
 func (o *Options) restartMode() string  { return o.mode(o.DockerRestart) }
+func (o *Options) loadMode() string     { return o.mode(o.ModuleLoad) }
+
+// planFor is how makePlan reads a host under these options.
+func (o *Options) planFor() planOpts {
+	return planOpts{docker0: o.restartMode() != ModeNone, modules: o.loadMode() != ModeNone}
+}
 
 // HostResult and Report are the engines' shared result types.
 type (
@@ -160,7 +170,7 @@ func probeHost(ctx context.Context, inv *inventory.Inventory, o *Options, r *hos
 		r.err = err
 		return
 	}
-	r.plan, r.err = makePlan(inv, r.d, st, o.restartMode() != ModeNone)
+	r.plan, r.err = makePlan(inv, r.d, st, o.planFor())
 	if r.err == nil && (r.plan.empty() || o.DryRun) {
 		r.conn.Close()
 		r.conn = nil
@@ -204,7 +214,11 @@ func applyHost(ctx context.Context, inv *inventory.Inventory, o *Options, r *hos
 		}
 		text := strings.TrimSpace(string(res.Data))
 		if res.RC() != 0 {
-			errs = append(errs, fmt.Errorf("%s failed (exit %s): %s", name, res.Status, remote.OneLine(text)))
+			err := fmt.Errorf("%s failed (exit %s): %s", name, res.Status, remote.OneLine(text))
+			if hint := loadHint(text); name == "peermem" && hint != "" {
+				err = fmt.Errorf("%w; %s", err, hint)
+			}
+			errs = append(errs, err)
 			continue
 		}
 		switch name {
@@ -226,7 +240,7 @@ func applyHost(ctx context.Context, inv *inventory.Inventory, o *Options, r *hos
 		st, err := parseState(state, root, r.d.paths())
 		if err != nil {
 			errs = append(errs, fmt.Errorf("verify: %w", err))
-		} else if left, err := makePlan(inv, r.d, st, o.restartMode() != ModeNone); err != nil {
+		} else if left, err := makePlan(inv, r.d, st, o.planFor()); err != nil {
 			errs = append(errs, fmt.Errorf("verify: %w", err))
 		} else if !left.empty() {
 			errs = append(errs, fmt.Errorf("verify: still different after the apply: %s", strings.Join(left.describe(), "; ")))

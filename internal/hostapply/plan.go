@@ -67,14 +67,17 @@ type plan struct {
 	routes  []routeChange
 	stale   []routeEntry
 	roce    []hostqos.Result
-	reload  bool
-	notes   []string
+	// loadPeermem: nvidia-peermem is installed, not loaded, and is to be.
+	loadPeermem bool
+	reload      bool
+	notes       []string
 }
 
 // empty reports whether the host already matches.
 func (p *plan) empty() bool {
 	return p.daemon == nil && p.restart == "" && len(p.files) == 0 && len(p.links) == 0 && len(p.remove) == 0 &&
-		p.forwarding == "" && p.mtu == "" && len(p.chains) == 0 && len(p.jumps) == 0 && len(p.routes) == 0 && len(p.stale) == 0 && len(p.roce) == 0
+		p.forwarding == "" && p.mtu == "" && len(p.chains) == 0 && len(p.jumps) == 0 && len(p.routes) == 0 && len(p.stale) == 0 && len(p.roce) == 0 &&
+		!p.loadPeermem
 }
 
 // hostError is a problem that stops one host before anything is changed on it.
@@ -84,11 +87,20 @@ func (e *hostError) Error() string { return e.msg }
 
 func hostErrorf(format string, args ...any) error { return &hostError{fmt.Sprintf(format, args...)} }
 
+// planOpts say what makePlan may plan beyond files and live network state.
+type planOpts struct {
+	// docker0 adds a docker restart when docker0's address is not
+	// daemon.json's bip.
+	docker0 bool
+	// modules loads nvidia-peermem when it is installed and not loaded.
+	modules bool
+}
+
 // makePlan compares st with d. It returns a *hostError when the host cannot
 // be changed safely (a daemon.json that is not JSON, a missing data address).
-// checkDocker0 adds a docker restart when docker0's address is not daemon.json's bip.
-func makePlan(inv *inventory.Inventory, d *desired, st *hostState, checkDocker0 bool) (*plan, error) {
+func makePlan(inv *inventory.Inventory, d *desired, st *hostState, po planOpts) (*plan, error) {
 	h := d.Host
+	checkDocker0 := po.docker0
 	p := &plan{d: d, newFiles: map[string]bool{}, fileWhy: map[string]string{}}
 
 	// The data interface must carry the inventory's address: routes use it.
@@ -206,10 +218,30 @@ func makePlan(inv *inventory.Inventory, d *desired, st *hostState, checkDocker0 
 		}
 	}
 
+	// GPUDirect RDMA's peer-memory module: persisted by its modules-load.d
+	// file (one of the files below), loaded now when it is installed.
+	pm := parsePeermem(st.Peermem.Out)
+	files := d.Files
+	switch {
+	case pm.Legacy && st.Files[hostqos.PeermemPath].Kind == "absent":
+		// Only one peer-memory module may be loaded: leave nv_peer_mem's setup.
+		files = slices.DeleteFunc(slices.Clone(files), func(f fileSpec) bool { return f.Path == hostqos.PeermemPath })
+		p.notes = append(p.notes, fmt.Sprintf("%s (the peer-memory module of NVIDIA drivers before R470) is loaded: rdggen neither loads %s nor writes %s (only one of them may be loaded)",
+			hostqos.LegacyPeerModule, hostqos.PeermemModule, hostqos.PeermemPath))
+	case pm.Loaded || pm.Legacy:
+	case !pm.Module:
+		p.notes = append(p.notes, fmt.Sprintf("%s is not installed (NVIDIA driver < 470, or none yet): GPUDirect RDMA needs it; %s loads it at boot once the driver provides it",
+			hostqos.PeermemModule, hostqos.PeermemPath))
+	case po.modules:
+		p.loadPeermem = true
+	default:
+		p.notes = append(p.notes, fmt.Sprintf("%s is installed but not loaded, and loading is off (--module-load none or --host-root): load it with modprobe %s",
+			hostqos.PeermemModule, hostqos.PeermemModule))
+	}
+
 	// Files rdggen owns whole, their enabling links, and the other OS form.
 	// The netplan file depends on the host: its routes and MTU go under the
 	// ID of the host's own definition of the data interface.
-	files := d.Files
 	if h.OS.UsesNetplan() {
 		_, mac := parseLink(st.Link.Out)
 		id, how, ok := netplanID(st.Netplan, h.DataInterface, mac)
@@ -217,7 +249,7 @@ func makePlan(inv *inventory.Inventory, d *desired, st *hostState, checkDocker0 
 			id = h.DataInterface
 			p.notes = append(p.notes, fmt.Sprintf("no netplan file configures %s: rdggen's %s defines it under its name (its address must come from there or elsewhere)", h.DataInterface, dockernet.NetplanPath))
 		}
-		files = slices.Clone(d.Files)
+		files = slices.Clone(files)
 		for i := range files {
 			if files[i].Path == dockernet.NetplanPath {
 				files[i].Data = dockernet.NetplanFor(inv, h, id, how)
@@ -353,6 +385,9 @@ func (p *plan) changes() []applyplan.Change {
 	for _, r := range p.roce {
 		add(applyplan.Update, "roce "+r.Name, "", r.Detail, "~ roce %s: %s", r.Name, r.Detail)
 	}
+	if p.loadPeermem {
+		add(applyplan.Run, peermemItem, "not loaded", "loaded", "~ %s: load (modprobe %s), for GPUDirect RDMA", peermemItem, hostqos.PeermemModule)
+	}
 	for _, f := range p.files {
 		why := ""
 		if w := p.fileWhy[f.Path]; w != "" {
@@ -375,6 +410,9 @@ func (p *plan) changes() []applyplan.Change {
 	}
 	return out
 }
+
+// peermemItem is the plan's item for loading nvidia-peermem.
+const peermemItem = "kernel module " + hostqos.PeermemSysfs
 
 // describe is the text of every change (no line is cut).
 func (p *plan) describe() []string { return remote.Texts(p.changes()) }

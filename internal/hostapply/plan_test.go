@@ -45,13 +45,14 @@ func goodState(inv *inventory.Inventory, d *desired) *hostState {
 	st.Dockerd = cmdOut{0, "Docker version 18.09.7, build 2d0083d\n"}
 	st.Docker0 = cmdOut{0, "5: docker0    inet " + h.Bridge().String() + " brd 172.16.41.255 scope global docker0\n"}
 	st.RoCE = cmdOut{0, "rdggen-roce tcp_ecn ok 1\nrdggen-roce rdma_device n/a no RDMA device\nrdggen-roce pf_qos esxi not applicable on a VF\n"}
+	st.Peermem = cmdOut{0, "loaded\nmemory_peers\nversion 535.183.06\nmodule\n"}
 	return st
 }
 
 func TestPlanConvergedHostIsEmpty(t *testing.T) {
 	inv := inventory.Reference()
 	d := desiredFor(inv, &inv.Hosts[0])
-	p, err := makePlan(inv, d, goodState(inv, d), true)
+	p, err := makePlan(inv, d, goodState(inv, d), planOpts{docker0: true, modules: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,6 +142,17 @@ func TestPlanDifferences(t *testing.T) {
 			"+ /etc/systemd/system/docker.service.wants/rdggen-firewall.service -> /etc/systemd/system/rdggen-firewall.service",
 			"~ systemd: daemon-reload (units changed)",
 		}},
+		{"nvidia-peermem installed, not loaded", func(st *hostState) { st.Peermem.Out = "memory_peers\nmodule\n" },
+			[]string{"~ kernel module nvidia_peermem: load (modprobe nvidia-peermem), for GPUDirect RDMA"}},
+		{"nvidia-peermem not installed: nothing to load", func(st *hostState) { st.Peermem.Out = "" }, []string{}},
+		{"its modules-load.d file missing", func(st *hostState) {
+			st.Files["/etc/modules-load.d/60-rdggen-nvidia-peermem.conf"] = fileState{Kind: "absent"}
+		},
+			[]string{"+ /etc/modules-load.d/60-rdggen-nvidia-peermem.conf"}},
+		{"nv_peer_mem in use: neither loaded nor persisted", func(st *hostState) {
+			st.Peermem.Out = "legacy\nmemory_peers\n"
+			st.Files["/etc/modules-load.d/60-rdggen-nvidia-peermem.conf"] = fileState{Kind: "absent"}
+		}, []string{}},
 		{"netplan leftover of rdggen", func(st *hostState) {
 			st.Files[dockernet.NetplanPath] = fileState{Kind: "file", Mode: 0o600, Data: []byte("# rdggen: persistent routes of clx-mld-41\nnetwork: {}\n")}
 		}, []string{"- /etc/netplan/60-rdggen.yaml (rdggen's routes for another OS form)"}},
@@ -148,7 +160,7 @@ func TestPlanDifferences(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			st := goodState(inv, d)
 			tc.change(st)
-			p, err := makePlan(inv, d, st, true)
+			p, err := makePlan(inv, d, st, planOpts{docker0: true, modules: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -186,7 +198,7 @@ func TestPlanRefuses(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			st := goodState(inv, d)
 			tc.change(st)
-			_, err := makePlan(inv, d, st, true)
+			_, err := makePlan(inv, d, st, planOpts{docker0: true, modules: true})
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Fatalf("error %v, want %q", err, tc.wantErr)
 			}
@@ -200,7 +212,7 @@ func TestPlanNotes(t *testing.T) {
 	st := goodState(inv, d)
 	st.Dockerd.Out = "Docker version 28.3.2, build 578ccf6\n"
 	st.Files[dockernet.NetplanPath] = fileState{Kind: "file", Mode: 0o600, Data: []byte("network: {version: 2}\n")}
-	p, err := makePlan(inv, d, st, true)
+	p, err := makePlan(inv, d, st, planOpts{docker0: true, modules: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,6 +222,36 @@ func TestPlanNotes(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, p.notes); diff != "" {
 		t.Error(diff)
+	}
+}
+
+// What the plan says about nvidia-peermem where it loads nothing.
+func TestPlanPeermemNotes(t *testing.T) {
+	inv := inventory.Reference()
+	d := desiredFor(inv, &inv.Hosts[0])
+	for _, tc := range []struct {
+		name, probe string
+		modules     bool
+		want        string
+	}{
+		{"not installed", "", true, "nvidia-peermem is not installed (NVIDIA driver < 470, or none yet): GPUDirect RDMA needs it; /etc/modules-load.d/60-rdggen-nvidia-peermem.conf loads it at boot once the driver provides it"},
+		{"loading off", "module\n", false, "nvidia-peermem is installed but not loaded, and loading is off (--module-load none or --host-root): load it with modprobe nvidia-peermem"},
+		{"nv_peer_mem", "legacy\n", true, "nv_peer_mem (the peer-memory module of NVIDIA drivers before R470) is loaded: rdggen neither loads nvidia-peermem nor writes /etc/modules-load.d/60-rdggen-nvidia-peermem.conf (only one of them may be loaded)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := goodState(inv, d)
+			st.Peermem.Out = tc.probe
+			if tc.probe == "legacy\n" {
+				st.Files["/etc/modules-load.d/60-rdggen-nvidia-peermem.conf"] = fileState{Kind: "absent"}
+			}
+			p, err := makePlan(inv, d, st, planOpts{docker0: true, modules: tc.modules})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff([]string{tc.want}, p.notes); diff != "" || !p.empty() {
+				t.Errorf("notes (-want +got):\n%s\nchanges: %v", diff, p.describe())
+			}
+		})
 	}
 }
 

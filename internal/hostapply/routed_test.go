@@ -61,7 +61,7 @@ func TestPlanSwitchesRoutingMode(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := goodState(tc.from, desiredFor(tc.from, &tc.from.Hosts[0]))
-			p, err := makePlan(tc.to, desiredFor(tc.to, &tc.to.Hosts[0]), st, true)
+			p, err := makePlan(tc.to, desiredFor(tc.to, &tc.to.Hosts[0]), st, planOpts{docker0: true, modules: true})
 			if err != nil {
 				t.Fatal(err)
 			}

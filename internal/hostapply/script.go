@@ -20,7 +20,8 @@ func roceVar(w *remote.Script, script []byte) {
 // regular files by one stat and one cat), forwarding, the data interface's
 // addresses, the routing table, rdggen's iptables chains and the chains that
 // jump to them, docker0, dockerd's
-// version and the RoCE script's check. Needs roceVar first.
+// version, the RoCE script's check and the peer-memory module. Needs roceVar
+// first.
 func probe(w *remote.Script, d *desired) {
 	w.Line("set --")
 	var paths []string
@@ -54,4 +55,5 @@ func probe(w *remote.Script, d *desired) {
 	w.Line(`nodockerd() { return 127; }`)
 	w.Line(`if command -v dockerd >/dev/null 2>&1; then fr dockerd dockerd --version; else fr dockerd nodockerd; fi`)
 	w.Line(`fr roce env RDGGEN_SYSFS="$R/sys" sh -c "$RS" rdggen-roce-qos check`)
+	peermemProbe(w)
 }

@@ -42,6 +42,7 @@ type hostState struct {
 	Dockerd     cmdOut // dockerd --version (127: not installed)
 	Docker0     cmdOut // ip -4 -o addr show dev docker0
 	RoCE        cmdOut // the RoCE script's check
+	Peermem     cmdOut // peermemProbe
 	// Netplan are the host's netplan files (netplan hosts only).
 	Netplan []netplanFile
 }
@@ -57,7 +58,7 @@ func parseState(rs []remote.Result, root string, paths []string) (*hostState, er
 	}
 	cmds := map[string]*cmdOut{
 		"forwarding": &st.Forwarding, "addr": &st.Addr, "link": &st.Link, "routes": &st.Routes, "chain": &st.Chain,
-		"dockeruser": &st.DockerUser, "nat": &st.NAT, "postrouting": &st.Postrouting, "dockerd": &st.Dockerd, "docker0": &st.Docker0, "roce": &st.RoCE,
+		"dockeruser": &st.DockerUser, "nat": &st.NAT, "postrouting": &st.Postrouting, "dockerd": &st.Dockerd, "docker0": &st.Docker0, "roce": &st.RoCE, "peermem": &st.Peermem,
 	}
 	seen := map[string]bool{}
 	var stat, cat *remote.Result

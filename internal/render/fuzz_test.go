@@ -239,6 +239,8 @@ func sameShape(got, want artifact.File) error {
 		return sameLines(g, w, onyxLine, "ONYX")
 	case strings.HasSuffix(got.Path, ".service"):
 		return sameLines(g, w, unitLine, "systemd")
+	case strings.HasSuffix(got.Path, "-nvidia-peermem.conf"):
+		return sameLines(g, w, modulesLoadLine, "modules-load.d")
 	case strings.HasSuffix(got.Path, ".conf"):
 		return sameLines(g, w, sysctlLine, "sysctl")
 	case strings.HasSuffix(got.Path, ".json"):
@@ -289,6 +291,8 @@ var (
 	unitLine = regexp.MustCompile(`^(|#.*|\[[A-Za-z]+\]|([A-Za-z]+)=.*)$`)
 	// sysctlLine: blank, a comment or key = value.
 	sysctlLine = regexp.MustCompile(`^(|#.*|([a-z0-9_.]+) = [0-9]+)$`)
+	// modulesLoadLine: blank, a comment or a module name (modules-load.d(5)).
+	modulesLoadLine = regexp.MustCompile(`^(|#.*|([a-z0-9_-]+))$`)
 )
 
 // sameLines checks every line against the language's form and that the

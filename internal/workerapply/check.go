@@ -20,8 +20,20 @@ const (
 	CheckWorker     = "worker"         // the container as apply would leave it
 	CheckSSHD       = "sshd"           // sshd answers on the worker port with the cluster's host key
 	CheckInterfaces = "interfaces"     // NCCL_SOCKET_IFNAME's interfaces exist in the container
+	CheckDevices    = "devices"        // /dev/infiniband in the container has the verbs device
+	CheckMemlock    = "memlock"        // ulimit -l in the container is unlimited
+	CheckGDRLevel   = "gdr-level"      // NCCL_NET_GDR_LEVEL in the container is horovod.GDRLevel
 	CheckSource     = "source-address" // a peer's sshd sees this worker's own address
 )
+
+// containerScript prints, inside the worker, what NCCL needs of it for RDMA
+// with GPUDirect: "memlock N" (ulimit -l, KiB or "unlimited": memory
+// registration pins buffers, NVIDIA/nccl-tests#206), "gdr V" (the
+// container's NCCL_NET_GDR_LEVEL) and "dev NAME" per entry of
+// /dev/infiniband (libibverbs opens uverbsN there; without it NCCL falls back
+// to sockets, NVIDIA/nccl#451).
+const containerScript = `echo "memlock $(ulimit -l)"; echo "gdr ${NCCL_NET_GDR_LEVEL-}"; ` +
+	`for f in /dev/infiniband/*; do [ -e "$f" ] && echo "dev ${f##*/}"; done; true`
 
 // peerConnectTimeout bounds each worker-to-worker connection, seconds.
 const peerConnectTimeout = 5
@@ -38,6 +50,7 @@ const peersAtOnce = 16
 func meshProbe(w *remote.Script, d *desired, peers []peer) {
 	w.Line("if [ \"$(docker inspect --type container -f '{{.State.Running}}' ", horovod.WorkerName, " 2>/dev/null)\" = true ]; then")
 	w.Line("fr ifaces docker exec ", horovod.WorkerName, " ls /sys/class/net")
+	w.Line("fr inside docker exec ", horovod.WorkerName, " sh -c ", remote.Quote(containerScript))
 	w.Line("fr postrouting iptables -w -t nat -S POSTROUTING")
 	w.Line(`peer() { docker exec `, horovod.WorkerName, ` ssh -p `, strconv.Itoa(d.Port), ` -o BatchMode=yes -o ConnectTimeout=`, strconv.Itoa(peerConnectTimeout),
 		` "$2" 'echo "$SSH_CONNECTION"' </dev/null >"$T/p.$1" 2>&1; echo $? >"$T/r.$1"; }`)
@@ -150,7 +163,9 @@ func checkWorker(ctx context.Context, inv *inventory.Inventory, o *Options, h *i
 	}
 	if !running {
 		why := horovod.WorkerName + " is not running"
-		out = append(out, readiness.Unsure(target, h.Name, CheckInterfaces, "", why))
+		for _, c := range []string{CheckInterfaces, CheckDevices, CheckMemlock, CheckGDRLevel} {
+			out = append(out, readiness.Unsure(target, h.Name, c, "", why))
+		}
 		for _, pr := range peers {
 			out = append(out, readiness.Unsure(target, h.Name, CheckSource, "to "+pr.Name, why))
 		}
@@ -181,6 +196,8 @@ func checkWorker(ctx context.Context, inv *inventory.Inventory, o *Options, h *i
 			out = append(out, readiness.Pass(target, h.Name, CheckInterfaces, "NCCL_SOCKET_IFNAME", strings.Join(want, ", ")+" present"))
 		}
 	}
+
+	out = append(out, checkInside(h, byName["inside"])...)
 
 	// From this worker to every other: the source address the peer saw.
 	natWhy := ""
@@ -223,6 +240,60 @@ func checkWorker(ctx context.Context, inv *inventory.Inventory, o *Options, h *i
 		default:
 			out = append(out, readiness.Pass(target, h.Name, CheckSource, subject, pr.Name+"'s sshd saw "+src[0]))
 		}
+	}
+	return out
+}
+
+// checkInside judges containerScript's output: the RDMA devices, memlock
+// and the GDR level inside the worker.
+func checkInside(h *inventory.Host, r remote.Result) []readiness.Result {
+	const target = readiness.TargetWorkers
+	if r.Name == "" || r.RC() != 0 {
+		why := "cannot run a shell in " + horovod.WorkerName + ": " + remote.FirstLine(string(r.Data))
+		return []readiness.Result{readiness.Unsure(target, h.Name, CheckDevices, "", why),
+			readiness.Unsure(target, h.Name, CheckMemlock, "", why), readiness.Unsure(target, h.Name, CheckGDRLevel, "", why)}
+	}
+	var devs []string
+	memlock, gdr := "", ""
+	for _, l := range strings.Split(string(r.Data), "\n") {
+		k, v, _ := strings.Cut(strings.TrimSpace(l), " ")
+		switch k {
+		case "memlock":
+			memlock = v
+		case "gdr":
+			gdr = v
+		case "dev":
+			devs = append(devs, v)
+		}
+	}
+	fixRun := "rdggen apply --target workers (it starts " + horovod.WorkerName + " with --device=/dev/infiniband --cap-add=IPC_LOCK --ulimit memlock=-1)"
+	var out []readiness.Result
+	hasVerbs := slices.ContainsFunc(devs, func(d string) bool { return strings.HasPrefix(d, "uverbs") })
+	switch {
+	case hasVerbs:
+		out = append(out, readiness.Pass(target, h.Name, CheckDevices, "/dev/infiniband", strings.Join(devs, ", ")))
+	case len(devs) == 0:
+		out = append(out, readiness.Fail(target, h.Name, CheckDevices, "/dev/infiniband", "no /dev/infiniband in "+horovod.WorkerName+": NCCL falls back to sockets",
+			"the VF's verbs device (uverbsN)", fixRun+"; on "+h.Name+" itself /dev/infiniband must exist (mlx5_ib, rdma-core or MLNX_OFED)"))
+	default:
+		out = append(out, readiness.Fail(target, h.Name, CheckDevices, "/dev/infiniband", strings.Join(devs, ", ")+", no uverbsN",
+			"the VF's verbs device (uverbsN)", "load the RDMA userspace access module on "+h.Name+" (modprobe ib_uverbs), then "+fixRun))
+	}
+	if memlock == "unlimited" {
+		out = append(out, readiness.Pass(target, h.Name, CheckMemlock, "", "ulimit -l unlimited"))
+	} else {
+		out = append(out, readiness.Fail(target, h.Name, CheckMemlock, "", "ulimit -l "+memlock+" KiB: NCCL cannot register its buffers (ibv_reg_mr: Cannot allocate memory)",
+			"unlimited", fixRun))
+	}
+	if gdr == horovod.GDRLevel {
+		out = append(out, readiness.Pass(target, h.Name, CheckGDRLevel, "NCCL_NET_GDR_LEVEL", gdr))
+	} else {
+		found := "NCCL_NET_GDR_LEVEL unset: NCCL's default PXB turns GPUDirect RDMA off in a VM (GPU and VF are PHB apart)"
+		if gdr != "" {
+			found = "NCCL_NET_GDR_LEVEL=" + gdr
+		}
+		out = append(out, readiness.Fail(target, h.Name, CheckGDRLevel, "NCCL_NET_GDR_LEVEL", found, horovod.GDRLevel,
+			"rdggen apply --target workers (the worker's environment has it; rdggen run and run.sh pass it to every rank)"))
 	}
 	return out
 }

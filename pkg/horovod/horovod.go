@@ -16,16 +16,21 @@ import (
 )
 
 const (
-	// GIDIndex is the RoCE v2 GID of the VF's IPv4 address on mlx5 (GID table:
-	// 0 RoCEv1 link-local, 1 RoCEv2 link-local, 2 RoCEv1 IPv4, 3 RoCEv2 IPv4).
-	// NCCL before 2.21 defaulted to 0 and timed out on RoCE (NVIDIA/nccl#426, #769).
-	GIDIndex = 3
 	// WorkerName is the name of the worker container on every host.
 	WorkerName = "hvd-worker"
 	// ContainerInterface is the worker's interface on docker0 in bridge mode.
 	ContainerInterface = "eth0"
 	// ShmSize is the worker's /dev/shm; Docker's default 64 MB is too small for NCCL.
 	ShmSize = "1g"
+	// GDRLevel is NCCL_NET_GDR_LEVEL inside a VM: the largest PCI distance
+	// between a GPU and the NIC at which NCCL still uses GPUDirect RDMA.
+	// vSphere gives every passthrough device its own virtual PCIe root port,
+	// so NCCL finds GPU and VF at distance PHB (through the host bridge),
+	// beyond its default PXB, and silently stages RDMA through host memory
+	// (NCCL's src/graph/paths.cc, ncclTopoCheckGdr; NCCL maintainers in
+	// NVIDIA/nccl#1008, #1151, #1843 and NVIDIA/nccl-tests#86). The string
+	// form, which every NCCL since 2.4 takes (old integers: 3 = PHB).
+	GDRLevel = "PHB"
 )
 
 // Worker is one Horovod worker: the address other workers reach it at and
@@ -116,16 +121,26 @@ func SocketInterfaces(inv *inventory.Inventory) string {
 // EnvVar is one environment variable passed to every rank.
 type EnvVar struct{ Name, Value string }
 
-// Env is the NCCL environment for RoCE with GPUDirect RDMA: the HCA, the
-// RoCE v2 GID index, the traffic class (ToS 106 = DSCP 26 << 2 | ECT(0)), the
-// socket interface, and NCCL_DEBUG=INFO so the log shows "NET/IB … RoCE".
+// Env is the NCCL environment for RoCE with GPUDirect RDMA that is the same
+// on every host: the HCA, the traffic class (ToS 106 = DSCP 26 << 2 |
+// ECT(0)), the socket interface, the GDR level a VM needs (GDRLevel) and
+// NCCL_DEBUG=INFO so the log shows "NET/IB … RoCE" and the channels'
+// "/GDRDMA". The GID index is per host and read at launch (GIDEnv).
 func Env(inv *inventory.Inventory) []EnvVar {
+	return append(WorkerEnv(inv), EnvVar{"NCCL_DEBUG", "INFO"})
+}
+
+// WorkerEnv is the part of Env the worker container is started with (docker
+// run -e), so that whatever runs in it — a job started by hand with docker
+// exec too — has NCCL's RoCE and GPUDirect RDMA settings: NCCL_IB_HCA,
+// NCCL_IB_TC, NCCL_SOCKET_IFNAME and NCCL_NET_GDR_LEVEL. Ranks that mpirun
+// starts over SSH do not inherit it; the launch lines export Env themselves.
+func WorkerEnv(inv *inventory.Inventory) []EnvVar {
 	return []EnvVar{
 		{"NCCL_IB_HCA", inv.Horovod.HCA},
-		{"NCCL_IB_GID_INDEX", strconv.Itoa(GIDIndex)},
 		{"NCCL_IB_TC", strconv.Itoa(inv.RoCE.ToS())},
 		{"NCCL_SOCKET_IFNAME", SocketInterfaces(inv)},
-		{"NCCL_DEBUG", "INFO"},
+		{"NCCL_NET_GDR_LEVEL", GDRLevel},
 	}
 }
 
@@ -142,32 +157,59 @@ func BenchmarkArgs() []string {
 
 // HorovodrunArgs is run.sh's launch line, run in the first worker: horovodrun
 // with every slot (-H "${HOSTS}"), the workers' ssh port and, in host mode,
-// the data interfaces, then the VGG16 benchmark. horovodrun forwards the
-// launching environment (Env) to all ranks.
+// the data interfaces, then the VGG16 benchmark (or run.sh's arguments) as
+// "${CMD[@]}", behind "${RANK_WRAP[@]}": run.sh reads the hosts' GID indexes
+// at launch and wraps each rank in RankWrapper when they differ. horovodrun
+// forwards the launching environment (Env, the GID index) to all ranks.
 func HorovodrunArgs(inv *inventory.Inventory) []string {
-	return horovodrun(inv, "${HOSTS}", BenchmarkArgs())
+	return horovodrun(inv, "${HOSTS}", []string{"${RANK_WRAP[@]}", "${CMD[@]}"})
 }
 
 // MpirunArgs is the mpirun line equivalent to HorovodrunArgs (Horovod's
 // docs/mpi.rst): slot mapping, TCP for MPI itself on the socket interface,
-// the ssh port for the container sshd, and each Env variable exported with -x.
+// the ssh port for the container sshd, each Env variable exported with -x,
+// and run.sh's GID export "${GID_X[@]}" (-x NCCL_IB_GID_INDEX=N, or the
+// ranks' indexes for RankWrapper).
 func MpirunArgs(inv *inventory.Inventory) []string {
-	return mpirun(inv, "${HOSTS}", BenchmarkArgs())
+	return mpirun(inv, "${HOSTS}", []string{"${GID_X[@]}"}, []string{"${RANK_WRAP[@]}", "${CMD[@]}"})
 }
 
 // LaunchArgs is the line `rdggen run` starts in the first worker: horovodrun,
 // or mpirun when useMpirun is set, over every worker (HostList, literal) with
 // cmd as the program of each rank. An empty cmd means the VGG16 benchmark at
-// BenchmarkScript.
-func LaunchArgs(inv *inventory.Inventory, useMpirun bool, cmd []string) []string {
+// BenchmarkScript. gids are the hosts' GID indexes as read from their GID
+// tables, in inventory order (len(inv.Hosts) of them; it panics otherwise):
+// mpirun exports GIDEnv with -x, and when the indexes differ every rank runs
+// behind RankWrapper. horovodrun takes GIDEnv from its own environment
+// (LaunchEnv).
+func LaunchArgs(inv *inventory.Inventory, useMpirun bool, cmd []string, gids []int) []string {
 	if len(cmd) == 0 {
 		cmd = BenchmarkArgs()
 		cmd[1] = BenchmarkScript
 	}
+	vars, wrap := GIDEnv(inv, gids)
+	if wrap {
+		cmd = append(RankWrapper(), cmd...)
+	}
 	if useMpirun {
-		return mpirun(inv, HostList(inv), cmd)
+		var x []string
+		for _, e := range vars {
+			x = append(x, "-x", e.Name+"="+e.Value)
+		}
+		return mpirun(inv, HostList(inv), x, cmd)
 	}
 	return horovodrun(inv, HostList(inv), cmd)
+}
+
+// LaunchEnv is the environment LaunchArgs' launcher starts with (docker exec
+// -e): for horovodrun, which hands its environment to every rank, Env and
+// GIDEnv; for mpirun nothing, its line exports them with -x.
+func LaunchEnv(inv *inventory.Inventory, useMpirun bool, gids []int) []EnvVar {
+	if useMpirun {
+		return nil
+	}
+	vars, _ := GIDEnv(inv, gids)
+	return append(Env(inv), vars...)
 }
 
 func horovodrun(inv *inventory.Inventory, hosts string, cmd []string) []string {
@@ -179,7 +221,9 @@ func horovodrun(inv *inventory.Inventory, hosts string, cmd []string) []string {
 	return append(args, cmd...)
 }
 
-func mpirun(inv *inventory.Inventory, hosts string, cmd []string) []string {
+// mpirun is the mpirun line with gidX (the GID index's -x options) before
+// the rank command cmd.
+func mpirun(inv *inventory.Inventory, hosts string, gidX, cmd []string) []string {
 	ifs := SocketInterfaces(inv)
 	args := []string{"mpirun", "--allow-run-as-root", "--tag-output",
 		"-np", strconv.Itoa(TotalSlots(inv)), "-H", hosts,
@@ -190,6 +234,7 @@ func mpirun(inv *inventory.Inventory, hosts string, cmd []string) []string {
 	for _, e := range Env(inv) {
 		args = append(args, "-x", e.Name+"="+e.Value)
 	}
+	args = append(args, gidX...)
 	args = append(args, "-x", "LD_LIBRARY_PATH", "-x", "PATH")
 	return append(args, cmd...)
 }

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -86,43 +87,63 @@ func TestLaunchSettings(t *testing.T) {
 	for _, e := range Env(inv) {
 		env[e.Name] = e.Value
 	}
-	want := map[string]string{"NCCL_IB_HCA": "mlx5_0", "NCCL_IB_GID_INDEX": "3", "NCCL_IB_TC": "106",
-		"NCCL_SOCKET_IFNAME": "eth0", "NCCL_DEBUG": "INFO"}
+	want := map[string]string{"NCCL_IB_HCA": "mlx5_0", "NCCL_IB_TC": "106",
+		"NCCL_SOCKET_IFNAME": "eth0", "NCCL_NET_GDR_LEVEL": "PHB", "NCCL_DEBUG": "INFO"}
 	if diff := cmp.Diff(want, env); diff != "" {
 		t.Errorf("env (-want +got):\n%s", diff)
 	}
 	run := strings.Join(DockerRunArgs(inv), " ")
 	for _, part := range []string{"--runtime=nvidia", "--device=/dev/infiniband", "--cap-add=IPC_LOCK",
 		"--ulimit memlock=-1", "--shm-size=1g", "-v /etc/rdggen/worker-ssh:/root/.ssh:ro",
+		"-e NCCL_IB_HCA=mlx5_0 -e NCCL_IB_TC=106 -e NCCL_SOCKET_IFNAME=eth0 -e NCCL_NET_GDR_LEVEL=PHB",
 		"--label org.rdggen.worker-config=" + WorkerConfigHash(inv, WorkerSSHDir),
 		"sh -c mkdir -p /run/sshd && exec /usr/sbin/sshd -D -e -f /root/.ssh/sshd_config"} {
 		if !strings.Contains(run, part) {
 			t.Errorf("docker run lacks %q: %s", part, run)
 		}
 	}
-	if strings.Contains(run, "--network=host") || strings.Contains(run, "--gpus") {
+	if strings.Contains(run, "--network=host") || strings.Contains(run, "--gpus") || strings.Contains(run, "NCCL_IB_GID_INDEX") {
 		t.Errorf("bridge mode on Docker 18.09: %s", run)
 	}
 	hr := strings.Join(HorovodrunArgs(inv), " ")
-	if !strings.HasPrefix(hr, "horovodrun -np 16 -H ${HOSTS} -p 12345 python ${TF_CNN_BENCHMARKS} --model=vgg16") {
+	if hr != "horovodrun -np 16 -H ${HOSTS} -p 12345 ${RANK_WRAP[@]} ${CMD[@]}" {
 		t.Errorf("horovodrun: %s", hr)
 	}
 	hosts := HostList(inv)
-	if got := strings.Join(LaunchArgs(inv, false, nil), " "); got != "horovodrun -np 16 -H "+hosts+" -p 12345 python "+BenchmarkScript+" --model=vgg16 --batch_size=64 --variable_update=horovod --horovod_device=gpu --num_gpus=1 --num_batches=100" {
+	threes := []int{3, 3, 3, 3, 3, 3, 3, 3}
+	if got := strings.Join(LaunchArgs(inv, false, nil, threes), " "); got != "horovodrun -np 16 -H "+hosts+" -p 12345 python "+BenchmarkScript+" --model=vgg16 --batch_size=64 --variable_update=horovod --horovod_device=gpu --num_gpus=1 --num_batches=100" {
 		t.Errorf("rdggen run's horovodrun: %s", got)
 	}
-	if got := strings.Join(LaunchArgs(inv, true, []string{"./allreduce", "--n", "3"}), " "); !strings.HasPrefix(got, "mpirun --allow-run-as-root --tag-output -np 16 -H "+hosts+" ") || !strings.HasSuffix(got, " -x PATH ./allreduce --n 3") {
+	if diff := cmp.Diff(append(Env(inv), EnvVar{"NCCL_IB_GID_INDEX", "3"}), LaunchEnv(inv, false, threes)); diff != "" {
+		t.Errorf("horovodrun's environment (-want +got):\n%s", diff)
+	}
+	if got := LaunchEnv(inv, true, threes); got != nil {
+		t.Errorf("mpirun's launcher environment %v, want none (its line exports)", got)
+	}
+	if got := strings.Join(LaunchArgs(inv, true, []string{"./allreduce", "--n", "3"}, threes), " "); !strings.HasPrefix(got, "mpirun --allow-run-as-root --tag-output -np 16 -H "+hosts+" ") ||
+		!strings.HasSuffix(got, " -x NCCL_DEBUG=INFO -x NCCL_IB_GID_INDEX=3 -x LD_LIBRARY_PATH -x PATH ./allreduce --n 3") {
 		t.Errorf("rdggen run's mpirun: %s", got)
+	}
+	// ns: clx-mld-43 and -44 have their RoCE v2 GID at index 5: their ranks
+	// (4–7) get it through the rank wrapper.
+	mixed := []int{3, 3, 5, 5, 3, 3, 3, 3}
+	got := LaunchArgs(inv, true, []string{"./allreduce"}, mixed)
+	if i := slices.Index(got, "-x"); i < 0 || !slices.Contains(got, "RDGGEN_GID_INDEXES=4:3 8:5 16:3") ||
+		slices.Contains(got, "NCCL_IB_GID_INDEX=3") || !slices.Equal(got[len(got)-5:], append(RankWrapper(), "./allreduce")) {
+		t.Errorf("mpirun with differing GID indexes: %q", got)
 	}
 	if ranks := RankHosts(inv); len(ranks) != 16 || ranks[0].Name != "clx-mld-41" || ranks[1].Name != "clx-mld-41" || ranks[2].Name != "clx-mld-42" || ranks[15].Name != "clx-mld-48" {
 		t.Errorf("rank hosts: %d", len(ranks))
 	}
 	mr := strings.Join(MpirunArgs(inv), " ")
 	for _, part := range []string{"-np 16", "-mca plm_rsh_args -p 12345", "-mca btl_tcp_if_include eth0",
-		"-x NCCL_IB_GID_INDEX=3", "-x NCCL_IB_TC=106", "--variable_update=horovod"} {
+		"-x NCCL_NET_GDR_LEVEL=PHB", "-x NCCL_IB_TC=106", "${GID_X[@]} -x LD_LIBRARY_PATH -x PATH ${RANK_WRAP[@]} ${CMD[@]}"} {
 		if !strings.Contains(mr, part) {
 			t.Errorf("mpirun lacks %q: %s", part, mr)
 		}
+	}
+	if strings.Contains(mr, "GID_INDEX=") {
+		t.Errorf("a literal GID index in run.sh's mpirun line: %s", mr)
 	}
 
 	hm := hostMode(t)

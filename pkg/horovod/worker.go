@@ -143,8 +143,9 @@ func WorkerCommand() []string {
 // WorkerRunArgs is the worker container's `docker run` argv with the SSH
 // files mounted from sshDir: GPUs (nvidia-docker2's runtime before Docker
 // 19.03, `--gpus all` from it), the RDMA devices, IPC_LOCK and unlimited
-// memlock for memory registration, a larger /dev/shm, host networking in host
-// mode, the configuration label (WorkerConfigHash) and WorkerCommand.
+// memlock for memory registration, a larger /dev/shm, NCCL's settings
+// (WorkerEnv), host networking in host mode, the configuration label
+// (WorkerConfigHash) and WorkerCommand.
 func WorkerRunArgs(inv *inventory.Inventory, sshDir string) []string {
 	body := workerRunBody(inv, sshDir)
 	args := []string{"docker", "run", "-d", "--name", WorkerName, "--restart", "unless-stopped",
@@ -171,6 +172,9 @@ func workerRunBody(inv *inventory.Inventory, sshDir string) []string {
 	}
 	args = append(args, "--device=/dev/infiniband", "--cap-add=IPC_LOCK", "--ulimit", "memlock=-1",
 		"--shm-size="+ShmSize, "-v", sshDir+":"+ContainerSSHDir+":ro")
+	for _, e := range WorkerEnv(inv) {
+		args = append(args, "-e", e.Name+"="+e.Value)
+	}
 	if inv.Horovod.Network == inventory.NetworkHost {
 		args = append(args, "--network=host")
 	}

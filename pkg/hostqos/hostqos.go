@@ -1,7 +1,8 @@
 // Package hostqos computes the in-VM side of lossless RoCE in DSCP mode
 // (docs/rules.md): what a VM can set on its ConnectX VF, as an idempotent
 // script with a boot unit, and a pointer to the ESXi side for what only the
-// PF can set.
+// PF can set; and GPUDirect RDMA's in-VM part, the nvidia-peermem module
+// loaded at boot (peermem.go).
 //
 // Split (docs/rules.md#what-only-the-physical-function-can-set): trust DSCP, PFC on the RoCE priority and
 // ECN/CNP are port (PF) settings; in the guide's topology the PF belongs to
@@ -89,7 +90,8 @@ func PFSettings(inv *inventory.Inventory, h *inventory.Host) string {
 }
 
 // Artifacts returns this package's part of the output tree (docs/architecture.md#output-tree):
-// hosts/<host>/roce-qos.sh (0755) and hosts/<host>/rdggen-roce-qos.service.
+// hosts/<host>/roce-qos.sh (0755), hosts/<host>/rdggen-roce-qos.service and
+// hosts/<host>/60-rdggen-nvidia-peermem.conf.
 // It collects Stream.
 func Artifacts(inv *inventory.Inventory) []artifact.File {
 	return slices.Collect(Stream(inv))
@@ -110,13 +112,15 @@ func Stream(inv *inventory.Inventory) iter.Seq[artifact.File] {
 }
 
 // HostArtifacts is host h's part of Artifacts: hosts/<host>/roce-qos.sh
-// (Script, 0755) and hosts/<host>/rdggen-roce-qos.service (Unit, 0644), a few
-// KB whatever the cluster's size.
+// (Script, 0755), hosts/<host>/rdggen-roce-qos.service (Unit, 0644) and
+// hosts/<host>/60-rdggen-nvidia-peermem.conf (PeermemConf, 0644), a few KB
+// whatever the cluster's size.
 func HostArtifacts(inv *inventory.Inventory, h *inventory.Host) []artifact.File {
 	dir := "hosts/" + h.Name + "/"
 	return []artifact.File{
 		{Path: dir + ScriptName, Mode: 0o755, Data: Script(inv, h)},
 		{Path: dir + UnitName, Mode: 0o644, Data: Unit(inv, h)},
+		{Path: dir + PeermemName, Mode: 0o644, Data: PeermemConf(inv, h)},
 	}
 }
 

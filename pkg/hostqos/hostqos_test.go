@@ -42,7 +42,8 @@ func TestSettingsReference(t *testing.T) {
 func TestArtifacts(t *testing.T) {
 	inv := inventory.Reference()
 	files := Artifacts(inv)
-	if len(files) != 16 || files[0].Path != "hosts/clx-mld-41/roce-qos.sh" || files[0].Mode != 0o755 || files[1].Path != "hosts/clx-mld-41/rdggen-roce-qos.service" {
+	if len(files) != 24 || files[0].Path != "hosts/clx-mld-41/roce-qos.sh" || files[0].Mode != 0o755 || files[1].Path != "hosts/clx-mld-41/rdggen-roce-qos.service" ||
+		files[2].Path != "hosts/clx-mld-41/60-rdggen-nvidia-peermem.conf" || files[2].Mode != 0o644 || !strings.HasSuffix(string(files[2].Data), "\nnvidia-peermem\n") {
 		t.Fatalf("artifacts: %d, first %s %o", len(files), files[0].Path, files[0].Mode)
 	}
 }

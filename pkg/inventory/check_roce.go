@@ -20,6 +20,20 @@ func (c *checker) roce(r *RoCESpec) {
 			c.errf("roce.buffer_percent", "%g is outside 1–100 (percent of switch buffer memory)", q.BufferPercent)
 		}
 	}
+	// The NIC, not rdggen, stamps its CNPs: the ConnectX PF belongs to
+	// ESXi's nmlx5_core, whose module parameters have no CNP DSCP or
+	// priority, and the VF in the VM cannot set them; only the firmware's
+	// CNP_DSCP_P1 / CNP_802P_PRIO_P1 (mlxconfig on the ESXi host, then a
+	// reboot) could. So the switch must expect the NIC's defaults
+	// (docs/rules.md#cnp-dscp-and-priority).
+	if q.CNPDSCP != DefaultCNPDSCP && inRange(q.CNPDSCP, 0, 63) {
+		c.errf("roce.cnp_dscp", "%d: the NIC sends its CNPs with DSCP %d, and rdggen cannot change that here (the PF belongs to ESXi's nmlx5_core, which has no CNP setting; only mlxconfig CNP_DSCP_P1 on the ESXi host could); keep %d",
+			q.CNPDSCP, DefaultCNPDSCP, DefaultCNPDSCP)
+	}
+	if q.CNPPriority != DefaultCNPPriority && inRange(q.CNPPriority, 0, 7) {
+		c.errf("roce.cnp_priority", "%d: the NIC sends its CNPs at priority %d (DSCP %d), and rdggen cannot change that here (only mlxconfig CNP_802P_PRIO_P1 on the ESXi host could); keep %d",
+			q.CNPPriority, DefaultCNPPriority, DefaultCNPDSCP, DefaultCNPPriority)
+	}
 	if q.CNPPriority == q.Priority {
 		c.errf("roce.cnp_priority", "%d equals roce.priority: CNPs need their own strict-priority class apart from the lossless RoCE class", q.CNPPriority)
 	}

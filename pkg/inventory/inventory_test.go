@@ -161,6 +161,8 @@ func TestValidationRules(t *testing.T) {
 		{"dscp range", "name: mini\n", "name: mini\nroce: {dscp: 64}\n", 2, "64", "roce.dscp", "64 is outside 0–63"},
 		{"priority range", "name: mini\n", "name: mini\nroce: {priority: 8}\n", 2, "8", "roce.priority", "8 is outside 0–7"},
 		{"cnp priority equals roce priority", "name: mini\n", "name: mini\nroce: {cnp_priority: 3, cnp_dscp: 24}\n", 2, "3", "roce.cnp_priority", "3 equals roce.priority"},
+		{"cnp dscp not the NIC's", "name: mini\n", "name: mini\nroce: {cnp_dscp: 49}\n", 2, "49", "roce.cnp_dscp", "49: the NIC sends its CNPs with DSCP 48, and rdggen cannot change that here"},
+		{"cnp priority not the NIC's", "name: mini\n", "name: mini\nroce: {cnp_priority: 7, cnp_dscp: 56}\n", 2, "7", "roce.cnp_priority", "7: the NIC sends its CNPs at priority 6 (DSCP 48)"},
 		{"dscp does not map to priority", "name: mini\n", "name: mini\nroce: {dscp: 34}\n", 2, "34", "roce.dscp", "DSCP 34 maps to switch priority 4 by default (DSCP/8), not roce.priority 3; use a DSCP in 24–31"},
 		{"ecn min above max", "name: mini\n", "name: mini\nroce: {ecn_min_kb: 2000}\n", 2, "2000", "roce.ecn_min_kb", "2000 KB is above ecn_max_kb 1500 KB"},
 		{"buffer percent", "name: mini\n", "name: mini\nroce: {buffer_percent: 0}\n", 2, "0", "roce.buffer_percent", "0 is outside 1–100"},

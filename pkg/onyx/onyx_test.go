@@ -86,7 +86,7 @@ func TestArtifactsReference(t *testing.T) {
 }
 
 func TestDesiredFollowsInventory(t *testing.T) {
-	inv := loadInv(t, "roce: {dscp: 34, priority: 4, cnp_dscp: 56, cnp_priority: 7, ecn_min_kb: 200, ecn_max_kb: 2000, buffer_percent: 37.5}\n",
+	inv := loadInv(t, "roce: {dscp: 34, priority: 4, cnp_dscp: 48, cnp_priority: 6, ecn_min_kb: 200, ecn_max_kb: 2000, buffer_percent: 37.5}\n",
 		"  - {name: s1, model: SN2100, onyx: 3.7.1000}\n")
 	got := commands(Desired(inv, inv.Switches[0]))
 	want := []string{
@@ -95,7 +95,7 @@ func TestDesiredFollowsInventory(t *testing.T) {
 		"traffic pool roce map switch-priority 4",
 		"interface ethernet 1/1-1/16 qos trust L3",
 		"interface ethernet 1/1-1/16 traffic-class 4 congestion-control ecn minimum-absolute 200 maximum-absolute 2000",
-		"interface ethernet 1/1-1/16 traffic-class 7 dcb ets strict",
+		"interface ethernet 1/1-1/16 traffic-class 6 dcb ets strict",
 		"dcb priority-flow-control enable force",
 		"dcb priority-flow-control priority 4 enable",
 		"interface ethernet 1/1-1/16 dcb priority-flow-control mode on force",

@@ -97,6 +97,9 @@ type Options struct {
 	Routing string
 	// Image is the inventory's horovod.image (default: the inventory default).
 	Image string
+	// GPUs is the number of V100-PCIE-16GB each host's inventory entry has
+	// (default 1: one slot per host).
+	GPUs int
 	// DataMTU is the inventory's data_mtu (default: none, 1500). Above
 	// 1500 the "switch" bridge's ports carry 9216, as rdggen configures a
 	// switch; the hosts' data0 stay at 1500 until an apply sets them.
@@ -483,10 +486,10 @@ docker: {version: %q, pool: 172.16.0.0/16, prefix: 24%s}
 horovod: {network: %s%s}
 defaults:
   data_interface: data0%s
-  gpus: [{model: V100-PCIE-16GB, memory_gb: 16}]
+  gpus: [%s]
   nic: {model: ConnectX-5, pf: vmnic4, vfs: 8}
 hosts:
-`, c.Slot, o.DockerVersion, routing, o.HorovodNetwork, image, dataMTU)
+`, c.Slot, o.DockerVersion, routing, o.HorovodNetwork, image, dataMTU, strings.TrimSuffix(strings.Repeat("{model: V100-PCIE-16GB, memory_gb: 16}, ", max(o.GPUs, 1)), ", "))
 	for _, h := range c.Hosts {
 		fmt.Fprintf(&b, "  - {name: %s, esxi: esx-%02d, os: %s, mgmt: %s, data: {address: %s, port: 1/%d}}\n",
 			h.Name, h.Index+1, o.OS(h.Index), h.Mgmt, h.Data, h.Index+1)

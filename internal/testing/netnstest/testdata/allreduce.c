@@ -3,7 +3,8 @@
  * whatever transport mpirun selected (the TCP BTL in the namespace tests).
  * Prints one line per rank and exits 0 when both results are right.
  * Arguments: "exit=N" makes rank 1 exit with status N after the exchange;
- * "sleep=S" makes every rank sleep S seconds first. */
+ * "sleep=S" makes every rank sleep S seconds first; "env=A,B" makes every
+ * rank print "rank R env A=value B=value" (unset: A=<unset>) first. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,13 +13,26 @@
 
 int main(int argc, char **argv) {
 	int rank, size, i, exit_rank1 = 0, nap = 0;
+	char *env = NULL;
 	for (i = 1; i < argc; i++) {
 		if (strncmp(argv[i], "exit=", 5) == 0) exit_rank1 = atoi(argv[i] + 5);
 		if (strncmp(argv[i], "sleep=", 6) == 0) nap = atoi(argv[i] + 6);
+		if (strncmp(argv[i], "env=", 4) == 0) env = argv[i] + 4;
 	}
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	if (env != NULL) {
+		char names[1024], *name, *save = NULL;
+		snprintf(names, sizeof names, "%s", env);
+		printf("rank %d env", rank);
+		for (name = strtok_r(names, ",", &save); name != NULL; name = strtok_r(NULL, ",", &save)) {
+			const char *v = getenv(name);
+			printf(" %s=%s", name, v != NULL ? v : "<unset>");
+		}
+		printf("\n");
+		fflush(stdout);
+	}
 	if (nap > 0) sleep(nap);
 	int *out = malloc(sizeof(int) * size), *in = malloc(sizeof(int) * size);
 	for (i = 0; i < size; i++) out[i] = rank * 1000 + i;

@@ -3,6 +3,7 @@
 #   on every host, first:  ./run.sh worker    start hvd-worker (sshd on port 12345 inside)
 #   then on one host:      ./run.sh launch    horovodrun, VGG16 benchmark on 16 GPUs
 #                          ./run.sh mpirun    the same with mpirun
+#                          ./run.sh launch|mpirun CMD ARG...   CMD on every rank instead
 #                          ./run.sh hostfile  print the MPI hostfile
 # 'rdggen apply --target workers' and 'rdggen run' do the same from your machine.
 # The workers' SSH files (the cluster's key pair, the workers' host key, sshd
@@ -41,13 +42,13 @@ worker() {
     fi
   done
   if docker inspect --type container hvd-worker >/dev/null 2>&1; then
-    if [ "$(docker inspect -f '{{index .Config.Labels "org.rdggen.worker-config"}}' hvd-worker)" != 4c65249d6f61e5b9 ]; then
+    if [ "$(docker inspect -f '{{index .Config.Labels "org.rdggen.worker-config"}}' hvd-worker)" != 3ec289d36182271c ]; then
       echo "run.sh: hvd-worker exists with another configuration: docker rm -f hvd-worker, then ./run.sh worker" >&2
       exit 1
     fi
     docker start hvd-worker >/dev/null
   else
-    docker run -d --name hvd-worker --restart unless-stopped --label org.rdggen.worker-config=4c65249d6f61e5b9 --runtime=nvidia -e NVIDIA_VISIBLE_DEVICES=all --device=/dev/infiniband --cap-add=IPC_LOCK --ulimit memlock=-1 --shm-size=1g -v /etc/rdggen/worker-ssh:/root/.ssh:ro horovod/horovod:0.16.0-tf1.12.0-torch1.0.0-mxnet1.4.0-py3.5 sh -c 'mkdir -p /run/sshd && exec /usr/sbin/sshd -D -e -f /root/.ssh/sshd_config'
+    docker run -d --name hvd-worker --restart unless-stopped --label org.rdggen.worker-config=3ec289d36182271c --runtime=nvidia -e NVIDIA_VISIBLE_DEVICES=all --device=/dev/infiniband --cap-add=IPC_LOCK --ulimit memlock=-1 --shm-size=1g -v /etc/rdggen/worker-ssh:/root/.ssh:ro -e NCCL_IB_HCA=mlx5_0 -e NCCL_IB_TC=106 -e NCCL_SOCKET_IFNAME=eth0 -e NCCL_NET_GDR_LEVEL=PHB horovod/horovod:0.16.0-tf1.12.0-torch1.0.0-mxnet1.4.0-py3.5 sh -c 'mkdir -p /run/sshd && exec /usr/sbin/sshd -D -e -f /root/.ssh/sshd_config'
   fi
   got=$(docker inspect -f '{{.NetworkSettings.IPAddress}}' hvd-worker)
   if [ "$got" != "$want" ]; then
@@ -73,20 +74,96 @@ worker() {
   exit 1
 }
 
+# Per worker: its address, host, data address, the RoCE GID of that address
+# as the kernel prints it in sysfs, and its slots (ranks, in rank order).
+WORKERS='
+172.16.41.2 clx-mld-41 31.31.31.41 0000:0000:0000:0000:0000:ffff:1f1f:1f29 2
+172.16.42.2 clx-mld-42 31.31.31.42 0000:0000:0000:0000:0000:ffff:1f1f:1f2a 2
+172.16.43.2 clx-mld-43 31.31.31.43 0000:0000:0000:0000:0000:ffff:1f1f:1f2b 2
+172.16.44.2 clx-mld-44 31.31.31.44 0000:0000:0000:0000:0000:ffff:1f1f:1f2c 2
+172.16.45.2 clx-mld-45 31.31.31.45 0000:0000:0000:0000:0000:ffff:1f1f:1f2d 2
+172.16.46.2 clx-mld-46 31.31.31.46 0000:0000:0000:0000:0000:ffff:1f1f:1f2e 2
+172.16.47.2 clx-mld-47 31.31.31.47 0000:0000:0000:0000:0000:ffff:1f1f:1f2f 2
+172.16.48.2 clx-mld-48 31.31.31.48 0000:0000:0000:0000:0000:ffff:1f1f:1f30 2
+'
+
+# Run in a worker with `sh -s GID SYSFS`: the index of the RoCE v2 GID on
+# mlx5_0 port 1 (the table `rdggen check --target hosts` reads).
+GID_LOOKUP='d="$2/class/infiniband/mlx5_0/ports/1"
+for f in "$d"/gids/*; do
+  g=; read -r g <"$f" 2>/dev/null || continue
+  [ "$g" = "$1" ] || continue
+  i=${f##*/}; t=; read -r t <"$d/gid_attrs/types/$i" 2>/dev/null
+  if [ "$t" = "RoCE v2" ]; then echo "$i"; exit 0; fi
+done
+exit 1
+'
+
+# Each rank of a job whose hosts' GID indexes differ sets its own from
+# RDGGEN_GID_INDEXES (END:INDEX runs in rank order) before it starts.
+RANK_WRAPPER='r=${OMPI_COMM_WORLD_RANK:-${HOROVOD_RANK:-}}; case $r in '\'''\''|*[!0-9]*) echo "rdggen-rank: no MPI rank in the environment (OMPI_COMM_WORLD_RANK, HOROVOD_RANK)" >&2; exit 1 ;; esac; for e in $RDGGEN_GID_INDEXES; do if [ "$r" -lt "${e%%:*}" ]; then NCCL_IB_GID_INDEX=${e#*:}; export NCCL_IB_GID_INDEX; exec "$@"; fi; done; echo "rdggen-rank: rank $r has no GID index in RDGGEN_GID_INDEXES ($RDGGEN_GID_INDEXES)" >&2; exit 1'
+
+# gid_env reads every worker's GID table through the workers' SSH, 16 at a
+# time ($RDGGEN_SYSFS, default /sys, is where the workers see sysfs), and sets
+# GID_E (docker exec -e), GID_X (mpirun -x) and RANK_WRAP. NCCL_IB_GID_INDEX
+# must name the RoCE v2 GID of each host's data address, which is not always
+# index 3 (an IPv6 address or a VLAN on the VF moves it): a wrong one makes
+# NCCL time out.
+gid_env() {
+  local d w host data gid slots i=0 n=0 idx bad=0 rank=0 runs= k
+  local -a ends=() idxs=()
+  d=$(mktemp -d)
+  while read -r w host data gid slots; do
+    [ -n "$w" ] || continue
+    docker exec -i hvd-worker ssh -o ConnectTimeout=10 "$w" sh -s "$gid" "${RDGGEN_SYSFS:-/sys}" <<<"$GID_LOOKUP" >"$d/$i" 2>&1 &
+    i=$((i + 1)); n=$((n + 1))
+    if [ "$n" -ge 16 ]; then wait; n=0; fi
+  done <<<"$WORKERS"
+  wait
+  i=0
+  while read -r w host data gid slots; do
+    [ -n "$w" ] || continue
+    idx=$(head -n 1 "$d/$i"); i=$((i + 1)); rank=$((rank + slots))
+    case $idx in
+      ''|*[!0-9]*)
+        echo "run.sh: $host: no RoCE v2 GID of $data on mlx5_0 port 1 (read in its worker $w: ${idx:-not found}); 'rdggen check --target hosts' says why" >&2
+        bad=1; continue ;;
+    esac
+    if [ "${#idxs[@]}" -gt 0 ] && [ "${idxs[-1]}" = "$idx" ]; then ends[-1]=$rank; else ends+=("$rank"); idxs+=("$idx"); fi
+  done <<<"$WORKERS"
+  rm -rf "$d"
+  [ "$bad" = 0 ] || exit 1
+  if [ "${#idxs[@]}" = 1 ]; then
+    GID_E=(-e "NCCL_IB_GID_INDEX=${idxs[0]}"); GID_X=(-x "NCCL_IB_GID_INDEX=${idxs[0]}"); RANK_WRAP=()
+    echo "run.sh: NCCL_IB_GID_INDEX=${idxs[0]} on every host" >&2
+  else
+    for k in "${!idxs[@]}"; do runs+="${runs:+ }${ends[k]}:${idxs[k]}"; done
+    GID_E=(-e "RDGGEN_GID_INDEXES=$runs"); GID_X=(-x "RDGGEN_GID_INDEXES=$runs"); RANK_WRAP=(sh -c "$RANK_WRAPPER" rdggen-rank)
+    echo "run.sh: the hosts' GID indexes differ; per rank: RDGGEN_GID_INDEXES=$runs" >&2
+  fi
+}
+
+# The command of every rank: run.sh's arguments, or the VGG16 benchmark.
+set_cmd() {
+  if [ "$#" -gt 0 ]; then CMD=("$@"); else CMD=(python "${TF_CNN_BENCHMARKS}" --model=vgg16 --batch_size=64 --variable_update=horovod --horovod_device=gpu --num_gpus=1 --num_batches=100); fi
+}
+
 launch() {
-  docker exec -e NCCL_IB_HCA=mlx5_0 -e NCCL_IB_GID_INDEX=3 -e NCCL_IB_TC=106 -e NCCL_SOCKET_IFNAME=eth0 -e NCCL_DEBUG=INFO -e TF_CNN_BENCHMARKS hvd-worker \
-    horovodrun -np 16 -H "${HOSTS}" -p 12345 python "${TF_CNN_BENCHMARKS}" --model=vgg16 --batch_size=64 --variable_update=horovod --horovod_device=gpu --num_gpus=1 --num_batches=100
+  gid_env
+  docker exec -e NCCL_IB_HCA=mlx5_0 -e NCCL_IB_TC=106 -e NCCL_SOCKET_IFNAME=eth0 -e NCCL_NET_GDR_LEVEL=PHB -e NCCL_DEBUG=INFO "${GID_E[@]}" -e TF_CNN_BENCHMARKS hvd-worker \
+    horovodrun -np 16 -H "${HOSTS}" -p 12345 ${RANK_WRAP[@]+"${RANK_WRAP[@]}"} ${CMD[@]+"${CMD[@]}"}
 }
 
 run_mpirun() {
+  gid_env
   docker exec -e TF_CNN_BENCHMARKS hvd-worker \
-    mpirun --allow-run-as-root --tag-output -np 16 -H "${HOSTS}" -bind-to none -map-by slot -mca pml ob1 -mca btl ^openib -mca btl_tcp_if_include eth0 -mca oob_tcp_if_include eth0 -mca plm_rsh_args '-p 12345' -x NCCL_IB_HCA=mlx5_0 -x NCCL_IB_GID_INDEX=3 -x NCCL_IB_TC=106 -x NCCL_SOCKET_IFNAME=eth0 -x NCCL_DEBUG=INFO -x LD_LIBRARY_PATH -x PATH python "${TF_CNN_BENCHMARKS}" --model=vgg16 --batch_size=64 --variable_update=horovod --horovod_device=gpu --num_gpus=1 --num_batches=100
+    mpirun --allow-run-as-root --tag-output -np 16 -H "${HOSTS}" -bind-to none -map-by slot -mca pml ob1 -mca btl ^openib -mca btl_tcp_if_include eth0 -mca oob_tcp_if_include eth0 -mca plm_rsh_args '-p 12345' -x NCCL_IB_HCA=mlx5_0 -x NCCL_IB_TC=106 -x NCCL_SOCKET_IFNAME=eth0 -x NCCL_NET_GDR_LEVEL=PHB -x NCCL_DEBUG=INFO ${GID_X[@]+"${GID_X[@]}"} -x LD_LIBRARY_PATH -x PATH ${RANK_WRAP[@]+"${RANK_WRAP[@]}"} ${CMD[@]+"${CMD[@]}"}
 }
 
 case "${1:-}" in
   worker) worker ;;
-  launch) launch ;;
-  mpirun) run_mpirun ;;
+  launch) shift; set_cmd "$@"; launch ;;
+  mpirun) shift; set_cmd "$@"; run_mpirun ;;
   hostfile) tr ',' '\n' <<<"$HOSTS" | sed 's/:\([0-9]*\)$/ slots=\1/' ;;
   *) echo "usage: $0 worker|launch|mpirun|hostfile   (launch from any host, e.g. clx-mld-41)" >&2; exit 2 ;;
 esac

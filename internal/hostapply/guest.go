@@ -1,0 +1,363 @@
+package hostapply
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/rdggen/rdggen/internal/remote"
+	"github.com/rdggen/rdggen/pkg/dockernet"
+	"github.com/rdggen/rdggen/pkg/hostqos"
+	"github.com/rdggen/rdggen/pkg/inventory"
+	"github.com/rdggen/rdggen/pkg/readiness"
+	"github.com/rdggen/rdggen/pkg/vmx"
+)
+
+// The guest checks of the hosts target: is the VM ready for GPUDirect RDMA
+// (docs/rules.md#the-guest-ready-for-gpudirect-rdma)? Each reads sysfs and
+// procfs under the root prefix (so a staged tree can be checked) and needs
+// no GPU to run: on a VM without the driver they fail with their fix.
+const (
+	CheckEFI     = "efi"            // /sys/firmware/efi: booted with EFI firmware
+	CheckGPUs    = "gpus"           // the inventory's GPUs on the PCI bus, each taken by the NVIDIA driver
+	CheckBAR1    = "bar1"           // each GPU's BAR1 as large as the inventory's (per GPU)
+	CheckDriver  = "driver"         // the NVIDIA kernel module is loaded, its version
+	CheckPeermem = "peermem"        // nvidia-peermem (or nv_peer_mem) loaded, and only one
+	CheckVerbs   = "rdma-verbs"     // ibv_devices (or the kernel's verbs devices) lists horovod.hca
+	CheckRuntime = "nvidia-runtime" // Docker can start GPU containers the way the workers are started
+)
+
+// nvidiaVendor is the PCI vendor ID of NVIDIA as sysfs prints it.
+const nvidiaVendor = "0x10de"
+
+// guestProbe appends the read of the guest's GPUs and GPU stack (all
+// read-only):
+//   - gpus: per NVIDIA display controller on the PCI bus (vendor 0x10de, class
+//     0x0300xx or 0x0302xx) "BDF<TAB>BAR1 resource line<TAB>yes|no", yes when
+//     the driver took it (/proc/driver/nvidia/gpus/BDF); line 2 of
+//     /sys/bus/pci/devices/BDF/resource is BAR1, "start end flags" in hex
+//     (all zero when the kernel could not assign it);
+//   - efi: /sys/firmware/efi exists;
+//   - nvidia: the loaded driver's version (/sys/module/nvidia/version);
+//   - verbs: the RDMA devices userspace sees (ibv_devices when installed and
+//     no root prefix; else the kernel's verbs devices,
+//     /sys/class/infiniband_verbs/uverbs*/ibdev), one per line, after a
+//     "source" line;
+//   - runtime: on Docker ≥ 19.03 (the workers use --gpus) whether the NVIDIA
+//     Container Toolkit's hook is installed; before it the runtimes of
+//     `docker info` (without a root prefix; else daemon.json's, which the
+//     probe reads anyway).
+func guestProbe(w *remote.Script, inv *inventory.Inventory) {
+	w.Line(`gpus() { for d in "$R"/sys/bus/pci/devices/*; do v=; read -r v <"$d/vendor" 2>/dev/null || continue; [ "$v" = `, nvidiaVendor, ` ] || continue;`,
+		` c=; read -r c <"$d/class" 2>/dev/null; case $c in 0x0300*|0x0302*) ;; *) continue ;; esac; b=${d##*/};`,
+		` r=$(sed -n 2p "$d/resource" 2>/dev/null); t=no; [ -e "$R/proc/driver/nvidia/gpus/$b" ] && t=yes; printf '%s\t%s\t%s\n' "$b" "$r" "$t"; done; }`)
+	w.Line(`fr gpus gpus`)
+	w.Line(`fr efi test -d "$R/sys/firmware/efi"`)
+	w.Line(`fr nvidia cat "$R/sys/module/nvidia/version"`)
+	w.Line(`verbs() { if [ -z "$R" ] && command -v ibv_devices >/dev/null 2>&1; then echo source ibv_devices; ibv_devices | awk 'NR > 2 { print $1 }';`,
+		` else echo source /sys/class/infiniband_verbs; cat "$R"/sys/class/infiniband_verbs/uverbs*/ibdev 2>/dev/null; fi; return 0; }`)
+	w.Line(`fr verbs verbs`)
+	if inv.Docker.Version.AtLeast(19, 3) {
+		w.Line(`hook() { for b in nvidia-container-runtime-hook nvidia-container-toolkit; do`,
+			` if [ -n "$R" ]; then for d in /usr/bin /usr/local/bin /usr/sbin; do [ -x "$R$d/$b" ] && { echo "$d/$b"; return 0; }; done; else command -v "$b" && return 0; fi; done; return 1; }`)
+		w.Line(`fr runtime hook`)
+	} else {
+		w.Line(`if [ -z "$R" ] && command -v docker >/dev/null 2>&1; then fr runtime docker info --format '{{json .Runtimes}}'; fi`)
+	}
+}
+
+// guestGPU is one NVIDIA GPU the guest's PCI bus shows.
+type guestGPU struct {
+	BDF string
+	// BAR1MB is BAR1's size in MiB; 0 when the kernel did not assign it.
+	BAR1MB int
+	// Driver: the NVIDIA driver took the device.
+	Driver bool
+}
+
+// guestState is what guestProbe read.
+type guestState struct {
+	GPUs    []guestGPU
+	EFI     bool
+	Driver  string // the NVIDIA driver's version, "" when not loaded
+	Verbs   []string
+	VerbsBy string // "ibv_devices" or the sysfs class
+	// Runtime is the runtime result ("" name when not read).
+	Runtime remote.Result
+}
+
+func parseGuest(rs []remote.Result) guestState {
+	var g guestState
+	for _, r := range rs {
+		switch r.Name {
+		case "gpus":
+			for _, l := range strings.Split(string(r.Data), "\n") {
+				f := strings.Split(l, "\t")
+				if len(f) != 3 {
+					continue
+				}
+				g.GPUs = append(g.GPUs, guestGPU{BDF: f[0], BAR1MB: barMB(f[1]), Driver: f[2] == "yes"})
+			}
+		case "efi":
+			g.EFI = r.RC() == 0
+		case "nvidia":
+			if r.RC() == 0 {
+				g.Driver = strings.TrimSpace(string(r.Data))
+			}
+		case "verbs":
+			for i, l := range strings.Split(strings.TrimSpace(string(r.Data)), "\n") {
+				if i == 0 {
+					g.VerbsBy = strings.TrimPrefix(l, "source ")
+				} else if l = strings.TrimSpace(l); l != "" {
+					g.Verbs = append(g.Verbs, l)
+				}
+			}
+		case "runtime":
+			g.Runtime = r
+		}
+	}
+	return g
+}
+
+// barMB is the size in MiB of a sysfs resource line "start end flags"
+// (hex); 0 for an unassigned BAR (start and end 0) or a line that does not
+// parse.
+func barMB(line string) int {
+	f := strings.Fields(line)
+	if len(f) < 2 {
+		return 0
+	}
+	start, err1 := strconv.ParseUint(strings.TrimPrefix(f[0], "0x"), 16, 64)
+	end, err2 := strconv.ParseUint(strings.TrimPrefix(f[1], "0x"), 16, 64)
+	if err1 != nil || err2 != nil || end <= start {
+		return 0
+	}
+	return int((end - start + 1) >> 20)
+}
+
+// sizeText is a BAR size for a person: "16 GB", "256 MB".
+func sizeText(mb int) string {
+	if mb >= 1024 && mb%1024 == 0 {
+		return strconv.Itoa(mb>>10) + " GB"
+	}
+	return strconv.Itoa(mb) + " MB"
+}
+
+// checkGuest judges what guestProbe (g), the peer-memory probe (pm) and
+// the probe's daemon.json read say about host h.
+func checkGuest(inv *inventory.Inventory, h *inventory.Host, g guestState, pm peermemState, daemon fileState) []readiness.Result {
+	const target = readiness.TargetHosts
+	var out []readiness.Result
+	pass := func(check, subject, found string) {
+		out = append(out, readiness.Pass(target, h.Name, check, subject, found))
+	}
+	fail := func(check, subject, found, expected, fix string) {
+		out = append(out, readiness.Fail(target, h.Name, check, subject, found, expected, fix))
+	}
+	fixESXi := "rdggen check --target esxi, then rdggen apply --target esxi"
+	mmio := vmx.MMIOSizeGB(h.GPUs)
+
+	// EFI: the 64-bit MMIO window (and so every large-BAR GPU) needs it.
+	if g.EFI {
+		pass(CheckEFI, "", "/sys/firmware/efi present: EFI firmware")
+	} else {
+		fail(CheckEFI, "", "no /sys/firmware/efi: the VM booted with BIOS firmware",
+			"EFI firmware (on BIOS the 64-bit MMIO window is never mapped, so the GPUs' BAR1 has no room)",
+			"set the VM's firmware to EFI ("+fixESXi+"); a guest installed in BIOS mode must be reinstalled in EFI mode")
+	}
+
+	// GPUs on the bus, and taken by the driver.
+	want := len(h.GPUs)
+	var taken, unassigned []string
+	var all []string
+	for _, x := range g.GPUs {
+		all = append(all, x.BDF)
+		if x.Driver {
+			taken = append(taken, x.BDF)
+		}
+		if x.BAR1MB == 0 {
+			unassigned = append(unassigned, x.BDF)
+		}
+	}
+	found := fmt.Sprintf("%d NVIDIA GPU(s) on the PCI bus", len(g.GPUs))
+	if len(all) > 0 {
+		found += " (" + strings.Join(all, ", ") + ")"
+	}
+	switch {
+	case g.Driver == "":
+		found += ", no NVIDIA driver loaded"
+	default:
+		found += fmt.Sprintf(", %d taken by the driver", len(taken))
+	}
+	expected := fmt.Sprintf("%d (the inventory's gpus), each taken by the NVIDIA driver", want)
+	needs := mmioNeeded(h, g.GPUs)
+	switch {
+	case len(g.GPUs) < want:
+		fail(CheckGPUs, "", found, expected, fmt.Sprintf("pass the VM its %d GPU(s) with DirectPath I/O (%s)", want, fixESXi))
+	case g.Driver == "":
+		fail(CheckGPUs, "", found, expected, "install the NVIDIA driver (≥ 470, after MLNX_OFED: see the driver check)")
+	case len(taken) < len(g.GPUs):
+		fix := fmt.Sprintf("the 64-bit MMIO window may be too small (pciPassthru.64bitMMIOSizeGB = %d", mmio)
+		if needs > mmio {
+			fix += fmt.Sprintf(", needs %d", needs)
+		}
+		fix += "): check the VM's keys and firmware (" + fixESXi + ")"
+		if len(unassigned) > 0 {
+			found += "; BAR1 unassigned on " + strings.Join(unassigned, ", ")
+		}
+		if needs > mmio {
+			fix += ", and set gpus[].bar1_gb to the BAR1 the GPUs have"
+		}
+		fail(CheckGPUs, "", found, expected, fix)
+	default:
+		pass(CheckGPUs, "", found)
+	}
+
+	// BAR1 of each GPU the kernel assigned it to, against the inventory's.
+	for i, x := range g.GPUs {
+		if x.BAR1MB == 0 {
+			continue // part of the gpus check
+		}
+		ig := h.GPUs[min(i, len(h.GPUs)-1)]
+		exp := vmx.GPUBAR1(ig).MB
+		found := "BAR1 " + sizeText(x.BAR1MB)
+		expected := fmt.Sprintf("BAR1 %s (%s, %s)", sizeText(exp), ig.Model, vmx.GPUBAR1(ig).Source)
+		switch {
+		case x.BAR1MB < exp:
+			fail(CheckBAR1, x.BDF, found+" (small-BAR mode)", expected,
+				"set the GPU's BAR1 to its full size (a data-center GPU exposes BAR1 ≥ its memory; GPUDirect RDMA maps GPU memory through BAR1)")
+		case x.BAR1MB > exp:
+			fail(CheckBAR1, x.BDF, found, expected+": the MMIO window is sized for the smaller one",
+				fmt.Sprintf("set gpus[%d].bar1_gb: %d in the inventory (pciPassthru.64bitMMIOSizeGB becomes %d), then rdggen apply --target esxi", min(i, len(h.GPUs)-1), x.BAR1MB>>10, needs))
+		default:
+			pass(CheckBAR1, x.BDF, found)
+		}
+	}
+
+	// The driver.
+	if g.Driver == "" {
+		fail(CheckDriver, "", "no NVIDIA kernel module loaded (/sys/module/nvidia)", "the NVIDIA driver loaded (≥ 470 ships nvidia-peermem)",
+			"install the NVIDIA driver after MLNX_OFED (its nvidia-peermem needs MLNX_OFED's peer-memory API), then reboot or modprobe nvidia")
+	} else {
+		pass(CheckDriver, "", "NVIDIA driver "+g.Driver)
+	}
+
+	// The peer-memory module.
+	pmExpected := hostqos.PeermemSysfs + " loaded (" + hostqos.LegacyPeerModule + " with drivers before 470), only one of them"
+	switch {
+	case pm.Loaded && pm.Legacy:
+		fail(CheckPeermem, "", "both "+hostqos.PeermemSysfs+" and "+hostqos.LegacyPeerModule+" are loaded", pmExpected,
+			"only one may be loaded: stop nv_peer_mem (service nv_peer_mem stop; rmmod nv_peer_mem) and keep nvidia-peermem")
+	case pm.Loaded || pm.Legacy:
+		name := hostqos.PeermemSysfs
+		if !pm.Loaded {
+			name = hostqos.LegacyPeerModule
+		}
+		found := name + " loaded"
+		if pm.Version != "" {
+			found += " (version " + pm.Version + ")"
+		}
+		if pm.MemoryPeers {
+			found += "; /sys/kernel/mm/memory_peers/nv_mem/version present: every NCCL sees it"
+		} else {
+			found += "; no /sys/kernel/mm/memory_peers/nv_mem/version: NCCL ≤ 2.22.3 does not see it (NVIDIA/nccl#1676), 2.23.4 and later do (/sys/module/nvidia_peermem/version)"
+		}
+		pass(CheckPeermem, "", found)
+	case pm.Module:
+		fail(CheckPeermem, "", hostqos.PeermemModule+" installed, not loaded: NCCL turns GPUDirect RDMA off", pmExpected,
+			"rdggen apply --target hosts (loads it and keeps it loaded at boot through "+hostqos.PeermemPath+")")
+	default:
+		fail(CheckPeermem, "", "no "+hostqos.PeermemModule+" module on the VM (NVIDIA driver < 470, or none)", pmExpected,
+			"install the NVIDIA driver ≥ 470 after MLNX_OFED (nvidia-peermem comes with it), then rdggen apply --target hosts")
+	}
+
+	// The RDMA device as userspace sees it.
+	hca := inv.Horovod.HCA
+	switch {
+	case slices.Contains(g.Verbs, hca):
+		pass(CheckVerbs, hca, fmt.Sprintf("%s lists %s", g.VerbsBy, strings.Join(g.Verbs, ", ")))
+	case len(g.Verbs) == 0:
+		fail(CheckVerbs, hca, g.VerbsBy+" lists no RDMA device", hca+" (NCCL_IB_HCA) in ibv_devices",
+			"install the RDMA userspace (MLNX_OFED, or rdma-core's ibverbs-providers and ibverbs-utils) and check that mlx5_ib is loaded")
+	default:
+		fail(CheckVerbs, hca, g.VerbsBy+" lists "+strings.Join(g.Verbs, ", "), hca+" (NCCL_IB_HCA) in ibv_devices",
+			"set horovod.hca to the VF's device")
+	}
+
+	// Docker's way to GPUs.
+	if inv.Docker.Version.AtLeast(19, 3) {
+		if r := g.Runtime; r.Name != "" && r.RC() == 0 {
+			pass(CheckRuntime, "", "NVIDIA Container Toolkit hook "+strings.TrimSpace(string(r.Data))+" (docker run --gpus)")
+		} else {
+			fail(CheckRuntime, "", "no nvidia-container-runtime-hook: docker run --gpus cannot give the worker its GPUs",
+				"the NVIDIA Container Toolkit installed (the workers start with --gpus all, docker.version ≥ 19.03)",
+				"install nvidia-container-toolkit (NVIDIA's apt repository), then restart Docker")
+		}
+	} else {
+		runtimes, how := dockerRuntimes(g.Runtime, daemon)
+		if slices.Contains(runtimes, "nvidia") {
+			pass(CheckRuntime, "", "runtime nvidia registered ("+how+")")
+		} else {
+			fail(CheckRuntime, "", fmt.Sprintf("no runtime nvidia (%s: %s)", how, orNone(runtimes)),
+				"the nvidia runtime registered with Docker (the workers start with --runtime=nvidia, docker.version < 19.03)",
+				"install nvidia-docker2 (it adds the runtime to "+dockernet.DaemonPath+", which rdggen keeps when it merges), then restart Docker")
+		}
+	}
+	return out
+}
+
+// mmioNeeded is the 64-bit MMIO window, GB, that the GPUs the guest shows
+// need: the BAR1 the kernel assigned where it did, and for a GPU whose BAR1
+// it could not assign the largest BAR1 seen on a GPU of the same model
+// (GPUs of one model have one BAR1 size), else the inventory's.
+func mmioNeeded(h *inventory.Host, seen []guestGPU) int {
+	gpus := slices.Clone(h.GPUs)
+	largest := map[string]int{} // model → GB
+	for i, x := range seen {
+		if i < len(gpus) {
+			largest[gpus[i].Model] = max(largest[gpus[i].Model], x.BAR1MB>>10)
+		}
+	}
+	for i := range gpus {
+		gb := largest[gpus[i].Model]
+		if i < len(seen) && seen[i].BAR1MB > 0 {
+			gb = seen[i].BAR1MB >> 10
+		}
+		if gb > vmx.GPUBAR1(gpus[i]).MB>>10 {
+			gpus[i].BAR1GB = gb
+		}
+	}
+	return vmx.MMIOSizeGB(gpus)
+}
+
+// dockerRuntimes lists Docker's runtimes: `docker info`'s (r, when read)
+// or daemon.json's "runtimes" keys, and says which it read.
+func dockerRuntimes(r remote.Result, daemon fileState) ([]string, string) {
+	var m map[string]json.RawMessage
+	how := "docker info"
+	if r.Name == "" || r.RC() != 0 || json.Unmarshal(r.Data, &m) != nil {
+		how = dockernet.DaemonPath
+		var d struct {
+			Runtimes map[string]json.RawMessage `json:"runtimes"`
+		}
+		if daemon.Kind == "file" && json.Unmarshal(daemon.Data, &d) == nil {
+			m = d.Runtimes
+		}
+	}
+	var names []string
+	for k := range m {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	return names, how
+}
+
+// orNone joins names, or says "none".
+func orNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}

@@ -1,0 +1,79 @@
+package hostapply
+
+import (
+	"strings"
+
+	"github.com/rdggen/rdggen/internal/remote"
+	"github.com/rdggen/rdggen/pkg/hostqos"
+)
+
+// peermemProbe appends the read of GPUDirect RDMA's peer-memory module: one
+// line per fact (drivers/nvidia-peermem and MLNX_OFED's peer-memory API,
+// docs/rules.md#nvidia-peermem): "loaded" (/sys/module/nvidia_peermem),
+// "legacy" (nv_peer_mem, drivers before R470, is loaded), "memory_peers"
+// (/sys/kernel/mm/memory_peers/nv_mem/version, where NCCL ≤ 2.22.3 looks),
+// "version V" (the loaded module's), "module" (the module is installed:
+// modinfo, or under a root prefix a nvidia-peermem.ko below $R/lib/modules).
+func peermemProbe(w *remote.Script) {
+	w.Line(`pm() {`)
+	w.Line(`	[ -d "$R/sys/module/`, hostqos.PeermemSysfs, `" ] && echo loaded`)
+	w.Line(`	[ -d "$R/sys/module/`, hostqos.LegacyPeerModule, `" ] && echo legacy`)
+	w.Line(`	[ -e "$R/sys/kernel/mm/memory_peers/nv_mem/version" ] && echo memory_peers`)
+	w.Line(`	v=; read -r v <"$R/sys/module/`, hostqos.PeermemSysfs, `/version" 2>/dev/null && echo "version $v"`)
+	w.Line(`	if [ -z "$R" ]; then modinfo -n `, hostqos.PeermemModule, ` >/dev/null 2>&1 && echo module`)
+	w.Line(`	else [ -n "$(find "$R/lib/modules" -name '`, hostqos.PeermemModule, `.ko*' 2>/dev/null | head -n 1)" ] && echo module; fi`)
+	w.Line(`	return 0`)
+	w.Line(`}`)
+	w.Line(`fr peermem pm`)
+}
+
+// peermemState is what peermemProbe read.
+type peermemState struct {
+	Loaded, Legacy, MemoryPeers, Module bool
+	Version                             string
+}
+
+func parsePeermem(out string) peermemState {
+	var s peermemState
+	for _, l := range strings.Split(out, "\n") {
+		switch f := strings.Fields(l); {
+		case len(f) == 0:
+		case f[0] == "loaded":
+			s.Loaded = true
+		case f[0] == "legacy":
+			s.Legacy = true
+		case f[0] == "memory_peers":
+			s.MemoryPeers = true
+		case f[0] == "module":
+			s.Module = true
+		case f[0] == "version" && len(f) > 1:
+			s.Version = f[1]
+		}
+	}
+	return s
+}
+
+// loadFunc is the script's load_module NAME.
+func loadFunc(mode string) string {
+	switch mode {
+	case ModeNone:
+		return `load_module() { echo "module load skipped (--module-load none): modprobe $1 on the VM"; }`
+	case ModeAuto:
+		return `load_module() { modprobe "$1"; }`
+	}
+	return "load_module() { sh -c " + remote.Quote(mode) + ` rdggen-load "$1"; }`
+}
+
+// loadHint is what a failed load of nvidia-peermem means, from modprobe's
+// own message (NVIDIA's nvidia-peermem returns -EINVAL when it was built
+// without MLNX_OFED's peer-memory symbols; a module built against another
+// OFED has unknown symbols: Mellanox/nv_peer_memory#84).
+func loadHint(out string) string {
+	switch {
+	case strings.Contains(out, "Invalid argument"):
+		return "the NVIDIA driver was built without MLNX_OFED's peer-memory API (installed before MLNX_OFED?): reinstall the NVIDIA driver after MLNX_OFED, then rdggen apply --target hosts"
+	case strings.Contains(out, "Unknown symbol"):
+		return "MLNX_OFED changed after the NVIDIA driver was built: reinstall the NVIDIA driver, then rdggen apply --target hosts"
+	}
+	return ""
+}
