@@ -313,6 +313,29 @@ func TestUserRouteInPoolSurvives(t *testing.T) {
 				t.Errorf("%s: check says %+v", mode, x)
 			}
 		}
+		// Check says what the plan says: nothing in per-host mode on a
+		// switch rdggen never routed on; in routed mode the route is in
+		// the pool rdggen routes there, so both name it, leave it and give
+		// the command that removes it.
+		var named []string
+		for _, x := range rs {
+			if x.Subject == userRoute {
+				named = append(named, x.Found)
+				if x.Status != readiness.Passed {
+					t.Errorf("%s: %+v", mode, x)
+				}
+			}
+		}
+		var kept []string
+		for _, k := range res[0].Plan.Kept {
+			kept = append(kept, k.Reason)
+		}
+		if !slices.Equal(named, kept) || (mode == "switch") != (len(kept) == 1) {
+			t.Errorf("%s: check names %q, the plan %q", mode, named, kept)
+		}
+		if mode == "switch" && len(kept) == 1 && !strings.Contains(kept[0], "(if rdggen made it: no "+userRoute+")") {
+			t.Errorf("%s: %q", mode, kept[0])
+		}
 	}
 	// And back: the user's route still stays, rdggen's go.
 	r.switchTo(routedInv(t, "hosts", ""))

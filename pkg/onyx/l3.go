@@ -327,15 +327,25 @@ type removal struct {
 // warnings.
 func stale(inv *inventory.Inventory, sw inventory.Switch, desired, current []Statement) ([]removal, []Kept, []string) {
 	want := make(map[ID]Statement, len(desired))
-	wantDst := map[netip.Prefix]bool{}
 	gatewayHere, recordHere := false, false
 	for _, d := range desired {
 		want[d.ID()] = d
 		gatewayHere = gatewayHere || d.Kind == KindVLANAddress
 		recordHere = recordHere || d.Kind == KindVLANDescription
-		if dst, _, ok := d.RouteOf(); ok {
-			wantDst[dst] = true
+	}
+	// wantDst are the prefixes of the desired routes, made on first use
+	// (a route via an address that is no host's is rare).
+	var wantDst map[netip.Prefix]bool
+	wanted := func(p netip.Prefix) bool {
+		if wantDst == nil {
+			wantDst = map[netip.Prefix]bool{}
+			for _, d := range desired {
+				if dst, _, ok := d.RouteOf(); ok {
+					wantDst[dst] = true
+				}
+			}
 		}
+		return wantDst[p]
 	}
 	cur := make(map[ID]Statement, len(current))
 	var order []ID
@@ -390,7 +400,7 @@ func stale(inv *inventory.Inventory, sw inventory.Switch, desired, current []Sta
 			routes = append(routes, removal{negated(s), []string{s.Command()}})
 		case h != nil && !hasRecord:
 			keep(s, "a route via %s's data address, but not to its container subnet %s, and the switch holds no record of a pool rdggen routes (%s); it may be rdggen's, for an earlier docker.pool or hosts[].docker.subnet", h.Name, h.Subnet, recordCmd)
-		case h == nil && wantDst[dst]:
+		case h == nil && wanted(dst):
 			keep(s, "%s is also routed by rdggen, via a host's data address, and %s is no host's: the switch spreads the subnet's traffic over both next hops (ECMP); it may be rdggen's, from before the host's data address changed", dst, via)
 		case h == nil && inPool:
 			keep(s, "a route into %s, a pool that rdggen routes on this switch by its record, via %s, which is no host's data address; it may be rdggen's, for a host that left the inventory or changed its data address", pool, via)
