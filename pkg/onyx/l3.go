@@ -239,13 +239,15 @@ func L3(inv *inventory.Inventory, sw inventory.Switch) []Statement {
 // Nothing else is ever removed. A route that may still be rdggen's but is
 // not shown to be is left, and named in Plan.Kept with the command that
 // removes it: one via a host's data address on a switch that holds no
-// record (configured by hand, or its interface carries a description of
-// the user's); one via an address that is no host's, into the pool rdggen
-// routes there or to a container subnet that rdggen routes too (an ECMP
-// path beside rdggen's) — what is left when a host leaves the inventory or
-// changes its data address, which a rule on next hops cannot tell from a
-// route of the user's. Routes with other arguments, in other VRFs or
-// outside these pools via other next hops are not looked at.
+// record yet (configured by hand or by an rdggen without records, or its
+// interface carries a description of the user's); one via an address that
+// is no host's, into the pool rdggen routes there or to a container subnet
+// that rdggen routes too (an ECMP path beside rdggen's) — what is left when
+// a host leaves the inventory or changes its data address, which a rule on
+// next hops cannot tell from a route of the user's. Other routes are left
+// without a word: with other arguments or in other VRFs, via an address
+// that is no host's on a switch rdggen does not route the pool on, and,
+// where the record is, outside its pool and not a host's subnet.
 //
 // The rest of what rdggen removes:
 //   - on the gateway switch, a primary address of the data VLAN's
