@@ -29,7 +29,12 @@ const (
 	// failure per command of the plan, Subject the setting ("interface
 	// ethernet 1/3 dcb priority-flow-control mode"), Found what the switch
 	// has, Expected the command, Fix `rdggen apply --target switch` or the
-	// command itself in config mode.
+	// command itself in config mode. A removal's Expected is "absent
+	// (rdggen's, no longer wanted)": only what Reconcile shows is rdggen's.
+	// Each command that apply leaves although it may be rdggen's
+	// (onyx.Plan.Kept) is one more passed result, Subject the command
+	// ("ip route vrf default 172.16.1.0/24 10.0.0.1"), Found apply's reason
+	// and the command that removes it.
 	CheckConfig = "config"
 	// CheckLink reads "Admin state", "Operational state" and "Actual speed"
 	// of `show interfaces ethernet | json-print`: passed when the link is
@@ -188,10 +193,24 @@ func checkSwitch(ctx context.Context, inv *inventory.Inventory, sw inventory.Swi
 func (c *checker) config() {
 	plan := c.t.res.Plan
 	c.template = onyx.UsesRoCETemplate(c.inv, c.t.sw) && slices.ContainsFunc(plan.Changes, func(ch onyx.Change) bool { return ch.Kind == onyx.KindRoCE })
+	// What apply leaves although it may be rdggen's passes, as apply
+	// changes nothing about it, with apply's reason and the command that
+	// removes it.
+	defer func() {
+		for _, k := range plan.Kept {
+			c.pass(CheckConfig, k.Command, k.Reason)
+		}
+	}()
 	if plan.Empty() {
 		found := fmt.Sprintf("the running-config has all %d of the inventory's statements", len(c.t.desired))
+		kept := map[string]bool{}
+		for _, k := range plan.Kept {
+			kept[k.Command+": "+k.Reason] = true
+		}
 		for _, w := range plan.Warnings {
-			found += "; warning: " + w
+			if !kept[w] {
+				found += "; warning: " + w
+			}
 		}
 		c.pass(CheckConfig, "", found)
 		return

@@ -22,8 +22,25 @@ type Change struct {
 // statements, in an order the switch accepts, and warnings for things it
 // will not touch.
 type Plan struct {
-	Changes  []Change
+	Changes []Change
+	// Warnings are notes for the reader, each a sentence; they include
+	// every Kept, as its command and reason.
 	Warnings []string
+	// Kept are commands on the switch that may be rdggen's but that rdggen
+	// cannot show it made (Reconcile): the plan leaves them and says why.
+	Kept []Kept
+}
+
+// Kept is a command that Reconcile leaves on the switch although it may be
+// rdggen's.
+type Kept struct {
+	// Command is the switch's command, e.g. "ip route vrf default
+	// 172.16.1.0/24 10.0.0.1".
+	Command string
+	// Reason says why it may be rdggen's, why rdggen cannot tell, and the
+	// command that removes it. Command + ": " + Reason is one of the
+	// plan's Warnings.
+	Reason string
 }
 
 // Commands returns the commands of the plan, in order.

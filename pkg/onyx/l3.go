@@ -24,6 +24,7 @@ package onyx
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -140,18 +141,60 @@ func (s Statement) AddressOf() (netip.Prefix, bool) {
 	return p, err == nil
 }
 
+// PoolRecordPrefix starts the description that PoolRecord gives the
+// gateway's interface.
+const PoolRecordPrefix = "rdggen-pool-"
+
+// PoolRecord is `interface vlan <n> description rdggen-pool-<pool>`, e.g.
+// `interface vlan 1 description rdggen-pool-172.16.0.0/16`: rdggen's record
+// of the container pool it routes on this switch, kept in the switch's own
+// configuration, so that every later apply, from any machine, and a switch
+// configured by pasting switch/<name>.cfg, can tell which routes are
+// rdggen's after docker.pool changes (Reconcile). A VLAN interface has a
+// description (NVIDIA Onyx User Manual, "IP Routing Overview": admin state,
+// address, MTU, description, counters), which Mellanox's onyx_interface
+// module sets for VLAN interfaces too; running-configs print an interface's
+// description as a flat line, `interface ethernet 1/1 description TRUNK TO
+// Dell7048` (docs/research/onyx-l3.md). The text has no spaces and at most
+// 30 characters.
+func PoolRecord(n int, pool netip.Prefix) Statement {
+	return vlanDescription(VLAN(n), PoolRecordPrefix+pool.String())
+}
+
+func vlanDescription(i Iface, text string) Statement {
+	return Statement{Kind: KindVLANDescription, Iface: i, Key: "description", Body: "description " + text}
+}
+
+// RecordedPool returns the pool of a PoolRecord statement, also when the
+// switch prints the description in quotes; ok is false for any other
+// statement, a description of the user's included.
+func (s Statement) RecordedPool() (pool netip.Prefix, ok bool) {
+	text, isDesc := strings.CutPrefix(s.Body, "description ")
+	if s.Kind != KindVLANDescription || !isDesc {
+		return pool, false
+	}
+	rest, isRecord := strings.CutPrefix(strings.Trim(text, `"`), PoolRecordPrefix)
+	if !isRecord {
+		return pool, false
+	}
+	pool, err := netip.ParsePrefix(rest)
+	return pool, err == nil && pool.Addr().Is4() && pool.Masked() == pool
+}
+
 // L3 returns the statements that make switch sw the container pool's
 // gateway (docker.routing: switch), in running-config order: routing on,
 // the data VLAN's interface with the gateway address (Inventory.GatewayPrefix),
-// ICMP redirects off, the data MTU when it is above 1500, and one static
-// route per host's container subnet via the host's data address, in
-// inventory order. It returns nothing for a switch that is not the gateway
-// (Inventory.GatewaySwitch), which is every switch in RoutingHosts mode.
+// ICMP redirects off, the data MTU when it is above 1500, rdggen's record
+// of the pool (PoolRecord), and one static route per host's container
+// subnet via the host's data address, in inventory order. It returns
+// nothing for a switch that is not the gateway (Inventory.GatewaySwitch),
+// which is every switch in RoutingHosts mode.
 //
 //	ip routing vrf default
 //	interface vlan 1
 //	interface vlan 1 ip address 31.31.31.254/24 primary
 //	no interface vlan 1 ip icmp redirect
+//	interface vlan 1 description rdggen-pool-172.16.0.0/16
 //	ip route vrf default 172.16.41.0/24 31.31.31.41
 //	…
 func L3(inv *inventory.Inventory, sw inventory.Switch) []Statement {
@@ -159,11 +202,12 @@ func L3(inv *inventory.Inventory, sw inventory.Switch) []Statement {
 	if gw == nil || gw.Name != sw.Name || !inv.GatewayPrefix().IsValid() {
 		return nil
 	}
-	out := make([]Statement, 0, 5+len(inv.Hosts))
+	out := make([]Statement, 0, 6+len(inv.Hosts))
 	out = append(out, IPRouting(), VLANInterface(DataVLAN), VLANAddress(DataVLAN, inv.GatewayPrefix()), ICMPRedirect(DataVLAN, false))
 	if mtu := inv.DataMTU(); mtu > DefaultVLANMTU {
 		out = append(out, VLANMTU(DataVLAN, mtu))
 	}
+	out = append(out, PoolRecord(DataVLAN, inv.Docker.Pool))
 	for _, h := range inv.HostsOnSwitch(sw.Name) {
 		out = append(out, Route(h.Subnet, h.Data.Address.Addr()))
 	}
@@ -173,38 +217,81 @@ func L3(inv *inventory.Inventory, sw inventory.Switch) []Statement {
 // Reconcile is the plan that `rdggen apply --target switch` sends to
 // switch sw, and that `rdggen check` reports: Diff of Desired against the
 // switch's current statements, preceded by the removal of the routed-pool
-// configuration the inventory no longer wants (a switch that was the
-// gateway and no longer is, a stale route or gateway address).
+// configuration rdggen made and the inventory no longer wants (a switch
+// that was the gateway and no longer is, a route into an earlier pool, a
+// gateway address that changed).
 //
-// What rdggen removes, and how it decides that it owns it:
-//   - a static route in the default VRF whose prefix lies inside
-//     docker.pool and that Desired does not list: the pool is the
-//     container network rdggen plans, so a route into it is rdggen's (as a
-//     host's route into the pool is, for the hosts target). Routes
-//     elsewhere, in other VRFs, or with other arguments are never touched.
+// How rdggen knows what it made. A switch does not say who typed a line,
+// and rdggen keeps no state of its own: a record beside the backups
+// (rdg-backup/) is lost, or stale, as soon as apply runs from another
+// machine or checkout. What rdggen knows comes from the inventory and from
+// the switch's own configuration, which every apply and every reader share.
+// A static route `ip route vrf default P N` is rdggen's when N is the data
+// address of a host h of the inventory (rdggen routes only via hosts'
+// data addresses) and
+//   - P is h's container subnet: it is exactly the route rdggen writes for
+//     h; or
+//   - P lies inside the pool recorded on the switch by PoolRecord, or inside
+//     docker.pool when this plan writes that record: rdggen routes that pool
+//     there. This is what finds rdggen's routes after a change of
+//     docker.pool or of a host's docker.subnet, which the first rule cannot.
+//
+// Nothing else is ever removed. A route that may still be rdggen's but is
+// not shown to be is left, and named in Plan.Kept with the command that
+// removes it: one via a host's data address on a switch that holds no
+// record yet (configured by hand or by an rdggen without records, or its
+// interface carries a description of the user's); one via an address that
+// is no host's, into the pool rdggen routes there or to a container subnet
+// that rdggen routes too (an ECMP path beside rdggen's) — what is left when
+// a host leaves the inventory or changes its data address, which a rule on
+// next hops cannot tell from a route of the user's. Other routes are left
+// without a word: with other arguments or in other VRFs, via an address
+// that is no host's on a switch rdggen does not route the pool on, and,
+// where the record is, outside its pool and not a host's subnet.
+//
+// The rest of what rdggen removes:
 //   - on the gateway switch, a primary address of the data VLAN's
 //     interface other than the gateway's: ONYX cannot change a primary, so
 //     it is removed (`interface vlan 1 no ip address`) before the new one
 //     is set; the plan shows the address it replaces.
 //   - on a switch that is not (or no longer) the gateway, and only while it
-//     still has a route of rdggen's (into the pool via a host's data
-//     address) — the evidence that rdggen made it the gateway, kept until
-//     the last command because the routes go last: the gateway address
-//     (exactly Inventory.Docker.Gateway) on the data VLAN's interface. The
-//     interface goes with it (`no interface vlan 1`) when it holds nothing
-//     but rdggen's settings; otherwise only rdggen's settings are undone
-//     (address removed, ICMP redirects and MTU back to ONYX's defaults).
-//     `ip routing vrf default` is turned off too when nothing else on the
-//     switch routes (no other interface address, no static route outside
-//     the pool and the mgmt VRF, no routing protocol); otherwise it stays,
-//     with a warning.
+//     still holds rdggen's record or one of rdggen's routes: the gateway
+//     address (exactly Inventory.Docker.Gateway) on the data VLAN's
+//     interface. The interface goes with it (`no interface vlan 1`) when it
+//     holds nothing but rdggen's settings; otherwise only rdggen's settings
+//     are undone (address removed, ICMP redirects and MTU back to ONYX's
+//     defaults, the record removed). `ip routing vrf default` is turned off
+//     too when nothing else on the switch routes (no other interface
+//     address, no static route outside the pool and the mgmt VRF, no
+//     routing protocol); otherwise it stays, with a warning.
 //
 // Removals come first, in this order: interface settings, the gateway
-// address or interface, routing, routes.
+// address, routing, routes, and last the interface or the record, so that
+// an apply that stops midway leaves the evidence and the next one
+// finishes the job.
+//
+// When the data VLAN's interface carries a description that is not
+// rdggen's record, the record is not written (a description is one
+// setting, and it is the user's): the plan warns, and rdggen then knows its
+// routes by the first rule only.
 func Reconcile(inv *inventory.Inventory, sw inventory.Switch, current []Statement) Plan {
 	desired := Desired(inv, sw)
+	var notes []string
+	vlan := VLAN(DataVLAN)
+	if d, ok := currentStatement(current, ID{vlan, "description"}); ok && !d.Negated() {
+		if _, ours := d.RecordedPool(); !ours {
+			for i, s := range desired {
+				if s.Kind == KindVLANDescription {
+					desired = slices.Delete(slices.Clone(desired), i, i+1)
+					notes = append(notes, fmt.Sprintf("%s is not rdggen's, so rdggen does not record there the pool it routes (%s): after a change of docker.pool or of a host's docker.subnet it names its earlier routes instead of removing them",
+						d.Command(), s.Command()))
+					break
+				}
+			}
+		}
+	}
 	plan := Diff(desired, current)
-	rm, warnings := stale(inv, sw, desired, current)
+	rm, kept, warnings := stale(inv, sw, desired, current)
 	if len(rm) > 0 {
 		changes := make([]Change, 0, len(rm)+len(plan.Changes))
 		for _, r := range rm {
@@ -212,8 +299,24 @@ func Reconcile(inv *inventory.Inventory, sw inventory.Switch, current []Statemen
 		}
 		plan.Changes = append(changes, plan.Changes...)
 	}
+	plan.Kept = kept
+	for _, k := range kept {
+		plan.Warnings = append(plan.Warnings, k.Command+": "+k.Reason)
+	}
+	plan.Warnings = append(plan.Warnings, notes...)
 	plan.Warnings = append(plan.Warnings, warnings...)
 	return plan
+}
+
+// currentStatement is the statement with the given ID that the switch
+// keeps: the last one.
+func currentStatement(current []Statement, id ID) (Statement, bool) {
+	for i := len(current) - 1; i >= 0; i-- {
+		if current[i].ID() == id {
+			return current[i], true
+		}
+	}
+	return Statement{}, false
 }
 
 // removal is a `no` command and the switch's commands it takes away.
@@ -222,13 +325,29 @@ type removal struct {
 	was []string
 }
 
-// stale finds the removals of Reconcile and its warnings.
-func stale(inv *inventory.Inventory, sw inventory.Switch, desired, current []Statement) ([]removal, []string) {
+// stale finds the removals of Reconcile, the routes it keeps and its
+// warnings.
+func stale(inv *inventory.Inventory, sw inventory.Switch, desired, current []Statement) ([]removal, []Kept, []string) {
 	want := make(map[ID]Statement, len(desired))
-	gatewayHere := false
+	gatewayHere, recordHere := false, false
 	for _, d := range desired {
 		want[d.ID()] = d
 		gatewayHere = gatewayHere || d.Kind == KindVLANAddress
+		recordHere = recordHere || d.Kind == KindVLANDescription
+	}
+	// wantDst are the prefixes of the desired routes, made on first use
+	// (a route via an address that is no host's is rare).
+	var wantDst map[netip.Prefix]bool
+	wanted := func(p netip.Prefix) bool {
+		if wantDst == nil {
+			wantDst = map[netip.Prefix]bool{}
+			for _, d := range desired {
+				if dst, _, ok := d.RouteOf(); ok {
+					wantDst[dst] = true
+				}
+			}
+		}
+		return wantDst[p]
 	}
 	cur := make(map[ID]Statement, len(current))
 	var order []ID
@@ -238,26 +357,58 @@ func stale(inv *inventory.Inventory, sw inventory.Switch, desired, current []Sta
 		}
 		cur[s.ID()] = s // the switch keeps the last
 	}
-	dataHosts := map[netip.Addr]bool{}
-	for _, h := range inv.Hosts {
-		dataHosts[h.Data.Address.Addr()] = true
+	hostAt := map[netip.Addr]*inventory.Host{}
+	for i := range inv.Hosts {
+		if a := inv.Hosts[i].Data.Address.Addr(); hostAt[a] == nil {
+			hostAt[a] = &inv.Hosts[i]
+		}
 	}
-	pool := inv.Docker.Pool
+	vlan := VLAN(DataVLAN)
+	record, hasRecord := cur[ID{vlan, "description"}].RecordedPool()
+	// The pools rdggen routes on this switch, by its record: the one on
+	// the switch, and docker.pool when this plan writes the record.
+	var routed []netip.Prefix
+	if hasRecord {
+		routed = append(routed, record)
+	}
+	if recordHere && !slices.Contains(routed, inv.Docker.Pool) {
+		routed = append(routed, inv.Docker.Pool)
+	}
+	within := func(p netip.Prefix) (netip.Prefix, bool) {
+		for _, pool := range routed {
+			if pool.Contains(p.Addr()) && p.Bits() >= pool.Bits() {
+				return pool, true
+			}
+		}
+		return netip.Prefix{}, false
+	}
+	recordCmd := PoolRecord(DataVLAN, inv.Docker.Pool).Command()
 	var routes []removal
-	ours := false // a route into the pool via a host's data address
+	var kept []Kept
+	keep := func(s Statement, format string, a ...any) {
+		remove := negated(s).Command()
+		kept = append(kept, Kept{Command: s.Command(), Reason: fmt.Sprintf("%s; left alone (if rdggen made it: %s)", fmt.Sprintf(format, a...), remove)})
+	}
 	for _, id := range order {
 		s := cur[id]
 		dst, via, ok := s.RouteOf()
-		if !ok || s.Negated() || !pool.Contains(dst.Addr()) || dst.Bits() < pool.Bits() {
+		if _, wanted := want[id]; !ok || s.Negated() || wanted {
 			continue
 		}
-		ours = ours || dataHosts[via]
-		if _, w := want[id]; !w {
+		h := hostAt[via]
+		pool, inPool := within(dst)
+		switch {
+		case h != nil && dst == h.Subnet, h != nil && inPool:
 			routes = append(routes, removal{negated(s), []string{s.Command()}})
+		case h != nil && !hasRecord:
+			keep(s, "a route via %s's data address, but not to its container subnet %s, and the switch holds no record of a pool rdggen routes (%s); it may be rdggen's, for an earlier docker.pool or hosts[].docker.subnet", h.Name, h.Subnet, recordCmd)
+		case h == nil && wanted(dst):
+			keep(s, "%s is also routed by rdggen, via a host's data address, and %s is no host's: the switch spreads the subnet's traffic over both next hops (ECMP); it may be rdggen's, from before the host's data address changed", dst, via)
+		case h == nil && inPool:
+			keep(s, "a route into %s, a pool that rdggen routes on this switch by its record, via %s, which is no host's data address; it may be rdggen's, for a host that left the inventory or changed its data address", pool, via)
 		}
 	}
 
-	vlan := VLAN(DataVLAN)
 	var onVLAN []Statement
 	for _, id := range order {
 		if id.Iface == vlan {
@@ -286,36 +437,42 @@ func stale(inv *inventory.Inventory, sw inventory.Switch, desired, current []Sta
 			}
 		}
 		warnings = append(warnings, portVLANWarnings(inv, sw, order, cur)...)
-		return append(rm, routes...), warnings
+		return append(rm, routes...), kept, warnings
 	}
 
 	gw := inv.Docker.Gateway
 	gwHere := hasAddr && gw.IsValid() && addr.Addr() == gw
+	ours := hasRecord || len(routes) > 0 // evidence that rdggen made this switch the gateway
 	switch {
 	case !ours && gwHere:
-		return routes, []string{fmt.Sprintf("interface vlan %d carries %s, the routed pool's gateway address, but the switch has no route of rdggen's into the pool: left alone (if rdggen put it there: %s)",
-			DataVLAN, addr, negated(vlanAddress(vlan, addr)).Command())}
+		return routes, kept, []string{fmt.Sprintf("interface vlan %d carries %s, the routed pool's gateway address, but the switch holds neither rdggen's record of a routed pool (%s) nor a route of rdggen's: left alone (if rdggen put it there: %s)",
+			DataVLAN, addr, recordCmd, negated(vlanAddress(vlan, addr)).Command())}
 	case !ours:
-		return routes, nil
+		return routes, kept, nil
 	}
 	removed := map[ID]bool{}
-	if gwHere {
-		foreign := false
-		for _, s := range onVLAN {
-			switch s.Kind {
-			case KindVLANIface, KindVLANAddress, KindICMPRedirect, KindVLANMTU:
-			default:
-				foreign = true
-			}
+	var last []removal // the interface or the record: the evidence goes last
+	mine := func(s Statement) bool {
+		switch s.Kind {
+		case KindVLANIface, KindICMPRedirect, KindVLANMTU:
+			return true
+		case KindVLANAddress:
+			return gwHere
+		case KindVLANDescription:
+			_, rec := s.RecordedPool()
+			return rec
 		}
-		if !foreign {
-			var was []Statement
-			for _, s := range onVLAN {
-				was = append(was, s)
-				removed[s.ID()] = true
-			}
-			rm = append(rm, removal{negated(vlanInterface(vlan)), lineCommands(was)})
-		} else {
+		return false
+	}
+	foreign := slices.ContainsFunc(onVLAN, func(s Statement) bool { return !mine(s) })
+	switch {
+	case len(onVLAN) > 0 && !foreign && (gwHere || hasRecord):
+		for _, s := range onVLAN {
+			removed[s.ID()] = true
+		}
+		last = append(last, removal{negated(vlanInterface(vlan)), lineCommands(onVLAN)})
+	case len(onVLAN) > 0:
+		if gwHere {
 			if s, ok := cur[ID{vlan, "ip icmp redirect"}]; ok && s.Body != "ip icmp redirect" {
 				rm = append(rm, removal{icmpRedirect(vlan, true), []string{s.Command()}})
 			}
@@ -330,6 +487,11 @@ func stale(inv *inventory.Inventory, sw inventory.Switch, desired, current []Sta
 				warnings = append(warnings, fmt.Sprintf("%s stays: the interface also has %q, which is not rdggen's, and `no ip address` would take both", old.Command(), secondary))
 			}
 		}
+		if hasRecord {
+			s := cur[ID{vlan, "description"}]
+			last = append(last, removal{negated(s), []string{s.Command()}})
+			removed[s.ID()] = true
+		}
 	}
 	for _, r := range routes {
 		removed[r.s.ID()] = true
@@ -341,7 +503,8 @@ func stale(inv *inventory.Inventory, sw inventory.Switch, desired, current []Sta
 			warnings = append(warnings, fmt.Sprintf("%s stays on: %q still needs it (%s turns it off)", s.Command(), other, negated(s).Command()))
 		}
 	}
-	return append(rm, routes...), warnings
+	rm = append(rm, routes...)
+	return append(rm, last...), kept, warnings
 }
 
 // lineCommands are the statements' commands, ranges merged.

@@ -3,6 +3,7 @@ package onyx
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 
@@ -44,6 +45,7 @@ func TestL3Statements(t *testing.T) {
 		"interface vlan 1",
 		"interface vlan 1 ip address 10.0.0.254/24 primary",
 		"no interface vlan 1 ip icmp redirect",
+		"interface vlan 1 description rdggen-pool-172.16.0.0/16",
 		"ip route vrf default 172.16.1.0/24 10.0.0.1",
 		"ip route vrf default 172.16.2.0/24 10.0.0.2",
 		"ip route vrf default 172.16.3.0/24 10.0.0.3",
@@ -148,9 +150,12 @@ func TestRoutesSortNumerically(t *testing.T) {
 }
 
 // What Reconcile removes, and what it leaves: per-host mode on a switch
-// that was the gateway. Routes into the pool go (also one whose next hop is
-// no host's); the route outside the pool, the mgmt VRF's and the other
-// VLAN's address stay, and so routing stays on, with a warning.
+// that was the gateway (its interface vlan 1 still carries rdggen's record
+// of the pool). rdggen's routes go; a route into the recorded pool via an
+// address that is no host's stays and is named; the route outside the
+// pool, the mgmt VRF's and the other VLAN's address stay, and so routing
+// stays on, with a warning. The interface, holding nothing else, goes
+// last, with the record.
 func TestReconcileOwnership(t *testing.T) {
 	inv := routedInv(t, 2, "routing: hosts")
 	current := Parse(`
@@ -160,6 +165,7 @@ func TestReconcileOwnership(t *testing.T) {
    interface vlan 1 ip address 10.0.0.254/24 primary
    interface vlan 10 ip address 192.0.2.1/24 primary
 no interface vlan 1 ip icmp redirect
+   interface vlan 1 description rdggen-pool-172.16.0.0/16
    ip route vrf default 172.16.1.0/24 10.0.0.1
    ip route vrf default 172.16.2.0/24 10.0.0.2
    ip route vrf default 172.16.9.0/24 10.0.0.9
@@ -167,34 +173,131 @@ no interface vlan 1 ip icmp redirect
    ip route vrf mgmt 0.0.0.0/0 10.9.9.9
 `)
 	p := Reconcile(inv, inv.Switches[0], current)
-	var removes []string
-	for _, c := range p.Changes {
-		if len(c.Removed) > 0 {
-			removes = append(removes, c.Command)
-		}
-	}
 	want := []string{
-		"no interface vlan 1",
 		"no ip route vrf default 172.16.1.0/24 10.0.0.1",
 		"no ip route vrf default 172.16.2.0/24 10.0.0.2",
-		"no ip route vrf default 172.16.9.0/24 10.0.0.9",
+		"no interface vlan 1",
 	}
-	if d := cmp.Diff(want, removes); d != "" {
+	if d := cmp.Diff(want, removals(p)); d != "" {
 		t.Errorf("removals (-want +got):\n%s\n%s", d, p)
 	}
-	if len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], "ip routing vrf default stays on") {
-		t.Errorf("warnings: %q", p.Warnings)
+	if len(p.Kept) != 1 || p.Kept[0].Command != "ip route vrf default 172.16.9.0/24 10.0.0.9" ||
+		len(p.Warnings) != 2 || !strings.Contains(p.Warnings[1], "ip routing vrf default stays on") {
+		t.Errorf("kept %+v, warnings: %q", p.Kept, p.Warnings)
 	}
-	// Without a route of rdggen's there is no evidence: the gateway-like
-	// address stays, with a warning, and so does routing.
+	// Without a route of rdggen's or its record there is no evidence: the
+	// gateway-like address stays, with a warning, and so does routing.
 	p = Reconcile(inv, inv.Switches[0], Parse("ip routing vrf default\ninterface vlan 1\ninterface vlan 1 ip address 10.0.0.254/24 primary\n"))
+	if r := removals(p); len(r) != 0 {
+		t.Errorf("without evidence it removes %q", r)
+	}
+	if len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], "left alone") || strings.Contains(p.Warnings[0], "no route of rdggen's") {
+		t.Errorf("no evidence:\n%s", p)
+	}
+}
+
+// removals are the plan's `no` commands.
+func removals(p Plan) []string {
+	var out []string
 	for _, c := range p.Changes {
 		if len(c.Removed) > 0 {
-			t.Errorf("without evidence it removes %q", c.Command)
+			out = append(out, c.Command)
 		}
 	}
-	if len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], "left alone") {
-		t.Errorf("no evidence:\n%s", p)
+	return out
+}
+
+// Which static route is rdggen's, row by row: hosts h1 (10.0.0.1,
+// 172.16.1.0/24) and h2; docker.pool 172.16.0.0/16, before it 172.20.0.0/16
+// when the switch holds the record "rdggen-pool-172.20.0.0/16". A route is
+// removed only when it is shown to be rdggen's, left and named when it may
+// be, and left without a word when nothing says it is.
+func TestReconcileRouteOwnership(t *testing.T) {
+	const (
+		removed = "removed"
+		named   = "named"
+		left    = "left"
+	)
+	for _, c := range []struct {
+		name, mode, record, route, want string
+	}{
+		{"a user's route into the pool, never in routed mode", "routing: hosts", "", "ip route vrf default 172.16.200.0/24 10.0.0.50", left},
+		{"the same in routed mode", "routing: switch", "", "ip route vrf default 172.16.200.0/24 10.0.0.50", named},
+		{"the same on a switch with the record", "routing: hosts", "rdggen-pool-172.16.0.0/16", "ip route vrf default 172.16.200.0/24 10.0.0.50", named},
+		{"rdggen's route for h1, per-host mode", "routing: hosts", "", "ip route vrf default 172.16.1.0/24 10.0.0.1", removed},
+		{"h1's subnet via another host", "routing: hosts", "", "ip route vrf default 172.16.1.0/24 10.0.0.2", named},
+		{"h1's subnet via another host, recorded pool", "routing: hosts", "rdggen-pool-172.16.0.0/16", "ip route vrf default 172.16.1.0/24 10.0.0.2", removed},
+		{"a route of an earlier pool, recorded", "routing: switch", "rdggen-pool-172.20.0.0/16", "ip route vrf default 172.20.1.0/24 10.0.0.1", removed},
+		{"a route of an earlier pool, recorded, per-host mode", "routing: hosts", "rdggen-pool-172.20.0.0/16", "ip route vrf default 172.20.2.0/24 10.0.0.2", removed},
+		{"a route of an earlier pool, no record", "routing: hosts", "", "ip route vrf default 172.20.1.0/24 10.0.0.1", named},
+		{"a route of an earlier pool, the user's description", "routing: switch", `"data VLAN"`, "ip route vrf default 172.20.1.0/24 10.0.0.1", named},
+		{"a route via a host outside the recorded pool", "routing: switch", "rdggen-pool-172.16.0.0/16", "ip route vrf default 198.51.100.0/24 10.0.0.1", left},
+		{"an ECMP path beside rdggen's route", "routing: switch", "", "ip route vrf default 172.16.2.0/24 10.0.0.9", named},
+		{"elsewhere via another next hop", "routing: switch", "rdggen-pool-172.16.0.0/16", "ip route vrf default 198.51.100.0/24 10.0.0.9", left},
+		{"another VRF", "routing: hosts", "rdggen-pool-172.16.0.0/16", "ip route vrf mgmt 172.16.1.0/24 10.0.0.1", left},
+		{"with a distance", "routing: hosts", "rdggen-pool-172.16.0.0/16", "ip route 172.16.1.0/24 10.0.0.1 10", left},
+	} {
+		inv := routedInv(t, 2, c.mode)
+		cfg := c.route + "\n"
+		if c.record != "" {
+			cfg += "interface vlan 1\ninterface vlan 1 description " + c.record + "\n"
+		}
+		p := Reconcile(inv, inv.Switches[0], Parse(cfg))
+		got := left
+		neg := negated(ParseLine(c.route)[0]).Command()
+		if slices.Contains(removals(p), neg) {
+			got = removed
+		}
+		for _, k := range p.Kept {
+			if k.Command == ParseLine(c.route)[0].Command() {
+				if got != left {
+					t.Errorf("%s: both removed and kept", c.name)
+				}
+				got = named
+				if !strings.Contains(k.Reason, "(if rdggen made it: "+neg+")") || !slices.Contains(p.Warnings, k.Command+": "+k.Reason) {
+					t.Errorf("%s: kept without the command that removes it, or not a warning: %+v", c.name, k)
+				}
+			}
+		}
+		if got != c.want {
+			t.Errorf("%s: %s, want %s\n%s", c.name, got, c.want, p)
+		}
+	}
+}
+
+// The record rdggen writes on the gateway's interface, and reads back in
+// the forms a switch may print; a description of the user's is not one,
+// and rdggen does not overwrite it.
+func TestPoolRecord(t *testing.T) {
+	rec := PoolRecord(1, netip.MustParsePrefix("172.16.0.0/16"))
+	if rec.Command() != "interface vlan 1 description rdggen-pool-172.16.0.0/16" {
+		t.Errorf("record: %q", rec.Command())
+	}
+	for line, want := range map[string]string{
+		"   interface vlan 1 description rdggen-pool-172.16.0.0/16":    "172.16.0.0/16",
+		`interface vlan 1 description "rdggen-pool-10.200.0.0/14"`:     "10.200.0.0/14",
+		"interface vlan 1 description rdggen-pool-172.16.0.1/16":       "",
+		"interface vlan 1 description data VLAN":                       "",
+		"interface vlan 1 description rdggen-pool-":                    "",
+		"interface ethernet 1/1 description rdggen-pool-172.16.0.0/16": "",
+	} {
+		p, ok := ParseLine(line)[0].RecordedPool()
+		if got := map[bool]string{true: p.String()}[ok]; got != want {
+			t.Errorf("%q: %q, want %q", line, got, want)
+		}
+	}
+	if got := ParseLine("interface vlan 1 no description"); len(got) != 1 || got[0] != negated(rec) || got[0].Command() != "interface vlan 1 no description" {
+		t.Errorf("no description: %+v", got)
+	}
+	inv := routedInv(t, 2, "routing: switch")
+	p := Reconcile(inv, inv.Switches[0], Parse("interface vlan 1\ninterface vlan 1 description data VLAN\n"))
+	for _, c := range p.Commands() {
+		if strings.Contains(c, "description") {
+			t.Errorf("overwrites the user's description: %q", c)
+		}
+	}
+	if !strings.Contains(strings.Join(p.Warnings, "\n"), "interface vlan 1 description data VLAN is not rdggen's") {
+		t.Errorf("warnings: %q", p.Warnings)
 	}
 }
 

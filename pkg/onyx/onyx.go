@@ -47,8 +47,10 @@ func SwitchArtifact(inv *inventory.Inventory, sw inventory.Switch) artifact.File
 // Config is the text of switch/<name>.cfg: a header that names the
 // inventory and the switch, then Render(Desired(inv, sw)). It holds no
 // secrets, and it can be pasted in config mode on a clean switch
-// (`configure terminal`), which is all the guide does; `rdggen apply
-// --target switch` instead sends only what the switch lacks.
+// (`configure terminal`), which is all the guide does. What is pasted is
+// in the running-config only until `configuration write` saves it (docs/rules.md#saving-and-backups),
+// so the header says to run it; `rdggen apply --target switch` instead
+// sends only what the switch lacks, and saves.
 func Config(inv *inventory.Inventory, sw inventory.Switch) []byte {
 	form := "explicit QoS commands; `roce` needs ONYX 3.8.2000"
 	switch {
@@ -71,13 +73,15 @@ func Config(inv *inventory.Inventory, sw inventory.Switch) []byte {
 		fmt.Sprintf("Lossless RoCE in DSCP-based QoS mode on all %d ports, as the guide does (%d cabled to hosts).", sw.Ports, len(cabled)),
 		fmt.Sprintf("Under trust L3, ONYX maps DSCP to switch priority as DSCP/8: RoCE DSCP %d -> %d, CNP DSCP %d -> %d.",
 			inv.RoCE.DSCP, inv.RoCE.Priority, inv.RoCE.CNPDSCP, inv.RoCE.CNPPriority),
-		"Paste in config mode on a clean switch, or run: rdggen apply --target switch",
 	}
 	if gw := inv.GatewaySwitch(); gw != nil && gw.Name == sw.Name {
-		header = append(header[:len(header)-1],
+		header = append(header,
 			fmt.Sprintf("Routed container pool (docker.routing: switch): gateway %s on interface vlan %d, the data ports' VLAN,", inv.GatewayPrefix(), DataVLAN),
 			fmt.Sprintf("and a static route to each of the %d hosts' container subnets in %s via the host's data address.", len(inv.HostsOnSwitch(sw.Name)), inv.Docker.Pool),
-			header[len(header)-1])
+			fmt.Sprintf("interface vlan %d's description %s records the pool, so that apply finds these routes after docker.pool changes.", DataVLAN, PoolRecordPrefix+inv.Docker.Pool.String()))
 	}
+	header = append(header,
+		"Paste in config mode on a clean switch, then save it: configuration write (until then, a reboot loses it).",
+		"Or run: rdggen apply --target switch, which sends only what the switch lacks and saves.")
 	return Render(header, Desired(inv, sw))
 }

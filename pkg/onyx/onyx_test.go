@@ -382,3 +382,17 @@ func TestPortMTU(t *testing.T) {
 		t.Errorf("replaces %q", r)
 	}
 }
+
+// A config pasted by hand lives in the running-config only: the header of
+// every switch file says to save it with `configuration write`, or the
+// next reboot loses it (apply saves by itself).
+func TestConfigHeaderSaysSave(t *testing.T) {
+	for _, sw := range []string{"  - {name: s1, model: SN2700, onyx: 3.6.8190}\n", "  - {name: s1, model: SN3700, onyx: 3.8.2008}\n"} {
+		inv := loadInv(t, "", sw)
+		text := string(Config(inv, inv.Switches[0]))
+		head, _, _ := strings.Cut(text, "no cli default prefix-modes enable")
+		if !strings.Contains(head, "then save it: configuration write") || !strings.Contains(head, "reboot") {
+			t.Errorf("the header does not say to save with configuration write:\n%s", head)
+		}
+	}
+}

@@ -287,6 +287,10 @@ func classifyIface(i Iface, w []string) []Statement {
 			if n, err := strconv.Atoi(w[1]); err == nil && n > 0 {
 				return one(vlanMTU(i, n))
 			}
+		case len(w) >= 2 && w[0] == "description":
+			return one(vlanDescription(i, strings.Join(w[1:], " ")))
+		case is(w, "no", "description"):
+			return one(negated(vlanDescription(i, "")))
 		}
 	}
 	switch {

@@ -38,6 +38,9 @@ const (
 	KindICMPRedirect
 	// KindVLANMTU is `interface vlan <n> mtu <bytes>`.
 	KindVLANMTU
+	// KindVLANDescription is `interface vlan <n> description <text>`; rdggen
+	// writes only its record of the routed pool (PoolRecord) there.
+	KindVLANDescription
 	// KindRoute is `ip route vrf default <prefix> <next hop>`.
 	KindRoute
 	// KindRewriteDSCP is `interface … [no] qos rewrite dscp`; rdggen only
@@ -69,27 +72,28 @@ const (
 // which banner ONYX prints static routes was not found, so they are put
 // there too (docs/research/onyx-l3.md).
 var section = map[Kind]string{
-	KindMTU:          "Interface Ethernet configuration",
-	KindRoCE:         "RoCE configuration",
-	KindPoolType:     "Interface Ethernet buffer configuration",
-	KindPoolMemory:   "Interface Ethernet buffer configuration",
-	KindPoolMap:      "Interface Ethernet buffer configuration",
-	KindIPRouting:    "L3 configuration",
-	KindVLANIface:    "L3 configuration",
-	KindVLANAddress:  "L3 configuration",
-	KindICMPRedirect: "L3 configuration",
-	KindVLANMTU:      "L3 configuration",
-	KindRoute:        "L3 configuration",
-	KindRewriteDSCP:  "QoS switch configuration",
-	KindTrust:        "QoS switch configuration",
-	KindCongestion:   "QoS switch configuration",
-	KindETS:          "DCBX ETS configuration",
-	KindPFC:          "DCBX PFC configuration",
-	KindPFCPriority:  "DCBX PFC configuration",
-	KindPFCPort:      "DCBX PFC configuration",
-	KindLLDP:         "LLDP configuration",
-	KindHostname:     "Other IP configuration",
-	KindOther:        "Other configuration",
+	KindMTU:             "Interface Ethernet configuration",
+	KindRoCE:            "RoCE configuration",
+	KindPoolType:        "Interface Ethernet buffer configuration",
+	KindPoolMemory:      "Interface Ethernet buffer configuration",
+	KindPoolMap:         "Interface Ethernet buffer configuration",
+	KindIPRouting:       "L3 configuration",
+	KindVLANIface:       "L3 configuration",
+	KindVLANAddress:     "L3 configuration",
+	KindICMPRedirect:    "L3 configuration",
+	KindVLANMTU:         "L3 configuration",
+	KindVLANDescription: "L3 configuration",
+	KindRoute:           "L3 configuration",
+	KindRewriteDSCP:     "QoS switch configuration",
+	KindTrust:           "QoS switch configuration",
+	KindCongestion:      "QoS switch configuration",
+	KindETS:             "DCBX ETS configuration",
+	KindPFC:             "DCBX PFC configuration",
+	KindPFCPriority:     "DCBX PFC configuration",
+	KindPFCPort:         "DCBX PFC configuration",
+	KindLLDP:            "LLDP configuration",
+	KindHostname:        "Other IP configuration",
+	KindOther:           "Other configuration",
 }
 
 // Statement is one flat ONYX configuration command in normal form: a single

@@ -2,13 +2,15 @@ package onyxsim
 
 // The L3 part of the simulated switch: `ip routing vrf default`, VLAN IP
 // interfaces (`interface vlan N`, its primary and secondary addresses,
-// `ip icmp redirect`, `mtu`) and static routes of the default VRF, held and
-// printed the way published ONYX running-configs show them (HPE HPCM's
-// 3.9.3210 config, CANU's ONYX templates; docs/research/onyx-l3.md). What
-// those do not show is a guess, marked [INF]: the banner of static routes
-// (here "L3 configuration", after the interfaces), whether the switch
-// prints `ip route` with `vrf default` when it was typed without (here it
-// does), and the error texts.
+// `ip icmp redirect`, `mtu`, `description`) and static routes of the
+// default VRF, held and printed the way published ONYX running-configs
+// show them (HPE HPCM's 3.9.3210 config, CANU's ONYX templates;
+// docs/research/onyx-l3.md). What those do not show is a guess, marked
+// [INF]: the banner of static routes (here "L3 configuration", after the
+// interfaces), whether the switch prints `ip route` with `vrf default`
+// when it was typed without (here it does), that a VLAN interface's
+// description prints as a flat line, unquoted, as a port's does, and the
+// error texts.
 
 import (
 	"fmt"
