@@ -13,6 +13,7 @@ import (
 
 	"github.com/rdggen/rdggen/internal/vsphere"
 	"github.com/rdggen/rdggen/pkg/apply"
+	"github.com/rdggen/rdggen/pkg/inventory"
 	"github.com/rdggen/rdggen/pkg/readiness"
 )
 
@@ -73,10 +74,23 @@ func esxiTarget() *applyTarget {
 		flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&vcenter, "vcenter", "", "vCenter `URL` for --target esxi (default $GOVC_URL, else the inventory's vcenter); credentials from $GOVC_USERNAME/$GOVC_PASSWORD")
 			fs.BoolVar(&insecure, "vcenter-insecure", false, "do not verify vCenter's TLS certificate (also $GOVC_INSECURE=1); prefer $GOVC_TLS_CA_CERTS")
-			fs.BoolVar(&allowHTTP, "vcenter-allow-http", false, "allow an http:// vCenter URL (the password then crosses the network unencrypted)")
+			fs.BoolVar(&allowHTTP, "vcenter-allow-http", false, "allow an http:// vCenter URL, the inventory's vcenter included (the password then crosses the network unencrypted)")
 			fs.DurationVar(&timeout, "vcenter-timeout", 2*time.Minute, "bound on each vSphere API request (> 0)")
 		},
-		check: func() error { return positive("--vcenter-timeout", timeout) },
+		check: func() error {
+			// The flag's URL is refused before anything is loaded or
+			// contacted (ConfigFromEnv reads it by the same grammar).
+			var urlErr error
+			if vcenter != "" {
+				if _, err := inventory.ParseVCenterURL(vcenter, false); err != nil {
+					if errors.Is(err, inventory.ErrVCenterCredentials) {
+						err = fmt.Errorf("%w (a command line shows in the process list and the shell's history)", err)
+					}
+					urlErr = fmt.Errorf("--vcenter: %w", err)
+				}
+			}
+			return errors.Join(urlErr, positive("--vcenter-timeout", timeout))
+		},
 		run: func(ctx context.Context, env *applyEnv, tr *targetRun) error {
 			sess, err := connect(ctx, env, tr)
 			if err != nil {

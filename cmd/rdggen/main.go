@@ -179,14 +179,39 @@ func load(ctx context.Context, fs *pflag.FlagSet, file string, stderr io.Writer)
 }
 
 // loadReport is load that returns an invalid inventory's findings instead of
-// printing them.
+// printing them. A valid inventory's warnings go to stderr, one line each
+// ("rdggen: warning: FILE:LINE:COL: field: text"); they never change the
+// exit status. The inventory may use an http:// vCenter when fs's
+// --vcenter-allow-http is set, or when the command has no such flag (run:
+// it never contacts vCenter).
 func loadReport(ctx context.Context, fs *pflag.FlagSet, file string, stderr io.Writer) (*inventory.Inventory, *inventory.Report, int, bool) {
+	inv, rep, code, ok := loadInventory(ctx, fs, file, stderr)
+	if inv != nil {
+		for _, w := range inv.Warnings {
+			fmt.Fprintf(stderr, "rdggen: warning: %s\n", w)
+		}
+	}
+	return inv, rep, code, ok
+}
+
+// registerAllowHTTP adds --vcenter-allow-http to a command that loads an
+// inventory without contacting vCenter (validate, generate), so that it
+// accepts what apply and check accept with the flag.
+func registerAllowHTTP(fs *pflag.FlagSet) {
+	fs.Bool("vcenter-allow-http", false, "accept an http:// vcenter in the inventory (apply and check then need the flag too)")
+}
+
+func loadInventory(ctx context.Context, fs *pflag.FlagSet, file string, stderr io.Writer) (*inventory.Inventory, *inventory.Report, int, bool) {
 	if file == "" {
 		if fs.Changed("file") {
 			fmt.Fprintln(stderr, "rdggen: -f is empty (an unset variable?); name the inventory file")
 			return nil, nil, exitUsage, false
 		}
 		return inventory.Reference(), nil, 0, true
+	}
+	var opts []inventory.Option
+	if f := fs.Lookup("vcenter-allow-http"); f == nil || f.Value.String() == "true" {
+		opts = append(opts, inventory.AllowHTTPVCenter())
 	}
 	// Reading may block (a FIFO, a process substitution): a signal ends the
 	// wait, and the reader is left to the exiting process.
@@ -196,7 +221,7 @@ func loadReport(ctx context.Context, fs *pflag.FlagSet, file string, stderr io.W
 	}
 	done := make(chan loaded, 1)
 	go func() {
-		inv, err := inventory.LoadFile(file)
+		inv, err := inventory.LoadFile(file, opts...)
 		done <- loaded{inv, err}
 	}()
 	var inv *inventory.Inventory
@@ -247,7 +272,8 @@ func cmdGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	fs := newFlagSet("rdggen", usageTop, stdout, stderr)
 	file := fs.StringP("file", "f", "", "inventory `FILE` (default: the embedded reference cluster)")
 	out := fs.StringP("output", "o", "./rdg-out", "output `DIR`; replaced as a whole, never left half-written")
-	quiet := fs.BoolP("quiet", "q", false, "print nothing on success")
+	quiet := fs.BoolP("quiet", "q", false, "print nothing on success (warnings still go to stderr)")
+	registerAllowHTTP(fs)
 	if code, ok := parse(fs, args, stdout); !ok {
 		return code
 	}
@@ -284,8 +310,10 @@ func cmdGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 const usageValidate = `Usage: rdggen validate -f cluster.yaml [-o json]
 
 Checks the inventory and prints every problem as FILE:LINE:COL: field: rule.
+Warnings (valid, but probably not meant) go to stderr as
+"rdggen: warning: FILE:LINE:COL: field: text" and do not change the exit status.
 With -o json, one document on stdout instead (schema rdggen.validate/v1,
-described in docs/json.md).
+described in docs/json.md), findings and warnings in it.
 Exit status 0 when valid, 1 when not.
 `
 
@@ -293,6 +321,7 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	fs := newFlagSet("validate", usageValidate, stdout, stderr)
 	file := fs.StringP("file", "f", "", "inventory `FILE` (default: the embedded reference cluster)")
 	output := fs.StringP("output", "o", "text", "`FORMAT` of stdout: text, or json (the findings as one document)")
+	registerAllowHTTP(fs)
 	if code, ok := parse(fs, args, stdout); !ok {
 		return code
 	}

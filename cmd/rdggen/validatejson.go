@@ -16,6 +16,9 @@ type validateDocument struct {
 	// counts the rest.
 	Findings []validateFinding `json:"findings"`
 	Omitted  int               `json:"omitted,omitempty"`
+	// Warnings are a valid inventory's warnings (inventory.Inventory's
+	// Warnings), in the shape of findings; [] when there are none.
+	Warnings []validateFinding `json:"warnings"`
 	// Cluster, Hosts, ESXiHosts and Switches describe a valid inventory.
 	Cluster   string `json:"cluster,omitempty"`
 	Hosts     int    `json:"hosts,omitempty"`
@@ -34,13 +37,19 @@ type validateFinding struct {
 }
 
 func newValidateDocument(file string, inv *inventory.Inventory, rep *inventory.Report) *validateDocument {
-	doc := &validateDocument{Schema: applyplan.SchemaValidate, Inventory: file, Findings: []validateFinding{}}
+	doc := &validateDocument{Schema: applyplan.SchemaValidate, Inventory: file, Findings: []validateFinding{}, Warnings: []validateFinding{}}
+	conv := func(f inventory.Finding) validateFinding {
+		return validateFinding{File: f.File, Line: f.Pos.Line, Column: f.Pos.Col, Path: f.Path, Rule: f.Rule}
+	}
 	if rep != nil {
 		for _, f := range rep.Findings {
-			doc.Findings = append(doc.Findings, validateFinding{File: f.File, Line: f.Pos.Line, Column: f.Pos.Col, Path: f.Path, Rule: f.Rule})
+			doc.Findings = append(doc.Findings, conv(f))
 		}
 		doc.Omitted = rep.Omitted
 		return doc
+	}
+	for _, w := range inv.Warnings {
+		doc.Warnings = append(doc.Warnings, conv(w))
 	}
 	doc.Valid = true
 	doc.Cluster, doc.Hosts, doc.ESXiHosts, doc.Switches = inv.Name, len(inv.Hosts), len(inv.ESXiHosts()), len(inv.Switches)

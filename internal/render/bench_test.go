@@ -309,3 +309,26 @@ func TestSyntheticRoutedIsValid(t *testing.T) {
 		}
 	}
 }
+
+// The estimate of the tree's size that the inventory's per-host-routes
+// warning quotes (inventory.EstimateTreeBytes) is within 25 % of the tree
+// generated for the benchmark's clusters, in both routing modes.
+func TestTreeEstimate(t *testing.T) {
+	for _, tc := range []struct {
+		n      int
+		routed bool
+	}{{64, false}, {512, false}, {64, true}, {512, true}} {
+		inv, err := inventory.Load("synthetic.yaml", syntheticMode(tc.n, tc.routed))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var size int64
+		for _, f := range Tree(inv) {
+			size += int64(len(f.Data))
+		}
+		est := inventory.EstimateTreeBytes(tc.n, inv.Docker.Routing)
+		if r := float64(est) / float64(size); r < 0.75 || r > 1.25 {
+			t.Errorf("%d hosts, routing %s: estimate %d bytes, tree %d (%.0f %%)", tc.n, inv.Docker.Routing, est, size, 100*r)
+		}
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/vmware/govmomi/session"
@@ -61,8 +60,9 @@ func (c Config) String() string {
 }
 
 // ConfigFromEnv builds the connection from, in order of precedence: flagURL
-// (--vcenter), GOVC_URL, the inventory's vcenter; credentials from the URL,
-// overridden by GOVC_USERNAME / GOVC_PASSWORD; GOVC_INSECURE or flagInsecure
+// (--vcenter), GOVC_URL, the inventory's vcenter, each read by
+// inventory.ParseVCenterURL; credentials from GOVC_URL (the only source
+// that may carry them), overridden by GOVC_USERNAME / GOVC_PASSWORD; GOVC_INSECURE or flagInsecure
 // to skip TLS verification; GOVC_TLS_CA_CERTS for extra CAs.
 func ConfigFromEnv(inv *inventory.Inventory, getenv func(string) string, flagURL string, flagInsecure bool) (Config, error) {
 	var cfg Config
@@ -77,9 +77,12 @@ func ConfigFromEnv(inv *inventory.Inventory, getenv func(string) string, flagURL
 	default:
 		return cfg, errors.New("no vCenter to connect to: set GOVC_URL (or --vcenter, or the inventory's vcenter)")
 	}
-	u, err := soap.ParseURL(raw)
-	if err != nil || u == nil || u.Host == "" {
-		return cfg, fmt.Errorf("%s: %q is not a vCenter URL like https://vcenter.example/sdk", cfg.Source, redactRaw(raw))
+	// One grammar for the three sources; credentials only in GOVC_URL,
+	// where govc reads them (a command line shows in the process list, and
+	// the inventory refuses them).
+	u, err := inventory.ParseVCenterURL(raw, cfg.Source == EnvURL)
+	if err != nil {
+		return cfg, fmt.Errorf("%s: %w", cfg.Source, err)
 	}
 	if u.User != nil {
 		cfg.Username = u.User.Username()
@@ -115,17 +118,6 @@ func (c Config) RequireTLS(allowHTTP bool) error {
 		return fmt.Errorf("%s: %s is %w; use https, or pass --vcenter-allow-http if this network is trusted", c.Source, c.URL, ErrPlainHTTP)
 	}
 	return nil
-}
-
-// redactRaw hides a password in a URL that did not parse.
-func redactRaw(s string) string {
-	if at := strings.LastIndex(s, "@"); at >= 0 {
-		if i := strings.Index(s, "://"); i >= 0 && i < at {
-			return s[:i+3] + "xxxxx@" + s[at+1:]
-		}
-		return "xxxxx@" + s[at+1:]
-	}
-	return s
 }
 
 // Session is a logged-in vSphere API client.

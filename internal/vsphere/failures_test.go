@@ -178,6 +178,22 @@ func TestConfigFromEnv(t *testing.T) {
 	if _, err := vsphere.ConfigFromEnv(inv, func(string) string { return "" }, "", false); err == nil {
 		t.Error("no vCenter accepted")
 	}
+	// One grammar (inventory.ParseVCenterURL) for the flag, GOVC_URL and
+	// the inventory; credentials only in GOVC_URL.
+	for _, tc := range []struct {
+		flag, env, want string
+	}{
+		{"ftp://vc.example", "", `--vcenter: "ftp://vc.example": a vCenter URL is https:// (or http://), not ftp://`},
+		{"https://root:s3cret@vc.example/sdk", "", "--vcenter: must not carry credentials; set GOVC_USERNAME and GOVC_PASSWORD instead"},
+		{"", "ftp://vc.example", `GOVC_URL: "ftp://vc.example": a vCenter URL is https:// (or http://), not ftp://`},
+		{"", "https://u:s3cret@vc.example:0/sdk", `GOVC_URL: "https://xxxxx@vc.example:0/sdk": vc.example:0 is not a host name`},
+	} {
+		env := map[string]string{"GOVC_URL": tc.env}
+		_, err := vsphere.ConfigFromEnv(inv, func(k string) string { return env[k] }, tc.flag, false)
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) || strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("--vcenter %q, GOVC_URL %q: %v\nwant %s", tc.flag, tc.env, err, tc.want)
+		}
+	}
 }
 
 // A host whose nmlx5_core parameters cannot be read fails with its VMs; the

@@ -3,7 +3,6 @@ package apply
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"time"
 
 	"github.com/vmware/govmomi/vim25"
@@ -77,9 +76,10 @@ func CheckESXi(ctx context.Context, inv *inventory.Inventory, o ESXiOptions) ([]
 
 // VCenter says where and how to log in to vCenter.
 type VCenter struct {
-	// URL is the SDK endpoint, e.g. https://vcenter.example/sdk. An http://
-	// URL is refused unless AllowHTTP is set (the password would cross the
-	// network unencrypted).
+	// URL is the SDK endpoint, e.g. https://vcenter.example/sdk, read by
+	// inventory.ParseVCenterURL (without credentials). An http:// URL is
+	// refused unless AllowHTTP is set (the password would cross the network
+	// unencrypted).
 	URL       string
 	AllowHTTP bool
 	// Username and Password log in; the password is never printed.
@@ -97,9 +97,9 @@ type VCenter struct {
 
 // ConnectVCenter logs in and returns the client and a logout function.
 func ConnectVCenter(ctx context.Context, v VCenter) (*vim25.Client, func(), error) {
-	u, err := url.Parse(v.URL)
-	if err != nil || u.Host == "" {
-		return nil, nil, fmt.Errorf("vCenter URL %q: want https://HOST/sdk", v.URL)
+	u, err := inventory.ParseVCenterURL(v.URL, false) // the CLI's grammar; credentials go in Username and Password
+	if err != nil {
+		return nil, nil, fmt.Errorf("VCenter.URL: %w", err)
 	}
 	cfg := vsphere.Config{URL: u, Username: v.Username, Password: v.Password, CACerts: v.CACerts, Insecure: v.Insecure,
 		Timeout: v.Timeout, Source: "VCenter.URL"}

@@ -17,6 +17,9 @@ func (c *checker) docker(r *DockerSpec) {
 	d.Version = MustVersion(DefaultDockerVersion)
 	if r.Version != nil {
 		d.Version = *r.Version
+		if d.Version.IsZero() { // a Spec made in Go; a file's "" is the decoder's finding
+			c.errf("docker.version", "%v", zeroVersionError())
+		}
 	}
 	d.Pool = netip.MustParsePrefix(DefaultPool)
 	poolOK := true
@@ -47,10 +50,10 @@ func (c *checker) docker(r *DockerSpec) {
 		switch {
 		case d.Prefix > 30:
 			c.errf("docker.prefix", "/%d leaves no address for docker0's bip and a container (at most /30)", d.Prefix)
-		case poolOK && d.Prefix < d.Pool.Bits():
-			c.errf("docker.prefix", "/%d is larger than the pool %s", d.Prefix, d.Pool)
 		case d.Prefix < 8:
 			c.errf("docker.prefix", "/%d is outside /8–/30", d.Prefix)
+		case poolOK && d.Prefix < d.Pool.Bits():
+			c.errf("docker.prefix", "/%d is larger than the pool %s", d.Prefix, d.Pool)
 		}
 	}
 	d.MTU = c.intIn("docker.mtu", r.MTU, 0, 68, MaxDataMTU, "docker0 MTU, bytes") // 0: the data MTU, set in crossHost

@@ -142,21 +142,27 @@ func (c *checker) hosts(raw []HostSpec, defaults *base) {
 	for i, r := range raw {
 		p := fmt.Sprintf("hosts[%d]", i)
 		h := Host{Index: i, Name: r.Name, ESXi: r.ESXi, VM: r.VM, Mgmt: r.Mgmt}
+		vmLimit := fmt.Sprintf("vSphere limits a VM name to %d (VMware KB 2051649)", MaxVMNameLen)
 		switch {
 		case r.Name == "":
 			c.missing(p, "name", " (the VM's hostname)")
-		case !validHostname(r.Name) || !reFile.MatchString(r.Name):
-			c.errf(p+".name", "%q is not a valid host name", r.Name)
+		case hostnameRule(r.Name) != "":
+			c.errf(p+".name", "%q is not a host name: %s", r.Name, hostnameRule(r.Name))
+		case r.VM == "" && len(r.Name) > MaxVMNameLen:
+			c.errf(p+".name", "%q is %d characters, and it is also the VM name (vm defaults to name); %s: set vm", r.Name, len(r.Name), vmLimit)
 		}
-		if r.ESXi == "" {
+		switch {
+		case r.ESXi == "":
 			c.missing(p, "esxi", " (the ESXi host as vCenter knows it)")
-		} else if !validHostname(r.ESXi) || !reFile.MatchString(r.ESXi) {
-			c.errf(p+".esxi", "%q is not a host name (dot-separated labels of letters, digits and '-'; it names esxi/<esxi>.sh)", r.ESXi)
+		case hostnameRule(r.ESXi) != "":
+			c.errf(p+".esxi", "%q is not a host name: %s", r.ESXi, hostnameRule(r.ESXi))
+		case len(r.ESXi) > MaxESXiNameLen:
+			c.errf(p+".esxi", "%q is %d characters; at most %d, so that esxi/<esxi>.sh fits a file name (255 bytes)", r.ESXi, len(r.ESXi), MaxESXiNameLen)
 		}
 		if h.VM == "" {
 			h.VM = h.Name
-		} else if !reFile.MatchString(h.VM) {
-			c.errf(p+".vm", "%q must be letters, digits, '.', '_' or '-' (it names esxi/<vm>.vmx)", h.VM)
+		} else if rule := fileNameRule(h.VM, MaxVMNameLen, vmLimit); rule != "" {
+			c.errf(p+".vm", "%q %s (it names esxi/<vm>.vmx)", h.VM, rule)
 		}
 		if h.Mgmt == "" {
 			h.Mgmt = h.Name
@@ -189,15 +195,22 @@ func (c *checker) hosts(raw []HostSpec, defaults *base) {
 // required keys that neither sets.
 func (c *checker) inherit(h *Host, own, def base, p string) {
 	pick := func(ownSrc, defSrc string) (useOwn, ok bool) { return ownSrc != "", ownSrc != "" || defSrc != "" }
+	// With a merge key in defaults the key may well be there: the merge
+	// key's finding is the one to fix.
+	missing := func(p, key, hint string) {
+		if !c.merged["defaults"] {
+			c.missing(p, key, hint)
+		}
+	}
 	if o, ok := pick(own.os, def.os); !ok {
-		c.missing(p, "os", " (here or in defaults; e.g. ubuntu-16.04)")
+		missing(p, "os", " (here or in defaults; e.g. ubuntu-16.04)")
 	} else if o {
 		h.OS = own.OS
 	} else {
 		h.OS = def.OS
 	}
 	if o, ok := pick(own.iface, def.iface); !ok {
-		c.missing(p, "data_interface", " (here or in defaults; the VF's interface in the VM, e.g. enp1f0)")
+		missing(p, "data_interface", " (here or in defaults; the VF's interface in the VM, e.g. enp1f0)")
 	} else if o {
 		h.DataInterface = own.DataInterface
 	} else {
@@ -212,14 +225,14 @@ func (c *checker) inherit(h *Host, own, def base, p string) {
 		h.DataMTU = DefaultDataMTU
 	}
 	if o, ok := pick(own.gpus, def.gpus); !ok {
-		c.missing(p, "gpus", " (here or in defaults; at least one GPU)")
+		missing(p, "gpus", " (here or in defaults; at least one GPU)")
 	} else if o {
 		h.GPUs = own.GPUs
 	} else {
 		h.GPUs = slices.Clone(def.GPUs)
 	}
 	if o, ok := pick(own.nic, def.nic); !ok {
-		c.missing(p, "nic", " (here or in defaults; e.g. {model: ConnectX-5, pf: vmnic4, vfs: 8})")
+		missing(p, "nic", " (here or in defaults; e.g. {model: ConnectX-5, pf: vmnic4, vfs: 8})")
 	} else if o {
 		h.NIC = own.NIC
 	} else {
@@ -230,7 +243,6 @@ func (c *checker) inherit(h *Host, own, def base, p string) {
 // esxiShared checks the VMs that share one ESXi host: one NIC, enough VFs,
 // and no GPU passed to two VMs.
 func (c *checker) esxiShared() {
-	inv := c.inv
 	for _, g := range c.esxiGroups() {
 		e, hosts := g.name, g.hosts
 		if e == "" {
@@ -249,7 +261,7 @@ func (c *checker) esxiShared() {
 					continue
 				}
 				gp := fmt.Sprintf("%s.gpus[%d].pci", p, k)
-				if _, ok := inv.pos[gp]; !ok {
+				if c.hostSpec(h.Index).GPUs == nil { // the host inherits the defaults' list
 					gp = fmt.Sprintf("defaults.gpus[%d].pci", k)
 				}
 				if other, ok := pcis[g.PCI]; ok {

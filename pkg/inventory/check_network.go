@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -81,25 +80,6 @@ func mgmtAddr(s string) (netip.Addr, bool) {
 	}
 	a, err := netip.ParseAddr(s)
 	return a, err == nil
-}
-
-func (c *checker) vcenter(s string) {
-	c.inv.VCenter = s
-	if s == "" {
-		return
-	}
-	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		c.errf("vcenter", "%q is not a vSphere SDK URL like https://vcenter.example/sdk", s)
-		return
-	}
-	if u.User != nil {
-		c.errf("vcenter", "must not carry credentials; set GOVC_USERNAME and GOVC_PASSWORD instead")
-		return
-	}
-	if !validMgmt(u.Host) {
-		c.errf("vcenter", "%q: %s is not a host name or a reachable IP address, optionally with a port 1–65535", s, u.Host)
-	}
 }
 
 func (c *checker) data(h *Host, r *DataSpec, p string) {
@@ -183,11 +163,21 @@ func (c *checker) deriveSubnet(addr netip.Prefix, path string) netip.Prefix {
 	return netip.PrefixFrom(addr4(u32(d.Pool.Addr())+offset<<(32-d.Prefix)), d.Prefix)
 }
 
-// subnetPath is where a host's container subnet came from.
-func subnetPath(inv *Inventory, i int) string {
-	p := fmt.Sprintf("hosts[%d].docker.subnet", i)
-	if _, ok := inv.pos[p]; ok {
-		return p
+// hostSpec is hosts[i] as written (an empty HostSpec past the end).
+func (c *checker) hostSpec(i int) *HostSpec {
+	if c.raw == nil || i < 0 || i >= len(c.raw.Hosts) {
+		return &HostSpec{}
+	}
+	return &c.raw.Hosts[i]
+}
+
+// subnetPath is where a host's container subnet came from: the
+// docker.subnet written for the host, else the data address it is derived
+// from. Whether a key is written is read from the Spec, not from the file's
+// positions, so that Build names the same fields as Load.
+func (c *checker) subnetPath(i int) string {
+	if r := c.hostSpec(i); r.Docker != nil && r.Docker.Subnet != "" {
+		return fmt.Sprintf("hosts[%d].docker.subnet", i)
 	}
 	return fmt.Sprintf("hosts[%d].data.address", i)
 }
@@ -219,8 +209,8 @@ func (c *checker) crossHost() {
 			seen[k] = first{i, path}
 		}
 	}
-	written := func(path string) bool { _, ok := inv.pos[path]; return ok }
-	names, vms, addrs, subnets := dup("host name", nil), dup("VM name", nil), dup("data address", nil), dup("container subnet", written)
+	writtenSubnet := func(path string) bool { return strings.HasSuffix(path, ".docker.subnet") } // see subnetPath
+	names, vms, addrs, subnets := dup("host name", nil), dup("VM name", nil), dup("data address", nil), dup("container subnet", writtenSubnet)
 	shortSeen := map[string]int{}
 	esxiSpelling := map[string]int{}
 	mgmt, dataNets := c.mgmtAddrs(), c.dataNets()
@@ -252,7 +242,7 @@ func (c *checker) crossHost() {
 			shortSeen[short] = i
 		}
 		vmPath := p + ".vm"
-		if !written(vmPath) {
+		if c.hostSpec(i).VM == "" { // the VM name is the host name
 			vmPath = p + ".name"
 		}
 		vms(h.VM, i, vmPath)
@@ -264,7 +254,7 @@ func (c *checker) crossHost() {
 			}
 		}
 		if h.Subnet.IsValid() {
-			sp := subnetPath(inv, i)
+			sp := c.subnetPath(i)
 			subnets(h.Subnet.String(), i, sp)
 			if !inv.Docker.Pool.Contains(h.Subnet.Addr()) || h.Subnet.Bits() < inv.Docker.Pool.Bits() {
 				c.errf(sp, "container subnet %s is outside the pool %s", h.Subnet, inv.Docker.Pool)
@@ -280,7 +270,7 @@ func (c *checker) crossHost() {
 		}
 		if h.DataMTU != mtu {
 			at := p + ".data_mtu"
-			if _, ok := inv.pos[at]; !ok {
+			if c.hostSpec(i).DataMTU == nil { // inherited or the default
 				at = p + ".name"
 			}
 			c.errf(at, "data_mtu %d differs from %d of hosts[%d] and the others: the data network has one MTU, set on every switch port, vSwitch and VF it crosses (a smaller hop drops large frames while pings pass)",
@@ -377,7 +367,7 @@ func (c *checker) mgmtEndpoints() {
 	}
 	for i, h := range inv.Hosts {
 		p := fmt.Sprintf("hosts[%d].mgmt", i)
-		if _, ok := inv.pos[p]; !ok {
+		if c.hostSpec(i).Mgmt == "" { // the management address is the host name
 			p = fmt.Sprintf("hosts[%d].name", i)
 		}
 		add(h.Mgmt, p, h.Name)
@@ -453,7 +443,7 @@ func (c *checker) subnetOverlaps() {
 			w := inv.Hosts[widest].Subnet
 			if w != s && w.Overlaps(s) {
 				j, k := min(i, widest), max(i, widest)
-				c.errf(subnetPath(inv, k), "container subnet %s overlaps hosts[%d]'s %s", inv.Hosts[k].Subnet, j, inv.Hosts[j].Subnet)
+				c.errf(c.subnetPath(k), "container subnet %s overlaps hosts[%d]'s %s", inv.Hosts[k].Subnet, j, inv.Hosts[j].Subnet)
 			}
 			if u32(lastAddr(s)) <= u32(lastAddr(w)) {
 				continue

@@ -2,6 +2,8 @@ package inventory
 
 // The lossless RoCE rules: DSCP and priorities, ECN thresholds, buffer share.
 
+import "math"
+
 func (c *checker) roce(r *RoCESpec) {
 	if r == nil {
 		r = &RoCESpec{}
@@ -16,7 +18,12 @@ func (c *checker) roce(r *RoCESpec) {
 	q.BufferPercent = DefaultBufferPercent
 	if r.BufferPercent != nil {
 		q.BufferPercent = *r.BufferPercent
-		if q.BufferPercent < 1 || q.BufferPercent > 100 {
+		switch {
+		case math.IsNaN(q.BufferPercent) || math.IsInf(q.BufferPercent, 0):
+			// Only Go can make these (Build): the decoder reads .nan and
+			// .inf as numbers and leaves them to this rule.
+			c.errf("roce.buffer_percent", "must be a finite number, not %v", q.BufferPercent)
+		case q.BufferPercent < 1 || q.BufferPercent > 100:
 			c.errf("roce.buffer_percent", "%g is outside 1–100 (percent of switch buffer memory)", q.BufferPercent)
 		}
 	}

@@ -1,14 +1,13 @@
 package inventory
 
 // The container routing rules: docker.routing and docker.gateway. They run
-// after every host is resolved (build calls routing last), and read only the
-// resolved Inventory, so that they depend on no other check's helpers.
+// after every host is resolved (build calls routing last), and read the
+// resolved Inventory.
 
 import (
 	"fmt"
 	"net"
 	"net/netip"
-	"net/url"
 	"sort"
 	"strings"
 )
@@ -49,6 +48,9 @@ func (c *checker) routing(r *DockerSpec) {
 				c.errf("docker.gateway", "%s is %s: the switch needs an address of its own on the data network", a, at)
 			} else {
 				d.Gateway = a
+				if !switched {
+					c.warnf("docker.gateway", "%s is not used with routing: hosts (the default), where every host routes to the others itself: set docker.routing: switch to route the pool through it, or remove the key (apply uses it only to find and remove this address on the switch, should rdggen have put it there in routing: switch mode)", a)
+				}
 			}
 		}
 	} else if haveNet {
@@ -63,13 +65,22 @@ func (c *checker) routing(r *DockerSpec) {
 		case !switched:
 			// Unused in hosts mode: no gateway, and nothing to report.
 		case !ok:
-			c.errf("docker.routing", "the data network %s has no address to spare for the switch (routing: switch needs one; a /30 or larger network): widen the data network or use routing: hosts", dataNet)
+			if free, ok := c.freeDataAddr(dataNet); ok {
+				c.errf("docker.routing", "routing: switch needs an address for the switch on the data network %s, and docker.gateway defaults to the last host address of a /30 or larger network, which a /%d does not have: set docker.gateway to a free address (%s is free), or widen the data network", dataNet, dataNet.Bits(), free)
+			} else {
+				c.errf("docker.routing", "the data network %s has no address to spare for the switch (routing: switch needs one; every address is a host's): widen the data network or use routing: hosts", dataNet)
+			}
 		default:
 			c.errf("docker.routing", "the switch's gateway address defaults to %s, the last host address of the data network %s, but that is %s: set docker.gateway to a free address on %s",
 				a, dataNet, at, dataNet)
 		}
 	}
 	if !switched {
+		c.dnsInSubnets()
+		if n := len(inv.Hosts); n > RoutingHostsWarnAbove {
+			c.warnf("docker.routing", "routing: hosts with %d hosts gives every host %d routes to the other hosts' container subnets (and as many NAT exemptions and firewall rules): the generated tree is about %s, and it grows with the square of the hosts. With docker.routing: switch each host has one route and the tree is about %s (the switch then routes the pool: every data port on one switch)",
+				n, n-1, approxBytes(EstimateTreeBytes(n, RoutingHosts)), approxBytes(EstimateTreeBytes(n, RoutingSwitch)))
+		}
 		return
 	}
 
@@ -134,8 +145,10 @@ func broadcastOf(n netip.Prefix) netip.Addr {
 	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)})
 }
 
-// gatewayTaken names the machine whose data or management address a is
-// ("hosts[3]'s (clx-mld-44) data address"), or "" when a is free.
+// gatewayTaken names what else has address a: a host's data address
+// ("hosts[3]'s (clx-mld-44) data address"), a machine's management address,
+// vCenter's address (when the URL's host is an IP address) or a DNS
+// server ("the address of docker.dns[0]"); "" when a is free.
 func (c *checker) gatewayTaken(a netip.Addr) string {
 	for i, h := range c.inv.Hosts {
 		if h.Data.Address.IsValid() && h.Data.Address.Addr() == a {
@@ -143,11 +156,26 @@ func (c *checker) gatewayTaken(a netip.Addr) string {
 		}
 	}
 	for _, o := range routingOthers(c.inv) {
-		if o.addr == a && o.mgmt {
-			return o.what
+		if o.addr == a {
+			if o.mgmt {
+				return o.what
+			}
+			return "the address of " + o.what
 		}
 	}
 	return ""
+}
+
+// freeDataAddr is an address of the data network n (a /31 or /32, which
+// DefaultGateway cannot serve) that no host's data address and no other
+// address of the inventory is.
+func (c *checker) freeDataAddr(n netip.Prefix) (netip.Addr, bool) {
+	for a := n.Masked().Addr(); n.Contains(a); a = a.Next() {
+		if c.gatewayTaken(a) == "" {
+			return a, true
+		}
+	}
+	return netip.Addr{}, false
 }
 
 // routedOther is an address the hosts reach that is not a container.
@@ -179,13 +207,92 @@ func routingOthers(inv *Inventory) []routedOther {
 			out = append(out, routedOther{a, fmt.Sprintf("switches[%d]'s (%s) management address", i, s.Name), true})
 		}
 	}
-	if u, err := url.Parse(inv.VCenter); err == nil && inv.VCenter != "" {
-		if a, ok := ip(u.Hostname()); ok {
-			out = append(out, routedOther{a, "vCenter's address", false})
-		}
+	if a, ok := vcenterAddr(inv.VCenter); ok {
+		out = append(out, routedOther{a, "vcenter", false})
 	}
 	for i, a := range inv.Docker.DNS {
 		out = append(out, routedOther{a.Unmap(), fmt.Sprintf("docker.dns[%d]", i), false})
 	}
 	return out
+}
+
+// dnsInSubnets refuses, with routing: hosts, a DNS server inside a host's
+// container subnet: every other host routes that subnet to the host's
+// docker0, so the server would be a container's address (or unreachable).
+// A management address there is crossHost's finding; with routing: switch
+// the whole pool is refused (routing).
+func (c *checker) dnsInSubnets() {
+	dns := c.inv.Docker.DNS
+	if len(dns) == 0 {
+		return
+	}
+	list := make([]ownedAddr, len(dns))
+	for k, a := range dns {
+		list[k] = ownedAddr{addr: a.Unmap()}
+	}
+	in := newAddrIndex(list)
+	reported := make([]bool, len(dns))
+	for i, h := range c.inv.Hosts {
+		if !h.Subnet.IsValid() {
+			continue
+		}
+		for _, k := range in.within(h.Subnet) {
+			if reported[k] {
+				continue
+			}
+			reported[k] = true
+			c.errf(fmt.Sprintf("docker.dns[%d]", k), "%s is inside hosts[%d]'s (%s) container subnet %s: the other hosts route that subnet to %s's docker0, so the containers would not reach a DNS server there; use one outside the container subnets",
+				dns[k], i, h.Name, h.Subnet, h.Name)
+		}
+	}
+}
+
+// RoutingHostsWarnAbove is the number of hosts above which an inventory
+// with routing: hosts gets a warning. Every host then routes to every
+// other host's container subnet, so the generated tree holds n × (n − 1)
+// routes (with as many NAT exemptions and firewall rules): on
+// internal/render's benchmark clusters 146 MB at 1,024 hosts, 543 MB at
+// 2,048, 2.1 GB at 4,096 and about 12 GB at 10,000 (EstimateTreeBytes),
+// against 14 MB, 28 MB, 56 MB and 140 MB with routing: switch. Above 2,048
+// hosts the per-host tree passes half a gigabyte and quadruples with every
+// doubling, and each host's route, NAT and firewall lists pass 2,047
+// entries: the routed pool is the sane choice there.
+const RoutingHostsWarnAbove = 2048
+
+// Sizes of the generated tree, measured on internal/render's synthetic
+// clusters (host names h1 … hN, Ubuntu 20.04, two GPUs per VM, the data
+// network 100.64.0.0/19; TestTreeEstimate holds the estimate within 25 %
+// of the real tree): bytes per host route (a line in routes.sh, in the
+// persistent route file, and a firewall and a NAT rule), and bytes per host
+// of the files that do not grow with the cluster, in either routing mode.
+const (
+	treeBytesPerRoute      = 120
+	treeBytesPerHost       = 20_000
+	treeBytesPerRoutedHost = 14_000
+)
+
+// EstimateTreeBytes is about how many bytes the tree rdggen generates
+// (`rdggen -o DIR`) holds for a cluster of hosts hosts with the given
+// docker.routing: with RoutingHosts hosts × (hosts − 1) routes and a fixed
+// part per host, with RoutingSwitch only the fixed part. It is an estimate
+// from measured averages (longer names and more GPUs make files larger).
+func EstimateTreeBytes(hosts int, routing string) int64 {
+	n := int64(max(hosts, 0))
+	if routing == RoutingSwitch {
+		return n * treeBytesPerRoutedHost
+	}
+	return n*treeBytesPerHost + n*max(n-1, 0)*treeBytesPerRoute
+}
+
+// approxBytes writes b in decimal units, as "12 GB" or "540 MB".
+func approxBytes(b int64) string {
+	switch {
+	case b >= 10e9:
+		return fmt.Sprintf("%.0f GB", float64(b)/1e9)
+	case b >= 1e9:
+		return fmt.Sprintf("%.1f GB", float64(b)/1e9)
+	case b >= 1e6:
+		return fmt.Sprintf("%.0f MB", float64(b)/1e6)
+	}
+	return fmt.Sprintf("%.0f KB", float64(b)/1e3)
 }

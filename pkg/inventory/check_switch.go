@@ -19,7 +19,11 @@ func (c *checker) switches(raw []SwitchSpec) {
 		case r.Name == "":
 			c.missing(p, "name", "")
 		case !reSwName.MatchString(r.Name):
-			c.errf(p+".name", "%q is not a valid switch hostname", r.Name)
+			rule := hostnameRule(r.Name)
+			if rule == "" {
+				rule = "it is one label, without dots"
+			}
+			c.errf(p+".name", "%q is not a switch hostname (one DNS label: 1–%d letters, digits and '-'): %s", r.Name, MaxLabelLen, rule)
 		default:
 			if j, dup := seen[r.Name]; dup {
 				c.errf(p+".name", "duplicate switch name %q (also switches[%d])", r.Name, j)
@@ -37,7 +41,9 @@ func (c *checker) switches(raw []SwitchSpec) {
 			c.missing(p, "onyx", " (the ONYX version, e.g. 3.6.8190; it decides explicit commands vs `roce`)")
 		} else {
 			sw.ONYX = *r.ONYX
-			if !sw.ONYX.IsZero() && !sw.ONYX.AtLeast(3, 6, 5000) {
+			if sw.ONYX.IsZero() { // a Spec made in Go; a file's "" is the decoder's finding
+				c.errf(p+".onyx", "%v", zeroVersionError())
+			} else if !sw.ONYX.AtLeast(3, 6, 5000) {
 				c.errf(p+".onyx", "ONYX %s has no `traffic pool` commands (from 3.6.5000; the guide needs 3.6.8190 or later)", sw.ONYX)
 			}
 		}

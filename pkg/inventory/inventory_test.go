@@ -192,7 +192,7 @@ func TestValidationRules(t *testing.T) {
 		{"pool too large", "docker:\n", "docker:\n  pool: 0.0.0.0/0\n", 5, "0.0.0.0/0", "docker.pool", "is larger than /8"},
 		{"data address loopback", "10.0.0.1/24, port: 1/1", "127.0.0.1/24, port: 1/1", 15, "127.0.0.1/24", "hosts[0].data.address", "127.0.0.1 is in 127.0.0.0/8 (loopback)"},
 		{"second document", "name: mini\n", "name: mini\n---\nname: other\n", 2, "---", "", "a second YAML document starts here"},
-		{"vcenter url", "name: mini\n", "name: mini\nvcenter: vcenter.example\n", 2, "vcenter.example", "vcenter", "is not a vSphere SDK URL"},
+		{"vcenter url", "name: mini\n", "name: mini\nvcenter: \"https://\"\n", 2, `"https://"`, "vcenter", "is not a vSphere SDK URL like https://vcenter.example/sdk ([https://]host[:port][/path])"},
 		{"vcenter credentials", "name: mini\n", "name: mini\nvcenter: https://root:secret@vc.example/sdk\n", 2, "https", "vcenter", "must not carry credentials"},
 		{"no hosts", "hosts:\n", "hosts: []\n", 12, "[]", "hosts", "is required (at least one host)"},
 		// Hostile and broken input: text that would become code, or values without meaning.
@@ -203,8 +203,8 @@ func TestValidationRules(t *testing.T) {
 		{"image that is an option", "name: mini\n", "name: mini\nhorovod: {image: \"--privileged\"}\n", 2, `"--privileged"`, "horovod.image", `"--privileged" is not a container image reference`},
 		{"image with a space", "name: mini\n", "name: mini\nhorovod: {image: \"horovod/horovod latest\"}\n", 2, `"horovod/horovod`, "horovod.image", "is not a container image reference"},
 		{"image in capitals", "name: mini\n", "name: mini\nhorovod: {image: Horovod/Horovod}\n", 2, "Horovod/Horovod", "horovod.image", "is not a container image reference"},
-		{"buffer percent NaN", "name: mini\n", "name: mini\nroce: {buffer_percent: .nan}\n", 2, ".nan", "roce.buffer_percent", "must be a finite number, not .nan"},
-		{"buffer percent infinite", "name: mini\n", "name: mini\nroce: {buffer_percent: -.inf}\n", 2, "-.inf", "roce.buffer_percent", "must be a finite number, not -.inf"},
+		{"buffer percent NaN", "name: mini\n", "name: mini\nroce: {buffer_percent: .nan}\n", 2, ".nan", "roce.buffer_percent", "must be a finite number, not NaN"},
+		{"buffer percent infinite", "name: mini\n", "name: mini\nroce: {buffer_percent: -.inf}\n", 2, "-.inf", "roce.buffer_percent", "must be a finite number, not -Inf"},
 		{"bar1 below memory", "memory_gb: 16}", "memory_gb: 16, bar1_gb: 1}", 10, "1}", "defaults.gpus[0].bar1_gb", "1 GB is less than memory_gb 16: a passed-through GPU's BAR1 maps all of its memory"},
 		{"esxi with an empty label", "    esxi: esx-b", "    esxi: a..b", 17, "a..b", "hosts[1].esxi", `"a..b" is not a host name`},
 		{"esxi ending in a dot", "    esxi: esx-b", "    esxi: x.", 17, "x.", "hosts[1].esxi", `"x." is not a host name`},
@@ -231,6 +231,31 @@ func TestValidationRules(t *testing.T) {
 		{"NUL byte", "  mtu: 1500", "  mtu: 15\x0000", 5, "\x00", "", "a NUL byte: an inventory is a text file"},
 		{"control character", "  mtu: 1500", "  mtu: 1500 \x01", 5, "\x01", "", "not valid YAML: control characters are not allowed"},
 		{"port group with a newline", "vfs: 8}", `vfs: 8, portgroup: "a\nb"}`, 11, `"a`, "defaults.nic.portgroup", "is not a port group name rdggen can write safely"},
+		// A DNS server in a host's container subnet: the other hosts route it to that host's docker0.
+		{"dns in a container subnet", "  mtu: 1500", "  mtu: 1500\n  dns: [8.8.8.8, 172.16.2.53]", 6, "172.16.2.53", "docker.dns[1]",
+			"172.16.2.53 is inside hosts[1]'s (b) container subnet 172.16.2.0/24: the other hosts route that subnet to b's docker0"},
+		// vCenter: plain http is refused at validation, naming the escape; one grammar for the URL.
+		{"vcenter plain http", "name: mini\n", "name: mini\nvcenter: http://vc.example/sdk\n", 2, "http", "vcenter",
+			"http://vc.example/sdk is plain http: vCenter's login would send the password unencrypted; use https://, or pass --vcenter-allow-http"},
+		{"vcenter credentials without a scheme", "name: mini\n", "name: mini\nvcenter: admin:pw@vc.example\n", 2, "admin", "vcenter", "must not carry credentials; set GOVC_USERNAME and GOVC_PASSWORD instead"},
+		{"vcenter scheme", "name: mini\n", "name: mini\nvcenter: ftp://vc.example\n", 2, "ftp", "vcenter", `"ftp://vc.example": a vCenter URL is https:// (or http://), not ftp://`},
+		{"vcenter query", "name: mini\n", "name: mini\nvcenter: https://vc.example/sdk?x=1\n", 2, "https", "vcenter", "a vSphere SDK URL has no query or fragment"},
+		// Names: the limit and where it comes from.
+		{"vm name too long", "  - name: b", "  - name: b\n    vm: " + strings.Repeat("v", 81), 17, strings.Repeat("v", 81), "hosts[1].vm",
+			"is 81 characters; vSphere limits a VM name to 80 (VMware KB 2051649) (it names esxi/<vm>.vmx)"},
+		{"host name label too long", "  - name: b", "  - name: " + strings.Repeat("b", 64), 16, strings.Repeat("b", 64), "hosts[1].name",
+			`is not a host name: the label "bbbbbbbbbbbbbbbbbbbb"… is 64 characters; a DNS label is at most 63 (RFC 1035 §2.3.4)`},
+		{"host name too long", "  - name: b", "  - name: " + strings.Repeat("b.", 127), 16, strings.Repeat("b.", 127), "hosts[1].name",
+			"is not a host name: 254 characters; a host name is at most 253 (RFC 1035 §2.3.4)"},
+		{"host name with an underscore", "  - name: b", "  - name: b_1", 16, "b_1", "hosts[1].name",
+			`is not a host name: the label "b_1" holds characters other than letters, digits and '-' (RFC 1123 §2.1)`},
+		{"host name that is the default VM name", "  - name: b", "  - name: " + strings.Repeat("b", 63) + "." + strings.Repeat("c", 20), 16, strings.Repeat("b", 63) + "." + strings.Repeat("c", 20), "hosts[1].name",
+			"is 84 characters, and it is also the VM name (vm defaults to name); vSphere limits a VM name to 80 (VMware KB 2051649): set vm"},
+		{"esxi name too long for its file", "    esxi: esx-b", "    esxi: " + strings.Repeat("e", 63) + "." + strings.Repeat("e", 63) + "." + strings.Repeat("e", 63) + "." + strings.Repeat("e", 61), 17, strings.Repeat("e", 63) + "." + strings.Repeat("e", 63) + "." + strings.Repeat("e", 63) + "." + strings.Repeat("e", 61), "hosts[1].esxi",
+			"is 253 characters; at most 252, so that esxi/<esxi>.sh fits a file name (255 bytes)"},
+		{"cluster name too long", "name: mini", "name: " + strings.Repeat("m", 81), 1, strings.Repeat("m", 81), "name",
+			"is 81 characters; a cluster name is at most 80 (rdggen's limit, that of VM names"},
+		{"switch name with a dot", "name: sw1,", "name: sw.a,", 3, "sw.a", "switches[0].name", "is not a switch hostname (one DNS label: 1–63 letters, digits and '-'): it is one label, without dots"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -276,7 +301,20 @@ func TestOneFindingPerMistake(t *testing.T) {
 		{"  mtu: 1500", "  mtu: 1500.5", `mini.yaml:5:8: docker.mtu: must be a whole number, not "1500.5"`},
 		{"name: mini\n", "name: mini\nroce: {dscp: \"26\"}\n", `mini.yaml:2:14: roce.dscp: must be a whole number, not "26"`},
 		{"onyx: 3.6.8190", "onyx: x", `mini.yaml:3:38: switches[0].onyx: "x" is not a dotted version number`},
+		// A merge key: one finding saying what to write instead, not also
+		// every key the merge would have brought "is required".
+		{"  - name: a\n    esxi: esx-a\n", "  - &h\n    name: a\n    esxi: esx-a\n", ""},
 	} {
+		if tc.want == "" { // the merge key case: host b merges host a
+			src := strings.Replace(strings.Replace(baseYAML, tc.old, tc.new, 1), "  - name: b\n    esxi: esx-b\n", "  - <<: *h\n    name: b\n", 1)
+			_, err := Load("mini.yaml", []byte(src))
+			var rep *Report
+			want := "mini.yaml:17:5: hosts[1].<<: YAML merge keys (<<) are not supported: write the keys out, put what every host shares under defaults: (each host inherits every key it does not set), or use an alias for a whole value (gpus: *gpus)"
+			if !errors.As(err, &rep) || len(rep.Findings) != 1 || rep.Findings[0].String() != want {
+				t.Errorf("merge key: want exactly one finding\n%s\ngot:\n%v\n%s", want, err, src)
+			}
+			continue
+		}
 		_, err := Load("mini.yaml", []byte(strings.Replace(baseYAML, tc.old, tc.new, 1)))
 		var rep *Report
 		if !errors.As(err, &rep) || len(rep.Findings) != 1 || !strings.HasPrefix(rep.Findings[0].String(), tc.want) {
@@ -365,5 +403,23 @@ func TestUnquotedVersionKeepsDigits(t *testing.T) {
 	}
 	if got := inv.Docker.Version.String(); got != "18.10" {
 		t.Errorf("version %q", got)
+	}
+}
+
+// Names as long as their limits allow are valid: an 81-character ESXi FQDN
+// (DNS allows 253), a 63-character label, an 80-character VM name.
+func TestNamesUpToTheirLimits(t *testing.T) {
+	fqdn := strings.Repeat("e", 63) + ".example.com.lab" + strings.Repeat("x", 2) // 81 characters
+	if len(fqdn) != 81 {
+		t.Fatalf("%d", len(fqdn))
+	}
+	src := strings.NewReplacer("    esxi: esx-b", "    esxi: "+fqdn+"\n    vm: "+strings.Repeat("v", 80),
+		"  - name: a\n", "  - name: "+strings.Repeat("a", 63)+"\n").Replace(baseYAML)
+	inv, err := Load("mini.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inv.Hosts[1].ESXi != fqdn || len(inv.Hosts[1].VM) != 80 || len(inv.Hosts[0].Name) != 63 {
+		t.Errorf("%+v", inv.Hosts)
 	}
 }

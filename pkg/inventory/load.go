@@ -20,10 +20,35 @@ import (
 // inventory of 16,384 hosts written out in full is about 2 MiB.
 const MaxFileSize = 4 << 20
 
+// An Option changes what Load, LoadFile and Build accept. Without options
+// every rule of docs/inventory.md#validation-rules holds.
+type Option func(*options)
+
+// options are the Options given to one load.
+type options struct {
+	allowHTTPVCenter bool
+}
+
+// AllowHTTPVCenter accepts an http:// vcenter URL. Without it the URL is a
+// finding: vCenter's login sends the password with the request, so over
+// plain http it crosses the network unencrypted. The CLI passes it when
+// --vcenter-allow-http is given (validate, generate, apply, check).
+func AllowHTTPVCenter() Option { return func(o *options) { o.allowHTTPVCenter = true } }
+
+func newOptions(opts []Option) options {
+	var o options
+	for _, f := range opts {
+		if f != nil {
+			f(&o)
+		}
+	}
+	return o
+}
+
 // LoadFile reads and loads the inventory at path; see Load. A file larger
 // than MaxFileSize (or a stream such as /dev/zero) is a finding, read no
 // further than the limit. An empty path is an error: it names no file.
-func LoadFile(path string) (*Inventory, error) {
+func LoadFile(path string, opts ...Option) (*Inventory, error) {
 	if path == "" {
 		return nil, errors.New("no inventory file given (an empty path)")
 	}
@@ -40,7 +65,7 @@ func LoadFile(path string) (*Inventory, error) {
 		return nil, &Report{Findings: []Finding{{File: DisplayName(path),
 			Rule: fmt.Sprintf("is larger than %d MiB, the limit for an inventory; is it the right file?", MaxFileSize>>20)}}}
 	}
-	return Load(path, src)
+	return Load(path, src, opts...)
 }
 
 // DisplayName is name as findings and generated files show it: unchanged
@@ -54,8 +79,9 @@ var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 // Load decodes src (named name in findings) strictly, fills defaults, derives
 // values and checks every rule of docs/inventory.md#validation-rules. It returns the inventory, or a
 // *Report with every finding when anything is wrong; nothing else is returned
-// as an error.
-func Load(name string, src []byte) (*Inventory, error) {
+// as an error. A valid inventory may carry Warnings: things that work but
+// are probably not what the user wants.
+func Load(name string, src []byte, opts ...Option) (*Inventory, error) {
 	name = DisplayName(name)
 	rep := &Report{}
 	if i := bytes.IndexByte(src, 0); i >= 0 {
@@ -96,7 +122,7 @@ func Load(name string, src []byte) (*Inventory, error) {
 		rep.sort()
 		return nil, rep
 	}
-	return build(name, &raw, d.pos, rep)
+	return build(name, &raw, d.pos, d.merged, rep, newOptions(opts))
 }
 
 // yamlError is a parser error as a finding, at its line when yaml.v3 names

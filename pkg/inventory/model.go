@@ -32,6 +32,12 @@ type Inventory struct {
 	Horovod Horovod
 	// Hosts are the training VMs, each with defaults resolved and values derived.
 	Hosts []Host
+	// Warnings are things that are valid but probably not what was meant
+	// (a docker.gateway that routing: hosts does not use, per-host routes
+	// at a size where they fill gigabytes), in the shape of findings
+	// (Finding.String: file:line:col: path: text), at most MaxFindings.
+	// They never make an inventory invalid; the CLI prints them on stderr.
+	Warnings []Finding
 
 	pos positions
 }

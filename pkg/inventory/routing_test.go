@@ -62,6 +62,18 @@ func TestRoutingRules(t *testing.T) {
 		{"pool holds the data network", "  mtu: 1500", "  mtu: 1500\n  pool: 10.0.0.0/8", 7, "switch", "docker.routing", "the pool 10.0.0.0/8 overlaps the data network 10.0.0.0/24"},
 		{"pool holds a DNS server", "  mtu: 1500", "  mtu: 1500\n  dns: [172.16.200.53]", 7, "switch", "docker.routing", "the pool 172.16.0.0/16 contains 172.16.200.53 (docker.dns[0])"},
 		{"no room for a gateway", "10.0.0.1/24", "10.0.0.0/31", 6, "switch", "docker.routing", "the data network 10.0.0.0/31 has no address to spare"},
+		// The gateway differs from every address the inventory names.
+		{"gateway is a DNS server", "  mtu: 1500", "  mtu: 1500\n  dns: [10.0.0.53]\n  gateway: 10.0.0.53", 7, "10.0.0.53", "docker.gateway",
+			"10.0.0.53 is the address of docker.dns[0]: the switch needs an address of its own on the data network"},
+		{"default gateway is a DNS server", "  mtu: 1500", "  mtu: 1500\n  dns: [8.8.8.8, 10.0.0.254]", 7, "switch", "docker.routing",
+			"the switch's gateway address defaults to 10.0.0.254, the last host address of the data network 10.0.0.0/24, but that is the address of docker.dns[1]: set docker.gateway"},
+		{"default gateway is vCenter's", "name: mini\n", "name: mini\nvcenter: https://10.0.0.254/sdk\n", 7, "switch", "docker.routing",
+			"the switch's gateway address defaults to 10.0.0.254, the last host address of the data network 10.0.0.0/24, but that is the address of vcenter: set docker.gateway"},
+		{"gateway is a DNS server in hosts mode", "  mtu: 1500", "  mtu: 1500\n  dns: [10.0.0.53]\n  gateway: 10.0.0.53", 7, "10.0.0.53", "docker.gateway",
+			"10.0.0.53 is the address of docker.dns[0]"},
+		// A /31 with one host has a free address: docker.gateway can name it.
+		{"a /31 with an address to spare", "10.0.0.1/24", "10.0.0.1/31", 6, "switch", "docker.routing",
+			"routing: switch needs an address for the switch on the data network 10.0.0.0/31, and docker.gateway defaults to the last host address of a /30 or larger network, which a /31 does not have: set docker.gateway to a free address (10.0.0.0 is free), or widen the data network"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -76,6 +88,10 @@ func TestRoutingRules(t *testing.T) {
 				src = strings.Replace(src, "port: 1/1}", "port: 1/1, switch: sw1}", 1)
 			case "no room for a gateway":
 				src = strings.Replace(src, "10.0.0.2/24", "10.0.0.1/31", 1)
+			case "gateway is a DNS server in hosts mode":
+				src = baseYAML
+			case "a /31 with an address to spare":
+				src = src[:strings.Index(src, "  - name: b\n")] // one host
 			}
 			if !strings.Contains(src, c.old) {
 				t.Fatalf("%q not in the inventory", c.old)
@@ -110,5 +126,20 @@ func TestRoutingHostsModeNeedsNoGateway(t *testing.T) {
 	}
 	if inv.Docker.Gateway.IsValid() {
 		t.Errorf("gateway %s is a host's address", inv.Docker.Gateway)
+	}
+}
+
+// A /31 data network with one host is valid in routing: switch once
+// docker.gateway names its free address, as the finding says.
+func TestSlash31GatewayWhenSet(t *testing.T) {
+	src := strings.Replace(baseYAML, "10.0.0.1/24", "10.0.0.1/31", 1)
+	src = src[:strings.Index(src, "  - name: b\n")]
+	src = strings.Replace(src, "  mtu: 1500", "  mtu: 1500\n  routing: switch\n  gateway: 10.0.0.0", 1)
+	inv, err := Load("mini.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inv.GatewayPrefix() != netip.MustParsePrefix("10.0.0.0/31") {
+		t.Errorf("gateway %s", inv.GatewayPrefix())
 	}
 }

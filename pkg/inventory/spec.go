@@ -159,17 +159,26 @@ type HostDockerSpec struct {
 // Build checks an inventory a program made, exactly as Load checks a file:
 // the same defaults, derivations and rules. Findings carry the field path
 // ("hosts[1].data.address") and, having no file, no position; name is what
-// they are prefixed with (e.g. "cluster-a"). The error is a *Report.
-func Build(name string, s *Spec) (*Inventory, error) {
-	return build(DisplayName(name), s, positions{}, &Report{})
+// they are prefixed with (e.g. "cluster-a"). The error is a *Report. Every
+// value a file can hold is checked as in a file; values only Go can make
+// are held to the same rules (a NaN buffer_percent, a zero Version: what a
+// file spells .nan or "" and Load refuses). A nil Spec is a finding.
+func Build(name string, s *Spec, opts ...Option) (*Inventory, error) {
+	name = DisplayName(name)
+	if s == nil {
+		return nil, &Report{Findings: []Finding{{File: name, Rule: "no inventory (a nil *Spec)"}}}
+	}
+	return build(name, s, positions{}, nil, &Report{}, newOptions(opts))
 }
 
 // build is the one path from a Spec to an Inventory, for Load and Build:
 // defaults, derivations and every rule; pos gives the findings' positions
-// (empty for a Spec made in Go), rep may already hold findings.
-func build(name string, s *Spec, pos positions, rep *Report) (*Inventory, error) {
+// (empty for a Spec made in Go), merged the mappings that held a YAML
+// merge key (their required keys are not reported missing), rep may
+// already hold findings.
+func build(name string, s *Spec, pos positions, merged map[string]bool, rep *Report, opts options) (*Inventory, error) {
 	inv := &Inventory{File: name, pos: pos}
-	c := &checker{inv: inv, rep: rep}
+	c := &checker{inv: inv, rep: rep, raw: s, merged: merged, opts: opts}
 	c.build(s)
 	if rep.Count() > 0 {
 		rep.sort()

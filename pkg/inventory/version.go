@@ -30,6 +30,13 @@ func ParseVersion(s string) (Version, error) {
 	return Version{raw: s, parts: parts}, nil
 }
 
+// zeroVersionError is what ParseVersion says of "", the text of the zero
+// Version (a Spec's Version{} is refused as a file's "" is).
+func zeroVersionError() error {
+	_, err := ParseVersion("")
+	return err
+}
+
 // MustVersion is ParseVersion for constants; it panics on a malformed string.
 func MustVersion(s string) Version {
 	v, err := ParseVersion(s)

@@ -1,0 +1,327 @@
+package inventory
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+)
+
+// parityValue is one value of a field, as a file spells it and as Go holds
+// it (nil: the pointer or slice unset); bad says both paths must refuse it.
+type parityValue struct {
+	yaml string
+	go_  any
+	bad  bool
+}
+
+func pInt(v int) parityValue { return parityValue{strconv.Itoa(v), v, true} }
+func pStr(v string, bad bool) parityValue {
+	return parityValue{yamlQuoted(v), v, bad}
+}
+
+// hostileInts are refused by every integer field of the Spec: below, at
+// and far above every range, and the extremes of int.
+var hostileInts = []parityValue{pInt(-1), pInt(0), pInt(1 << 40), pInt(math.MaxInt), pInt(math.MinInt)}
+
+func intPtr(v any) *int {
+	if v == nil {
+		return nil
+	}
+	i := v.(int)
+	return &i
+}
+
+func strPtr(v any) *string {
+	if v == nil {
+		return nil
+	}
+	s := v.(string)
+	return &s
+}
+
+func versionPtr(v any) *Version {
+	if v == nil {
+		return nil
+	}
+	x := v.(Version)
+	return &x
+}
+
+// parityCases: for each field of every Spec type, the same hostile values
+// written into baseYAML (edits: old, new pairs; V in new is the value, so
+// no other V may be in new) and
+// set on the Spec baseYAML decodes to.
+func parityCases() []struct {
+	field string // "RoCESpec.BufferPercent": the Spec field the case sets
+	edits []string
+	set   func(s *Spec, v any)
+	vals  []parityValue
+} {
+	type pc = struct {
+		field string
+		edits []string
+		set   func(s *Spec, v any)
+		vals  []parityValue
+	}
+	roce := func(field, key string, set func(r *RoCESpec, v any)) pc {
+		return pc{"RoCESpec." + field, []string{"name: mini\n", "name: mini\nroce: {" + key + ": V}\n"},
+			func(s *Spec, v any) { s.RoCE = &RoCESpec{}; set(s.RoCE, v) }, hostileInts}
+	}
+	hostsTail := baseYAML[strings.Index(baseYAML, "hosts:\n"):]
+	defaultsBlock := baseYAML[strings.Index(baseYAML, "defaults:\n"):strings.Index(baseYAML, "hosts:\n")]
+	long := func(n int) string { return strings.Repeat("a", n) }
+	label := func(n int) string { return strings.Repeat("b", n) }
+	return []pc{
+		{"Spec.Name", []string{"name: mini", "name: V"}, func(s *Spec, v any) { s.Name = v.(string) },
+			[]parityValue{pStr("", true), pStr(long(81), true), pStr("a b", true), pStr("-x", true), pStr(long(80), false)}},
+		{"Spec.RoCE", []string{"name: mini\n", "name: mini\nroce: V\n"}, func(s *Spec, v any) {
+			if v != nil {
+				s.RoCE = &RoCESpec{}
+			}
+		}, []parityValue{{"{}", 1, false}, {"~", nil, false}}},
+		roce("DSCP", "dscp", func(r *RoCESpec, v any) { r.DSCP = intPtr(v) }),
+		roce("Priority", "priority", func(r *RoCESpec, v any) { r.Priority = intPtr(v) }),
+		roce("CNPDSCP", "cnp_dscp", func(r *RoCESpec, v any) { r.CNPDSCP = intPtr(v) }),
+		roce("CNPPriority", "cnp_priority", func(r *RoCESpec, v any) { r.CNPPriority = intPtr(v) }),
+		roce("ECNMinKB", "ecn_min_kb", func(r *RoCESpec, v any) { r.ECNMinKB = intPtr(v) }),
+		roce("ECNMaxKB", "ecn_max_kb", func(r *RoCESpec, v any) { r.ECNMaxKB = intPtr(v) }),
+		{"RoCESpec.BufferPercent", []string{"name: mini\n", "name: mini\nroce: {buffer_percent: V}\n"},
+			func(s *Spec, v any) { f := v.(float64); s.RoCE = &RoCESpec{BufferPercent: &f} },
+			[]parityValue{{".nan", math.NaN(), true}, {".inf", math.Inf(1), true}, {"-.inf", math.Inf(-1), true},
+				{"0", 0.0, true}, {"-5", -5.0, true}, {"100.5", 100.5, true}, {"1.0e+308", 1e308, true}, {"12.5", 12.5, false}}},
+		{"Spec.Switches", []string{"switches:\n  - {name: sw1, model: SN2100, onyx: 3.6.8190}\n", "switches: V\n"},
+			func(s *Spec, v any) {
+				if v == nil {
+					s.Switches = nil
+				} else {
+					s.Switches = []SwitchSpec{}
+				}
+			}, []parityValue{{"[]", 1, true}, {"~", nil, true}}},
+		{"SwitchSpec.Name", []string{"name: sw1,", "name: V,"}, func(s *Spec, v any) { s.Switches[0].Name = v.(string) },
+			[]parityValue{pStr("", true), pStr(label(64), true), pStr("sw.1", true), pStr("-sw", true), pStr("sw_1", true)}},
+		{"SwitchSpec.Model", []string{"model: SN2100", "model: V"}, func(s *Spec, v any) { s.Switches[0].Model = v.(string) },
+			[]parityValue{pStr("", true), pStr("SN9999", true), pStr("sn2100", false)}},
+		{"SwitchSpec.ONYX", []string{"onyx: 3.6.8190", "onyx: V"}, func(s *Spec, v any) { s.Switches[0].ONYX = versionPtr(v) },
+			[]parityValue{{`""`, Version{}, true}, {"~", nil, true}, {"0", MustVersion("0"), true}, {`"3.5"`, MustVersion("3.5"), true}, {"3.8.2000", MustVersion("3.8.2000"), false}}},
+		{"SwitchSpec.Mgmt", []string{"onyx: 3.6.8190}", "onyx: 3.6.8190, mgmt: V}"}, func(s *Spec, v any) { s.Switches[0].Mgmt = v.(string) },
+			[]parityValue{pStr("0.0.0.0", true), pStr("sw:0", true), pStr("a", true), pStr("127.1", true), pStr("", false)}},
+		{"Spec.VCenter", []string{"name: mini\n", "name: mini\nvcenter: V\n"}, func(s *Spec, v any) { s.VCenter = v.(string) },
+			[]parityValue{pStr("ftp://vc.example", true), pStr("http://vc.example/sdk", true), pStr("https://u:p@vc.example/sdk", true),
+				pStr("https://vc.example/sdk?x=1", true), pStr("https://[fd00::1]/sdk", false), pStr("vc.example", false), pStr("", false)}},
+		{"Spec.Docker", []string{"docker:\n  mtu: 1500\n", "docker: V\n"}, func(s *Spec, v any) {
+			if s.Docker = nil; v != nil {
+				s.Docker = &DockerSpec{}
+			}
+		}, []parityValue{{"{}", 1, false}, {"~", nil, false}}},
+		{"DockerSpec.Version", []string{"docker:\n", "docker:\n  version: V\n"}, func(s *Spec, v any) { s.Docker.Version = versionPtr(v) },
+			[]parityValue{{`""`, Version{}, true}, {`"28.2"`, MustVersion("28.2"), false}}},
+		{"DockerSpec.Pool", []string{"docker:\n", "docker:\n  pool: V\n"}, func(s *Spec, v any) { s.Docker.Pool = strPtr(v) },
+			[]parityValue{pStr("", true), pStr("x", true), pStr("0.0.0.0/0", true), pStr("172.16.1.0/16", true), pStr("fd00::/64", true), pStr("127.0.0.0/8", true)}},
+		{"DockerSpec.Prefix", []string{"docker:\n", "docker:\n  prefix: V\n"}, func(s *Spec, v any) { s.Docker.Prefix = intPtr(v) }, hostileInts},
+		{"DockerSpec.MTU", []string{"  mtu: 1500", "  mtu: V"}, func(s *Spec, v any) { s.Docker.MTU = intPtr(v) }, hostileInts},
+		{"DockerSpec.DNS", []string{"  mtu: 1500", "  mtu: 1500\n  dns: V"}, func(s *Spec, v any) {
+			if v == nil {
+				s.Docker.DNS = nil
+			} else {
+				s.Docker.DNS = v.([]string)
+			}
+		}, []parityValue{{"[]", []string{}, false}, {"[x]", []string{"x"}, true}, {"[0.0.0.0]", []string{"0.0.0.0"}, true},
+			{`[""]`, []string{""}, true}, {"[172.16.1.53]", []string{"172.16.1.53"}, true}, {"[127.0.0.53]", []string{"127.0.0.53"}, true}}},
+		{"DockerSpec.Routing", []string{"  mtu: 1500", "  mtu: 1500\n  routing: V"}, func(s *Spec, v any) { s.Docker.Routing = strPtr(v) },
+			[]parityValue{pStr("", true), pStr("bgp", true), pStr("switch", false)}},
+		{"DockerSpec.Gateway", []string{"  mtu: 1500", "  mtu: 1500\n  gateway: V"}, func(s *Spec, v any) { s.Docker.Gateway = strPtr(v) },
+			[]parityValue{pStr("", true), pStr("x", true), pStr("10.0.1.1", true), pStr("10.0.0.1", true), pStr("10.0.0.255", true), pStr("10.0.0.9/24", true)}},
+		{"Spec.Horovod", []string{"name: mini\n", "name: mini\nhorovod: V\n"}, func(s *Spec, v any) {
+			if v != nil {
+				s.Horovod = &HorovodSpec{}
+			}
+		}, []parityValue{{"{}", 1, false}, {"~", nil, false}}},
+		{"HorovodSpec.Network", []string{"name: mini\n", "name: mini\nhorovod: {network: V}\n"},
+			func(s *Spec, v any) { s.Horovod = &HorovodSpec{Network: strPtr(v)} }, []parityValue{pStr("", true), pStr("overlay", true)}},
+		{"HorovodSpec.SSHPort", []string{"name: mini\n", "name: mini\nhorovod: {ssh_port: V}\n"},
+			func(s *Spec, v any) { s.Horovod = &HorovodSpec{SSHPort: intPtr(v)} }, hostileInts},
+		{"HorovodSpec.Image", []string{"name: mini\n", "name: mini\nhorovod: {image: V}\n"},
+			func(s *Spec, v any) { s.Horovod = &HorovodSpec{Image: strPtr(v)} }, []parityValue{pStr("", true), pStr("--privileged", true), pStr("A/B", true)}},
+		{"HorovodSpec.HCA", []string{"name: mini\n", "name: mini\nhorovod: {hca: V}\n"},
+			func(s *Spec, v any) { s.Horovod = &HorovodSpec{HCA: strPtr(v)} }, []parityValue{pStr("", true), pStr("mlx5 0", true), pStr(long(33), true)}},
+		{"Spec.Defaults", []string{defaultsBlock, "defaults: V\n"}, func(s *Spec, v any) {
+			if s.Defaults = nil; v != nil {
+				s.Defaults = &HostDefaults{}
+			}
+		}, []parityValue{{"{}", 1, true}, {"~", nil, true}}},
+		{"HostDefaults.OS", []string{"os: ubuntu-18.04", "os: V"}, func(s *Spec, v any) { s.Defaults.OS = strPtr(v) },
+			[]parityValue{pStr("", true), pStr("ubuntu-14.04", true), pStr("centos-7", true)}},
+		{"HostDefaults.DataInterface", []string{"data_interface: ens224", "data_interface: V"}, func(s *Spec, v any) { s.Defaults.DataInterface = strPtr(v) },
+			[]parityValue{pStr("", true), pStr("lo", true), pStr(long(16), true), pStr("a b", true)}},
+		{"HostDefaults.DataMTU", []string{"  data_interface: ens224", "  data_interface: ens224\n  data_mtu: V"}, func(s *Spec, v any) { s.Defaults.DataMTU = intPtr(v) }, hostileInts},
+		{"HostDefaults.GPUs", []string{"  gpus:\n    - {model: V100-PCIE-16GB, memory_gb: 16}\n", "  gpus: V\n"}, func(s *Spec, v any) {
+			if v == nil {
+				s.Defaults.GPUs = nil
+			} else {
+				s.Defaults.GPUs = []GPUSpec{}
+			}
+		}, []parityValue{{"[]", 1, true}, {"~", nil, true}}},
+		{"GPUSpec.Model", []string{"model: V100-PCIE-16GB", "model: V"}, func(s *Spec, v any) { s.Defaults.GPUs[0].Model = v.(string) },
+			[]parityValue{pStr("", true), pStr(long(65), true), pStr(`V100"x`, true)}},
+		{"GPUSpec.MemoryGB", []string{"memory_gb: 16}", "memory_gb: V}"}, func(s *Spec, v any) { s.Defaults.GPUs[0].MemoryGB = intPtr(v) }, hostileInts},
+		{"GPUSpec.BAR1GB", []string{"memory_gb: 16}", "memory_gb: 16, bar1_gb: V}"}, func(s *Spec, v any) { s.Defaults.GPUs[0].BAR1GB = intPtr(v) }, hostileInts},
+		{"GPUSpec.PCI", []string{"memory_gb: 16}", "memory_gb: 16, pci: V}"}, func(s *Spec, v any) { s.Defaults.GPUs[0].PCI = v.(string) },
+			[]parityValue{pStr("3b:00.0", true), pStr("0000:3b:00.8", true), pStr("", false)}},
+		{"HostDefaults.NIC", []string{"  nic: {model: ConnectX-5, pf: vmnic4, vfs: 8}", "  nic: V"}, func(s *Spec, v any) {
+			if s.Defaults.NIC = nil; v != nil {
+				s.Defaults.NIC = &NICSpec{}
+			}
+		}, []parityValue{{"{}", 1, true}, {"~", nil, true}}},
+		{"NICSpec.Model", []string{"model: ConnectX-5", "model: V"}, func(s *Spec, v any) { s.Defaults.NIC.Model = v.(string) },
+			[]parityValue{pStr("", true), pStr("ConnectX-9", true)}},
+		{"NICSpec.PF", []string{"pf: vmnic4", "pf: V"}, func(s *Spec, v any) { s.Defaults.NIC.PF = v.(string) },
+			[]parityValue{pStr("", true), pStr("eth0", true)}},
+		{"NICSpec.VFs", []string{"vfs: 8", "vfs: V"}, func(s *Spec, v any) { s.Defaults.NIC.VFs = intPtr(v) }, hostileInts},
+		{"NICSpec.PortGroup", []string{"vfs: 8}", "vfs: 8, portgroup: V}"}, func(s *Spec, v any) { s.Defaults.NIC.PortGroup = strPtr(v) },
+			[]parityValue{pStr("", true), pStr("  ", true), pStr(long(81), true), pStr("a'b", true)}},
+		{"Spec.Hosts", []string{hostsTail, "hosts: V\n"}, func(s *Spec, v any) {
+			if v == nil {
+				s.Hosts = nil
+			} else {
+				s.Hosts = []HostSpec{}
+			}
+		}, []parityValue{{"[]", 1, true}, {"~", nil, true}}},
+		{"HostSpec.Name", []string{"  - name: b", "  - name: V"}, func(s *Spec, v any) { s.Hosts[1].Name = v.(string) },
+			[]parityValue{pStr("", true), pStr(label(64), true), pStr("a", true), pStr(strings.Repeat("b.", 127), true),
+				pStr("x.1", true), pStr("b_1", true), pStr(long(81), true)}},
+		{"HostSpec.ESXi", []string{"    esxi: esx-b", "    esxi: V"}, func(s *Spec, v any) { s.Hosts[1].ESXi = v.(string) },
+			[]parityValue{pStr("", true), pStr("a..b", true), pStr(label(63)+"."+label(63)+"."+label(63)+"."+label(61), true),
+				pStr("ESX-A", true), pStr(label(63)+"."+label(17), false)}},
+		{"HostSpec.VM", []string{"    esxi: esx-b", "    esxi: esx-b\n    vm: V"}, func(s *Spec, v any) { s.Hosts[1].VM = v.(string) },
+			[]parityValue{pStr("a", true), pStr(long(81), true), pStr("a b", true), pStr("", false)}},
+		{"HostSpec.Mgmt", []string{"    esxi: esx-b", "    esxi: esx-b\n    mgmt: V"}, func(s *Spec, v any) { s.Hosts[1].Mgmt = v.(string) },
+			[]parityValue{pStr("a", true), pStr("10.0.0.1", true), pStr("0.0.0.0", true), pStr("b:99999", true), pStr("", false)}},
+		// The host's own inheritable keys: a finding names the host's key
+		// in both paths (hosts[1].data_mtu, not hosts[1].name).
+		{"HostSpec.HostDefaults", []string{"    esxi: esx-b", "    esxi: esx-b\n    data_mtu: V"}, func(s *Spec, v any) { s.Hosts[1].DataMTU = intPtr(v) },
+			append([]parityValue{pInt(9000)}, hostileInts...)},
+		{"HostSpec.HostDefaults", []string{"    esxi: esx-b", "    esxi: esx-b\n    os: V"}, func(s *Spec, v any) { s.Hosts[1].OS = strPtr(v) },
+			[]parityValue{pStr("centos-7", true), pStr("", true)}},
+		{"HostSpec.HostDefaults", // two VMs of one ESXi host pinning one GPU: the host's own gpus list is named
+			[]string{"    esxi: esx-b\n    data: {address: 10.0.0.2/24, port: 1/2}", "    esxi: esx-a\n    gpus: [{model: A100-PCIE-40GB, memory_gb: 40, pci: V}]\n    data: {address: 10.0.0.2/24, port: 1/1}",
+				"  - name: a\n    esxi: esx-a\n", "  - name: a\n    esxi: esx-a\n    gpus: [{model: A100-PCIE-40GB, memory_gb: 40, pci: V}]\n"},
+			func(s *Spec, v any) {
+				for i := range s.Hosts {
+					s.Hosts[i].ESXi, s.Hosts[i].Data.Port = "esx-a", "1/1"
+					s.Hosts[i].GPUs = []GPUSpec{{Model: "A100-PCIE-40GB", MemoryGB: intPtr(40), PCI: v.(string)}}
+				}
+			}, []parityValue{pStr("0000:3b:00.0", true)}},
+		{"HostSpec.Data", []string{"    data: {address: 10.0.0.2/24, port: 1/2}", "    data: V"}, func(s *Spec, v any) {
+			if s.Hosts[1].Data = nil; v != nil {
+				s.Hosts[1].Data = &DataSpec{}
+			}
+		}, []parityValue{{"{}", 1, true}, {"~", nil, true}}},
+		{"DataSpec.Address", []string{"10.0.0.2/24", "V"}, func(s *Spec, v any) { s.Hosts[1].Data.Address = v.(string) },
+			[]parityValue{pStr("", true), pStr("10.0.0.2", true), pStr("10.0.1.2/24", true), pStr("fd00::2/64", true),
+				pStr("10.0.0.0/24", true), pStr("127.0.0.2/24", true), pStr("10.0.0.1/24", true)}},
+		{"DataSpec.Switch", []string{"port: 1/2}", "port: 1/2, switch: V}"}, func(s *Spec, v any) { s.Hosts[1].Data.Switch = v.(string) },
+			[]parityValue{pStr("sw9", true), pStr("", false)}},
+		{"DataSpec.Port", []string{"port: 1/2}", "port: V}"}, func(s *Spec, v any) { s.Hosts[1].Data.Port = v.(string) },
+			[]parityValue{pStr("", true), pStr("1/17", true), pStr("2/1", true), pStr("eth1", true), pStr("1/1", true), pStr("1/99999999999999999999", true)}},
+		{"HostSpec.Docker", []string{"    esxi: esx-b", "    esxi: esx-b\n    docker: V"}, func(s *Spec, v any) {
+			if v != nil {
+				s.Hosts[1].Docker = &HostDockerSpec{}
+			}
+		}, []parityValue{{"{}", 1, false}, {"~", nil, false}}},
+		{"HostDockerSpec.Subnet", []string{"    esxi: esx-b", "    esxi: esx-b\n    docker: {subnet: V}"}, func(s *Spec, v any) { s.Hosts[1].Docker = &HostDockerSpec{Subnet: v.(string)} },
+			[]parityValue{pStr("172.16.1.0/24", true), pStr("x", true), pStr("172.16.9.1/24", true), pStr("10.0.0.0/24", true),
+				pStr("192.168.0.0/24", true), pStr("172.16.0.0/31", true), pStr("", false)}},
+	}
+}
+
+// TestBuildIsLoad: Build enforces every rule Load does. Each hostile value
+// of every field of the Spec goes through both paths — written into a file
+// for Load, set on the Spec that file decodes to for Build — and both give
+// the same findings (field path and rule; Build has no positions); a bad
+// value is refused by both. Every field of every Spec type must have a case
+// here, so that a new field is held to parity too.
+func TestBuildIsLoad(t *testing.T) {
+	covered := map[string]bool{}
+	for _, tc := range parityCases() {
+		covered[tc.field] = true
+		for _, v := range tc.vals {
+			name := fmt.Sprintf("%s=%s", tc.field, v.yaml)
+			if len(name) > 80 {
+				name = name[:80]
+			}
+			t.Run(name, func(t *testing.T) {
+				src := baseYAML
+				for i := 0; i+1 < len(tc.edits); i += 2 {
+					if !strings.Contains(src, tc.edits[i]) {
+						t.Fatalf("%q is not in the inventory", tc.edits[i])
+					}
+					src = strings.Replace(src, tc.edits[i], strings.ReplaceAll(tc.edits[i+1], "V", v.yaml), 1)
+				}
+				_, lerr := Load("mini.yaml", []byte(src))
+				var s Spec
+				if err := yaml.Unmarshal([]byte(baseYAML), &s); err != nil {
+					t.Fatal(err)
+				}
+				tc.set(&s, v.go_)
+				_, berr := Build("mini.yaml", &s)
+				lf, bf := findingTexts(lerr), findingTexts(berr)
+				if strings.Join(lf, "\n") != strings.Join(bf, "\n") {
+					t.Errorf("Load and Build differ\nLoad:\n%s\nBuild:\n%s\nfile:\n%s", strings.Join(lf, "\n"), strings.Join(bf, "\n"), src)
+				}
+				if v.bad && (len(lf) == 0 || len(bf) == 0) {
+					t.Errorf("accepted: Load %d finding(s), Build %d\n%s", len(lf), len(bf), src)
+				}
+			})
+		}
+	}
+	for _, tp := range []reflect.Type{reflect.TypeFor[Spec](), reflect.TypeFor[RoCESpec](), reflect.TypeFor[SwitchSpec](),
+		reflect.TypeFor[DockerSpec](), reflect.TypeFor[HorovodSpec](), reflect.TypeFor[HostDefaults](), reflect.TypeFor[GPUSpec](),
+		reflect.TypeFor[NICSpec](), reflect.TypeFor[HostSpec](), reflect.TypeFor[DataSpec](), reflect.TypeFor[HostDockerSpec]()} {
+		for i := range tp.NumField() {
+			if f := tp.Field(i); !covered[tp.Name()+"."+f.Name] {
+				t.Errorf("%s.%s has no case in parityCases: add its hostile values", tp.Name(), f.Name)
+			}
+		}
+	}
+	// Every type of the Spec is in the list above.
+	seen := map[reflect.Type]bool{}
+	var walk func(reflect.Type)
+	walk = func(tp reflect.Type) {
+		for tp.Kind() == reflect.Pointer || tp.Kind() == reflect.Slice {
+			tp = tp.Elem()
+		}
+		if tp.Kind() != reflect.Struct || tp == versionType || seen[tp] {
+			return
+		}
+		seen[tp] = true
+		for i := range tp.NumField() {
+			walk(tp.Field(i).Type)
+		}
+	}
+	walk(reflect.TypeFor[Spec]())
+	if len(seen) != 11 {
+		t.Errorf("the Spec has %d struct types, the coverage list 11: add the new one", len(seen))
+	}
+}
+
+// findingTexts is err's findings as "path: rule", sorted.
+func findingTexts(err error) []string {
+	rep, ok := err.(*Report)
+	if err != nil && !ok {
+		return []string{"not a report: " + err.Error()}
+	}
+	var out []string
+	if rep != nil {
+		for _, f := range rep.Findings {
+			out = append(out, f.Path+": "+f.Rule)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

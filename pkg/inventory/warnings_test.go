@@ -1,0 +1,158 @@
+package inventory
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Warnings are findings in shape (file:line:col: path: text) on a valid
+// inventory, from Load and Build alike.
+func TestWarnings(t *testing.T) {
+	const unused = "10.0.0.100 is not used with routing: hosts (the default), where every host routes to the others itself: set docker.routing: switch to route the pool through it, or remove the key"
+	for _, tc := range []struct {
+		name string
+		src  string
+		want []string // warnings' String(), prefixes
+	}{
+		{"none", baseYAML, nil},
+		{"gateway with routing: hosts", strings.Replace(baseYAML, "  mtu: 1500", "  mtu: 1500\n  gateway: 10.0.0.100", 1),
+			[]string{"mini.yaml:6:12: docker.gateway: " + unused}},
+		{"gateway with routing: switch", strings.Replace(baseYAML, "  mtu: 1500", "  mtu: 1500\n  routing: switch\n  gateway: 10.0.0.100", 1), nil},
+		{"gateway with routing: hosts written", strings.Replace(baseYAML, "  mtu: 1500", "  mtu: 1500\n  routing: hosts\n  gateway: 10.0.0.100", 1),
+			[]string{"mini.yaml:7:12: docker.gateway: " + unused}},
+		{"per-host routes at 2,048 hosts", string(scaleYAML(2048, false)), nil},
+		{"per-host routes at 2,049 hosts", string(scaleYAML(2049, false)), []string{
+			"scale.yaml:37:9: docker.routing: routing: hosts with 2049 hosts gives every host 2048 routes to the other hosts' container subnets (and as many NAT exemptions and firewall rules): the generated tree is about 545 MB, and it grows with the square of the hosts. With docker.routing: switch each host has one route and the tree is about 29 MB (the switch then routes the pool: every data port on one switch)"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := "mini.yaml"
+			if strings.HasPrefix(tc.src, "name: scale") {
+				file = "scale.yaml"
+			}
+			inv, err := Load(file, []byte(tc.src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(inv.Warnings) != len(tc.want) {
+				t.Fatalf("%d warnings, want %d: %v", len(inv.Warnings), len(tc.want), inv.Warnings)
+			}
+			for i, w := range inv.Warnings {
+				if !strings.HasPrefix(w.String(), tc.want[i]) {
+					t.Errorf("warning %d:\n%s\nwant prefix\n%s", i, w, tc.want[i])
+				}
+			}
+			// Build warns alike, without a position.
+			var s Spec
+			if err := yaml.Unmarshal([]byte(tc.src), &s); err != nil {
+				t.Fatal(err)
+			}
+			built, err := Build(file, &s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(built.Warnings) != len(inv.Warnings) {
+				t.Fatalf("Build: %d warnings, Load %d", len(built.Warnings), len(inv.Warnings))
+			}
+			for i, w := range built.Warnings {
+				if l := inv.Warnings[i]; w.Path != l.Path || w.Rule != l.Rule || w.Pos != (Pos{}) {
+					t.Errorf("Build's warning %v, Load's %v", w, l)
+				}
+			}
+		})
+	}
+}
+
+// The estimate the scale warning quotes: 12 GB at 10,000 hosts with
+// per-host routes (what the tree measured), 140 MB with the routed pool.
+func TestEstimateTreeBytes(t *testing.T) {
+	for _, tc := range []struct {
+		n       int
+		routing string
+		want    string
+	}{{10000, RoutingHosts, "12 GB"}, {10000, RoutingSwitch, "140 MB"}, {4096, RoutingHosts, "2.1 GB"}, {1024, RoutingHosts, "146 MB"}, {0, RoutingHosts, "0 KB"}} {
+		if got := approxBytes(EstimateTreeBytes(tc.n, tc.routing)); got != tc.want {
+			t.Errorf("%d hosts, routing %s: %s, want %s", tc.n, tc.routing, got, tc.want)
+		}
+	}
+}
+
+// An http:// vCenter is a finding unless the load allows it; Load,
+// LoadFile and Build take the option alike.
+func TestAllowHTTPVCenter(t *testing.T) {
+	src := []byte(strings.Replace(baseYAML, "name: mini\n", "name: mini\nvcenter: http://vc.example/sdk\n", 1))
+	if _, err := Load("mini.yaml", src); err == nil || !strings.Contains(err.Error(), "--vcenter-allow-http") {
+		t.Errorf("without the option: %v", err)
+	}
+	if _, err := Load("mini.yaml", src, AllowHTTPVCenter()); err != nil {
+		t.Errorf("Load with the option: %v", err)
+	}
+	path := filepath.Join(t.TempDir(), "mini.yaml")
+	if err := os.WriteFile(path, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadFile(path); err == nil {
+		t.Error("LoadFile accepted http:// without the option")
+	}
+	if inv, err := LoadFile(path, AllowHTTPVCenter()); err != nil || inv.VCenter != "http://vc.example/sdk" {
+		t.Errorf("LoadFile with the option: %v", err)
+	}
+	var s Spec
+	if err := yaml.Unmarshal(src, &s); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Build("mini", &s); err == nil {
+		t.Error("Build accepted http:// without the option")
+	}
+	if _, err := Build("mini", &s, AllowHTTPVCenter()); err != nil {
+		t.Errorf("Build with the option: %v", err)
+	}
+	if _, err := Build("mini", nil); err == nil || err.Error() != "mini: no inventory (a nil *Spec)" {
+		t.Errorf("nil Spec: %v", err)
+	}
+}
+
+// The one grammar of a vCenter URL (govc's, with rdggen's address rules).
+func TestParseVCenterURL(t *testing.T) {
+	for _, tc := range []struct {
+		in    string
+		creds bool
+		want  string // the URL, or the error's text
+	}{
+		{"vc.example", false, "https://vc.example/sdk"},
+		{"https://vc.example/sdk", false, "https://vc.example/sdk"},
+		{"https://vc.example/", false, "https://vc.example/sdk"},
+		{"http://10.0.0.5:8080/sdk", false, "http://10.0.0.5:8080/sdk"},
+		{"https://[fd00::5]/sdk", false, "https://[fd00::5]/sdk"},
+		{"admin:pw@vc.example", true, "https://admin:pw@vc.example/sdk"},
+		{"admin:pw@vc.example", false, "must not carry credentials; set GOVC_USERNAME and GOVC_PASSWORD instead"},
+		{"https://root:s3cret@vc.example/sdk", false, "must not carry credentials; set GOVC_USERNAME and GOVC_PASSWORD instead"},
+		{"ftp://vc.example", false, `"ftp://vc.example": a vCenter URL is https:// (or http://), not ftp://`},
+		{"file:///etc/passwd", false, `"file:///etc/passwd" is not a vSphere SDK URL like https://vcenter.example/sdk ([https://]host[:port][/path])`},
+		{"", false, `"" is not a vSphere SDK URL like https://vcenter.example/sdk ([https://]host[:port][/path])`},
+		{"https://vc.example:0/sdk", false, `"https://vc.example:0/sdk": vc.example:0 is not a host name or a reachable IP address, optionally with a port 1–65535`},
+		{"https://vc.example:/sdk", false, `"https://vc.example:/sdk": vc.example: is not a host name or a reachable IP address, optionally with a port 1–65535`},
+		{"https://224.0.0.1/sdk", false, `"https://224.0.0.1/sdk": 224.0.0.1 is not a host name or a reachable IP address, optionally with a port 1–65535`},
+		{"https://[10.0.0.1]/sdk", false, `"https://[10.0.0.1]/sdk" is not a vSphere SDK URL like https://vcenter.example/sdk ([https://]host[:port][/path])`},
+		{"https://vc.example/sdk#x", false, `"https://vc.example/sdk#x": a vSphere SDK URL has no query or fragment`},
+		{"https://u:pw@-x/sdk", true, `"https://xxxxx@-x/sdk": -x is not a host name or a reachable IP address, optionally with a port 1–65535`},
+	} {
+		u, err := ParseVCenterURL(tc.in, tc.creds)
+		got := ""
+		if err != nil {
+			got = err.Error()
+		} else {
+			got = u.String()
+		}
+		if got != tc.want {
+			t.Errorf("ParseVCenterURL(%q, %v) = %s\nwant %s", tc.in, tc.creds, got, tc.want)
+		}
+		if errors.Is(err, ErrVCenterCredentials) != strings.HasPrefix(tc.want, "must not carry") {
+			t.Errorf("%q: errors.Is(ErrVCenterCredentials) = %v", tc.in, !strings.HasPrefix(tc.want, "must not carry"))
+		}
+	}
+}
