@@ -115,8 +115,8 @@ PrintMotd no
 // longer line is cut into pieces, each parsed as its own line ("Bad
 // configuration option: …"; Ubuntu 16.04 ships 7.2); 7.5 to 7.7 refuse lines
 // of 4,096 bytes or more ("line too long"); 7.8 reads lines of any length
-// (openssh-portable readconf.c and servconf.c, fgets into char line[1024],
-// then getline from 7.8).
+// (openssh-portable readconf.c and servconf.c: a fixed line buffer before
+// 7.8, getline from it; docs/rules.md#worker-ssh).
 const MaxSSHLine = 1000
 
 // clientConfig is the SSH client configuration inside the workers: every
