@@ -24,6 +24,7 @@ func hostsTarget() *applyTarget {
 			f.StringVar(&restart, "docker-restart", apply.ModeAuto, "after daemon.json changed: auto (systemd or init.d), none, or a shell `CMD` run as root")
 			f.StringVar(&validate, "docker-validate", apply.ModeAuto, "check a staged daemon.json ($1) before installing it: auto (dockerd --validate), none, or a shell `CMD`")
 		},
+		prepare: vmCredentials,
 		run: func(ctx context.Context, env *applyEnv, tr *targetRun) error {
 			res, err := apply.Hosts(ctx, env.Inv, options(env, tr))
 			return tr.result(res, err)

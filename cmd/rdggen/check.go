@@ -68,6 +68,7 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	target := fs.String("target", "", "comma-separated `LIST` of targets: "+targetNames(all)+" (default all)")
 	output := fs.StringP("output", "o", "text", "`FORMAT` of stdout: text, or json (the results as one document; text on stderr)")
 	conn := registerConnFlags(fs, all, "machines read at once per target, `N` ≥ 1")
+	conn.checking = true
 	for _, t := range all {
 		for _, name := range t.applyOnly {
 			_ = fs.MarkHidden(name)
@@ -76,10 +77,7 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	if code, ok := parse(fs, args, stdout); !ok {
 		return code
 	}
-	checks := conn.check()
-	if *output != "text" && *output != "json" {
-		checks = append(checks, fmt.Errorf("--output %q: want text or json", quote.Line(*output)))
-	}
+	checks := append(conn.check(), checkFormat("check", *output))
 	for _, t := range all {
 		for _, name := range t.applyOnly {
 			if fs.Changed(name) {
