@@ -39,7 +39,8 @@ Examples:
   rdggen check -o json -f cluster.yaml > readiness.json
 
 Exit status: 0 every check passed, 1 a check failed or could not tell (or the
-inventory is invalid), 2 usage error.
+inventory is invalid), 2 usage error (also: missing credentials, known_hosts
+or worker keys; they are checked before anything is contacted).
 `)
 	return b.String()
 }

@@ -129,7 +129,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 			return run(ctx, []string{args[1], "--help"}, stdout, stderr, getenv)
 		}
 		if !strings.HasPrefix(args[0], "-") {
-			fmt.Fprintf(stderr, "rdggen: unknown command %q (commands: generate, the default, validate, example, apply, check, run, version)\n", quote.Line(args[0]))
+			fmt.Fprintf(stderr, "rdggen: unknown command %q (commands: generate, the default, validate, example, apply, check, run, version)\n", args[0])
 			return exitUsage
 		}
 	}
@@ -386,10 +386,15 @@ Examples:
   rdggen apply --target switch,hosts --parallel 16 --yes -f cluster.yaml
   rdggen apply --dry-run -o json -f cluster.yaml > plan.json
 
+Credentials and keys are checked once, before anything is contacted: SSH
+(ssh-agent, --identity or the password variable) for the switches and VMs,
+$GOVC_USERNAME and $GOVC_PASSWORD for vCenter, and the --keys directory.
+
 Exit status: 0 everything matches or was changed, 1 the inventory is invalid
 (nothing contacted), 2 usage error (also: no terminal to confirm on and no
---yes), 3 a machine or target failed, the push was declined, or it was
-interrupted.
+--yes; missing credentials or known_hosts; worker keys that cannot be
+trusted or made), 3 a machine or target failed, the push was declined, or it
+was interrupted.
 `)
 	return b.String()
 }
