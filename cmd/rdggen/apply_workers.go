@@ -45,27 +45,26 @@ func workersTarget() *applyTarget {
 			return errors.Join(err, positive("--worker-timeout", ready))
 		},
 		prepare: func(env *applyEnv) error {
-			if err := vmCredentials(env); err != nil {
-				return err
-			}
-			dir = keys
-			if dir == "" {
+			return errors.Join(vmCredentials(env), func() error {
+				dir = keys
+				if dir == "" {
+					var err error
+					if dir, err = apply.DefaultKeyDir(env.Inv.Name, env.Getenv); err != nil {
+						return err
+					}
+				}
 				var err error
-				if dir, err = apply.DefaultKeyDir(env.Inv.Name, env.Getenv); err != nil {
-					return err
+				if k, found, err = apply.LoadWorkerKeys(dir); err != nil {
+					return fmt.Errorf("--keys: %w", err)
 				}
-			}
-			var err error
-			if k, found, err = apply.LoadWorkerKeys(dir); err != nil {
-				return fmt.Errorf("--keys: %w", err)
-			}
-			if !found && !env.Checking {
-				// Say now, not after the confirmation, that they cannot be made.
-				if err := apply.CanSaveWorkerKeys(dir); err != nil {
-					return fmt.Errorf("--keys: the cluster's worker keys are not in %s yet, and apply cannot make them: %w", dir, err)
+				if !found && !env.Checking {
+					// Say now, not after the confirmation, that they cannot be made.
+					if err := apply.CanSaveWorkerKeys(dir); err != nil {
+						return fmt.Errorf("--keys: the cluster's worker keys are not in %s yet, and apply cannot make them: %w", dir, err)
+					}
 				}
-			}
-			return nil
+				return nil
+			}())
 		},
 		run: func(ctx context.Context, env *applyEnv, tr *targetRun) error {
 			k := k

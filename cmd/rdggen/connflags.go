@@ -149,17 +149,27 @@ func (c *connFlags) load(ctx context.Context, fs *pflag.FlagSet, file string, ta
 }
 
 // prepareTargets runs every target's prepare and prints each distinct
-// error once (the hosts and workers targets share the VMs' credentials).
+// error once (the hosts and workers targets share the VMs' credentials; a
+// prepare may return several, joined).
 func prepareTargets(targets []*applyTarget, env *applyEnv, stderr io.Writer) (int, bool) {
 	var errs []error
 	seen := map[string]bool{}
-	for _, t := range targets {
-		if t.prepare == nil {
-			continue
+	var add func(err error)
+	add = func(err error) {
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range j.Unwrap() {
+				add(e)
+			}
+			return
 		}
-		if err := t.prepare(env); err != nil && !seen[err.Error()] {
+		if err != nil && !seen[err.Error()] {
 			seen[err.Error()] = true
 			errs = append(errs, err)
+		}
+	}
+	for _, t := range targets {
+		if t.prepare != nil {
+			add(t.prepare(env))
 		}
 	}
 	if len(errs) == 0 {

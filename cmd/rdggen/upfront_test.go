@@ -62,6 +62,8 @@ func TestCredentialsUpFront(t *testing.T) {
 		{"no SSH credentials for 8 VMs and 2 targets", nil, []string{"--target", "hosts,workers", "--keys", keys},
 			exitUsage, []string{"rdggen: SSH to the VMs (targets hosts, workers): no SSH credentials: start ssh-agent with a key (SSH_AUTH_SOCK), pass an identity file (--identity), or set RDGGEN_SSH_PASSWORD\n",
 				"rdggen: nothing was contacted\n"}, "clx-mld-41"},
+		{"no SSH credentials and a key directory anyone can write: both, once", nil, []string{"--target", "hosts,workers", "--keys", open},
+			exitUsage, []string{"rdggen: SSH to the VMs (targets hosts, workers): no SSH credentials", "is writable by its group and everyone (mode 0777)"}, "clx-mld-41"},
 		{"no SSH credentials for the switch", nil, []string{"--target", "switch"},
 			exitUsage, []string{"rdggen: SSH to the switches (swx-mld-1-2): no SSH credentials: start ssh-agent with a key (SSH_AUTH_SOCK), pass an identity file (--identity), or set RDGGEN_SWITCH_PASSWORD\n"}, "127.0.0.1:1"},
 		{"no vCenter user", vc, []string{"--target", "esxi"},
