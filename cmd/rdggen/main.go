@@ -166,7 +166,11 @@ func parse(fs *pflag.FlagSet, args []string, stdout io.Writer) (int, bool) {
 		return exitUsage, false
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(fs.Output(), "rdggen: unexpected argument %s\n", strconv.Quote(fs.Arg(0)))
+		hint := ""
+		if fs.Name() == "rdggen" && slices.Contains(commands, fs.Arg(0)) {
+			hint = fmt.Sprintf(": the command comes first (rdggen %s [flags])", fs.Arg(0))
+		}
+		fmt.Fprintf(fs.Output(), "rdggen: unexpected argument %s%s\n", strconv.Quote(fs.Arg(0)), hint)
 		return exitUsage, false
 	}
 	return 0, true
@@ -445,6 +449,9 @@ func cmdApply(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	}
 	return res.report(stderr)
 }
+
+// commands are rdggen's commands besides generating.
+var commands = []string{"generate", "validate", "example", "apply", "check", "run", "version", "help"}
 
 // Output formats of validate, apply and check (-o).
 var outputFormats = []string{"text", "json"}

@@ -120,6 +120,7 @@ func TestOutputFlagMeaning(t *testing.T) {
 		{[]string{"validate", "-o", "out"}, exitUsage, `rdggen: -o "out": validate's -o is the output format: text or json; the output directory -o DIR belongs to generating (rdggen -f cluster.yaml -o DIR)`},
 		{[]string{"apply", "-f", "x.yaml", "-o", "out"}, exitUsage, `rdggen: -o "out": apply's -o is the output format: text or json; the output directory`},
 		{[]string{"check", "-f", "x.yaml", "-o", "yaml"}, exitUsage, `rdggen: -o "yaml": check's -o is the output format: text or json`},
+		{[]string{"-o", "json", "validate"}, exitUsage, `rdggen: unexpected argument "validate": the command comes first (rdggen validate [flags])`},
 		{[]string{"-o", "./json", "-q"}, exitOK, ""},
 		{[]string{"generate", "-o", "out", "-q"}, exitOK, ""},
 	} {
