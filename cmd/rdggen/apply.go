@@ -34,6 +34,9 @@ type applyEnv struct {
 	// VM is how the VM targets (hosts, workers) reach the VMs.
 	VM     *vmFlags
 	Getenv func(string) string
+	// Checking is set for `rdggen check`, which reads and never makes
+	// anything (the workers' keys, for one, must exist already).
+	Checking bool
 }
 
 // vmSSH is how the VM targets reach the VMs.
@@ -89,15 +92,19 @@ func (e *partFailed) Error() string { return e.msg }
 // applyTarget is one `--target` of `rdggen apply`. flags registers the
 // target's own flags on the apply flag set (called once); check, when set,
 // refuses flag values that make no sense (a usage error, before anything is
-// loaded or contacted); run plans, passes tr.Gate, pushes, sets tr.Machines
-// and tr.Summary, and returns a non-nil error when anything failed (a
-// *partFailed when only some machines did).
+// loaded or contacted); prepare, when set, checks once, with the inventory
+// loaded and before any target contacts anything, what the target needs on
+// this machine — credentials, keys — so that a missing one is one usage
+// error instead of a failure per machine; run plans, passes tr.Gate,
+// pushes, sets tr.Machines and tr.Summary, and returns a non-nil error when
+// anything failed (a *partFailed when only some machines did).
 type applyTarget struct {
-	name  string
-	help  string
-	flags func(fs *pflag.FlagSet)
-	check func() error
-	run   func(ctx context.Context, env *applyEnv, tr *targetRun) error
+	name    string
+	help    string
+	flags   func(fs *pflag.FlagSet)
+	check   func() error
+	prepare func(env *applyEnv) error
+	run     func(ctx context.Context, env *applyEnv, tr *targetRun) error
 	// inspect is the target's part of `rdggen check`: it reads the same
 	// machines over the same connections and changes nothing. applyOnly
 	// lists the target's flags that only apply uses (hidden from check).

@@ -33,6 +33,48 @@ func timeoutHint(err error, flag string, d time.Duration) error {
 	return fmt.Errorf("%w: no answer within %s; %s sets that bound", err, d, flag)
 }
 
+// vcenterCredentials refuses, before connecting, a vCenter login without a
+// user name or a password: vCenter's SSO has no account without either,
+// and the login would fail only after the connection.
+func vcenterCredentials(cfg vsphere.Config) error {
+	var missing, vars []string
+	if cfg.Username == "" {
+		missing, vars = append(missing, "user name"), append(vars, "$"+vsphere.EnvUsername)
+	}
+	if cfg.Password == "" {
+		missing, vars = append(missing, "password"), append(vars, "$"+vsphere.EnvPassword)
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return fmt.Errorf("vCenter %s (from %s): no %s to log in with: set %s", cfg.URL.Host, cfg.Source,
+		strings.Join(missing, " and no "), strings.Join(vars, " and "))
+}
+
+// unreachableHint adds, to an error of reaching vCenter at all (no route,
+// refused, unknown name), where its address came from, so that a wrong
+// GOVC_URL or inventory vcenter is found where it is set.
+func unreachableHint(err error, cfg vsphere.Config) error {
+	var op *net.OpError
+	var dns *net.DNSError
+	if !errors.As(err, &op) && !errors.As(err, &dns) {
+		return err
+	}
+	if op != nil && op.Op != "dial" {
+		return err
+	}
+	var where string
+	switch cfg.Source {
+	case vsphere.EnvURL:
+		where = "the address is $" + vsphere.EnvURL + "'s (it overrides the inventory's vcenter): check it, or unset it to use the inventory's"
+	case "--vcenter":
+		where = "the address is --vcenter's: check it"
+	default:
+		where = "the address is the inventory's vcenter: check it, or set $" + vsphere.EnvURL + " (or --vcenter) to reach vCenter elsewhere"
+	}
+	return fmt.Errorf("%w; %s", err, where)
+}
+
 // esxiTarget is `rdggen apply --target esxi`: VM settings (EFI, 64-bit MMIO,
 // memory reservation, GPU passthrough, SR-IOV adapter) and ESXi host settings
 // (GPU passthrough, SR-IOV, nmlx5_core RoCE parameters) through the vSphere API.
@@ -40,9 +82,12 @@ func esxiTarget() *applyTarget {
 	var vcenter string
 	var insecure, allowHTTP bool
 	var timeout time.Duration
+	config := func(env *applyEnv) (vsphere.Config, error) {
+		return vsphere.ConfigFromEnv(env.Inv, env.Getenv, vcenter, insecure)
+	}
 	// connect logs in to vCenter, saying where and waiting visibly.
 	connect := func(ctx context.Context, env *applyEnv, tr *targetRun) (*vsphere.Session, error) {
-		cfg, err := vsphere.ConfigFromEnv(env.Inv, env.Getenv, vcenter, insecure)
+		cfg, err := config(env)
 		if err != nil {
 			return nil, err
 		}
@@ -56,7 +101,7 @@ func esxiTarget() *applyTarget {
 		sess, err := vsphere.Connect(ctx, cfg, env.Parallel+2, nil)
 		waited()
 		if err != nil {
-			return nil, timeoutHint(err, "--vcenter-timeout", timeout)
+			return nil, timeoutHint(unreachableHint(err, cfg), "--vcenter-timeout", timeout)
 		}
 		return sess, nil
 	}
@@ -90,6 +135,13 @@ func esxiTarget() *applyTarget {
 				}
 			}
 			return errors.Join(urlErr, positive("--vcenter-timeout", timeout))
+		},
+		prepare: func(env *applyEnv) error {
+			cfg, err := config(env)
+			if err != nil || cfg.RequireTLS(allowHTTP) != nil {
+				return nil // the URL's problems are connect's to report, as they always were
+			}
+			return vcenterCredentials(cfg)
 		},
 		run: func(ctx context.Context, env *applyEnv, tr *targetRun) error {
 			sess, err := connect(ctx, env, tr)

@@ -25,6 +25,7 @@ func hostsTarget() *applyTarget {
 			f.StringVar(&validate, "docker-validate", apply.ModeAuto, "check a staged daemon.json ($1) before installing it: auto (dockerd --validate), none, or a shell `CMD`")
 			f.StringVar(&load, "module-load", apply.ModeAuto, "load nvidia-peermem ($1) where it is installed, not loaded: auto (modprobe), none, or a shell `CMD` run as root")
 		},
+		prepare: vmCredentials,
 		run: func(ctx context.Context, env *applyEnv, tr *targetRun) error {
 			res, err := apply.Hosts(ctx, env.Inv, options(env, tr))
 			return tr.result(res, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -58,6 +59,18 @@ func switchTarget() *applyTarget {
 		},
 		check: func() error {
 			return errors.Join(positive("--switch-timeout", timeout), validPort("--switch-ssh-port", port))
+		},
+		prepare: func(env *applyEnv) error {
+			var mgmt []string
+			for _, sw := range env.Inv.Switches {
+				if sw.Mgmt != "" {
+					mgmt = append(mgmt, sw.Name)
+				}
+			}
+			if len(mgmt) == 0 {
+				return nil // nothing to log in to
+			}
+			return sshCredentials(env, "the switches ("+strings.Join(mgmt, ", ")+")", envSwitchPassword)
 		},
 		run: func(ctx context.Context, env *applyEnv, tr *targetRun) error {
 			res, err := apply.Switches(ctx, env.Inv, options(env, tr))

@@ -39,7 +39,8 @@ Examples:
   rdggen check -o json -f cluster.yaml > readiness.json
 
 Exit status: 0 every check passed, 1 a check failed or could not tell (or the
-inventory is invalid), 2 usage error.
+inventory is invalid), 2 usage error (also: missing credentials, known_hosts
+or worker keys; they are checked before anything is contacted).
 `)
 	return b.String()
 }
@@ -68,6 +69,7 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	target := fs.String("target", "", "comma-separated `LIST` of targets: "+targetNames(all)+" (default all)")
 	output := fs.StringP("output", "o", "text", "`FORMAT` of stdout: text, or json (the results as one document; text on stderr)")
 	conn := registerConnFlags(fs, all, "machines read at once per target, `N` ≥ 1")
+	conn.checking = true
 	for _, t := range all {
 		for _, name := range t.applyOnly {
 			_ = fs.MarkHidden(name)
@@ -76,10 +78,7 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	if code, ok := parse(fs, args, stdout); !ok {
 		return code
 	}
-	checks := conn.check()
-	if *output != "text" && *output != "json" {
-		checks = append(checks, fmt.Errorf("--output %q: want text or json", quote.Line(*output)))
-	}
+	checks := append(conn.check(), checkFormat("check", *output))
 	for _, t := range all {
 		for _, name := range t.applyOnly {
 			if fs.Changed(name) {

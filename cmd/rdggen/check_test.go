@@ -518,7 +518,7 @@ func TestCheckUsage(t *testing.T) {
 		{[]string{"check"}, "rdggen: check needs -f cluster.yaml"},
 		{[]string{"check", "-f", "x.yaml", "--backup-dir", "b"}, "rdggen: --backup-dir is a flag of apply: check changes nothing"},
 		{[]string{"check", "-f", "x.yaml", "--docker-restart", "none"}, "rdggen: --docker-restart is a flag of apply"},
-		{[]string{"check", "-f", "x.yaml", "-o", "yaml"}, `rdggen: --output "yaml": want text or json`},
+		{[]string{"check", "-f", "x.yaml", "-o", "yaml"}, `rdggen: -o "yaml": check's -o is the output format: text or json`},
 		{[]string{"check", "-f", "x.yaml", "--target", "fabric"}, `rdggen: unknown target "fabric"`},
 		{[]string{"check", "-f", "x.yaml", "--parallel", "0"}, "rdggen: --parallel must be at least 1"},
 		{[]string{"check", "-f", "x.yaml", "--dry-run"}, "unknown flag: --dry-run"},

@@ -25,6 +25,8 @@ type connFlags struct {
 	sshTimeout *time.Duration
 	vm         *vmFlags
 	targets    []*applyTarget
+	// checking: the flags are check's (applyEnv.Checking).
+	checking bool
 }
 
 // registerConnFlags adds the shared flags and the targets' flags to fs;
@@ -120,12 +122,13 @@ func (c *connFlags) requireKnownHosts(targets []*applyTarget, inv *inventory.Inv
 // env is what every target gets.
 func (c *connFlags) env(inv *inventory.Inventory, dryRun bool, getenv func(string) string) *applyEnv {
 	return &applyEnv{Inv: inv, DryRun: dryRun, Parallel: *c.parallel, KnownHosts: *c.knownHosts, Identities: *c.identities,
-		SSHTimeout: *c.sshTimeout, VM: c.vm, Getenv: getenv}
+		SSHTimeout: *c.sshTimeout, VM: c.vm, Getenv: getenv, Checking: c.checking}
 }
 
-// load reads the identities and the inventory, and checks the known_hosts
-// file the targets need, then returns the targets' environment; ok is
-// false (with the exit status) when one of those failed.
+// load reads the identities and the inventory, checks the known_hosts
+// file the targets need and what each target prepares (credentials, keys),
+// then returns the targets' environment; ok is false (with the exit
+// status) when one of those failed.
 func (c *connFlags) load(ctx context.Context, fs *pflag.FlagSet, file string, targets []*applyTarget, dryRun bool,
 	getenv func(string) string, stderr io.Writer) (*applyEnv, int, bool) {
 	if code, ok := c.openIdentities(stderr); !ok {
@@ -138,7 +141,64 @@ func (c *connFlags) load(ctx context.Context, fs *pflag.FlagSet, file string, ta
 	if code, ok := c.requireKnownHosts(targets, inv, stderr); !ok {
 		return nil, code, false
 	}
-	return c.env(inv, dryRun, getenv), exitOK, true
+	env := c.env(inv, dryRun, getenv)
+	if code, ok := prepareTargets(targets, env, stderr); !ok {
+		return nil, code, false
+	}
+	return env, exitOK, true
+}
+
+// prepareTargets runs every target's prepare and prints each distinct
+// error once (the hosts and workers targets share the VMs' credentials; a
+// prepare may return several, joined).
+func prepareTargets(targets []*applyTarget, env *applyEnv, stderr io.Writer) (int, bool) {
+	var errs []error
+	seen := map[string]bool{}
+	var add func(err error)
+	add = func(err error) {
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range j.Unwrap() {
+				add(e)
+			}
+			return
+		}
+		if err != nil && !seen[err.Error()] {
+			seen[err.Error()] = true
+			errs = append(errs, err)
+		}
+	}
+	for _, t := range targets {
+		if t.prepare != nil {
+			add(t.prepare(env))
+		}
+	}
+	if len(errs) == 0 {
+		return exitOK, true
+	}
+	for _, err := range errs {
+		fmt.Fprintf(stderr, "rdggen: %s\n", quote.Line(err.Error()))
+	}
+	fmt.Fprintln(stderr, "rdggen: nothing was contacted")
+	return exitUsage, false
+}
+
+// sshCredentials checks, without connecting, that there is something to log
+// in with over SSH: a key of the ssh-agent at $SSH_AUTH_SOCK, an --identity
+// file that parses, or the password variable passwordVar. who names the
+// machines ("the VMs").
+func sshCredentials(env *applyEnv, who, passwordVar string) error {
+	err := sshconn.CheckCredentials(sshconn.Config{Agent: true, Identities: env.Identities,
+		Password: env.Getenv(passwordVar), PasswordVar: passwordVar})
+	if err != nil {
+		return fmt.Errorf("SSH to %s: %w", who, err)
+	}
+	return nil
+}
+
+// vmCredentials is sshCredentials for the VMs (the hosts and workers
+// targets).
+func vmCredentials(env *applyEnv) error {
+	return sshCredentials(env, "the VMs (targets hosts, workers)", envSSHPassword)
 }
 
 // textOutput is where apply and check write their text and whether it is

@@ -74,7 +74,8 @@ func TestVCenterPlainHTTP(t *testing.T) {
 	if code != exitFailed || !strings.Contains(stderr, "--vcenter: http://127.0.0.1:1/sdk is plain http: the vCenter password would cross the network unencrypted; use https, or pass --vcenter-allow-http") {
 		t.Errorf("exit %d: %s", code, stderr)
 	}
-	code, _, stderr = rdggen(t, "apply", "-f", inv, "--target", "esxi", "--dry-run", "--vcenter", "http://127.0.0.1:1/sdk", "--vcenter-allow-http", "--vcenter-timeout", "2s")
+	code, _, stderr = rdggenEnv(t, map[string]string{"GOVC_USERNAME": "u", "GOVC_PASSWORD": "p"},
+		"apply", "-f", inv, "--target", "esxi", "--dry-run", "--vcenter", "http://127.0.0.1:1/sdk", "--vcenter-allow-http", "--vcenter-timeout", "2s")
 	if code != exitFailed || strings.Contains(stderr, "plain http") || !strings.Contains(stderr, "127.0.0.1:1") ||
 		!strings.HasSuffix(stderr, "rdggen: apply --dry-run could not plan: esxi; nothing was changed\n") {
 		t.Errorf("with --vcenter-allow-http: exit %d: %s", code, stderr)

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -54,7 +55,9 @@ const usageTop = `rdggen turns one cluster inventory (YAML) into every configura
 GPU training cluster with lossless RoCE on VMware vSphere, and pushes them.
 
 Usage:
-  rdggen [-f cluster.yaml] [-o DIR]     validate, then write every artifact under DIR
+  rdggen [generate] [-f cluster.yaml] [-o DIR]
+                                        validate, then write every artifact under DIR
+                                        (generate is the default command)
   rdggen validate -f cluster.yaml       only check the inventory
   rdggen example                        print the reference inventory as commented YAML
   rdggen apply -f cluster.yaml [--target switch,esxi,hosts,workers] [--dry-run]
@@ -68,6 +71,12 @@ Usage:
 
 Without -f, generating and validating use the embedded reference cluster
 (8 hosts clx-mld-41..48); apply, check and run need -f.
+
+-o is the output DIRECTORY when generating, and the output FORMAT (text or
+json) of validate, apply and check, as kubectl's and terraform's -o is. So
+that one is never taken for the other, generating refuses a format word as
+DIR (-o json: write -o ./json for a directory of that name), and the other
+commands refuse anything but text and json.
 
 Examples:
   rdggen -o out                         # the reference cluster's artifacts in ./out
@@ -96,6 +105,8 @@ func liveTerminal(f *os.File) bool {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	if len(args) > 0 {
 		switch args[0] {
+		case "generate":
+			return cmdGenerate(ctx, args[1:], stdout, stderr)
 		case "validate":
 			return cmdValidate(ctx, args[1:], stdout, stderr)
 		case "example":
@@ -118,7 +129,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 			return run(ctx, []string{args[1], "--help"}, stdout, stderr, getenv)
 		}
 		if !strings.HasPrefix(args[0], "-") {
-			fmt.Fprintf(stderr, "rdggen: unknown command %q (commands: validate, example, apply, check, run, version)\n", args[0])
+			fmt.Fprintf(stderr, "rdggen: unknown command %q (commands: generate, the default, validate, example, apply, check, run, version)\n", args[0])
 			return exitUsage
 		}
 	}
@@ -159,7 +170,11 @@ func parsed(fs *pflag.FlagSet, err error, stdout io.Writer) (int, bool) {
 		return exitUsage, false
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(fs.Output(), "rdggen: unexpected argument %s\n", strconv.Quote(fs.Arg(0)))
+		hint := ""
+		if fs.Name() == "rdggen" && slices.Contains(commands, fs.Arg(0)) {
+			hint = fmt.Sprintf(": the command comes first (rdggen %s [flags])", fs.Arg(0))
+		}
+		fmt.Fprintf(fs.Output(), "rdggen: unexpected argument %s%s\n", strconv.Quote(fs.Arg(0)), hint)
 		return exitUsage, false
 	}
 	return 0, true
@@ -271,7 +286,8 @@ func insideDir(path, dir string) bool {
 func cmdGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("rdggen", usageTop, stdout, stderr)
 	file := fs.StringP("file", "f", "", "inventory `FILE` (default: the embedded reference cluster)")
-	out := fs.StringP("output", "o", "./rdg-out", "output `DIR`; replaced as a whole, never left half-written")
+	out := fs.StringP("output", "o", "./rdg-out", "output `DIR`; replaced as a whole, never left half-written; a format word\n"+
+		"(json, text, yaml, …) is refused: write ./json for a directory of that name")
 	quiet := fs.BoolP("quiet", "q", false, "print nothing on success (warnings still go to stderr)")
 	registerAllowHTTP(fs)
 	if code, ok := parse(fs, args, stdout); !ok {
@@ -283,6 +299,11 @@ func cmdGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 	if *out == "" {
 		fmt.Fprintln(stderr, "rdggen: -o is empty (an unset variable?); name the output directory")
+		return exitUsage
+	}
+	if isFormatWord(*out) {
+		fmt.Fprintf(stderr, "rdggen: -o %s: that is an output format, and generating writes files into -o DIR; for a directory of that name write -o ./%s; -o json is the format of rdggen validate, apply and check (e.g. rdggen validate -f cluster.yaml -o json)\n",
+			quote.Line(*out), quote.Line(*out))
 		return exitUsage
 	}
 	if cwd, err := os.Getwd(); err == nil && insideDir(cwd, *out) {
@@ -325,8 +346,8 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	if code, ok := parse(fs, args, stdout); !ok {
 		return code
 	}
-	if *output != "text" && *output != "json" {
-		fmt.Fprintf(stderr, "rdggen: --output %q: want text or json\n", quote.Line(*output))
+	if err := checkFormat("validate", *output); err != nil {
+		fmt.Fprintf(stderr, "rdggen: %v\n", err)
 		return exitUsage
 	}
 	if *output == "text" {
@@ -402,10 +423,15 @@ Examples:
   rdggen apply --target switch,hosts --parallel 16 --yes -f cluster.yaml
   rdggen apply --dry-run -o json -f cluster.yaml > plan.json
 
+Credentials and keys are checked once, before anything is contacted: SSH
+(ssh-agent, --identity or the password variable) for the switches and VMs,
+$GOVC_USERNAME and $GOVC_PASSWORD for vCenter, and the --keys directory.
+
 Exit status: 0 everything matches or was changed, 1 the inventory is invalid
 (nothing contacted), 2 usage error (also: no terminal to confirm on and no
---yes), 3 a machine or target failed, the push was declined, or it was
-interrupted.
+--yes; missing credentials or known_hosts; worker keys that cannot be
+trusted or made), 3 a machine or target failed, the push was declined, or it
+was interrupted.
 `)
 	return b.String()
 }
@@ -422,10 +448,7 @@ func cmdApply(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	if code, ok := parse(fs, args, stdout); !ok {
 		return code
 	}
-	checks := conn.check()
-	if *output != "text" && *output != "json" {
-		checks = append(checks, fmt.Errorf("--output %q: want text or json", quote.Line(*output)))
-	}
+	checks := append(conn.check(), checkFormat("apply", *output))
 	if *yes && *dryRun {
 		checks = append(checks, errors.New("--yes and --dry-run: a dry run pushes nothing, so there is nothing to say yes to; pick one"))
 	}
@@ -458,4 +481,39 @@ func cmdApply(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		}
 	}
 	return res.report(stderr)
+}
+
+// commands are rdggen's commands besides generating.
+var commands = []string{"generate", "validate", "example", "apply", "check", "run", "version", "help"}
+
+// Output formats of validate, apply and check (-o).
+var outputFormats = []string{"text", "json"}
+
+// formatWords are what -o means as a format in rdggen or in the tools its
+// users know (kubectl, terraform, docker, gh, govc): as a generation DIR
+// such a word is a slip, never meant.
+var formatWords = []string{"json", "text", "txt", "yaml", "yml", "wide", "name", "table", "csv", "tsv", "xml", "html",
+	"raw", "plain", "jsonl", "ndjson", "hcl", "toml", "go-template", "go-template-file", "template", "templatefile",
+	"jsonpath", "jsonpath-file", "jsonpath-as-json", "custom-columns", "custom-columns-file"}
+
+// isFormatWord reports whether an -o value of generation is an output
+// format rather than a directory: one of formatWords, in any case, or such
+// a word with "=" and an argument (kubectl's -o jsonpath={…}). A value
+// with a path separator (./json, json/) is a directory.
+func isFormatWord(v string) bool {
+	if strings.ContainsRune(v, filepath.Separator) || strings.ContainsRune(v, '/') {
+		return false
+	}
+	word, _, _ := strings.Cut(strings.ToLower(v), "=")
+	return slices.Contains(formatWords, word)
+}
+
+// checkFormat refuses an -o of validate, apply or check that is not one
+// of outputFormats, saying what -o means there and where -o DIR belongs.
+func checkFormat(cmd, v string) error {
+	if slices.Contains(outputFormats, v) {
+		return nil
+	}
+	return fmt.Errorf("-o %q: %s's -o is the output format: %s; the output directory -o DIR belongs to generating (rdggen -f cluster.yaml -o DIR)",
+		v, cmd, strings.Join(outputFormats, " or "))
 }

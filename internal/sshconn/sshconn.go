@@ -195,6 +195,18 @@ func (c Config) timeoutHint(err error, timeout time.Duration) error {
 	return fmt.Errorf("no answer within %s (%s): %w", timeout, c.TimeoutFlag, err)
 }
 
+// CheckCredentials reports, without connecting to any server, whether c
+// has something to authenticate with: a key of the agent (c.Agent), an
+// identity file that parses, or a password. Its error is the one Dial
+// would return for every server, so a caller can say it once.
+func CheckCredentials(c Config) error {
+	_, closer, err := authMethods(c)
+	if err == nil {
+		closer()
+	}
+	return err
+}
+
 func authMethods(c Config) ([]ssh.AuthMethod, func(), error) {
 	var methods []ssh.AuthMethod
 	closer := func() {}

@@ -267,12 +267,16 @@ func planHosts(ctx context.Context, c *vim25.Client, inv *inventory.Inventory, s
 		case p.err != nil:
 			hp.paramsErr = fmt.Errorf("read %s parameters: %w", vmx.NICModule, p.err)
 		default:
-			want := vmx.ModuleParams(hp.nic, inv.RoCE)
+			want := vmx.HostModuleParams(hp.nic, inv.RoCE, hp.pfPort, p.cur)
 			hp.paramsCur = p.cur
 			hp.paramsNew, hp.paramsChanged = vmx.MergeParams(p.cur, want)
 			if hp.paramsChanged {
+				where := ""
+				if hp.pfPort > 0 {
+					where = fmt.Sprintf(" (%s is %s port %d in PCI order, so its VFs are max_vfs's value %d)", hp.nic.PF, vmx.NICModule, hp.pfPort+1, hp.pfPort+1)
+				}
 				hp.change(applyplan.Update, vmx.NICModule+" parameters", p.cur, hp.paramsNew,
-					fmt.Sprintf("%s parameters: %q → %q", vmx.NICModule, p.cur, hp.paramsNew))
+					fmt.Sprintf("%s parameters: %q → %q%s", vmx.NICModule, p.cur, hp.paramsNew, where))
 				hp.reboot = append(hp.reboot, vmx.NICModule+" parameters")
 			}
 		}

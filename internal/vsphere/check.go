@@ -51,7 +51,8 @@ const (
 	// CheckModuleParams: the nmlx5_core parameters configured on the host
 	// (`esxcli system module parameters list -m nmlx5_core`; NVIDIA native
 	// ESXi driver manual, "Module Parameters") are those apply sets, and the
-	// configured max_vfs is the PF's numVirtualFunction (else the driver has
+	// PF's own value of the configured max_vfs (its entry of the per-port
+	// list, vmx.NICPortIndex) is its numVirtualFunction (else the driver has
 	// not loaded them yet: they take effect when it loads, at boot).
 	// Subject: "nmlx5_core".
 	CheckModuleParams = "module-params"
@@ -322,7 +323,7 @@ func (hp *hostPlan) checkParams(r *results) {
 	// (esxcli lists the configured values only); max_vfs can: the PF runs
 	// that many VFs once the driver has loaded it.
 	sr := hp.sriovInfo()
-	if n, ok := maxVFs(hp.paramsCur); ok && sr.NumVirtualFunction != int32(n) {
+	if n, ok := maxVFs(hp.paramsCur, hp.pfPort); ok && sr.NumVirtualFunction != int32(n) {
 		r.fail(CheckModuleParams, vmx.NICModule,
 			fmt.Sprintf("configured %q, but %s runs %d VFs: not loaded yet", hp.paramsCur, hp.nic.PF, sr.NumVirtualFunction),
 			fmt.Sprintf("loaded (%d VFs)", n),
@@ -332,13 +333,13 @@ func (hp *hostPlan) checkParams(r *results) {
 	r.pass(CheckModuleParams, vmx.NICModule, strconv.Quote(hp.paramsCur))
 }
 
-// maxVFs is the first port's max_vfs of a parameter string.
-func maxVFs(params string) (int, bool) {
+// maxVFs is the max_vfs value of the port at position port (the PF's,
+// hostPlan.pfPort) in a parameter string; ok is false when the string
+// sets no max_vfs or that value is not a number.
+func maxVFs(params string, port int) (int, bool) {
 	for _, p := range vmx.ParseParams(params) {
 		if p.Name == vmx.ParamMaxVFs {
-			first, _, _ := strings.Cut(p.Value, ",")
-			n, err := strconv.Atoi(first)
-			return n, err == nil
+			return vmx.PortMaxVFs(p.Value, port)
 		}
 	}
 	return 0, false

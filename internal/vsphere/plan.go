@@ -25,6 +25,9 @@ type hostPlan struct {
 	devices map[string]*types.HostPciDevice          // hardware.pciDevice by id (see loadDevices)
 	info    map[string]types.BaseHostPciPassthruInfo // config.pciPassthruInfo by id
 	pfID    string                                   // PCI address of the NIC's PF
+	// pfPort is the PF's position (0 = first) among the host's nmlx5_core
+	// ports in PCI order, its entry in max_vfs (vmx.NICPortIndex).
+	pfPort int
 
 	// partial: planned without the host's PCI device list (first retrieve
 	// only); devices then holds what the VMs' attached backings say.
@@ -324,13 +327,17 @@ func planHost(inv *inventory.Inventory, st *state, name string) *hostPlan {
 			hp.info[strings.ToLower(pi.GetHostPciPassthruInfo().Id)] = pi
 		}
 	}
-	// The physical function: the uplink's PCI address, and SR-IOV on it.
+	// The physical function: the uplink's PCI address, its place among the
+	// nmlx5_core ports (max_vfs has one value per port), and SR-IOV on it.
 	var uplinks []string
+	var ports []vmx.NICPort
+	driver := ""
 	if h.Config != nil && h.Config.Network != nil {
 		for _, pn := range h.Config.Network.Pnic {
 			uplinks = append(uplinks, pn.Device)
+			ports = append(ports, vmx.NICPort{Device: pn.Device, PCI: pn.Pci, Driver: pn.Driver})
 			if pn.Device == hp.nic.PF {
-				hp.pfID = strings.ToLower(pn.Pci)
+				hp.pfID, driver = strings.ToLower(pn.Pci), pn.Driver
 			}
 		}
 	}
@@ -340,6 +347,14 @@ func planHost(inv *inventory.Inventory, st *state, name string) *hostPlan {
 			fmt.Sprintf("set nic.pf in the inventory to the ConnectX uplink of %s (esxcli network nic list)", name))
 		return hp
 	}
+	port, ok := vmx.NICPortIndex(ports, hp.nic.PF)
+	if !ok {
+		hp.blocked = fixable(fmt.Errorf("%s (%s) is driven by %s, not %s: rdggen's %s parameters (max_vfs, PFC, trust, ECN) would not reach it", hp.nic.PF, hp.pfID, driver, vmx.NICModule, vmx.NICModule),
+			fmt.Sprintf("uplink %s driven by %s", hp.nic.PF, vmx.NICModule),
+			fmt.Sprintf("set nic.pf in the inventory to the ConnectX uplink of %s (esxcli network nic list: Driver %s)", name, vmx.NICModule))
+		return hp
+	}
+	hp.pfPort = port
 	sr, ok := hp.info[hp.pfID].(*types.HostSriovInfo)
 	if !ok || !sr.SriovCapable {
 		hp.blocked = fixable(fmt.Errorf("%s (%s) is not SR-IOV capable (enable SR-IOV in the BIOS and the NIC firmware)", hp.nic.PF, hp.pfID),

@@ -55,12 +55,22 @@ func DefaultKeyDir(cluster string, getenv func(string) string) (string, error) {
 }
 
 // LoadWorkerKeys reads the keys in dir; found is false when there are none.
-// A key readable by group or others is refused.
+// Keys that someone else could have chosen are refused, by OpenSSH's rules
+// (sshd's StrictModes): a key readable by group or others, a key or a
+// directory from dir up to / owned by anyone but the current user or root,
+// or writable by group or others (a directory above dir may be when it is
+// sticky, as /tmp is). The error names the path and the rule.
 func LoadWorkerKeys(dir string) (k horovod.WorkerKeys, found bool, err error) {
 	return workerapply.LoadKeys(dir)
 }
 
-// SaveWorkerKeys writes k into dir (created 0700, keys 0600).
+// CanSaveWorkerKeys reports whether SaveWorkerKeys can make the keys in dir
+// (it, or the nearest existing directory above it, can be written by the
+// current user and passes LoadWorkerKeys' rules), without writing anything.
+func CanSaveWorkerKeys(dir string) error { return workerapply.CanSaveKeys(dir) }
+
+// SaveWorkerKeys writes k into dir (created 0700, keys 0600); it refuses a
+// dir that LoadWorkerKeys' rules refuse.
 func SaveWorkerKeys(dir string, k horovod.WorkerKeys) error { return workerapply.SaveKeys(dir, k) }
 
 // Fingerprint is an SSH public key's SHA256 fingerprint, as ssh-keygen -l

@@ -1,6 +1,7 @@
 package horovod
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -227,6 +228,131 @@ func TestShellQuote(t *testing.T) {
 	} {
 		if got := shellQuote(in); got != want {
 			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+// wideCluster is an inventory of n hosts (n ≤ 8190) on one /19 data network,
+// container subnets /24 from 10.0.0.0/8; network is bridge or host.
+func wideCluster(t *testing.T, n int, network string) *inventory.Inventory {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("name: wide-cluster-with-a-long-name\nswitches:\n")
+	for s := range (n + 63) / 64 {
+		fmt.Fprintf(&b, "  - {name: leaf%d, model: SN4600C, onyx: 3.6.8190}\n", s+1)
+	}
+	fmt.Fprintf(&b, `docker: {pool: 10.0.0.0/8, prefix: 24}
+horovod: {network: %s, ssh_port: 12345}
+defaults:
+  os: ubuntu-16.04
+  data_interface: ens224
+  gpus: [{model: V100-PCIE-16GB, memory_gb: 16}]
+  nic: {model: ConnectX-5, pf: vmnic4, vfs: 8}
+hosts:
+`, network)
+	for i := range n {
+		off := i + 1
+		fmt.Fprintf(&b, "  - {name: h%d, esxi: esx%d, data: {address: 100.64.%d.%d/19, switch: leaf%d, port: 1/%d}}\n",
+			i+1, i+1, off>>8, off&255, i/64+1, i%64+1)
+	}
+	inv, err := inventory.Load("wide.yaml", []byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inv
+}
+
+// TestWorkerSSHLines: every line of every OpenSSH file the workers get is
+// within MaxSSHLine at 4,096 workers (OpenSSH 7.2, Ubuntu 16.04's, cuts
+// ssh_config lines at 1,023 bytes), and in the ssh config every worker
+// address gets the settings: checked for every address by reading the file
+// as ssh_config(5) says, and with the real ssh -G for the first and last
+// address of every Host line (where a line cut into pieces would show).
+func TestWorkerSSHLines(t *testing.T) {
+	ssh, sshErr := exec.LookPath("ssh")
+	for _, network := range []string{"bridge", "host"} {
+		inv := wideCluster(t, 4096, network)
+		files := WorkerFiles(inv, WorkerKeys{HostPublic: []byte("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHost"), ClientPublic: []byte("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIClient")})
+		var config []byte
+		for _, f := range files {
+			for i, l := range strings.SplitAfter(string(f.Data), "\n") {
+				if len(l) > MaxSSHLine {
+					t.Errorf("%s: %s line %d is %d bytes, more than %d", network, f.Name, i+1, len(l), MaxSSHLine)
+				}
+			}
+			if f.Name == ClientConfigName {
+				config = f.Data
+			}
+		}
+		// ssh_config(5): a Host line's patterns are separated by white
+		// space; its settings run to the next Host line.
+		settings := map[string]string{}
+		var hostLines [][]string
+		var cur []string
+		for _, l := range strings.Split(string(config), "\n") {
+			switch {
+			case strings.HasPrefix(l, "Host "):
+				cur = strings.Fields(l)[1:]
+				hostLines = append(hostLines, cur)
+			case strings.HasPrefix(l, "\t"):
+				for _, a := range cur {
+					settings[a] += strings.TrimSpace(l) + "\n"
+				}
+			}
+		}
+		want := "Port 12345\nUser root\nIdentityFile /root/.ssh/id_ed25519\nIdentitiesOnly yes\nHostKeyAlias rdggen-worker.wide-cluster-with-a-long-name\n" +
+			"UserKnownHostsFile /root/.ssh/known_hosts\nGlobalKnownHostsFile /dev/null\nStrictHostKeyChecking yes\nBatchMode yes\n"
+		ws := Workers(inv)
+		for _, w := range ws {
+			if got := settings[w.Address.String()]; got != want {
+				t.Fatalf("%s: worker %s gets\n%s\nwant (once)\n%s", network, w.Address, got, want)
+			}
+		}
+		if len(settings) != len(ws) || len(hostLines) < 2 {
+			t.Fatalf("%s: %d addresses on %d Host lines for %d workers", network, len(settings), len(hostLines), len(ws))
+		}
+
+		if sshErr != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("ssh (openssh-client) is needed: %v", sshErr)
+			}
+			t.Skipf("ssh -G not tried: %v", sshErr)
+		}
+		cfg := filepath.Join(t.TempDir(), "config")
+		if err := os.WriteFile(cfg, config, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		resolved := func(addr string) map[string]string {
+			cmd := exec.Command(ssh, "-G", "-F", cfg, addr)
+			cmd.Stdin = nil
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("ssh -G %s: %v", addr, err)
+			}
+			m := map[string]string{}
+			for _, l := range strings.Split(string(out), "\n") {
+				k, v, _ := strings.Cut(l, " ")
+				if _, seen := m[k]; !seen {
+					m[k] = v
+				}
+			}
+			return m
+		}
+		wantG := map[string]string{"port": "12345", "user": "root", "identityfile": "/root/.ssh/id_ed25519", "identitiesonly": "yes",
+			"hostkeyalias": "rdggen-worker.wide-cluster-with-a-long-name", "userknownhostsfile": "/root/.ssh/known_hosts",
+			"globalknownhostsfile": "/dev/null", "stricthostkeychecking": "true", "batchmode": "yes"}
+		for _, line := range hostLines {
+			for _, addr := range []string{line[0], line[len(line)-1]} {
+				got := resolved(addr)
+				for k, v := range wantG {
+					if got[k] != v {
+						t.Errorf("%s: ssh -G %s: %s %q, want %q", network, addr, k, got[k], v)
+					}
+				}
+			}
+		}
+		if got := resolved("192.0.2.1"); got["port"] != "22" || got["hostkeyalias"] != "" {
+			t.Errorf("%s: a non-worker address gets the workers' settings: port %s, hostkeyalias %q", network, got["port"], got["hostkeyalias"])
 		}
 	}
 }

@@ -108,17 +108,25 @@ PrintMotd no
 `)
 }
 
+// MaxSSHLine is the longest line, in bytes with its newline, of every
+// OpenSSH file rdggen writes (the workers' config, known_hosts,
+// authorized_keys, sshd_config), whatever the cluster's size. OpenSSH before
+// 7.5 reads ssh_config and sshd_config with a 1,024-byte line buffer, so a
+// longer line is cut into pieces, each parsed as its own line ("Bad
+// configuration option: …"; Ubuntu 16.04 ships 7.2); 7.5 to 7.7 refuse lines
+// of 4,096 bytes or more ("line too long"); 7.8 reads lines of any length
+// (openssh-portable readconf.c and servconf.c: a fixed line buffer before
+// 7.8, getline from it; docs/rules.md#worker-ssh).
+const MaxSSHLine = 1000
+
 // clientConfig is the SSH client configuration inside the workers: every
-// worker address gets the worker port, the cluster key and the pinned host key.
+// worker address gets the worker port, the cluster key and the pinned host
+// key. The addresses go on as many Host lines as keep each line within
+// MaxSSHLine, each followed by the same settings (a Host block's settings
+// apply to the addresses of its own line only; ssh_config(5)), so that
+// OpenSSH 7.2 reads the file at any cluster size.
 func clientConfig(inv *inventory.Inventory) []byte {
-	var b strings.Builder
-	b.WriteString("# rdggen: how mpirun and horovodrun reach the other workers of cluster " + inv.Name + ".\n")
-	b.WriteString("Host")
-	for _, w := range Workers(inv) {
-		b.WriteString(" " + w.Address.String())
-	}
-	fmt.Fprintf(&b, `
-	Port %d
+	settings := fmt.Sprintf(`	Port %d
 	User root
 	IdentityFile %s/%s
 	IdentitiesOnly yes
@@ -128,6 +136,26 @@ func clientConfig(inv *inventory.Inventory) []byte {
 	StrictHostKeyChecking yes
 	BatchMode yes
 `, inv.Horovod.SSHPort, ContainerSSHDir, ClientKeyName, HostKeyAlias(inv), ContainerSSHDir, KnownHostsName)
+	var b strings.Builder
+	b.WriteString("# rdggen: how mpirun and horovodrun reach the other workers of cluster " + inv.Name + ".\n")
+	line := ""
+	flush := func() {
+		if line != "" {
+			b.WriteString(line + "\n" + settings)
+		}
+		line = ""
+	}
+	for _, w := range Workers(inv) {
+		a := w.Address.String()
+		if line != "" && len(line)+1+len(a)+1 > MaxSSHLine {
+			flush()
+		}
+		if line == "" {
+			line = "Host"
+		}
+		line += " " + a
+	}
+	flush()
 	return []byte(b.String())
 }
 

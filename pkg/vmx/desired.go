@@ -2,6 +2,7 @@ package vmx
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -120,7 +121,8 @@ const (
 	// ParamMaxVFs: "max_vfs" — number of SR-IOV VFs to open; a comma
 	// separated list gives one value per port of the devices in PCI order,
 	// a single value applies to the first port. 0 disables SR-IOV (default);
-	// the driver accepts up to 127 per port (inventory nicMaxVFs).
+	// the driver accepts up to 127 per port (inventory nicMaxVFs). rdggen
+	// sets the PF's own value and keeps the others' (MaxVFs, NICPortIndex).
 	ParamMaxVFs = "max_vfs"
 	// ParamPFCTx: "pfctx" — priority flow control policy on TX, an 8-bit
 	// bitmask (0–255) of priorities 0–7; a set bit generates pause frames for
@@ -154,18 +156,112 @@ func PFCMask(priority int) string {
 }
 
 // ModuleParams returns the nmlx5_core parameters rdggen manages on an ESXi host
-// whose NIC is nic, in the order they are written: max_vfs (VF count),
-// pfctx and pfcrx (PFC on the RoCE priority), trust_state (DSCP) and ecn.
-// They must be set in one `-p` string (see MergeParams).
+// whose NIC is nic, when its PF is the host's first nmlx5_core port and the
+// module has no parameters yet: HostModuleParams(nic, roce, 0, "").
 func ModuleParams(nic inventory.NIC, roce inventory.RoCE) []Param {
+	return HostModuleParams(nic, roce, 0, "")
+}
+
+// HostModuleParams returns the nmlx5_core parameters rdggen manages on an
+// ESXi host whose NIC is nic, in the order they are written: max_vfs,
+// pfctx and pfcrx (PFC on the RoCE priority), trust_state (DSCP) and ecn.
+// They must be set in one `-p` string (see MergeParams). port is the PF's
+// position (0 = first) among the host's nmlx5_core ports in PCI address
+// order (NICPort), current the module's current parameter string: max_vfs
+// is MaxVFs of current's value, which gives the PF nic.VFs and keeps every
+// other port's value.
+func HostModuleParams(nic inventory.NIC, roce inventory.RoCE, port int, current string) []Param {
 	mask := PFCMask(roce.Priority)
+	cur := ""
+	for _, p := range ParseParams(current) {
+		if p.Name == ParamMaxVFs {
+			cur = p.Value // the first, as MergeParams keeps it
+			break
+		}
+	}
 	return []Param{
-		{Name: ParamMaxVFs, Value: strconv.Itoa(nic.VFs)},
+		{Name: ParamMaxVFs, Value: MaxVFs(cur, port, nic.VFs)},
 		{Name: ParamPFCTx, Value: mask},
 		{Name: ParamPFCRx, Value: mask},
 		{Name: ParamTrustState, Value: strconv.Itoa(TrustDSCP)},
 		{Name: ParamECN, Value: "1"},
 	}
+}
+
+// MaxVFs returns the max_vfs value that gives the port at position port
+// (0 = first nmlx5_core port in PCI order) vfs VFs and every other port the
+// VFs current (the parameter's value now, "" when unset) gives it: the
+// driver reads one comma-separated value per port, a port without a value
+// gets none (0), so the list is padded with 0 up to port (VMware, vSphere
+// Networking 6.5, enabling SR-IOV with an ESXCLI command: "each entry
+// indicates the number of virtual functions for a port",
+// max_vfs=0,10,10,10; ParamMaxVFs). When current already gives port vfs it
+// is returned as it is, so a second apply changes nothing. E.g.
+// MaxVFs("", 1, 8) = "0,8", MaxVFs("4", 1, 8) = "4,8", MaxVFs("8,8", 0, 8)
+// = "8,8".
+func MaxVFs(current string, port, vfs int) string {
+	if n, ok := PortMaxVFs(current, port); ok && n == vfs {
+		return current
+	}
+	var vals []string
+	if strings.TrimSpace(current) != "" {
+		vals = strings.Split(current, ",")
+	}
+	for len(vals) <= port {
+		vals = append(vals, "0")
+	}
+	vals[port] = strconv.Itoa(vfs)
+	return strings.Join(vals, ",")
+}
+
+// PortMaxVFs is the VF count a max_vfs value gives the port at position
+// port (see MaxVFs): its own entry of the list, 0 when the list is shorter
+// (or empty); ok is false when that entry is not a number.
+func PortMaxVFs(value string, port int) (int, bool) {
+	if strings.TrimSpace(value) == "" {
+		return 0, true
+	}
+	vals := strings.Split(value, ",")
+	if port >= len(vals) {
+		return 0, true
+	}
+	n, ok := parseNumber(strings.TrimSpace(vals[port]))
+	return int(n), ok
+}
+
+// NICPort is a physical NIC of an ESXi host as NICPortIndex reads it:
+// its uplink name (vmnic4), PCI address (0000:d8:00.0) and driver.
+type NICPort struct {
+	Device, PCI, Driver string
+}
+
+// NICPortIndex is the position (0 = first) of the uplink pf among the
+// host's NICModule ports in PCI address order — the order of max_vfs's
+// values (ParamMaxVFs). A port whose driver is not reported counts as
+// NICModule's only when it is pf itself. ok is false when pf is not among
+// ports or its driver is another module (then nmlx5_core's parameters do
+// not reach it).
+func NICPortIndex(ports []NICPort, pf string) (int, bool) {
+	var mine []NICPort
+	found := false
+	for _, p := range ports {
+		if p.Device == pf {
+			if p.Driver != "" && p.Driver != NICModule {
+				return 0, false
+			}
+			found = true
+			mine = append(mine, p)
+			continue
+		}
+		if p.Driver == NICModule {
+			mine = append(mine, p)
+		}
+	}
+	if !found {
+		return 0, false
+	}
+	slices.SortFunc(mine, func(a, b NICPort) int { return strings.Compare(strings.ToLower(a.PCI), strings.ToLower(b.PCI)) })
+	return slices.IndexFunc(mine, func(p NICPort) bool { return p.Device == pf }), true
 }
 
 // HostNIC is the NIC of an ESXi host: every VM placed on it names the same

@@ -18,7 +18,8 @@ set -eu
 
 # 2. SR-IOV with 8 VFs on ConnectX-5 vmnic4 (max_vfs below) and lossless RoCE in DSCP mode on the
 #    physical function: the VF inside a VM cannot set trust, PFC or ECN; the nmlx5_core driver can.
-#      max_vfs=8                VFs to open (VMs on this host need one each; the driver allows 127)
+#      max_vfs=…8…              VFs on vmnic4, its entry of the per-port list (below); the VMs on this
+#                               host need one each, the driver allows 127
 #      pfctx=0x08 pfcrx=0x08    PFC on priority 3 (bitmask, bit 3), where RoCE (DSCP 26) travels
 #      trust_state=2            trust DSCP (1 = PCP, 2 = DSCP)
 #      ecn=1                    ECN on (DCQCN congestion control; CNPs use DSCP 48)
@@ -26,13 +27,31 @@ set -eu
 #    all of them go in ONE string; setting them one by one would erase the others. The check
 #    below stops when nmlx5_core has parameters rdggen does not manage: add them to the string
 #    (rdggen apply keeps them by itself).
-others=$(esxcfg-module -g nmlx5_core | sed -n "s/.*options = '\(.*\)'.*/\1/p" | tr ' ' '\n' |
-  grep -v -E '^(max_vfs|pfctx|pfcrx|trust_state|ecn)=' | grep -v '^$' | tr '\n' ' ' || true)
+options=$(esxcfg-module -g nmlx5_core | sed -n "s/.*options = '\(.*\)'.*/\1/p")
+others=$(echo "$options" | tr ' ' '\n' | grep -v -E '^(max_vfs|pfctx|pfcrx|trust_state|ecn)=' | grep -v '^$' | tr '\n' ' ' || true)
 if [ -n "$others" ]; then
   echo "nmlx5_core has other parameters: $others; add them to the -p string below, then re-run" >&2
   exit 1
 fi
-esxcli system module parameters set -m nmlx5_core -p "max_vfs=8 pfctx=0x08 pfcrx=0x08 trust_state=2 ecn=1"
+#    max_vfs takes one value per nmlx5_core port, in the ports' PCI address order (a single value is the
+#    first port's): vmnic4 gets 8 at its own position, every other port keeps its value (0 if none).
+port=$(esxcli network nic list | awk '$3 == "nmlx5_core" { print $2, $1 }' | sort | awk '$2 == "vmnic4" { print NR }')
+if [ -z "$port" ]; then
+  echo "vmnic4 is not an nmlx5_core port in 'esxcli network nic list': check nic.pf in the inventory" >&2
+  exit 1
+fi
+current=$(echo "$options" | tr ' ' '\n' | sed -n 's/^max_vfs=//p' | head -n 1)
+max_vfs=$(echo "$current" | awk -F, -v port="$port" -v vfs=8 '{
+  n = (NF > port + 0) ? NF : port + 0
+  out = ""
+  for (i = 1; i <= n; i++) {
+    v = (i <= NF && $i != "") ? $i : 0
+    if (i == port + 0) v = vfs
+    out = out (i > 1 ? "," : "") v
+  }
+  print out
+}')
+esxcli system module parameters set -m nmlx5_core -p "max_vfs=$max_vfs pfctx=0x08 pfcrx=0x08 trust_state=2 ecn=1"
 esxcli system module parameters list -m nmlx5_core | grep -E '^(max_vfs|pfctx|pfcrx|trust_state|ecn) '
 
 echo "esx-46.example: module parameters, SR-IOV and passthrough take effect after a reboot: reboot the host (enter maintenance mode first)."

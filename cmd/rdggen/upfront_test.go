@@ -1,0 +1,147 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rdggen/rdggen/pkg/inventory"
+)
+
+// upfrontFixture is the reference inventory with the switch's mgmt at a
+// closed port of loopback and vcenter there too, an existing known_hosts
+// file, and no ssh-agent: nothing it names can be reached.
+func upfrontFixture(t *testing.T) (dir, inv, kh string) {
+	t.Helper()
+	t.Setenv("SSH_AUTH_SOCK", "")
+	dir = t.TempDir()
+	yaml := strings.Replace(string(inventory.ReferenceYAML), "    # mgmt: 10.0.0.2 ", "    mgmt: 127.0.0.1:1", 1)
+	yaml = strings.Replace(yaml, "# vcenter: https://vcenter.example/sdk", "vcenter: https://127.0.0.1:1/sdk", 1)
+	inv = filepath.Join(dir, "cluster.yaml")
+	kh = filepath.Join(dir, "known_hosts")
+	for p, b := range map[string]string{inv: yaml, kh: ""} {
+		if err := os.WriteFile(p, []byte(b), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir, inv, kh
+}
+
+// Credentials and keys are checked once, before anything is contacted: a
+// missing one is one line (not one per host and target) and exit 2.
+func TestCredentialsUpFront(t *testing.T) {
+	dir, inv, kh := upfrontFixture(t)
+	open := filepath.Join(dir, "open")
+	if err := os.Mkdir(open, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(open, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	keys := filepath.Join(dir, "keys")
+	vc := map[string]string{"GOVC_PASSWORD": "p"}
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		args []string
+		code int
+		want []string // each once
+		not  string
+	}{
+		{"no SSH credentials for 8 VMs and 2 targets", nil, []string{"--target", "hosts,workers", "--keys", keys},
+			exitUsage, []string{"rdggen: SSH to the VMs (targets hosts, workers): no SSH credentials: start ssh-agent with a key (SSH_AUTH_SOCK), pass an identity file (--identity), or set RDGGEN_SSH_PASSWORD\n",
+				"rdggen: nothing was contacted\n"}, "clx-mld-41"},
+		{"no SSH credentials and a key directory anyone can write: both, once", nil, []string{"--target", "hosts,workers", "--keys", open},
+			exitUsage, []string{"rdggen: SSH to the VMs (targets hosts, workers): no SSH credentials", "is writable by its group and everyone (mode 0777)"}, "clx-mld-41"},
+		{"no SSH credentials for the switch", nil, []string{"--target", "switch"},
+			exitUsage, []string{"rdggen: SSH to the switches (swx-mld-1-2): no SSH credentials: start ssh-agent with a key (SSH_AUTH_SOCK), pass an identity file (--identity), or set RDGGEN_SWITCH_PASSWORD\n"}, "127.0.0.1:1"},
+		{"no vCenter user", vc, []string{"--target", "esxi"},
+			exitUsage, []string{"rdggen: vCenter 127.0.0.1:1 (from inventory vcenter): no user name to log in with: set $GOVC_USERNAME\n"}, "connection refused"},
+		{"no vCenter credentials at all", nil, []string{"--target", "esxi"},
+			exitUsage, []string{"no user name and no password to log in with: set $GOVC_USERNAME and $GOVC_PASSWORD\n"}, "connection refused"},
+		{"vCenter of the inventory unreachable", map[string]string{"GOVC_USERNAME": "u", "GOVC_PASSWORD": "p"}, []string{"--target", "esxi"},
+			exitFailed, []string{"connect: connection refused; the address is the inventory's vcenter: check it, or set $GOVC_URL (or --vcenter) to reach vCenter elsewhere\n"}, ""},
+		{"vCenter of GOVC_URL unreachable", map[string]string{"GOVC_URL": "https://127.0.0.1:2/sdk", "GOVC_USERNAME": "u", "GOVC_PASSWORD": "p"}, []string{"--target", "esxi"},
+			exitFailed, []string{"127.0.0.1:2: connect: connection refused; the address is $GOVC_URL's (it overrides the inventory's vcenter): check it, or unset it to use the inventory's\n"}, ""},
+		{"--keys from an unset variable", map[string]string{envSSHPassword: "pw"}, []string{"--target", "workers", "--keys", ""},
+			exitUsage, []string{"rdggen: --keys is empty (an unset variable?); name the worker key directory, or leave --keys out for the default"}, "apply generates them"},
+		{"key directory anyone can write", map[string]string{envSSHPassword: "pw"}, []string{"--target", "workers", "--keys", open},
+			exitUsage, []string{"rdggen: --keys: the cluster's worker keys are not in " + open + " yet, and apply cannot make them: " + open + ": is writable by its group and everyone (mode 0777)"}, "apply generates them"},
+		{"key directory that cannot be made", map[string]string{envSSHPassword: "pw"}, []string{"--target", "workers", "--keys", filepath.Join(kh, "keys")},
+			exitUsage, []string{kh + ": is not a directory, so the worker keys cannot be made in " + filepath.Join(kh, "keys")}, "apply generates them"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"apply", "--dry-run", "-f", inv, "--known-hosts", kh}, tc.args...)
+			code, stdout, stderr := rdggenEnv(t, tc.env, args...)
+			all := stdout + stderr
+			if code != tc.code {
+				t.Errorf("exit %d, want %d\n%s", code, tc.code, all)
+			}
+			for _, w := range tc.want {
+				if n := strings.Count(all, w); n != 1 {
+					t.Errorf("%q printed %d times, want once:\n%s", w, n, all)
+				}
+			}
+			if tc.not != "" && strings.Contains(all, tc.not) {
+				t.Errorf("%q was reached or named:\n%s", tc.not, all)
+			}
+		})
+	}
+	if _, err := os.Stat(keys); err == nil {
+		t.Error("a refused apply made the key directory")
+	}
+}
+
+// `-o` is a directory for generating and a format elsewhere: neither is
+// taken for the other.
+func TestOutputFlagMeaning(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"-o", "json"}, exitUsage, "rdggen: -o json: that is an output format, and generating writes files into -o DIR; for a directory of that name write -o ./json; -o json is the format of rdggen validate, apply and check"},
+		{[]string{"generate", "-o", "YAML"}, exitUsage, "for a directory of that name write -o ./YAML"},
+		{[]string{"-o", "jsonpath={.hosts}"}, exitUsage, "that is an output format"},
+		{[]string{"-o", "wide"}, exitUsage, "that is an output format"},
+		{[]string{"validate", "-o", "out"}, exitUsage, `rdggen: -o "out": validate's -o is the output format: text or json; the output directory -o DIR belongs to generating (rdggen -f cluster.yaml -o DIR)`},
+		{[]string{"apply", "-f", "x.yaml", "-o", "out"}, exitUsage, `rdggen: -o "out": apply's -o is the output format: text or json; the output directory`},
+		{[]string{"check", "-f", "x.yaml", "-o", "yaml"}, exitUsage, `rdggen: -o "yaml": check's -o is the output format: text or json`},
+		{[]string{"-o", "json", "validate"}, exitUsage, `rdggen: unexpected argument "validate": the command comes first (rdggen validate [flags])`},
+		{[]string{"-o", "./json", "-q"}, exitOK, ""},
+		{[]string{"generate", "-o", "out", "-q"}, exitOK, ""},
+	} {
+		code, _, stderr := rdggen(t, tc.args...)
+		if code != tc.code || !strings.Contains(stderr, tc.want) {
+			t.Errorf("rdggen %s: exit %d, stderr %q; want %d and %q", strings.Join(tc.args, " "), code, stderr, tc.code, tc.want)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if strings.Join(names, " ") != "json out" {
+		t.Errorf("the directory holds %v, want only json (from -o ./json) and out", names)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "json", "switch", "swx-mld-1-2.cfg")); err != nil {
+		t.Errorf("-o ./json: %v", err)
+	}
+}
+
+// `generate` is the default command by name, and its help is the main one.
+func TestGenerateCommand(t *testing.T) {
+	_, main, _ := rdggen(t, "--help")
+	for _, args := range [][]string{{"help", "generate"}, {"generate", "--help"}} {
+		code, stdout, stderr := rdggen(t, args...)
+		if code != exitOK || stdout != main || !strings.Contains(stdout, "(generate is the default command)") {
+			t.Errorf("rdggen %s: exit %d, %s%s", strings.Join(args, " "), code, stdout, stderr)
+		}
+	}
+	if code, _, stderr := rdggen(t, "frobnicate"); code != exitUsage || !strings.Contains(stderr, "commands: generate, the default, validate") {
+		t.Errorf("unknown command: exit %d: %s", code, stderr)
+	}
+}
