@@ -181,3 +181,27 @@ func TestBenchStdin(t *testing.T) {
 		t.Errorf("exit %d\n%s", code, stdout)
 	}
 }
+
+// TestREADMEBenchSample runs the README's bench example on the recorded
+// outputs, so the sample cannot drift from the tool.
+func TestREADMEBenchSample(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const cmd = "$ rdggen bench --judge nccltests-82-broadcast-no-verbs.txt nccllog-4921-no-gdrdma.txt\n"
+	_, block, ok := strings.Cut(string(readme), cmd)
+	if !ok {
+		t.Fatal("README has no bench sample")
+	}
+	want, _, _ := strings.Cut(block, "```")
+	dir, err := filepath.Abs(fixtureDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	code, stdout, stderr := rdggen(t, strings.Fields(strings.TrimPrefix(cmd, "$ rdggen "))...)
+	if code != exitInvalid || stdout+stderr != want {
+		t.Errorf("exit %d; README shows:\n%s\nthe tool prints:\n%s%s", code, want, stdout, stderr)
+	}
+}
