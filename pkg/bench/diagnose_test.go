@@ -180,3 +180,24 @@ func TestFailureGPUEvidence(t *testing.T) {
 		t.Errorf("%+v", v.Causes)
 	}
 }
+
+// TestGDRSendsWithoutGDRRead: on V100 PCIe hosts NCCL sends through host
+// memory (no GDR reads before Ampere unless NCCL_NET_GDR_READ=1) while
+// receives use GPUDirect RDMA; that is a pass. The lines follow NCCL's
+// "Channel %02d/%d : %d[%d] -> %d[%d] [send|receive] via NET/%s/%d%s"
+// format; no public log of this mix on V100 was found.
+func TestGDRSendsWithoutGDRRead(t *testing.T) {
+	log := "a:1:2 [0] NCCL INFO Channel 00/0 : 1[b000] -> 2[b000] [receive] via NET/IB/0/GDRDMA\n" +
+		"a:1:2 [0] NCCL INFO Channel 00/0 : 2[b000] -> 3[b000] [send] via NET/IB/0\n" +
+		"b:1:2 [0] NCCL INFO Channel 00/0 : 2[b000] -> 3[b000] [receive] via NET/IB/0/GDRDMA\n" +
+		"b:1:2 [0] NCCL INFO Channel 00/0 : 3[b000] -> 0[b000] [send] via NET/IB/0\n"
+	v := verdict(JudgeNCCLLog(ParseNCCLLog([]byte(log)), Expect{GIDIndex: -1}), CheckGPUDirect)
+	if v.Status != StatusPass {
+		t.Errorf("%s", v.Line())
+	}
+	off := strings.Replace(log, "3[b000] [receive] via NET/IB/0/GDRDMA", "3[b000] [receive] via NET/IB/0", 1)
+	v = verdict(JudgeNCCLLog(ParseNCCLLog([]byte(off)), Expect{GIDIndex: -1}), CheckGPUDirect)
+	if v.Status != StatusFail || !strings.Contains(v.Found, "GPUDirect RDMA on a but not on b (1 inter-node receive channel(s) without /GDRDMA") {
+		t.Errorf("%s", v.Line())
+	}
+}

@@ -129,7 +129,7 @@ var fixtures = map[string]fixture{
 		[]string{LayerGPUDirect}},
 	"nccllog-660-gdrdma-baremetal.txt": {KindNCCLLog,
 		[]string{CheckTransport, CheckGPUDirect}, []Status{StatusPass, StatusPass},
-		[]string{"all 3 inter-node channel(s) via NET/…/GDRDMA"}, nil},
+		[]string{"GPUDirect RDMA on every inter-node receive channel (3 channel(s) via NET/…/GDRDMA, instance-ubm6ko9y)"}, nil},
 	"nccllog-deepep143-cq-enomem.txt": {KindNCCLLog,
 		[]string{CheckNCCLErrors}, []Status{StatusError},
 		[]string{"Call to ibv_create_cq failed with error Cannot allocate memory", "on msm-h200-2", "memlock"},

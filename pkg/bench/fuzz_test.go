@@ -63,8 +63,9 @@ func FuzzParsePerftest(f *testing.F) {
 	})
 }
 
-// FuzzParseNCCLTests: never panics; sizes never go down; bandwidths are
-// finite and non-negative; #wrong is -1 or a count.
+// FuzzParseNCCLTests: never panics; sizes never go down within a data
+// type and reduction; bandwidths are finite and non-negative; #wrong is -1
+// or a count.
 func FuzzParseNCCLTests(f *testing.F) {
 	seed(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -72,12 +73,13 @@ func FuzzParseNCCLTests(f *testing.F) {
 		if err != nil {
 			return
 		}
-		var last int64 = -1
+		last := map[string]int64{}
 		for _, row := range nt.Rows {
-			if row.Bytes < last || row.Bytes < 0 || row.Count < 0 {
-				t.Fatalf("row %+v after %d", row, last)
+			k := row.Type + " " + row.Redop
+			if row.Bytes < last[k] || row.Bytes < 0 || row.Count < 0 {
+				t.Fatalf("row %+v after %d", row, last[k])
 			}
-			last = row.Bytes
+			last[k] = row.Bytes
 			for _, x := range []NCCLResult{row.Out, row.In} {
 				if !finite(x.BusBW) || x.BusBW < 0 || !finite(x.AlgBW) || x.AlgBW < 0 || x.Wrong < -1 || x.MaxError < -1 {
 					t.Fatalf("result %+v", x)

@@ -98,9 +98,9 @@ func judgeBusBW(t *NCCLTests, e Expect, logVs []Verdict) Verdict {
 		if got != "" {
 			v.Found += "; last row: " + got
 		}
-	case t.Rows[len(t.Rows)-1].Bytes < MinSweepBytes:
+	case t.MaxBytesRun() < MinSweepBytes:
 		v.Status = StatusTooShort
-		v.Found = fmt.Sprintf("the sweep stops at %s, below %s where busbw reaches its plateau", sizeText(t.Rows[len(t.Rows)-1].Bytes), sizeText(MinSweepBytes))
+		v.Found = fmt.Sprintf("the sweep stops at %s, below %s where busbw reaches its plateau", sizeText(t.MaxBytesRun()), sizeText(MinSweepBytes))
 		if got != "" {
 			v.Found += " (" + got + ")"
 		}
@@ -254,50 +254,78 @@ func judgeGDR(l *NCCLLog, e Expect, ranks []NCCLRank) (Verdict, bool) {
 		}
 	}
 	if len(net) > 0 {
-		with, without := map[string]int{}, map[string]int{}
+		// Per holder: the receive channels are the proof. On GPUs before
+		// Ampere NCCL sends with GPUDirect RDMA (GDR reads) only between
+		// NVLink-connected GPUs or with NCCL_NET_GDR_READ=1
+		// (src/graph/paths.cc), so on V100 PCIe hosts working GDR shows as
+		// "[receive] via NET/IB/0/GDRDMA" next to "[send] via NET/IB/0".
+		// Without receive lines, every channel counts.
+		type tally struct{ recv, recvGDR, all, allGDR int }
+		per := map[string]*tally{}
 		var order []string
 		for _, c := range net {
 			k := who(c)
-			if with[k] == 0 && without[k] == 0 {
+			x := per[k]
+			if x == nil {
+				x = &tally{}
+				per[k] = x
 				order = append(order, k)
 			}
+			x.all++
 			if c.GDR {
-				with[k]++
-			} else {
-				without[k]++
+				x.allGDR++
+			}
+			if c.Dir == "receive" {
+				x.recv++
+				if c.GDR {
+					x.recvGDR++
+				}
 			}
 		}
 		var on, off []string
-		var example Channel
-		for _, c := range net {
-			if !c.GDR {
-				example = c
-				break
-			}
-		}
+		sendOnly := true
 		for _, k := range order {
-			if without[k] > 0 {
-				off = append(off, k)
-			} else {
+			x := per[k]
+			ok := x.allGDR == x.all
+			if x.recv > 0 {
+				ok = x.recvGDR == x.recv
+				sendOnly = false
+			}
+			if ok {
 				on = append(on, k)
+			} else {
+				off = append(off, k)
 			}
 		}
+		var example Channel
 		nOff := 0
-		for _, n := range without {
-			nOff += n
+		for _, c := range net {
+			if !c.GDR && slices.Contains(off, who(c)) && (per[who(c)].recv == 0 || c.Dir == "receive") {
+				if nOff == 0 {
+					example = c
+				}
+				nOff++
+			}
+		}
+		what := "inter-node channel(s)"
+		if !sendOnly {
+			what = "inter-node receive channel(s)"
 		}
 		switch {
 		case len(off) == 0:
 			v.Status = StatusPass
-			v.Found = fmt.Sprintf("all %d inter-node channel(s) via NET/…/GDRDMA (%s)", len(net), strings.Join(order, ", "))
+			v.Found = fmt.Sprintf("GPUDirect RDMA on every %s (%d channel(s) via NET/…/GDRDMA, %s)", strings.TrimSuffix(what, "(s)"), countGDR(net), strings.Join(order, ", "))
 		case len(on) == 0:
 			v.Status = StatusFail
-			v.Found = fmt.Sprintf("%d of %d inter-node channel(s) without GPUDirect RDMA, e.g. %q", nOff, len(net), channelText(example))
+			v.Found = fmt.Sprintf("%d %s without GPUDirect RDMA, e.g. %q", nOff, what, channelText(example))
+			if sendOnly {
+				v.Found += " (the log shows only send channels; before Ampere NCCL sends with GPUDirect RDMA only over NVLink or with NCCL_NET_GDR_READ=1, so the receive lines are the proof)"
+			}
 			v.Causes = gdrCauses(l, e, nil, nil)
 		default:
 			v.Status = StatusFail
-			v.Found = fmt.Sprintf("GPUDirect RDMA on %s but not on %s (%d of %d inter-node channel(s) without /GDRDMA, e.g. %q)",
-				strings.Join(on, ", "), strings.Join(off, ", "), nOff, len(net), channelText(example))
+			v.Found = fmt.Sprintf("GPUDirect RDMA on %s but not on %s (%d %s without /GDRDMA, e.g. %q)",
+				strings.Join(on, ", "), strings.Join(off, ", "), nOff, what, channelText(example))
 			v.Causes = gdrCauses(l, e, on, off)
 		}
 		return v, true
@@ -440,4 +468,14 @@ func plural(n int, one, many string) string {
 		return "the 1 " + one
 	}
 	return fmt.Sprintf(many, n)
+}
+
+func countGDR(cs []Channel) int {
+	n := 0
+	for _, c := range cs {
+		if c.GDR {
+			n++
+		}
+	}
+	return n
 }

@@ -36,12 +36,14 @@ type NCCLTests struct {
 	Header      bool
 	Root, Redop bool
 	WrongColumn string
-	// Rows are the result rows of the first table, sizes non-decreasing
-	// (-d all and -o all repeat a size).
+	// Rows are the result rows of the first table. Sizes never go down
+	// within one data type and reduction; -d all and -o all repeat the
+	// sweep for each type and op.
 	Rows []NCCLRow
 	// Dropped counts rows not kept because their size was below the
-	// previous row's: rows of independent runs interleaved, which is what
-	// nccl-tests built without MPI=1 prints when launched with mpirun.
+	// previous one of the same type and reduction: rows of independent
+	// runs interleaved, which is what nccl-tests built without MPI=1
+	// prints when launched with mpirun (every process runs its own test).
 	Dropped int
 	// Tables counts the column headers; rows after a second header are
 	// not read.
@@ -234,7 +236,7 @@ func ParseNCCLTests(data []byte) (*NCCLTests, error) {
 		params    bool
 		stopRows  bool
 		rowsSeen  int
-		lastBytes int64 = -1
+		lastBytes = map[string]int64{} // per type and reduction
 	)
 	for i, raw := range splitLines(data) {
 		l := strings.TrimSpace(raw)
@@ -338,11 +340,12 @@ func ParseNCCLTests(data []byte) (*NCCLTests, error) {
 					continue
 				}
 				row.Line = i + 1
-				if row.Bytes < lastBytes {
+				key := row.Type + " " + row.Redop
+				if last, ok := lastBytes[key]; ok && row.Bytes < last {
 					t.Dropped++
 					continue
 				}
-				lastBytes = row.Bytes
+				lastBytes[key] = row.Bytes
 				t.Rows = append(t.Rows, row)
 				continue
 			}
@@ -447,7 +450,7 @@ func (t *NCCLTests) Largest() []NCCLRow {
 	if len(t.Rows) == 0 {
 		return nil
 	}
-	max := t.Rows[len(t.Rows)-1].Bytes
+	max := t.MaxBytesRun()
 	var out []NCCLRow
 	for _, r := range t.Rows {
 		if r.Bytes == max {
@@ -455,6 +458,15 @@ func (t *NCCLTests) Largest() []NCCLRow {
 		}
 	}
 	return out
+}
+
+// MaxBytesRun is the largest size of the rows; -1 without rows.
+func (t *NCCLTests) MaxBytesRun() int64 {
+	m := int64(-1)
+	for _, r := range t.Rows {
+		m = max(m, r.Bytes)
+	}
+	return m
 }
 
 // Hosts are the distinct hosts of the Rank lines, in order.

@@ -310,3 +310,17 @@ func TestParseNCCLLog(t *testing.T) {
 		t.Errorf("rings %+v", x.Rings)
 	}
 }
+
+// TestParseNCCLTestsSweepPerOp: -o all (and -d all) repeat the size sweep
+// for each reduction; that is not interleaving. Rows from
+// NVIDIA/nccl-tests#167 (all_reduce_perf -o all: the max sweep, then min).
+func TestParseNCCLTestsSweepPerOp(t *testing.T) {
+	rows := "      203776         50944     float     max      -1    125.2    1.63    3.05      0    125.8    1.62    3.04      0\n" +
+		"      204800         51200     float     max      -1    125.6    1.63    3.06      0    124.6    1.64    3.08      0\n" +
+		"      196608         49152     float     min      -1    125.5    1.57    2.94      0    124.9    1.57    2.95      0\n" +
+		"      197632         49408     float     min      -1    125.4    1.58    2.96      0    124.4    1.59    2.98      0\n"
+	nt, err := ParseNCCLTests([]byte(rows))
+	if err != nil || len(nt.Rows) != 4 || nt.Dropped != 0 || nt.MaxBytesRun() != 204800 || len(nt.Largest()) != 1 || nt.Largest()[0].Redop != "max" {
+		t.Errorf("%v %+v", err, nt)
+	}
+}
