@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/rdggen/rdggen/pkg/readiness"
@@ -218,8 +219,12 @@ func gdrCauses(l *NCCLLog, e Expect, on, off []string) []Cause {
 				hosts = append(hosts, h.Host)
 			}
 		}
+		f := "NCCL found no peer-memory support for the HCA: nvidia-peermem is not loaded, or NCCL 2.22 and older cannot see it (they look only under /sys/kernel/mm/memory_peers/, which only MLNX_OFED's peer-memory API creates; 2.23 also checks /sys/module/nvidia_peermem/version)"
+		if old, ok := versionBefore(l.Version, 2, 23); ok && old {
+			f += "; this run's NCCL " + l.Version + " is one of those"
+		}
 		cs = append(cs, Cause{Layer: LayerGPUDirect, Hosts: hosts,
-			Finding: "NCCL found no peer-memory support for the HCA: nvidia-peermem is not loaded, or NCCL 2.22 and older cannot see it (they check only /sys/kernel/mm/memory_peers/nv_mem/version; 2.23 also checks /sys/module/nvidia_peermem/version)",
+			Finding: f,
 			Fix:     "modprobe nvidia-peermem in the VM (not the container) and persist it; with a stack that has no memory_peers directory use NCCL 2.23 or later"})
 	}
 	if len(cs) == 0 {
@@ -439,4 +444,20 @@ func gidCause(got int, e Expect) Cause {
 		c.Finding += "; " + ec.Finding
 	}
 	return c
+}
+
+// versionBefore reports whether the NCCL version v ("2.9.6+cuda11.2") is
+// below major.minor; ok is false when v does not parse.
+func versionBefore(v string, major, minor int) (before, ok bool) {
+	v, _, _ = strings.Cut(v, "+")
+	p := strings.Split(v, ".")
+	if len(p) < 2 {
+		return false, false
+	}
+	a, err1 := strconv.Atoi(p[0])
+	b, err2 := strconv.Atoi(p[1])
+	if err1 != nil || err2 != nil {
+		return false, false
+	}
+	return a < major || (a == major && b < minor), true
 }

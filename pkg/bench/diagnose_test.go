@@ -201,3 +201,29 @@ func TestGDRSendsWithoutGDRRead(t *testing.T) {
 		t.Errorf("%s", v.Line())
 	}
 }
+
+// TestNCCLGIDIndex: NCCL_IB_GID_INDEX from the log or the launch line is
+// compared with the RoCE v2 index; the peer-memory cause names an NCCL
+// that cannot see nvidia_peermem.
+func TestNCCLGIDIndex(t *testing.T) {
+	e := ExpectFor(inventory.Reference(), 100)
+	log := "h:1:1 [0] NCCL INFO NCCL_IB_GID_INDEX set by environment to 0.\nh:1:1 [0] NCCL INFO Using network IB\n"
+	v := verdict(JudgeNCCLLog(ParseNCCLLog([]byte(log)), e), CheckGIDIndex)
+	if v.Status != StatusFail || !strings.HasPrefix(v.Causes[0].Finding, "NCCL used GID index 0, not the RoCE v2 GID") ||
+		!strings.Contains(v.Causes[0].Fix, "NCCL_IB_GID_INDEX=3") {
+		t.Errorf("%s", v.Line())
+	}
+	cmd := "mpirun -x NCCL_IB_GID_INDEX=3 ./all_reduce_perf\nh:1:1 [0] NCCL INFO Using network IB\n"
+	if v := verdict(JudgeNCCLLog(ParseNCCLLog([]byte(cmd)), e), CheckGIDIndex); v.Status != StatusPass || v.Found != "NCCL_IB_GID_INDEX=3" {
+		t.Errorf("%+v", v)
+	}
+	old := "h:1:1 [0] NCCL INFO NCCL version 2.18.3+cuda12.2\nh:1:1 [0] NCCL INFO NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'\n"
+	if v := verdict(JudgeNCCLLog(ParseNCCLLog([]byte(old)), e), CheckGPUDirect); !strings.Contains(v.Causes[0].Finding, "this run's NCCL 2.18.3+cuda12.2 is one of those") {
+		t.Errorf("%+v", v.Causes)
+	}
+	for v, want := range map[string]bool{"2.22.3+cuda12": true, "2.23.4": false, "3.0": false, "2.9.6+cuda11.2": true} {
+		if got, ok := versionBefore(v, 2, 23); !ok || got != want {
+			t.Errorf("%s: %v %v", v, got, ok)
+		}
+	}
+}

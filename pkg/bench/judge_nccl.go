@@ -118,8 +118,9 @@ func judgeBusBW(t *NCCLTests, e Expect, logVs []Verdict) Verdict {
 // JudgeNCCLLog judges what an NCCL log says: CheckTransport (RDMA or TCP
 // sockets between hosts), CheckGPUDirect (whether the inter-node channels
 // use /GDRDMA; asymmetric use names the hosts or ranks without it) and
-// CheckNCCLErrors (memory registration or completion errors). A verdict
-// whose evidence is absent from the log is left out.
+// CheckNCCLErrors (memory registration or completion errors) and
+// CheckGIDIndex (NCCL_IB_GID_INDEX, from the log or a launch line in the
+// file). A verdict whose evidence is absent from the log is left out.
 func JudgeNCCLLog(l *NCCLLog, e Expect) []Verdict { return judgeLog(l, e, nil) }
 
 func judgeLog(l *NCCLLog, e Expect, ranks []NCCLRank) []Verdict {
@@ -139,7 +140,36 @@ func judgeLog(l *NCCLLog, e Expect, ranks []NCCLRank) []Verdict {
 	if ev, ok := judgeNCCLErrors(l, e); ok {
 		vs = append(vs, ev)
 	}
+	if gv, ok := judgeNCCLGID(l, e); ok {
+		vs = append(vs, gv)
+	}
 	return vs
+}
+
+// judgeNCCLGID compares NCCL_IB_GID_INDEX, as the log or a command line in
+// the file reports it, with the cluster's RoCE v2 GID index. Left out when
+// neither says it (NCCL ≥ 2.21 picks the RoCE v2 GID itself then).
+func judgeNCCLGID(l *NCCLLog, e Expect) (Verdict, bool) {
+	val, ok := l.EnvValue("NCCL_IB_GID_INDEX")
+	if !ok || e.GIDIndex < 0 {
+		return Verdict{}, false
+	}
+	v := Verdict{Check: CheckGIDIndex, Found: "NCCL_IB_GID_INDEX=" + val}
+	n, err := strconv.Atoi(val)
+	if err == nil && n == e.GIDIndex {
+		v.Status = StatusPass
+		return v, true
+	}
+	v.Status = StatusFail
+	v.Expected = fmt.Sprintf("%d (the RoCE v2 GID of the data address)", e.GIDIndex)
+	c := gidCause(n, e)
+	c.Finding = strings.Replace(c.Finding, "perftest used GID index", "NCCL used GID index", 1)
+	c.Fix = fmt.Sprintf("launch with NCCL_IB_GID_INDEX=%d (rdggen's run.sh does), or leave it unset with NCCL 2.21 or later", e.GIDIndex)
+	if err != nil {
+		c.Finding = fmt.Sprintf("NCCL_IB_GID_INDEX=%s is not a GID index", val)
+	}
+	v.Causes = []Cause{c}
+	return v, true
 }
 
 // hostPrefix is "host: ", or "" for a line without a host.

@@ -32,8 +32,9 @@ const (
 	// CheckRDMAMTU is the MTU in perftest's header against the RoCE MTU
 	// that fits the data network's MTU.
 	CheckRDMAMTU = "rdma-mtu"
-	// CheckGIDIndex is the GID index in perftest's header against the
-	// cluster's RoCE v2 GID index.
+	// CheckGIDIndex is the GID index in perftest's header (or
+	// NCCL_IB_GID_INDEX in an NCCL log) against the cluster's RoCE v2 GID
+	// index.
 	CheckGIDIndex = "gid-index"
 	// CheckLinkType is perftest's "Link type" against the data network's
 	// link layer (Ethernet for RoCE).
