@@ -98,9 +98,9 @@ func judgeBusBW(t *NCCLTests, e Expect, logVs []Verdict) Verdict {
 		if got != "" {
 			v.Found += "; last row: " + got
 		}
-	case t.MaxBytesRun() < MinSweepBytes:
+	case t.LargestBytes() < MinSweepBytes:
 		v.Status = StatusTooShort
-		v.Found = fmt.Sprintf("the sweep stops at %s, below %s where busbw reaches its plateau", sizeText(t.MaxBytesRun()), sizeText(MinSweepBytes))
+		v.Found = fmt.Sprintf("the sweep stops at %s, below %s where busbw reaches its plateau", sizeText(t.LargestBytes()), sizeText(MinSweepBytes))
 		if got != "" {
 			v.Found += " (" + got + ")"
 		}

@@ -450,7 +450,7 @@ func (t *NCCLTests) Largest() []NCCLRow {
 	if len(t.Rows) == 0 {
 		return nil
 	}
-	max := t.MaxBytesRun()
+	max := t.LargestBytes()
 	var out []NCCLRow
 	for _, r := range t.Rows {
 		if r.Bytes == max {
@@ -460,8 +460,8 @@ func (t *NCCLTests) Largest() []NCCLRow {
 	return out
 }
 
-// MaxBytesRun is the largest size of the rows; -1 without rows.
-func (t *NCCLTests) MaxBytesRun() int64 {
+// LargestBytes is the largest size of the rows; -1 without rows.
+func (t *NCCLTests) LargestBytes() int64 {
 	m := int64(-1)
 	for _, r := range t.Rows {
 		m = max(m, r.Bytes)

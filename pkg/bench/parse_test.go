@@ -320,7 +320,7 @@ func TestParseNCCLTestsSweepPerOp(t *testing.T) {
 		"      196608         49152     float     min      -1    125.5    1.57    2.94      0    124.9    1.57    2.95      0\n" +
 		"      197632         49408     float     min      -1    125.4    1.58    2.96      0    124.4    1.59    2.98      0\n"
 	nt, err := ParseNCCLTests([]byte(rows))
-	if err != nil || len(nt.Rows) != 4 || nt.Dropped != 0 || nt.MaxBytesRun() != 204800 || len(nt.Largest()) != 1 || nt.Largest()[0].Redop != "max" {
+	if err != nil || len(nt.Rows) != 4 || nt.Dropped != 0 || nt.LargestBytes() != 204800 || len(nt.Largest()) != 1 || nt.Largest()[0].Redop != "max" {
 		t.Errorf("%v %+v", err, nt)
 	}
 }
