@@ -67,6 +67,8 @@ Usage:
                                         (read-only; each failure with its fix)
   rdggen run -f cluster.yaml [--mpirun] [-- CMD ARG...]
                                         launch the job from the first host's worker
+  rdggen bench --judge FILE...          judge saved ib_write_bw / all_reduce_perf / NCCL log
+                                        outputs against the link speed, naming each cause
   rdggen version                        rdggen's version (also --version)
 
 Without -f, generating and validating use the embedded reference cluster
@@ -117,6 +119,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 			return cmdCheck(ctx, args[1:], stdout, stderr, getenv)
 		case "run":
 			return cmdRun(ctx, args[1:], stdout, stderr, getenv)
+		case "bench":
+			return cmdBench(ctx, args[1:], stdout, stderr)
 		case "version", "--version":
 			return cmdVersion(args[1:], stdout, stderr)
 		case "help":
@@ -129,7 +133,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 			return run(ctx, []string{args[1], "--help"}, stdout, stderr, getenv)
 		}
 		if !strings.HasPrefix(args[0], "-") {
-			fmt.Fprintf(stderr, "rdggen: unknown command %q (commands: generate, the default, validate, example, apply, check, run, version)\n", args[0])
+			fmt.Fprintf(stderr, "rdggen: unknown command %q (commands: generate, the default, validate, example, apply, check, run, bench, version)\n", args[0])
 			return exitUsage
 		}
 	}

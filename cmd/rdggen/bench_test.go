@@ -1,0 +1,207 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rdggen/rdggen/internal/golden"
+	"github.com/rdggen/rdggen/pkg/bench"
+	"github.com/rdggen/rdggen/pkg/inventory"
+	"github.com/rdggen/rdggen/pkg/readiness"
+)
+
+const fixtureDir = "../../pkg/bench/testdata/"
+
+func fixtureFiles(t *testing.T) []string {
+	t.Helper()
+	fs, err := filepath.Glob(fixtureDir + "*.txt")
+	if err != nil || len(fs) < 10 {
+		t.Fatalf("fixtures: %v %v", fs, err)
+	}
+	return fs
+}
+
+// TestBenchJudgeGolden judges every recorded public output, as a user
+// would: the verdict lines and causes per file, the summary, exit 1.
+func TestBenchJudgeGolden(t *testing.T) {
+	code, stdout, stderr := rdggen(t, append([]string{"bench", "--judge"}, fixtureFiles(t)...)...)
+	if code != exitInvalid {
+		t.Errorf("exit %d, want %d", code, exitInvalid)
+	}
+	got := fmt.Sprintf("exit %d\n-- stdout\n%s-- stderr\n%s", code, stdout, stderr)
+	golden.Check(t, "../../testdata/golden/cli/bench/judge.txt", []byte(strings.ReplaceAll(got, fixtureDir, "")))
+}
+
+// TestBenchJudgeJSON: the rdggen.bench/v1 document of a passing, a failing
+// and a too-short input.
+func TestBenchJudgeJSON(t *testing.T) {
+	files := []string{fixtureDir + "nccltests-deepops-roce-2x100g.txt", fixtureDir + "nccllog-4921-no-gdrdma.txt",
+		fixtureDir + "nccltests-119-tail-below-1g.txt", fixtureDir + "perftest-deepops-roce-gbits.txt"}
+	code, stdout, stderr := rdggen(t, append([]string{"bench", "--judge", "-o", "json"}, files...)...)
+	if code != exitInvalid {
+		t.Errorf("exit %d\n%s", code, stderr)
+	}
+	var doc bench.Document
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Schema != bench.SchemaBench || doc.OK || len(doc.Inputs) != 4 || doc.Expect.LinkGbps != 100 || doc.Expect.MTU != 1024 ||
+		doc.Inputs[0].Verdicts[0].PassLine.Value != 10.8 || doc.Inputs[1].Verdicts[1].Causes[0].Layer != bench.LayerGPUDirect {
+		t.Errorf("%+v", doc)
+	}
+	if !strings.Contains(stderr, "nccllog-4921-no-gdrdma.txt: NCCL log\n  transport: passed") {
+		t.Errorf("the text goes to stderr with -o json:\n%s", stderr)
+	}
+	golden.Check(t, "../../testdata/golden/cli/bench/judge.json", []byte(strings.ReplaceAll(stdout, fixtureDir, "")))
+}
+
+// TestBenchExit: 0 only when every verdict passes; 1 when one does not or
+// a file is none of the formats; 2 for usage errors.
+func TestBenchExit(t *testing.T) {
+	pass := []string{fixtureDir + "nccltests-deepops-roce-2x100g.txt", fixtureDir + "nccltests-a3mega-newformat.txt", fixtureDir + "nccllog-660-gdrdma-baremetal.txt"}
+	code, stdout, stderr := rdggen(t, append([]string{"bench", "--judge"}, pass...)...)
+	if code != exitOK || !strings.Contains(stderr, "rdggen bench: 3 file(s) at 100 Gb/s × 1 NIC(s) per node: 4 passed, 0 failed, 0 too short to judge, 0 error(s)") {
+		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	// Twice the link: the DeepOps 2 × 100 GbE run is now below the line.
+	code, stdout, _ = rdggen(t, "bench", "--judge", "--link-gbps", "200", "--nics-per-node", "2", pass[0])
+	if code != exitInvalid || !strings.Contains(stdout, "busbw: FAILED: found 22.92 GB/s") || !strings.Contains(stdout, "expected ≥ 43.2 GB/s") {
+		t.Errorf("exit %d\n%s", code, stdout)
+	}
+	junk := filepath.Join(t.TempDir(), "notes.txt")
+	if err := os.WriteFile(junk, []byte("the run went fine, 92 Gb/s\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, _ = rdggen(t, "bench", "--judge", junk)
+	if code != exitInvalid || !strings.Contains(stdout, "notes.txt: not a perftest report") {
+		t.Errorf("junk: exit %d\n%s", code, stdout)
+	}
+	for _, c := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"bench"}, "running the benchmarks on the cluster (ib_write_bw pairs, all_reduce_perf through the workers) is not available yet"},
+		{[]string{"bench", "-f", "cluster.yaml"}, "not available yet; judge saved outputs with: rdggen bench --judge FILE..."},
+		{[]string{"bench", pass[0]}, "files given without --judge"},
+		{[]string{"bench", "--judge"}, "needs at least one FILE"},
+		{[]string{"bench", "--judge", "/nonexistent/run.log"}, "/nonexistent/run.log: no such file or directory"},
+		{[]string{"bench", "--judge", "-o", "yaml", pass[0]}, `--output "yaml": want text or json`},
+		{[]string{"bench", "--judge", "--link-gbps", "0", pass[0]}, "--link-gbps 0: want a speed above 0 Gb/s"},
+		{[]string{"bench", "--judge", "--nics-per-node", "0", pass[0]}, "--nics-per-node 0: want 1 to 64"},
+		{[]string{"bench", "--judge", "--evidence", pass[0], pass[0]}, "not a JSON document of rdggen check -o json"},
+		{[]string{"bench", "--judge", "-", "-"}, "'-' (stdin) given twice"},
+		{[]string{"bench", "--judge", "--bogus", pass[0]}, "unknown flag: --bogus"},
+	} {
+		code, _, stderr := rdggen(t, c.args...)
+		if code != exitUsage || !strings.Contains(stderr, c.msg) {
+			t.Errorf("%v: exit %d, want 2 and %q:\n%s", c.args, code, c.msg, stderr)
+		}
+	}
+	code, stdout, _ = rdggen(t, "bench", "--help")
+	if code != exitOK || !strings.Contains(stdout, "Usage: rdggen bench --judge FILE...") || !strings.Contains(stdout, "--link-gbps") {
+		t.Errorf("help: %d\n%s", code, stdout)
+	}
+	if _, stdout, _ := rdggen(t, "--help"); !strings.Contains(stdout, "rdggen bench --judge FILE...") {
+		t.Errorf("the top usage lacks bench:\n%s", stdout)
+	}
+}
+
+// TestBenchInventory: -f gives the expected MTU; with data_mtu 9000 the
+// DeepOps RoCE report (MTU 4096, GID 3, 92.40 Gb/s) passes in full.
+func TestBenchInventory(t *testing.T) {
+	y := strings.Replace(string(inventory.ReferenceYAML), "  # data_mtu: 9000", "  data_mtu: 9000", 1)
+	if y == string(inventory.ReferenceYAML) {
+		t.Fatal("the reference has no data_mtu line to enable")
+	}
+	inv := filepath.Join(t.TempDir(), "cluster.yaml")
+	if err := os.WriteFile(inv, []byte(y), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	report := fixtureDir + "perftest-deepops-roce-gbits.txt"
+	code, stdout, stderr := rdggen(t, "bench", "--judge", "-f", inv, report)
+	if code != exitOK || !strings.Contains(stdout, "rdma-mtu: passed (MTU 4096 B in the perftest header)") {
+		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	code, stdout, _ = rdggen(t, "bench", "--judge", report)
+	if code != exitInvalid || !strings.Contains(stdout, "rdma-mtu: FAILED: found MTU 4096 B in the perftest header; expected 1024 B (the largest RoCE MTU that fits data_mtu 1500)") {
+		t.Errorf("reference: exit %d\n%s", code, stdout)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(bad, []byte("name: x\nbogus: 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := rdggen(t, "bench", "--judge", "-f", bad, report); code != exitInvalid || !strings.Contains(stderr, "bad.yaml") {
+		t.Errorf("invalid inventory: exit %d\n%s", code, stderr)
+	}
+}
+
+// TestBenchEvidence: the results of `rdggen check -o json` name the cause
+// of a Socket fallback.
+func TestBenchEvidence(t *testing.T) {
+	doc := readiness.Document{Schema: readiness.SchemaCheck, Cluster: "clx-mld", Results: []readiness.Result{
+		readiness.Fail(readiness.TargetWorkers, "clx-mld-42", bench.EvidenceDevices, "", "no /dev/infiniband in hvd-worker",
+			"/dev/infiniband/uverbs0", "rdggen apply --target workers"),
+	}}
+	path := filepath.Join(t.TempDir(), "check.json")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := doc.Encode(f); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	code, stdout, _ := rdggen(t, "bench", "--judge", "--evidence", path, fixtureDir+"nccltests-398-socket-2.4.8.txt")
+	if code != exitInvalid || !strings.Contains(stdout, "cause (container RDMA): the container has no /dev/infiniband on clx-mld-42 (rdggen check devices: no /dev/infiniband in hvd-worker); fix: rdggen apply --target workers") {
+		t.Errorf("exit %d\n%s", code, stdout)
+	}
+	wrong := filepath.Join(t.TempDir(), "plan.json")
+	if err := os.WriteFile(wrong, []byte(`{"schema":"rdggen.apply/v1"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := rdggen(t, "bench", "--judge", "--evidence", wrong, fixtureDir+"nccltests-398-socket-2.4.8.txt"); code != exitUsage ||
+		!strings.Contains(stderr, `schema "rdggen.apply/v1", want "rdggen.check/v1"`) {
+		t.Errorf("exit %d\n%s", code, stderr)
+	}
+}
+
+// TestBenchStdin: '-' judges what the run piped in.
+func TestBenchStdin(t *testing.T) {
+	b, err := os.ReadFile(fixtureDir + "nccllog-451-container-no-device.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	withTerminal(t, string(b))
+	code, stdout, _ := rdggen(t, "bench", "--judge", "-")
+	if code != exitInvalid || !strings.HasPrefix(stdout, "(stdin): NCCL log\n  transport: FAILED: found NCCL fell back to TCP sockets") {
+		t.Errorf("exit %d\n%s", code, stdout)
+	}
+}
+
+// TestREADMEBenchSample runs the README's bench example on the recorded
+// outputs, so the sample cannot drift from the tool.
+func TestREADMEBenchSample(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const cmd = "$ rdggen bench --judge nccltests-82-broadcast-no-verbs.txt nccllog-4921-no-gdrdma.txt\n"
+	_, block, ok := strings.Cut(string(readme), cmd)
+	if !ok {
+		t.Fatal("README has no bench sample")
+	}
+	want, _, _ := strings.Cut(block, "```")
+	dir, err := filepath.Abs(fixtureDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	code, stdout, stderr := rdggen(t, strings.Fields(strings.TrimPrefix(cmd, "$ rdggen "))...)
+	if code != exitInvalid || stdout+stderr != want {
+		t.Errorf("exit %d; README shows:\n%s\nthe tool prints:\n%s%s", code, want, stdout, stderr)
+	}
+}

@@ -1,0 +1,105 @@
+// Package bench judges the benchmarks that prove a lossless-RoCE GPU cluster
+// runs at RDMA speed, and names the layer that does not: perftest's
+// ib_write_bw between hosts, nccl-tests' all_reduce_perf over the whole
+// cluster, and the NCCL_DEBUG=INFO log printed with it.
+//
+// It is pure: bytes and plain values in, typed results out. The parsers
+// ([ParsePerftest], [ParseNCCLTests], [ParseNCCLLog]) accept the formats
+// the tools printed over the years; [Detect] says which one a file is.
+// The verdicts ([JudgePerftest], [JudgeNCCLTests], [JudgeNCCLLog], or
+// [Judge] for any file) compare the measurement with a pass line derived
+// from the data link's speed ([Expect]) and explain each shortfall with
+// [Cause]s (layer, finding, fix), using the results of `rdggen check` as
+// evidence where the caller has them. [Rounds] schedules ib_write_bw pairs
+// so that n hosts take a constant number of rounds, and [JudgePairs] names
+// the hosts and switch ports that slow pairs share. [Document] is the
+// `-o json` form (schema [SchemaBench]).
+//
+// Units are exact throughout: Gb/s is 10^9 bits per second (perftest's
+// --report_gbits, link speeds), GB/s is 10^9 bytes per second
+// (nccl-tests' algbw and busbw: bytes / 1.0E9 / seconds, nccl-tests
+// src/all_reduce.cu).
+package bench
+
+import (
+	"errors"
+	"regexp"
+	"strings"
+)
+
+// Kind is what a file holds.
+type Kind string
+
+// The kinds [Detect] tells apart.
+const (
+	// KindUnknown is none of the others.
+	KindUnknown Kind = "unknown"
+	// KindPerftest is a perftest bandwidth report (ib_write_bw,
+	// ib_read_bw, ib_send_bw; client or server side), or its failure.
+	KindPerftest Kind = "perftest"
+	// KindNCCLTests is a nccl-tests *_perf table (all_reduce_perf and the
+	// other collectives that print the same table), with or without the
+	// NCCL log interleaved.
+	KindNCCLTests Kind = "nccl-tests"
+	// KindNCCLLog is an NCCL_DEBUG=INFO (or WARN) log without a
+	// nccl-tests table, e.g. from a training job.
+	KindNCCLLog Kind = "nccl-log"
+)
+
+// ErrNotRecognized is returned (wrapped) by [Judge] and the parsers for a
+// file that is none of the formats.
+var ErrNotRecognized = errors.New("not a perftest report (no 'BW Test' title, '#bytes … BW average' table or perftest error), " +
+	"nccl-tests output (no 'size count type … busbw' table, '# nThread … minBytes' header or result rows) " +
+	"or NCCL log (no 'NCCL INFO' or 'NCCL WARN' lines, no 'via NET/…' channels)")
+
+// Detect says what data is. A nccl-tests table wins over the NCCL log
+// interleaved with it; a perftest report is recognized by its title, its
+// result header or one of its failure messages after an ib_*_bw command.
+func Detect(data []byte) Kind {
+	if t, err := ParseNCCLTests(data); err == nil && t != nil {
+		return KindNCCLTests
+	}
+	if _, err := ParsePerftest(data); err == nil {
+		return KindPerftest
+	}
+	if l := ParseNCCLLog(data); !l.Empty() {
+		return KindNCCLLog
+	}
+	return KindUnknown
+}
+
+// reMPITag is Open MPI's --tag-output prefix, "[1,0]<stdout>:".
+var reMPITag = regexp.MustCompile(`^\[\d+,\d+\]<(?:stdout|stderr|stddiag)>:`)
+
+// splitLines returns data's lines without line ends and without Open MPI's
+// --tag-output prefix, which launchers add to every line of a rank's
+// output.
+func splitLines(data []byte) []string {
+	s := string(data)
+	ls := strings.Split(s, "\n")
+	if len(ls) > 0 && ls[len(ls)-1] == "" {
+		ls = ls[:len(ls)-1]
+	}
+	for i, l := range ls {
+		l = strings.TrimSuffix(l, "\r")
+		if strings.HasPrefix(l, "[") {
+			if m := reMPITag.FindString(l); m != "" {
+				l = l[len(m):]
+			}
+		}
+		ls[i] = l
+	}
+	return ls
+}
+
+// clip shortens s for a finding: at most n bytes, on a rune boundary.
+func clip(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && (s[n]&0xC0) == 0x80 {
+		n--
+	}
+	return s[:n] + "…"
+}

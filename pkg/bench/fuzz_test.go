@@ -1,0 +1,134 @@
+package bench
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// seed adds every fixture to f's corpus.
+func seed(f *testing.F) {
+	files, err := filepath.Glob("testdata/*.txt")
+	if err != nil || len(files) == 0 {
+		f.Fatalf("no fixtures: %v", err)
+	}
+	for _, p := range files {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+}
+
+var statuses = map[Status]bool{StatusPass: true, StatusFail: true, StatusTooShort: true, StatusError: true}
+
+func checkVerdicts(t *testing.T, vs []Verdict) {
+	for _, v := range vs {
+		if !statuses[v.Status] || v.Check == "" {
+			t.Fatalf("verdict %+v", v)
+		}
+		if v.Measured != nil && (!finite(v.Measured.Value) || v.Measured.Value < 0) {
+			t.Fatalf("measured %+v", v.Measured)
+		}
+		if v.Status == StatusPass && len(v.Causes) > 0 {
+			t.Fatalf("a pass with causes: %+v", v)
+		}
+		_ = v.Line()
+	}
+	_ = Lines(vs)
+}
+
+// FuzzParsePerftest: never panics; rows have increasing sizes and finite,
+// non-negative Gb/s; the verdicts are well formed.
+func FuzzParsePerftest(f *testing.F) {
+	seed(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := ParsePerftest(data)
+		if err != nil {
+			return
+		}
+		var last int64
+		for _, row := range r.Rows {
+			if row.Bytes <= last || !finite(row.AvgGbps) || !finite(row.PeakGbps) || row.AvgGbps < 0 || row.PeakGbps < 0 || row.Line < 1 {
+				t.Fatalf("row %+v after %d", row, last)
+			}
+			last = row.Bytes
+		}
+		if r.GIDIndex < -1 || r.MTU < 0 || r.QPs < 0 || (len(r.Rows) > 0 && r.Unit == "") {
+			t.Fatalf("header %+v", r)
+		}
+		checkVerdicts(t, JudgePerftest(r, Expect{MTU: 1024, GIDIndex: 3, LinkLayer: "Ethernet"}))
+	})
+}
+
+// FuzzParseNCCLTests: never panics; sizes never go down within a data
+// type and reduction; bandwidths are finite and non-negative; #wrong is -1
+// or a count.
+func FuzzParseNCCLTests(f *testing.F) {
+	seed(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		nt, err := ParseNCCLTests(data)
+		if err != nil {
+			return
+		}
+		last := map[string]int64{}
+		for _, row := range nt.Rows {
+			k := row.Type + " " + row.Redop
+			if row.Bytes < last[k] || row.Bytes < 0 || row.Count < 0 {
+				t.Fatalf("row %+v after %d", row, last[k])
+			}
+			last[k] = row.Bytes
+			for _, x := range []NCCLResult{row.Out, row.In} {
+				if !finite(x.BusBW) || x.BusBW < 0 || !finite(x.AlgBW) || x.AlgBW < 0 || x.Wrong < -1 || x.MaxError < -1 {
+					t.Fatalf("result %+v", x)
+				}
+			}
+		}
+		if nt.Log == nil || nt.OutOfBounds < -1 || nt.Dropped < 0 {
+			t.Fatalf("%+v", nt)
+		}
+		checkVerdicts(t, JudgeNCCLTests(nt, Expect{GIDIndex: -1}))
+	})
+}
+
+// FuzzParseNCCLLog: never panics; a network channel's Via starts with NET/ and
+// only network channels claim GDRDMA; every host seen is listed once.
+func FuzzParseNCCLLog(f *testing.F) {
+	seed(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		l := ParseNCCLLog(data)
+		if l.Lines < len(l.Warnings) {
+			t.Fatalf("%d lines, %d warnings", l.Lines, len(l.Warnings))
+		}
+		for _, c := range l.Channels {
+			if (c.Net != "" && !strings.HasPrefix(c.Via, "NET/")) || (c.GDR && c.Net == "") {
+				t.Fatalf("channel %+v", c)
+			}
+		}
+		seen := map[string]bool{}
+		for _, h := range l.Hosts {
+			if seen[h] || h == "" {
+				t.Fatalf("hosts %q", l.Hosts)
+			}
+			seen[h] = true
+		}
+		checkVerdicts(t, JudgeNCCLLog(l, Expect{GIDIndex: -1}))
+	})
+}
+
+// FuzzJudge: Detect and Judge agree on the kind, and never panic.
+func FuzzJudge(f *testing.F) {
+	seed(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		k, vs, err := Judge(data, Expect{MTU: 4096, GIDIndex: 3})
+		if d := Detect(data); d != k {
+			t.Fatalf("Detect %s, Judge %s", d, k)
+		}
+		if (err != nil) != (k == KindUnknown) {
+			t.Fatalf("kind %s err %v", k, err)
+		}
+		checkVerdicts(t, vs)
+	})
+}

@@ -1,0 +1,511 @@
+package bench
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// JudgeNCCLTests judges a nccl-tests run against e: CheckBusBW, the busbw
+// of the largest size (out-of-place, the lowest of the rows of that size)
+// against [BusBWPassLine] — never "# Avg bus bandwidth", the mean over all
+// sizes (NVIDIA/deepops docs/k8s-cluster/roce-perf-k8s.md prints 7.77 GB/s
+// average for 22.9 GB/s at 2 GiB) — then the NCCL log's verdicts
+// ([JudgeNCCLLog]) when the run printed one. The busbw verdict is an error
+// when the test failed or returned wrong values, and too-short when the
+// table is empty or cut short (no footer), when its largest size is below
+// [MinSweepBytes], when every rank ran on one host, or when the rows
+// interleave independent runs (nccl-tests built without MPI=1).
+func JudgeNCCLTests(t *NCCLTests, e Expect) []Verdict {
+	logVs := judgeLog(t.Log, e, t.Ranks)
+	v := judgeBusBW(t, e, logVs)
+	return append([]Verdict{v}, logVs...)
+}
+
+func judgeBusBW(t *NCCLTests, e Expect, logVs []Verdict) Verdict {
+	pl := BusBWPassLine(e.link(), e.nics())
+	v := Verdict{Check: CheckBusBW, PassLine: &pl,
+		Expected: fmt.Sprintf("≥ %s GB/s out-of-place busbw at the largest size (%s; %s)", trimFloat(pl.Value), pl.Rule, pl.Source)}
+	prog := orDefault(t.Program, "the test")
+	var got string
+	if rows := t.Largest(); rows != nil {
+		low := rows[0]
+		for _, r := range rows[1:] {
+			if r.Out.BusBW < low.Out.BusBW {
+				low = r
+			}
+		}
+		at := "out-of-place busbw at " + sizeText(low.Bytes)
+		if op := strings.TrimSpace(low.Type + " " + low.Redop); op != "" {
+			at += ", " + op
+		}
+		v.Measured = &Measure{Value: low.Out.BusBW, Unit: "GB/s", At: at}
+		got = fmt.Sprintf("%.2f GB/s %s", low.Out.BusBW, at)
+		if low.In.BusBW > 0 {
+			got += fmt.Sprintf(" (in-place %.2f)", low.In.BusBW)
+		}
+		if t.HasAvg {
+			got += fmt.Sprintf("; '# Avg bus bandwidth' %s GB/s is the mean over %s and is not judged",
+				strconv.FormatFloat(t.AvgBusBW, 'g', 6, 64), plural(len(t.Rows), "size", "all %d sizes"))
+		}
+	}
+	wrong, _ := t.Wrong()
+	hosts := t.Hosts()
+	switch {
+	case len(t.Failures) > 0:
+		v.Status = StatusError
+		v.Found = prog + " failed: " + t.Failures[0]
+		if n := len(t.Failures) - 1; n > 0 {
+			v.Found += fmt.Sprintf(" (and %d more failure lines)", n)
+		}
+		v.Causes = failureCauses(t, e, logVs)
+	case t.OutOfBounds > 0 || wrong > 0:
+		v.Status = StatusError
+		n := t.OutOfBounds
+		if n <= 0 {
+			n = wrong
+		}
+		v.Found = fmt.Sprintf("%s returned wrong results (%d values out of bounds)", prog, n)
+		if got != "" {
+			v.Found += "; " + got
+		}
+		v.Causes = []Cause{{Layer: LayerBenchmark,
+			Finding: "the collective's result differs from the expected values, so its bandwidth means nothing",
+			Fix:     "rerun; if it repeats, report it with the NCCL version (a wrong-result bug is NCCL's or the hardware's, e.g. NVIDIA/nccl-tests#37)"}}
+	case len(t.Rows) == 0:
+		v.Status = StatusTooShort
+		v.Found = "no result rows: the output stops before the table"
+		v.Causes = append(v.Causes, failureCauses(t, e, logVs)...)
+	case t.Dropped > 0:
+		v.Status = StatusTooShort
+		v.Found = fmt.Sprintf("the sizes go down %d time(s): the rows interleave independent runs", t.Dropped)
+		v.Causes = []Cause{{Layer: LayerBenchmark,
+			Finding: "every process ran its own test: nccl-tests built without MPI=1 and launched with mpirun (AddyLaddy in NVIDIA/nccl-tests#182)",
+			Fix:     "rebuild nccl-tests with `make MPI=1 MPI_HOME=…` and launch one rank per GPU with mpirun"}}
+	case len(hosts) == 1:
+		v.Status = StatusTooShort
+		v.Found = fmt.Sprintf("all %d rank(s) ran on %s: the run measured no network", len(t.Ranks), hosts[0])
+		if got != "" {
+			v.Found += " (" + got + ")"
+		}
+		v.Causes = []Cause{{Layer: LayerBenchmark, Finding: "a single-host run exercises NVLink/PCIe only",
+			Fix: "launch across the hosts with one rank per GPU (mpirun -np <GPUs> -H host1:<GPUs per host>,host2:…)"}}
+	case !t.Footer:
+		v.Status = StatusTooShort
+		v.Found = "the output is cut short (no '# Out of bounds values' / '# Avg bus bandwidth' footer)"
+		if got != "" {
+			v.Found += "; last row: " + got
+		}
+	case t.LargestBytes() < MinSweepBytes:
+		v.Status = StatusTooShort
+		v.Found = fmt.Sprintf("the sweep stops at %s, below %s where busbw reaches its plateau", sizeText(t.LargestBytes()), sizeText(MinSweepBytes))
+		if got != "" {
+			v.Found += " (" + got + ")"
+		}
+		v.Causes = []Cause{{Layer: LayerBenchmark, Finding: "the largest size is too small to judge the network",
+			Fix: "rerun with -e 1G or more, e.g. all_reduce_perf -b 8 -e 4G -f 2 -g 1"}}
+	case v.Measured.Value >= pl.Value:
+		v.Status, v.Found = StatusPass, got
+	default:
+		v.Status, v.Found = StatusFail, got
+		v.Causes = lowBusBWCauses(t, e, logVs)
+	}
+	return v
+}
+
+// JudgeNCCLLog judges what an NCCL log says: CheckTransport (RDMA or TCP
+// sockets between hosts), CheckGPUDirect (whether the inter-node channels
+// use /GDRDMA; asymmetric use names the hosts or ranks without it) and
+// CheckNCCLErrors (memory registration or completion errors) and
+// CheckGIDIndex (NCCL_IB_GID_INDEX, from the log or a launch line in the
+// file). A verdict whose evidence is absent from the log is left out.
+func JudgeNCCLLog(l *NCCLLog, e Expect) []Verdict { return judgeLog(l, e, nil) }
+
+func judgeLog(l *NCCLLog, e Expect, ranks []NCCLRank) []Verdict {
+	if l.Empty() {
+		return nil
+	}
+	var vs []Verdict
+	tv, haveT := judgeTransport(l, e)
+	if haveT {
+		vs = append(vs, tv)
+	}
+	if !haveT || tv.Status == StatusPass {
+		if gv, ok := judgeGDR(l, e, ranks); ok {
+			vs = append(vs, gv)
+		}
+	}
+	if ev, ok := judgeNCCLErrors(l, e); ok {
+		vs = append(vs, ev)
+	}
+	if gv, ok := judgeNCCLGID(l, e); ok {
+		vs = append(vs, gv)
+	}
+	return vs
+}
+
+// judgeNCCLGID compares NCCL_IB_GID_INDEX, as the log or a command line in
+// the file reports it, with the cluster's RoCE v2 GID index. Left out when
+// neither says it (NCCL ≥ 2.21 picks the RoCE v2 GID itself then).
+func judgeNCCLGID(l *NCCLLog, e Expect) (Verdict, bool) {
+	val, ok := l.EnvValue("NCCL_IB_GID_INDEX")
+	if !ok || e.GIDIndex < 0 {
+		return Verdict{}, false
+	}
+	v := Verdict{Check: CheckGIDIndex, Found: "NCCL_IB_GID_INDEX=" + val}
+	n, err := strconv.Atoi(val)
+	if err == nil && n == e.GIDIndex {
+		v.Status = StatusPass
+		return v, true
+	}
+	v.Status = StatusFail
+	v.Expected = fmt.Sprintf("%d (the RoCE v2 GID of the data address)", e.GIDIndex)
+	c := gidCause(n, e)
+	c.Finding = strings.Replace(c.Finding, "perftest used GID index", "NCCL used GID index", 1)
+	c.Fix = fmt.Sprintf("launch with NCCL_IB_GID_INDEX=%d (rdggen's run.sh does), or leave it unset with NCCL 2.21 or later", e.GIDIndex)
+	if err != nil {
+		c.Finding = fmt.Sprintf("NCCL_IB_GID_INDEX=%s is not a GID index", val)
+	}
+	v.Causes = []Cause{c}
+	return v, true
+}
+
+// hostPrefix is "host: ", or "" for a line without a host.
+func hostPrefix(h string) string {
+	if h == "" {
+		return ""
+	}
+	return h + ": "
+}
+
+// judgeTransport decides per host whether NCCL used sockets.
+func judgeTransport(l *NCCLLog, e Expect) (Verdict, bool) {
+	v := Verdict{Check: CheckTransport, Expected: "an RDMA network (Using network IB, channels via NET/IB) on every host"}
+	socket := map[string][]string{} // host → evidence
+	rdma := map[string][]string{}
+	var order []string
+	note := func(m map[string][]string, host, what string) {
+		if _, ok := socket[host]; !ok {
+			if _, ok := rdma[host]; !ok {
+				order = append(order, host)
+			}
+		}
+		if !slices.Contains(m[host], what) {
+			m[host] = append(m[host], what)
+		}
+	}
+	for _, n := range l.Networks {
+		if strings.EqualFold(n.Text, "Socket") {
+			note(socket, n.Host, "Using network Socket")
+		} else {
+			note(rdma, n.Host, "Using network "+n.Text)
+		}
+	}
+	for _, c := range l.NetChannels() {
+		if c.Net == "Socket" {
+			note(socket, c.Host, "channels via NET/Socket")
+		} else {
+			note(rdma, c.Host, "channels via NET/"+c.Net)
+		}
+	}
+	if len(l.Networks) == 0 {
+		for _, x := range l.NoIBDevice {
+			note(socket, x.Host, "NET/IB : No device found")
+		}
+		for _, x := range l.NoVerbs {
+			note(socket, x.Host, "Failed to open libibverbs")
+		}
+		for _, x := range l.OpenFailed {
+			note(socket, x.Host, "ibv_open_device failed")
+		}
+		if len(socket) == 0 {
+			for _, x := range l.IBDevices {
+				note(rdma, x.Host, "NET/IB : Using "+strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(x.Text, "NET/IB : Using"), "NET/IB: Using")))
+			}
+		}
+	}
+	if len(socket) == 0 && len(rdma) == 0 {
+		return v, false
+	}
+	if len(socket) == 0 {
+		v.Status = StatusPass
+		var parts []string
+		for _, h := range order {
+			parts = append(parts, hostPrefix(h)+strings.Join(rdma[h], ", "))
+		}
+		v.Found = "RDMA: " + clip(strings.Join(parts, "; "), 400)
+		return v, true
+	}
+	v.Status = StatusFail
+	var hosts, parts []string
+	for _, h := range order {
+		if ev, ok := socket[h]; ok {
+			hosts = append(hosts, h)
+			parts = append(parts, hostPrefix(h)+strings.Join(ev, ", "))
+		}
+	}
+	v.Found = "NCCL fell back to TCP sockets: " + clip(strings.Join(parts, "; "), 400)
+	v.Causes = socketCauses(l, e, nonEmpty(hosts))
+	return v, true
+}
+
+func nonEmpty(hs []string) []string {
+	var out []string
+	for _, h := range hs {
+		if h != "" {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// judgeGDR decides whether the inter-node channels use GPUDirect RDMA.
+func judgeGDR(l *NCCLLog, e Expect, ranks []NCCLRank) (Verdict, bool) {
+	v := Verdict{Check: CheckGPUDirect, Expected: "every inter-node channel via NET/IB/<n>/GDRDMA"}
+	rankHost := map[int]string{}
+	for _, r := range ranks {
+		rankHost[r.Rank] = r.Host
+	}
+	who := func(c Channel) string {
+		if c.Host != "" {
+			return c.Host
+		}
+		if h, ok := rankHost[c.LocalRank()]; ok {
+			return h
+		}
+		return "rank " + strconv.Itoa(c.LocalRank())
+	}
+	var net []Channel
+	for _, c := range l.NetChannels() {
+		if c.Net != "Socket" {
+			net = append(net, c)
+		}
+	}
+	if len(net) > 0 {
+		// Per holder: the receive channels are the proof. On GPUs before
+		// Ampere NCCL sends with GPUDirect RDMA (GDR reads) only between
+		// NVLink-connected GPUs or with NCCL_NET_GDR_READ=1
+		// (src/graph/paths.cc), so on V100 PCIe hosts working GDR shows as
+		// "[receive] via NET/IB/0/GDRDMA" next to "[send] via NET/IB/0".
+		// Without receive lines, every channel counts.
+		type tally struct{ recv, recvGDR, all, allGDR int }
+		per := map[string]*tally{}
+		var order []string
+		for _, c := range net {
+			k := who(c)
+			x := per[k]
+			if x == nil {
+				x = &tally{}
+				per[k] = x
+				order = append(order, k)
+			}
+			x.all++
+			if c.GDR {
+				x.allGDR++
+			}
+			if c.Dir == "receive" {
+				x.recv++
+				if c.GDR {
+					x.recvGDR++
+				}
+			}
+		}
+		var on, off []string
+		sendOnly := true
+		for _, k := range order {
+			x := per[k]
+			ok := x.allGDR == x.all
+			if x.recv > 0 {
+				ok = x.recvGDR == x.recv
+				sendOnly = false
+			}
+			if ok {
+				on = append(on, k)
+			} else {
+				off = append(off, k)
+			}
+		}
+		var example Channel
+		nOff := 0
+		for _, c := range net {
+			if !c.GDR && slices.Contains(off, who(c)) && (per[who(c)].recv == 0 || c.Dir == "receive") {
+				if nOff == 0 {
+					example = c
+				}
+				nOff++
+			}
+		}
+		what := "inter-node channel(s)"
+		if !sendOnly {
+			what = "inter-node receive channel(s)"
+		}
+		switch {
+		case len(off) == 0:
+			v.Status = StatusPass
+			v.Found = fmt.Sprintf("GPUDirect RDMA on every %s (%d channel(s) via NET/…/GDRDMA, %s)", strings.TrimSuffix(what, "(s)"), countGDR(net), strings.Join(order, ", "))
+		case len(on) == 0:
+			v.Status = StatusFail
+			v.Found = fmt.Sprintf("%d %s without GPUDirect RDMA, e.g. %q", nOff, what, channelText(example))
+			if sendOnly {
+				v.Found += " (the log shows only send channels; before Ampere NCCL sends with GPUDirect RDMA only over NVLink or with NCCL_NET_GDR_READ=1, so the receive lines are the proof)"
+			}
+			v.Causes = gdrCauses(l, e, nil, nil)
+		default:
+			v.Status = StatusFail
+			v.Found = fmt.Sprintf("GPUDirect RDMA on %s but not on %s (%d %s without /GDRDMA, e.g. %q)",
+				strings.Join(on, ", "), strings.Join(off, ", "), nOff, what, channelText(example))
+			v.Causes = gdrCauses(l, e, on, off)
+		}
+		return v, true
+	}
+	if rings := l.Rings; len(rings) > 0 && rings[0].GDR >= 0 {
+		off := 0
+		var hosts []string
+		for _, r := range rings {
+			if r.GDR == 0 {
+				off++
+				if r.Host != "" && !slices.Contains(hosts, r.Host) {
+					hosts = append(hosts, r.Host)
+				}
+			}
+		}
+		if off == 0 {
+			v.Status, v.Found = StatusPass, fmt.Sprintf("'Connected all rings, use ring … GDR 1' on all %d communicator(s)", len(rings))
+		} else {
+			v.Status = StatusFail
+			v.Found = fmt.Sprintf("'Connected all rings, use ring … GDR 0' on %d of %d communicator(s)", off, len(rings))
+			v.Causes = gdrCauses(l, e, nil, hosts)
+		}
+		return v, true
+	}
+	var disabled []GDRGPU
+	for _, g := range l.GDRGPU {
+		if !g.Enabled {
+			disabled = append(disabled, g)
+		}
+	}
+	if len(l.GDRGPU) > 0 {
+		if len(disabled) == 0 {
+			v.Status = StatusPass
+			v.Found = fmt.Sprintf("GPU Direct RDMA Enabled in all %d per-GPU decision(s)", len(l.GDRGPU))
+			return v, true
+		}
+		v.Status = StatusFail
+		v.Found = "NCCL disabled GPU Direct RDMA for " + gpuList(disabled)
+		v.Causes = gdrCauses(l, e, nil, nil)
+		return v, true
+	}
+	var hcaOff []GDRHCA
+	for _, h := range l.GDRHCA {
+		if !h.Enabled {
+			hcaOff = append(hcaOff, h)
+		}
+	}
+	if len(hcaOff) > 0 {
+		var names []string
+		for _, h := range hcaOff {
+			s := fmt.Sprintf("HCA %d '%s'", h.HCA, h.Name)
+			if h.Host != "" {
+				s += " on " + h.Host
+			}
+			if !slices.Contains(names, s) {
+				names = append(names, s)
+			}
+		}
+		v.Status = StatusFail
+		v.Found = "NET/IB : GPU Direct RDMA Disabled for " + strings.Join(names, ", ")
+		v.Causes = gdrCauses(l, e, nil, nil)
+		return v, true
+	}
+	return v, false
+}
+
+func channelText(c Channel) string {
+	s := fmt.Sprintf("%d -> %d", c.From, c.To)
+	if c.Dir != "" {
+		s += " [" + c.Dir + "]"
+	}
+	return s + " via " + c.Via
+}
+
+// gpuList is "GPU 18000, 3b000 / HCA 0 (distance 5 > 4) on node-1".
+func gpuList(gs []GDRGPU) string {
+	type key struct{ host, hca, dist string }
+	var keys []key
+	gpus := map[key][]string{}
+	for _, g := range gs {
+		d := "no module or not supported by GPU"
+		if !g.NoModule {
+			d = fmt.Sprintf("distance %d > %d", g.Distance, g.Limit)
+		}
+		k := key{g.Host, g.HCA, d}
+		if _, ok := gpus[k]; !ok {
+			keys = append(keys, k)
+		}
+		if !slices.Contains(gpus[k], g.GPU) {
+			gpus[k] = append(gpus[k], g.GPU)
+		}
+	}
+	var parts []string
+	for _, k := range keys {
+		s := fmt.Sprintf("GPU %s / HCA %s (%s)", strings.Join(gpus[k], ", "), k.hca, k.dist)
+		if k.host != "" {
+			s += " on " + k.host
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, "; ")
+}
+
+var reIBVCall = regexp.MustCompile(`Call to (ibv_\w+) failed`)
+
+// judgeNCCLErrors looks for the warnings that mean the run could not use
+// the RDMA device: memory registration or queue creation failures and
+// completion errors.
+func judgeNCCLErrors(l *NCCLLog, e Expect) (Verdict, bool) {
+	v := Verdict{Check: CheckNCCLErrors, Expected: "no failed verbs call or completion error"}
+	var hits []HostText
+	for _, w := range l.Warnings {
+		if m := reIBVCall.FindStringSubmatch(w.Text); m != nil && m[1] != "ibv_open_device" {
+			hits = append(hits, w)
+		} else if strings.Contains(w.Text, "Got completion with error") {
+			hits = append(hits, w)
+		}
+	}
+	if len(hits) == 0 {
+		return v, false
+	}
+	v.Status = StatusError
+	var hosts []string
+	for _, h := range hits {
+		if h.Host != "" && !slices.Contains(hosts, h.Host) {
+			hosts = append(hosts, h.Host)
+		}
+	}
+	v.Found = fmt.Sprintf("%d NCCL warning(s), e.g. %q", len(hits), hits[0].Text)
+	if len(hosts) > 0 {
+		v.Found += " on " + strings.Join(hosts, ", ")
+	}
+	v.Causes = ncclErrorCauses(hits, e, hosts)
+	return v, true
+}
+
+// plural is "the 1 size" for n == 1, else many with n.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "the 1 " + one
+	}
+	return fmt.Sprintf(many, n)
+}
+
+func countGDR(cs []Channel) int {
+	n := 0
+	for _, c := range cs {
+		if c.GDR {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,499 @@
+package bench
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// NCCLTests is the output of a nccl-tests *_perf run (all_reduce_perf and
+// the collectives that print the same table), as ParseNCCLTests read it.
+// Format: NVIDIA/nccl-tests src/util.cu (writeDeviceReport,
+// writeResultHeader, writeBenchmarkLineBody, writeResultFooter) and its
+// history: the "error" column became "#wrong" in 2022 (NCCL 2.13 resync),
+// "Group" joined the Rank line in 2022, the PCI id became
+// [domain:bus:dev] in 2025, and all_reduce's "root" column is absent in
+// older output.
+type NCCLTests struct {
+	// Program is the test, e.g. "all_reduce_perf", from "# Collective test
+	// starting:" or a command line in the file; "" when unknown.
+	Program string
+	// Version is nccl-tests' own version ("# nccl-tests version 2.20.0
+	// …", since 2025); "" when absent.
+	Version string
+	// The "# nThread … nGpus … minBytes … maxBytes … validation: …"
+	// header; MaxBytes is 0 when absent. Validation is 1 or 0, -1 when
+	// absent.
+	NThread, NGPUs     int
+	MinBytes, MaxBytes int64
+	Validation         int
+	// Ranks are the "# Using devices" lines.
+	Ranks []NCCLRank
+	// Header is true when the column header was seen; Root and Redop
+	// say whether it had those columns, WrongColumn is "#wrong" or the
+	// older "error" ("" without a header).
+	Header      bool
+	Root, Redop bool
+	WrongColumn string
+	// Rows are the result rows of the first table. Sizes never go down
+	// within one data type and reduction; -d all and -o all repeat the
+	// sweep for each type and op.
+	Rows []NCCLRow
+	// Dropped counts rows not kept because their size was below the
+	// previous one of the same type and reduction: rows of independent
+	// runs interleaved, which is what nccl-tests built without MPI=1
+	// prints when launched with mpirun (every process runs its own test).
+	Dropped int
+	// Tables counts the column headers; rows after a second header are
+	// not read.
+	Tables int
+	// OutOfBounds is "# Out of bounds values : N OK|FAILED"; -1 when
+	// absent.
+	OutOfBounds int64
+	// AvgBusBW is "# Avg bus bandwidth", GB/s: the mean busbw over every
+	// row, which small sizes drag down (nccl-tests src/common.cu), so
+	// verdicts never use it. HasAvg says whether the line was there.
+	AvgBusBW float64
+	HasAvg   bool
+	// AvgGate is the "OK" or "FAILED" NCCL_TESTS_MIN_BW appends to the
+	// average line (FAILED below 90 % of the given GB/s); "" without it.
+	AvgGate string
+	// Footer is true when "Out of bounds values" or "Avg bus bandwidth"
+	// was printed: the sweep ran to its end. Concluded is the newer
+	// "# Collective test concluded:" line.
+	Footer, Concluded bool
+	// Failures are nccl-tests' error lines ("Test NCCL failure …",
+	// "Test CUDA failure …", "… Test failure …") and libmlx5's "got
+	// completion with error".
+	Failures []string
+	// Notes are informational lines, e.g. "Reducing maxBytes to N due to
+	// memory limitation".
+	Notes []string
+	// Log is the NCCL log interleaved with the output (empty when the
+	// run had no NCCL_DEBUG=INFO).
+	Log *NCCLLog
+}
+
+// NCCLRank is one "#  Rank  0 Group  0 Pid 1887 on worker-1 device  0
+// [0000:0b:00] Tesla V100-PCIE-16GB" line (Group absent before 2022).
+type NCCLRank struct {
+	Rank, Group, PID int
+	Host             string
+	Device           int
+	// Bus is the PCI id as printed: "0x0b" (older) or "0000:0b:00".
+	Bus  string
+	Name string
+}
+
+// NCCLRow is one result row.
+type NCCLRow struct {
+	// Bytes is the message size (size, bytes), Count the element count.
+	Bytes, Count int64
+	// Type is the data type ("float"), Redop the reduction ("sum"; "" when
+	// the table has no redop column), Root the root rank (-1 for "-1" or
+	// when the table has no root column).
+	Type, Redop string
+	Root        int
+	// Out and In are the out-of-place and in-place measurements.
+	Out, In NCCLResult
+	// Line is the row's 1-based line in the input.
+	Line int
+}
+
+// NCCLResult is one half of a row.
+type NCCLResult struct {
+	// TimeUS is the time per operation, microseconds.
+	TimeUS float64
+	// AlgBW and BusBW are GB/s (10^9 bytes per second).
+	AlgBW, BusBW float64
+	// Wrong is #wrong, the count of wrong elements; -1 when not reported
+	// ("N/A" with -c 0, or the older "error" column).
+	Wrong int64
+	// MaxError is the older "error" column, the largest error seen
+	// (e.g. 2e-07); -1 when absent or "N/A".
+	MaxError float64
+}
+
+var (
+	reNTVersion   = regexp.MustCompile(`nccl-tests version (\S+)`)
+	reNTStarting  = regexp.MustCompile(`Collective test starting: (\S+)`)
+	reNTConcluded = regexp.MustCompile(`Collective test concluded: (\S+)`)
+	reNTParams    = regexp.MustCompile(`minBytes\s+(\d+)\s+maxBytes\s+(\d+)`)
+	reNTThreads   = regexp.MustCompile(`nThread\s+(\d+)`)
+	reNTGPUs      = regexp.MustCompile(`nGpus(?:\(perProc\))?\s+(\d+)`)
+	reNTValid     = regexp.MustCompile(`validation:\s*(\d+)`)
+	reNTRank      = regexp.MustCompile(`^Rank\s+(\d+)\s+(?:Group\s+(\d+)\s+)?Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)\s+\[([^\]]*)\]\s*(.*)$`)
+	reNTOOB       = regexp.MustCompile(`^Out of bounds values\s*:\s*(\d+)\s*(OK|FAILED)?`)
+	reNTAvg       = regexp.MustCompile(`^Avg bus bandwidth\s*:\s*(\S+)\s*(OK|FAILED)?`)
+	reNTFailure   = regexp.MustCompile(`Test (?:NCCL|CUDA) failure|: Test failure |got completion with error`)
+	reNTProgram   = regexp.MustCompile(`\b([a-z_]+_perf)\b`)
+	reNTType      = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+	reNTReducing  = regexp.MustCompile(`Reducing maxBytes to \d+`)
+)
+
+// columns maps a column header to token positions: row field i is header
+// token i.
+type columns struct {
+	size, count, typ, redop, root int
+	out, in                       group
+}
+
+type group struct{ time, algbw, busbw, wrong int }
+
+// headerColumns reads a column header line ("size count type redop root
+// time algbw busbw #wrong time …", '#' already removed); ok is false when
+// the line is not one.
+func headerColumns(tok []string) (columns, bool) {
+	c := columns{size: -1, count: -1, typ: -1, redop: -1, root: -1}
+	c.out, c.in = group{-1, -1, -1, -1}, group{-1, -1, -1, -1}
+	g := 0
+	for i, t := range tok {
+		switch t {
+		case "size":
+			c.size = i
+		case "count":
+			c.count = i
+		case "type":
+			c.typ = i
+		case "redop":
+			c.redop = i
+		case "root":
+			c.root = i
+		case "time", "cputime":
+			g++
+			if g == 1 {
+				c.out.time = i
+			} else if g == 2 {
+				c.in.time = i
+			}
+		case "algbw", "busbw", "#wrong", "error":
+			gr := &c.out
+			if g == 2 {
+				gr = &c.in
+			}
+			if g == 0 {
+				continue
+			}
+			switch t {
+			case "algbw":
+				if gr.algbw < 0 {
+					gr.algbw = i
+				}
+			case "busbw":
+				if gr.busbw < 0 {
+					gr.busbw = i
+				}
+			default:
+				if gr.wrong < 0 {
+					gr.wrong = i
+				}
+			}
+		}
+	}
+	ok := c.size == 0 && c.count == 1 && c.typ >= 0 && c.out.busbw > 0
+	return c, ok
+}
+
+// fallbackColumns places the columns of a row read without a header by
+// its field count: size count type [redop] [root] then two quartets of
+// time algbw busbw wrong|error (11 to 13 fields).
+func fallbackColumns(f []string) (columns, bool) {
+	n := len(f)
+	if n < 11 || n > 13 {
+		return columns{}, false
+	}
+	c := columns{size: 0, count: 1, typ: 2, redop: -1, root: -1}
+	c.out = group{n - 8, n - 7, n - 6, n - 5}
+	c.in = group{n - 4, n - 3, n - 2, n - 1}
+	switch n {
+	case 13:
+		c.redop, c.root = 3, 4
+	case 12:
+		if _, err := strconv.Atoi(f[3]); err == nil {
+			c.root = 3
+		} else {
+			c.redop = 3
+		}
+	}
+	return c, true
+}
+
+// ParseNCCLTests reads the output of a nccl-tests run. It is tolerant of
+// the formats nccl-tests printed over the years (with or without the
+// root, redop and Group columns, "#wrong" or the older "error" column,
+// "N/A" when validation is off), of text around the output (launcher
+// lines, the NCCL log, WARN lines between header and table, Open MPI's
+// [1,0]<stdout>: prefix), of lines whose leading '#' was lost in a paste,
+// and of output cut short (no footer; see Footer). It fails with an error
+// wrapping [ErrNotRecognized] when data has no column header, no "#
+// nThread … minBytes …" header, and fewer than two result rows.
+func ParseNCCLTests(data []byte) (*NCCLTests, error) {
+	t := &NCCLTests{Validation: -1, OutOfBounds: -1}
+	var (
+		cols      columns
+		haveCols  bool
+		params    bool
+		stopRows  bool
+		rowsSeen  int
+		lastBytes = map[string]int64{} // per type and reduction
+	)
+	for i, raw := range splitLines(data) {
+		l := strings.TrimSpace(raw)
+		if l == "" {
+			continue
+		}
+		if strings.Contains(l, " NCCL INFO ") || strings.Contains(l, " NCCL WARN ") ||
+			strings.HasPrefix(l, "NCCL INFO ") || strings.HasPrefix(l, "NCCL WARN ") {
+			if reNTFailure.MatchString(l) {
+				t.Failures = append(t.Failures, clip(l, 200))
+			}
+			continue
+		}
+		body := strings.TrimSpace(strings.TrimLeft(l, "#"))
+		if m := reNTVersion.FindStringSubmatch(body); m != nil {
+			t.Version = m[1]
+			continue
+		}
+		if m := reNTStarting.FindStringSubmatch(body); m != nil {
+			t.Program = m[1]
+			continue
+		}
+		if m := reNTConcluded.FindStringSubmatch(body); m != nil {
+			t.Concluded = true
+			if t.Program == "" {
+				t.Program = m[1]
+			}
+			continue
+		}
+		if m := reNTParams.FindStringSubmatch(body); m != nil {
+			params = true
+			t.MinBytes, _ = strconv.ParseInt(m[1], 10, 64)
+			t.MaxBytes, _ = strconv.ParseInt(m[2], 10, 64)
+			if m := reNTThreads.FindStringSubmatch(body); m != nil {
+				t.NThread, _ = strconv.Atoi(m[1])
+			}
+			if m := reNTGPUs.FindStringSubmatch(body); m != nil {
+				t.NGPUs, _ = strconv.Atoi(m[1])
+			}
+			if m := reNTValid.FindStringSubmatch(body); m != nil {
+				t.Validation, _ = strconv.Atoi(m[1])
+			}
+			continue
+		}
+		if m := reNTRank.FindStringSubmatch(body); m != nil {
+			var r NCCLRank
+			r.Rank, _ = strconv.Atoi(m[1])
+			r.Group, _ = strconv.Atoi(m[2])
+			r.PID, _ = strconv.Atoi(m[3])
+			r.Host = m[4]
+			r.Device, _ = strconv.Atoi(m[5])
+			r.Bus, r.Name = m[6], strings.TrimSpace(m[7])
+			t.Ranks = append(t.Ranks, r)
+			continue
+		}
+		if m := reNTOOB.FindStringSubmatch(body); m != nil {
+			t.OutOfBounds, _ = strconv.ParseInt(m[1], 10, 64)
+			t.Footer, stopRows = true, true
+			continue
+		}
+		if m := reNTAvg.FindStringSubmatch(body); m != nil {
+			if v, err := strconv.ParseFloat(m[1], 64); err == nil && finite(v) {
+				t.AvgBusBW, t.HasAvg = v, true
+			}
+			t.AvgGate = m[2]
+			t.Footer, stopRows = true, true
+			continue
+		}
+		if reNTFailure.MatchString(l) {
+			t.Failures = append(t.Failures, clip(l, 200))
+			continue
+		}
+		if m := reNTReducing.FindString(body); m != "" {
+			t.Notes = append(t.Notes, clip(body, 200))
+			continue
+		}
+		tok := strings.Fields(body)
+		if c, ok := headerColumns(tok); ok {
+			t.Tables++
+			if t.Tables == 1 {
+				cols, haveCols, t.Header = c, true, true
+				t.Root, t.Redop = c.root >= 0, c.redop >= 0
+				t.WrongColumn = ""
+				if c.out.wrong >= 0 {
+					t.WrongColumn = tok[c.out.wrong]
+				}
+			} else if len(t.Rows) > 0 {
+				stopRows = true
+			}
+			continue
+		}
+		f := strings.Fields(l)
+		rc, ok := cols, haveCols
+		if !ok {
+			rc, ok = fallbackColumns(f)
+		}
+		if ok {
+			if row, ok := parseNCCLRow(f, rc); ok {
+				rowsSeen++
+				if stopRows {
+					continue
+				}
+				row.Line = i + 1
+				key := row.Type + " " + row.Redop
+				if last, ok := lastBytes[key]; ok && row.Bytes < last {
+					t.Dropped++
+					continue
+				}
+				lastBytes[key] = row.Bytes
+				t.Rows = append(t.Rows, row)
+				continue
+			}
+		}
+		if t.Program == "" {
+			if m := reNTProgram.FindStringSubmatch(l); m != nil {
+				t.Program = m[1]
+			}
+		}
+	}
+	if !t.Header && !params && rowsSeen < 2 {
+		return nil, fmt.Errorf("nccl-tests: %w", ErrNotRecognized)
+	}
+	t.Log = ParseNCCLLog(data)
+	return t, nil
+}
+
+// parseNCCLRow reads one result row with the column positions c.
+func parseNCCLRow(f []string, c columns) (NCCLRow, bool) {
+	need := max(c.size, c.count, c.typ, c.redop, c.root, c.out.time, c.out.algbw, c.out.busbw, c.out.wrong,
+		c.in.time, c.in.algbw, c.in.busbw, c.in.wrong)
+	if need >= len(f) || c.out.busbw < 0 {
+		return NCCLRow{}, false
+	}
+	var row NCCLRow
+	var err error
+	if row.Bytes, err = strconv.ParseInt(f[c.size], 10, 64); err != nil || row.Bytes < 0 {
+		return NCCLRow{}, false
+	}
+	if row.Count, err = strconv.ParseInt(f[c.count], 10, 64); err != nil || row.Count < 0 {
+		return NCCLRow{}, false
+	}
+	if !reNTType.MatchString(f[c.typ]) {
+		return NCCLRow{}, false
+	}
+	row.Type = f[c.typ]
+	row.Root = -1
+	if c.redop >= 0 {
+		if !reNTType.MatchString(f[c.redop]) {
+			return NCCLRow{}, false
+		}
+		row.Redop = f[c.redop]
+	}
+	if c.root >= 0 {
+		if row.Root, err = strconv.Atoi(f[c.root]); err != nil {
+			return NCCLRow{}, false
+		}
+	}
+	var ok bool
+	if row.Out, ok = parseNCCLResult(f, c.out); !ok {
+		return NCCLRow{}, false
+	}
+	if c.in.busbw >= 0 {
+		if row.In, ok = parseNCCLResult(f, c.in); !ok {
+			return NCCLRow{}, false
+		}
+	} else {
+		row.In = NCCLResult{Wrong: -1, MaxError: -1}
+	}
+	return row, true
+}
+
+func parseNCCLResult(f []string, g group) (NCCLResult, bool) {
+	r := NCCLResult{Wrong: -1, MaxError: -1}
+	num := func(i int) (float64, bool) {
+		if i < 0 {
+			return 0, true
+		}
+		v, err := strconv.ParseFloat(f[i], 64)
+		return v, err == nil && finite(v) && v >= 0
+	}
+	var ok bool
+	if r.TimeUS, ok = num(g.time); !ok {
+		return r, false
+	}
+	if r.AlgBW, ok = num(g.algbw); !ok {
+		return r, false
+	}
+	if r.BusBW, ok = num(g.busbw); !ok {
+		return r, false
+	}
+	if g.wrong >= 0 {
+		s := strings.TrimSuffix(f[g.wrong], "*")
+		if s != "N/A" {
+			v, err := strconv.ParseFloat(s, 64)
+			if err != nil || !finite(v) || v < 0 {
+				return r, false
+			}
+			if strings.ContainsAny(s, ".eE") {
+				r.MaxError = v
+			} else {
+				r.Wrong = int64(v)
+			}
+		}
+	}
+	return r, true
+}
+
+// Largest returns the rows of the largest size (several with -d all or
+// -o all); nil without rows.
+func (t *NCCLTests) Largest() []NCCLRow {
+	if len(t.Rows) == 0 {
+		return nil
+	}
+	max := t.LargestBytes()
+	var out []NCCLRow
+	for _, r := range t.Rows {
+		if r.Bytes == max {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// LargestBytes is the largest size of the rows; -1 without rows.
+func (t *NCCLTests) LargestBytes() int64 {
+	m := int64(-1)
+	for _, r := range t.Rows {
+		m = max(m, r.Bytes)
+	}
+	return m
+}
+
+// Hosts are the distinct hosts of the Rank lines, in order.
+func (t *NCCLTests) Hosts() []string {
+	var hs []string
+	seen := map[string]bool{}
+	for _, r := range t.Ranks {
+		if !seen[r.Host] {
+			seen[r.Host] = true
+			hs = append(hs, r.Host)
+		}
+	}
+	return hs
+}
+
+// Wrong is the total of #wrong over every row (out- and in-place), and
+// whether any row reported it.
+func (t *NCCLTests) Wrong() (int64, bool) {
+	var n int64
+	any := false
+	for _, r := range t.Rows {
+		for _, x := range []NCCLResult{r.Out, r.In} {
+			if x.Wrong >= 0 {
+				any = true
+				n += x.Wrong
+			}
+		}
+	}
+	return n, any
+}

@@ -1,0 +1,309 @@
+package bench
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Status is a verdict's outcome.
+type Status string
+
+// The outcomes. Only StatusPass is a pass; `rdggen bench` exits 0 only when
+// every verdict has it.
+const (
+	// StatusPass: the measurement meets its pass line (or the setting is
+	// as expected).
+	StatusPass Status = "pass"
+	// StatusFail: it does not; Causes say why where the evidence tells.
+	StatusFail Status = "fail"
+	// StatusTooShort: the input cannot be judged: the sweep stops below
+	// the size the pass line needs, the output is cut short, the run
+	// measured no network.
+	StatusTooShort Status = "too-short"
+	// StatusError: the tool failed (an error message, wrong results).
+	StatusError Status = "error"
+)
+
+// The checks a verdict can be about.
+const (
+	// CheckRDMABandwidth is perftest's BW average at its largest message
+	// size against 90 % of the link speed.
+	CheckRDMABandwidth = "rdma-bandwidth"
+	// CheckRDMAMTU is the MTU in perftest's header against the RoCE MTU
+	// that fits the data network's MTU.
+	CheckRDMAMTU = "rdma-mtu"
+	// CheckGIDIndex is the GID index in perftest's header (or
+	// NCCL_IB_GID_INDEX in an NCCL log) against the cluster's RoCE v2 GID
+	// index.
+	CheckGIDIndex = "gid-index"
+	// CheckLinkType is perftest's "Link type" against the data network's
+	// link layer (Ethernet for RoCE).
+	CheckLinkType = "link-type"
+	// CheckBusBW is nccl-tests' busbw of the largest size, out-of-place.
+	CheckBusBW = "busbw"
+	// CheckTransport is the transport NCCL chose between hosts (RDMA or
+	// TCP sockets).
+	CheckTransport = "transport"
+	// CheckGPUDirect is whether NCCL's inter-node channels use GPUDirect
+	// RDMA (/GDRDMA).
+	CheckGPUDirect = "gpudirect-rdma"
+	// CheckNCCLErrors is the NCCL warnings that mean the run failed
+	// (memory registration, completion errors).
+	CheckNCCLErrors = "nccl-errors"
+	// CheckRDMAPairs is the summary over ib_write_bw pairs (JudgePairs).
+	CheckRDMAPairs = "rdma-pairs"
+)
+
+// The pass lines and the sizes a verdict needs, with their sources.
+const (
+	// PerftestPassFraction: ib_write_bw passes at 90 % of the port speed
+	// (twice that for bidirectional runs), the criterion of NVIDIA's
+	// multinode certification scripts (Mellanox/ngc_multinode_perf
+	// README "Pass criterion is 90% of the port link speed", common.sh
+	// BW_PASS_RATE = multiplier × 0.9 × port_rate).
+	PerftestPassFraction = 0.9
+	// MinPerftestBytes is the smallest message size that can show line
+	// rate: perftest's default size for bandwidth tests, 65536 B (the
+	// size DeepOps' 92.40 Gb/s on 100 GbE was measured at).
+	MinPerftestBytes = 65536
+	// BusBWPerGbps is the peak all-reduce busbw per Gb/s of NIC speed,
+	// GB/s: "24GB/s is the peak performance per 200G NIC (12 GB/s for
+	// 100G NICs)" (sjeaugey in NVIDIA/nccl-tests#119).
+	BusBWPerGbps = 0.12
+	// BusBWPassFraction: busbw passes at 90 % of that peak, the same
+	// margin as ib_write_bw's (10.8 GB/s per 100 Gb/s NIC).
+	BusBWPassFraction = 0.9
+	// MinSweepBytes is the largest size a sweep must reach to be judged:
+	// 1 GiB (nccl-tests prints sizes in bytes; -e 1G is 1073741824).
+	// Below it busbw has not reached its plateau (NVIDIA/deepops
+	// docs/k8s-cluster/roce-perf-k8s.md: 15.63 GB/s at 4 MiB, 22.9 at
+	// 512 MiB to 2 GiB, on 2 × 100 GbE).
+	MinSweepBytes = 1 << 30
+)
+
+// Verdict is one judgement of one input.
+type Verdict struct {
+	// Check is what is judged (Check*).
+	Check string `json:"check"`
+	// Subject narrows it: a host pair, a host; "" for the input as a
+	// whole.
+	Subject string `json:"subject,omitempty"`
+	Status  Status `json:"status"`
+	// Measured is the value judged; nil when there is none.
+	Measured *Measure `json:"measured,omitempty"`
+	// PassLine is the line it was judged against; nil for settings
+	// compared with an expected value.
+	PassLine *PassLine `json:"pass_line,omitempty"`
+	// Found says what the input showed, Expected what passes.
+	Found    string `json:"found,omitempty"`
+	Expected string `json:"expected,omitempty"`
+	// Causes explain a verdict that is not a pass, each with its layer
+	// and fix.
+	Causes []Cause `json:"causes,omitempty"`
+}
+
+// Measure is a measured value.
+type Measure struct {
+	Value float64 `json:"value"`
+	// Unit is "Gb/s" (10^9 bit/s), "GB/s" (10^9 byte/s) or "B".
+	Unit string `json:"unit"`
+	// At says where the value was read, e.g. "BW average at 65536 B",
+	// "out-of-place busbw at 2147483648 B (2 GiB), float sum".
+	At string `json:"at,omitempty"`
+}
+
+// PassLine is a threshold: a measurement passes at Value or more.
+type PassLine struct {
+	Value float64 `json:"value"`
+	Unit  string  `json:"unit"`
+	// Rule says how Value was derived, Source where the rule comes from.
+	Rule   string `json:"rule"`
+	Source string `json:"source"`
+}
+
+// Cause is one explanation of a shortfall.
+type Cause struct {
+	// Layer is where the problem is (Layer*).
+	Layer string `json:"layer"`
+	// Finding is what the evidence shows; Fix what makes it pass.
+	Finding string `json:"finding"`
+	Fix     string `json:"fix,omitempty"`
+	// Hosts are the hosts it concerns, when the evidence names them.
+	Hosts []string `json:"hosts,omitempty"`
+}
+
+// PerftestPassLine is ib_write_bw's pass line at linkGbps: 90 % of the
+// link, doubled for bidirectional runs (their BW is the sum of both
+// directions).
+func PerftestPassLine(linkGbps float64, bidirectional bool) PassLine {
+	mult, dir := 1.0, ""
+	if bidirectional {
+		mult, dir = 2, " × 2 directions"
+	}
+	return PassLine{
+		Value:  round2(PerftestPassFraction * linkGbps * mult),
+		Unit:   "Gb/s",
+		Rule:   fmt.Sprintf("90 %% of the %g Gb/s link%s", linkGbps, dir),
+		Source: "Mellanox/ngc_multinode_perf (NVIDIA's multinode certification: pass at 90 % of the port speed)",
+	}
+}
+
+// BusBWPassLine is all_reduce's pass line: 90 % of the expected peak busbw,
+// 0.12 GB/s per Gb/s of NIC speed times the NICs per node (10.8 GB/s for
+// one 100 Gb/s NIC).
+func BusBWPassLine(linkGbps float64, nics int) PassLine {
+	if nics <= 0 {
+		nics = 1
+	}
+	peak := BusBWPerGbps * linkGbps * float64(nics)
+	nic := fmt.Sprintf("%d × %g Gb/s NIC", nics, linkGbps)
+	if nics > 1 {
+		nic += "s"
+	}
+	return PassLine{
+		Value:  round2(BusBWPassFraction * peak),
+		Unit:   "GB/s",
+		Rule:   fmt.Sprintf("90 %% of the expected peak %s GB/s (12 GB/s per 100 Gb/s, %s per node)", trimFloat(peak), nic),
+		Source: "sjeaugey in NVIDIA/nccl-tests#119: \"24GB/s is the peak performance per 200G NIC (12 GB/s for 100G NICs)\"",
+	}
+}
+
+func round2(v float64) float64 {
+	if v < 0 {
+		return -round2(-v)
+	}
+	return float64(int64(v*100+0.5)) / 100
+}
+
+func trimFloat(v float64) string {
+	s := fmt.Sprintf("%.2f", v)
+	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	return s
+}
+
+// Line is v for a person, one line, then one indented line per cause:
+//
+//	busbw: FAILED: found …; expected …
+//	  cause (GPUDirect RDMA): …; fix: …
+func (v Verdict) Line() string {
+	var b strings.Builder
+	b.WriteString(v.Check)
+	if v.Subject != "" {
+		b.WriteString(" " + v.Subject)
+	}
+	switch v.Status {
+	case StatusPass:
+		b.WriteString(": passed")
+		if v.Found != "" {
+			b.WriteString(" (" + v.Found)
+			if v.PassLine != nil {
+				fmt.Fprintf(&b, "; pass line %s %s: %s; source: %s", trimFloat(v.PassLine.Value), v.PassLine.Unit, v.PassLine.Rule, v.PassLine.Source)
+			}
+			b.WriteString(")")
+		}
+	case StatusFail:
+		b.WriteString(": FAILED: found " + orNothing(v.Found))
+		if v.Expected != "" {
+			b.WriteString("; expected " + v.Expected)
+		}
+	case StatusTooShort:
+		b.WriteString(": TOO SHORT TO JUDGE: " + orNothing(v.Found))
+	default:
+		b.WriteString(": ERROR: " + orNothing(v.Found))
+	}
+	for _, c := range v.Causes {
+		b.WriteString("\n  " + c.Line())
+	}
+	return b.String()
+}
+
+// Lines is vs for a person, as Verdict.Line prints each, except that a
+// cause already printed for an earlier verdict of vs is printed once, then
+// referred to: "  cause (container RDMA): as for busbw above".
+func Lines(vs []Verdict) []string {
+	var out []string
+	seen := map[string]string{} // cause → the check it was printed for
+	for _, v := range vs {
+		head := v
+		head.Causes = nil
+		s := head.Line()
+		for _, c := range v.Causes {
+			k := c.Layer + "\x00" + c.Finding
+			if first, ok := seen[k]; ok {
+				s += "\n  cause (" + c.Layer + "): as for " + first + " above"
+				continue
+			}
+			seen[k] = v.Check
+			s += "\n  " + c.Line()
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// Line is c for a person: "cause (LAYER): FINDING; fix: FIX".
+func (c Cause) Line() string {
+	s := "cause (" + c.Layer + "): " + c.Finding
+	if c.Fix != "" {
+		s += "; fix: " + c.Fix
+	}
+	return s
+}
+
+func orNothing(s string) string {
+	if s == "" {
+		return "(nothing)"
+	}
+	return s
+}
+
+// sizeText is a byte count for a person: "2147483648 B (2 GiB)",
+// "133169160 B (127.0 MiB)", "8 B".
+func sizeText(b int64) string {
+	units := []struct {
+		n    int64
+		name string
+	}{{1 << 30, "GiB"}, {1 << 20, "MiB"}, {1 << 10, "KiB"}}
+	for _, u := range units {
+		if b >= u.n {
+			if b%u.n == 0 {
+				return fmt.Sprintf("%d B (%d %s)", b, b/u.n, u.name)
+			}
+			return fmt.Sprintf("%d B (%.1f %s)", b, float64(b)/float64(u.n), u.name)
+		}
+	}
+	return fmt.Sprintf("%d B", b)
+}
+
+// Passed reports whether every verdict passed (and there is at least one).
+func Passed(vs []Verdict) bool {
+	if len(vs) == 0 {
+		return false
+	}
+	for _, v := range vs {
+		if v.Status != StatusPass {
+			return false
+		}
+	}
+	return true
+}
+
+// Judge detects what data is and judges it: the kind, the verdicts, and an
+// error wrapping [ErrNotRecognized] when data is none of the formats.
+func Judge(data []byte, e Expect) (Kind, []Verdict, error) {
+	if t, err := ParseNCCLTests(data); err == nil {
+		return KindNCCLTests, JudgeNCCLTests(t, e), nil
+	}
+	if r, err := ParsePerftest(data); err == nil {
+		return KindPerftest, JudgePerftest(r, e), nil
+	}
+	if l := ParseNCCLLog(data); !l.Empty() {
+		vs := JudgeNCCLLog(l, e)
+		if len(vs) == 0 {
+			vs = []Verdict{{Check: CheckTransport, Status: StatusTooShort,
+				Found: fmt.Sprintf("%d NCCL log line(s), none about the transport, GPUDirect RDMA or a failure (run with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,ENV)", l.Lines)}}
+		}
+		return KindNCCLLog, vs, nil
+	}
+	return KindUnknown, nil, ErrNotRecognized
+}
