@@ -118,13 +118,14 @@ func TestVCenterURLEverywhere(t *testing.T) {
 			t.Errorf("%v --vcenter-allow-http: exit %d\n%s", args, code, stderr)
 		}
 	}
-	// apply and check with the flag load the inventory and reach for
-	// vCenter (nothing listens on port 1).
+	// apply and check with the flag (and credentials) load the inventory
+	// and reach for vCenter (nothing listens on port 1).
 	for _, tc := range []struct {
 		args []string
 		code int // apply: the target failed; check: not ready
 	}{{[]string{"apply", "--dry-run"}, exitFailed}, {[]string{"check"}, exitInvalid}} {
-		code, stdout, stderr := rdggen(t, append(tc.args, "--target", "esxi", "--vcenter-allow-http", "--vcenter-timeout", "2s", "-f", plain)...)
+		code, stdout, stderr := rdggenEnv(t, map[string]string{"GOVC_USERNAME": "u", "GOVC_PASSWORD": "p"},
+			append(tc.args, "--target", "esxi", "--vcenter-allow-http", "--vcenter-timeout", "2s", "-f", plain)...)
 		text := stdout + stderr
 		if code != tc.code || strings.Contains(text, "problem(s)") || strings.Contains(text, "plain http") || !strings.Contains(text, "127.0.0.1:1") {
 			t.Errorf("%v --vcenter-allow-http: exit %d\n%s", tc.args, code, text)

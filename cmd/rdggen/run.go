@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"regexp"
@@ -72,12 +70,16 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, getenv
 		fmt.Fprintln(stderr, "rdggen: run needs -f cluster.yaml: it starts a job on real machines (see rdggen run --help)")
 		return exitUsage
 	}
-	env, code, ok := conn.load(ctx, fs, *file, []*applyTarget{{name: "workers"}}, *dryRun, getenv, stderr)
+	env, code, ok := conn.load(ctx, fs, *file, vmsOnly(), *dryRun, getenv, stderr)
 	if !ok {
 		return code
 	}
 	return launch(ctx, env, *useMpirun, *dryRun, cmd, stdout, stderr)
 }
+
+// vmsOnly is what run and bench reach: the VMs and their workers over SSH,
+// with the VMs' credentials checked once before anything is contacted.
+func vmsOnly() []*applyTarget { return []*applyTarget{{name: "workers", prepare: vmCredentials}} }
 
 // splitCommand separates rdggen's arguments from the job's after "--".
 func splitCommand(args []string) (cmd, rest []string) {
@@ -135,15 +137,16 @@ func launch(ctx context.Context, env *applyEnv, useMpirun, dryRun bool, cmd []st
 	if !ok {
 		return exitFailed
 	}
-	var nonce [6]byte
-	_, _ = rand.Read(nonce[:])
-	pidFile := "/tmp/rdggen-run." + hex.EncodeToString(nonce[:]) + ".pid"
 	argv := horovod.LaunchArgs(inv, useMpirun, cmd, gids)
-	exec := []string{"docker", "exec"}
+	var jobEnv []string
 	for _, e := range horovod.LaunchEnv(inv, useMpirun, gids) { // horovodrun hands its environment to every rank
-		exec = append(exec, "-e", e.Name+"="+e.Value)
+		jobEnv = append(jobEnv, e.Name+"="+e.Value)
 	}
 	if dryRun {
+		exec := []string{"docker", "exec"}
+		for _, e := range jobEnv {
+			exec = append(exec, "-e", e)
+		}
 		fmt.Fprintf(stderr, "rdggen run: dry run, nothing launched; in %s's worker (%s) it would run:\n", h.Name, h.Mgmt)
 		fmt.Fprintln(stdout, quote.Terminal(quote.ShJoin(append(append(exec, horovod.WorkerName), argv...))))
 		return exitOK
@@ -158,41 +161,17 @@ func launch(ctx context.Context, env *applyEnv, useMpirun, dryRun bool, cmd []st
 		return exitFailed
 	}
 	defer conn.Close()
-
-	exec = append(exec, horovod.WorkerName, "sh", "-c", `echo $$ >`+pidFile+` && exec "$@"`, "rdggen-run")
-	remoteCmd := asRoot(`docker inspect --type container -f '{{.State.Running}}' ` + horovod.WorkerName + ` 2>/dev/null | grep -qx true || ` +
-		`{ echo "rdggen run: ` + horovod.WorkerName + ` is not running on ` + h.Name + `: run 'rdggen apply --target workers' first" >&2; exit 125; }; ` +
-		`exec ` + quote.ShJoin(append(exec, argv...)))
+	job := &remote.ContainerJob{Conn: conn, Host: h.Name, Container: horovod.WorkerName, Env: jobEnv, Argv: argv, Grace: interruptGrace}
 
 	ranks := horovod.RankHosts(inv)
 	out, errOut := newRankWriter(stdout, ranks), newRankWriter(stderr, ranks)
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { // Ctrl-C: stop the job in the worker, then give up on it.
-		defer wg.Done()
-		select {
-		case <-done:
-			return
-		case <-ctx.Done():
-		}
-		fmt.Fprintf(stderr, "rdggen run: interrupted: sending SIGINT to the job in %s's worker\n", h.Name)
-		signalJob(conn, pidFile, "INT")
-		select {
-		case <-done:
-		case <-time.After(interruptGrace):
+	status, err := job.Run(ctx, out, errOut, func(sig string) {
+		if sig == "INT" {
+			fmt.Fprintf(stderr, "rdggen run: interrupted: sending SIGINT to the job in %s's worker\n", h.Name)
+		} else {
 			fmt.Fprintf(stderr, "rdggen run: the job did not stop within %s: SIGKILL\n", interruptGrace)
-			signalJob(conn, pidFile, "KILL")
-			select {
-			case <-done:
-			case <-time.After(5 * time.Second):
-				conn.Close()
-			}
 		}
-	}()
-	status, err := conn.Exec(context.Background(), remoteCmd, nil, out, errOut)
-	close(done)
-	wg.Wait()
+	})
 	out.Flush()
 	errOut.Flush()
 	if err != nil {
@@ -205,21 +184,6 @@ func launch(ctx context.Context, env *applyEnv, useMpirun, dryRun bool, cmd []st
 		fmt.Fprintf(stderr, "rdggen run: the job exited with status %d\n", status)
 	}
 	return status
-}
-
-// asRoot runs a shell command line as root: directly when the login user is
-// root or may use Docker, through `sudo -n` otherwise.
-func asRoot(cmdline string) string {
-	return `if [ "$(id -u)" = 0 ] || docker info >/dev/null 2>&1; then sh -c ` + remote.Quote(cmdline) +
-		`; else sudo -n sh -c ` + remote.Quote(cmdline) + `; fi`
-}
-
-// signalJob sends sig to the launcher in the worker, in a session of its own.
-func signalJob(conn *remote.SSHConn, pidFile, sig string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	cmd := asRoot(`docker exec ` + horovod.WorkerName + ` sh -c ` + remote.Quote(`kill -`+sig+` "$(cat `+pidFile+`)"`))
-	_, _ = conn.Exec(ctx, cmd, nil, io.Discard, io.Discard)
 }
 
 // rankTag is the prefix mpirun --tag-output ("[1,3]<stdout>:") and
