@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rdggen/rdggen/pkg/bench"
-	"github.com/rdggen/rdggen/pkg/inventory"
 	"github.com/rdggen/rdggen/pkg/quote"
 	"github.com/rdggen/rdggen/pkg/readiness"
 )
@@ -60,19 +59,11 @@ judged or errored (or the inventory is invalid), 2 usage error (also: a FILE
 that cannot be read).
 `
 
-// linkGbps is the data link speed of inv's cluster, Gb/s. The inventory has
-// no key for it yet, so it is the guide's 100 Gb/s (ConnectX-5 on SN2700);
-// --link-gbps overrides it.
-func linkGbps(inv *inventory.Inventory) int {
-	_ = inv
-	return bench.DefaultLinkGbps
-}
-
 func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("bench", usageBench, stdout, stderr)
 	file := fs.StringP("file", "f", "", "inventory `FILE` (default: the embedded reference cluster)")
 	judge := fs.Bool("judge", false, "judge the saved outputs named as arguments (the only mode for now)")
-	link := fs.Float64("link-gbps", 0, "data link speed per NIC, `Gb/s` (default: the inventory's, 100)")
+	link := fs.Float64("link-gbps", 0, "data link speed per NIC, `Gb/s` (default: the inventory's nic.speed_gbps, 100)")
 	nics := fs.Int("nics-per-node", 1, "data NICs per node NCCL uses, `N` (the busbw pass line scales with it)")
 	evidence := fs.String("evidence", "", "`FILE` of 'rdggen check -o json' whose results explain the shortfalls")
 	gid := fs.Int("gid-index", -1, "the RoCE v2 GID `INDEX` of the host the files come from, compared with theirs (default: not compared)")
@@ -117,11 +108,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if !ok {
 		return code
 	}
-	gbps := float64(linkGbps(inv))
-	if fs.Changed("link-gbps") {
-		gbps = *link
-	}
-	e := bench.ExpectFor(inv, gbps)
+	e := bench.ExpectFor(inv, *link) // 0: the inventory's nic.speed_gbps
 	e.NICsPerNode = *nics
 	e.GIDIndex = *gid
 	if *evidence != "" {
@@ -208,7 +195,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if tally.unknown > 0 {
 		summary += fmt.Sprintf(", %d file(s) not recognized", tally.unknown)
 	}
-	fmt.Fprintf(stderr, "rdggen bench: %d file(s) at %g Gb/s × %d NIC(s) per node: %s\n", len(inputs), gbps, e.NICsPerNode, summary)
+	fmt.Fprintf(stderr, "rdggen bench: %d file(s) at %g Gb/s × %d NIC(s) per node: %s\n", len(inputs), e.LinkGbps, e.NICsPerNode, summary)
 	if doc.OK {
 		return exitOK
 	}

@@ -40,18 +40,38 @@ type Expect struct {
 	Evidence []readiness.Result
 }
 
-// ExpectFor is the expectation of inv's cluster at linkGbps (0:
-// DefaultLinkGbps): one VF per host, the RoCE MTU that fits the data
+// ExpectFor is the expectation of inv's cluster at linkGbps (0: the
+// inventory's, LinkGbps; DefaultLinkGbps without an inventory): one VF per
+// host, the RoCE MTU that fits the data
 // network's MTU and the Ethernet link layer. The GID index is not checked
 // (-1): it is each host's own, read from its GID table at launch (rdggen
 // run, run.sh); set GIDIndex when the host a file comes from is known.
 func ExpectFor(inv *inventory.Inventory, linkGbps float64) Expect {
 	e := Expect{LinkGbps: linkGbps, NICsPerNode: 1, GIDIndex: -1, LinkLayer: "Ethernet"}
+	if inv != nil && linkGbps <= 0 {
+		e.LinkGbps = LinkGbps(inv)
+	}
 	if inv != nil {
 		e.DataMTU = inv.DataMTU()
 		e.MTU = hostqos.RoCEPathMTU(e.DataMTU)
 	}
 	return e
+}
+
+// LinkGbps is the data link speed of inv's cluster, Gb/s: the slowest
+// host's nic.speed_gbps (a job and a ring of pairs run at the pace of
+// their slowest link); DefaultLinkGbps for an inventory without hosts.
+func LinkGbps(inv *inventory.Inventory) float64 {
+	speed := 0
+	for _, h := range inv.Hosts {
+		if speed == 0 || h.NIC.SpeedGbps < speed {
+			speed = h.NIC.SpeedGbps
+		}
+	}
+	if speed <= 0 {
+		return DefaultLinkGbps
+	}
+	return float64(speed)
 }
 
 func (e Expect) link() float64 {

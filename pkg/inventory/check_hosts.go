@@ -104,7 +104,13 @@ func (c *checker) gpu(r GPUSpec, p string) GPU {
 }
 
 func (c *checker) nic(r *NICSpec, p string) NIC {
-	n := NIC{Model: r.Model, PF: r.PF, PortGroup: DefaultPortGroup}
+	n := NIC{Model: r.Model, PF: r.PF, PortGroup: DefaultPortGroup, SpeedGbps: DefaultNICSpeedGbps}
+	if r.SpeedGbps != nil {
+		n.SpeedGbps = *r.SpeedGbps
+		if !slices.Contains(ethernetSpeeds, n.SpeedGbps) {
+			c.errf(p+".speed_gbps", "%d is not an Ethernet link speed in Gb/s (%s)", n.SpeedGbps, intList(ethernetSpeeds))
+		}
+	}
 	if r.PortGroup != nil {
 		n.PortGroup = *r.PortGroup
 		switch {

@@ -171,6 +171,7 @@ func TestValidationRules(t *testing.T) {
 		{"pci syntax", "memory_gb: 16}", "memory_gb: 16, pci: 3b:00.0}", 10, "3b:00.0", "defaults.gpus[0].pci", `"3b:00.0" is not a PCI address`},
 		{"gpu shared by two VMs", "    esxi: esx-b", "    esxi: esx-a", 10, "0000:3b:00.0", "defaults.gpus[0].pci", "GPU 0000:3b:00.0 on ESXi host esx-a is already passed through to a"},
 		{"vf count", "vfs: 8", "vfs: 200", 11, "200", "defaults.nic.vfs", "200 VFs is outside ConnectX-5's range 1–127"},
+		{"link speed", "vfs: 8", "vfs: 8, speed_gbps: 1000", 11, "1000", "defaults.nic.speed_gbps", "1000 is not an Ethernet link speed in Gb/s (1, 10, 25, 40, 50, 100, 200, 400, 800)"},
 		{"more VMs than VFs", "vfs: 8", "vfs: 1", 16, "name", "hosts[1].nic", "ESXi host esx-a runs 2 VMs but its NIC has only 1 VFs"},
 		{"unknown nic", "model: ConnectX-5", "model: ConnectX-9", 11, "ConnectX-9", "defaults.nic.model", `unknown NIC model "ConnectX-9"`},
 		{"pf name", "pf: vmnic4", "pf: eth4", 11, "eth4", "defaults.nic.pf", `"eth4" is not an ESXi uplink name like vmnic4`},

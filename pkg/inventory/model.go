@@ -226,6 +226,10 @@ type NIC struct {
 	VFs int
 	// PortGroup is the port group of the VM's SR-IOV adapter; default "VM Network".
 	PortGroup string
+	// SpeedGbps is the data port's Ethernet link speed, Gb/s (10^9 bit/s):
+	// what the VF and its switch port run at, default 100 (the guide's
+	// ConnectX-5 on an SN2700). `rdggen bench` derives its pass lines from it.
+	SpeedGbps int
 }
 
 // MaxVFs is the largest VF count for the NIC model (0 for unknown models).

@@ -185,6 +185,7 @@ func parityCases() []struct {
 		{"NICSpec.VFs", []string{"vfs: 8", "vfs: V"}, func(s *Spec, v any) { s.Defaults.NIC.VFs = intPtr(v) }, hostileInts},
 		{"NICSpec.PortGroup", []string{"vfs: 8}", "vfs: 8, portgroup: V}"}, func(s *Spec, v any) { s.Defaults.NIC.PortGroup = strPtr(v) },
 			[]parityValue{pStr("", true), pStr("  ", true), pStr(long(81), true), pStr("a'b", true)}},
+		{"NICSpec.SpeedGbps", []string{"vfs: 8}", "vfs: 8, speed_gbps: V}"}, func(s *Spec, v any) { s.Defaults.NIC.SpeedGbps = intPtr(v) }, hostileInts},
 		{"Spec.Hosts", []string{hostsTail, "hosts: V\n"}, func(s *Spec, v any) {
 			if v == nil {
 				s.Hosts = nil

@@ -122,6 +122,8 @@ type NICSpec struct {
 	VFs *int `yaml:"vfs"`
 	// PortGroup is the VM's SR-IOV adapter's port group (default "VM Network").
 	PortGroup *string `yaml:"portgroup"`
+	// SpeedGbps is the data port's link speed, Gb/s (default 100).
+	SpeedGbps *int `yaml:"speed_gbps"`
 }
 
 // HostSpec is one entry of `hosts`.

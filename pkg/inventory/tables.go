@@ -46,7 +46,13 @@ const (
 	DefaultImage         = "horovod/horovod:0.16.0-tf1.12.0-torch1.0.0-mxnet1.4.0-py3.5"
 	DefaultPortGroup     = "VM Network"
 	DefaultHCA           = "mlx5_0"
+	DefaultNICSpeedGbps  = 100 // the guide's 100 GbE ConnectX-5 and SN2700
 )
+
+// ethernetSpeeds are the Ethernet data rates a ConnectX port and a Spectrum
+// switch port run at, Gb/s (IEEE 802.3: 1, 10, 25, 40, 50, 100, 200, 400 and
+// 800 GbE).
+var ethernetSpeeds = []int{1, 10, 25, 40, 50, 100, 200, 400, 800}
 
 // Bounds on GPUs: vSphere attaches at most 16 PCI passthrough devices to a
 // VM (vSphere 7.0 docs, "PCI devices"); no GPU has more than 1 TB of memory or
