@@ -110,6 +110,9 @@ type applyTarget struct {
 	// lists the target's flags that only apply uses (hidden from check).
 	inspect   func(ctx context.Context, env *applyEnv, tr *targetRun) ([]readiness.Result, error)
 	applyOnly []string
+	// switchOptions, of the switch target only, is how it reaches the
+	// switches, for other commands that read them (bench's counters).
+	switchOptions func(env *applyEnv) apply.SwitchOptions
 }
 
 // positive refuses a duration flag that is not above zero.

@@ -48,7 +48,8 @@ func switchTarget() *applyTarget {
 		}
 	}
 	return &applyTarget{
-		name: "switch",
+		switchOptions: func(env *applyEnv) apply.SwitchOptions { return options(env, &targetRun{}) },
+		name:          "switch",
 		help: "ONYX switches over SSH (" + envSwitchUser + ", " + envSwitchPassword + "): lossless RoCE config, only what differs",
 		flags: func(f *pflag.FlagSet) {
 			fs = f

@@ -11,63 +11,91 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/rdggen/rdggen/internal/benchrun"
 	"github.com/rdggen/rdggen/pkg/bench"
 	"github.com/rdggen/rdggen/pkg/quote"
 	"github.com/rdggen/rdggen/pkg/readiness"
 )
 
-const usageBench = `Usage: rdggen bench --judge FILE... [-f cluster.yaml] [--link-gbps N] [--nics-per-node N]
+const usageBench = `Usage: rdggen bench -f cluster.yaml [--only rdma|nccl] [--dry-run] [-o json] [flags]
+       rdggen bench --judge FILE... [-f cluster.yaml] [--link-gbps N] [--nics-per-node N]
                     [--gid-index N] [--evidence check.json] [-o json]
 
-Judges saved benchmark outputs offline, made by hand or by another tool:
-  - perftest reports (ib_write_bw, ib_read_bw, ib_send_bw; client side):
-    the BW average of the largest message size against 90 % of the link
-    speed (Mellanox/ngc_multinode_perf), and the header's MTU, GID index
-    and link type against the inventory's;
-  - nccl-tests output (all_reduce_perf and the collectives with the same
-    table): the out-of-place busbw of the largest size against 90 % of
-    12 GB/s per 100 Gb/s NIC (sjeaugey in NVIDIA/nccl-tests#119), never
-    "# Avg bus bandwidth", the mean over all sizes; a sweep that stops below
-    1 GiB, a table cut short or a run on one host is too short to judge;
-  - the NCCL_DEBUG=INFO log, in that output or alone: the transport (RDMA
-    or TCP sockets) and whether the inter-node channels use GPUDirect RDMA.
-Each FILE's kind is detected ('-' reads stdin). Each verdict that is not a
-pass names its cause: the layer, what the evidence shows, and the fix; with
---evidence, the results of 'rdggen check -o json' say which of the usual
-causes it is.
+Measures the cluster through its workers (started by 'rdggen apply --target
+workers') and judges each measurement against a pass line derived from the
+data link's speed (the inventory's nic.speed_gbps, 100 Gb/s by default):
+  - RDMA, pair by pair: ib_write_bw (perftest) in the workers, the RDMA device
+    and RoCE v2 GID index of each host (read from its GID table first, as
+    'rdggen check --target hosts' does), the lossless traffic class, Gb/s;
+    every host once as client and once as server along a ring, in rounds of
+    disjoint pairs that run at once (2 rounds for an even host count, 3 for
+    odd: never more). Pass: the BW average at least 90 % of the link speed
+    (Mellanox/ngc_multinode_perf). Slow pairs name the hosts and switch ports
+    they share and, where the switches have a mgmt address, whether PFC
+    pauses or ECN marks rose on those ports during the rounds;
+  - NCCL, the whole cluster: all_reduce_perf (nccl-tests built with MPI=1, in
+    the image) launched with the cluster's mpirun line and NCCL environment,
+    NCCL_DEBUG=INFO, sizes 8 B to 4 GiB. Pass: the out-of-place busbw of the
+    largest size at least 90 % of 12 GB/s per 100 Gb/s NIC (sjeaugey in
+    NVIDIA/nccl-tests#119), never "# Avg bus bandwidth", the mean over all
+    sizes; and the log shows RDMA (not TCP sockets) with GPUDirect RDMA on
+    the inter-node channels.
+Each verdict that is not a pass names its cause: the layer, what the output
+shows, and the fix. --dry-run reads the GID tables and prints what would run.
+Ctrl-C stops every process the bench started. --save DIR keeps the raw
+outputs, which --judge reads again.
 
-The link speed and the expected MTU come from the inventory (-f; without it
-the embedded reference cluster: 100 Gb/s, data_mtu 1500 so RDMA MTU 1024).
-The GID index is each host's own (the RoCE v2 GID of its data address, which
-'rdggen check --target hosts' reports): --gid-index N compares the file's
-with N.
+With --judge, saved outputs made by hand or by another tool are judged
+offline instead, each FILE's kind detected ('-' reads stdin):
+  - perftest reports (ib_write_bw, ib_read_bw, ib_send_bw; client side): the
+    BW average of the largest message size, and the header's MTU and link
+    type against the inventory's (the GID index against --gid-index);
+  - nccl-tests output (all_reduce_perf and the collectives with the same
+    table): a sweep that stops below 1 GiB, a table cut short or a run on
+    one host is too short to judge;
+  - the NCCL_DEBUG=INFO log, in that output or alone: the transport and
+    whether the inter-node channels use GPUDirect RDMA.
+With --evidence, the results of 'rdggen check -o json' say which of the
+usual causes it is.
 
 With -o json the verdicts are one JSON document on stdout (schema
 rdggen.bench/v1, described in docs/json.md); the text goes to stderr.
 
-Running the benchmarks on the cluster (plain 'rdggen bench -f cluster.yaml')
-is not available yet.
-
 Examples:
+  rdggen bench -f cluster.yaml
+  rdggen bench -f cluster.yaml --dry-run
+  rdggen bench -f cluster.yaml --only rdma --save bench-out
   rdggen bench --judge ib_write_bw.txt all_reduce.log
   rdggen bench --judge -f cluster.yaml --evidence check.json all_reduce.log
   mpirun … all_reduce_perf -b 8 -e 4G -f 2 -g 1 2>&1 | rdggen bench --judge -
-  rdggen bench --judge --link-gbps 200 --nics-per-node 8 -o json run.log
 
 Exit status: 0 every verdict passed, 1 a verdict failed, could not be
 judged or errored (or the inventory is invalid), 2 usage error (also: a FILE
-that cannot be read).
+that cannot be read, missing credentials or known_hosts), 3 the bench could
+not run (a host without a usable RoCE v2 GID, an unreachable VM) or was
+interrupted.
 `
 
-func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	fs := newFlagSet("bench", usageBench, stdout, stderr)
-	file := fs.StringP("file", "f", "", "inventory `FILE` (default: the embedded reference cluster)")
-	judge := fs.Bool("judge", false, "judge the saved outputs named as arguments (the only mode for now)")
+	file := fs.StringP("file", "f", "", "inventory `FILE` (required to run; --judge defaults to the embedded reference cluster)")
+	judge := fs.Bool("judge", false, "judge the saved outputs named as arguments instead of running the benchmarks")
 	link := fs.Float64("link-gbps", 0, "data link speed per NIC, `Gb/s` (default: the inventory's nic.speed_gbps, 100)")
 	nics := fs.Int("nics-per-node", 1, "data NICs per node NCCL uses, `N` (the busbw pass line scales with it)")
 	evidence := fs.String("evidence", "", "`FILE` of 'rdggen check -o json' whose results explain the shortfalls")
-	gid := fs.Int("gid-index", -1, "the RoCE v2 GID `INDEX` of the host the files come from, compared with theirs (default: not compared)")
+	gid := fs.Int("gid-index", -1, "--judge: the RoCE v2 GID `INDEX` of the host the files come from, compared with theirs (default: not compared)")
 	output := fs.StringP("output", "o", "text", "`FORMAT` of stdout: text, or json (the verdicts as one document; text on stderr)")
+	only := fs.String("only", "", "run only `PART`: rdma (ib_write_bw pairs) or nccl (all_reduce_perf)")
+	dryRun := fs.Bool("dry-run", false, "read the GID tables and print the schedule and the commands; run nothing")
+	seconds := fs.Int("perftest-seconds", benchrun.PerftestSeconds, "how long each ib_write_bw pair writes, `S` seconds (ib_write_bw -D)")
+	ncclTest := fs.String("nccl-test", strings.Join(benchrun.NCCLTest, " "), "the all_reduce_perf `COMMAND` of every rank (words split at spaces)")
+	save := fs.String("save", "", "`DIR` that receives every raw output (for --judge later)")
+	sw := switchTarget()
+	conn := registerConnFlags(fs, []*applyTarget{sw}, "VMs read and pairs run at once, `N` ≥ 1")
+	conn.checking = true
+	for _, name := range sw.applyOnly {
+		_ = fs.MarkHidden(name)
+	}
 	err := fs.Parse(args)
 	if errors.Is(err, pflag.ErrHelp) {
 		return exitOK
@@ -97,8 +125,15 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			fmt.Fprintf(stderr, "rdggen: bench: files given without --judge; to judge saved outputs: rdggen bench --judge %s\n", quote.Line(strings.Join(fs.Args(), " ")))
 			return exitUsage
 		}
-		fmt.Fprintln(stderr, "rdggen: bench: running the benchmarks on the cluster (ib_write_bw pairs, all_reduce_perf through the workers) is not available yet; judge saved outputs with: rdggen bench --judge FILE...")
-		return exitUsage
+		live := liveBench{file: *file, link: *link, nics: *nics, evidence: *evidence, json: *output == "json", only: *only,
+			dryRun: *dryRun, seconds: *seconds, ncclTest: strings.Fields(*ncclTest), save: *save, conn: conn, sw: sw}
+		return live.run(ctx, fs, stdout, stderr, getenv)
+	}
+	for _, f := range []string{"only", "dry-run", "perftest-seconds", "nccl-test", "save"} {
+		if fs.Changed(f) {
+			fmt.Fprintf(stderr, "rdggen: bench --judge: --%s is for running the benchmarks; --judge only reads files\n", f)
+			return exitUsage
+		}
 	}
 	if fs.NArg() == 0 {
 		fmt.Fprintln(stderr, "rdggen: bench --judge needs at least one FILE (a perftest report, nccl-tests output or NCCL log; '-' for stdin)")

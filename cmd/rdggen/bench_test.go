@@ -84,8 +84,11 @@ func TestBenchExit(t *testing.T) {
 		args []string
 		msg  string
 	}{
-		{[]string{"bench"}, "running the benchmarks on the cluster (ib_write_bw pairs, all_reduce_perf through the workers) is not available yet"},
-		{[]string{"bench", "-f", "cluster.yaml"}, "not available yet; judge saved outputs with: rdggen bench --judge FILE..."},
+		{[]string{"bench"}, "rdggen: bench needs -f cluster.yaml: it runs benchmarks on real machines (rdggen bench --judge FILE... judges saved outputs)"},
+		{[]string{"bench", "-f", "x.yaml", "--only", "tcp"}, `--only "tcp": want rdma or nccl`},
+		{[]string{"bench", "-f", "x.yaml", "--perftest-seconds", "0"}, "--perftest-seconds 0: want 1 to 3600"},
+		{[]string{"bench", "-f", "x.yaml", "--parallel", "0"}, "--parallel must be at least 1"},
+		{[]string{"bench", "--judge", "--dry-run", pass[0]}, "--dry-run is for running the benchmarks; --judge only reads files"},
 		{[]string{"bench", pass[0]}, "files given without --judge"},
 		{[]string{"bench", "--judge"}, "needs at least one FILE"},
 		{[]string{"bench", "--judge", "/nonexistent/run.log"}, "/nonexistent/run.log: no such file or directory"},
@@ -102,7 +105,8 @@ func TestBenchExit(t *testing.T) {
 		}
 	}
 	code, stdout, _ = rdggen(t, "bench", "--help")
-	if code != exitOK || !strings.Contains(stdout, "Usage: rdggen bench --judge FILE...") || !strings.Contains(stdout, "--link-gbps") {
+	if code != exitOK || !strings.Contains(stdout, "Usage: rdggen bench -f cluster.yaml") || !strings.Contains(stdout, "rdggen bench --judge FILE...") ||
+		!strings.Contains(stdout, "--link-gbps") || strings.Contains(stdout, "--backup-dir") {
 		t.Errorf("help: %d\n%s", code, stdout)
 	}
 	if _, stdout, _ := rdggen(t, "--help"); !strings.Contains(stdout, "rdggen bench --judge FILE...") {

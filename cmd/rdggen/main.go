@@ -67,12 +67,15 @@ Usage:
                                         (read-only; each failure with its fix)
   rdggen run -f cluster.yaml [--mpirun] [-- CMD ARG...]
                                         launch the job from the first host's worker
-  rdggen bench --judge FILE...          judge saved ib_write_bw / all_reduce_perf / NCCL log
-                                        outputs against the link speed, naming each cause
+  rdggen bench -f cluster.yaml          measure RDMA pair by pair (ib_write_bw) and NCCL over the
+                                        workers (all_reduce_perf) against pass lines from the link
+                                        speed, each shortfall with its layer and fix
+  rdggen bench --judge FILE...          the same verdicts for saved ib_write_bw / all_reduce_perf /
+                                        NCCL log outputs
   rdggen version                        rdggen's version (also --version)
 
 Without -f, generating and validating use the embedded reference cluster
-(8 hosts clx-mld-41..48); apply, check and run need -f.
+(8 hosts clx-mld-41..48); apply, check, run and bench need -f.
 
 -o is the output DIRECTORY when generating, and the output FORMAT (text or
 json) of validate, apply and check, as kubectl's and terraform's -o is. So
@@ -120,7 +123,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		case "run":
 			return cmdRun(ctx, args[1:], stdout, stderr, getenv)
 		case "bench":
-			return cmdBench(ctx, args[1:], stdout, stderr)
+			return cmdBench(ctx, args[1:], stdout, stderr, getenv)
 		case "version", "--version":
 			return cmdVersion(args[1:], stdout, stderr)
 		case "help":

@@ -43,7 +43,7 @@ const (
 	// hosts target
 	EvidenceRDMADevice    = "rdma-device"    // horovod.hca exists
 	EvidencePortState     = "port-state"     // its port is ACTIVE, link layer Ethernet
-	EvidenceGID           = "gid"            // the RoCE v2 GID of the data address is at the launch index
+	EvidenceGID           = "gid"            // the data address has a RoCE v2 GID (its index is read at launch)
 	EvidenceRDMAMTU       = "rdma-mtu"       // the port's active MTU fits data_mtu
 	EvidenceGPUs          = "gpus"           // the passed-through GPUs are visible
 	EvidenceBAR1          = "bar1"           // BAR1 is mapped at its size

@@ -6,6 +6,8 @@ import (
 
 	"github.com/rdggen/rdggen/internal/hostapply"
 	"github.com/rdggen/rdggen/internal/switchapply"
+	"github.com/rdggen/rdggen/internal/vsphere"
+	"github.com/rdggen/rdggen/internal/workerapply"
 	"github.com/rdggen/rdggen/pkg/inventory"
 	"github.com/rdggen/rdggen/pkg/readiness"
 )
@@ -14,13 +16,25 @@ import (
 // its own constants (a rename there must show here).
 func TestEvidenceNames(t *testing.T) {
 	for got, want := range map[string]string{
-		EvidenceRDMADevice: hostapply.CheckRDMADevice,
-		EvidencePortState:  hostapply.CheckPortState,
-		EvidenceGID:        hostapply.CheckGID,
-		EvidenceRDMAMTU:    hostapply.CheckRDMAMTU,
-		EvidenceLink:       switchapply.CheckLink,
-		EvidencePFC:        switchapply.CheckPFC,
-		EvidenceECN:        switchapply.CheckECN,
+		EvidenceRDMADevice:    hostapply.CheckRDMADevice,
+		EvidencePortState:     hostapply.CheckPortState,
+		EvidenceGID:           hostapply.CheckGID,
+		EvidenceRDMAMTU:       hostapply.CheckRDMAMTU,
+		EvidenceGPUs:          hostapply.CheckGPUs,
+		EvidenceBAR1:          hostapply.CheckBAR1,
+		EvidenceEFI:           hostapply.CheckEFI,
+		EvidenceDriver:        hostapply.CheckDriver,
+		EvidencePeermem:       hostapply.CheckPeermem,
+		EvidenceRDMAVerbs:     hostapply.CheckVerbs,
+		EvidenceNvidiaRuntime: hostapply.CheckRuntime,
+		EvidenceDevices:       workerapply.CheckDevices,
+		EvidenceMemlock:       workerapply.CheckMemlock,
+		EvidenceGDRLevel:      workerapply.CheckGDRLevel,
+		EvidenceP2P:           vsphere.CheckP2P,
+		EvidenceNUMA:          vsphere.CheckNUMA,
+		EvidenceLink:          switchapply.CheckLink,
+		EvidencePFC:           switchapply.CheckPFC,
+		EvidenceECN:           switchapply.CheckECN,
 	} {
 		if got != want {
 			t.Errorf("evidence %q, check names it %q", got, want)

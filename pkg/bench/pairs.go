@@ -16,6 +16,10 @@ type PairRun struct {
 	// Err is why the pair has no report ("" otherwise), e.g. an SSH
 	// failure or a timeout.
 	Err string
+	// GIDIndex, when set, is the GID index the client's header must show:
+	// the RoCE v2 GID of its data address, as its GID table holds it; nil
+	// uses the Expect's.
+	GIDIndex *int
 }
 
 // PortCounters are a switch port's RoCE counters read before and after the
@@ -46,7 +50,11 @@ func JudgePairs(runs []PairRun, e Expect, counters []PortCounters) []Verdict {
 			unjudged++
 			continue
 		}
-		pv := JudgePerftest(r.Report, e)
+		pe := e
+		if r.GIDIndex != nil {
+			pe.GIDIndex = *r.GIDIndex
+		}
+		pv := JudgePerftest(r.Report, pe)
 		for i := range pv {
 			pv[i].Subject = subject
 		}

@@ -16,11 +16,18 @@ import (
 // WorkerImage is a root filesystem tar for `docker import`, made from this
 // machine's own binaries and their libraries: what a Horovod image offers the
 // tests — sh, bash, OpenSSH's sshd and ssh, Open MPI (mpirun, orted, its
-// plugins and help texts) and the test program prog at /usr/local/bin/allreduce
-// (BuildMPIProgram). Nothing is pulled. Needs RequireMPI.
-func WorkerImage(t testing.TB, prog string) []byte {
+// plugins and help texts), the test program prog at /usr/local/bin/allreduce
+// (BuildMPIProgram) and the extra files. Nothing is pulled. Needs RequireMPI.
+func WorkerImage(t testing.TB, prog string, extra ...ImageFile) []byte {
 	t.Helper()
-	return buildImage(t, prog)
+	return buildImage(t, prog, extra...)
+}
+
+// ImageFile is a file WorkerImage adds.
+type ImageFile struct {
+	Path string
+	Mode int64
+	Data []byte
 }
 
 // ImageWithoutSSHD is WorkerImage without sshd and Open MPI: a worker made
@@ -30,7 +37,7 @@ func ImageWithoutSSHD(t testing.TB) []byte {
 	return buildImage(t, "")
 }
 
-func buildImage(t testing.TB, prog string) []byte {
+func buildImage(t testing.TB, prog string, extra ...ImageFile) []byte {
 	b := &imageBuilder{seen: map[string]bool{}}
 	b.tw = tar.NewWriter(&b.buf)
 	for _, d := range []struct {
@@ -69,6 +76,9 @@ func buildImage(t testing.TB, prog string) []byte {
 		t.Fatal(err)
 	}
 	b.file("/usr/local/bin/allreduce", 0o755, data)
+	for _, f := range extra {
+		b.file(f.Path, f.Mode, f.Data)
+	}
 	if err := b.libs(prog); err != nil {
 		t.Fatalf("worker image: %v", err)
 	}

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/rdggen/rdggen/pkg/apply"
+	"github.com/rdggen/rdggen/pkg/bench"
+	"github.com/rdggen/rdggen/pkg/quote"
+)
+
+// liveBench is `rdggen bench -f cluster.yaml`: the benchmarks run on the
+// cluster (apply.Bench) and judged.
+type liveBench struct {
+	file, evidence, only, save string
+	link                       float64
+	nics, seconds              int
+	json, dryRun               bool
+	ncclTest                   []string
+	conn                       *connFlags
+	sw                         *applyTarget
+}
+
+func (b *liveBench) run(ctx context.Context, fs *pflag.FlagSet, stdout, stderr io.Writer, getenv func(string) string) int {
+	var problems []error
+	switch b.only {
+	case "", "rdma", "nccl":
+	default:
+		problems = append(problems, fmt.Errorf("--only %q: want rdma or nccl", quote.Line(b.only)))
+	}
+	if b.seconds < 1 || b.seconds > 3600 {
+		problems = append(problems, fmt.Errorf("--perftest-seconds %d: want 1 to 3600", b.seconds))
+	}
+	if len(b.ncclTest) == 0 {
+		problems = append(problems, errors.New("--nccl-test is empty: name the all_reduce_perf command, e.g. all_reduce_perf -b 8 -e 4G -f 2 -g 1"))
+	}
+	problems = append(problems, b.conn.check()...)
+	if code, ok := usageErrors(stderr, problems); !ok {
+		return code
+	}
+	if b.file == "" {
+		fmt.Fprintln(stderr, "rdggen: bench needs -f cluster.yaml: it runs benchmarks on real machines (rdggen bench --judge FILE... judges saved outputs)")
+		return exitUsage
+	}
+	env, code, ok := b.conn.load(ctx, fs, b.file, vmsOnly(), b.dryRun, getenv, stderr)
+	if !ok {
+		return code
+	}
+	inv := env.Inv
+	e := bench.ExpectFor(inv, b.link)
+	e.NICsPerNode = b.nics
+	if b.evidence != "" {
+		ev, err := readEvidence(b.evidence)
+		if err != nil {
+			fmt.Fprintf(stderr, "rdggen: --evidence %s: %s\n", quote.Line(b.evidence), quote.Line(err.Error()))
+			return exitUsage
+		}
+		e.Evidence = ev
+	}
+	text, _ := textOutput(b.json, stdout, stderr)
+	opts := apply.BenchOptions{
+		Common: apply.Common{Parallel: env.Parallel, DryRun: b.dryRun, Out: text},
+		SSH:    env.vmSSH(), Root: env.VM.root, Expect: e,
+		RDMA: b.only != "nccl", NCCL: b.only != "rdma", PerftestSeconds: b.seconds, NCCLTest: b.ncclTest, Save: b.save,
+	}
+	var withMgmt []string
+	for _, s := range inv.Switches {
+		if s.Mgmt != "" {
+			withMgmt = append(withMgmt, s.Name)
+		}
+	}
+	switch {
+	case !opts.RDMA:
+	case len(withMgmt) == 0:
+		fmt.Fprintln(text, "rdggen bench: no switch has a mgmt address: the PFC pause and ECN counters of the data ports are not read")
+	case getenv(envSwitchPassword) == "" && !sshAgentSet(getenv) && len(env.Identities) == 0:
+		fmt.Fprintf(text, "rdggen bench: no SSH credentials for the switches (%s, ssh-agent or --identity): their counters are not read\n", envSwitchPassword)
+	default:
+		so := b.sw.switchOptions(env)
+		opts.Switch = &so
+	}
+	fmt.Fprintf(text, "rdggen bench: %s: %d host(s), link %g Gb/s × %d NIC(s) per node\n", inv.File, len(inv.Hosts), e.LinkGbps, e.NICsPerNode)
+	doc, err := apply.Bench(ctx, inv, opts)
+	var nr *apply.BenchNotReady
+	if errors.As(err, &nr) {
+		for _, r := range nr.Results {
+			fmt.Fprintf(stderr, "rdggen bench: %s\n", quote.Terminal(r.Line()))
+		}
+		fmt.Fprintf(stderr, "rdggen bench: not run: %s; fix what the lines above say, then run again\n", nr.Error())
+		return exitFailed
+	}
+	if doc == nil {
+		fmt.Fprintf(stderr, "rdggen: bench: %s\n", quote.Line(err.Error()))
+		return exitFailed
+	}
+	if b.dryRun {
+		return exitOK
+	}
+	var tally struct{ pass, fail, short, errs int }
+	for _, in := range doc.Inputs {
+		if in.Error != "" {
+			fmt.Fprintf(text, "%s: %s\n", in.Name, quote.Terminal(in.Error))
+			tally.errs++
+			continue
+		}
+		fmt.Fprintf(text, "%s:\n", in.Name)
+		for _, l := range bench.Lines(in.Verdicts) {
+			for _, part := range strings.Split(l, "\n") {
+				fmt.Fprintf(text, "  %s\n", quote.Terminal(part))
+			}
+		}
+		for _, v := range in.Verdicts {
+			switch v.Status {
+			case bench.StatusPass:
+				tally.pass++
+			case bench.StatusFail:
+				tally.fail++
+			case bench.StatusTooShort:
+				tally.short++
+			default:
+				tally.errs++
+			}
+		}
+	}
+	if b.json {
+		if err := doc.Encode(stdout); err != nil {
+			fmt.Fprintf(stderr, "rdggen: write the JSON document: %v\n", err)
+			return exitFailed
+		}
+	}
+	verdict := "all passed"
+	if !doc.OK {
+		verdict = "NOT at the pass lines"
+	}
+	fmt.Fprintf(stderr, "rdggen bench: %s: %d passed, %d failed, %d too short to judge, %d error(s)\n", verdict, tally.pass, tally.fail, tally.short, tally.errs)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		fmt.Fprintln(stderr, "rdggen bench: interrupted: every benchmark process it started was stopped")
+		return exitFailed
+	case err != nil:
+		fmt.Fprintf(stderr, "rdggen: bench: %s\n", quote.Line(err.Error()))
+		return exitFailed
+	case doc.OK:
+		return exitOK
+	}
+	return exitInvalid
+}
+
+// sshAgentSet reports whether an ssh-agent is named in the environment.
+func sshAgentSet(getenv func(string) string) bool { return getenv("SSH_AUTH_SOCK") != "" }

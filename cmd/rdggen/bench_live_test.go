@@ -1,0 +1,177 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rdggen/rdggen/internal/testing/netnstest"
+	"github.com/rdggen/rdggen/pkg/bench"
+	"github.com/rdggen/rdggen/pkg/horovod"
+)
+
+// rdggenBench runs `rdggen bench` in-process against the cluster.
+func rdggenBench(t *testing.T, c *netnstest.Cluster, ctx context.Context, extra ...string) (int, string, string) {
+	t.Helper()
+	args := append([]string{"bench", "-f", c.InventoryPath, "--ssh-user", "root", "--identity", c.Identity, "--known-hosts", c.KnownHosts,
+		"--host-root", c.RootTemplate(), "--perftest-seconds", "1"}, extra...)
+	var out, errb bytes.Buffer
+	start := time.Now()
+	code := run(ctx, args, &out, &errb, func(string) string { return "" })
+	t.Logf("rdggen bench %s → exit %d in %.2fs\n%s%s", strings.Join(extra, " "), code, time.Since(start).Seconds(), out.String(), errb.String())
+	return code, out.String(), errb.String()
+}
+
+// `rdggen bench` on 3 namespace VMs with real dockerd, sshd and Open MPI
+// between the worker containers. No RDMA device or GPU exists here, so the
+// workers' ib_write_bw and all_reduce_perf are netnstest's replay, which
+// behaves as the real programs towards their callers and prints real
+// recorded outputs (NVIDIA/deepops' 100 GbE RoCE runs; an NCCL log without
+// GPUDirect RDMA from apptainer/singularity#4921). What is tested is the
+// launching path: the GID tables read first (ns-02's RoCE v2 GID at index
+// 5), the pairs along the ring in 3 rounds of disjoint pairs with each host
+// once as client and once as server, each with its own GID index, servers
+// listening before their clients, all_reduce_perf launched by mpirun over
+// the three workers, the verdicts and causes, --save, the JSON document,
+// the dry run, and Ctrl-C stopping every remote process.
+func TestBenchLive(t *testing.T) {
+	prog := netnstest.BuildMPIProgram(t)
+	c := netnstest.New(t, netnstest.Options{Hosts: 3, Docker: true, Image: testImage, DataMTU: 9000})
+	c.ImportImage(testImage, netnstest.WorkerImage(t, prog, netnstest.BenchFiles(t,
+		"perftest-deepops-roce-gbits.txt", "nccltests-deepops-roce-2x100g.txt", "nccllog-4921-no-gdrdma.txt")...))
+	inv := c.Inventory
+	if code, _, _ := applyTo(t, c, "hosts"); code != exitOK {
+		t.Fatalf("apply hosts: exit %d", code)
+	}
+	if code, _, _ := applyTo(t, c, "workers"); code != exitOK {
+		t.Fatalf("apply workers: exit %d", code)
+	}
+	for i, h := range c.Hosts {
+		at := 3
+		if i == 1 {
+			at = 5
+		}
+		stageRDMA(t, h, inv.Horovod.HCA, inv.Hosts[i].DataInterface, roceTable(h.Data.Addr(), at))
+	}
+
+	// The dry run: the schedule and the commands, nothing run.
+	code, out, _ := rdggenBench(t, c, context.Background(), "--dry-run")
+	for _, want := range []string{
+		"ib_write_bw: 3 host(s), 3 pair(s) in 3 round(s) of disjoint pairs; every host once as client and once as server",
+		"  round 1: ns-01 → ns-02\n", "  round 2: ns-02 → ns-03\n", "  round 3: ns-03 → ns-01\n",
+		"  e.g. in ns-02's worker: ib_write_bw -d mlx5_0 -i 1 -x 5 --report_gbits -F --tclass=106 -D 1 -p 18515\n",
+		"  then in ns-01's worker: ib_write_bw -d mlx5_0 -i 1 -x 3 --report_gbits -F --tclass=106 -D 1 -p 18515 " + c.Hosts[1].Container.String() + "\n",
+		"all_reduce_perf: in ns-01's worker: mpirun --allow-run-as-root --tag-output -np 3 ",
+		"env NCCL_DEBUG_SUBSYS=INIT,NET,ENV all_reduce_perf -b 8 -e 4G -f 2 -g 1\n",
+		"dry run: nothing was run",
+	} {
+		if code != exitOK || !strings.Contains(out, want) {
+			t.Errorf("dry run: exit %d; no %q", code, want)
+		}
+	}
+	for _, h := range c.Hosts {
+		if log, _ := h.Docker("exec", horovod.WorkerName, "cat", "/tmp/rdgtest-replay.log"); strings.Contains(log, "ib_write_bw") {
+			t.Errorf("%s: the dry run ran something:\n%s", h.Name, log)
+		}
+	}
+
+	// The run: every verdict passes.
+	save := filepath.Join(c.Dir, "bench-out")
+	code, out, errOut := rdggenBench(t, c, context.Background(), "--save", save, "-o", "json")
+	var doc bench.Document
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("JSON: %v\n%s", err, out)
+	}
+	if code != exitOK || !doc.OK || len(doc.Inputs) != 2 || !strings.Contains(errOut, "rdggen bench: all passed: ") {
+		t.Fatalf("run: exit %d, ok %v, %d inputs", code, doc.OK, len(doc.Inputs))
+	}
+	pairs := map[string]bench.Verdict{}
+	for _, v := range doc.Inputs[0].Verdicts {
+		pairs[v.Check+" "+v.Subject] = v
+	}
+	for _, k := range []string{"rdma-bandwidth ns-01 → ns-02", "rdma-bandwidth ns-02 → ns-03", "rdma-bandwidth ns-03 → ns-01", "gid-index ns-02 → ns-03", "rdma-pairs "} {
+		if v, ok := pairs[k]; !ok || v.Status != bench.StatusPass {
+			t.Errorf("%s: %+v", k, v)
+		}
+	}
+	if v := pairs["gid-index ns-02 → ns-03"]; v.Found != "GID index 5 in the perftest header" {
+		t.Errorf("ns-02's pair used another GID index: %+v", v)
+	}
+	if v := pairs["rdma-bandwidth ns-01 → ns-02"]; v.Measured == nil || v.Measured.Value != 92.40 || v.PassLine == nil || v.PassLine.Value != 90 {
+		t.Errorf("ns-01 → ns-02: %+v", v)
+	}
+	if in := doc.Inputs[1]; in.Name != "all_reduce_perf (3 ranks on 3 hosts)" || len(in.Verdicts) == 0 || in.Verdicts[0].Check != bench.CheckBusBW ||
+		in.Verdicts[0].Measured == nil || in.Verdicts[0].Measured.Value != 22.92 {
+		t.Errorf("all_reduce_perf: %+v", in)
+	}
+	// Each host once as server and once as client, towards the next one's
+	// worker; all_reduce_perf on every worker, rank by rank.
+	for i, h := range c.Hosts {
+		log, err := h.Docker("exec", horovod.WorkerName, "cat", "/tmp/rdgtest-replay.log")
+		if err != nil {
+			t.Fatalf("%s: %v %s", h.Name, err, log)
+		}
+		next := c.Hosts[(i+1)%3].Container.String()
+		if strings.Count(log, "ib_write_bw ") != 2 || strings.Count(log, " -p 18515 "+next+" ") != 1 || strings.Count(log, " -p 18515 rank=") != 1 ||
+			!strings.Contains(log, fmt.Sprintf("all_reduce_perf -b 8 -e 4G -f 2 -g 1 rank=%d\n", i)) {
+			t.Errorf("%s's worker ran:\n%s", h.Name, log)
+		}
+	}
+	for _, f := range []string{"ib_write_bw-ns-01-to-ns-02.txt", "ib_write_bw-ns-01-to-ns-02.server.txt", "all_reduce_perf.txt"} {
+		b, err := os.ReadFile(filepath.Join(save, f))
+		if err != nil || len(b) == 0 {
+			t.Errorf("--save %s: %v", f, err)
+		}
+	}
+	// A saved output judged again gives the same verdict.
+	if code, stdout, _ := rdggen(t, "bench", "--judge", "-f", c.InventoryPath, filepath.Join(save, "ib_write_bw-ns-01-to-ns-02.txt")); code != exitOK ||
+		!strings.Contains(stdout, "rdma-bandwidth: passed (92.40 Gb/s BW average") {
+		t.Errorf("the saved output judged: exit %d\n%s", code, stdout)
+	}
+
+	// NCCL without GPUDirect RDMA: the verdict fails and names the layer.
+	for _, h := range c.Hosts {
+		if out, err := h.Docker("exec", horovod.WorkerName, "sh", "-c", "cat /usr/share/rdgtest/fixtures/nccllog-4921-no-gdrdma.txt >/usr/share/rdgtest/nccl.txt"); err != nil {
+			t.Fatalf("%v %s", err, out)
+		}
+	}
+	code, out, errOut = rdggenBench(t, c, context.Background(), "--only", "nccl")
+	if code != exitInvalid || !strings.Contains(out, "gpudirect-rdma: FAILED") || !strings.Contains(out, "cause (GPUDirect RDMA):") ||
+		!strings.Contains(errOut, "rdggen bench: NOT at the pass lines") || strings.Contains(out, "ib_write_bw pairs") {
+		t.Errorf("no GPUDirect RDMA: exit %d", code)
+	}
+
+	// Ctrl-C while the clients hang: exit 3 within seconds, nothing left.
+	for _, h := range c.Hosts {
+		if out, err := h.Docker("exec", horovod.WorkerName, "sh", "-c", ": >/tmp/rdgtest-hang"); err != nil {
+			t.Fatalf("%v %s", err, out)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(3*time.Second, cancel)
+	start := time.Now()
+	code, _, errOut = rdggenBench(t, c, ctx, "--only", "rdma")
+	if code != exitFailed || time.Since(start) > 20*time.Second || !strings.Contains(errOut, "interrupted: every benchmark process it started was stopped") {
+		t.Errorf("interrupted: exit %d after %s", code, time.Since(start))
+	}
+	for _, h := range c.Hosts {
+		if top, err := h.Docker("top", horovod.WorkerName); err != nil || strings.Contains(top, "ib_write_bw") || strings.Contains(top, "all_reduce_perf") {
+			t.Errorf("%s: processes left after the interrupt (%v):\n%s", h.Name, err, top)
+		}
+	}
+
+	// A host without a RoCE v2 GID: nothing runs.
+	v1only := roceTable(c.Hosts[2].Data.Addr(), 3)
+	v1only[3] = gidEntry{"0000:0000:0000:0000:0000:0000:0000:0000", ""}
+	stageRDMA(t, c.Hosts[2], inv.Horovod.HCA, inv.Hosts[2].DataInterface, v1only)
+	if code, _, errOut := rdggenBench(t, c, context.Background()); code != exitFailed ||
+		!strings.Contains(errOut, "rdggen bench: ns-03: gid mlx5_0 port 1: FAILED") || !strings.Contains(errOut, "not run: no usable RoCE v2 GID on ns-03: nothing was run") {
+		t.Errorf("no GID on ns-03: exit %d", code)
+	}
+}

@@ -1,0 +1,94 @@
+package apply
+
+import (
+	"context"
+	"errors"
+
+	"github.com/rdggen/rdggen/internal/benchrun"
+	"github.com/rdggen/rdggen/internal/remote"
+	"github.com/rdggen/rdggen/internal/switchapply"
+	"github.com/rdggen/rdggen/pkg/bench"
+	"github.com/rdggen/rdggen/pkg/inventory"
+	"github.com/rdggen/rdggen/pkg/readiness"
+)
+
+// BenchOptions say how to reach the VMs (and, for their counters, the
+// switches) and what to run.
+type BenchOptions struct {
+	// Common: Parallel bounds the GID-table reads and the pairs run at once
+	// in a round; DryRun reads the GID tables and prints what would run;
+	// Out and Events as for the targets. Confirm is ignored.
+	Common
+	// SSH reaches the VMs; Root is HostsOptions.Root (the GID tables are
+	// read below it).
+	SSH  SSH
+	Root string
+	// Switch, when set, reaches the switches (those with a mgmt address):
+	// their ports' PFC pause and ECN counters are read before and after
+	// the ib_write_bw rounds, so a slow pair's verdict says whether pauses
+	// rose on its ports.
+	Switch *SwitchOptions
+	// Expect is what the outputs are judged against (bench.ExpectFor).
+	Expect bench.Expect
+	// RDMA runs ib_write_bw pair by pair (bench.Rounds); NCCL runs
+	// all_reduce_perf over every worker.
+	RDMA, NCCL bool
+	// PerftestSeconds is each pair's duration (0: 5 s); NCCLTest the
+	// all_reduce_perf command (nil: benchrun.NCCLTest, 8 B to 4 GiB).
+	PerftestSeconds int
+	NCCLTest        []string
+	// Save, when set, receives every raw output (for bench --judge).
+	Save string
+}
+
+// ErrBenchNotReady is wrapped by Bench's error when a host has no usable
+// RoCE v2 GID: nothing was run. errors.As to *BenchNotReady for the
+// failed checks.
+var ErrBenchNotReady = errors.New("not ready to benchmark")
+
+// BenchNotReady lists the checks that kept Bench from running.
+type BenchNotReady struct {
+	Results []readiness.Result
+	msg     string
+}
+
+func (e *BenchNotReady) Error() string { return e.msg }
+func (e *BenchNotReady) Unwrap() error { return ErrBenchNotReady }
+
+// Bench measures the cluster through the workers: ib_write_bw between
+// the hosts, every host once as client and once as server, in rounds of
+// disjoint pairs (bench.Rounds: 2 rounds for an even count, 3 for odd),
+// and all_reduce_perf launched with the cluster's mpirun line; it reads
+// every host's GID table first and uses each host's RoCE v2 GID index. It
+// returns the judged document (rdggen.bench/v1). The error is a
+// *BenchNotReady when nothing could run, or ctx's when interrupted (every
+// process started is stopped; the document holds what was measured).
+func Bench(ctx context.Context, inv *inventory.Inventory, o BenchOptions) (*bench.Document, error) {
+	r := o.begin("bench")
+	defer r.end()
+	ssh := o.SSH.remote()
+	hosts := HostsOptions{Common: Common{Parallel: o.Parallel}, SSH: o.SSH, Root: o.Root}
+	bo := benchrun.Options{
+		Dial:  func(ctx context.Context, h *inventory.Host) (*remote.SSHConn, error) { return ssh.Dial(ctx, h) },
+		Hosts: hosts.engine(r), Parallel: o.parallel(), Expect: o.Expect, RDMA: o.RDMA, NCCL: o.NCCL,
+		PerftestSeconds: o.PerftestSeconds, NCCLTest: o.NCCLTest, Save: o.Save, DryRun: o.DryRun,
+		Out: r.track.Writer(), Track: r.track,
+	}
+	if o.Switch != nil {
+		sw := *o.Switch
+		bo.Counters = func(ctx context.Context) ([]benchrun.PortCount, error) {
+			cs, _, err := switchapply.Counters(ctx, inv, sw.engine(r))
+			out := make([]benchrun.PortCount, len(cs))
+			for i, c := range cs {
+				out[i] = benchrun.PortCount{Port: c.Port, Pause: c.Pause, ECN: c.ECN}
+			}
+			return out, err
+		}
+	}
+	doc, err := benchrun.Run(ctx, inv, bo)
+	var nr *benchrun.NotReady
+	if errors.As(err, &nr) {
+		return nil, &BenchNotReady{Results: nr.Results, msg: nr.Error()}
+	}
+	return doc, err
+}
