@@ -50,7 +50,7 @@ func switchTarget() *applyTarget {
 	return &applyTarget{
 		switchOptions: func(env *applyEnv) apply.SwitchOptions { return options(env, &targetRun{}) },
 		name:          "switch",
-		help: "ONYX switches over SSH (" + envSwitchUser + ", " + envSwitchPassword + "): lossless RoCE config, only what differs",
+		help:          "ONYX switches over SSH (" + envSwitchUser + ", " + envSwitchPassword + "): lossless RoCE config, only what differs",
 		flags: func(f *pflag.FlagSet) {
 			fs = f
 			f.StringVar(&user, "switch-user", "admin", "SSH `USER` on the switches (env "+envSwitchUser+")")

@@ -113,4 +113,3 @@ func (j *ContainerJob) Signal(sig string) {
 	cmd := AsRoot(`docker exec ` + Quote(j.Container) + ` sh -c ` + Quote(`kill -`+sig+` "$(cat `+j.pidFile+`)" 2>/dev/null`))
 	_, _ = j.Conn.Exec(ctx, cmd, nil, io.Discard, io.Discard)
 }
-
