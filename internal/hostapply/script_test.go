@@ -17,14 +17,20 @@ import (
 	"github.com/rdggen/rdggen/pkg/inventory"
 )
 
-// runLocal runs a script with the local sh as the hosts would (no root
-// needed: it only touches files under the test's root prefix).
+// runLocal runs a script with the local sh as the hosts would. Its files
+// are under the test's root prefix; what is live state (the firewall step's
+// iptables, sysctl) goes to a network namespace of its own when the test
+// runs as root (unshare -n), so the machine's own is never changed; without
+// root those commands fail and change nothing.
 func runLocal(t *testing.T, w *remote.Script) map[string]remote.Result {
 	t.Helper()
 	if _, err := exec.LookPath("sh"); err != nil {
 		t.Skip("no sh")
 	}
 	cmd := exec.Command("sh", "-s")
+	if os.Geteuid() == 0 {
+		cmd = exec.Command("unshare", "--net", "sh", "-s")
+	}
 	cmd.Stdin = bytes.NewReader(w.End())
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -57,7 +63,35 @@ func daemonScript(root string, dc *daemonChange, validate, restart string) *remo
 	return w
 }
 
+// iptablesSave is the machine's own iptables state ("" without root).
+func iptablesSave(t *testing.T) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		return ""
+	}
+	out, err := exec.Command("iptables-save").Output()
+	if err != nil {
+		t.Fatalf("iptables-save: %v", err)
+	}
+	var keep []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if !strings.HasPrefix(l, "#") { // the dump's time stamps
+			keep = append(keep, strings.TrimSpace(strings.Split(l, " [")[0]))
+		}
+	}
+	return strings.Join(keep, "\n")
+}
+
+// TestDaemonInstall installs daemon.json as the apply script does (a
+// change of it also runs the firewall script, which Docker's restart
+// needs) and leaves the machine's own iptables as they were.
 func TestDaemonInstall(t *testing.T) {
+	before := iptablesSave(t)
+	t.Cleanup(func() {
+		if after := iptablesSave(t); after != before {
+			t.Errorf("the test changed the machine's own iptables:\nbefore:\n%s\nafter:\n%s", before, after)
+		}
+	})
 	oldJSON := []byte(`{"runtimes": {"nvidia": {"path": "nvidia-container-runtime"}}}` + "\n")
 	newJSON := []byte("{\"runtimes\": {\"nvidia\": {\"path\": \"nvidia-container-runtime\"}}, \"bip\": \"172.16.41.1/24\"}\n")
 	for _, tc := range []struct {
