@@ -185,7 +185,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		text = stderr
 	}
 	doc := bench.NewDocument(inv.Name, inv.File, e)
-	var tally struct{ pass, fail, short, errs, unknown int }
+	var tally benchTally
 	for i, name := range fs.Args() {
 		display := name
 		if name == "-" {
@@ -199,24 +199,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 			tally.unknown++
 			fmt.Fprintf(text, "%s: %s\n", display, in.Error)
 		} else {
-			fmt.Fprintf(text, "%s: %s\n", display, kindText(kind))
-			for _, l := range bench.Lines(vs) {
-				for _, part := range strings.Split(l, "\n") {
-					fmt.Fprintf(text, "  %s\n", quote.Terminal(part))
-				}
-			}
-		}
-		for _, v := range vs {
-			switch v.Status {
-			case bench.StatusPass:
-				tally.pass++
-			case bench.StatusFail:
-				tally.fail++
-			case bench.StatusTooShort:
-				tally.short++
-			default:
-				tally.errs++
-			}
+			tally.print(text, display+": "+kindText(kind), vs)
 		}
 		doc.Add(in)
 	}
@@ -226,7 +209,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 			return exitInvalid
 		}
 	}
-	summary := fmt.Sprintf("%d passed, %d failed, %d too short to judge, %d error(s)", tally.pass, tally.fail, tally.short, tally.errs)
+	summary := tally.String()
 	if tally.unknown > 0 {
 		summary += fmt.Sprintf(", %d file(s) not recognized", tally.unknown)
 	}
@@ -235,6 +218,37 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		return exitOK
 	}
 	return exitInvalid
+}
+
+// benchTally counts verdicts by status for bench's last line.
+type benchTally struct{ pass, fail, short, errs, unknown int }
+
+// print writes an input's heading and its verdicts (indented, each cause on
+// its own line) and counts them.
+func (t *benchTally) print(w io.Writer, heading string, vs []bench.Verdict) {
+	fmt.Fprintln(w, heading)
+	for _, l := range bench.Lines(vs) {
+		for _, part := range strings.Split(l, "\n") {
+			fmt.Fprintf(w, "  %s\n", quote.Terminal(part))
+		}
+	}
+	for _, v := range vs {
+		switch v.Status {
+		case bench.StatusPass:
+			t.pass++
+		case bench.StatusFail:
+			t.fail++
+		case bench.StatusTooShort:
+			t.short++
+		default:
+			t.errs++
+		}
+	}
+}
+
+// String is "N passed, N failed, N too short to judge, N error(s)".
+func (t *benchTally) String() string {
+	return fmt.Sprintf("%d passed, %d failed, %d too short to judge, %d error(s)", t.pass, t.fail, t.short, t.errs)
 }
 
 func kindText(k bench.Kind) string {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -101,31 +100,14 @@ func (b *liveBench) run(ctx context.Context, fs *pflag.FlagSet, stdout, stderr i
 	if b.dryRun {
 		return exitOK
 	}
-	var tally struct{ pass, fail, short, errs int }
+	var tally benchTally
 	for _, in := range doc.Inputs {
 		if in.Error != "" {
 			fmt.Fprintf(text, "%s: %s\n", in.Name, quote.Terminal(in.Error))
 			tally.errs++
 			continue
 		}
-		fmt.Fprintf(text, "%s:\n", in.Name)
-		for _, l := range bench.Lines(in.Verdicts) {
-			for _, part := range strings.Split(l, "\n") {
-				fmt.Fprintf(text, "  %s\n", quote.Terminal(part))
-			}
-		}
-		for _, v := range in.Verdicts {
-			switch v.Status {
-			case bench.StatusPass:
-				tally.pass++
-			case bench.StatusFail:
-				tally.fail++
-			case bench.StatusTooShort:
-				tally.short++
-			default:
-				tally.errs++
-			}
-		}
+		tally.print(text, in.Name+":", in.Verdicts)
 	}
 	if b.json {
 		if err := doc.Encode(stdout); err != nil {
@@ -137,7 +119,7 @@ func (b *liveBench) run(ctx context.Context, fs *pflag.FlagSet, stdout, stderr i
 	if !doc.OK {
 		verdict = "NOT at the pass lines"
 	}
-	fmt.Fprintf(stderr, "rdggen bench: %s: %d passed, %d failed, %d too short to judge, %d error(s)\n", verdict, tally.pass, tally.fail, tally.short, tally.errs)
+	fmt.Fprintf(stderr, "rdggen bench: %s: %s\n", verdict, tally.String())
 	switch {
 	case err != nil && ctx.Err() != nil:
 		fmt.Fprintln(stderr, "rdggen bench: interrupted: every benchmark process it started was stopped")

@@ -108,14 +108,14 @@ func socketCauses(l *NCCLLog, e Expect, hosts []string) []Cause {
 	if rs := failedEvidence(e.Evidence, readiness.TargetHosts, EvidenceRDMAVerbs); len(rs) > 0 {
 		cs = append(cs, evidenceCause(LayerContainerRDMA, "the RDMA userspace (libibverbs and its provider) is missing", rs))
 	} else if len(l.NoVerbs) > 0 {
-		cs = append(cs, Cause{Layer: LayerContainerRDMA, Hosts: nonEmpty(hostsOf(l.NoVerbs)),
+		cs = append(cs, Cause{Layer: LayerContainerRDMA, Hosts: nonEmpty(hostsOf(l.NoVerbs, textHost)),
 			Finding: "NCCL could not load libibverbs (\"" + l.NoVerbs[0].Text + "\"): the image has no RDMA userspace",
 			Fix:     "install rdma-core and ibverbs-providers (or MLNX_OFED's user space) in the worker image"})
 	}
 	if rs := failedEvidence(e.Evidence, readiness.TargetWorkers, EvidenceDevices); len(rs) > 0 {
 		cs = append(cs, evidenceCause(LayerContainerRDMA, "the container has no /dev/infiniband", rs))
 	} else if len(l.OpenFailed) > 0 {
-		cs = append(cs, Cause{Layer: LayerContainerRDMA, Hosts: nonEmpty(hostsOf(l.OpenFailed)),
+		cs = append(cs, Cause{Layer: LayerContainerRDMA, Hosts: nonEmpty(hostsOf(l.OpenFailed, textHost)),
 			Finding: "NCCL sees the RDMA device but cannot open it (\"" + l.OpenFailed[0].Text + "\"): the container has no /dev/infiniband (NVIDIA/nccl#451)",
 			Fix:     "start the worker container with --device=/dev/infiniband (rdggen apply --target workers does)"})
 	}
@@ -143,15 +143,19 @@ func socketCauses(l *NCCLLog, e Expect, hosts []string) []Cause {
 	return cs
 }
 
-func hostsOf(hs []HostText) []string {
+// hostsOf lists the hosts of xs, each once, in order of appearance.
+func hostsOf[T any](xs []T, host func(T) string) []string {
 	var out []string
-	for _, h := range hs {
-		if !slices.Contains(out, h.Host) {
-			out = append(out, h.Host)
+	for _, x := range xs {
+		if h := host(x); !slices.Contains(out, h) {
+			out = append(out, h)
 		}
 	}
 	return out
 }
+
+func textHost(h HostText) string { return h.Host }
+func gpuHost(g GDRGPU) string    { return g.Host }
 
 // gdrCauses explains inter-node channels without GPUDirect RDMA; on and off
 // are the hosts (or ranks) with and without it when the use is
@@ -191,11 +195,11 @@ func gdrCauses(l *NCCLLog, e Expect, on, off []string) []Cause {
 	}
 	if len(far) > 0 {
 		if levelSet {
-			cs = append(cs, Cause{Layer: LayerGPUDirect, Hosts: nonEmpty(gdrHosts(far)),
+			cs = append(cs, Cause{Layer: LayerGPUDirect, Hosts: nonEmpty(hostsOf(far, gpuHost)),
 				Finding: fmt.Sprintf("NCCL_NET_GDR_LEVEL=%s is set, but the GPU–NIC path is longer than it allows: %s", level, gpuList(far)),
 				Fix:     "set NCCL_NET_GDR_LEVEL=SYS, or give NCCL the host's PCI topology with NCCL_TOPO_FILE (sjeaugey in NVIDIA/nccl#1151 and NVIDIA/nccl-tests#86); better, pass through a GPU and NIC under the same root complex"})
 		} else {
-			cs = append(cs, Cause{Layer: LayerGPUDirect, Hosts: nonEmpty(gdrHosts(far)),
+			cs = append(cs, Cause{Layer: LayerGPUDirect, Hosts: nonEmpty(hostsOf(far, gpuHost)),
 				Finding: fmt.Sprintf("NCCL_NET_GDR_LEVEL is not set and NCCL's default limit is stricter than the VM's GPU–NIC path (%s): in a vSphere VM each passthrough device sits behind its own root port, a PHB path", gpuList(far)),
 				Fix:     "launch with NCCL_NET_GDR_LEVEL=PHB (-x NCCL_NET_GDR_LEVEL=PHB with mpirun)"})
 		}
@@ -238,16 +242,6 @@ func gdrCauses(l *NCCLLog, e Expect, on, off []string) []Cause {
 			Fix: "run `rdggen check` (hosts peermem, esxi p2p, workers gdr-level) and judge again with --evidence; NCCL_DEBUG_SUBSYS=INIT,NET,ENV prints NCCL's per-GPU decision"})
 	}
 	return cs
-}
-
-func gdrHosts(gs []GDRGPU) []string {
-	var out []string
-	for _, g := range gs {
-		if !slices.Contains(out, g.Host) {
-			out = append(out, g.Host)
-		}
-	}
-	return out
 }
 
 // ncclErrorCauses explains failed verbs calls and completion errors.
