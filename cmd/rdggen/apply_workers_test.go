@@ -218,9 +218,12 @@ func TestApplyWorkersDocker(t *testing.T) {
 		t.Errorf("rdggen run does not say where it launches and with which GID indexes: %s", errOut)
 	}
 	runScriptGIDs(t, c)
-	// The dry run reads the tables and prints the line; it launches nothing.
-	if code, out, _ := rdggenRun(t, c, context.Background(), "--dry-run", "--", "/usr/local/bin/allreduce"); code != 0 ||
-		!strings.HasPrefix(out, "docker exec -e NCCL_IB_HCA=mlx5_0 ") || !strings.Contains(out, " -e 'RDGGEN_GID_INDEXES=1:3 2:5 3:3' hvd-worker horovodrun -np 3 ") {
+	// The dry run reads the tables and prints the line, quoted for sh as it
+	// would run (a quote in an argument is '\'' once, not doubled); it
+	// launches nothing.
+	if code, out, _ := rdggenRun(t, c, context.Background(), "--dry-run", "--", "/usr/local/bin/allreduce", "it's"); code != 0 ||
+		!strings.HasPrefix(out, "docker exec -e NCCL_IB_HCA=mlx5_0 ") || !strings.Contains(out, " -e 'RDGGEN_GID_INDEXES=1:3 2:5 3:3' hvd-worker horovodrun -np 3 ") ||
+		!strings.HasSuffix(out, ` rdggen-rank /usr/local/bin/allreduce 'it'\''s'`+"\n") {
 		t.Errorf("dry run: exit %d: %s", code, out)
 	}
 	// A host without a RoCE v2 GID of its data address: nothing is launched.
