@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -217,4 +218,46 @@ func TestREADMEValidateSample(t *testing.T) {
 	if code != exitInvalid || stdout+stderr != want {
 		t.Errorf("exit %d; README shows:\n%s\nthe tool prints:\n%s%s", code, want, stdout, stderr)
 	}
+}
+
+// Every package directory the README names (`internal/{a,b}` spelled out)
+// exists, and the docker MTU range it states is the one validation holds.
+func TestREADMEPathsExist(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile("`((?:cmd|pkg|internal)/[A-Za-z0-9_/{},.-]*)`")
+	seen := 0
+	for _, m := range re.FindAllStringSubmatch(string(readme), -1) {
+		for _, p := range expandBraces(m[1]) {
+			p = strings.TrimSuffix(p, "/")
+			if strings.Contains(p, ".") && !strings.HasSuffix(p, ".go") { // a file name with an extension is not a directory
+				continue
+			}
+			seen++
+			if _, err := os.Stat(filepath.Join("../..", p)); err != nil {
+				t.Errorf("README names %s, which does not exist", p)
+			}
+		}
+	}
+	if seen < 20 {
+		t.Errorf("only %d paths found in the README", seen)
+	}
+	if want := fmt.Sprintf("MTU %d–%d", 68, inventory.MaxDataMTU); !strings.Contains(string(readme), "docker\n"+want) && !strings.Contains(string(readme), "docker "+want) {
+		t.Errorf("README does not state the docker %s", want)
+	}
+}
+
+// expandBraces spells out one {a,b,…} group of a path.
+func expandBraces(p string) []string {
+	i, j := strings.Index(p, "{"), strings.Index(p, "}")
+	if i < 0 || j < i {
+		return []string{p}
+	}
+	var out []string
+	for _, alt := range strings.Split(p[i+1:j], ",") {
+		out = append(out, expandBraces(p[:i]+alt+p[j+1:])...)
+	}
+	return out
 }
