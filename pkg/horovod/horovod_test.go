@@ -301,7 +301,7 @@ func TestWorkerSSHLines(t *testing.T) {
 			}
 		}
 		want := "Port 12345\nUser root\nIdentityFile /root/.ssh/id_ed25519\nIdentitiesOnly yes\nHostKeyAlias rdggen-worker.wide-cluster-with-a-long-name\n" +
-			"UserKnownHostsFile /root/.ssh/known_hosts\nGlobalKnownHostsFile /dev/null\nStrictHostKeyChecking yes\nBatchMode yes\n"
+			"UserKnownHostsFile /root/.ssh/known_hosts\nGlobalKnownHostsFile /dev/null\nStrictHostKeyChecking yes\nCheckHostIP no\nBatchMode yes\n"
 		ws := Workers(inv)
 		for _, w := range ws {
 			if got := settings[w.Address.String()]; got != want {
@@ -354,5 +354,90 @@ func TestWorkerSSHLines(t *testing.T) {
 		if got := resolved("192.0.2.1"); got["port"] != "22" || got["hostkeyalias"] != "" {
 			t.Errorf("%s: a non-worker address gets the workers' settings: port %s, hostkeyalias %q", network, got["port"], got["hostkeyalias"])
 		}
+	}
+}
+
+// TestRunScriptGIDLookup runs run.sh launch against a stand-in docker on
+// PATH: the local worker must be running, ssh's stderr warnings are not an
+// index, and an unreachable worker and a missing GID are told apart.
+func TestRunScriptGIDLookup(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("bash not found")
+	}
+	if _, err := exec.LookPath("timeout"); err != nil {
+		t.Skip("timeout (coreutils) not found")
+	}
+	inv := inventory.Reference()
+	ws := Workers(inv)
+	dir := t.TempDir()
+	script := filepath.Join(dir, "run.sh")
+	if err := os.WriteFile(script, RunScript(inv), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "bin")
+	if err := os.Mkdir(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// docker inspect prints $FAKE/state; docker exec ... ssh ... ADDR runs
+	// $FAKE/ssh-ADDR; any other docker exec prints its arguments.
+	fake := `#!/bin/sh
+case "$1" in
+  inspect) cat "$FAKE/state" ;;
+  exec)
+    if [ "$4" = ssh ]; then cat >/dev/null; exec sh "$FAKE/ssh-$7"; fi
+    echo "EXEC $*" ;;
+esac
+`
+	if err := os.WriteFile(filepath.Join(bin, "docker"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run := func(state string, ssh map[int]string) (string, error) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, "state"), []byte(state+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for i, w := range ws {
+			body := "echo 3\n"
+			if s, ok := ssh[i]; ok {
+				body = s
+			}
+			if err := os.WriteFile(filepath.Join(dir, "ssh-"+w.Address.String()), []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cmd := exec.Command(bash, script, "launch", "true")
+		cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "FAKE="+dir, "TMPDIR="+tmp)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+
+	out, err := run("exited", nil)
+	if err == nil || !strings.Contains(out, WorkerName+" is not running") || strings.Contains(out, "EXEC") {
+		t.Errorf("local worker stopped: %v\n%s", err, out)
+	}
+
+	warn := "echo \"Warning: Permanently added '10.0.1.2' (ED25519) to the list of known hosts.\" >&2\necho 3\n"
+	out, err = run("running", map[int]string{0: warn})
+	if err != nil || !strings.Contains(out, "NCCL_IB_GID_INDEX=3 on every host") || !strings.Contains(out, "EXEC exec") {
+		t.Errorf("a warning on ssh's stderr: %v\n%s", err, out)
+	}
+
+	out, err = run("running", map[int]string{
+		1: "echo 'ssh: connect to host 10.0.2.2 port 12345: Connection refused' >&2\nexit 255\n",
+		2: "exit 1\n",
+	})
+	h1, h2 := ws[1].Host.Name, ws[2].Host.Name
+	if err == nil || strings.Contains(out, "EXEC") ||
+		!strings.Contains(out, h1+": its worker "+ws[1].Address.String()+" did not answer over the workers' SSH (exit 255): ssh: connect to host 10.0.2.2 port 12345: Connection refused") ||
+		!strings.Contains(out, h2+": no RoCE v2 GID of") || strings.Contains(out, ws[0].Host.Name+":") {
+		t.Errorf("one worker unreachable, one without the GID: %v\n%s", err, out)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) > 0 {
+		t.Errorf("run.sh left %d GID directories in $TMPDIR", len(left))
 	}
 }

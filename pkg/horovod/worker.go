@@ -24,7 +24,10 @@ import (
 // host key shared by all workers, which the client pins through a known_hosts
 // entry under a fixed alias (HostKeyAlias): no StrictHostKeyChecking=no, no
 // trust on first use, and the files are the same on every VM whatever the
-// cluster's size. They live on each VM in WorkerSSHDir, owned by rdggen and
+// cluster's size. CheckHostIP is off: the key is pinned under the alias, not
+// the address, and with it on (the default of OpenSSH before 8.5) ssh tries
+// to add each address to the read-only known_hosts and warns on stderr on
+// every connection (ssh_config(5)). They live on each VM in WorkerSSHDir, owned by rdggen and
 // mounted read-only at /root/.ssh of the worker — never the VM's own
 // /root/.ssh.
 const (
@@ -134,6 +137,7 @@ func clientConfig(inv *inventory.Inventory) []byte {
 	UserKnownHostsFile %s/%s
 	GlobalKnownHostsFile /dev/null
 	StrictHostKeyChecking yes
+	CheckHostIP no
 	BatchMode yes
 `, inv.Horovod.SSHPort, ContainerSSHDir, ClientKeyName, HostKeyAlias(inv), ContainerSSHDir, KnownHostsName)
 	var b strings.Builder

@@ -94,18 +94,24 @@ exit 1
 RANK_WRAPPER='r=${OMPI_COMM_WORLD_RANK:-${HOROVOD_RANK:-}}; case $r in '\'''\''|*[!0-9]*) echo "rdggen-rank: no MPI rank in the environment (OMPI_COMM_WORLD_RANK, HOROVOD_RANK)" >&2; exit 1 ;; esac; for e in $RDGGEN_GID_INDEXES; do if [ "$r" -lt "${e%%:*}" ]; then NCCL_IB_GID_INDEX=${e#*:}; export NCCL_IB_GID_INDEX; exec "$@"; fi; done; echo "rdggen-rank: rank $r has no GID index in RDGGEN_GID_INDEXES ($RDGGEN_GID_INDEXES)" >&2; exit 1'
 
 # gid_env reads every worker's GID table through the workers' SSH, 16 at a
-# time ($RDGGEN_SYSFS, default /sys, is where the workers see sysfs), and sets
+# time and each within 60 s ($RDGGEN_SYSFS, default /sys, is where the workers see sysfs), and sets
 # GID_E (docker exec -e), GID_X (mpirun -x) and RANK_WRAP. NCCL_IB_GID_INDEX
 # must name the RoCE v2 GID of each host's data address, which is not always
 # index 3 (an IPv6 address or a VLAN on the VF moves it): a wrong one makes
 # NCCL time out.
 gid_env() {
-  local d w host data gid slots i=0 n=0 idx bad=0 rank=0 runs= k
+  local w host data gid slots i=0 n=0 idx bad=0 rank=0 runs= k why rc
   local -a ends=() idxs=()
-  d=$(mktemp -d)
+  if [ "$(docker inspect -f '{{.State.Status}}' hvd-worker 2>/dev/null)" != running ]; then
+    echo "run.sh: hvd-worker is not running on $(hostname -s): ./run.sh worker on every host first" >&2
+    exit 1
+  fi
+  GID_DIR=$(mktemp -d)
+  trap 'rm -rf "$GID_DIR"' EXIT
   while read -r w host data gid slots; do
     [ -n "$w" ] || continue
-    docker exec -i hvd-worker ssh -o ConnectTimeout=10 "$w" sh -s "$gid" "${RDGGEN_SYSFS:-/sys}" <<<"$GID_LOOKUP" >"$d/$i" 2>&1 &
+    { timeout 60 docker exec -i hvd-worker ssh -o ConnectTimeout=10 "$w" sh -s "$gid" "${RDGGEN_SYSFS:-/sys}" <<<"$GID_LOOKUP" >"$GID_DIR/$i" 2>"$GID_DIR/$i.err" \
+      && echo 0 >"$GID_DIR/$i.rc" || echo $? >"$GID_DIR/$i.rc"; } &
     i=$((i + 1)); n=$((n + 1))
     if [ "$n" -ge 16 ]; then wait; n=0; fi
   done <<<"$WORKERS"
@@ -113,15 +119,21 @@ gid_env() {
   i=0
   while read -r w host data gid slots; do
     [ -n "$w" ] || continue
-    idx=$(head -n 1 "$d/$i"); i=$((i + 1)); rank=$((rank + slots))
+    idx=$(head -n 1 "$GID_DIR/$i"); why=$(tail -n 1 "$GID_DIR/$i.err"); rc=$(cat "$GID_DIR/$i.rc"); i=$((i + 1)); rank=$((rank + slots))
     case $idx in
       ''|*[!0-9]*)
-        echo "run.sh: $host: no RoCE v2 GID of $data on mlx5_0 port 1 (read in its worker $w: ${idx:-not found}); 'rdggen check --target hosts' says why" >&2
+        if [ "$rc" = 124 ]; then
+          echo "run.sh: $host: its worker $w did not answer over the workers' SSH within 60 s" >&2
+        elif [ "$rc" != 1 ]; then
+          echo "run.sh: $host: its worker $w did not answer over the workers' SSH (exit $rc): ${why:-no message}" >&2
+        else
+          echo "run.sh: $host: no RoCE v2 GID of $data on mlx5_0 port 1 (read in its worker $w: ${idx:-not found}); 'rdggen check --target hosts' says why" >&2
+        fi
         bad=1; continue ;;
     esac
     if [ "${#idxs[@]}" -gt 0 ] && [ "${idxs[-1]}" = "$idx" ]; then ends[-1]=$rank; else ends+=("$rank"); idxs+=("$idx"); fi
   done <<<"$WORKERS"
-  rm -rf "$d"
+  rm -rf "$GID_DIR"
   [ "$bad" = 0 ] || exit 1
   if [ "${#idxs[@]}" = 1 ]; then
     GID_E=(-e "NCCL_IB_GID_INDEX=${idxs[0]}"); GID_X=(-x "NCCL_IB_GID_INDEX=${idxs[0]}"); RANK_WRAP=()
