@@ -104,7 +104,10 @@ type applyTarget struct {
 	flags   func(fs *pflag.FlagSet)
 	check   func() error
 	prepare func(env *applyEnv) error
-	run     func(ctx context.Context, env *applyEnv, tr *targetRun) error
+	// accept, when set, refuses an inventory the command cannot serve
+	// (a usage error, before credentials and known_hosts are looked at).
+	accept func(inv *inventory.Inventory) error
+	run    func(ctx context.Context, env *applyEnv, tr *targetRun) error
 	// inspect is the target's part of `rdggen check`: it reads the same
 	// machines over the same connections and changes nothing. applyOnly
 	// lists the target's flags that only apply uses (hidden from check).

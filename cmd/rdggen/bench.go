@@ -72,7 +72,8 @@ Examples:
 Exit status: 0 every verdict passed, 1 a verdict failed, could not be
 judged or errored (or the inventory is invalid), 2 usage error (also: a FILE
 that cannot be read, missing credentials or known_hosts), 3 the bench could
-not run (a host without a usable RoCE v2 GID, an unreachable VM) or was
+not run (a host without a usable RoCE v2 GID, an unreachable VM), measured
+nothing (no benchmark ran to its end, e.g. the workers are stopped) or was
 interrupted.
 `
 
@@ -84,6 +85,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	nics := fs.Int("nics-per-node", 1, "data NICs per node NCCL uses, `N` (the busbw pass line scales with it)")
 	evidence := fs.String("evidence", "", "`FILE` of 'rdggen check -o json' whose results explain the shortfalls")
 	gid := fs.Int("gid-index", -1, "--judge: the RoCE v2 GID `INDEX` of the host the files come from, compared with theirs (default: not compared)")
+	fs.Lookup("gid-index").DefValue = "0" // pflag prints no default for "0": the usage says "not compared", not "(default -1)"
 	output := fs.StringP("output", "o", "text", "`FORMAT` of stdout: text, or json (the verdicts as one document; text on stderr)")
 	only := fs.String("only", "", "run only `PART`: rdma (ib_write_bw pairs) or nccl (all_reduce_perf)")
 	dryRun := fs.Bool("dry-run", false, "read the GID tables and print the schedule and the commands; run nothing")

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/spf13/pflag"
 
 	"github.com/rdggen/rdggen/pkg/apply"
 	"github.com/rdggen/rdggen/pkg/bench"
+	"github.com/rdggen/rdggen/pkg/inventory"
 	"github.com/rdggen/rdggen/pkg/quote"
 )
 
@@ -38,6 +40,11 @@ func (b *liveBench) run(ctx context.Context, fs *pflag.FlagSet, stdout, stderr i
 	if len(b.ncclTest) == 0 {
 		problems = append(problems, errors.New("--nccl-test is empty: name the all_reduce_perf command, e.g. all_reduce_perf -b 8 -e 4G -f 2 -g 1"))
 	}
+	if b.save != "" {
+		if fi, err := os.Stat(b.save); err == nil && !fi.IsDir() {
+			problems = append(problems, fmt.Errorf("--save %s is a file: name a directory (made if missing) for the raw outputs", quote.Line(b.save)))
+		}
+	}
 	problems = append(problems, b.conn.check()...)
 	if code, ok := usageErrors(stderr, problems); !ok {
 		return code
@@ -46,7 +53,14 @@ func (b *liveBench) run(ctx context.Context, fs *pflag.FlagSet, stdout, stderr i
 		fmt.Fprintln(stderr, "rdggen: bench needs -f cluster.yaml: it runs benchmarks on real machines (rdggen bench --judge FILE... judges saved outputs)")
 		return exitUsage
 	}
-	env, code, ok := b.conn.load(ctx, fs, b.file, vmsOnly(), b.dryRun, getenv, stderr)
+	targets := vmsOnly()
+	targets[0].accept = func(inv *inventory.Inventory) error {
+		if len(inv.Hosts) < 2 {
+			return fmt.Errorf("bench: %s has one host: the bench measures between hosts (ib_write_bw pairs, NCCL across nodes), so there is nothing to measure", inv.File)
+		}
+		return nil
+	}
+	env, code, ok := b.conn.load(ctx, fs, b.file, targets, b.dryRun, getenv, stderr)
 	if !ok {
 		return code
 	}
@@ -126,6 +140,9 @@ func (b *liveBench) run(ctx context.Context, fs *pflag.FlagSet, stdout, stderr i
 		return exitFailed
 	case err != nil:
 		fmt.Fprintf(stderr, "rdggen: bench: %s\n", quote.Line(err.Error()))
+		return exitFailed
+	case tally.pass+tally.fail+tally.short == 0:
+		fmt.Fprintln(stderr, "rdggen bench: nothing was measured: no benchmark ran to its end (the errors above); 'rdggen check --target workers' says whether the workers are up")
 		return exitFailed
 	case doc.OK:
 		return exitOK

@@ -166,6 +166,17 @@ func TestBenchLive(t *testing.T) {
 		}
 	}
 
+	// The workers stopped: every benchmark errs, nothing is measured, exit 3.
+	for _, h := range c.Hosts {
+		if out, err := h.Docker("stop", "-t", "1", horovod.WorkerName); err != nil {
+			t.Fatalf("%v %s", err, out)
+		}
+	}
+	if code, out, errOut := rdggenBench(t, c, context.Background(), "--only", "rdma"); code != exitFailed ||
+		!strings.Contains(errOut, "rdggen bench: nothing was measured") || strings.Contains(out, ": pass") {
+		t.Errorf("workers stopped: exit %d", code)
+	}
+
 	// A host without a RoCE v2 GID: nothing runs.
 	v1only := roceTable(c.Hosts[2].Data.Addr(), 3)
 	v1only[3] = gidEntry{"0000:0000:0000:0000:0000:0000:0000:0000", ""}

@@ -138,6 +138,15 @@ func (c *connFlags) load(ctx context.Context, fs *pflag.FlagSet, file string, ta
 	if !ok {
 		return nil, code, false
 	}
+	for _, t := range targets {
+		if t.accept == nil {
+			continue
+		}
+		if err := t.accept(inv); err != nil {
+			fmt.Fprintf(stderr, "rdggen: %s\n", quote.Line(err.Error()))
+			return nil, exitUsage, false
+		}
+	}
 	if code, ok := c.requireKnownHosts(targets, inv, stderr); !ok {
 		return nil, code, false
 	}

@@ -18,12 +18,20 @@ func TestHostileArguments(t *testing.T) {
 	if err := os.WriteFile(inv, inventory.ReferenceYAML, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	one := filepath.Join(dir, "one.yaml")
+	ref := string(inventory.ReferenceYAML)
+	if err := os.WriteFile(one, []byte(ref[:strings.Index(ref, "  - name: clx-mld-42")]), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name string
 		args []string
 		code int
 		want string
 	}{
+		{"run's command empty", []string{"run", "-f", inv, "--", ""}, exitUsage, "the job's command after -- is empty (an unset variable?)"},
+		{"bench --save is a file", []string{"bench", "-f", inv, "--save", inv}, exitUsage, "--save " + inv + " is a file: name a directory"},
+		{"bench on one host", []string{"bench", "-f", one, "--dry-run"}, exitUsage, "has one host: the bench measures between hosts"},
 		{"-f from an unset variable", []string{"-f", "", "-o", filepath.Join(dir, "o1")}, exitUsage, "-f is empty (an unset variable?); name the inventory file"},
 		{"validate -f empty", []string{"validate", "-f", ""}, exitUsage, "-f is empty"},
 		{"apply -f empty", []string{"apply", "-f", "", "--dry-run"}, exitUsage, "apply needs -f cluster.yaml: it changes real machines"},

@@ -3,10 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -63,7 +63,11 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, getenv
 	if code, ok := parsed(fs, err, stdout); !ok {
 		return code
 	}
-	if code, ok := usageErrors(stderr, conn.check()); !ok {
+	problems := conn.check()
+	if len(cmd) > 0 && cmd[0] == "" {
+		problems = append(problems, errors.New("the job's command after -- is empty (an unset variable?): name the program every rank runs, or leave -- out for the VGG16 benchmark"))
+	}
+	if code, ok := usageErrors(stderr, problems); !ok {
 		return code
 	}
 	if *file == "" {
@@ -101,15 +105,11 @@ func gidIndexes(ctx context.Context, env *applyEnv, stderr io.Writer) ([]int, bo
 	gids, bad := apply.GIDIndexes(ctx, inv, apply.HostsOptions{
 		Common: apply.Common{Parallel: env.Parallel, Out: stderr}, SSH: env.vmSSH(), Root: env.VM.root})
 	if len(bad) > 0 {
-		var names []string
 		for _, r := range bad {
 			fmt.Fprintf(stderr, "rdggen run: %s\n", quote.Terminal(r.Line()))
-			if !slices.Contains(names, r.Machine) {
-				names = append(names, r.Machine)
-			}
 		}
-		fmt.Fprintf(stderr, "rdggen run: not launched: no usable RoCE v2 GID on %s (NCCL would time out); fix what the lines above say, then run again\n",
-			strings.Join(names, ", "))
+		fmt.Fprintf(stderr, "rdggen run: not launched: %s (NCCL needs each host's RoCE v2 GID index); fix what the lines above say, then run again\n",
+			apply.NotReadySummary(bad))
 		return nil, false
 	}
 	count := map[int]int{}

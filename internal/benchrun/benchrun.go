@@ -91,13 +91,7 @@ type PortCount struct {
 type NotReady struct{ Results []readiness.Result }
 
 func (e *NotReady) Error() string {
-	var names []string
-	for _, r := range e.Results {
-		if len(names) == 0 || names[len(names)-1] != r.Machine {
-			names = append(names, r.Machine)
-		}
-	}
-	return "no usable RoCE v2 GID on " + strings.Join(names, ", ") + ": nothing was run"
+	return hostapply.NotReadySummary(e.Results) + ": nothing was run"
 }
 
 // Run benchmarks inv's cluster and returns the judged document. The error

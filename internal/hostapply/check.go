@@ -359,6 +359,31 @@ func routesFound(inv *inventory.Inventory, d *desired, h *inventory.Host) string
 	return fmt.Sprintf("%d route(s) to the other hosts' container subnets via %s", len(d.Routes), h.DataInterface)
 }
 
+// NotReadySummary names the hosts of GIDIndexes' bad results in one
+// clause, those that could not be read apart from those read without a
+// usable RoCE v2 GID: "no usable RoCE v2 GID on vm-03; not read over SSH:
+// vm-01, vm-02".
+func NotReadySummary(bad []readiness.Result) string {
+	var noGID, unread []string
+	for _, r := range bad {
+		list := &noGID
+		if r.Check == remote.CheckConnect {
+			list = &unread
+		}
+		if !slices.Contains(*list, r.Machine) {
+			*list = append(*list, r.Machine)
+		}
+	}
+	var parts []string
+	if len(noGID) > 0 {
+		parts = append(parts, "no usable RoCE v2 GID on "+strings.Join(noGID, ", "))
+	}
+	if len(unread) > 0 {
+		parts = append(parts, "not read over SSH: "+strings.Join(unread, ", "))
+	}
+	return strings.Join(parts, "; ")
+}
+
 // GIDIndexes reads every host's RDMA device and GID table as Check does
 // (one SSH round trip per VM, o.Parallel at a time, paths under o.Root) and
 // returns, in inventory order, the index of the RoCE v2 GID of each host's

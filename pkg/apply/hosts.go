@@ -64,6 +64,11 @@ func CheckHosts(ctx context.Context, inv *inventory.Inventory, o HostsOptions) (
 	return hostapply.Check(ctx, inv, o.engine(r))
 }
 
+// NotReadySummary names the hosts of GIDIndexes' bad results in one
+// clause, the unreadable ones apart: "no usable RoCE v2 GID on vm-03; not
+// read over SSH: vm-01".
+func NotReadySummary(bad []readiness.Result) string { return hostapply.NotReadySummary(bad) }
+
 // GIDIndexes reads every VM's RDMA device and GID table, as CheckHosts
 // does, and returns per host (inventory order) the index of the RoCE v2 GID
 // of its data address: the NCCL_IB_GID_INDEX a job must use there

@@ -1,0 +1,31 @@
+package hostapply
+
+import (
+	"testing"
+
+	"github.com/rdggen/rdggen/internal/remote"
+	"github.com/rdggen/rdggen/pkg/readiness"
+)
+
+// TestNotReadySummary: a VM that could not be reached is not reported as a
+// VM without a RoCE v2 GID, and each host is named once.
+func TestNotReadySummary(t *testing.T) {
+	bad := []readiness.Result{
+		readiness.Unsure(readiness.TargetHosts, "vm-01", remote.CheckConnect, "", "dial tcp 192.0.2.1:22: connection refused"),
+		readiness.Fail(readiness.TargetHosts, "vm-03", CheckGID, "mlx5_0 port 1", "none", "RoCE v2", "fix"),
+		readiness.Fail(readiness.TargetHosts, "vm-03", CheckPortState, "mlx5_0 port 1", "DOWN", "ACTIVE", "fix"),
+		readiness.Unsure(readiness.TargetHosts, "vm-02", remote.CheckConnect, "", "timeout"),
+	}
+	for _, c := range []struct {
+		in   []readiness.Result
+		want string
+	}{
+		{bad, "no usable RoCE v2 GID on vm-03; not read over SSH: vm-01, vm-02"},
+		{bad[:1], "not read over SSH: vm-01"},
+		{bad[1:3], "no usable RoCE v2 GID on vm-03"},
+	} {
+		if got := NotReadySummary(c.in); got != c.want {
+			t.Errorf("NotReadySummary = %q, want %q", got, c.want)
+		}
+	}
+}
