@@ -22,7 +22,8 @@ type liveBench struct {
 	link                       float64
 	nics, seconds              int
 	json, dryRun               bool
-	ncclTest                   []string
+	horovod, horovodCmdSet     bool
+	ncclTest, horovodCmd       []string
 	conn                       *connFlags
 	sw                         *applyTarget
 }
@@ -30,9 +31,18 @@ type liveBench struct {
 func (b *liveBench) run(ctx context.Context, fs *pflag.FlagSet, stdout, stderr io.Writer, getenv func(string) string) int {
 	var problems []error
 	switch b.only {
-	case "", "rdma", "nccl":
+	case "", "rdma", "nccl", "horovod":
 	default:
-		problems = append(problems, fmt.Errorf("--only %q: want rdma or nccl", quote.Line(b.only)))
+		problems = append(problems, fmt.Errorf("--only %q: want rdma, nccl or horovod", quote.Line(b.only)))
+	}
+	if b.horovod && b.only != "" && b.only != "horovod" {
+		problems = append(problems, fmt.Errorf("--horovod with --only %s: --only runs one part; use --only horovod for the Horovod benchmark alone", b.only))
+	}
+	if b.horovodCmdSet && !b.horovod && b.only != "horovod" {
+		problems = append(problems, errors.New("--horovod-cmd without --horovod (or --only horovod): the Horovod benchmark is not run"))
+	}
+	if len(b.horovodCmd) == 0 && (b.horovod || b.only == "horovod") && b.horovodCmdSet {
+		problems = append(problems, errors.New("--horovod-cmd is empty: name the command of every rank, e.g. python /examples/benchmarks/scripts/tf_cnn_benchmarks/tf_cnn_benchmarks.py --model=resnet50 --variable_update=horovod"))
 	}
 	if b.seconds < 1 || b.seconds > 3600 {
 		problems = append(problems, fmt.Errorf("--perftest-seconds %d: want 1 to 3600", b.seconds))
@@ -79,7 +89,8 @@ func (b *liveBench) run(ctx context.Context, fs *pflag.FlagSet, stdout, stderr i
 	opts := apply.BenchOptions{
 		Common: apply.Common{Parallel: env.Parallel, DryRun: b.dryRun, Out: text},
 		SSH:    env.vmSSH(), Root: env.VM.root, Expect: e,
-		RDMA: b.only != "nccl", NCCL: b.only != "rdma", PerftestSeconds: b.seconds, NCCLTest: b.ncclTest, Save: b.save,
+		RDMA: b.only == "" || b.only == "rdma", NCCL: b.only == "" || b.only == "nccl", Horovod: b.horovod || b.only == "horovod",
+		HorovodCmd: b.horovodCmd, PerftestSeconds: b.seconds, NCCLTest: b.ncclTest, Save: b.save,
 	}
 	var withMgmt []string
 	for _, s := range inv.Switches {

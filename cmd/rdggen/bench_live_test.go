@@ -44,7 +44,8 @@ func TestBenchLive(t *testing.T) {
 	prog := netnstest.BuildMPIProgram(t)
 	c := netnstest.New(t, netnstest.Options{Hosts: 3, Docker: true, Image: testImage, DataMTU: 9000})
 	c.ImportImage(testImage, netnstest.WorkerImage(t, prog, netnstest.BenchFiles(t,
-		"perftest-deepops-roce-gbits.txt", "nccltests-deepops-roce-2x100g.txt", "nccllog-4921-no-gdrdma.txt")...))
+		"perftest-deepops-roce-gbits.txt", "nccltests-deepops-roce-2x100g.txt", "nccllog-4921-no-gdrdma.txt",
+		"tfcnn-466-resnet101-1gpu.txt", "tfcnn-693-resnet50-4gpu-interleaved.txt", "tfcnn-ava65-resnet50-spaces.txt")...))
 	inv := c.Inventory
 	if code, _, _ := applyTo(t, c, "hosts"); code != exitOK {
 		t.Fatalf("apply hosts: exit %d", code)
@@ -145,6 +146,54 @@ func TestBenchLive(t *testing.T) {
 	if code != exitInvalid || !strings.Contains(out, "gpudirect-rdma: FAILED") || !strings.Contains(out, "cause (GPUDirect RDMA):") ||
 		!strings.Contains(errOut, "rdggen bench: NOT at the pass lines") || strings.Contains(out, "ib_write_bw pairs") {
 		t.Errorf("no GPUDirect RDMA: exit %d", code)
+	}
+
+	// The Horovod benchmark: over the 3 workers, then on ns-01's alone. The
+	// replayed totals: 608.38 images/sec on the cluster (202.79 per GPU),
+	// 204.75 on one GPU: 99.04 %; then 133.81 on the cluster: 21.78 %.
+	stage := func(cluster, one string) {
+		t.Helper()
+		for _, h := range c.Hosts {
+			script := fmt.Sprintf("cd /usr/share/rdgtest && cat fixtures/%s >tfcnn-3.txt && cat fixtures/%s >tfcnn-1.txt && : >/tmp/rdgtest-replay.log", cluster, one)
+			if out, err := h.Docker("exec", horovod.WorkerName, "sh", "-c", script); err != nil {
+				t.Fatalf("%v %s", err, out)
+			}
+		}
+	}
+	stage("tfcnn-693-resnet50-4gpu-interleaved.txt", "tfcnn-466-resnet101-1gpu.txt")
+	code, out, _ = rdggenBench(t, c, context.Background(), "--only", "horovod", "--dry-run")
+	if code != exitOK || !strings.Contains(out, "Horovod benchmark: in ns-01's worker, over every worker: mpirun --allow-run-as-root --tag-output -np 3 ") ||
+		!strings.Contains(out, "  then on ns-01 alone: mpirun --allow-run-as-root --tag-output -np 1 -H "+c.Hosts[0].Container.String()+":1 ") ||
+		!strings.Contains(out, "python "+horovod.BenchmarkScript+" --model=vgg16") || strings.Contains(out, "all_reduce_perf") {
+		t.Errorf("--only horovod --dry-run: exit %d", code)
+	}
+	hsave := filepath.Join(c.Dir, "bench-horovod")
+	code, out, errOut = rdggenBench(t, c, context.Background(), "--only", "horovod", "--save", hsave)
+	if code != exitOK || !strings.Contains(out, "Horovod benchmark (3 GPUs on 3 hosts, then 1 on ns-01 alone):") ||
+		!strings.Contains(out, "horovod-scaling 3 GPUs vs 1 on one VM: passed (scaling efficiency 99.04 %: 608.38 images/sec on 3 GPU(s) of 3 VM(s) (202.79 per GPU); one VM 204.75 images/sec on 1 GPU(s) of 1 VM(s) (204.75 per GPU)") ||
+		strings.Contains(out, "ib_write_bw pairs") || strings.Contains(out, "all_reduce_perf") {
+		t.Errorf("--only horovod: exit %d", code)
+	}
+	for i, h := range c.Hosts {
+		log, _ := h.Docker("exec", horovod.WorkerName, "cat", "/tmp/rdgtest-replay.log")
+		want := 1 // every worker runs one rank of the cluster run; ns-01 also the one-VM run
+		if i == 0 {
+			want = 2
+		}
+		if n := strings.Count(log, "python "+horovod.BenchmarkScript+" --model=vgg16 --batch_size=64 --variable_update=horovod"); n != want {
+			t.Errorf("%s's worker ran the benchmark %d time(s), want %d:\n%s", h.Name, n, want, log)
+		}
+	}
+	for _, f := range []string{"horovod-cluster.txt", "horovod-one-vm.txt"} {
+		if b, err := os.ReadFile(filepath.Join(hsave, f)); err != nil || !bytes.Contains(b, []byte("total images/sec: ")) {
+			t.Errorf("--save %s: %v", f, err)
+		}
+	}
+	stage("tfcnn-ava65-resnet50-spaces.txt", "tfcnn-466-resnet101-1gpu.txt")
+	code, out, errOut = rdggenBench(t, c, context.Background(), "--only", "horovod")
+	if code != exitInvalid || !strings.Contains(out, "horovod-scaling 3 GPUs vs 1 on one VM: FAILED") || !strings.Contains(out, "21.78 %") ||
+		!strings.Contains(out, "cause (fabric): no NCCL benchmark ran beside it") || !strings.Contains(out, "cause (training job):") || !strings.Contains(errOut, "NOT at the pass lines") {
+		t.Errorf("--only horovod, slow cluster: exit %d", code)
 	}
 
 	// Ctrl-C while the clients hang: exit 3 within seconds, nothing left.

@@ -85,7 +85,11 @@ func TestBenchExit(t *testing.T) {
 		msg  string
 	}{
 		{[]string{"bench"}, "rdggen: bench needs -f cluster.yaml: it runs benchmarks on real machines (rdggen bench --judge FILE... judges saved outputs)"},
-		{[]string{"bench", "-f", "x.yaml", "--only", "tcp"}, `--only "tcp": want rdma or nccl`},
+		{[]string{"bench", "-f", "x.yaml", "--only", "tcp"}, `--only "tcp": want rdma, nccl or horovod`},
+		{[]string{"bench", "-f", "x.yaml", "--only", "nccl", "--horovod"}, "--horovod with --only nccl: --only runs one part"},
+		{[]string{"bench", "-f", "x.yaml", "--horovod-cmd", "python x.py"}, "--horovod-cmd without --horovod"},
+		{[]string{"bench", "-f", "x.yaml", "--horovod", "--horovod-cmd", ""}, "--horovod-cmd is empty"},
+		{[]string{"bench", "--judge", "--horovod", pass[0]}, "--horovod is for running the benchmarks"},
 		{[]string{"bench", "-f", "x.yaml", "--perftest-seconds", "0"}, "--perftest-seconds 0: want 1 to 3600"},
 		{[]string{"bench", "-f", "x.yaml", "--parallel", "0"}, "--parallel must be at least 1"},
 		{[]string{"bench", "--judge", "--dry-run", pass[0]}, "--dry-run is for running the benchmarks; --judge only reads files"},

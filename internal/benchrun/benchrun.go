@@ -61,8 +61,13 @@ type Options struct {
 	// Expect is what the outputs are judged against (bench.ExpectFor);
 	// each pair's GID index is its client's, read from its GID table.
 	Expect bench.Expect
-	// RDMA and NCCL choose the parts that run.
-	RDMA, NCCL bool
+	// RDMA and NCCL choose the parts that run; Horovod adds the guide's
+	// benchmark (tf_cnn_benchmarks under Horovod) on the whole cluster and
+	// on the first VM alone, judged by their scaling efficiency.
+	RDMA, NCCL, Horovod bool
+	// HorovodCmd is the benchmark command of every rank (nil: the guide's
+	// VGG16, horovod.BenchmarkArgs at horovod.BenchmarkScript).
+	HorovodCmd []string
 	// PerftestSeconds is ib_write_bw's -D (0: PerftestSeconds).
 	PerftestSeconds int
 	// NCCLTest is the all_reduce_perf command of every rank (nil: NCCLTest).
@@ -129,8 +134,17 @@ func Run(ctx context.Context, inv *inventory.Inventory, o Options) (*bench.Docum
 			return doc, err
 		}
 	}
+	var ncclVs []bench.Verdict
 	if o.NCCL {
 		in, err := r.nccl(ctx)
+		doc.Add(in)
+		if err != nil {
+			return doc, err
+		}
+		ncclVs = in.Verdicts
+	}
+	if o.Horovod {
+		in, err := r.horovod(ctx, ncclVs)
 		doc.Add(in)
 		if err != nil {
 			return doc, err
@@ -227,6 +241,10 @@ func (r *runner) plan() {
 	}
 	if r.o.NCCL {
 		r.printf("all_reduce_perf: in %s's worker: %s\n", r.inv.Hosts[0].Name, quote.Terminal(quote.ShJoin(r.ncclArgs())))
+	}
+	if r.o.Horovod {
+		r.printf("Horovod benchmark: in %s's worker, over every worker: %s\n", r.inv.Hosts[0].Name, quote.Terminal(quote.ShJoin(r.horovodArgs(len(r.inv.Hosts)))))
+		r.printf("  then on %s alone: %s\n", r.inv.Hosts[0].Name, quote.Terminal(quote.ShJoin(r.horovodArgs(1))))
 	}
 	r.printf("dry run: nothing was run\n")
 }
@@ -415,23 +433,34 @@ func (r *runner) pair(ctx context.Context, p bench.Pair, hp []bench.HostPort) be
 	return run
 }
 
+// onFirst runs argv in the first worker (an mpirun line over the workers),
+// under phase, saves its output as name and returns it with its exit
+// status. err is the connection's or the job's failure, prefixed with the
+// host; ctx's error when interrupted.
+func (r *runner) onFirst(ctx context.Context, phase, name string, argv []string) (out []byte, status int, err error) {
+	r.o.Track.Phase(phase, 1)
+	c, err := r.conn(ctx, 0)
+	if err != nil {
+		return nil, 0, errors.New(r.inv.Hosts[0].Name + ": " + err.Error())
+	}
+	var outb bytes.Buffer
+	w := progress.Sync(&outb)
+	r.o.Track.Begin(r.inv.Hosts[0].Name)
+	status, err = r.job(c, 0, argv).Run(ctx, w, w, nil)
+	r.o.Track.End(r.inv.Hosts[0].Name)
+	r.save(name, outb.String())
+	if ctx.Err() != nil {
+		return outb.Bytes(), status, ctx.Err()
+	}
+	return outb.Bytes(), status, err
+}
+
 // nccl runs all_reduce_perf over every worker from the first one's and
 // judges its output with the NCCL log in it.
 func (r *runner) nccl(ctx context.Context) (bench.Input, error) {
 	ranks := horovod.TotalSlots(r.inv)
 	in := bench.Input{Name: fmt.Sprintf("all_reduce_perf (%d ranks on %d hosts)", ranks, len(r.inv.Hosts)), Kind: bench.KindNCCLTests}
-	r.o.Track.Phase(fmt.Sprintf("all_reduce_perf on %d rank(s)", ranks), 1)
-	c, err := r.conn(ctx, 0)
-	if err != nil {
-		in.Error = r.inv.Hosts[0].Name + ": " + err.Error()
-		return in, nil
-	}
-	var outb bytes.Buffer
-	w := progress.Sync(&outb)
-	r.o.Track.Begin(r.inv.Hosts[0].Name)
-	status, err := r.job(c, 0, r.ncclArgs()).Run(ctx, w, w, nil)
-	r.o.Track.End(r.inv.Hosts[0].Name)
-	r.save("all_reduce_perf.txt", outb.String())
+	out, status, err := r.onFirst(ctx, fmt.Sprintf("all_reduce_perf on %d rank(s)", ranks), "all_reduce_perf.txt", r.ncclArgs())
 	if ctx.Err() != nil {
 		in.Error = "interrupted"
 		return in, ctx.Err()
@@ -440,6 +469,7 @@ func (r *runner) nccl(ctx context.Context) (bench.Input, error) {
 		in.Error = err.Error()
 		return in, nil
 	}
+	outb := bytes.NewBuffer(out)
 	e := r.o.Expect
 	e.GIDIndex = -1
 	if vars, wrap := horovod.GIDEnv(r.inv, r.gids); !wrap {
@@ -456,6 +486,58 @@ func (r *runner) nccl(ctx context.Context) (bench.Input, error) {
 		in.Verdicts = append(in.Verdicts, bench.Verdict{Check: bench.CheckNCCLErrors, Status: bench.StatusError,
 			Found: fmt.Sprintf("mpirun exited with status %d: %s", status, remote.OneLine(lastLines(outb.String(), 2)))})
 	}
+	return in, nil
+}
+
+// firstHosts is inv with its first n hosts only: the one-VM run of the
+// Horovod benchmark launches over it.
+func firstHosts(inv *inventory.Inventory, n int) *inventory.Inventory {
+	sub := *inv
+	sub.Hosts = inv.Hosts[:n]
+	return &sub
+}
+
+// horovodArgs is the mpirun line of the Horovod benchmark over the first n
+// workers (horovod.LaunchArgs with their GID indexes).
+func (r *runner) horovodArgs(n int) []string {
+	return horovod.LaunchArgs(firstHosts(r.inv, n), true, r.o.HorovodCmd, r.gids[:n])
+}
+
+// horovod runs the Horovod benchmark over every worker, then over the
+// first VM's alone, and judges the scaling efficiency between them;
+// ncclVs, the all_reduce_perf verdicts of this bench, may explain a
+// shortfall.
+func (r *runner) horovod(ctx context.Context, ncclVs []bench.Verdict) (bench.Input, error) {
+	n := len(r.inv.Hosts)
+	all, one := horovod.TotalSlots(r.inv), horovod.TotalSlots(firstHosts(r.inv, 1))
+	in := bench.Input{Name: fmt.Sprintf("Horovod benchmark (%d GPUs on %d hosts, then %d on %s alone)", all, n, one, r.inv.Hosts[0].Name), Kind: bench.KindTFCNN}
+	var runs [2]bench.HorovodRun
+	for k, hosts := range []int{n, 1} {
+		gpus := horovod.TotalSlots(firstHosts(r.inv, hosts))
+		name := "horovod-cluster.txt"
+		if hosts == 1 {
+			name = "horovod-one-vm.txt"
+		}
+		out, status, err := r.onFirst(ctx, fmt.Sprintf("Horovod benchmark on %d GPU(s) of %d VM(s)", gpus, hosts), name, r.horovodArgs(hosts))
+		if ctx.Err() != nil {
+			in.Error = "interrupted"
+			return in, ctx.Err()
+		}
+		run := bench.HorovodRun{GPUs: gpus, Hosts: hosts}
+		t, perr := bench.ParseTFCNN(out)
+		switch {
+		case err != nil:
+			run.Err = err.Error()
+		case perr != nil:
+			run.Err = fmt.Sprintf("mpirun exited with status %d and printed no tf_cnn_benchmarks output: %s", status, remote.OneLine(lastLines(string(out), 3)))
+		case status != 0 && len(t.Totals) == 0 && len(t.Failures) == 0:
+			run.Err = fmt.Sprintf("mpirun exited with status %d before the total images/sec: %s", status, remote.OneLine(lastLines(string(out), 2)))
+		default:
+			run.Output = t
+		}
+		runs[k] = run
+	}
+	in.Verdicts = []bench.Verdict{bench.JudgeHorovod(runs[0], runs[1], ncclVs)}
 	return in, nil
 }
 

@@ -33,6 +33,11 @@ type BenchOptions struct {
 	// RDMA runs ib_write_bw pair by pair (bench.Rounds); NCCL runs
 	// all_reduce_perf over every worker.
 	RDMA, NCCL bool
+	// Horovod runs the guide's benchmark (tf_cnn_benchmarks under Horovod)
+	// over every worker and on the first VM alone: the scaling efficiency.
+	// HorovodCmd is each rank's command (nil: the VGG16 benchmark).
+	Horovod    bool
+	HorovodCmd []string
 	// PerftestSeconds is each pair's duration (0: 5 s); NCCLTest the
 	// all_reduce_perf command (nil: benchrun.NCCLTest, 8 B to 4 GiB).
 	PerftestSeconds int
@@ -58,7 +63,8 @@ func (e *BenchNotReady) Unwrap() error { return ErrBenchNotReady }
 // Bench measures the cluster through the workers: ib_write_bw between
 // the hosts, every host once as client and once as server, in rounds of
 // disjoint pairs (bench.Rounds: 2 rounds for an even count, 3 for odd),
-// and all_reduce_perf launched with the cluster's mpirun line; it reads
+// all_reduce_perf launched with the cluster's mpirun line and, with
+// o.Horovod, the Horovod benchmark on the cluster and on one VM; it reads
 // every host's GID table first and uses each host's RoCE v2 GID index. It
 // returns the judged document (rdggen.bench/v1). The error is a
 // *BenchNotReady when nothing could run, or ctx's when interrupted (every
@@ -71,7 +77,7 @@ func Bench(ctx context.Context, inv *inventory.Inventory, o BenchOptions) (*benc
 	bo := benchrun.Options{
 		Dial:  func(ctx context.Context, h *inventory.Host) (*remote.SSHConn, error) { return ssh.Dial(ctx, h) },
 		Hosts: hosts.engine(r), Parallel: o.parallel(), Expect: o.Expect, RDMA: o.RDMA, NCCL: o.NCCL,
-		PerftestSeconds: o.PerftestSeconds, NCCLTest: o.NCCLTest, Save: o.Save, DryRun: o.DryRun,
+		Horovod: o.Horovod, HorovodCmd: o.HorovodCmd, PerftestSeconds: o.PerftestSeconds, NCCLTest: o.NCCLTest, Save: o.Save, DryRun: o.DryRun,
 		Out: r.track.Writer(), Track: r.track,
 	}
 	if o.Switch != nil {

@@ -50,6 +50,7 @@ const (
 // file that is none of the formats.
 var ErrNotRecognized = errors.New("not a perftest report (no 'BW Test' title, '#bytes … BW average' table or perftest error), " +
 	"nccl-tests output (no 'size count type … busbw' table, '# nThread … minBytes' header or result rows) " +
+	"tf_cnn_benchmarks output (no 'images/sec: … +/-' rows, no 'total images/sec:' line) " +
 	"or NCCL log (no 'NCCL INFO' or 'NCCL WARN' lines, no 'via NET/…' channels)")
 
 // Detect says what data is. A nccl-tests table wins over the NCCL log
@@ -61,6 +62,9 @@ func Detect(data []byte) Kind {
 	}
 	if _, err := ParsePerftest(data); err == nil {
 		return KindPerftest
+	}
+	if _, err := ParseTFCNN(data); err == nil {
+		return KindTFCNN
 	}
 	if l := ParseNCCLLog(data); !l.Empty() {
 		return KindNCCLLog

@@ -134,6 +134,19 @@ var fixtures = map[string]fixture{
 		[]string{CheckNCCLErrors}, []Status{StatusError},
 		[]string{"Call to ibv_create_cq failed with error Cannot allocate memory", "on msm-h200-2", "memlock"},
 		[]string{LayerContainerRDMA}},
+
+	"tfcnn-466-resnet101-1gpu.txt": {KindTFCNN,
+		[]string{CheckHorovodScaling}, []Status{StatusTooShort},
+		[]string{"204.75 images/sec", "needs the same benchmark on one VM", "--only horovod"}, nil},
+	"tfcnn-693-resnet50-4gpu-interleaved.txt": {KindTFCNN,
+		[]string{CheckHorovodScaling}, []Status{StatusTooShort},
+		[]string{"608.38 images/sec"}, nil},
+	"tfcnn-ava65-resnet50-spaces.txt": {KindTFCNN,
+		[]string{CheckHorovodScaling}, []Status{StatusTooShort},
+		[]string{"133.81 images/sec"}, nil},
+	"tfcnn-benchmarks232-cut-before-total.txt": {KindTFCNN,
+		[]string{CheckHorovodScaling}, []Status{StatusTooShort},
+		[]string{"alexnet, no total images/sec (last step 80): the run did not end"}, nil},
 }
 
 // TestJudgeFixtures judges every real output in testdata: its kind, each

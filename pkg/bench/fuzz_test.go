@@ -3,6 +3,7 @@ package bench
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -130,5 +131,28 @@ func FuzzJudge(f *testing.F) {
 			t.Fatalf("kind %s err %v", k, err)
 		}
 		checkVerdicts(t, vs)
+	})
+}
+
+// FuzzParseTFCNN: never panics; the totals and the step rate are finite and
+// non-negative, the throughput is one of the totals; the verdicts, alone and
+// against a one-VM run, are well formed.
+func FuzzParseTFCNN(f *testing.F) {
+	seed(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := ParseTFCNN(data)
+		if err != nil {
+			return
+		}
+		for _, v := range append([]float64{r.StepRate, r.BatchPerDevice}, r.Totals...) {
+			if !finite(v) || v < 0 {
+				t.Fatalf("value %g in %+v", v, r)
+			}
+		}
+		if v, ok := r.ImagesPerSec(); ok && !slices.Contains(r.Totals, v) {
+			t.Fatalf("images/sec %g not among the totals %v", v, r.Totals)
+		}
+		one := HorovodRun{Output: r, GPUs: 1, Hosts: 1}
+		checkVerdicts(t, []Verdict{JudgeTFCNN(r), JudgeHorovod(HorovodRun{Output: r, GPUs: 8, Hosts: 4}, one, nil)})
 	})
 }

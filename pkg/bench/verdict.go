@@ -297,6 +297,13 @@ func Judge(data []byte, e Expect) (Kind, []Verdict, error) {
 	if r, err := ParsePerftest(data); err == nil {
 		return KindPerftest, JudgePerftest(r, e), nil
 	}
+	if r, err := ParseTFCNN(data); err == nil {
+		vs := []Verdict{JudgeTFCNN(r)}
+		if l := ParseNCCLLog(data); !l.Empty() {
+			vs = append(vs, JudgeNCCLLog(l, e)...)
+		}
+		return KindTFCNN, vs, nil
+	}
 	if l := ParseNCCLLog(data); !l.Empty() {
 		vs := JudgeNCCLLog(l, e)
 		if len(vs) == 0 {

@@ -9,8 +9,9 @@ import (
 	"testing"
 )
 
-// BenchFiles are the worker image's stand-ins for ib_write_bw and
-// all_reduce_perf (the replay command, built here, static) and the real
+// BenchFiles are the worker image's stand-ins for ib_write_bw,
+// all_reduce_perf and python (for tf_cnn_benchmarks; the replay command,
+// built here, static) and the real
 // recorded outputs they print, each with the .source file that names its
 // public origin: fixtures (file names in pkg/bench/testdata) are put in
 // /usr/share/rdgtest/fixtures, perftest and nccl become
@@ -28,7 +29,7 @@ func BenchFiles(t testing.TB, perftest, nccl string, fixtures ...string) []Image
 	if err != nil {
 		t.Fatal(err)
 	}
-	files := []ImageFile{{"/usr/local/bin/ib_write_bw", 0o755, prog}, {"/usr/local/bin/all_reduce_perf", 0o755, prog}}
+	files := []ImageFile{{"/usr/local/bin/ib_write_bw", 0o755, prog}, {"/usr/local/bin/all_reduce_perf", 0o755, prog}, {"/usr/local/bin/python", 0o755, prog}}
 	testdata := filepath.Join(moduleRoot(t), "pkg", "bench", "testdata")
 	read := func(name string) []byte {
 		b, err := os.ReadFile(filepath.Join(testdata, name))

@@ -1,5 +1,6 @@
-// Command replay stands in for perftest's ib_write_bw and nccl-tests'
-// all_reduce_perf in the namespace tests' worker image, where no RDMA
+// Command replay stands in for perftest's ib_write_bw, nccl-tests'
+// all_reduce_perf and python running tf_cnn_benchmarks (the Horovod
+// benchmark) in the namespace tests' worker image, where no RDMA
 // device or GPU exists: it behaves as the real programs do towards their
 // caller (the server listens on its port and waits for its client, the
 // client connects to it and fails when it cannot, only MPI rank 0 of
@@ -10,7 +11,9 @@
 // Recorded outputs are in /usr/share/rdgtest (each with a .source file
 // naming where it was published): ib_write_bw prints perftest.txt with the
 // "Device" and "GID index" its command line gives, as perftest does;
-// all_reduce_perf prints nccl.txt. Every run appends what it was asked to
+// all_reduce_perf prints nccl.txt; python with a tf_cnn_benchmarks.py
+// argument prints, in every rank as the real one does, tfcnn-N.txt for a job
+// of N ranks (OMPI_COMM_WORLD_SIZE), else tfcnn.txt. Every run appends what it was asked to
 // /tmp/rdgtest-replay.log. When /tmp/rdgtest-hang exists, a client and
 // all_reduce_perf wait 10 minutes first (for interrupt tests).
 package main
@@ -35,6 +38,8 @@ func main() {
 		os.Exit(perftest(os.Args[1:]))
 	case "all_reduce_perf":
 		os.Exit(ncclTests())
+	case "python":
+		os.Exit(tfCNN(os.Args[1:]))
 	}
 	fmt.Fprintf(os.Stderr, "replay: unknown program %s\n", os.Args[0])
 	os.Exit(2)
@@ -123,4 +128,21 @@ func ncclTests() int {
 	}
 	os.Stdout.Write(out)
 	return 0
+}
+
+// tfCNN prints the recorded tf_cnn_benchmarks output for the job's size.
+func tfCNN(args []string) int {
+	if len(args) == 0 || !strings.HasSuffix(args[0], "tf_cnn_benchmarks.py") {
+		fmt.Fprintf(os.Stderr, "replay: python stands in for tf_cnn_benchmarks.py only, not %q\n", args)
+		return 2
+	}
+	hang()
+	for _, name := range []string{"tfcnn-" + os.Getenv("OMPI_COMM_WORLD_SIZE") + ".txt", "tfcnn.txt"} {
+		if out, err := os.ReadFile(filepath.Join(dir, name)); err == nil {
+			os.Stdout.Write(out)
+			return 0
+		}
+	}
+	fmt.Fprintf(os.Stderr, "python: can't open file '%s': [Errno 2] No such file or directory\n", args[0])
+	return 2
 }

@@ -1,0 +1,139 @@
+package bench
+
+import (
+	"fmt"
+	"strings"
+)
+
+// CheckHorovodScaling is the guide's Horovod benchmark (tf_cnn_benchmarks
+// under Horovod) on the whole cluster against the same benchmark on one VM:
+// the scaling efficiency.
+const CheckHorovodScaling = "horovod-scaling"
+
+// LayerTraining is the training job itself (its input pipeline, CPU threads
+// per rank, batch size), where the time goes when the network passes.
+const LayerTraining = "training job"
+
+// HorovodScalingPass is the scaling efficiency a cluster run passes at, as
+// a fraction: images/sec per GPU on the whole cluster at least 80 % of one
+// VM's. It lies between what Horovod's maintainers measured for VGG-16 on 16
+// GPUs over TCP (12.5× of one GPU, 78 %) and over RDMA (13.8×, 86 %)
+// (horovod/horovod#5), above the 68 % of VGG-16 on 512 GPUs over 25 Gb/s
+// RoCE that Horovod's README publishes: a cluster below it scales no better
+// than TCP would.
+const HorovodScalingPass = 0.8
+
+// HorovodRun is one tf_cnn_benchmarks run under Horovod and the GPUs (ranks)
+// it ran on.
+type HorovodRun struct {
+	Output *TFCNN
+	GPUs   int
+	// Hosts is how many VMs it spanned.
+	Hosts int
+	// Err is why the run gave no output, e.g. "mpirun exited with status 1".
+	Err string
+}
+
+// perGPU is the run's images/sec per GPU; ok is false without a total.
+func (r HorovodRun) perGPU() (float64, bool) {
+	v, ok := r.Output.ImagesPerSec()
+	if !ok || r.GPUs <= 0 {
+		return 0, false
+	}
+	return v / float64(r.GPUs), true
+}
+
+func (r HorovodRun) describe() string {
+	v, _ := r.Output.ImagesPerSec()
+	return fmt.Sprintf("%s images/sec on %d GPU(s) of %d VM(s) (%s per GPU)", trimFloat(v), r.GPUs, r.Hosts, trimFloat(v/float64(r.GPUs)))
+}
+
+// JudgeHorovod judges the cluster run against the one-VM run: scaling
+// efficiency = (cluster images/sec ÷ its GPUs) ÷ (one VM's ÷ its GPUs),
+// passing at HorovodScalingPass. A run without a total images/sec line is
+// too short to judge (it did not end), a run with a Python error or none
+// at all is an error. ncclVs are the NCCL verdicts of the same bench (may
+// be nil): a failed one is named as the likely cause of a shortfall.
+func JudgeHorovod(all, one HorovodRun, ncclVs []Verdict) Verdict {
+	v := Verdict{Check: CheckHorovodScaling, Subject: fmt.Sprintf("%d GPUs vs %d on one VM", all.GPUs, one.GPUs)}
+	for _, r := range []struct {
+		name string
+		run  HorovodRun
+	}{{"the cluster run", all}, {"the one-VM run", one}} {
+		switch {
+		case r.run.Err != "":
+			v.Status, v.Found = StatusError, r.name+": "+r.run.Err
+			return v
+		case r.run.Output == nil:
+			v.Status, v.Found = StatusError, r.name+": no tf_cnn_benchmarks output"
+			return v
+		case len(r.run.Output.Failures) > 0:
+			v.Status, v.Found = StatusError, r.name+" failed: "+strings.Join(r.run.Output.Failures, "; ")
+			return v
+		}
+		switch g, ok := r.run.perGPU(); {
+		case !ok:
+			v.Status = StatusTooShort
+			v.Found = fmt.Sprintf("%s printed no total images/sec (last step %d): it did not run to its end", r.name, r.run.Output.Steps)
+			return v
+		case g <= 0:
+			v.Status, v.Found = StatusError, r.name+" printed a total of 0 images/sec"
+			return v
+		}
+	}
+	a, _ := all.perGPU()
+	o, _ := one.perGPU()
+	eff := a / o
+	v.Measured = &Measure{Value: round2(eff * 100), Unit: "%", At: "images/sec per GPU, cluster ÷ one VM"}
+	v.PassLine = &PassLine{Value: HorovodScalingPass * 100, Unit: "%",
+		Rule:   "images/sec per GPU on the cluster at least 80 % of one VM's",
+		Source: "horovod/horovod#5 (VGG-16 on 16 GPUs: 78 % over TCP, 86 % over RDMA); Horovod README (68 % on 512 GPUs over 25 Gb/s RoCE)"}
+	v.Found = fmt.Sprintf("scaling efficiency %s %%: %s; one VM %s", trimFloat(eff*100), all.describe(), one.describe())
+	if m := all.Output.Model; m != "" {
+		v.Found = m + ": " + v.Found
+	}
+	v.Expected = fmt.Sprintf("at least %g %%", HorovodScalingPass*100)
+	if eff >= HorovodScalingPass {
+		v.Status = StatusPass
+		return v
+	}
+	v.Status = StatusFail
+	for _, n := range ncclVs {
+		if n.Status == StatusFail || n.Status == StatusError {
+			v.Causes = append(v.Causes, Cause{Layer: LayerFabric,
+				Finding: fmt.Sprintf("the NCCL benchmark of the same bench did not pass (%s: %s)", n.Check, n.Status),
+				Fix:     "fix what its verdict names first: the gradients cross the same path"})
+			return v
+		}
+	}
+	training := Cause{Layer: LayerTraining,
+		Finding: "the NCCL benchmark of the same bench passed, so the time goes elsewhere: the input pipeline, the CPU threads per rank, or a batch too small for the GPUs",
+		Fix:     "try a larger --batch_size, and synthetic data (no --data_dir) to take the input pipeline out"}
+	if len(ncclVs) == 0 {
+		v.Causes = append(v.Causes, Cause{Layer: LayerFabric,
+			Finding: "no NCCL benchmark ran beside it, so the fabric is not cleared",
+			Fix:     "run rdggen bench --horovod (every part): all_reduce_perf's busbw and NCCL's log say whether RDMA and GPUDirect RDMA carry the gradients"})
+		training.Finding = "or the job itself: the input pipeline, the CPU threads per rank, or a batch too small for the GPUs"
+	}
+	v.Causes = append(v.Causes, training)
+	return v
+}
+
+// JudgeTFCNN judges one tf_cnn_benchmarks output on its own (bench --judge):
+// its throughput has no pass line without the same benchmark on one VM, so
+// the verdict is too short to judge, and says what the output holds; a run
+// that failed or did not end says that instead.
+func JudgeTFCNN(r *TFCNN) Verdict {
+	v := Verdict{Check: CheckHorovodScaling}
+	switch _, ok := r.ImagesPerSec(); {
+	case len(r.Failures) > 0:
+		v.Status, v.Found = StatusError, "tf_cnn_benchmarks failed: "+strings.Join(r.Failures, "; ")
+	case !ok:
+		v.Status = StatusTooShort
+		v.Found = r.String() + ": the run did not end"
+	default:
+		v.Status = StatusTooShort
+		v.Found = r.String() + "; the scaling efficiency needs the same benchmark on one VM beside it (rdggen bench -f cluster.yaml --only horovod runs both and judges them)"
+	}
+	return v
+}
