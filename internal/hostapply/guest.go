@@ -230,7 +230,7 @@ func checkGuest(inv *inventory.Inventory, h *inventory.Host, g guestState, pm pe
 				"set the GPU's BAR1 to its full size (a data-center GPU exposes BAR1 ≥ its memory; GPUDirect RDMA maps GPU memory through BAR1)")
 		case x.BAR1MB > exp:
 			fail(CheckBAR1, x.BDF, found, expected+": the MMIO window is sized for the smaller one",
-				fmt.Sprintf("set gpus[%d].bar1_gb: %d in the inventory (pciPassthru.64bitMMIOSizeGB becomes %d), then rdggen apply --target esxi", min(i, len(h.GPUs)-1), x.BAR1MB>>10, needs))
+				fmt.Sprintf("set gpus[%d].bar1_gb: %d in the inventory (pciPassthru.64bitMMIOSizeGB becomes %d), then rdggen apply --target esxi", min(i, len(h.GPUs)-1), bar1GB(x.BAR1MB), needs))
 		default:
 			pass(CheckBAR1, x.BDF, found)
 		}
@@ -317,19 +317,31 @@ func mmioNeeded(h *inventory.Host, seen []guestGPU) int {
 	largest := map[string]int{} // model → GB
 	for i, x := range seen {
 		if i < len(gpus) {
-			largest[gpus[i].Model] = max(largest[gpus[i].Model], x.BAR1MB>>10)
+			largest[gpus[i].Model] = max(largest[gpus[i].Model], bar1GB(x.BAR1MB))
 		}
 	}
 	for i := range gpus {
 		gb := largest[gpus[i].Model]
 		if i < len(seen) && seen[i].BAR1MB > 0 {
-			gb = seen[i].BAR1MB >> 10
+			gb = bar1GB(seen[i].BAR1MB)
 		}
 		if gb > vmx.GPUBAR1(gpus[i]).MB>>10 {
 			gpus[i].BAR1GB = gb
 		}
 	}
 	return vmx.MMIOSizeGB(gpus)
+}
+
+// bar1GB is a BAR1 of mb MiB as the inventory's bar1_gb takes it: whole
+// GB, a power of two (validation's rule), rounded up: 1 for a BAR1 below
+// 1 GiB. PCI BARs are powers of two, so a BAR1 of 1 GiB or more stays
+// exact.
+func bar1GB(mb int) int {
+	gb := 1
+	for gb<<10 < mb {
+		gb <<= 1
+	}
+	return gb
 }
 
 // dockerRuntimes lists Docker's runtimes: `docker info`'s (r, when read)

@@ -29,3 +29,13 @@ func TestNotReadySummary(t *testing.T) {
 		}
 	}
 }
+
+// TestBAR1GB: the bar1_gb a guest's BAR1 is suggested as passes
+// validation (a power of two, at least 1 GB).
+func TestBAR1GB(t *testing.T) {
+	for mb, want := range map[int]int{256: 1, 1024: 1, 1025: 2, 16384: 16, 32768: 32, 49152: 64, 65536: 64} {
+		if got := bar1GB(mb); got != want {
+			t.Errorf("bar1GB(%d MiB) = %d GB, want %d", mb, got, want)
+		}
+	}
+}
