@@ -80,7 +80,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	fs := newFlagSet("bench", usageBench, stdout, stderr)
 	file := fs.StringP("file", "f", "", "inventory `FILE` (required to run; --judge defaults to the embedded reference cluster)")
 	judge := fs.Bool("judge", false, "judge the saved outputs named as arguments instead of running the benchmarks")
-	link := fs.Float64("link-gbps", 0, "data link speed per NIC, `Gb/s` (default: the inventory's nic.speed_gbps, 100)")
+	link := fs.Float64("link-gbps", 0, "data link speed per NIC, `Gb/s`, 1 to 1600 (default: the inventory's nic.speed_gbps, 100)")
 	nics := fs.Int("nics-per-node", 1, "data NICs per node NCCL uses, `N` (the busbw pass line scales with it)")
 	evidence := fs.String("evidence", "", "`FILE` of 'rdggen check -o json' whose results explain the shortfalls")
 	gid := fs.Int("gid-index", -1, "--judge: the RoCE v2 GID `INDEX` of the host the files come from, compared with theirs (default: not compared)")
@@ -108,8 +108,9 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	if *output != "text" && *output != "json" {
 		problems = append(problems, fmt.Errorf("--output %q: want text or json", quote.Line(*output)))
 	}
-	if fs.Changed("link-gbps") && (*link <= 0 || *link > 100000) {
-		problems = append(problems, fmt.Errorf("--link-gbps %g: want a speed above 0 Gb/s, e.g. 100", *link))
+	if fs.Changed("link-gbps") && !(*link >= bench.MinLinkGbps && *link <= bench.MaxLinkGbps) { // NaN fails both
+		problems = append(problems, fmt.Errorf("--link-gbps %g: want %d to %d Gb/s (the data link speed of one NIC), e.g. 100",
+			*link, bench.MinLinkGbps, bench.MaxLinkGbps))
 	}
 	if *gid < -1 || *gid > 255 {
 		problems = append(problems, fmt.Errorf("--gid-index %d: want 0 to 255 (a GID table index)", *gid))

@@ -93,7 +93,7 @@ func TestBenchExit(t *testing.T) {
 		{[]string{"bench", "--judge"}, "needs at least one FILE"},
 		{[]string{"bench", "--judge", "/nonexistent/run.log"}, "/nonexistent/run.log: no such file or directory"},
 		{[]string{"bench", "--judge", "-o", "yaml", pass[0]}, `--output "yaml": want text or json`},
-		{[]string{"bench", "--judge", "--link-gbps", "0", pass[0]}, "--link-gbps 0: want a speed above 0 Gb/s"},
+		{[]string{"bench", "--judge", "--link-gbps", "0", pass[0]}, "--link-gbps 0: want 1 to 1600 Gb/s (the data link speed of one NIC), e.g. 100"},
 		{[]string{"bench", "--judge", "--nics-per-node", "0", pass[0]}, "--nics-per-node 0: want 1 to 64"},
 		{[]string{"bench", "--judge", "--evidence", pass[0], pass[0]}, "not a JSON document of rdggen check -o json"},
 		{[]string{"bench", "--judge", "-", "-"}, "'-' (stdin) given twice"},
@@ -207,5 +207,22 @@ func TestREADMEBenchSample(t *testing.T) {
 	code, stdout, stderr := rdggen(t, strings.Fields(strings.TrimPrefix(cmd, "$ rdggen "))...)
 	if code != exitInvalid || stdout+stderr != want {
 		t.Errorf("exit %d; README shows:\n%s\nthe tool prints:\n%s%s", code, want, stdout, stderr)
+	}
+}
+
+// TestBenchLinkGbpsRange: --link-gbps outside 1 to 1600 Gb/s, NaN or Inf
+// is a usage error that states the range.
+func TestBenchLinkGbpsRange(t *testing.T) {
+	f := fixtureDir + "nccltests-deepops-roce-2x100g.txt"
+	for _, v := range []string{"NaN", "nan", "Inf", "+Inf", "-Inf", "-1", "0", "0.5", "1601", "1e300"} {
+		code, _, stderr := rdggen(t, "bench", "--judge", "--link-gbps", v, f)
+		if code != exitUsage || !strings.Contains(stderr, "rdggen: --link-gbps ") || !strings.Contains(stderr, ": want 1 to 1600 Gb/s (the data link speed of one NIC)") {
+			t.Errorf("--link-gbps %s: exit %d\n%s", v, code, stderr)
+		}
+	}
+	for _, v := range []string{"1", "25", "1600"} {
+		if code, _, stderr := rdggen(t, "bench", "--judge", "--link-gbps", v, f); code == exitUsage {
+			t.Errorf("--link-gbps %s refused:\n%s", v, stderr)
+		}
 	}
 }
