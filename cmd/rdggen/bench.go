@@ -71,9 +71,9 @@ Examples:
 
 Exit status: 0 every verdict passed, 1 a verdict failed, could not be
 judged or errored (or the inventory is invalid), 2 usage error (also: a FILE
-that cannot be read, missing credentials or known_hosts), 3 the bench could
-not run (a host without a usable RoCE v2 GID, an unreachable VM) or was
-interrupted.
+that cannot be read or is larger than 64 MiB, --link-gbps outside 1 to 1600,
+missing credentials or known_hosts), 3 the bench could not run (a host
+without a usable RoCE v2 GID, an unreachable VM) or was interrupted.
 `
 
 func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
@@ -166,13 +166,14 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 				return exitUsage
 			}
 			stdinUsed = true
-			in := console.In
-			if in == nil {
-				in = os.Stdin
+		}
+		b, err = readJudgeInput(name)
+		if errors.Is(err, errJudgeInputTooLarge) {
+			display := name
+			if name == "-" {
+				display = "(stdin)"
 			}
-			b, err = io.ReadAll(in)
-		} else {
-			b, err = os.ReadFile(name)
+			err = fmt.Errorf("%s: %w", quote.Line(display), err)
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "rdggen: bench: %s\n", quote.Line(err.Error()))
@@ -219,6 +220,49 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		return exitOK
 	}
 	return exitInvalid
+}
+
+// maxJudgeInput is the most bytes `bench --judge` reads of one FILE (or of
+// stdin): 64 MiB. That holds the NCCL_DEBUG=INFO output of a sweep over
+// some 4,000 ranks (about 15 KB per rank at INIT,NET,ENV); a larger input
+// is not one benchmark's output but a training job's whole log, /dev/zero
+// or a core file; and judging holds about four times its input in memory
+// (250 MB for 64 MiB).
+const maxJudgeInput = 64 << 20
+
+var errJudgeInputTooLarge = fmt.Errorf("more than %d MiB, the most bench --judge reads of one input; judge the benchmark's own output (or cut the job's log to it)", maxJudgeInput>>20)
+
+// readJudgeInput reads name ("-": stdin) whole, or fails with
+// errJudgeInputTooLarge after maxJudgeInput + 1 bytes.
+func readJudgeInput(name string) ([]byte, error) {
+	var r io.Reader
+	if name == "-" {
+		r = console.In
+		if r == nil {
+			r = os.Stdin
+		}
+	} else {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > maxJudgeInput {
+			return nil, errJudgeInputTooLarge
+		}
+		r = f
+	}
+	b, err := io.ReadAll(io.LimitReader(r, maxJudgeInput+1))
+	if err != nil {
+		if name != "-" {
+			return nil, err // *PathError names the file
+		}
+		return nil, fmt.Errorf("(stdin): %w", err)
+	}
+	if len(b) > maxJudgeInput {
+		return nil, errJudgeInputTooLarge
+	}
+	return b, nil
 }
 
 // benchTally counts verdicts by status for bench's last line.

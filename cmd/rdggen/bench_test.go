@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -225,4 +226,37 @@ func TestBenchLinkGbpsRange(t *testing.T) {
 			t.Errorf("--link-gbps %s refused:\n%s", v, stderr)
 		}
 	}
+}
+
+// TestBenchJudgeInputLimit: --judge reads at most bench's input limit of a
+// file or stdin; /dev/zero is refused in bounded memory, naming the file
+// and the limit.
+func TestBenchJudgeInputLimit(t *testing.T) {
+	code, _, stderr := rdggen(t, "bench", "--judge", "/dev/zero")
+	if code != exitUsage || !strings.Contains(stderr, "rdggen: bench: /dev/zero: more than 64 MiB") {
+		t.Errorf("/dev/zero: exit %d\n%s", code, stderr)
+	}
+	big := filepath.Join(t.TempDir(), "big.log")
+	if err := os.WriteFile(big, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(big, 64<<20+1); err != nil { // sparse: no disk used
+		t.Fatal(err)
+	}
+	if code, _, stderr := rdggen(t, "bench", "--judge", big); code != exitUsage || !strings.Contains(stderr, "big.log: more than 64 MiB") {
+		t.Errorf("64 MiB + 1: exit %d\n%s", code, stderr)
+	}
+	saved := console
+	console = consoleInfo{In: io.LimitReader(zeros{}, 1<<40)}
+	t.Cleanup(func() { console = saved })
+	if code, _, stderr := rdggen(t, "bench", "--judge", "-"); code != exitUsage || !strings.Contains(stderr, "(stdin): more than 64 MiB") {
+		t.Errorf("stdin: exit %d\n%s", code, stderr)
+	}
+}
+
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
 }
