@@ -37,8 +37,8 @@ func TestBenchJudgeGolden(t *testing.T) {
 	golden.Check(t, "../../testdata/golden/cli/bench/judge.txt", []byte(strings.ReplaceAll(got, fixtureDir, "")))
 }
 
-// TestBenchJudgeJSON: the rdggen.bench/v1 document of a passing, a failing
-// and a too-short input.
+// TestBenchJudgeJSON: the rdggen.bench/v1 document of a passing input, two
+// too short to judge and one with a failed verdict.
 func TestBenchJudgeJSON(t *testing.T) {
 	files := []string{fixtureDir + "nccltests-deepops-roce-2x100g.txt", fixtureDir + "nccllog-4921-no-gdrdma.txt",
 		fixtureDir + "nccltests-119-tail-below-1g.txt", fixtureDir + "perftest-deepops-roce-gbits.txt"}
@@ -51,7 +51,8 @@ func TestBenchJudgeJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	if doc.Schema != bench.SchemaBench || doc.OK || len(doc.Inputs) != 4 || doc.Expect.LinkGbps != 100 || doc.Expect.MTU != 1024 ||
-		doc.Inputs[0].Verdicts[0].PassLine.Value != 10.8 || doc.Inputs[1].Verdicts[1].Causes[0].Layer != bench.LayerGPUDirect {
+		doc.Inputs[0].Verdicts[0].PassLine.Value != 10.8 || doc.Inputs[1].Verdicts[1].Status != bench.StatusTooShort ||
+		doc.Inputs[1].Verdicts[1].Causes[0].Layer != bench.LayerBenchmark || doc.Inputs[3].Verdicts[1].Status != bench.StatusFail {
 		t.Errorf("%+v", doc)
 	}
 	if !strings.Contains(stderr, "nccllog-4921-no-gdrdma.txt: NCCL log\n  transport: passed") {
@@ -259,4 +260,41 @@ type zeros struct{}
 func (zeros) Read(p []byte) (int, error) {
 	clear(p)
 	return len(p), nil
+}
+
+// TestREADMEBenchLiveSample: the live run's sample in the README is what
+// its replayed log (NVIDIA/nccl#1537) is judged to be, "…" standing for
+// the rest of a line; the live test (root) replays it for real.
+func TestREADMEBenchLiveSample(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(readme), "```\nall_reduce_perf (3 ranks on 3 hosts):\n")
+	if !ok || !strings.Contains(string(readme), "(the recorded log of NVIDIA/nccl#1537, replayed by\nthe test's workers)") {
+		t.Fatal("README has no live bench sample of nccllog-1537")
+	}
+	block, _, _ = strings.Cut(block, "```")
+	want := strings.Split(strings.TrimSuffix(block, "\n"), "\n")
+	want = want[:len(want)-1] // the live run's summary line
+	_, stdout, _ := rdggen(t, "bench", "--judge", fixtureDir+"nccllog-1537-gdr-disabled-hca.txt")
+	got := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")[1:]
+	if len(got) != len(want) {
+		t.Fatalf("README shows %d verdict lines, --judge prints %d:\n%s", len(want), len(got), stdout)
+	}
+	for i := range want {
+		ok := true
+		rest := got[i]
+		for j, part := range strings.Split(want[i], " …") {
+			k := strings.Index(rest, part)
+			if k < 0 || j == 0 && k != 0 {
+				ok = false
+				break
+			}
+			rest = rest[k+len(part):]
+		}
+		if !ok || (!strings.HasSuffix(want[i], "…") && rest != "") {
+			t.Errorf("line %d: README %q, --judge %q", i+1, want[i], got[i])
+		}
+	}
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/rdggen/rdggen/pkg/readiness"
 )
 
 // JudgeNCCLTests judges a nccl-tests run against e: CheckBusBW, the busbw
@@ -283,13 +285,16 @@ func judgeGDR(l *NCCLLog, e Expect, ranks []NCCLRank) (Verdict, bool) {
 			net = append(net, c)
 		}
 	}
+	var undecided *Verdict // channels that cannot tell; the summaries below may
 	if len(net) > 0 {
 		// Per holder: the receive channels are the proof. On GPUs before
 		// Ampere NCCL sends with GPUDirect RDMA (GDR reads) only between
 		// NVLink-connected GPUs or with NCCL_NET_GDR_READ=1
 		// (src/graph/paths.cc), so on V100 PCIe hosts working GDR shows as
 		// "[receive] via NET/IB/0/GDRDMA" next to "[send] via NET/IB/0".
-		// Without receive lines, every channel counts.
+		// A holder without receive lines is on when its channels use
+		// /GDRDMA, off when some do and others not (it can send with GDR),
+		// and unknown when none does: its sends alone prove nothing.
 		type tally struct{ recv, recvGDR, all, allGDR int }
 		per := map[string]*tally{}
 		var order []string
@@ -312,54 +317,124 @@ func judgeGDR(l *NCCLLog, e Expect, ranks []NCCLRank) (Verdict, bool) {
 				}
 			}
 		}
-		var on, off []string
-		sendOnly := true
+		var on, off, unknown []string
+		sendOnly, offByRecv := true, true
 		for _, k := range order {
 			x := per[k]
-			ok := x.allGDR == x.all
 			if x.recv > 0 {
-				ok = x.recvGDR == x.recv
 				sendOnly = false
 			}
-			if ok {
+			switch {
+			case x.recv > 0 && x.recvGDR == x.recv, x.recv == 0 && x.allGDR == x.all:
 				on = append(on, k)
-			} else {
+			case x.recv > 0:
 				off = append(off, k)
+			case x.allGDR > 0:
+				off = append(off, k)
+				offByRecv = false
+			default:
+				unknown = append(unknown, k)
 			}
 		}
-		var example Channel
-		nOff := 0
+		var example, unknownExample Channel
+		nOff, nUnknown := 0, 0
 		for _, c := range net {
-			if !c.GDR && slices.Contains(off, who(c)) && (per[who(c)].recv == 0 || c.Dir == "receive") {
+			switch k := who(c); {
+			case !c.GDR && slices.Contains(off, k) && (per[k].recv == 0 || c.Dir == "receive"):
 				if nOff == 0 {
 					example = c
 				}
 				nOff++
+			case slices.Contains(unknown, k):
+				if nUnknown == 0 {
+					unknownExample = c
+				}
+				nUnknown++
 			}
 		}
 		what := "inter-node channel(s)"
-		if !sendOnly {
+		if offByRecv && !sendOnly {
 			what = "inter-node receive channel(s)"
 		}
+		var cannotTell string
+		if len(unknown) > 0 {
+			cannotTell = fmt.Sprintf("%d inter-node channel(s) of %s, none via /GDRDMA and none a [receive] line, e.g. %q",
+				nUnknown, strings.Join(unknown, ", "), channelText(unknownExample))
+		}
 		switch {
-		case len(off) == 0:
+		case len(off) == 0 && len(unknown) == 0:
 			v.Status = StatusPass
 			v.Found = fmt.Sprintf("GPUDirect RDMA on every %s (%d channel(s) via NET/…/GDRDMA, %s)", strings.TrimSuffix(what, "(s)"), countGDR(net), strings.Join(order, ", "))
+			return v, true
+		case len(off) == 0:
+			u := v
+			u.Status = StatusTooShort
+			u.Found = cannotTell + ": before Ampere NCCL sends through host memory even when GPUDirect RDMA works (it lets the NIC read GPU memory only between NVLink-connected GPUs or with NCCL_NET_GDR_READ=1), so only [receive] lines show whether GPUDirect RDMA is used"
+			if len(on) > 0 {
+				u.Found = "GPUDirect RDMA on " + strings.Join(on, ", ") + "; " + u.Found
+			}
+			u.Causes = []Cause{{Layer: LayerBenchmark,
+				Finding: "the log shows only the sending side of those channels (one rank's log, or an excerpt)",
+				Fix:     "judge the NCCL_DEBUG=INFO log of every rank (NCCL_DEBUG_SUBSYS=INIT,NET prints each channel's [send] and [receive] line), or run `rdggen check` (hosts peermem, esxi p2p) and judge again with --evidence"}}
+			undecided = &u
 		case len(on) == 0:
 			v.Status = StatusFail
 			v.Found = fmt.Sprintf("%d %s without GPUDirect RDMA, e.g. %q", nOff, what, channelText(example))
-			if sendOnly {
-				v.Found += " (the log shows only send channels; before Ampere NCCL sends with GPUDirect RDMA only over NVLink or with NCCL_NET_GDR_READ=1, so the receive lines are the proof)"
+			if !offByRecv {
+				v.Found += " (some channels of the same rank use /GDRDMA, so it can send with GPUDirect RDMA)"
+			}
+			if cannotTell != "" {
+				v.Found += "; " + cannotTell
 			}
 			v.Causes = gdrCauses(l, e, nil, nil)
+			return v, true
 		default:
 			v.Status = StatusFail
 			v.Found = fmt.Sprintf("GPUDirect RDMA on %s but not on %s (%d %s without /GDRDMA, e.g. %q)",
 				strings.Join(on, ", "), strings.Join(off, ", "), nOff, what, channelText(example))
+			if cannotTell != "" {
+				v.Found += "; " + cannotTell
+			}
 			v.Causes = gdrCauses(l, e, on, off)
+			return v, true
 		}
+	}
+	if sv, ok := judgeGDRSummaries(l, e); ok {
+		return sv, true
+	}
+	if undecided == nil {
+		return v, false
+	}
+	if gdrEvidenceFailed(e) {
+		v.Status = StatusFail
+		v.Found, _, _ = strings.Cut(undecided.Found, ": before Ampere")
+		v.Found += ", which alone cannot tell; `rdggen check` found GPUDirect RDMA's prerequisites missing"
+		v.Causes = gdrCauses(l, e, nil, nil)
 		return v, true
 	}
+	return *undecided, true
+}
+
+// gdrEvidenceFailed reports whether e holds a failed `rdggen check` result
+// that GPUDirect RDMA needs (peer memory, P2P keys, NCCL_NET_GDR_LEVEL,
+// BAR1, EFI, NUMA).
+func gdrEvidenceFailed(e Expect) bool {
+	for _, c := range []struct{ target, check string }{
+		{readiness.TargetHosts, EvidencePeermem}, {readiness.TargetESXi, EvidenceP2P}, {readiness.TargetWorkers, EvidenceGDRLevel},
+		{readiness.TargetHosts, EvidenceBAR1}, {readiness.TargetHosts, EvidenceEFI}, {readiness.TargetESXi, EvidenceNUMA},
+	} {
+		if len(failedEvidence(e.Evidence, c.target, c.check)) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// judgeGDRSummaries judges GPUDirect RDMA from NCCL's summary lines when
+// the channels do not tell: "Connected all rings, use ring … GDR n", the
+// per-GPU decisions, and the per-HCA "GPU Direct RDMA Disabled" lines.
+func judgeGDRSummaries(l *NCCLLog, e Expect) (Verdict, bool) {
+	v := Verdict{Check: CheckGPUDirect, Expected: "every inter-node channel via NET/IB/<n>/GDRDMA"}
 	if rings := l.Rings; len(rings) > 0 && rings[0].GDR >= 0 {
 		off := 0
 		var hosts []string
