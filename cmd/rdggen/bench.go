@@ -51,12 +51,17 @@ offline instead, each FILE's kind detected ('-' reads stdin):
     BW average of the largest message size, and the header's MTU and link
     type against the inventory's (the GID index against --gid-index);
   - nccl-tests output (all_reduce_perf and the collectives with the same
-    table): a sweep that stops below 1 GiB, a table cut short or a run on
-    one host is too short to judge;
+    table): a sweep that stops below 1 GiB, a table cut short, a run on one
+    host, or a table whose largest sizes are unreadable or missing is too
+    short to judge; rows lost within the table are named in the verdict;
   - the NCCL_DEBUG=INFO log, in that output or alone: the transport and
-    whether the inter-node channels use GPUDirect RDMA.
-With --evidence, the results of 'rdggen check -o json' say which of the
-usual causes it is.
+    whether the inter-node channels use GPUDirect RDMA (a log with only
+    [send] lines without /GDRDMA is too short to tell).
+A FILE that holds several kinds (a nccl-tests table and an ib_write_bw run)
+is judged for each, and one with several nccl-tests runs saved one after
+the other run by run, each under its own heading. At most 64 MiB of a FILE
+is read. With --evidence, the results of 'rdggen check -o json' say which of
+the usual causes it is.
 
 With -o json the verdicts are one JSON document on stdout (schema
 rdggen.bench/v1, described in docs/json.md); the text goes to stderr.
@@ -155,31 +160,37 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		}
 		e.Evidence = ev
 	}
-	inputs := make([][]byte, fs.NArg())
+	// Each file is read and judged before anything is printed, so that a
+	// file that cannot be read is a usage error with no verdicts; only its
+	// verdicts are kept, not its bytes.
+	type judged struct {
+		display string
+		parts   []bench.Part
+		err     error
+	}
+	files := make([]judged, fs.NArg())
 	stdinUsed := false
 	for i, name := range fs.Args() {
-		var b []byte
-		var err error
+		display := name
 		if name == "-" {
 			if stdinUsed {
 				fmt.Fprintln(stderr, "rdggen: bench: '-' (stdin) given twice")
 				return exitUsage
 			}
 			stdinUsed = true
+			display = "(stdin)"
 		}
-		b, err = readJudgeInput(name)
-		if errors.Is(err, errJudgeInputTooLarge) {
-			display := name
-			if name == "-" {
-				display = "(stdin)"
-			}
-			err = fmt.Errorf("%s: %w", quote.Line(display), err)
-		}
+		display = quote.Line(display)
+		b, err := readJudgeInput(name)
 		if err != nil {
+			if errors.Is(err, errJudgeInputTooLarge) {
+				err = fmt.Errorf("%s: %w", display, err)
+			}
 			fmt.Fprintf(stderr, "rdggen: bench: %s\n", quote.Line(err.Error()))
 			return exitUsage
 		}
-		inputs[i] = b
+		parts, err := bench.JudgeParts(b, e)
+		files[i] = judged{display, parts, err}
 	}
 
 	text := stdout
@@ -188,22 +199,22 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	}
 	doc := bench.NewDocument(inv.Name, inv.File, e)
 	var tally benchTally
-	for i, name := range fs.Args() {
-		display := name
-		if name == "-" {
-			display = "(stdin)"
-		}
-		display = quote.Line(display)
-		kind, vs, err := bench.Judge(inputs[i], e)
-		in := bench.Input{Name: display, Kind: kind, Verdicts: vs}
-		if err != nil {
-			in.Error = err.Error()
+	for _, f := range files {
+		if f.err != nil {
+			in := bench.Input{Name: f.display, Kind: bench.KindUnknown, Error: f.err.Error()}
 			tally.unknown++
-			fmt.Fprintf(text, "%s: %s\n", display, in.Error)
-		} else {
-			tally.print(text, display+": "+kindText(kind), vs)
+			fmt.Fprintf(text, "%s: %s\n", f.display, in.Error)
+			doc.Add(in)
+			continue
 		}
-		doc.Add(in)
+		for _, p := range f.parts {
+			heading := f.display + ": " + kindText(p.Kind)
+			if p.Name != "" {
+				heading += ", " + p.Name
+			}
+			tally.print(text, heading, p.Verdicts)
+			doc.Add(bench.Input{Name: f.display, Kind: p.Kind, Part: p.Name, Verdicts: p.Verdicts})
+		}
 	}
 	if *output == "json" {
 		if err := doc.Encode(stdout); err != nil {
@@ -215,7 +226,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	if tally.unknown > 0 {
 		summary += fmt.Sprintf(", %d file(s) not recognized", tally.unknown)
 	}
-	fmt.Fprintf(stderr, "rdggen bench: %d file(s) at %g Gb/s × %d NIC(s) per node: %s\n", len(inputs), e.LinkGbps, e.NICsPerNode, summary)
+	fmt.Fprintf(stderr, "rdggen bench: %d file(s) at %g Gb/s × %d NIC(s) per node: %s\n", len(files), e.LinkGbps, e.NICsPerNode, summary)
 	if doc.OK {
 		return exitOK
 	}

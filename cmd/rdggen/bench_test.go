@@ -298,3 +298,45 @@ func TestREADMEBenchLiveSample(t *testing.T) {
 		}
 	}
 }
+
+// concat writes the fixtures one after the other into a file of dir.
+func concat(t *testing.T, name string, fixtures ...string) string {
+	t.Helper()
+	var b []byte
+	for _, f := range fixtures {
+		x, err := os.ReadFile(fixtureDir + f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b = append(b, x...)
+	}
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestBenchJudgeWholeFile: a file with a passing nccl-tests table and a
+// failed ib_write_bw run is judged for both and exits 1; two nccl-tests
+// runs saved into one file are judged run by run.
+func TestBenchJudgeWholeFile(t *testing.T) {
+	mixed := concat(t, "mixed.txt", "nccltests-deepops-roce-2x100g.txt", "perftest-126-cuda-mr-fail.txt")
+	code, stdout, stderr := rdggen(t, "bench", "--judge", mixed)
+	if code != exitInvalid || !strings.Contains(stdout, "mixed.txt: nccl-tests output\n  busbw: passed") ||
+		!strings.Contains(stdout, "mixed.txt: perftest report\n  rdma-bandwidth: ERROR: ib_write_bw failed: Couldn't allocate MR") ||
+		!strings.Contains(stderr, "1 file(s) at 100 Gb/s × 1 NIC(s) per node: 1 passed, 0 failed, 0 too short to judge, 1 error(s)") {
+		t.Errorf("mixed: exit %d\n%s%s", code, stdout, stderr)
+	}
+	runs := concat(t, "runs.txt", "nccltests-a3mega-newformat.txt", "nccltests-superbench-single-node.txt")
+	code, stdout, stderr = rdggen(t, "bench", "--judge", "-o", "json", runs)
+	var doc bench.Document
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if code != exitInvalid || doc.OK || len(doc.Inputs) != 2 || !strings.Contains(stdout, `"part": "run 1 of 2 (lines 1–64)"`) || !strings.Contains(stdout, `"part": "run 2 of 2 (lines 65–117)"`) ||
+		!strings.Contains(stderr, "runs.txt: nccl-tests output, run 1 of 2 (lines 1–64)\n  busbw: passed (338.82 GB/s") ||
+		!strings.Contains(stderr, "runs.txt: nccl-tests output, run 2 of 2 (lines 65–117)\n  busbw: TOO SHORT TO JUDGE: all 8 rank(s) ran on localhost") {
+		t.Errorf("two runs: exit %d %+v\n%s", code, doc.Inputs, stderr)
+	}
+}

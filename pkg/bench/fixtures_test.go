@@ -171,6 +171,9 @@ func TestJudgeFixtures(t *testing.T) {
 			if err != nil || kind != want.kind {
 				t.Fatalf("Judge: %s, %v; want %s", kind, err, want.kind)
 			}
+			if parts, err := JudgeParts(data, e); err != nil || len(parts) != 1 || parts[0].Name != "" {
+				t.Errorf("JudgeParts: %d parts, %v; want the one %s", len(parts), err, want.kind)
+			}
 			var checks []string
 			var status []Status
 			var layers []string

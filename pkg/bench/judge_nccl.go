@@ -32,6 +32,8 @@ func judgeBusBW(t *NCCLTests, e Expect, logVs []Verdict) Verdict {
 		Expected: fmt.Sprintf("≥ %s GB/s out-of-place busbw at the largest size (%s; %s)", trimFloat(pl.Value), pl.Rule, pl.Source)}
 	prog := orDefault(t.Program, "the test")
 	var got string
+	end := t.SweepEnd()
+	endMissing := t.endMissing()
 	if rows := t.Largest(); rows != nil {
 		low := rows[0]
 		for _, r := range rows[1:] {
@@ -48,11 +50,18 @@ func judgeBusBW(t *NCCLTests, e Expect, logVs []Verdict) Verdict {
 		if low.In.BusBW > 0 {
 			got += fmt.Sprintf(" (in-place %.2f)", low.In.BusBW)
 		}
+		notes := t.rowNotes()
 		if t.HasAvg {
+			over := plural(len(t.Rows), "size", "all %d sizes")
+			if notes != "" || t.Dropped > 0 || endMissing { // nccl-tests' mean is over rows not read here
+				over = "all sizes"
+			}
 			got += fmt.Sprintf("; '# Avg bus bandwidth' %s GB/s is the mean over %s and is not judged",
-				strconv.FormatFloat(t.AvgBusBW, 'g', 6, 64), plural(len(t.Rows), "size", "all %d sizes"))
+				strconv.FormatFloat(t.AvgBusBW, 'g', 6, 64), over)
 		}
+		got += notes
 	}
+	tailUnreadable := len(t.Unreadable) > 0 && len(t.Rows) > 0 && t.Unreadable[len(t.Unreadable)-1] > t.Rows[len(t.Rows)-1].Line
 	wrong, _ := t.Wrong()
 	hosts := t.Hosts()
 	switch {
@@ -100,6 +109,14 @@ func judgeBusBW(t *NCCLTests, e Expect, logVs []Verdict) Verdict {
 		if got != "" {
 			v.Found += "; last row: " + got
 		}
+	case tailUnreadable:
+		v.Status, v.Measured = StatusTooShort, nil
+		v.Found = fmt.Sprintf("the table's last row (line %d) is unreadable, so the largest size cannot be judged; last readable row: %s",
+			t.Unreadable[len(t.Unreadable)-1], got)
+	case endMissing:
+		v.Status, v.Measured = StatusTooShort, nil
+		v.Found = fmt.Sprintf("the rows stop at %s, but the sweep (minBytes %d, maxBytes %d, %s) runs to %s: the rows of the largest sizes are missing; last row: %s",
+			sizeText(t.LargestBytes()), t.MinBytes, t.MaxBytes, t.stepText(), sizeText(end), got)
 	case t.LargestBytes() < MinSweepBytes:
 		v.Status = StatusTooShort
 		v.Found = fmt.Sprintf("the sweep stops at %s, below %s where busbw reaches its plateau", sizeText(t.LargestBytes()), sizeText(MinSweepBytes))
@@ -583,4 +600,61 @@ func countGDR(cs []Channel) int {
 		}
 	}
 	return n
+}
+
+// rowNotes says what of the table was not judged: rows that do not parse,
+// sizes missing from the sweep, rows after the table's end; "" when
+// nothing was lost.
+func (t *NCCLTests) rowNotes() string {
+	var notes []string
+	if n := len(t.Unreadable); n > 0 {
+		notes = append(notes, fmt.Sprintf("%s skipped (%s)", count(n, "unreadable row", "unreadable rows"), lineList(t.Unreadable)))
+	}
+	if n, from, to := t.Missing(); n > 0 {
+		at := "between"
+		if n > 1 {
+			at = "the first between"
+		}
+		notes = append(notes, fmt.Sprintf("%s missing from the sweep (%s, %s %s and %s)",
+			count(n, "size", "sizes"), t.stepText(), at, sizeText(from), sizeText(to)))
+	}
+	if t.Ignored > 0 {
+		notes = append(notes, fmt.Sprintf("%s after the table's end not read (from line %d)", count(t.Ignored, "result row", "result rows"), t.IgnoredLine))
+	}
+	if len(notes) == 0 {
+		return ""
+	}
+	return "; " + strings.Join(notes, "; ")
+}
+
+// stepText is the sweep's step: "step × 2", "step + 1048576 B".
+func (t *NCCLTests) stepText() string {
+	if t.StepFactor > 1 {
+		return fmt.Sprintf("step × %d", t.StepFactor)
+	}
+	return fmt.Sprintf("step + %d B", t.StepBytes)
+}
+
+// count is "1 row" or "3 rows".
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// lineList is "line 49", "lines 49, 52", at most three then "…".
+func lineList(ls []int) string {
+	var s []string
+	for i, l := range ls {
+		if i == 3 {
+			s = append(s, "…")
+			break
+		}
+		s = append(s, strconv.Itoa(l))
+	}
+	if len(ls) == 1 {
+		return "line " + s[0]
+	}
+	return "lines " + strings.Join(s, ", ")
 }
