@@ -40,10 +40,11 @@ data link's speed (the inventory's nic.speed_gbps, 100 Gb/s by default):
     NVIDIA/nccl-tests#119), never "# Avg bus bandwidth", the mean over all
     sizes; and the log shows RDMA (not TCP sockets) with GPUDirect RDMA on
     the inter-node channels.
-Each verdict that is not a pass names its cause: the layer, what the output
-shows, and the fix. --dry-run reads the GID tables and prints what would run.
-Ctrl-C stops every process the bench started. --save DIR keeps the raw
-outputs, which --judge reads again.
+Each verdict that fails or errors names its cause: the layer, what the
+output shows, and the fix; one too short to judge says what the output
+lacks. --dry-run reads the GID tables and prints what would run. Ctrl-C
+stops every process the bench started. --save DIR keeps the raw outputs,
+which --judge reads again.
 
 With --judge, saved outputs made by hand or by another tool are judged
 offline instead, each FILE's kind detected ('-' reads stdin):

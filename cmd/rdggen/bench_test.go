@@ -340,3 +340,35 @@ func TestBenchJudgeWholeFile(t *testing.T) {
 		t.Errorf("two runs: exit %d %+v\n%s", code, doc.Inputs, stderr)
 	}
 }
+
+// TestREADMEBenchCauses: the README says which verdicts name a cause, and
+// every recorded output bears it out: each failed or errored verdict has
+// one, each too short to judge says why.
+func TestREADMEBenchCauses(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	flat := strings.Join(strings.Fields(string(readme)), " ")
+	if !strings.Contains(flat, "every verdict that fails or errors names its cause — the layer, what the evidence shows, and the fix — and one too short to judge says what the output lacks") {
+		t.Error("README does not state which verdicts name their cause")
+	}
+	code, stdout, _ := rdggen(t, append([]string{"bench", "--judge", "-o", "json", concat(t, "mixed.txt", "nccltests-deepops-roce-2x100g.txt", "perftest-126-cuda-mr-fail.txt")},
+		fixtureFiles(t)...)...)
+	var doc bench.Document
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil || code != exitInvalid {
+		t.Fatalf("exit %d: %v", code, err)
+	}
+	n := 0
+	for _, in := range doc.Inputs {
+		for _, v := range in.Verdicts {
+			n++
+			if (v.Status == bench.StatusFail || v.Status == bench.StatusError) && len(v.Causes) == 0 || v.Status == bench.StatusTooShort && v.Found == "" {
+				t.Errorf("%s: %s %s without a cause: %+v", in.Name, v.Check, v.Status, v)
+			}
+		}
+	}
+	if n < 40 {
+		t.Errorf("only %d verdicts", n)
+	}
+}

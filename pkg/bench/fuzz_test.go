@@ -35,6 +35,12 @@ func checkVerdicts(t *testing.T, vs []Verdict) {
 		if v.Status == StatusPass && len(v.Causes) > 0 {
 			t.Fatalf("a pass with causes: %+v", v)
 		}
+		if (v.Status == StatusFail || v.Status == StatusError) && len(v.Causes) == 0 {
+			t.Fatalf("a failure without a cause: %+v", v)
+		}
+		if v.Status == StatusTooShort && v.Found == "" {
+			t.Fatalf("too short without saying why: %+v", v)
+		}
 		_ = v.Line()
 	}
 	_ = Lines(vs)

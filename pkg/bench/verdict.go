@@ -97,8 +97,9 @@ type Verdict struct {
 	// Found says what the input showed, Expected what passes.
 	Found    string `json:"found,omitempty"`
 	Expected string `json:"expected,omitempty"`
-	// Causes explain a verdict that is not a pass, each with its layer
-	// and fix.
+	// Causes explain a verdict that fails or errors (at least one), or
+	// what would make one too short to judge judgeable; each with its
+	// layer and fix.
 	Causes []Cause `json:"causes,omitempty"`
 }
 

@@ -170,6 +170,27 @@ func TestJudgeNCCLTestsTwoRuns(t *testing.T) {
 	}
 }
 
+// TestVerdictsNameCauses: every verdict that fails or errors names a
+// cause, over every recorded output and the combinations above.
+func TestVerdictsNameCauses(t *testing.T) {
+	inputs := [][]byte{cat(t, "nccltests-deepops-roce-2x100g.txt", "perftest-126-cuda-mr-fail.txt"),
+		cat(t, "nccltests-a3mega-newformat.txt", "nccltests-superbench-single-node.txt")}
+	for name := range fixtures {
+		inputs = append(inputs, read(t, name))
+	}
+	for _, data := range inputs {
+		_, vs, _ := Judge(data, refExpect())
+		for _, v := range vs {
+			if (v.Status == StatusFail || v.Status == StatusError) && len(v.Causes) == 0 {
+				t.Errorf("no cause: %s", v.Line())
+			}
+			if v.Status == StatusTooShort && v.Found == "" {
+				t.Errorf("too short without saying why: %+v", v)
+			}
+		}
+	}
+}
+
 // TestParseNCCLTestsRuns: a run starts at its preamble after the previous
 // run's table, with the launch lines before it; preambles printed before
 // any row (processes starting at once) do not split; rows after the
