@@ -46,10 +46,11 @@ data link's speed (the inventory's nic.speed_gbps, 100 Gb/s by default):
     over every worker, then on the first VM alone. Pass: images/sec per GPU
     on the cluster at least 80 % of one VM's (Horovod's maintainers measured
     VGG-16 on 16 GPUs at 78 % over TCP and 86 % over RDMA, horovod#5).
-Each verdict that is not a pass names its cause: the layer, what the output
-shows, and the fix. --dry-run reads the GID tables and prints what would run.
-Ctrl-C stops every process the bench started. --save DIR keeps the raw
-outputs, which --judge reads again.
+Each verdict that fails or errors names its cause: the layer, what the
+output shows, and the fix; one too short to judge says what the output
+lacks. --dry-run reads the GID tables and prints what would run. Ctrl-C
+stops every process the bench started. --save DIR keeps the raw outputs,
+which --judge reads again.
 
 With --judge, saved outputs made by hand or by another tool are judged
 offline instead, each FILE's kind detected ('-' reads stdin):
@@ -57,12 +58,17 @@ offline instead, each FILE's kind detected ('-' reads stdin):
     BW average of the largest message size, and the header's MTU and link
     type against the inventory's (the GID index against --gid-index);
   - nccl-tests output (all_reduce_perf and the collectives with the same
-    table): a sweep that stops below 1 GiB, a table cut short or a run on
-    one host is too short to judge;
+    table): a sweep that stops below 1 GiB, a table cut short, a run on one
+    host, or a table whose largest sizes are unreadable or missing is too
+    short to judge; rows lost within the table are named in the verdict;
   - the NCCL_DEBUG=INFO log, in that output or alone: the transport and
-    whether the inter-node channels use GPUDirect RDMA.
-With --evidence, the results of 'rdggen check -o json' say which of the
-usual causes it is.
+    whether the inter-node channels use GPUDirect RDMA (a log with only
+    [send] lines without /GDRDMA is too short to tell).
+A FILE that holds several kinds (a nccl-tests table and an ib_write_bw run)
+is judged for each, and one with several nccl-tests runs saved one after
+the other run by run, each under its own heading. At most 64 MiB of a FILE
+is read. With --evidence, the results of 'rdggen check -o json' say which of
+the usual causes it is.
 
 With -o json the verdicts are one JSON document on stdout (schema
 rdggen.bench/v1, described in docs/json.md); the text goes to stderr.
@@ -78,17 +84,17 @@ Examples:
 
 Exit status: 0 every verdict passed, 1 a verdict failed, could not be
 judged or errored (or the inventory is invalid), 2 usage error (also: a FILE
-that cannot be read, missing credentials or known_hosts), 3 the bench could
-not run (a host without a usable RoCE v2 GID, an unreachable VM), measured
-nothing (no benchmark ran to its end, e.g. the workers are stopped) or was
-interrupted.
+that cannot be read or is larger than 64 MiB, --link-gbps outside 1 to 1600,
+missing credentials or known_hosts), 3 the bench could not run (a host
+without a usable RoCE v2 GID, an unreachable VM), measured nothing (no
+benchmark ran to its end, e.g. the workers are stopped) or was interrupted.
 `
 
 func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	fs := newFlagSet("bench", usageBench, stdout, stderr)
 	file := fs.StringP("file", "f", "", "inventory `FILE` (required to run; --judge defaults to the embedded reference cluster)")
 	judge := fs.Bool("judge", false, "judge the saved outputs named as arguments instead of running the benchmarks")
-	link := fs.Float64("link-gbps", 0, "data link speed per NIC, `Gb/s` (default: the inventory's nic.speed_gbps, 100)")
+	link := fs.Float64("link-gbps", 0, "data link speed per NIC, `Gb/s`, 1 to 1600 (default: the inventory's nic.speed_gbps, 100)")
 	nics := fs.Int("nics-per-node", 1, "data NICs per node NCCL uses, `N` (the busbw pass line scales with it)")
 	evidence := fs.String("evidence", "", "`FILE` of 'rdggen check -o json' whose results explain the shortfalls")
 	gid := fs.Int("gid-index", -1, "--judge: the RoCE v2 GID `INDEX` of the host the files come from, compared with theirs (default: not compared)")
@@ -119,8 +125,9 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	if *output != "text" && *output != "json" {
 		problems = append(problems, fmt.Errorf("--output %q: want text or json", quote.Line(*output)))
 	}
-	if fs.Changed("link-gbps") && (*link <= 0 || *link > 100000) {
-		problems = append(problems, fmt.Errorf("--link-gbps %g: want a speed above 0 Gb/s, e.g. 100", *link))
+	if fs.Changed("link-gbps") && !(*link >= bench.MinLinkGbps && *link <= bench.MaxLinkGbps) { // NaN fails both
+		problems = append(problems, fmt.Errorf("--link-gbps %g: want %d to %d Gb/s (the data link speed of one NIC), e.g. 100",
+			*link, bench.MinLinkGbps, bench.MaxLinkGbps))
 	}
 	if *gid < -1 || *gid > 255 {
 		problems = append(problems, fmt.Errorf("--gid-index %d: want 0 to 255 (a GID table index)", *gid))
@@ -166,30 +173,37 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		}
 		e.Evidence = ev
 	}
-	inputs := make([][]byte, fs.NArg())
+	// Each file is read and judged before anything is printed, so that a
+	// file that cannot be read is a usage error with no verdicts; only its
+	// verdicts are kept, not its bytes.
+	type judged struct {
+		display string
+		parts   []bench.Part
+		err     error
+	}
+	files := make([]judged, fs.NArg())
 	stdinUsed := false
 	for i, name := range fs.Args() {
-		var b []byte
-		var err error
+		display := name
 		if name == "-" {
 			if stdinUsed {
 				fmt.Fprintln(stderr, "rdggen: bench: '-' (stdin) given twice")
 				return exitUsage
 			}
 			stdinUsed = true
-			in := console.In
-			if in == nil {
-				in = os.Stdin
-			}
-			b, err = io.ReadAll(in)
-		} else {
-			b, err = os.ReadFile(name)
+			display = "(stdin)"
 		}
+		display = quote.Line(display)
+		b, err := readJudgeInput(name)
 		if err != nil {
+			if errors.Is(err, errJudgeInputTooLarge) {
+				err = fmt.Errorf("%s: %w", display, err)
+			}
 			fmt.Fprintf(stderr, "rdggen: bench: %s\n", quote.Line(err.Error()))
 			return exitUsage
 		}
-		inputs[i] = b
+		parts, err := bench.JudgeParts(b, e)
+		files[i] = judged{display, parts, err}
 	}
 
 	text := stdout
@@ -198,22 +212,22 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	}
 	doc := bench.NewDocument(inv.Name, inv.File, e)
 	var tally benchTally
-	for i, name := range fs.Args() {
-		display := name
-		if name == "-" {
-			display = "(stdin)"
-		}
-		display = quote.Line(display)
-		kind, vs, err := bench.Judge(inputs[i], e)
-		in := bench.Input{Name: display, Kind: kind, Verdicts: vs}
-		if err != nil {
-			in.Error = err.Error()
+	for _, f := range files {
+		if f.err != nil {
+			in := bench.Input{Name: f.display, Kind: bench.KindUnknown, Error: f.err.Error()}
 			tally.unknown++
-			fmt.Fprintf(text, "%s: %s\n", display, in.Error)
-		} else {
-			tally.print(text, display+": "+kindText(kind), vs)
+			fmt.Fprintf(text, "%s: %s\n", f.display, in.Error)
+			doc.Add(in)
+			continue
 		}
-		doc.Add(in)
+		for _, p := range f.parts {
+			heading := f.display + ": " + kindText(p.Kind)
+			if p.Name != "" {
+				heading += ", " + p.Name
+			}
+			tally.print(text, heading, p.Verdicts)
+			doc.Add(bench.Input{Name: f.display, Kind: p.Kind, Part: p.Name, Verdicts: p.Verdicts})
+		}
 	}
 	if *output == "json" {
 		if err := doc.Encode(stdout); err != nil {
@@ -225,11 +239,54 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	if tally.unknown > 0 {
 		summary += fmt.Sprintf(", %d file(s) not recognized", tally.unknown)
 	}
-	fmt.Fprintf(stderr, "rdggen bench: %d file(s) at %g Gb/s × %d NIC(s) per node: %s\n", len(inputs), e.LinkGbps, e.NICsPerNode, summary)
+	fmt.Fprintf(stderr, "rdggen bench: %d file(s) at %g Gb/s × %d NIC(s) per node: %s\n", len(files), e.LinkGbps, e.NICsPerNode, summary)
 	if doc.OK {
 		return exitOK
 	}
 	return exitInvalid
+}
+
+// maxJudgeInput is the most bytes `bench --judge` reads of one FILE (or of
+// stdin): 64 MiB. That holds the NCCL_DEBUG=INFO output of a sweep over
+// some 4,000 ranks (about 15 KB per rank at INIT,NET,ENV); a larger input
+// is not one benchmark's output but a training job's whole log, /dev/zero
+// or a core file; and judging holds about four times its input in memory
+// (250 MB for 64 MiB).
+const maxJudgeInput = 64 << 20
+
+var errJudgeInputTooLarge = fmt.Errorf("more than %d MiB, the most bench --judge reads of one input; judge the benchmark's own output (or cut the job's log to it)", maxJudgeInput>>20)
+
+// readJudgeInput reads name ("-": stdin) whole, or fails with
+// errJudgeInputTooLarge after maxJudgeInput + 1 bytes.
+func readJudgeInput(name string) ([]byte, error) {
+	var r io.Reader
+	if name == "-" {
+		r = console.In
+		if r == nil {
+			r = os.Stdin
+		}
+	} else {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > maxJudgeInput {
+			return nil, errJudgeInputTooLarge
+		}
+		r = f
+	}
+	b, err := io.ReadAll(io.LimitReader(r, maxJudgeInput+1))
+	if err != nil {
+		if name != "-" {
+			return nil, err // *PathError names the file
+		}
+		return nil, fmt.Errorf("(stdin): %w", err)
+	}
+	if len(b) > maxJudgeInput {
+		return nil, errJudgeInputTooLarge
+	}
+	return b, nil
 }
 
 // benchTally counts verdicts by status for bench's last line.

@@ -32,8 +32,8 @@ func rdggenBench(t *testing.T, c *netnstest.Cluster, ctx context.Context, extra 
 // between the worker containers. No RDMA device or GPU exists here, so the
 // workers' ib_write_bw and all_reduce_perf are netnstest's replay, which
 // behaves as the real programs towards their callers and prints real
-// recorded outputs (NVIDIA/deepops' 100 GbE RoCE runs; an NCCL log without
-// GPUDirect RDMA from apptainer/singularity#4921). What is tested is the
+// recorded outputs (NVIDIA/deepops' 100 GbE RoCE runs; an NCCL log with
+// GPUDirect RDMA disabled from NVIDIA/nccl#1537). What is tested is the
 // launching path: the GID tables read first (ns-02's RoCE v2 GID at index
 // 5), the pairs along the ring in 3 rounds of disjoint pairs with each host
 // once as client and once as server, each with its own GID index, servers
@@ -44,7 +44,7 @@ func TestBenchLive(t *testing.T) {
 	prog := netnstest.BuildMPIProgram(t)
 	c := netnstest.New(t, netnstest.Options{Hosts: 3, Docker: true, Image: testImage, DataMTU: 9000})
 	c.ImportImage(testImage, netnstest.WorkerImage(t, prog, netnstest.BenchFiles(t,
-		"perftest-deepops-roce-gbits.txt", "nccltests-deepops-roce-2x100g.txt", "nccllog-4921-no-gdrdma.txt",
+		"perftest-deepops-roce-gbits.txt", "nccltests-deepops-roce-2x100g.txt", "nccllog-1537-gdr-disabled-hca.txt",
 		"tfcnn-466-resnet101-1gpu.txt", "tfcnn-693-resnet50-4gpu-interleaved.txt", "tfcnn-ava65-resnet50-spaces.txt")...))
 	inv := c.Inventory
 	if code, _, _ := applyTo(t, c, "hosts"); code != exitOK {
@@ -138,7 +138,7 @@ func TestBenchLive(t *testing.T) {
 
 	// NCCL without GPUDirect RDMA: the verdict fails and names the layer.
 	for _, h := range c.Hosts {
-		if out, err := h.Docker("exec", horovod.WorkerName, "sh", "-c", "cat /usr/share/rdgtest/fixtures/nccllog-4921-no-gdrdma.txt >/usr/share/rdgtest/nccl.txt"); err != nil {
+		if out, err := h.Docker("exec", horovod.WorkerName, "sh", "-c", "cat /usr/share/rdgtest/fixtures/nccllog-1537-gdr-disabled-hca.txt >/usr/share/rdgtest/nccl.txt"); err != nil {
 			t.Fatalf("%v %s", err, out)
 		}
 	}

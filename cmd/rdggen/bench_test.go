@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,8 +37,8 @@ func TestBenchJudgeGolden(t *testing.T) {
 	golden.Check(t, "../../testdata/golden/cli/bench/judge.txt", []byte(strings.ReplaceAll(got, fixtureDir, "")))
 }
 
-// TestBenchJudgeJSON: the rdggen.bench/v1 document of a passing, a failing
-// and a too-short input.
+// TestBenchJudgeJSON: the rdggen.bench/v1 document of a passing input, two
+// too short to judge and one with a failed verdict.
 func TestBenchJudgeJSON(t *testing.T) {
 	files := []string{fixtureDir + "nccltests-deepops-roce-2x100g.txt", fixtureDir + "nccllog-4921-no-gdrdma.txt",
 		fixtureDir + "nccltests-119-tail-below-1g.txt", fixtureDir + "perftest-deepops-roce-gbits.txt"}
@@ -50,7 +51,8 @@ func TestBenchJudgeJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	if doc.Schema != bench.SchemaBench || doc.OK || len(doc.Inputs) != 4 || doc.Expect.LinkGbps != 100 || doc.Expect.MTU != 1024 ||
-		doc.Inputs[0].Verdicts[0].PassLine.Value != 10.8 || doc.Inputs[1].Verdicts[1].Causes[0].Layer != bench.LayerGPUDirect {
+		doc.Inputs[0].Verdicts[0].PassLine.Value != 10.8 || doc.Inputs[1].Verdicts[1].Status != bench.StatusTooShort ||
+		doc.Inputs[1].Verdicts[1].Causes[0].Layer != bench.LayerBenchmark || doc.Inputs[3].Verdicts[1].Status != bench.StatusFail {
 		t.Errorf("%+v", doc)
 	}
 	if !strings.Contains(stderr, "nccllog-4921-no-gdrdma.txt: NCCL log\n  transport: passed") {
@@ -97,7 +99,7 @@ func TestBenchExit(t *testing.T) {
 		{[]string{"bench", "--judge"}, "needs at least one FILE"},
 		{[]string{"bench", "--judge", "/nonexistent/run.log"}, "/nonexistent/run.log: no such file or directory"},
 		{[]string{"bench", "--judge", "-o", "yaml", pass[0]}, `--output "yaml": want text or json`},
-		{[]string{"bench", "--judge", "--link-gbps", "0", pass[0]}, "--link-gbps 0: want a speed above 0 Gb/s"},
+		{[]string{"bench", "--judge", "--link-gbps", "0", pass[0]}, "--link-gbps 0: want 1 to 1600 Gb/s (the data link speed of one NIC), e.g. 100"},
 		{[]string{"bench", "--judge", "--nics-per-node", "0", pass[0]}, "--nics-per-node 0: want 1 to 64"},
 		{[]string{"bench", "--judge", "--evidence", pass[0], pass[0]}, "not a JSON document of rdggen check -o json"},
 		{[]string{"bench", "--judge", "-", "-"}, "'-' (stdin) given twice"},
@@ -211,5 +213,166 @@ func TestREADMEBenchSample(t *testing.T) {
 	code, stdout, stderr := rdggen(t, strings.Fields(strings.TrimPrefix(cmd, "$ rdggen "))...)
 	if code != exitInvalid || stdout+stderr != want {
 		t.Errorf("exit %d; README shows:\n%s\nthe tool prints:\n%s%s", code, want, stdout, stderr)
+	}
+}
+
+// TestBenchLinkGbpsRange: --link-gbps outside 1 to 1600 Gb/s, NaN or Inf
+// is a usage error that states the range.
+func TestBenchLinkGbpsRange(t *testing.T) {
+	f := fixtureDir + "nccltests-deepops-roce-2x100g.txt"
+	for _, v := range []string{"NaN", "nan", "Inf", "+Inf", "-Inf", "-1", "0", "0.5", "1601", "1e300"} {
+		code, _, stderr := rdggen(t, "bench", "--judge", "--link-gbps", v, f)
+		if code != exitUsage || !strings.Contains(stderr, "rdggen: --link-gbps ") || !strings.Contains(stderr, ": want 1 to 1600 Gb/s (the data link speed of one NIC)") {
+			t.Errorf("--link-gbps %s: exit %d\n%s", v, code, stderr)
+		}
+	}
+	for _, v := range []string{"1", "25", "1600"} {
+		if code, _, stderr := rdggen(t, "bench", "--judge", "--link-gbps", v, f); code == exitUsage {
+			t.Errorf("--link-gbps %s refused:\n%s", v, stderr)
+		}
+	}
+}
+
+// TestBenchJudgeInputLimit: --judge reads at most bench's input limit of a
+// file or stdin; /dev/zero is refused in bounded memory, naming the file
+// and the limit.
+func TestBenchJudgeInputLimit(t *testing.T) {
+	code, _, stderr := rdggen(t, "bench", "--judge", "/dev/zero")
+	if code != exitUsage || !strings.Contains(stderr, "rdggen: bench: /dev/zero: more than 64 MiB") {
+		t.Errorf("/dev/zero: exit %d\n%s", code, stderr)
+	}
+	big := filepath.Join(t.TempDir(), "big.log")
+	if err := os.WriteFile(big, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(big, 64<<20+1); err != nil { // sparse: no disk used
+		t.Fatal(err)
+	}
+	if code, _, stderr := rdggen(t, "bench", "--judge", big); code != exitUsage || !strings.Contains(stderr, "big.log: more than 64 MiB") {
+		t.Errorf("64 MiB + 1: exit %d\n%s", code, stderr)
+	}
+	saved := console
+	console = consoleInfo{In: io.LimitReader(zeros{}, 1<<40)}
+	t.Cleanup(func() { console = saved })
+	if code, _, stderr := rdggen(t, "bench", "--judge", "-"); code != exitUsage || !strings.Contains(stderr, "(stdin): more than 64 MiB") {
+		t.Errorf("stdin: exit %d\n%s", code, stderr)
+	}
+}
+
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
+
+// TestREADMEBenchLiveSample: the live run's sample in the README is what
+// its replayed log (NVIDIA/nccl#1537) is judged to be, "…" standing for
+// the rest of a line; the live test (root) replays it for real.
+func TestREADMEBenchLiveSample(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(readme), "```\nall_reduce_perf (3 ranks on 3 hosts):\n")
+	if !ok || !strings.Contains(string(readme), "(the recorded log of NVIDIA/nccl#1537, replayed by\nthe test's workers)") {
+		t.Fatal("README has no live bench sample of nccllog-1537")
+	}
+	block, _, _ = strings.Cut(block, "```")
+	want := strings.Split(strings.TrimSuffix(block, "\n"), "\n")
+	want = want[:len(want)-1] // the live run's summary line
+	_, stdout, _ := rdggen(t, "bench", "--judge", fixtureDir+"nccllog-1537-gdr-disabled-hca.txt")
+	got := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")[1:]
+	if len(got) != len(want) {
+		t.Fatalf("README shows %d verdict lines, --judge prints %d:\n%s", len(want), len(got), stdout)
+	}
+	for i := range want {
+		ok := true
+		rest := got[i]
+		for j, part := range strings.Split(want[i], " …") {
+			k := strings.Index(rest, part)
+			if k < 0 || j == 0 && k != 0 {
+				ok = false
+				break
+			}
+			rest = rest[k+len(part):]
+		}
+		if !ok || (!strings.HasSuffix(want[i], "…") && rest != "") {
+			t.Errorf("line %d: README %q, --judge %q", i+1, want[i], got[i])
+		}
+	}
+}
+
+// concat writes the fixtures one after the other into a file of dir.
+func concat(t *testing.T, name string, fixtures ...string) string {
+	t.Helper()
+	var b []byte
+	for _, f := range fixtures {
+		x, err := os.ReadFile(fixtureDir + f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b = append(b, x...)
+	}
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestBenchJudgeWholeFile: a file with a passing nccl-tests table and a
+// failed ib_write_bw run is judged for both and exits 1; two nccl-tests
+// runs saved into one file are judged run by run.
+func TestBenchJudgeWholeFile(t *testing.T) {
+	mixed := concat(t, "mixed.txt", "nccltests-deepops-roce-2x100g.txt", "perftest-126-cuda-mr-fail.txt")
+	code, stdout, stderr := rdggen(t, "bench", "--judge", mixed)
+	if code != exitInvalid || !strings.Contains(stdout, "mixed.txt: nccl-tests output\n  busbw: passed") ||
+		!strings.Contains(stdout, "mixed.txt: perftest report\n  rdma-bandwidth: ERROR: ib_write_bw failed: Couldn't allocate MR") ||
+		!strings.Contains(stderr, "1 file(s) at 100 Gb/s × 1 NIC(s) per node: 1 passed, 0 failed, 0 too short to judge, 1 error(s)") {
+		t.Errorf("mixed: exit %d\n%s%s", code, stdout, stderr)
+	}
+	runs := concat(t, "runs.txt", "nccltests-a3mega-newformat.txt", "nccltests-superbench-single-node.txt")
+	code, stdout, stderr = rdggen(t, "bench", "--judge", "-o", "json", runs)
+	var doc bench.Document
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if code != exitInvalid || doc.OK || len(doc.Inputs) != 2 || !strings.Contains(stdout, `"part": "run 1 of 2 (lines 1–64)"`) || !strings.Contains(stdout, `"part": "run 2 of 2 (lines 65–117)"`) ||
+		!strings.Contains(stderr, "runs.txt: nccl-tests output, run 1 of 2 (lines 1–64)\n  busbw: passed (338.82 GB/s") ||
+		!strings.Contains(stderr, "runs.txt: nccl-tests output, run 2 of 2 (lines 65–117)\n  busbw: TOO SHORT TO JUDGE: all 8 rank(s) ran on localhost") {
+		t.Errorf("two runs: exit %d %+v\n%s", code, doc.Inputs, stderr)
+	}
+}
+
+// TestREADMEBenchCauses: the README says which verdicts name a cause, and
+// every recorded output bears it out: each failed or errored verdict has
+// one, each too short to judge says why.
+func TestREADMEBenchCauses(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	flat := strings.Join(strings.Fields(string(readme)), " ")
+	if !strings.Contains(flat, "every verdict that fails or errors names its cause — the layer, what the evidence shows, and the fix — and one too short to judge says what the output lacks") {
+		t.Error("README does not state which verdicts name their cause")
+	}
+	code, stdout, _ := rdggen(t, append([]string{"bench", "--judge", "-o", "json", concat(t, "mixed.txt", "nccltests-deepops-roce-2x100g.txt", "perftest-126-cuda-mr-fail.txt")},
+		fixtureFiles(t)...)...)
+	var doc bench.Document
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil || code != exitInvalid {
+		t.Fatalf("exit %d: %v", code, err)
+	}
+	n := 0
+	for _, in := range doc.Inputs {
+		for _, v := range in.Verdicts {
+			n++
+			if (v.Status == bench.StatusFail || v.Status == bench.StatusError) && len(v.Causes) == 0 || v.Status == bench.StatusTooShort && v.Found == "" {
+				t.Errorf("%s: %s %s without a cause: %+v", in.Name, v.Check, v.Status, v)
+			}
+		}
+	}
+	if n < 40 {
+		t.Errorf("only %d verdicts", n)
 	}
 }

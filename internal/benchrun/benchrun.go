@@ -484,7 +484,10 @@ func (r *runner) nccl(ctx context.Context) (bench.Input, error) {
 	in.Kind, in.Verdicts = kind, vs
 	if status != 0 {
 		in.Verdicts = append(in.Verdicts, bench.Verdict{Check: bench.CheckNCCLErrors, Status: bench.StatusError,
-			Found: fmt.Sprintf("mpirun exited with status %d: %s", status, remote.OneLine(lastLines(outb.String(), 2)))})
+			Found: fmt.Sprintf("mpirun exited with status %d: %s", status, remote.OneLine(lastLines(outb.String(), 2))),
+			Causes: []bench.Cause{{Layer: bench.LayerBenchmark,
+				Finding: "a rank of all_reduce_perf (or mpirun itself) failed after the output above",
+				Fix:     "read the whole output (--save DIR keeps it as all_reduce_perf.txt) for the failing rank's last lines"}}})
 	}
 	return in, nil
 }

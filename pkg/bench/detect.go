@@ -75,9 +75,16 @@ func Detect(data []byte) Kind {
 // reMPITag is Open MPI's --tag-output prefix, "[1,0]<stdout>:".
 var reMPITag = regexp.MustCompile(`^\[\d+,\d+\]<(?:stdout|stderr|stddiag)>:`)
 
+// maxLineBytes is the most of one line the parsers read: every line they
+// look for is far shorter (NCCL's longest, the ring order of a large
+// communicator, is not read), and the regular expressions take time in
+// proportion to a line's length, so a file of one huge line (a binary, a
+// file of NULs) is read in milliseconds rather than minutes.
+const maxLineBytes = 64 << 10
+
 // splitLines returns data's lines without line ends and without Open MPI's
 // --tag-output prefix, which launchers add to every line of a rank's
-// output.
+// output, each cut to maxLineBytes.
 func splitLines(data []byte) []string {
 	s := string(data)
 	ls := strings.Split(s, "\n")
@@ -85,6 +92,9 @@ func splitLines(data []byte) []string {
 		ls = ls[:len(ls)-1]
 	}
 	for i, l := range ls {
+		if len(l) > maxLineBytes {
+			l = l[:maxLineBytes]
+		}
 		l = strings.TrimSuffix(l, "\r")
 		if strings.HasPrefix(l, "[") {
 			if m := reMPITag.FindString(l); m != "" {

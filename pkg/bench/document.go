@@ -45,8 +45,13 @@ type Input struct {
 	// Name is the file as given, or the run's name ("ib_write_bw clx-mld-41
 	// → clx-mld-42").
 	Name string `json:"name"`
-	// Kind is what it was detected as.
+	// Kind is what it was detected as. A file that holds several kinds
+	// (or several nccl-tests runs) is one input per kind (per run), in the
+	// order of [JudgeParts], each with the file's Name.
 	Kind Kind `json:"kind"`
+	// Part tells the inputs of one file apart when it holds several runs
+	// of a kind: "run 2 of 3 (lines 118–240)"; absent otherwise.
+	Part string `json:"part,omitempty"`
 	// Error is why it could not be judged ("" otherwise); Verdicts is
 	// then empty.
 	Error    string    `json:"error,omitempty"`

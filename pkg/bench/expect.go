@@ -12,6 +12,17 @@ import (
 // Gb/s: ConnectX-5 VFs on a 100 GbE SN2700 port.
 const DefaultLinkGbps = 100
 
+// MinLinkGbps and MaxLinkGbps bound a link speed given by hand (`rdggen
+// bench --judge --link-gbps`), Gb/s: from 1, the slowest Ethernet rate an
+// inventory's nic.speed_gbps accepts, to 1600, the fastest Ethernet rate
+// defined (IEEE 802.3dj, 1.6 TbE; twice ConnectX-8's 800 GbE). Outside
+// them the pass lines mean nothing: a speed in Mb/s typed as Gb/s, 0 or
+// less, or NaN and ±Inf, which no measurement can be compared with.
+const (
+	MinLinkGbps = 1
+	MaxLinkGbps = 1600
+)
+
 // Expect is what the verdicts compare with. The zero value checks only
 // what needs no expectation; [ExpectFor] fills it from an inventory.
 type Expect struct {

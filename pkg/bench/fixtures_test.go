@@ -108,9 +108,9 @@ var fixtures = map[string]fixture{
 		[]string{LayerRDMAConfig, LayerRDMAConfig}},
 
 	"nccllog-4921-no-gdrdma.txt": {KindNCCLLog,
-		[]string{CheckTransport, CheckGPUDirect}, []Status{StatusPass, StatusFail},
-		[]string{`"7 -> 8 [send] via NET/IB/0"`, "nvidia_peermem", "pciPassthru.allowP2P", "no NCCL_NET_GDR_LEVEL setting"},
-		[]string{LayerGPUDirect}},
+		[]string{CheckTransport, CheckGPUDirect}, []Status{StatusPass, StatusTooShort},
+		[]string{`"7 -> 8 [send] via NET/IB/0"`, "of rank 7, none via /GDRDMA and none a [receive] line", "NCCL_NET_GDR_READ=1", "log of every rank"},
+		[]string{LayerBenchmark}},
 	"nccllog-897-gdr-asymmetric.txt": {KindNCCLLog,
 		[]string{CheckTransport, CheckGPUDirect}, []Status{StatusPass, StatusFail},
 		[]string{"GPUDirect RDMA on rank 9 but not on rank 2", "NVIDIA/nccl#897", "on rank 2: modprobe nvidia-peermem"},
@@ -184,6 +184,9 @@ func TestJudgeFixtures(t *testing.T) {
 			if err != nil || kind != want.kind {
 				t.Fatalf("Judge: %s, %v; want %s", kind, err, want.kind)
 			}
+			if parts, err := JudgeParts(data, e); err != nil || len(parts) != 1 || parts[0].Name != "" {
+				t.Errorf("JudgeParts: %d parts, %v; want the one %s", len(parts), err, want.kind)
+			}
 			var checks []string
 			var status []Status
 			var layers []string
@@ -193,7 +196,7 @@ func TestJudgeFixtures(t *testing.T) {
 				for _, c := range v.Causes {
 					layers = append(layers, c.Layer)
 				}
-				if v.Status != StatusPass && v.Status != StatusTooShort && len(v.Causes) == 0 && v.Check != CheckBusBW {
+				if v.Status != StatusPass && v.Status != StatusTooShort && len(v.Causes) == 0 {
 					t.Errorf("%s %s has no cause", v.Check, v.Status)
 				}
 			}

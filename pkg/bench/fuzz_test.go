@@ -36,6 +36,12 @@ func checkVerdicts(t *testing.T, vs []Verdict) {
 		if v.Status == StatusPass && len(v.Causes) > 0 {
 			t.Fatalf("a pass with causes: %+v", v)
 		}
+		if (v.Status == StatusFail || v.Status == StatusError) && len(v.Causes) == 0 {
+			t.Fatalf("a failure without a cause: %+v", v)
+		}
+		if v.Status == StatusTooShort && v.Found == "" {
+			t.Fatalf("too short without saying why: %+v", v)
+		}
 		_ = v.Line()
 	}
 	_ = Lines(vs)
@@ -87,10 +93,19 @@ func FuzzParseNCCLTests(f *testing.F) {
 				}
 			}
 		}
-		if nt.Log == nil || nt.OutOfBounds < -1 || nt.Dropped < 0 {
+		if nt.Log == nil || nt.OutOfBounds < -1 || nt.Dropped < 0 || nt.Run != 1 || nt.Runs < 1 || nt.FirstLine != 1 || nt.LastLine < 1 {
 			t.Fatalf("%+v", nt)
 		}
 		checkVerdicts(t, JudgeNCCLTests(nt, Expect{GIDIndex: -1}))
+		runs, err := ParseNCCLTestsRuns(data)
+		if err != nil || len(runs) != nt.Runs {
+			t.Fatalf("%d runs, %v; ParseNCCLTests says %d", len(runs), err, nt.Runs)
+		}
+		for i, r := range runs {
+			if r.Run != i+1 || r.FirstLine < 1 || r.LastLine < r.FirstLine || (i > 0 && r.FirstLine != runs[i-1].LastLine+1) {
+				t.Fatalf("run %d of %d: lines %d–%d", r.Run, r.Runs, r.FirstLine, r.LastLine)
+			}
+		}
 	})
 }
 
@@ -131,6 +146,17 @@ func FuzzJudge(f *testing.F) {
 			t.Fatalf("kind %s err %v", k, err)
 		}
 		checkVerdicts(t, vs)
+		parts, _ := JudgeParts(data, Expect{MTU: 4096, GIDIndex: 3})
+		n := 0
+		for _, p := range parts {
+			if len(p.Verdicts) == 0 {
+				t.Fatalf("a %s part without verdicts", p.Kind)
+			}
+			n += len(p.Verdicts)
+		}
+		if n != len(vs) {
+			t.Fatalf("%d verdicts in the parts, %d from Judge", n, len(vs))
+		}
 	})
 }
 

@@ -63,12 +63,15 @@ func JudgeHorovod(all, one HorovodRun, ncclVs []Verdict) Verdict {
 		switch {
 		case r.run.Err != "":
 			v.Status, v.Found = StatusError, r.name+": "+r.run.Err
+			v.Causes = []Cause{notRunCause}
 			return v
 		case r.run.Output == nil:
 			v.Status, v.Found = StatusError, r.name+": no tf_cnn_benchmarks output"
+			v.Causes = []Cause{notRunCause}
 			return v
 		case len(r.run.Output.Failures) > 0:
 			v.Status, v.Found = StatusError, r.name+" failed: "+strings.Join(r.run.Output.Failures, "; ")
+			v.Causes = []Cause{failedCause(r.run.Output)}
 			return v
 		}
 		switch g, ok := r.run.perGPU(); {
@@ -78,6 +81,8 @@ func JudgeHorovod(all, one HorovodRun, ncclVs []Verdict) Verdict {
 			return v
 		case g <= 0:
 			v.Status, v.Found = StatusError, r.name+" printed a total of 0 images/sec"
+			v.Causes = []Cause{{Layer: LayerBenchmark, Finding: "the benchmark processed no images",
+				Fix: "run it by hand in the worker (./run.sh launch) and read its log"}}
 			return v
 		}
 	}
@@ -128,6 +133,7 @@ func JudgeTFCNN(r *TFCNN) Verdict {
 	switch _, ok := r.ImagesPerSec(); {
 	case len(r.Failures) > 0:
 		v.Status, v.Found = StatusError, "tf_cnn_benchmarks failed: "+strings.Join(r.Failures, "; ")
+		v.Causes = []Cause{failedCause(r)}
 	case !ok:
 		v.Status = StatusTooShort
 		v.Found = r.String() + ": the run did not end"
@@ -136,4 +142,24 @@ func JudgeTFCNN(r *TFCNN) Verdict {
 		v.Found = r.String() + "; the scaling efficiency needs the same benchmark on one VM beside it (rdggen bench -f cluster.yaml --only horovod runs both and judges them)"
 	}
 	return v
+}
+
+// notRunCause explains a Horovod benchmark that printed nothing to judge.
+var notRunCause = Cause{Layer: LayerBenchmark,
+	Finding: "the launch failed before tf_cnn_benchmarks printed its results",
+	Fix:     "rdggen check --target workers says whether the workers are up and reach each other; --save keeps the whole output"}
+
+// failedCause explains a tf_cnn_benchmarks run that ended in a Python
+// error: out of GPU memory, or an image without the benchmark's TensorFlow 1
+// and Horovod.
+func failedCause(r *TFCNN) Cause {
+	c := Cause{Layer: LayerTraining, Finding: "tf_cnn_benchmarks stopped with " + r.Failures[0],
+		Fix: "tf_cnn_benchmarks is TensorFlow 1 code (tensorflow/benchmarks): the image needs a TensorFlow 1 build with Horovod, or --horovod-cmd names another benchmark"}
+	for _, f := range r.Failures {
+		if strings.Contains(f, "OOM") || strings.Contains(f, "ResourceExhausted") {
+			c.Finding = "tf_cnn_benchmarks ran out of GPU memory: " + f
+			c.Fix = "a smaller --batch_size in --horovod-cmd"
+		}
+	}
+	return c
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/rdggen/rdggen/pkg/readiness"
 )
 
 // JudgeNCCLTests judges a nccl-tests run against e: CheckBusBW, the busbw
@@ -30,6 +32,8 @@ func judgeBusBW(t *NCCLTests, e Expect, logVs []Verdict) Verdict {
 		Expected: fmt.Sprintf("≥ %s GB/s out-of-place busbw at the largest size (%s; %s)", trimFloat(pl.Value), pl.Rule, pl.Source)}
 	prog := orDefault(t.Program, "the test")
 	var got string
+	end := t.SweepEnd()
+	endMissing := t.endMissing()
 	if rows := t.Largest(); rows != nil {
 		low := rows[0]
 		for _, r := range rows[1:] {
@@ -46,11 +50,18 @@ func judgeBusBW(t *NCCLTests, e Expect, logVs []Verdict) Verdict {
 		if low.In.BusBW > 0 {
 			got += fmt.Sprintf(" (in-place %.2f)", low.In.BusBW)
 		}
+		notes := t.rowNotes()
 		if t.HasAvg {
+			over := plural(len(t.Rows), "size", "all %d sizes")
+			if notes != "" || t.Dropped > 0 || endMissing { // nccl-tests' mean is over rows not read here
+				over = "all sizes"
+			}
 			got += fmt.Sprintf("; '# Avg bus bandwidth' %s GB/s is the mean over %s and is not judged",
-				strconv.FormatFloat(t.AvgBusBW, 'g', 6, 64), plural(len(t.Rows), "size", "all %d sizes"))
+				strconv.FormatFloat(t.AvgBusBW, 'g', 6, 64), over)
 		}
+		got += notes
 	}
+	tailUnreadable := len(t.Unreadable) > 0 && len(t.Rows) > 0 && t.Unreadable[len(t.Unreadable)-1] > t.Rows[len(t.Rows)-1].Line
 	wrong, _ := t.Wrong()
 	hosts := t.Hosts()
 	switch {
@@ -98,6 +109,14 @@ func judgeBusBW(t *NCCLTests, e Expect, logVs []Verdict) Verdict {
 		if got != "" {
 			v.Found += "; last row: " + got
 		}
+	case tailUnreadable:
+		v.Status, v.Measured = StatusTooShort, nil
+		v.Found = fmt.Sprintf("the table's last row (line %d) is unreadable, so the largest size cannot be judged; last readable row: %s",
+			t.Unreadable[len(t.Unreadable)-1], got)
+	case endMissing:
+		v.Status, v.Measured = StatusTooShort, nil
+		v.Found = fmt.Sprintf("the rows stop at %s, but the sweep (minBytes %d, maxBytes %d, %s) runs to %s: the rows of the largest sizes are missing; last row: %s",
+			sizeText(t.LargestBytes()), t.MinBytes, t.MaxBytes, t.stepText(), sizeText(end), got)
 	case t.LargestBytes() < MinSweepBytes:
 		v.Status = StatusTooShort
 		v.Found = fmt.Sprintf("the sweep stops at %s, below %s where busbw reaches its plateau", sizeText(t.LargestBytes()), sizeText(MinSweepBytes))
@@ -283,13 +302,16 @@ func judgeGDR(l *NCCLLog, e Expect, ranks []NCCLRank) (Verdict, bool) {
 			net = append(net, c)
 		}
 	}
+	var undecided *Verdict // channels that cannot tell; the summaries below may
 	if len(net) > 0 {
 		// Per holder: the receive channels are the proof. On GPUs before
 		// Ampere NCCL sends with GPUDirect RDMA (GDR reads) only between
 		// NVLink-connected GPUs or with NCCL_NET_GDR_READ=1
 		// (src/graph/paths.cc), so on V100 PCIe hosts working GDR shows as
 		// "[receive] via NET/IB/0/GDRDMA" next to "[send] via NET/IB/0".
-		// Without receive lines, every channel counts.
+		// A holder without receive lines is on when its channels use
+		// /GDRDMA, off when some do and others not (it can send with GDR),
+		// and unknown when none does: its sends alone prove nothing.
 		type tally struct{ recv, recvGDR, all, allGDR int }
 		per := map[string]*tally{}
 		var order []string
@@ -312,54 +334,124 @@ func judgeGDR(l *NCCLLog, e Expect, ranks []NCCLRank) (Verdict, bool) {
 				}
 			}
 		}
-		var on, off []string
-		sendOnly := true
+		var on, off, unknown []string
+		sendOnly, offByRecv := true, true
 		for _, k := range order {
 			x := per[k]
-			ok := x.allGDR == x.all
 			if x.recv > 0 {
-				ok = x.recvGDR == x.recv
 				sendOnly = false
 			}
-			if ok {
+			switch {
+			case x.recv > 0 && x.recvGDR == x.recv, x.recv == 0 && x.allGDR == x.all:
 				on = append(on, k)
-			} else {
+			case x.recv > 0:
 				off = append(off, k)
+			case x.allGDR > 0:
+				off = append(off, k)
+				offByRecv = false
+			default:
+				unknown = append(unknown, k)
 			}
 		}
-		var example Channel
-		nOff := 0
+		var example, unknownExample Channel
+		nOff, nUnknown := 0, 0
 		for _, c := range net {
-			if !c.GDR && slices.Contains(off, who(c)) && (per[who(c)].recv == 0 || c.Dir == "receive") {
+			switch k := who(c); {
+			case !c.GDR && slices.Contains(off, k) && (per[k].recv == 0 || c.Dir == "receive"):
 				if nOff == 0 {
 					example = c
 				}
 				nOff++
+			case slices.Contains(unknown, k):
+				if nUnknown == 0 {
+					unknownExample = c
+				}
+				nUnknown++
 			}
 		}
 		what := "inter-node channel(s)"
-		if !sendOnly {
+		if offByRecv && !sendOnly {
 			what = "inter-node receive channel(s)"
 		}
+		var cannotTell string
+		if len(unknown) > 0 {
+			cannotTell = fmt.Sprintf("%d inter-node channel(s) of %s, none via /GDRDMA and none a [receive] line, e.g. %q",
+				nUnknown, strings.Join(unknown, ", "), channelText(unknownExample))
+		}
 		switch {
-		case len(off) == 0:
+		case len(off) == 0 && len(unknown) == 0:
 			v.Status = StatusPass
 			v.Found = fmt.Sprintf("GPUDirect RDMA on every %s (%d channel(s) via NET/…/GDRDMA, %s)", strings.TrimSuffix(what, "(s)"), countGDR(net), strings.Join(order, ", "))
+			return v, true
+		case len(off) == 0:
+			u := v
+			u.Status = StatusTooShort
+			u.Found = cannotTell + ": before Ampere NCCL sends through host memory even when GPUDirect RDMA works (it lets the NIC read GPU memory only between NVLink-connected GPUs or with NCCL_NET_GDR_READ=1), so only [receive] lines show whether GPUDirect RDMA is used"
+			if len(on) > 0 {
+				u.Found = "GPUDirect RDMA on " + strings.Join(on, ", ") + "; " + u.Found
+			}
+			u.Causes = []Cause{{Layer: LayerBenchmark,
+				Finding: "the log shows only the sending side of those channels (one rank's log, or an excerpt)",
+				Fix:     "judge the NCCL_DEBUG=INFO log of every rank (NCCL_DEBUG_SUBSYS=INIT,NET prints each channel's [send] and [receive] line), or run `rdggen check` (hosts peermem, esxi p2p) and judge again with --evidence"}}
+			undecided = &u
 		case len(on) == 0:
 			v.Status = StatusFail
 			v.Found = fmt.Sprintf("%d %s without GPUDirect RDMA, e.g. %q", nOff, what, channelText(example))
-			if sendOnly {
-				v.Found += " (the log shows only send channels; before Ampere NCCL sends with GPUDirect RDMA only over NVLink or with NCCL_NET_GDR_READ=1, so the receive lines are the proof)"
+			if !offByRecv {
+				v.Found += " (some channels of the same rank use /GDRDMA, so it can send with GPUDirect RDMA)"
+			}
+			if cannotTell != "" {
+				v.Found += "; " + cannotTell
 			}
 			v.Causes = gdrCauses(l, e, nil, nil)
+			return v, true
 		default:
 			v.Status = StatusFail
 			v.Found = fmt.Sprintf("GPUDirect RDMA on %s but not on %s (%d %s without /GDRDMA, e.g. %q)",
 				strings.Join(on, ", "), strings.Join(off, ", "), nOff, what, channelText(example))
+			if cannotTell != "" {
+				v.Found += "; " + cannotTell
+			}
 			v.Causes = gdrCauses(l, e, on, off)
+			return v, true
 		}
+	}
+	if sv, ok := judgeGDRSummaries(l, e); ok {
+		return sv, true
+	}
+	if undecided == nil {
+		return v, false
+	}
+	if gdrEvidenceFailed(e) {
+		v.Status = StatusFail
+		v.Found, _, _ = strings.Cut(undecided.Found, ": before Ampere")
+		v.Found += ", which alone cannot tell; `rdggen check` found GPUDirect RDMA's prerequisites missing"
+		v.Causes = gdrCauses(l, e, nil, nil)
 		return v, true
 	}
+	return *undecided, true
+}
+
+// gdrEvidenceFailed reports whether e holds a failed `rdggen check` result
+// that GPUDirect RDMA needs (peer memory, P2P keys, NCCL_NET_GDR_LEVEL,
+// BAR1, EFI, NUMA).
+func gdrEvidenceFailed(e Expect) bool {
+	for _, c := range []struct{ target, check string }{
+		{readiness.TargetHosts, EvidencePeermem}, {readiness.TargetESXi, EvidenceP2P}, {readiness.TargetWorkers, EvidenceGDRLevel},
+		{readiness.TargetHosts, EvidenceBAR1}, {readiness.TargetHosts, EvidenceEFI}, {readiness.TargetESXi, EvidenceNUMA},
+	} {
+		if len(failedEvidence(e.Evidence, c.target, c.check)) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// judgeGDRSummaries judges GPUDirect RDMA from NCCL's summary lines when
+// the channels do not tell: "Connected all rings, use ring … GDR n", the
+// per-GPU decisions, and the per-HCA "GPU Direct RDMA Disabled" lines.
+func judgeGDRSummaries(l *NCCLLog, e Expect) (Verdict, bool) {
+	v := Verdict{Check: CheckGPUDirect, Expected: "every inter-node channel via NET/IB/<n>/GDRDMA"}
 	if rings := l.Rings; len(rings) > 0 && rings[0].GDR >= 0 {
 		off := 0
 		var hosts []string
@@ -508,4 +600,61 @@ func countGDR(cs []Channel) int {
 		}
 	}
 	return n
+}
+
+// rowNotes says what of the table was not judged: rows that do not parse,
+// sizes missing from the sweep, rows after the table's end; "" when
+// nothing was lost.
+func (t *NCCLTests) rowNotes() string {
+	var notes []string
+	if n := len(t.Unreadable); n > 0 {
+		notes = append(notes, fmt.Sprintf("%s skipped (%s)", count(n, "unreadable row", "unreadable rows"), lineList(t.Unreadable)))
+	}
+	if n, from, to := t.Missing(); n > 0 {
+		at := "between"
+		if n > 1 {
+			at = "the first between"
+		}
+		notes = append(notes, fmt.Sprintf("%s missing from the sweep (%s, %s %s and %s)",
+			count(n, "size", "sizes"), t.stepText(), at, sizeText(from), sizeText(to)))
+	}
+	if t.Ignored > 0 {
+		notes = append(notes, fmt.Sprintf("%s after the table's end not read (from line %d)", count(t.Ignored, "result row", "result rows"), t.IgnoredLine))
+	}
+	if len(notes) == 0 {
+		return ""
+	}
+	return "; " + strings.Join(notes, "; ")
+}
+
+// stepText is the sweep's step: "step × 2", "step + 1048576 B".
+func (t *NCCLTests) stepText() string {
+	if t.StepFactor > 1 {
+		return fmt.Sprintf("step × %d", t.StepFactor)
+	}
+	return fmt.Sprintf("step + %d B", t.StepBytes)
+}
+
+// count is "1 row" or "3 rows".
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// lineList is "line 49", "lines 49, 52", at most three then "…".
+func lineList(ls []int) string {
+	var s []string
+	for i, l := range ls {
+		if i == 3 {
+			s = append(s, "…")
+			break
+		}
+		s = append(s, strconv.Itoa(l))
+	}
+	if len(ls) == 1 {
+		return "line " + s[0]
+	}
+	return "lines " + strings.Join(s, ", ")
 }

@@ -146,11 +146,16 @@ var (
 
 // ParseNCCLLog reads the NCCL log lines in data, ignoring everything else;
 // it never fails (see [NCCLLog.Empty]).
-func ParseNCCLLog(data []byte) *NCCLLog {
+func ParseNCCLLog(data []byte) *NCCLLog { return parseNCCLLogLines(splitLines(data), 0) }
+
+// parseNCCLLogLines is ParseNCCLLog of lines (from splitLines), the first
+// of which is line off+1 of the input.
+func parseNCCLLogLines(lines []string, off int) *NCCLLog {
 	l := &NCCLLog{}
 	seenHost := map[string]bool{}
 	var cmdEnv []EnvSetting
-	for i, raw := range splitLines(data) {
+	for i, raw := range lines {
+		i += off
 		line := strings.TrimSpace(raw)
 		if line == "" {
 			continue

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -46,8 +47,28 @@ type NCCLTests struct {
 	// prints when launched with mpirun (every process runs its own test).
 	Dropped int
 	// Tables counts the column headers; rows after a second header are
-	// not read.
+	// not read (see Ignored).
 	Tables int
+	// Unreadable are the lines of the table that begin with a size like a
+	// result row but do not parse as one (a row cut short, or broken by
+	// other output), 1-based, in order.
+	Unreadable []int
+	// Ignored counts result rows not read because they come after the
+	// table's footer or a second column header without a run of their own
+	// (no "# nThread …" line or header after the footer: see
+	// [ParseNCCLTestsRuns]); IgnoredLine is the first of them.
+	Ignored, IgnoredLine int
+	// StepFactor is the header's "step: N(factor)" (-f N), StepBytes its
+	// "step: N(bytes)" (-i N); 0 when absent.
+	StepFactor, StepBytes int64
+	// ReducedMaxBytes is the N of "Reducing maxBytes to N due to memory
+	// limitation", the largest size the sweep then runs to; 0 when absent.
+	ReducedMaxBytes int64
+	// Run is this run's number (1-based) among the Runs runs of the input
+	// (1 of 1 for most files); FirstLine and LastLine are the lines of the
+	// input it spans, 1-based.
+	Run, Runs           int
+	FirstLine, LastLine int
 	// OutOfBounds is "# Out of bounds values : N OK|FAILED"; -1 when
 	// absent.
 	OutOfBounds int64
@@ -129,7 +150,9 @@ var (
 	reNTFailure   = regexp.MustCompile(`Test (?:NCCL|CUDA) failure|: Test failure |got completion with error`)
 	reNTProgram   = regexp.MustCompile(`\b([a-z_]+_perf)\b`)
 	reNTType      = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
-	reNTReducing  = regexp.MustCompile(`Reducing maxBytes to \d+`)
+	reNTReducing  = regexp.MustCompile(`Reducing maxBytes to (\d+)`)
+	reNTStep      = regexp.MustCompile(`step:\s*(\d+)\((factor|bytes)\)`)
+	reNTSize      = regexp.MustCompile(`^\d+$`)
 )
 
 // columns maps a column header to token positions: row field i is header
@@ -227,18 +250,72 @@ func fallbackColumns(f []string) (columns, bool) {
 // [1,0]<stdout>: prefix), of lines whose leading '#' was lost in a paste,
 // and of output cut short (no footer; see Footer). It fails with an error
 // wrapping [ErrNotRecognized] when data has no column header, no "#
-// nThread … minBytes …" header, and fewer than two result rows.
+// nThread … minBytes …" header, and fewer than two result rows. When data
+// holds several runs one after the other, it returns the first (Runs says
+// how many there are; [ParseNCCLTestsRuns] reads them all).
 func ParseNCCLTests(data []byte) (*NCCLTests, error) {
-	t := &NCCLTests{Validation: -1, OutOfBounds: -1}
+	runs, err := ParseNCCLTestsRuns(data)
+	if err != nil {
+		return nil, err
+	}
+	return runs[0], nil
+}
+
+// ParseNCCLTestsRuns reads every run of a nccl-tests output saved from
+// several runs one after the other (a loop, or `>>` into one file), as
+// [ParseNCCLTests] reads one. A run starts at a "# nccl-tests version",
+// "# Collective test starting" or "# nThread … minBytes" line after a
+// previous run's rows or footer, or at a column header after a previous
+// run's footer; the text between the previous run's last line and that
+// line (a launch command, say) belongs to the new run. Each run has the
+// NCCL log printed within its lines. Runs interleaved line by line (every
+// process running its own test) are one run whose sizes go down
+// ([NCCLTests.Dropped]).
+func ParseNCCLTestsRuns(data []byte) ([]*NCCLTests, error) {
+	return parseNCCLTestsRuns(splitLines(data))
+}
+
+// parseNCCLTestsRuns is ParseNCCLTestsRuns of data's lines (splitLines).
+func parseNCCLTestsRuns(lines []string) ([]*NCCLTests, error) {
+	var runs []*NCCLTests
+	for start := 0; start == 0 || start < len(lines); {
+		t, ok, next := parseNCCLTestsLines(lines[start:], start)
+		if next < len(lines)-start {
+			t, ok, _ = parseNCCLTestsLines(lines[start:start+next], start)
+		}
+		if ok {
+			runs = append(runs, t)
+		}
+		start += max(next, 1)
+	}
+	if len(runs) == 0 {
+		return nil, fmt.Errorf("nccl-tests: %w", ErrNotRecognized)
+	}
+	for i, t := range runs {
+		t.Run, t.Runs = i+1, len(runs)
+	}
+	return runs, nil
+}
+
+// parseNCCLTestsLines reads one run from lines, the first of which is the
+// input's line off+1. ok is false when they are not nccl-tests output;
+// next is the index in lines where another run starts (len(lines) when
+// none does).
+func parseNCCLTestsLines(lines []string, off int) (t *NCCLTests, ok bool, next int) {
+	t = &NCCLTests{Validation: -1, OutOfBounds: -1, FirstLine: off + 1, LastLine: off + len(lines)}
 	var (
 		cols      columns
 		haveCols  bool
 		params    bool
 		stopRows  bool
 		rowsSeen  int
+		last      = -1                 // the index of the run's last line read as its own
 		lastBytes = map[string]int64{} // per type and reduction
 	)
-	for i, raw := range splitLines(data) {
+	next = len(lines)
+	recognized := func() bool { return t.Header || params || rowsSeen >= 2 }
+lines:
+	for i, raw := range lines {
 		l := strings.TrimSpace(raw)
 		if l == "" {
 			continue
@@ -248,9 +325,23 @@ func ParseNCCLTests(data []byte) (*NCCLTests, error) {
 			if reNTFailure.MatchString(l) {
 				t.Failures = append(t.Failures, clip(l, 200))
 			}
+			last = i
 			continue
 		}
 		body := strings.TrimSpace(strings.TrimLeft(l, "#"))
+		tok := strings.Fields(body)
+		if recognized() {
+			preamble := reNTVersion.MatchString(body) || reNTStarting.MatchString(body) || reNTParams.MatchString(body)
+			if (preamble && (rowsSeen > 0 || t.Footer)) || (t.Footer && isHeader(tok)) {
+				next = last + 1
+				break lines
+			}
+		}
+		prev := last
+		last = i
+		if body == "" { // nccl-tests' "#" between its blocks
+			continue
+		}
 		if m := reNTVersion.FindStringSubmatch(body); m != nil {
 			t.Version = m[1]
 			continue
@@ -278,6 +369,14 @@ func ParseNCCLTests(data []byte) (*NCCLTests, error) {
 			}
 			if m := reNTValid.FindStringSubmatch(body); m != nil {
 				t.Validation, _ = strconv.Atoi(m[1])
+			}
+			if m := reNTStep.FindStringSubmatch(body); m != nil {
+				n, _ := strconv.ParseInt(m[1], 10, 64)
+				if m[2] == "factor" {
+					t.StepFactor = n
+				} else {
+					t.StepBytes = n
+				}
 			}
 			continue
 		}
@@ -309,11 +408,11 @@ func ParseNCCLTests(data []byte) (*NCCLTests, error) {
 			t.Failures = append(t.Failures, clip(l, 200))
 			continue
 		}
-		if m := reNTReducing.FindString(body); m != "" {
+		if m := reNTReducing.FindStringSubmatch(body); m != nil {
 			t.Notes = append(t.Notes, clip(body, 200))
+			t.ReducedMaxBytes, _ = strconv.ParseInt(m[1], 10, 64)
 			continue
 		}
-		tok := strings.Fields(body)
 		if c, ok := headerColumns(tok); ok {
 			t.Tables++
 			if t.Tables == 1 {
@@ -337,9 +436,13 @@ func ParseNCCLTests(data []byte) (*NCCLTests, error) {
 			if row, ok := parseNCCLRow(f, rc); ok {
 				rowsSeen++
 				if stopRows {
+					if t.Ignored == 0 {
+						t.IgnoredLine = off + i + 1
+					}
+					t.Ignored++
 					continue
 				}
-				row.Line = i + 1
+				row.Line = off + i + 1
 				key := row.Type + " " + row.Redop
 				if last, ok := lastBytes[key]; ok && row.Bytes < last {
 					t.Dropped++
@@ -350,17 +453,29 @@ func ParseNCCLTests(data []byte) (*NCCLTests, error) {
 				continue
 			}
 		}
+		if (t.Header || rowsSeen > 0) && !stopRows && len(f) > 0 && reNTSize.MatchString(f[0]) && !strings.HasPrefix(l, "#") {
+			t.Unreadable = append(t.Unreadable, off+i+1)
+			continue
+		}
+		last = prev // not the run's own: it may be the next run's launch line
 		if t.Program == "" {
 			if m := reNTProgram.FindStringSubmatch(l); m != nil {
 				t.Program = m[1]
 			}
 		}
 	}
-	if !t.Header && !params && rowsSeen < 2 {
-		return nil, fmt.Errorf("nccl-tests: %w", ErrNotRecognized)
+	if !recognized() {
+		return nil, false, next
 	}
-	t.Log = ParseNCCLLog(data)
-	return t, nil
+	t.LastLine = off + next
+	t.Log = parseNCCLLogLines(lines[:next], off)
+	return t, true, next
+}
+
+// isHeader reports whether tok is a column header line's tokens.
+func isHeader(tok []string) bool {
+	_, ok := headerColumns(tok)
+	return ok
 }
 
 // parseNCCLRow reads one result row with the column positions c.
@@ -496,4 +611,83 @@ func (t *NCCLTests) Wrong() (int64, bool) {
 		}
 	}
 	return n, any
+}
+
+// gapMinBytes is the smallest size whose step to the next row is checked
+// for missing sizes: nccl-tests prints a size rounded down to whole
+// elements per rank (count × type size × ranks), which at small sizes can
+// halve it or make it 0 (8 ranks of all_gather at 8 B); at 1 MiB and more
+// the rounding is below a percent even with 2,048 ranks of 8-byte types.
+const gapMinBytes = 1 << 20
+
+// SweepEnd is the size the sweep of the "# nThread … minBytes … maxBytes
+// … step:" header ends at: the last of minBytes, minBytes × factor, … (or
+// minBytes + step, …) not above maxBytes (nccl-tests' size loop), or
+// above ReducedMaxBytes when set; 0 when the header gives no step.
+func (t *NCCLTests) SweepEnd() int64 {
+	end := t.MaxBytes
+	if t.ReducedMaxBytes > 0 && t.ReducedMaxBytes < end {
+		end = t.ReducedMaxBytes
+	}
+	if t.MinBytes <= 0 || end < t.MinBytes {
+		return 0
+	}
+	switch {
+	case t.StepFactor > 1:
+		s := t.MinBytes
+		for s <= end/t.StepFactor {
+			s *= t.StepFactor
+		}
+		return s
+	case t.StepBytes > 0:
+		return t.MinBytes + (end-t.MinBytes)/t.StepBytes*t.StepBytes
+	}
+	return 0
+}
+
+// endMissing reports whether the rows stop at least one step before
+// SweepEnd (of 1 MiB or more): the largest sizes' rows are not in the
+// output. A printed size is below its loop size by under a percent there
+// (gapMinBytes), and by less than half a step.
+func (t *NCCLTests) endMissing() bool {
+	end := t.SweepEnd()
+	if end < gapMinBytes || len(t.Rows) == 0 {
+		return false
+	}
+	tol := end / 100
+	if t.StepFactor <= 1 {
+		tol = min(tol, t.StepBytes/2)
+	}
+	return t.LargestBytes() < end-tol
+}
+
+// Missing counts the sizes absent between consecutive rows of the same
+// type and reduction, by the header's step (0 without one), from rows of
+// at least 1 MiB; from and to are the rows around the first gap.
+func (t *NCCLTests) Missing() (n int, from, to int64) {
+	if t.StepFactor <= 1 && t.StepBytes <= 0 {
+		return 0, 0, 0
+	}
+	prev := map[string]int64{}
+	for _, r := range t.Rows {
+		key := r.Type + " " + r.Redop
+		p, ok := prev[key]
+		prev[key] = r.Bytes
+		if !ok || p < gapMinBytes || r.Bytes <= p {
+			continue
+		}
+		var steps float64
+		if t.StepFactor > 1 {
+			steps = math.Log(float64(r.Bytes)/float64(p)) / math.Log(float64(t.StepFactor))
+		} else {
+			steps = float64(r.Bytes-p) / float64(t.StepBytes)
+		}
+		if k := int(math.Round(steps)); k >= 2 {
+			if n == 0 {
+				from, to = p, r.Bytes
+			}
+			n += k - 1
+		}
+	}
+	return n, from, to
 }

@@ -179,7 +179,10 @@ func verbOf(s string) string {
 // fails with an error wrapping [ErrNotRecognized] when data has no
 // perftest title, result header, or failure message after an ib_*_bw
 // command line.
-func ParsePerftest(data []byte) (*Perftest, error) {
+func ParsePerftest(data []byte) (*Perftest, error) { return parsePerftestLines(splitLines(data)) }
+
+// parsePerftestLines is ParsePerftest of data's lines (splitLines).
+func parsePerftestLines(lines []string) (*Perftest, error) {
 	r := &Perftest{GIDIndex: -1}
 	var (
 		evidence  bool
@@ -188,10 +191,13 @@ func ParsePerftest(data []byte) (*Perftest, error) {
 		lastAddr  *Endpoint
 		afterRows bool
 	)
-	for i, raw := range splitLines(data) {
+	for i, raw := range lines {
 		l := strings.TrimSpace(raw)
 		if l == "" {
 			continue
+		}
+		if strings.Contains(l, "NCCL INFO") || strings.Contains(l, "NCCL WARN") {
+			continue // an NCCL log printed with the report, or beside it
 		}
 		if r.Command == "" {
 			if m := rePerftestCommand.FindString(l); m != "" && !strings.Contains(l, "NCCL") {

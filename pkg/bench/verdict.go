@@ -97,8 +97,9 @@ type Verdict struct {
 	// Found says what the input showed, Expected what passes.
 	Found    string `json:"found,omitempty"`
 	Expected string `json:"expected,omitempty"`
-	// Causes explain a verdict that is not a pass, each with its layer
-	// and fix.
+	// Causes explain a verdict that fails or errors (at least one), or
+	// what would make one too short to judge judgeable; each with its
+	// layer and fix.
 	Causes []Cause `json:"causes,omitempty"`
 }
 
@@ -288,29 +289,69 @@ func Passed(vs []Verdict) bool {
 	return true
 }
 
-// Judge detects what data is and judges it: the kind, the verdicts, and an
-// error wrapping [ErrNotRecognized] when data is none of the formats.
-func Judge(data []byte, e Expect) (Kind, []Verdict, error) {
-	if t, err := ParseNCCLTests(data); err == nil {
-		return KindNCCLTests, JudgeNCCLTests(t, e), nil
+// Part is one judged piece of a file: one kind of output found in it (or
+// one run, when it holds several nccl-tests runs) and its verdicts.
+type Part struct {
+	Kind Kind
+	// Name tells the part from the others of its kind in the same file,
+	// "run 2 of 3 (lines 118–240)"; "" when there are none.
+	Name     string
+	Verdicts []Verdict
+}
+
+// JudgeParts judges every kind of output in data, in this order: each
+// nccl-tests run (with the NCCL log printed in its lines;
+// [ParseNCCLTestsRuns]), the perftest report, tf_cnn_benchmarks output
+// (the Horovod benchmark), and the NCCL log when no
+// nccl-tests table holds it. A file of one kind gives one part. It fails
+// with an error wrapping [ErrNotRecognized] when data is none of the
+// formats.
+func JudgeParts(data []byte, e Expect) ([]Part, error) {
+	var parts []Part
+	lines := splitLines(data) // once: the parsers read the same lines
+	runs, _ := parseNCCLTestsRuns(lines)
+	for _, t := range runs {
+		p := Part{Kind: KindNCCLTests, Verdicts: JudgeNCCLTests(t, e)}
+		if t.Runs > 1 {
+			p.Name = fmt.Sprintf("run %d of %d (lines %d–%d)", t.Run, t.Runs, t.FirstLine, t.LastLine)
+		}
+		parts = append(parts, p)
 	}
-	if r, err := ParsePerftest(data); err == nil {
-		return KindPerftest, JudgePerftest(r, e), nil
+	if r, err := parsePerftestLines(lines); err == nil {
+		parts = append(parts, Part{Kind: KindPerftest, Verdicts: JudgePerftest(r, e)})
 	}
 	if r, err := ParseTFCNN(data); err == nil {
-		vs := []Verdict{JudgeTFCNN(r)}
-		if l := ParseNCCLLog(data); !l.Empty() {
-			vs = append(vs, JudgeNCCLLog(l, e)...)
-		}
-		return KindTFCNN, vs, nil
+		parts = append(parts, Part{Kind: KindTFCNN, Verdicts: []Verdict{JudgeTFCNN(r)}})
 	}
-	if l := ParseNCCLLog(data); !l.Empty() {
-		vs := JudgeNCCLLog(l, e)
-		if len(vs) == 0 {
-			vs = []Verdict{{Check: CheckTransport, Status: StatusTooShort,
-				Found: fmt.Sprintf("%d NCCL log line(s), none about the transport, GPUDirect RDMA or a failure (run with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,ENV)", l.Lines)}}
+	if len(runs) == 0 {
+		if l := parseNCCLLogLines(lines, 0); !l.Empty() {
+			vs := JudgeNCCLLog(l, e)
+			switch {
+			case len(vs) > 0:
+				parts = append(parts, Part{Kind: KindNCCLLog, Verdicts: vs})
+			case len(parts) == 0: // alone, a log that says nothing cannot pass
+				parts = append(parts, Part{Kind: KindNCCLLog, Verdicts: []Verdict{{Check: CheckTransport, Status: StatusTooShort,
+					Found: fmt.Sprintf("%d NCCL log line(s), none about the transport, GPUDirect RDMA or a failure (run with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,ENV)", l.Lines)}}})
+			}
 		}
-		return KindNCCLLog, vs, nil
 	}
-	return KindUnknown, nil, ErrNotRecognized
+	if len(parts) == 0 {
+		return nil, ErrNotRecognized
+	}
+	return parts, nil
+}
+
+// Judge detects what data is and judges it: the kind of its first part
+// and the verdicts of all its parts ([JudgeParts]), or an error wrapping
+// [ErrNotRecognized] when data is none of the formats.
+func Judge(data []byte, e Expect) (Kind, []Verdict, error) {
+	parts, err := JudgeParts(data, e)
+	if err != nil {
+		return KindUnknown, nil, err
+	}
+	var vs []Verdict
+	for _, p := range parts {
+		vs = append(vs, p.Verdicts...)
+	}
+	return parts[0].Kind, vs, nil
 }
