@@ -160,7 +160,7 @@ func TestValidationRules(t *testing.T) {
 		{"dns not an address", "  mtu: 1500", "  mtu: 1500\n  dns: [dns.example]", 6, "dns.example", "docker.dns[0]", `"dns.example" is not an IP address`},
 		{"dscp range", "name: mini\n", "name: mini\nroce: {dscp: 64}\n", 2, "64", "roce.dscp", "64 is outside 0–63"},
 		{"priority range", "name: mini\n", "name: mini\nroce: {priority: 8}\n", 2, "8", "roce.priority", "8 is outside 0–7"},
-		{"cnp priority equals roce priority", "name: mini\n", "name: mini\nroce: {cnp_priority: 3, cnp_dscp: 24}\n", 2, "3", "roce.cnp_priority", "3 equals roce.priority"},
+		{"roce priority is the CNPs'", "name: mini\n", "name: mini\nroce: {priority: 6, dscp: 50}\n", 2, "6", "roce.priority", "6 is roce.cnp_priority, the NIC's CNP priority: CNPs need their own strict-priority class"},
 		{"cnp dscp not the NIC's", "name: mini\n", "name: mini\nroce: {cnp_dscp: 49}\n", 2, "49", "roce.cnp_dscp", "49: the NIC sends its CNPs with DSCP 48, and rdggen cannot change that here"},
 		{"cnp priority not the NIC's", "name: mini\n", "name: mini\nroce: {cnp_priority: 7, cnp_dscp: 56}\n", 2, "7", "roce.cnp_priority", "7: the NIC sends its CNPs at priority 6 (DSCP 48)"},
 		{"dscp does not map to priority", "name: mini\n", "name: mini\nroce: {dscp: 34}\n", 2, "34", "roce.dscp", "DSCP 34 maps to switch priority 4 by default (DSCP/8), not roce.priority 3; use a DSCP in 24–31"},
@@ -302,6 +302,14 @@ func TestOneFindingPerMistake(t *testing.T) {
 		{"  mtu: 1500", "  mtu: 1500.5", `mini.yaml:5:8: docker.mtu: must be a whole number, not "1500.5"`},
 		{"name: mini\n", "name: mini\nroce: {dscp: \"26\"}\n", `mini.yaml:2:14: roce.dscp: must be a whole number, not "26"`},
 		{"onyx: 3.6.8190", "onyx: x", `mini.yaml:3:38: switches[0].onyx: "x" is not a dotted version number`},
+		// The CNPs' DSCP and priority are the NIC's (48, 6): a value other
+		// than those is one finding saying so, not also a DSCP/8 rule that
+		// would suggest a third value; a RoCE priority of 6 is one finding
+		// on roce.priority, the key the user can change.
+		{"name: mini\n", "name: mini\nroce: {cnp_dscp: 40}\n", "mini.yaml:2:18: roce.cnp_dscp: 40: the NIC sends its CNPs with DSCP 48"},
+		{"name: mini\n", "name: mini\nroce: {cnp_priority: 5}\n", "mini.yaml:2:22: roce.cnp_priority: 5: the NIC sends its CNPs at priority 6"},
+		{"name: mini\n", "name: mini\nroce: {priority: 6}\n", "mini.yaml:2:18: roce.priority: 6 is roce.cnp_priority"},
+		{"name: mini\n", "name: mini\nroce: {priority: 6, dscp: 50}\n", "mini.yaml:2:18: roce.priority: 6 is roce.cnp_priority"},
 		// A merge key: one finding saying what to write instead, not also
 		// every key the merge would have brought "is required".
 		{"  - name: a\n    esxi: esx-a\n", "  - &h\n    name: a\n    esxi: esx-a\n", ""},

@@ -44,7 +44,9 @@ type Inventory struct {
 
 // RoCE is lossless RoCE v2 in DSCP-based QoS mode (docs/rules.md#switch-onyx; NVIDIA's DSCP
 // recommendations). ONYX's default DSCP→switch-priority map is DSCP/8, which is
-// why Validate requires DSCP/8 == priority for both the data and the CNP class.
+// why Validate requires DSCP/8 == priority for the data class; the CNP class is
+// the NIC's DSCP 48 and priority 6 (docs/rules.md#cnp-dscp-and-priority), which
+// agree, and the data class may not be priority 6.
 type RoCE struct {
 	// DSCP of RoCE data packets (0–63), default 26.
 	DSCP int
