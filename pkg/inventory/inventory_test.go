@@ -173,6 +173,12 @@ func TestValidationRules(t *testing.T) {
 		{"vf count", "vfs: 8", "vfs: 200", 11, "200", "defaults.nic.vfs", "200 VFs is outside ConnectX-5's range 1–127"},
 		{"link speed", "vfs: 8", "vfs: 8, speed_gbps: 1000", 11, "1000", "defaults.nic.speed_gbps", "1000 is not an Ethernet link speed in Gb/s (1, 10, 25, 40, 50, 100, 200, 400, 800)"},
 		{"more VMs than VFs", "vfs: 8", "vfs: 1", 16, "name", "hosts[1].nic", "ESXi host esx-a runs 2 VMs but its NIC has only 1 VFs"},
+		{"link faster than the NIC", "vfs: 8", "vfs: 8, speed_gbps: 200", 11, "200", "defaults.nic.speed_gbps", "200 Gb/s is above ConnectX-5's 100 Gb/s per port"},
+		{"link faster than the switch", "model: ConnectX-5, pf: vmnic4, vfs: 8", "model: ConnectX-6, pf: vmnic4, vfs: 8, speed_gbps: 200", 11, "200", "defaults.nic.speed_gbps",
+			"200 Gb/s is above SN2100's 100 Gb/s per port (switch sw1, the data port of hosts[0] a)"},
+		{"host's own link faster than the switch", "    esxi: esx-b", "    esxi: esx-b\n    nic: {model: ConnectX-6 Dx, pf: vmnic4, vfs: 8, speed_gbps: 200}", 18, "200", "hosts[1].nic.speed_gbps",
+			"200 Gb/s is above SN2100's 100 Gb/s per port (switch sw1, the data port of hosts[1] b)"},
+		{"ConnectX-4 Lx at 100", "model: ConnectX-5, pf: vmnic4, vfs: 8", "model: ConnectX-4 Lx, pf: vmnic4, vfs: 8, speed_gbps: 100", 11, "100", "defaults.nic.speed_gbps", "100 Gb/s is above ConnectX-4 Lx's 50 Gb/s per port"},
 		{"unknown nic", "model: ConnectX-5", "model: ConnectX-9", 11, "ConnectX-9", "defaults.nic.model", `unknown NIC model "ConnectX-9"`},
 		{"pf name", "pf: vmnic4", "pf: eth4", 11, "eth4", "defaults.nic.pf", `"eth4" is not an ESXi uplink name like vmnic4`},
 		{"os", "ubuntu-18.04", "centos-7", 7, "centos-7", "defaults.os", `"centos-7" is not a supported OS`},
@@ -430,5 +436,88 @@ func TestNamesUpToTheirLimits(t *testing.T) {
 	}
 	if inv.Hosts[1].ESXi != fqdn || len(inv.Hosts[1].VM) != 80 || len(inv.Hosts[0].Name) != 63 {
 		t.Errorf("%+v", inv.Hosts)
+	}
+}
+
+// TestLinkSpeedLimits: nic.speed_gbps may not exceed what the NIC model or
+// the switch model runs a port at (ConnectX-4 Lx 50 Gb/s, SN2000 100,
+// SN3700 200, SN4700 400, …); one finding per NIC setting and switch, at
+// the speed's line; left out, the speed is 100 or the NIC's maximum when
+// that is lower. Unknown models are only their own finding.
+func TestLinkSpeedLimits(t *testing.T) {
+	load := func(sw, nic string) (*Inventory, *Report) {
+		t.Helper()
+		src := strings.NewReplacer("model: SN2100", "model: "+sw, "{model: ConnectX-5, pf: vmnic4, vfs: 8}", nic).Replace(baseYAML)
+		inv, err := Load("mini.yaml", []byte(src))
+		var rep *Report
+		if err != nil && !errors.As(err, &rep) {
+			t.Fatalf("%s, %s: %v", sw, nic, err)
+		}
+		return inv, rep
+	}
+	for _, tc := range []struct {
+		sw, nic string
+		speed   int
+	}{
+		{"SN2100", "{model: ConnectX-4 Lx, pf: vmnic4, vfs: 8}", 50},
+		{"SN2100", "{model: ConnectX-5, pf: vmnic4, vfs: 8}", 100},
+		{"SN2700", "{model: ConnectX-5 Ex, pf: vmnic4, vfs: 8, speed_gbps: 100}", 100},
+		{"SN3700", "{model: ConnectX-6 Dx, pf: vmnic4, vfs: 8, speed_gbps: 200}", 200},
+		{"SN4600", "{model: ConnectX-6, pf: vmnic4, vfs: 8, speed_gbps: 200}", 200},
+		{"SN4700", "{model: ConnectX-6, pf: vmnic4, vfs: 8, speed_gbps: 200}", 200},
+		{"SN3700C", "{model: ConnectX-4, pf: vmnic4, vfs: 8, speed_gbps: 25}", 25},
+	} {
+		inv, rep := load(tc.sw, tc.nic)
+		if rep != nil {
+			t.Errorf("%s, %s: refused:\n%v", tc.sw, tc.nic, rep)
+			continue
+		}
+		for _, h := range inv.Hosts {
+			if h.NIC.SpeedGbps != tc.speed {
+				t.Errorf("%s, %s: %s speed %d Gb/s, want %d", tc.sw, tc.nic, h.Name, h.NIC.SpeedGbps, tc.speed)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		sw, nic string
+		want    []string
+	}{
+		// Both limits, each once though two hosts share the setting.
+		{"SN2700", "{model: ConnectX-5, pf: vmnic4, vfs: 8, speed_gbps: 400}", []string{
+			"mini.yaml:11:60: defaults.nic.speed_gbps: 400 Gb/s is above ConnectX-5's 100 Gb/s per port",
+			"mini.yaml:11:60: defaults.nic.speed_gbps: 400 Gb/s is above SN2700's 100 Gb/s per port (switch sw1, the data port of hosts[0] a)",
+		}},
+		{"SN4700", "{model: ConnectX-6 Dx, pf: vmnic4, vfs: 8, speed_gbps: 400}", []string{
+			"mini.yaml:11:63: defaults.nic.speed_gbps: 400 Gb/s is above ConnectX-6 Dx's 200 Gb/s per port",
+		}},
+		{"SN3800", "{model: ConnectX-6, pf: vmnic4, vfs: 8, speed_gbps: 200}", []string{
+			"mini.yaml:11:60: defaults.nic.speed_gbps: 200 Gb/s is above SN3800's 100 Gb/s per port (switch sw1, the data port of hosts[0] a)",
+		}},
+		// Unknown models: their own finding, no speed rule.
+		{"SN9999", "{model: ConnectX-6, pf: vmnic4, vfs: 8, speed_gbps: 400}", []string{
+			`mini.yaml:3:24: switches[0].model: unknown switch model "SN9999"`,
+			"mini.yaml:11:60: defaults.nic.speed_gbps: 400 Gb/s is above ConnectX-6's 200 Gb/s per port",
+		}},
+		{"SN2100", "{model: ConnectX-9, pf: vmnic4, vfs: 8, speed_gbps: 800}", []string{
+			`mini.yaml:11:16: defaults.nic.model: unknown NIC model "ConnectX-9"`,
+			"mini.yaml:11:60: defaults.nic.speed_gbps: 800 Gb/s is above SN2100's 100 Gb/s per port (switch sw1, the data port of hosts[0] a)",
+		}},
+	} {
+		_, rep := load(tc.sw, tc.nic)
+		if rep == nil {
+			t.Errorf("%s, %s: accepted", tc.sw, tc.nic)
+			continue
+		}
+		var got []string
+		for _, f := range rep.Findings {
+			got = append(got, f.String())
+		}
+		ok := len(got) == len(tc.want)
+		for i := 0; ok && i < len(got); i++ {
+			ok = strings.HasPrefix(got[i], tc.want[i])
+		}
+		if !ok {
+			t.Errorf("%s, %s: findings\n%s\nwant (prefixes)\n%s", tc.sw, tc.nic, strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+		}
 	}
 }
