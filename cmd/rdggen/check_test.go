@@ -191,12 +191,16 @@ func roceTable(addr netip.Addr, v2At int) []gidEntry {
 func TestCheckHosts(t *testing.T) {
 	c := netnstest.New(t, netnstest.Options{Hosts: 3})
 	inv := c.Inventory
+	// The GPU stack is there before apply, which writes nvidia-peermem's
+	// modules-load.d file only where the module is installed.
+	for _, h := range c.Hosts {
+		stageGuest(t, h, inv.Horovod.HCA, healthyGuest(1))
+	}
 	if code, _, _ := applyHosts(t, c); code != exitOK {
 		t.Fatalf("apply hosts: exit %d", code)
 	}
 	for i, h := range c.Hosts {
 		stageRDMA(t, h, inv.Horovod.HCA, inv.Hosts[i].DataInterface, roceTable(h.Data.Addr(), 3))
-		stageGuest(t, h, inv.Horovod.HCA, healthyGuest(1))
 	}
 	code, out, errOut := checkCluster(t, c, "--target", "hosts")
 	if code != exitOK || !strings.Contains(errOut, "rdggen check: all ") || strings.Contains(out, "FAILED") || strings.Contains(out, "COULD NOT TELL") {
@@ -288,6 +292,9 @@ func TestCheckHosts(t *testing.T) {
 func TestCheckGuest(t *testing.T) {
 	c := netnstest.New(t, netnstest.Options{Hosts: 3, GPUs: 2})
 	inv := c.Inventory
+	for _, h := range c.Hosts { // the driver before apply (see TestCheckHosts)
+		stageGuest(t, h, inv.Horovod.HCA, healthyGuest(2))
+	}
 	if code, _, _ := applyHosts(t, c); code != exitOK {
 		t.Fatalf("apply hosts: exit %d", code)
 	}
@@ -419,6 +426,9 @@ func TestCheckWholeCluster(t *testing.T) {
 		code := run(context.Background(), args, &out, &errb, func(k string) string { return env[k] })
 		t.Logf("rdggen %s → exit %d in %.2fs\n%s%s", args[0], code, time.Since(start).Seconds(), out.String(), errb.String())
 		return code, out.String(), errb.String()
+	}
+	for _, h := range c.Hosts { // the driver before apply (see TestCheckHosts)
+		stageGuest(t, h, inv.Horovod.HCA, healthyGuest(1))
 	}
 	apply := func() {
 		t.Helper()

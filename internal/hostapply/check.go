@@ -288,7 +288,7 @@ func checkConfig(inv *inventory.Inventory, h *inventory.Host, d *desired, st *ho
 		CheckRoutes:     routesFound(inv, d, h),
 		CheckFirewall:   dockernet.FirewallChain + " first in " + dockernet.DockerUserChain,
 		CheckNAT:        dockernet.NATChain + " first in nat POSTROUTING",
-		CheckFiles:      fmt.Sprintf("%d file(s) and link(s) as generated", len(d.Files)+len(d.Links)),
+		CheckFiles:      fmt.Sprintf("%d file(s) and link(s) as generated", p.managed),
 	}
 	var out []readiness.Result
 	for _, k := range []string{CheckMTU, CheckRoCEQoS} {
