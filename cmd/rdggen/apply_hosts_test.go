@@ -354,8 +354,10 @@ func TestApplyHostsMTU(t *testing.T) {
 // installed but not loaded, ns-02 has it loaded, ns-03 has no NVIDIA driver.
 // apply plans the load on ns-01 only (with --module-load, a stand-in for
 // modprobe that loads it as the kernel shows it, in /sys/module), says on
-// ns-03 that the module is missing without failing, and writes the
-// modules-load.d file everywhere; a second apply changes nothing. A module
+// ns-03 that the module is missing and what to install, without failing,
+// and writes the modules-load.d file on ns-01 and ns-02 only (on ns-03
+// systemd-modules-load would fail at every boot); a second apply changes
+// nothing. Once ns-03 has the module, apply writes its file too. A module
 // that refuses to load ("Invalid argument", the driver built before
 // MLNX_OFED) fails its host with modprobe's own message and the fix.
 func TestApplyHostsPeermem(t *testing.T) {
@@ -373,8 +375,8 @@ func TestApplyHostsPeermem(t *testing.T) {
 
 	code, out, _ := applyHosts(t, c, "--dry-run", "--module-load", load)
 	if code != exitOK || strings.Count(out, "~ kernel module nvidia_peermem: load (modprobe nvidia-peermem), for GPUDirect RDMA") != 1 ||
-		strings.Count(out, "+ /etc/modules-load.d/60-rdggen-nvidia-peermem.conf") != 3 ||
-		!strings.Contains(out, "! nvidia-peermem is not installed (NVIDIA driver < 470, or none yet): GPUDirect RDMA needs it") {
+		strings.Count(out, "+ /etc/modules-load.d/60-rdggen-nvidia-peermem.conf") != 2 ||
+		!strings.Contains(out, "! nvidia-peermem is not installed (NVIDIA driver < 470, or none yet): GPUDirect RDMA needs it. Install the NVIDIA driver ≥ 470 (it ships nvidia-peermem)") {
 		t.Fatalf("dry run: exit %d", code)
 	}
 	if i, j := strings.Index(out, "ns-01 "), strings.Index(out, "~ kernel module nvidia_peermem"); i < 0 || j < i || strings.Index(out, "ns-02 ") < j {
@@ -395,16 +397,29 @@ func TestApplyHostsPeermem(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, "~ kernel module nvidia_peermem: load") {
 		t.Fatalf("apply: exit %d", code)
 	}
-	for _, h := range c.Hosts {
+	for _, h := range c.Hosts[:2] {
 		b, err := os.ReadFile(h.File("/etc/modules-load.d/60-rdggen-nvidia-peermem.conf"))
 		if err != nil || !strings.HasSuffix(string(b), "\nnvidia-peermem\n") {
 			t.Errorf("%s: modules-load.d file: %v %q", h.Name, err, b)
 		}
+	}
+	if _, err := os.Stat(c.Hosts[2].File("/etc/modules-load.d/60-rdggen-nvidia-peermem.conf")); !os.IsNotExist(err) {
+		t.Errorf("ns-03 has no nvidia-peermem, yet a modules-load.d file: %v", err)
 	}
 	if _, err := os.Stat(c.Hosts[0].File("/sys/module/nvidia_peermem/version")); err != nil {
 		t.Errorf("ns-01: the module was not loaded: %v", err)
 	}
 	if code, out, _ := applyHosts(t, c, "--module-load", load); code != exitOK || !strings.Contains(out, "hosts: nothing to do: 3 up to date") {
 		t.Errorf("second apply: exit %d", code)
+	}
+
+	// The driver installed on ns-03: its file, and the module loaded.
+	stageGuest(t, c.Hosts[2], inv.Horovod.HCA, unloaded)
+	code, out, _ = applyHosts(t, c, "--module-load", load)
+	if code != exitOK || strings.Count(out, "+ /etc/modules-load.d/60-rdggen-nvidia-peermem.conf") != 1 || strings.Contains(out, "nvidia-peermem is not installed") {
+		t.Errorf("apply after the driver: exit %d", code)
+	}
+	if _, err := os.Stat(c.Hosts[2].File("/etc/modules-load.d/60-rdggen-nvidia-peermem.conf")); err != nil {
+		t.Errorf("ns-03: %v", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rdggen/rdggen/internal/progress"
+	"github.com/rdggen/rdggen/pkg/apply"
 	"github.com/rdggen/rdggen/pkg/quote"
 	"github.com/rdggen/rdggen/pkg/readiness"
 )
@@ -24,12 +25,18 @@ check and machine: passed, FAILED (what was found, what was expected and the
 command or setting that fixes it) or COULD NOT TELL (why). The targets run at
 the same time.
 
-Targets (default: all):
+Targets (default: all), each with the checks it reports (a result line is
+MACHINE: CHECK [SUBJECT]: verdict):
 `)
 	for _, t := range ts {
 		fmt.Fprintf(&b, "  %-8s %s\n", t.name, checkHelp[t.name])
+		for _, c := range apply.Checks(t.name) {
+			fmt.Fprintf(&b, "    %-15s %s\n", c.Name, c.What)
+		}
 	}
-	b.WriteString(`
+	b.WriteString(`Every target also reports ` + apply.CheckConnect + ` (COULD NOT TELL, with why) for a machine it
+could not reach or read.
+
 With -o json the results are one JSON document on stdout (schema
 rdggen.check/v1, described in docs/json.md); the text goes to stderr.
 
@@ -39,18 +46,20 @@ Examples:
   rdggen check -o json -f cluster.yaml > readiness.json
 
 Exit status: 0 every check passed, 1 a check failed or could not tell (or the
-inventory is invalid), 2 usage error (also: missing credentials, known_hosts
-or worker keys; they are checked before anything is contacted).
+inventory is invalid; no worker keys in --keys yet is this too: the workers
+could not tell, the other targets are checked), 2 usage error (also: missing
+credentials or known_hosts, worker keys that cannot be trusted or read; these
+are checked before anything is contacted).
 `)
 	return b.String()
 }
 
-// checkHelp says what each target's checks read.
+// checkHelp says what each target reads; apply.Checks names its checks.
 var checkHelp = map[string]string{
-	"switch":  "drift from the inventory; per data port: link and speed, MTU, PFC on the RoCE priority, pause counters, ECN",
-	"esxi":    "per ESXi host: passthrough enabled vs active, SR-IOV VFs requested vs present, nmlx5_core parameters, reboot pending; per VM: managed settings, power, devices",
-	"hosts":   "per VM: the RDMA device, its port, the RoCE v2 GID index, MTU, RoCE ToS, docker0, forwarding, routes, firewall, NAT",
-	"workers": "per worker: container and sshd as apply leaves them, NCCL interfaces, and a login to every other worker with the source address it saw",
+	"switch":  "each switch over SSH, read-only; its data ports are the hosts' ports",
+	"esxi":    "vCenter's view of each ESXi host, then of its VMs",
+	"hosts":   "each VM over SSH, in one round trip",
+	"workers": "each worker container over SSH, and from it every other worker",
 }
 
 // checkRun is one target's part of a check.
@@ -180,7 +189,7 @@ func checkTargets(ctx context.Context, env *applyEnv, targets []*applyTarget, te
 			r.results, r.err = t.inspect(ctx, env, tr)
 			r.seconds = time.Since(t0).Seconds()
 			if r.err != nil && len(r.results) == 0 {
-				r.results = []readiness.Result{readiness.Unsure(t.name, t.name, "connect", "", r.err.Error())}
+				r.results = []readiness.Result{readiness.Unsure(t.name, t.name, apply.CheckConnect, "", r.err.Error())}
 			}
 			var b strings.Builder
 			for _, x := range r.results {

@@ -5,9 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -191,12 +197,16 @@ func roceTable(addr netip.Addr, v2At int) []gidEntry {
 func TestCheckHosts(t *testing.T) {
 	c := netnstest.New(t, netnstest.Options{Hosts: 3})
 	inv := c.Inventory
+	// The GPU stack is there before apply, which writes nvidia-peermem's
+	// modules-load.d file only where the module is installed.
+	for _, h := range c.Hosts {
+		stageGuest(t, h, inv.Horovod.HCA, healthyGuest(1))
+	}
 	if code, _, _ := applyHosts(t, c); code != exitOK {
 		t.Fatalf("apply hosts: exit %d", code)
 	}
 	for i, h := range c.Hosts {
 		stageRDMA(t, h, inv.Horovod.HCA, inv.Hosts[i].DataInterface, roceTable(h.Data.Addr(), 3))
-		stageGuest(t, h, inv.Horovod.HCA, healthyGuest(1))
 	}
 	code, out, errOut := checkCluster(t, c, "--target", "hosts")
 	if code != exitOK || !strings.Contains(errOut, "rdggen check: all ") || strings.Contains(out, "FAILED") || strings.Contains(out, "COULD NOT TELL") {
@@ -288,6 +298,9 @@ func TestCheckHosts(t *testing.T) {
 func TestCheckGuest(t *testing.T) {
 	c := netnstest.New(t, netnstest.Options{Hosts: 3, GPUs: 2})
 	inv := c.Inventory
+	for _, h := range c.Hosts { // the driver before apply (see TestCheckHosts)
+		stageGuest(t, h, inv.Horovod.HCA, healthyGuest(2))
+	}
 	if code, _, _ := applyHosts(t, c); code != exitOK {
 		t.Fatalf("apply hosts: exit %d", code)
 	}
@@ -420,6 +433,9 @@ func TestCheckWholeCluster(t *testing.T) {
 		t.Logf("rdggen %s → exit %d in %.2fs\n%s%s", args[0], code, time.Since(start).Seconds(), out.String(), errb.String())
 		return code, out.String(), errb.String()
 	}
+	for _, h := range c.Hosts { // the driver before apply (see TestCheckHosts)
+		stageGuest(t, h, inv.Horovod.HCA, healthyGuest(1))
+	}
 	apply := func() {
 		t.Helper()
 		if code, _, _ := rdggen("apply", "--yes", "--target", "switch,esxi,hosts", "--backup-dir", filepath.Join(dir, "bk"),
@@ -509,7 +525,8 @@ func TestCheckWholeCluster(t *testing.T) {
 
 // check's usage errors come before anything is read or contacted: -f is
 // required, apply-only flags are refused, unknown targets and formats too;
-// its help lists every target with what it reads and hides apply's flags.
+// its help lists every target with what it reads and its checks, and hides
+// apply's flags.
 func TestCheckUsage(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -532,7 +549,9 @@ func TestCheckUsage(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("check --help: exit %d", code)
 	}
-	for _, want := range []string{"  switch   drift from the inventory", "  esxi     per ESXi host", "  hosts    per VM: the RDMA device", "  workers  per worker", "--switch-timeout", "--vcenter-timeout", "--host-root", "--keys"} {
+	for _, want := range []string{"  switch   each switch over SSH", "    pfc             per data port: PFC on", "  esxi     vCenter's view of each ESXi host",
+		"    p2p             per VM: the PCIe peer-to-peer keys", "  hosts    each VM over SSH", "    peermem         nvidia-peermem", "  workers  each worker container",
+		"    gdr-level       NCCL_NET_GDR_LEVEL", "--switch-timeout", "--vcenter-timeout", "--host-root", "--keys"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("check --help lacks %q", want)
 		}
@@ -541,5 +560,148 @@ func TestCheckUsage(t *testing.T) {
 		if strings.Contains(stdout, hidden) {
 			t.Errorf("check --help shows %s", hidden)
 		}
+	}
+}
+
+// checkSources are the packages whose results `rdggen check` prints, by
+// the target they serve ("" for every target).
+var checkSources = map[string]string{
+	"../../internal/switchapply": readiness.TargetSwitch,
+	"../../internal/vsphere":     readiness.TargetESXi,
+	"../../internal/hostapply":   readiness.TargetHosts,
+	"../../internal/workerapply": readiness.TargetWorkers,
+	"../../internal/remote":      "",
+	".":                          "",
+}
+
+// emittedChecks reads the check names the code can emit from its source:
+// every exported Check… string constant of the packages of checkSources,
+// and the check argument of every readiness.Pass, Fail and Unsure call
+// there that is written as a literal. Test files are skipped.
+func emittedChecks(t *testing.T) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	add := func(target, name string) {
+		if !slices.Contains(out[target], name) {
+			out[target] = append(out[target], name)
+		}
+	}
+	for dir, target := range checkSources {
+		fset := token.NewFileSet()
+		pkgs, err := parser.ParseDir(fset, dir, func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, pkg := range pkgs {
+			for _, f := range pkg.Files {
+				ast.Inspect(f, func(n ast.Node) bool {
+					switch n := n.(type) {
+					case *ast.GenDecl:
+						if n.Tok != token.CONST {
+							return true
+						}
+						for _, spec := range n.Specs {
+							vs := spec.(*ast.ValueSpec)
+							for i, id := range vs.Names {
+								if !strings.HasPrefix(id.Name, "Check") || !id.IsExported() || i >= len(vs.Values) {
+									continue
+								}
+								if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+									v, _ := strconv.Unquote(lit.Value)
+									add(target, v)
+								}
+							}
+						}
+					case *ast.CallExpr:
+						sel, ok := n.Fun.(*ast.SelectorExpr)
+						if !ok {
+							return true
+						}
+						if x, ok := sel.X.(*ast.Ident); !ok || x.Name != "readiness" || !slices.Contains([]string{"Pass", "Fail", "Unsure"}, sel.Sel.Name) || len(n.Args) < 3 {
+							return true
+						}
+						if lit, ok := n.Args[2].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+							v, _ := strconv.Unquote(lit.Value)
+							t.Errorf("%s: check name %q written as a literal: make it a Check constant", fset.Position(lit.Pos()), v)
+							add(target, v)
+						}
+					}
+					return true
+				})
+			}
+		}
+	}
+	return out
+}
+
+// `rdggen check --help` lists every check name the code can emit (read
+// from the Check constants of the packages that emit them) under the
+// target that emits it, and no name the code does not emit; connect,
+// which every target has, is named once for all of them. README's table
+// of checks names every one as well.
+func TestCheckHelpNamesEveryCheck(t *testing.T) {
+	code, help, _ := rdggen(t, "check", "--help")
+	if code != exitOK {
+		t.Fatalf("check --help: exit %d", code)
+	}
+	// The help's check lines, by target: "    NAME  what" under "  TARGET  …".
+	listed := map[string][]string{}
+	target := ""
+	for _, l := range strings.Split(help, "\n") {
+		switch f := strings.Fields(l); {
+		case len(f) == 0:
+		case strings.HasPrefix(l, "    ") && target != "":
+			listed[target] = append(listed[target], f[0])
+		case strings.HasPrefix(l, "  ") && slices.Contains([]string{readiness.TargetSwitch, readiness.TargetESXi, readiness.TargetHosts, readiness.TargetWorkers}, f[0]):
+			target = f[0]
+		default:
+			target = ""
+		}
+	}
+	emitted := emittedChecks(t)
+	n := 0
+	for tg, names := range emitted {
+		for _, name := range names {
+			n++
+			everyTarget := strings.Contains(help, "Every target also reports "+name+" ")
+			switch {
+			case tg == "" && !everyTarget:
+				t.Errorf("check --help does not say that every target reports %q", name)
+			case tg != "" && !everyTarget && !slices.Contains(listed[tg], name):
+				t.Errorf("check --help does not list %s's check %q (it lists %v)", tg, name, listed[tg])
+			}
+		}
+	}
+	for tg, names := range listed {
+		for _, name := range names {
+			if !slices.Contains(emitted[tg], name) {
+				t.Errorf("check --help lists %s's check %q, which no code emits", tg, name)
+			}
+		}
+	}
+	// README's table of checks names them too, under their target (any: all).
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]string{}
+	for _, l := range strings.Split(string(readme), "\n") {
+		for _, tg := range []string{readiness.TargetSwitch, readiness.TargetESXi, readiness.TargetHosts, readiness.TargetWorkers, "any"} {
+			if strings.HasPrefix(l, "| "+tg+" | `") {
+				cell, _, _ := strings.Cut(strings.TrimPrefix(l, "| "+tg+" | "), " | ")
+				rows[tg] += cell + " "
+			}
+		}
+	}
+	for tg, names := range emitted {
+		for _, name := range names {
+			if !strings.Contains(rows[tg]+rows["any"], "`"+name+"`") {
+				t.Errorf("README's table of checks lacks %q (target %q; \"\" is every target)", name, tg)
+			}
+		}
+	}
+	t.Logf("%d check name(s) emitted, %d target(s) listed", n, len(listed))
+	if len(listed) != 4 || n < 40 {
+		t.Errorf("read %d check names and %d targets: the source or the help was not read as expected", n, len(listed))
 	}
 }

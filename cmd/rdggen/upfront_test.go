@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdggen/rdggen/pkg/apply"
+	"github.com/rdggen/rdggen/pkg/horovod"
 	"github.com/rdggen/rdggen/pkg/inventory"
 )
 
@@ -143,5 +145,56 @@ func TestGenerateCommand(t *testing.T) {
 	}
 	if code, _, stderr := rdggen(t, "frobnicate"); code != exitUsage || !strings.Contains(stderr, "commands: generate, the default, validate") {
 		t.Errorf("unknown command: exit %d: %s", code, stderr)
+	}
+}
+
+// check's exit status and worker keys, as its help says: no keys in --keys
+// yet is exit 1 (the workers could not tell, and nothing was contacted for
+// them), keys that cannot be trusted are a usage error (2) before anything
+// is contacted, as are missing credentials.
+func TestCheckWorkerKeysExit(t *testing.T) {
+	dir, inv, kh := upfrontFixture(t)
+	trusted := filepath.Join(dir, "keys")
+	k, err := horovod.GenerateWorkerKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := apply.SaveWorkerKeys(trusted, k); err != nil {
+		t.Fatal(err)
+	}
+	open := filepath.Join(dir, "open")
+	if err := os.Rename(trusted, open); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(open, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	pw := map[string]string{envSSHPassword: "pw"}
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		keys string
+		code int
+		want string
+	}{
+		{"no keys yet", pw, filepath.Join(dir, "none"), exitInvalid,
+			"workers: connect: COULD NOT TELL: no worker keys in " + filepath.Join(dir, "none") + " (--keys): the workers are checked against the cluster's keys, which rdggen apply --target workers makes"},
+		{"keys anyone can replace", pw, open, exitUsage, "is writable by its group and everyone (mode 0777)"},
+		{"no SSH credentials", nil, filepath.Join(dir, "none"), exitUsage, "rdggen: nothing was contacted"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := rdggenEnv(t, tc.env, "check", "-f", inv, "--known-hosts", kh, "--target", "workers", "--keys", tc.keys)
+			if code != tc.code || !strings.Contains(stdout+stderr, tc.want) {
+				t.Errorf("exit %d, want %d and %q:\n%s%s", code, tc.code, tc.want, stdout, stderr)
+			}
+		})
+	}
+	_, help, _ := rdggen(t, "check", "--help")
+	help = strings.Join(strings.Fields(help), " ")
+	for _, want := range []string{"1 a check failed or could not tell (or the inventory is invalid; no worker keys in --keys yet is this too: the workers could not tell, the other targets are checked)",
+		"2 usage error (also: missing credentials or known_hosts, worker keys that cannot be trusted or read; these are checked before anything is contacted)"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("check --help lacks %q", want)
+		}
 	}
 }

@@ -36,6 +36,10 @@ const (
 	CheckFirewall   = "firewall"    // RDGGEN-CONTAINERS, first in DOCKER-USER
 	CheckNAT        = "nat"         // RDGGEN-POSTROUTING, first in nat POSTROUTING
 	CheckFiles      = "files"       // the scripts and units apply installs
+	// CheckConfig replaces the checks from CheckMTU on when apply could not
+	// plan the host (a daemon.json that is not JSON, the data address
+	// missing): failed with apply's message, or Unknown.
+	CheckConfig = "config"
 )
 
 // rdmaProbe appends the read of the RDMA device's port: the device list,
@@ -266,9 +270,9 @@ func checkConfig(inv *inventory.Inventory, h *inventory.Host, d *desired, st *ho
 	if err != nil {
 		var he *hostError
 		if errors.As(err, &he) {
-			return []readiness.Result{readiness.Fail(target, h.Name, "config", "", he.msg, "a host apply can configure", "fix what the message says, then rdggen apply --target hosts")}
+			return []readiness.Result{readiness.Fail(target, h.Name, CheckConfig, "", he.msg, "a host apply can configure", "fix what the message says, then rdggen apply --target hosts")}
 		}
-		return []readiness.Result{readiness.Unsure(target, h.Name, "config", "", err.Error())}
+		return []readiness.Result{readiness.Unsure(target, h.Name, CheckConfig, "", err.Error())}
 	}
 	failed := map[string][]applyplan.Change{}
 	for _, c := range p.changes() {
@@ -288,7 +292,7 @@ func checkConfig(inv *inventory.Inventory, h *inventory.Host, d *desired, st *ho
 		CheckRoutes:     routesFound(inv, d, h),
 		CheckFirewall:   dockernet.FirewallChain + " first in " + dockernet.DockerUserChain,
 		CheckNAT:        dockernet.NATChain + " first in nat POSTROUTING",
-		CheckFiles:      fmt.Sprintf("%d file(s) and link(s) as generated", len(d.Files)+len(d.Links)),
+		CheckFiles:      fmt.Sprintf("%d file(s) and link(s) as generated", p.managed),
 	}
 	var out []readiness.Result
 	for _, k := range []string{CheckMTU, CheckRoCEQoS} {

@@ -71,6 +71,9 @@ type plan struct {
 	loadPeermem bool
 	reload      bool
 	notes       []string
+	// managed counts the files and links the plan keeps as generated (the
+	// desired ones less those left out for this host).
+	managed int
 }
 
 // empty reports whether the host already matches.
@@ -219,19 +222,32 @@ func makePlan(inv *inventory.Inventory, d *desired, st *hostState, po planOpts) 
 	}
 
 	// GPUDirect RDMA's peer-memory module: persisted by its modules-load.d
-	// file (one of the files below), loaded now when it is installed.
+	// file (one of the files below), loaded now when it is installed. The
+	// file names a module, so it is written only where the module is
+	// there: systemd-modules-load fails at every boot on a module it cannot
+	// find (modules-load.d(5), systemd-modules-load.service(8)).
 	pm := parsePeermem(st.Peermem.Out)
 	files := d.Files
+	withoutPeermem := func() []fileSpec {
+		return slices.DeleteFunc(slices.Clone(d.Files), func(f fileSpec) bool { return f.Path == hostqos.PeermemPath })
+	}
 	switch {
 	case pm.Legacy && st.Files[hostqos.PeermemPath].Kind == "absent":
 		// Only one peer-memory module may be loaded: leave nv_peer_mem's setup.
-		files = slices.DeleteFunc(slices.Clone(files), func(f fileSpec) bool { return f.Path == hostqos.PeermemPath })
+		files = withoutPeermem()
 		p.notes = append(p.notes, fmt.Sprintf("%s (the peer-memory module of NVIDIA drivers before R470) is loaded: rdggen neither loads %s nor writes %s (only one of them may be loaded)",
 			hostqos.LegacyPeerModule, hostqos.PeermemModule, hostqos.PeermemPath))
 	case pm.Loaded || pm.Legacy:
 	case !pm.Module:
-		p.notes = append(p.notes, fmt.Sprintf("%s is not installed (NVIDIA driver < 470, or none yet): GPUDirect RDMA needs it; %s loads it at boot once the driver provides it",
-			hostqos.PeermemModule, hostqos.PeermemPath))
+		// Neither written nor changed; one from an earlier apply stays.
+		files = withoutPeermem()
+		then := fmt.Sprintf("writes %s, which it leaves out until then (systemd-modules-load would fail at every boot)", hostqos.PeermemPath)
+		if st.Files[hostqos.PeermemPath].Kind != "absent" {
+			then = fmt.Sprintf("keeps %s, which makes systemd-modules-load fail at every boot until the module is installed (remove the file if it will not be)", hostqos.PeermemPath)
+		}
+		p.notes = append(p.notes, fmt.Sprintf("%s is not installed (NVIDIA driver < 470, or none yet): GPUDirect RDMA needs it. "+
+			"Install the NVIDIA driver ≥ 470 (it ships %s) after MLNX_OFED, then rdggen apply --target hosts again: it loads the module and %s",
+			hostqos.PeermemModule, hostqos.PeermemModule, then))
 	case po.modules:
 		p.loadPeermem = true
 	default:
@@ -259,6 +275,7 @@ func makePlan(inv *inventory.Inventory, d *desired, st *hostState, po planOpts) 
 			}
 		}
 	}
+	p.managed = len(files) + len(d.Links)
 	for _, f := range files {
 		s := st.Files[f.Path]
 		switch {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rdggen/rdggen/pkg/dockernet"
 	"github.com/rdggen/rdggen/pkg/inventory"
+	"github.com/rdggen/rdggen/pkg/readiness"
 )
 
 // goodState is host h exactly as desired: what a probe of a converged host
@@ -145,6 +146,14 @@ func TestPlanDifferences(t *testing.T) {
 		{"nvidia-peermem installed, not loaded", func(st *hostState) { st.Peermem.Out = "memory_peers\nmodule\n" },
 			[]string{"~ kernel module nvidia_peermem: load (modprobe nvidia-peermem), for GPUDirect RDMA"}},
 		{"nvidia-peermem not installed: nothing to load", func(st *hostState) { st.Peermem.Out = "" }, []string{}},
+		{"nvidia-peermem not installed: its modules-load.d file is not installed", func(st *hostState) {
+			st.Peermem.Out = ""
+			st.Files["/etc/modules-load.d/60-rdggen-nvidia-peermem.conf"] = fileState{Kind: "absent"}
+		}, []string{}},
+		{"nvidia-peermem not installed: an older modules-load.d file is not rewritten", func(st *hostState) {
+			st.Peermem.Out = "memory_peers\n"
+			st.Files["/etc/modules-load.d/60-rdggen-nvidia-peermem.conf"] = fileState{Kind: "file", Mode: 0o644, Data: []byte("# rdggen: older\nnvidia-peermem\n")}
+		}, []string{}},
 		{"its modules-load.d file missing", func(st *hostState) {
 			st.Files["/etc/modules-load.d/60-rdggen-nvidia-peermem.conf"] = fileState{Kind: "absent"}
 		},
@@ -232,16 +241,22 @@ func TestPlanPeermemNotes(t *testing.T) {
 	for _, tc := range []struct {
 		name, probe string
 		modules     bool
+		absent      bool // no modules-load.d file on the VM
 		want        string
 	}{
-		{"not installed", "", true, "nvidia-peermem is not installed (NVIDIA driver < 470, or none yet): GPUDirect RDMA needs it; /etc/modules-load.d/60-rdggen-nvidia-peermem.conf loads it at boot once the driver provides it"},
-		{"loading off", "module\n", false, "nvidia-peermem is installed but not loaded, and loading is off (--module-load none or --host-root): load it with modprobe nvidia-peermem"},
-		{"nv_peer_mem", "legacy\n", true, "nv_peer_mem (the peer-memory module of NVIDIA drivers before R470) is loaded: rdggen neither loads nvidia-peermem nor writes /etc/modules-load.d/60-rdggen-nvidia-peermem.conf (only one of them may be loaded)"},
+		{"not installed", "", true, true, "nvidia-peermem is not installed (NVIDIA driver < 470, or none yet): GPUDirect RDMA needs it. " +
+			"Install the NVIDIA driver ≥ 470 (it ships nvidia-peermem) after MLNX_OFED, then rdggen apply --target hosts again: it loads the module and writes /etc/modules-load.d/60-rdggen-nvidia-peermem.conf, " +
+			"which it leaves out until then (systemd-modules-load would fail at every boot)"},
+		{"not installed, with the file of an earlier apply", "", true, false, "nvidia-peermem is not installed (NVIDIA driver < 470, or none yet): GPUDirect RDMA needs it. " +
+			"Install the NVIDIA driver ≥ 470 (it ships nvidia-peermem) after MLNX_OFED, then rdggen apply --target hosts again: it loads the module and keeps /etc/modules-load.d/60-rdggen-nvidia-peermem.conf, " +
+			"which makes systemd-modules-load fail at every boot until the module is installed (remove the file if it will not be)"},
+		{"loading off", "module\n", false, false, "nvidia-peermem is installed but not loaded, and loading is off (--module-load none or --host-root): load it with modprobe nvidia-peermem"},
+		{"nv_peer_mem", "legacy\n", true, true, "nv_peer_mem (the peer-memory module of NVIDIA drivers before R470) is loaded: rdggen neither loads nvidia-peermem nor writes /etc/modules-load.d/60-rdggen-nvidia-peermem.conf (only one of them may be loaded)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := goodState(inv, d)
 			st.Peermem.Out = tc.probe
-			if tc.probe == "legacy\n" {
+			if tc.absent {
 				st.Files["/etc/modules-load.d/60-rdggen-nvidia-peermem.conf"] = fileState{Kind: "absent"}
 			}
 			p, err := makePlan(inv, d, st, planOpts{docker0: true, modules: tc.modules})
@@ -273,5 +288,30 @@ unicast 172.16.43.0/24 via 31.31.31.43 dev enp1f0 proto static
 	}
 	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b netip.Addr) bool { return a == b }), cmp.Comparer(func(a, b netip.Prefix) bool { return a == b })); diff != "" {
 		t.Error(diff)
+	}
+}
+
+// check on a VM without nvidia-peermem: its modules-load.d file, which apply
+// leaves out there, is no failure of the files check, nor counted as
+// generated.
+func TestCheckFilesWithoutPeermem(t *testing.T) {
+	inv := inventory.Reference()
+	h := &inv.Hosts[0]
+	d := desiredFor(inv, h)
+	st := goodState(inv, d)
+	st.Peermem.Out = ""
+	st.Files["/etc/modules-load.d/60-rdggen-nvidia-peermem.conf"] = fileState{Kind: "absent"}
+	var files *readiness.Result
+	for _, r := range checkConfig(inv, h, d, st, planOpts{docker0: true, modules: true}) {
+		if r.Status != readiness.Passed {
+			t.Errorf("%s", r.Line())
+		}
+		if r.Check == CheckFiles {
+			files = &r
+		}
+	}
+	want := fmt.Sprintf("%d file(s) and link(s) as generated", len(d.Files)-1+len(d.Links))
+	if files == nil || files.Found != want {
+		t.Errorf("files check %+v, want found %q", files, want)
 	}
 }

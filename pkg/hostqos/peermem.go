@@ -27,7 +27,9 @@ const (
 )
 
 // PeermemConf is host h's modules-load.d file: nvidia-peermem, loaded at
-// every boot. `apply --target hosts` installs it and loads the module now.
+// every boot. `apply --target hosts` installs it where the module is
+// installed (elsewhere systemd-modules-load would fail at every boot;
+// docs/rules.md#nvidia-peermem) and loads the module now.
 func PeermemConf(inv *inventory.Inventory, h *inventory.Host) []byte {
 	return []byte("# rdggen: GPUDirect RDMA on " + h.Name + " (cluster " + inv.Name + "): load NVIDIA's peer-memory module at boot,\n" +
 		"# so the VF reads and writes GPU memory directly (NVIDIA driver >= 470, installed after MLNX_OFED).\n" +

@@ -125,6 +125,17 @@ func (c *checker) nic(r *NICSpec, p string) NIC {
 	} else if _, ok := nicMaxVFs[r.Model]; !ok {
 		c.errf(p+".model", "unknown NIC model %q (known: %s)", r.Model, knownKeys(nicMaxVFs))
 	}
+	// The link runs at most at the NIC model's fastest speed; left out, the
+	// speed is that when it is below the default.
+	if max := n.MaxSpeedGbps(); max > 0 {
+		switch {
+		case r.SpeedGbps == nil:
+			n.SpeedGbps = min(n.SpeedGbps, max)
+		case n.SpeedGbps > max && slices.Contains(ethernetSpeeds, n.SpeedGbps):
+			c.errf(p+".speed_gbps", "%d Gb/s is above %s's %d Gb/s per port (its fastest Ethernet speed): set speed_gbps to the speed the link runs at, at most %d",
+				n.SpeedGbps, n.Model, max, max)
+		}
+	}
 	if r.PF == "" {
 		c.missing(p, "pf", " (the physical function's ESXi uplink, e.g. vmnic4)")
 	} else if !reVmnic.MatchString(r.PF) {
@@ -145,6 +156,7 @@ func (c *checker) hosts(raw []HostSpec, defaults *base) {
 	if len(raw) == 0 {
 		c.missing("", "hosts", " (at least one host)")
 	}
+	fast := map[string]bool{} // NIC setting and switch already reported by switchSpeed
 	for i, r := range raw {
 		p := fmt.Sprintf("hosts[%d]", i)
 		h := Host{Index: i, Name: r.Name, ESXi: r.ESXi, VM: r.VM, Mgmt: r.Mgmt}
@@ -178,6 +190,11 @@ func (c *checker) hosts(raw []HostSpec, defaults *base) {
 		own := c.base(&r.HostDefaults, p)
 		c.inherit(&h, own, *defaults, p)
 		c.data(&h, r.Data, p)
+		nicPath := own.nic
+		if nicPath == "" {
+			nicPath = defaults.nic
+		}
+		c.switchSpeed(&h, nicPath, fast)
 		if r.Docker != nil && r.Docker.Subnet != "" {
 			s, err := netip.ParsePrefix(r.Docker.Subnet)
 			switch {
@@ -195,6 +212,25 @@ func (c *checker) hosts(raw []HostSpec, defaults *base) {
 		}
 		c.inv.Hosts = append(c.inv.Hosts, h)
 	}
+}
+
+// switchSpeed refuses a link speed above what h's switch model runs a port
+// at, once per NIC setting (nicPath, where h's nic comes from) and switch:
+// hosts sharing a setting share the finding. Unknown switch models, and an
+// unknown switch, have their own findings.
+func (c *checker) switchSpeed(h *Host, nicPath string, reported map[string]bool) {
+	sw := c.switchNamed(h.Data.Switch)
+	if sw == nil || nicPath == "" || !slices.Contains(ethernetSpeeds, h.NIC.SpeedGbps) {
+		return
+	}
+	max := sw.MaxSpeedGbps()
+	key := nicPath + "\x00" + sw.Name
+	if max == 0 || h.NIC.SpeedGbps <= max || reported[key] {
+		return
+	}
+	reported[key] = true
+	c.errf(nicPath+".speed_gbps", "%d Gb/s is above %s's %d Gb/s per port (switch %s, the data port of hosts[%d] %s): set speed_gbps to the speed the link runs at, at most %d",
+		h.NIC.SpeedGbps, sw.Model, max, sw.Name, h.Index, h.Name, max)
 }
 
 // inherit fills h from the host's own keys, else from defaults, and reports

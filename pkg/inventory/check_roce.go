@@ -41,20 +41,23 @@ func (c *checker) roce(r *RoCESpec) {
 		c.errf("roce.cnp_priority", "%d: the NIC sends its CNPs at priority %d (DSCP %d), and rdggen cannot change that here (only mlxconfig CNP_802P_PRIO_P1 on the ESXi host could); keep %d",
 			q.CNPPriority, DefaultCNPPriority, DefaultCNPDSCP, DefaultCNPPriority)
 	}
-	if q.CNPPriority == q.Priority {
-		c.errf("roce.cnp_priority", "%d equals roce.priority: CNPs need their own strict-priority class apart from the lossless RoCE class", q.CNPPriority)
+	// The CNPs' class is the NIC's priority 6 (above), so the RoCE data
+	// cannot use it: CNPs need their own strict-priority class. The finding
+	// is on roce.priority, the key that can change.
+	cnpClass := q.Priority == DefaultCNPPriority
+	if cnpClass {
+		c.errf("roce.priority", "%d is roce.cnp_priority, the NIC's CNP priority: CNPs need their own strict-priority class apart from the lossless RoCE class; use another priority (the default is %d, with DSCP %d)",
+			q.Priority, DefaultPriority, DefaultDSCP)
 	}
 	if q.ECNMinKB > q.ECNMaxKB {
 		c.errf("roce.ecn_min_kb", "%d KB is above ecn_max_kb %d KB (ECN marking starts at the minimum)", q.ECNMinKB, q.ECNMaxKB)
 	}
 	// ONYX (trust L3) and mlx5 map DSCP to switch priority as DSCP/8 by default;
-	// rdggen does not rewrite that map, so the pair must agree.
-	if q.DSCP>>3 != q.Priority && inRange(q.DSCP, 0, 63) && inRange(q.Priority, 0, 7) {
+	// rdggen does not rewrite that map, so the data's pair must agree (the
+	// CNPs' pair is the NIC's 48 and 6, which do). Not said for the CNPs'
+	// priority: its DSCPs are the CNPs'.
+	if q.DSCP>>3 != q.Priority && !cnpClass && inRange(q.DSCP, 0, 63) && inRange(q.Priority, 0, 7) {
 		c.errf("roce.dscp", "DSCP %d maps to switch priority %d by default (DSCP/8), not roce.priority %d; use a DSCP in %d–%d",
 			q.DSCP, q.DSCP>>3, q.Priority, q.Priority*8, q.Priority*8+7)
-	}
-	if q.CNPDSCP>>3 != q.CNPPriority && q.CNPPriority != q.Priority && inRange(q.CNPDSCP, 0, 63) && inRange(q.CNPPriority, 0, 7) {
-		c.errf("roce.cnp_dscp", "DSCP %d maps to switch priority %d by default (DSCP/8), not roce.cnp_priority %d; use a DSCP in %d–%d",
-			q.CNPDSCP, q.CNPDSCP>>3, q.CNPPriority, q.CNPPriority*8, q.CNPPriority*8+7)
 	}
 }

@@ -160,7 +160,7 @@ func TestValidationRules(t *testing.T) {
 		{"dns not an address", "  mtu: 1500", "  mtu: 1500\n  dns: [dns.example]", 6, "dns.example", "docker.dns[0]", `"dns.example" is not an IP address`},
 		{"dscp range", "name: mini\n", "name: mini\nroce: {dscp: 64}\n", 2, "64", "roce.dscp", "64 is outside 0–63"},
 		{"priority range", "name: mini\n", "name: mini\nroce: {priority: 8}\n", 2, "8", "roce.priority", "8 is outside 0–7"},
-		{"cnp priority equals roce priority", "name: mini\n", "name: mini\nroce: {cnp_priority: 3, cnp_dscp: 24}\n", 2, "3", "roce.cnp_priority", "3 equals roce.priority"},
+		{"roce priority is the CNPs'", "name: mini\n", "name: mini\nroce: {priority: 6, dscp: 50}\n", 2, "6", "roce.priority", "6 is roce.cnp_priority, the NIC's CNP priority: CNPs need their own strict-priority class"},
 		{"cnp dscp not the NIC's", "name: mini\n", "name: mini\nroce: {cnp_dscp: 49}\n", 2, "49", "roce.cnp_dscp", "49: the NIC sends its CNPs with DSCP 48, and rdggen cannot change that here"},
 		{"cnp priority not the NIC's", "name: mini\n", "name: mini\nroce: {cnp_priority: 7, cnp_dscp: 56}\n", 2, "7", "roce.cnp_priority", "7: the NIC sends its CNPs at priority 6 (DSCP 48)"},
 		{"dscp does not map to priority", "name: mini\n", "name: mini\nroce: {dscp: 34}\n", 2, "34", "roce.dscp", "DSCP 34 maps to switch priority 4 by default (DSCP/8), not roce.priority 3; use a DSCP in 24–31"},
@@ -173,6 +173,12 @@ func TestValidationRules(t *testing.T) {
 		{"vf count", "vfs: 8", "vfs: 200", 11, "200", "defaults.nic.vfs", "200 VFs is outside ConnectX-5's range 1–127"},
 		{"link speed", "vfs: 8", "vfs: 8, speed_gbps: 1000", 11, "1000", "defaults.nic.speed_gbps", "1000 is not an Ethernet link speed in Gb/s (1, 10, 25, 40, 50, 100, 200, 400, 800)"},
 		{"more VMs than VFs", "vfs: 8", "vfs: 1", 16, "name", "hosts[1].nic", "ESXi host esx-a runs 2 VMs but its NIC has only 1 VFs"},
+		{"link faster than the NIC", "vfs: 8", "vfs: 8, speed_gbps: 200", 11, "200", "defaults.nic.speed_gbps", "200 Gb/s is above ConnectX-5's 100 Gb/s per port"},
+		{"link faster than the switch", "model: ConnectX-5, pf: vmnic4, vfs: 8", "model: ConnectX-6, pf: vmnic4, vfs: 8, speed_gbps: 200", 11, "200", "defaults.nic.speed_gbps",
+			"200 Gb/s is above SN2100's 100 Gb/s per port (switch sw1, the data port of hosts[0] a)"},
+		{"host's own link faster than the switch", "    esxi: esx-b", "    esxi: esx-b\n    nic: {model: ConnectX-6 Dx, pf: vmnic4, vfs: 8, speed_gbps: 200}", 18, "200", "hosts[1].nic.speed_gbps",
+			"200 Gb/s is above SN2100's 100 Gb/s per port (switch sw1, the data port of hosts[1] b)"},
+		{"ConnectX-4 Lx at 100", "model: ConnectX-5, pf: vmnic4, vfs: 8", "model: ConnectX-4 Lx, pf: vmnic4, vfs: 8, speed_gbps: 100", 11, "100", "defaults.nic.speed_gbps", "100 Gb/s is above ConnectX-4 Lx's 50 Gb/s per port"},
 		{"unknown nic", "model: ConnectX-5", "model: ConnectX-9", 11, "ConnectX-9", "defaults.nic.model", `unknown NIC model "ConnectX-9"`},
 		{"pf name", "pf: vmnic4", "pf: eth4", 11, "eth4", "defaults.nic.pf", `"eth4" is not an ESXi uplink name like vmnic4`},
 		{"os", "ubuntu-18.04", "centos-7", 7, "centos-7", "defaults.os", `"centos-7" is not a supported OS`},
@@ -302,6 +308,14 @@ func TestOneFindingPerMistake(t *testing.T) {
 		{"  mtu: 1500", "  mtu: 1500.5", `mini.yaml:5:8: docker.mtu: must be a whole number, not "1500.5"`},
 		{"name: mini\n", "name: mini\nroce: {dscp: \"26\"}\n", `mini.yaml:2:14: roce.dscp: must be a whole number, not "26"`},
 		{"onyx: 3.6.8190", "onyx: x", `mini.yaml:3:38: switches[0].onyx: "x" is not a dotted version number`},
+		// The CNPs' DSCP and priority are the NIC's (48, 6): a value other
+		// than those is one finding saying so, not also a DSCP/8 rule that
+		// would suggest a third value; a RoCE priority of 6 is one finding
+		// on roce.priority, the key the user can change.
+		{"name: mini\n", "name: mini\nroce: {cnp_dscp: 40}\n", "mini.yaml:2:18: roce.cnp_dscp: 40: the NIC sends its CNPs with DSCP 48"},
+		{"name: mini\n", "name: mini\nroce: {cnp_priority: 5}\n", "mini.yaml:2:22: roce.cnp_priority: 5: the NIC sends its CNPs at priority 6"},
+		{"name: mini\n", "name: mini\nroce: {priority: 6}\n", "mini.yaml:2:18: roce.priority: 6 is roce.cnp_priority"},
+		{"name: mini\n", "name: mini\nroce: {priority: 6, dscp: 50}\n", "mini.yaml:2:18: roce.priority: 6 is roce.cnp_priority"},
 		// A merge key: one finding saying what to write instead, not also
 		// every key the merge would have brought "is required".
 		{"  - name: a\n    esxi: esx-a\n", "  - &h\n    name: a\n    esxi: esx-a\n", ""},
@@ -422,5 +436,88 @@ func TestNamesUpToTheirLimits(t *testing.T) {
 	}
 	if inv.Hosts[1].ESXi != fqdn || len(inv.Hosts[1].VM) != 80 || len(inv.Hosts[0].Name) != 63 {
 		t.Errorf("%+v", inv.Hosts)
+	}
+}
+
+// TestLinkSpeedLimits: nic.speed_gbps may not exceed what the NIC model or
+// the switch model runs a port at (ConnectX-4 Lx 50 Gb/s, SN2000 100,
+// SN3700 200, SN4700 400, …); one finding per NIC setting and switch, at
+// the speed's line; left out, the speed is 100 or the NIC's maximum when
+// that is lower. Unknown models are only their own finding.
+func TestLinkSpeedLimits(t *testing.T) {
+	load := func(sw, nic string) (*Inventory, *Report) {
+		t.Helper()
+		src := strings.NewReplacer("model: SN2100", "model: "+sw, "{model: ConnectX-5, pf: vmnic4, vfs: 8}", nic).Replace(baseYAML)
+		inv, err := Load("mini.yaml", []byte(src))
+		var rep *Report
+		if err != nil && !errors.As(err, &rep) {
+			t.Fatalf("%s, %s: %v", sw, nic, err)
+		}
+		return inv, rep
+	}
+	for _, tc := range []struct {
+		sw, nic string
+		speed   int
+	}{
+		{"SN2100", "{model: ConnectX-4 Lx, pf: vmnic4, vfs: 8}", 50},
+		{"SN2100", "{model: ConnectX-5, pf: vmnic4, vfs: 8}", 100},
+		{"SN2700", "{model: ConnectX-5 Ex, pf: vmnic4, vfs: 8, speed_gbps: 100}", 100},
+		{"SN3700", "{model: ConnectX-6 Dx, pf: vmnic4, vfs: 8, speed_gbps: 200}", 200},
+		{"SN4600", "{model: ConnectX-6, pf: vmnic4, vfs: 8, speed_gbps: 200}", 200},
+		{"SN4700", "{model: ConnectX-6, pf: vmnic4, vfs: 8, speed_gbps: 200}", 200},
+		{"SN3700C", "{model: ConnectX-4, pf: vmnic4, vfs: 8, speed_gbps: 25}", 25},
+	} {
+		inv, rep := load(tc.sw, tc.nic)
+		if rep != nil {
+			t.Errorf("%s, %s: refused:\n%v", tc.sw, tc.nic, rep)
+			continue
+		}
+		for _, h := range inv.Hosts {
+			if h.NIC.SpeedGbps != tc.speed {
+				t.Errorf("%s, %s: %s speed %d Gb/s, want %d", tc.sw, tc.nic, h.Name, h.NIC.SpeedGbps, tc.speed)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		sw, nic string
+		want    []string
+	}{
+		// Both limits, each once though two hosts share the setting.
+		{"SN2700", "{model: ConnectX-5, pf: vmnic4, vfs: 8, speed_gbps: 400}", []string{
+			"mini.yaml:11:60: defaults.nic.speed_gbps: 400 Gb/s is above ConnectX-5's 100 Gb/s per port",
+			"mini.yaml:11:60: defaults.nic.speed_gbps: 400 Gb/s is above SN2700's 100 Gb/s per port (switch sw1, the data port of hosts[0] a)",
+		}},
+		{"SN4700", "{model: ConnectX-6 Dx, pf: vmnic4, vfs: 8, speed_gbps: 400}", []string{
+			"mini.yaml:11:63: defaults.nic.speed_gbps: 400 Gb/s is above ConnectX-6 Dx's 200 Gb/s per port",
+		}},
+		{"SN3800", "{model: ConnectX-6, pf: vmnic4, vfs: 8, speed_gbps: 200}", []string{
+			"mini.yaml:11:60: defaults.nic.speed_gbps: 200 Gb/s is above SN3800's 100 Gb/s per port (switch sw1, the data port of hosts[0] a)",
+		}},
+		// Unknown models: their own finding, no speed rule.
+		{"SN9999", "{model: ConnectX-6, pf: vmnic4, vfs: 8, speed_gbps: 400}", []string{
+			`mini.yaml:3:24: switches[0].model: unknown switch model "SN9999"`,
+			"mini.yaml:11:60: defaults.nic.speed_gbps: 400 Gb/s is above ConnectX-6's 200 Gb/s per port",
+		}},
+		{"SN2100", "{model: ConnectX-9, pf: vmnic4, vfs: 8, speed_gbps: 800}", []string{
+			`mini.yaml:11:16: defaults.nic.model: unknown NIC model "ConnectX-9"`,
+			"mini.yaml:11:60: defaults.nic.speed_gbps: 800 Gb/s is above SN2100's 100 Gb/s per port (switch sw1, the data port of hosts[0] a)",
+		}},
+	} {
+		_, rep := load(tc.sw, tc.nic)
+		if rep == nil {
+			t.Errorf("%s, %s: accepted", tc.sw, tc.nic)
+			continue
+		}
+		var got []string
+		for _, f := range rep.Findings {
+			got = append(got, f.String())
+		}
+		ok := len(got) == len(tc.want)
+		for i := 0; ok && i < len(got); i++ {
+			ok = strings.HasPrefix(got[i], tc.want[i])
+		}
+		if !ok {
+			t.Errorf("%s, %s: findings\n%s\nwant (prefixes)\n%s", tc.sw, tc.nic, strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+		}
 	}
 }

@@ -44,7 +44,9 @@ type Inventory struct {
 
 // RoCE is lossless RoCE v2 in DSCP-based QoS mode (docs/rules.md#switch-onyx; NVIDIA's DSCP
 // recommendations). ONYX's default DSCP→switch-priority map is DSCP/8, which is
-// why Validate requires DSCP/8 == priority for both the data and the CNP class.
+// why Validate requires DSCP/8 == priority for the data class; the CNP class is
+// the NIC's DSCP 48 and priority 6 (docs/rules.md#cnp-dscp-and-priority), which
+// agree, and the data class may not be priority 6.
 type RoCE struct {
 	// DSCP of RoCE data packets (0–63), default 26.
 	DSCP int
@@ -82,6 +84,13 @@ type Switch struct {
 	// Ports is the number of front-panel ports of Model (1/1 … 1/Ports).
 	Ports int
 }
+
+// MaxSpeedGbps is the fastest Ethernet speed, Gb/s, a front-panel port of
+// the switch model runs at (0 for unknown models): 100 for the Spectrum
+// SN2000 models, the SN3420, SN3700C, SN3800 and SN4600C, 200 for the SN3700
+// and SN4600, 400 for the SN4700 (NVIDIA's switch systems hardware user
+// manuals; docs/rules.md#models-and-ports).
+func (s Switch) MaxSpeedGbps() int { return switchMaxSpeedGbps[s.Model] }
 
 // HasRoCECommand reports whether the switch takes the one-command `roce lossless`
 // form (ONYX ≥ 3.8.2000, NVIDIA ONYX manual "RoCE commands").
@@ -228,12 +237,20 @@ type NIC struct {
 	PortGroup string
 	// SpeedGbps is the data port's Ethernet link speed, Gb/s (10^9 bit/s):
 	// what the VF and its switch port run at, default 100 (the guide's
-	// ConnectX-5 on an SN2700). `rdggen bench` derives its pass lines from it.
+	// ConnectX-5 on an SN2700), or MaxSpeedGbps when that is lower. It is
+	// at most MaxSpeedGbps and the switch's Switch.MaxSpeedGbps.
+	// `rdggen bench` derives its pass lines from it.
 	SpeedGbps int
 }
 
 // MaxVFs is the largest VF count for the NIC model (0 for unknown models).
 func (n NIC) MaxVFs() int { return nicMaxVFs[n.Model] }
+
+// MaxSpeedGbps is the fastest Ethernet speed, Gb/s, a port of the NIC model
+// runs at (0 for unknown models): 50 for the ConnectX-4 Lx, 100 for the
+// ConnectX-4, ConnectX-5 and ConnectX-5 Ex, 200 for the ConnectX-6 and
+// ConnectX-6 Dx (NVIDIA's adapter card user manuals; docs/rules.md#models-and-ports).
+func (n NIC) MaxSpeedGbps() int { return nicMaxSpeedGbps[n.Model] }
 
 // DataLink is a host's data network attachment.
 type DataLink struct {

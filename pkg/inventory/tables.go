@@ -17,6 +17,54 @@ var switchPorts = map[string]int{
 	"SN4700":  32,
 }
 
+// switchMaxSpeedGbps is the fastest Ethernet speed, Gb/s, a front-panel port
+// of each Spectrum model runs at (docs/rules.md#models-and-ports): Spectrum
+// (SN2000) ports run at most 100 GbE (NVIDIA Spectrum SN2000 1U Switch Systems
+// Hardware User Manual, https://docs.nvidia.com/networking/display/sn2000pub);
+// of Spectrum-2 (SN3000) the SN3700 runs 200 GbE, the SN3700C, SN3800 and
+// SN3420 100 GbE (NVIDIA Spectrum-2 SN3000 1U and 2U Switch Systems Hardware
+// User Manual, https://docs.nvidia.com/networking/display/sn3000um); of
+// Spectrum-3 (SN4000) the SN4600C runs 100 GbE, the SN4600 200 GbE and the
+// SN4700 400 GbE (NVIDIA Spectrum-3 SN4000 1U and 2U Switch Systems Hardware
+// User Manual, https://docs.nvidia.com/networking/display/SN4000). The mlxsw
+// wiki's product table (github.com/Mellanox/mlxsw/wiki) says the same of the
+// SN2000 and SN3000 models.
+var switchMaxSpeedGbps = map[string]int{
+	"SN2010":  100,
+	"SN2100":  100,
+	"SN2410":  100,
+	"SN2700":  100,
+	"SN2740":  100,
+	"SN3420":  100,
+	"SN3700":  200,
+	"SN3700C": 100,
+	"SN3800":  100,
+	"SN4600C": 100,
+	"SN4600":  200,
+	"SN4700":  400,
+}
+
+// nicMaxSpeedGbps is the fastest Ethernet speed, Gb/s, a port of each
+// ConnectX model runs at (docs/rules.md#models-and-ports; NVIDIA's adapter
+// card user manuals, "Introduction" and "Specifications"): ConnectX-4 EN up
+// to 100 GbE (https://docs.nvidia.com/networking/display/ConnectX4EN),
+// ConnectX-4 Lx EN up to 50 GbE (1/10/25/40/50,
+// https://docs.nvidia.com/networking/display/CX4LxEN/Introduction),
+// ConnectX-5 and ConnectX-5 Ex up to 100 GbE
+// (https://docs.nvidia.com/networking/display/connectx5enocp2/introduction),
+// ConnectX-6 EN up to 200 GbE
+// (https://docs.nvidia.com/networking/display/ConnectX6EN/Introduction) and
+// ConnectX-6 Dx up to 200 GbE (a single port of 200 or two of 100,
+// https://docs.nvidia.com/networking/display/ConnectX6DxENOCP3/Interfaces).
+var nicMaxSpeedGbps = map[string]int{
+	"ConnectX-4":    100,
+	"ConnectX-4 Lx": 50,
+	"ConnectX-5":    100,
+	"ConnectX-5 Ex": 100,
+	"ConnectX-6":    200,
+	"ConnectX-6 Dx": 200,
+}
+
 // nicMaxVFs is the largest SR-IOV VF count per port that the ESXi nmlx5_core
 // driver accepts for each ConnectX model (max_vfs; NVIDIA's native ESXi driver
 // manual, "Module Parameters"; the firmware's NUM_OF_VFS must be at least as large).
@@ -46,7 +94,7 @@ const (
 	DefaultImage         = "horovod/horovod:0.16.0-tf1.12.0-torch1.0.0-mxnet1.4.0-py3.5"
 	DefaultPortGroup     = "VM Network"
 	DefaultHCA           = "mlx5_0"
-	DefaultNICSpeedGbps  = 100 // the guide's 100 GbE ConnectX-5 and SN2700
+	DefaultNICSpeedGbps  = 100 // the guide's 100 GbE ConnectX-5 and SN2700; a slower NIC model's maximum when lower
 )
 
 // ethernetSpeeds are the Ethernet data rates a ConnectX port and a Spectrum

@@ -1,0 +1,95 @@
+package apply
+
+import (
+	"github.com/rdggen/rdggen/internal/hostapply"
+	"github.com/rdggen/rdggen/internal/remote"
+	"github.com/rdggen/rdggen/internal/switchapply"
+	"github.com/rdggen/rdggen/internal/vsphere"
+	"github.com/rdggen/rdggen/internal/workerapply"
+	"github.com/rdggen/rdggen/pkg/readiness"
+)
+
+// CheckConnect is the check every target reports, as a machine's only
+// result (Unknown, with why), when the machine could not be reached or
+// read; `rdggen check` also reports it for a target that failed before
+// any result.
+const CheckConnect = remote.CheckConnect
+
+// CheckInfo is one check of a target: its name, as readiness.Result.Check
+// carries it, and what it reads and wants, in a line for a person.
+type CheckInfo struct {
+	Name string
+	What string
+}
+
+// checks are the targets' checks, grouped as each target reports them
+// (the ESXi host's before its VMs'); the rules behind them are the Check constants' documentation in
+// internal/switchapply, internal/vsphere, internal/hostapply (check.go,
+// guest.go; docs/rules.md#the-guest-ready-for-gpudirect-rdma) and
+// internal/workerapply.
+var checks = map[string][]CheckInfo{
+	readiness.TargetSwitch: {
+		{switchapply.CheckConfig, "the running-config against the inventory (apply's plan)"},
+		{switchapply.CheckLink, "per data port: the link up; its speed as found"},
+		{switchapply.CheckMTU, "per data port: MTU ≥ 9216 (jumbo data network) or 1500"},
+		{switchapply.CheckPFC, "per data port: PFC on, on roce.priority, oper Enabled"},
+		{switchapply.CheckPauseCounters, "per data port: pause frames on roce.priority (never fails)"},
+		{switchapply.CheckECN, "per data port: ECN on the RoCE class at roce.ecn_min/max_kb"},
+	},
+	readiness.TargetESXi: {
+		{vsphere.CheckExists, "the ESXi host or VM is in vCenter, once (shown when not)"},
+		{vsphere.CheckRead, "vCenter answered the host's reads (shown when not)"},
+		{vsphere.CheckNIC, "per host: nic.pf exists, SR-IOV capable, takes nic.vfs"},
+		{vsphere.CheckPassthrough, "per host: GPU passthrough, PF SR-IOV enabled and active"},
+		{vsphere.CheckSRIOV, "per host: the PF's VFs requested (nic.vfs) and present"},
+		{vsphere.CheckModuleParams, "per host: nmlx5_core parameters as apply sets them"},
+		{vsphere.CheckMTU, "per host: the PF's virtual switch MTU ≥ data_mtu"},
+		{vsphere.CheckReboot, "per host: no reboot pending"},
+		{vsphere.CheckPlacement, "per VM: on the ESXi host the inventory names"},
+		{vsphere.CheckConfig, "per VM: firmware, 64-bit MMIO, reservation, backings"},
+		{vsphere.CheckPower, "per VM: powered on"},
+		{vsphere.CheckDevices, "per VM: GPUs and SR-IOV adapter attached, connected"},
+		{vsphere.CheckP2P, "per VM: the PCIe peer-to-peer keys GPUDirect RDMA needs"},
+		{vsphere.CheckNUMA, "per VM: each GPU on the NUMA node of the NIC's PF"},
+	},
+	readiness.TargetHosts: {
+		{hostapply.CheckRDMADevice, "the RDMA device horovod.hca exists"},
+		{hostapply.CheckPortState, "its port ACTIVE, link layer Ethernet"},
+		{hostapply.CheckGID, "a RoCE v2 GID of the data address (its index)"},
+		{hostapply.CheckRDMAMTU, "the port's active MTU (ibv_devinfo, when installed)"},
+		{hostapply.CheckEFI, "booted with EFI firmware"},
+		{hostapply.CheckGPUs, "the inventory's GPUs on the PCI bus, taken by the driver"},
+		{hostapply.CheckBAR1, "per GPU: BAR1 as large as the inventory's"},
+		{hostapply.CheckDriver, "the NVIDIA kernel module loaded, its version"},
+		{hostapply.CheckPeermem, "nvidia-peermem (or nv_peer_mem) loaded, only one"},
+		{hostapply.CheckVerbs, "ibv_devices (or the kernel's verbs devices) lists the HCA"},
+		{hostapply.CheckRuntime, "Docker can give the workers their GPUs (NVIDIA runtime)"},
+		{hostapply.CheckMTU, "the data interface's MTU"},
+		{hostapply.CheckRoCEQoS, "the RoCE ToS, traffic class and TCP ECN the script sets"},
+		{hostapply.CheckDocker0, "docker0 carries bip"},
+		{hostapply.CheckDocker, "daemon.json has rdggen's keys"},
+		{hostapply.CheckForwarding, "IPv4 forwarding on"},
+		{hostapply.CheckRoutes, "routes to the other hosts' container subnets (or pool)"},
+		{hostapply.CheckFirewall, "RDGGEN-CONTAINERS first in DOCKER-USER"},
+		{hostapply.CheckNAT, "RDGGEN-POSTROUTING first in nat POSTROUTING"},
+		{hostapply.CheckFiles, "the scripts and units apply installs, as generated"},
+		{hostapply.CheckConfig, "apply cannot plan the VM: why (instead of mtu … files)"},
+	},
+	readiness.TargetWorkers: {
+		{workerapply.CheckWorker, "the container as apply leaves it"},
+		{workerapply.CheckSSHD, "sshd on the worker port with the cluster's host key"},
+		{workerapply.CheckInterfaces, "NCCL_SOCKET_IFNAME's interfaces in the container"},
+		{workerapply.CheckDevices, "/dev/infiniband in the container has the verbs device"},
+		{workerapply.CheckMemlock, "ulimit -l unlimited in the container"},
+		{workerapply.CheckGDRLevel, "NCCL_NET_GDR_LEVEL in the container as rdggen sets it"},
+		{workerapply.CheckSource, "per peer: a login, its sshd seeing this worker's address"},
+	},
+}
+
+// Checks lists every check target (readiness.TargetSwitch, TargetESXi,
+// TargetHosts or TargetWorkers) reports, with what each reads, except
+// CheckConnect, which every target has; nil for another target. The slice
+// is the caller's.
+func Checks(target string) []CheckInfo {
+	return append([]CheckInfo(nil), checks[target]...)
+}
