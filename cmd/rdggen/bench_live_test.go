@@ -168,7 +168,7 @@ func TestBenchLive(t *testing.T) {
 		t.Errorf("--only horovod --dry-run: exit %d", code)
 	}
 	hsave := filepath.Join(c.Dir, "bench-horovod")
-	code, out, errOut = rdggenBench(t, c, context.Background(), "--only", "horovod", "--save", hsave)
+	code, out, _ = rdggenBench(t, c, context.Background(), "--only", "horovod", "--save", hsave)
 	if code != exitOK || !strings.Contains(out, "Horovod benchmark (3 GPUs on 3 hosts, then 1 on ns-01 alone):") ||
 		!strings.Contains(out, "horovod-scaling 3 GPUs vs 1 on one VM: passed (scaling efficiency 99.04 %: 608.38 images/sec on 3 GPU(s) of 3 VM(s) (202.79 per GPU); one VM 204.75 images/sec on 1 GPU(s) of 1 VM(s) (204.75 per GPU)") ||
 		strings.Contains(out, "ib_write_bw pairs") || strings.Contains(out, "all_reduce_perf") {
