@@ -602,43 +602,41 @@ func emittedChecks(t *testing.T) map[string][]string {
 			}
 			files = append(files, f)
 		}
-		{
-			for _, f := range files {
-				ast.Inspect(f, func(n ast.Node) bool {
-					switch n := n.(type) {
-					case *ast.GenDecl:
-						if n.Tok != token.CONST {
-							return true
-						}
-						for _, spec := range n.Specs {
-							vs := spec.(*ast.ValueSpec)
-							for i, id := range vs.Names {
-								if !strings.HasPrefix(id.Name, "Check") || !id.IsExported() || i >= len(vs.Values) {
-									continue
-								}
-								if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
-									v, _ := strconv.Unquote(lit.Value)
-									add(target, v)
-								}
+		for _, f := range files {
+			ast.Inspect(f, func(n ast.Node) bool {
+				switch n := n.(type) {
+				case *ast.GenDecl:
+					if n.Tok != token.CONST {
+						return true
+					}
+					for _, spec := range n.Specs {
+						vs := spec.(*ast.ValueSpec)
+						for i, id := range vs.Names {
+							if !strings.HasPrefix(id.Name, "Check") || !id.IsExported() || i >= len(vs.Values) {
+								continue
+							}
+							if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+								v, _ := strconv.Unquote(lit.Value)
+								add(target, v)
 							}
 						}
-					case *ast.CallExpr:
-						sel, ok := n.Fun.(*ast.SelectorExpr)
-						if !ok {
-							return true
-						}
-						if x, ok := sel.X.(*ast.Ident); !ok || x.Name != "readiness" || !slices.Contains([]string{"Pass", "Fail", "Unsure"}, sel.Sel.Name) || len(n.Args) < 3 {
-							return true
-						}
-						if lit, ok := n.Args[2].(*ast.BasicLit); ok && lit.Kind == token.STRING {
-							v, _ := strconv.Unquote(lit.Value)
-							t.Errorf("%s: check name %q written as a literal: make it a Check constant", fset.Position(lit.Pos()), v)
-							add(target, v)
-						}
 					}
-					return true
-				})
-			}
+				case *ast.CallExpr:
+					sel, ok := n.Fun.(*ast.SelectorExpr)
+					if !ok {
+						return true
+					}
+					if x, ok := sel.X.(*ast.Ident); !ok || x.Name != "readiness" || !slices.Contains([]string{"Pass", "Fail", "Unsure"}, sel.Sel.Name) || len(n.Args) < 3 {
+						return true
+					}
+					if lit, ok := n.Args[2].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+						v, _ := strconv.Unquote(lit.Value)
+						t.Errorf("%s: check name %q written as a literal: make it a Check constant", fset.Position(lit.Pos()), v)
+						add(target, v)
+					}
+				}
+				return true
+			})
 		}
 	}
 	return out
