@@ -1,19 +1,9 @@
 package bench
 
 import (
-	"os"
 	"strings"
 	"testing"
 )
-
-func readFixture(t *testing.T, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile("testdata/" + name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
 
 // TestParseTFCNN reads the real tf_cnn_benchmarks outputs: tabs or spaces,
 // one rank or several interleaved, a run cut before its total, and a
@@ -31,7 +21,7 @@ func TestParseTFCNN(t *testing.T) {
 		{"tfcnn-ava65-resnet50-spaces.txt", "", 100, 133.8, 133.81, true},
 		{"tfcnn-benchmarks232-cut-before-total.txt", "alexnet", 80, 120.3, 0, false},
 	} {
-		r, err := ParseTFCNN(readFixture(t, c.file))
+		r, err := ParseTFCNN(read(t, c.file))
 		if err != nil {
 			t.Fatalf("%s: %v", c.file, err)
 		}
@@ -40,7 +30,7 @@ func TestParseTFCNN(t *testing.T) {
 			t.Errorf("%s: model %q steps %d rate %g images/sec %g (%v); want %q %d %g %g (%v)", c.file, r.Model, r.Steps, r.StepRate, v, ok, c.model, c.steps, c.rate, c.images, c.ok)
 		}
 	}
-	if r, _ := ParseTFCNN(readFixture(t, "tfcnn-benchmarks232-cut-before-total.txt")); r.BatchPerDevice != 1024 {
+	if r, _ := ParseTFCNN(read(t, "tfcnn-benchmarks232-cut-before-total.txt")); r.BatchPerDevice != 1024 {
 		t.Errorf("batch per device %g, want 1024", r.BatchPerDevice)
 	}
 	// Tagged: rank 0's total wins over the median of the others'.
@@ -59,7 +49,7 @@ func TestParseTFCNN(t *testing.T) {
 		t.Errorf("failures %q", r.Failures)
 	}
 	for _, f := range []string{"nccltests-252-ring-8g.txt", "perftest-deepops-roce-gbits.txt", "nccllog-660-gdrdma-baremetal.txt"} {
-		if _, err := ParseTFCNN(readFixture(t, f)); err == nil {
+		if _, err := ParseTFCNN(read(t, f)); err == nil {
 			t.Errorf("%s read as tf_cnn_benchmarks output", f)
 		}
 	}
@@ -70,7 +60,7 @@ func TestParseTFCNN(t *testing.T) {
 // too short to judge.
 func TestJudgeHorovod(t *testing.T) {
 	read := func(name string) *TFCNN {
-		r, err := ParseTFCNN(readFixture(t, name))
+		r, err := ParseTFCNN(read(t, name))
 		if err != nil {
 			t.Fatal(err)
 		}
