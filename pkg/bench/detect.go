@@ -49,7 +49,7 @@ const (
 // ErrNotRecognized is returned (wrapped) by [Judge] and the parsers for a
 // file that is none of the formats.
 var ErrNotRecognized = errors.New("not a perftest report (no 'BW Test' title, '#bytes … BW average' table or perftest error), " +
-	"nccl-tests output (no 'size count type … busbw' table, '# nThread … minBytes' header or result rows) " +
+	"nccl-tests output (no 'size count type … busbw' table, '# nThread … minBytes' header or result rows), " +
 	"tf_cnn_benchmarks output (no 'images/sec: … +/-' rows, no 'total images/sec:' line) " +
 	"or NCCL log (no 'NCCL INFO' or 'NCCL WARN' lines, no 'via NET/…' channels)")
 

@@ -303,6 +303,35 @@ func removeSlot(s int) {
 		_ = exec.Command("ip", "netns", "del", name).Run()
 	}
 	_ = exec.Command("ip", "link", "del", fmt.Sprintf("rdgm%d", s)).Run()
+	// The management veths' root ends (rdg<slot>m<host>) go with their
+	// namespace only once the kernel has freed it, which happens later
+	// (namespace cleanup runs asynchronously, after the last killed process
+	// is reaped): a slot taken again at once would find them. Delete them
+	// here, which removes both ends at once.
+	out, _ = exec.Command("ip", "-o", "link", "show").Output()
+	for _, name := range rootVeths(string(out), s) {
+		_ = exec.Command("ip", "link", "del", name).Run()
+	}
+}
+
+// rootVeths returns the names of slot s's management veths (rdg<s>m<n>)
+// in `ip -o link show` output.
+func rootVeths(ipLink string, s int) []string {
+	prefix := fmt.Sprintf("rdg%dm", s)
+	var names []string
+	for _, line := range strings.Split(ipLink, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		name, _, _ := strings.Cut(strings.TrimSuffix(f[1], ":"), "@")
+		rest, ok := strings.CutPrefix(name, prefix)
+		if !ok || rest == "" || strings.Trim(rest, "0123456789") != "" {
+			continue
+		}
+		names = append(names, name)
+	}
+	return names
 }
 
 // killNS kills every process in a namespace.
