@@ -9,11 +9,11 @@ import (
 	"strings"
 
 	"github.com/rdggen/rdggen/pkg/artifact"
+	"github.com/rdggen/rdggen/pkg/cumulus"
 	"github.com/rdggen/rdggen/pkg/dockernet"
 	"github.com/rdggen/rdggen/pkg/horovod"
 	"github.com/rdggen/rdggen/pkg/hostqos"
 	"github.com/rdggen/rdggen/pkg/inventory"
-	"github.com/rdggen/rdggen/pkg/cumulus"
 	"github.com/rdggen/rdggen/pkg/onyx"
 	"github.com/rdggen/rdggen/pkg/vmx"
 )
