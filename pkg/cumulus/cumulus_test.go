@@ -134,7 +134,7 @@ func TestOwnedCoversIntent(t *testing.T) {
 func TestPathREST(t *testing.T) {
 	for p, want := range map[string]string{
 		"qos roce mode": "/nvue_v1/qos/roce/mode",
-		"vrf default router static 172.16.41.0/24": "/nvue_v1/vrf/default/router/static/172.16.41.0%2F24",
+		"vrf default router static 172.16.41.0/24":   "/nvue_v1/vrf/default/router/static/172.16.41.0%2F24",
 		"interface vlan1 ip address 31.31.31.254/24": "/nvue_v1/interface/vlan1/ip/address/31.31.31.254%2F24",
 	} {
 		if got := Path(strings.Fields(p)).REST(); got != want {
