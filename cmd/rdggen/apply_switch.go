@@ -64,7 +64,7 @@ func switchTarget() *applyTarget {
 		prepare: func(env *applyEnv) error {
 			var mgmt []string
 			for _, sw := range env.Inv.Switches {
-				if sw.Mgmt != "" {
+				if sw.Mgmt != "" && !sw.IsCumulus() { // SSH is ONYX's; a Cumulus switch gets the engine's clear error
 					mgmt = append(mgmt, sw.Name)
 				}
 			}
