@@ -105,7 +105,9 @@ func Check(ctx context.Context, inv *inventory.Inventory, o Options) ([]readines
 // logins those h's worker logs in to.
 func checkWorker(ctx context.Context, inv *inventory.Inventory, o *Options, h *inventory.Host, others, logins []peer) ([]readiness.Result, ruleVerdict) {
 	const target = readiness.TargetWorkers
-	unsure := func(err error) ([]readiness.Result, ruleVerdict) { return remote.Unread(target, h.Name, err), ruleVerdict{} }
+	unsure := func(err error) ([]readiness.Result, ruleVerdict) {
+		return remote.Unread(target, h.Name, err), ruleVerdict{}
+	}
 	conn, err := o.Dial(ctx, h)
 	if err != nil {
 		return unsure(remote.DialError(err))
@@ -136,7 +138,7 @@ func checkWorker(ctx context.Context, inv *inventory.Inventory, o *Options, h *i
 		byName[r.Name] = r
 	}
 	fixApply := "rdggen apply --target workers"
-	rules, verdict := peerRules(inv, h, d, byName, others)
+	rules, verdict, ruleWhy := peerRules(inv, h, d, byName, others)
 
 	var out []readiness.Result
 	// The container, as apply would leave it (its sshd is the next check).
@@ -226,9 +228,13 @@ func checkWorker(ctx context.Context, inv *inventory.Inventory, o *Options, h *i
 		if r.rc != 0 {
 			found := "no login to " + pr.Name + "'s worker at " + pr.Address.String() + ": " + remote.OneLine(text)
 			fix := "check " + pr.Name + "'s worker (rdggen check --target workers) and the routes and firewall of both hosts (rdggen check --target hosts)"
-			if natWhy != "" {
+			switch why := ruleWhy[pr.Name]; {
+			case natWhy != "":
 				found += "; " + natWhy
 				fix = fixNAT
+			case len(why) > 0:
+				found += "; " + strings.Join(why, "; ")
+				fix = fixRules(h)
 			}
 			out = append(out, readiness.Fail(target, h.Name, CheckSource, subject, found, expected, fix))
 			continue
@@ -257,16 +263,17 @@ func checkWorker(ctx context.Context, inv *inventory.Inventory, o *Options, h *i
 // verdict for coveredPairs: its NAT exemption, routes and accept rules
 // judged for every peer's worker (judgeRules). With horovod.network: host
 // the workers use the data addresses and no such rule applies.
-func peerRules(inv *inventory.Inventory, h *inventory.Host, d *desired, byName map[string]remote.Result, others []peer) ([]readiness.Result, ruleVerdict) {
+// The third result is, per peer name, why the rules do not admit it.
+func peerRules(inv *inventory.Inventory, h *inventory.Host, d *desired, byName map[string]remote.Result, others []peer) ([]readiness.Result, ruleVerdict, map[string][]string) {
 	const target = readiness.TargetWorkers
 	v := ruleVerdict{read: true}
 	if len(others) == 0 {
-		return nil, v
+		return nil, v, nil
 	}
 	subject := "with " + thousands(len(others)) + " peer(s)"
 	if d.HostNetwork {
 		return []readiness.Result{readiness.Pass(target, h.Name, CheckPeerRules, subject,
-			"horovod.network: host: the workers use the data addresses, no container route, NAT or forwarding rule applies")}, v
+			"horovod.network: host: the workers use the data addresses, no container route, NAT or forwarding rule applies")}, v, nil
 	}
 	var p problems
 	v.bad, p = judgeRules(inv, h, d.Address, byName, others)
@@ -277,14 +284,18 @@ func peerRules(inv *inventory.Inventory, h *inventory.Host, d *desired, byName m
 		}
 		return []readiness.Result{readiness.Pass(target, h.Name, CheckPeerRules, subject, fmt.Sprintf(
 			"to every peer's worker untranslated (%s) via %s on %s; new connections from them accepted (%s)",
-			dockernet.NATChain, via, h.DataInterface, dockernet.FirewallChain))}, v
+			dockernet.NATChain, via, h.DataInterface, dockernet.FirewallChain))}, v, nil
 	}
 	if p.unsure {
-		return []readiness.Result{readiness.Unsure(target, h.Name, CheckPeerRules, subject, p.String())}, v
+		return []readiness.Result{readiness.Unsure(target, h.Name, CheckPeerRules, subject, p.String())}, v, p.why
 	}
 	return []readiness.Result{readiness.Fail(target, h.Name, CheckPeerRules, subject, p.String(),
-		"rdggen's NAT exemption, route and accept rule for every peer's worker",
-		"on "+h.Name+": run "+dockernet.FirewallScriptPath+" (or rdggen apply --target hosts, which also installs the routes)")}, v
+		"rdggen's NAT exemption, route and accept rule for every peer's worker", fixRules(h))}, v, p.why
+}
+
+// fixRules is the fix of a rule check failure on host h.
+func fixRules(h *inventory.Host) string {
+	return "on " + h.Name + ": run " + dockernet.FirewallScriptPath + " (or rdggen apply --target hosts, which also installs the routes)"
 }
 
 // checkInside judges containerScript's output: the RDMA devices, memlock

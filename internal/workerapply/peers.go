@@ -91,25 +91,21 @@ func thousands(n int) string {
 // connect timeout in seconds, how many logins at once, the result mark and
 // the peers' addresses): an ssh login to each peer that prints
 // $SSH_CONNECTION, the source address its sshd saw first, at most "at once"
-// at a time; then per peer, in order, "\n<mark> <i> <exit status>\n" and
-// what ssh printed. BatchMode: the cluster's key or nothing, never a prompt.
+// at a time. Each login reports, when it ends, "\n<mark> <i> <exit status>\n"
+// and what ssh printed in one printf: one write to the pipe, which POSIX
+// keeps whole up to PIPE_BUF (at least 512 bytes, 4096 on Linux; a login
+// prints one line), so logins that end together do not mix their lines. It
+// needs nothing but the shell and ssh: a worker image may lack mktemp and rm.
+// BatchMode: the cluster's key or nothing, never a prompt.
 const loginScript = `port=$1 wait=$2 most=$3 mark=$4; shift 4
-d=$(mktemp -d) || exit 125
 i=0 n=0
 for a in "$@"; do
 	i=$((i + 1))
-	{ ssh -p "$port" -o BatchMode=yes -o ConnectTimeout="$wait" "$a" 'echo "$SSH_CONNECTION"' </dev/null >"$d/o$i" 2>&1; echo $? >"$d/s$i"; } &
+	{ o=$(ssh -p "$port" -o BatchMode=yes -o ConnectTimeout="$wait" "$a" 'echo "$SSH_CONNECTION"' </dev/null 2>&1); printf '\n%s %s %s\n%s\n' "$mark" "$i" "$?" "$o"; } &
 	n=$((n + 1))
 	if [ "$n" -ge "$most" ]; then wait; n=0; fi
 done
-wait
-i=0
-for a in "$@"; do
-	i=$((i + 1))
-	printf '\n%s %s %s\n' "$mark" "$i" "$(cat "$d/s$i")"
-	cat "$d/o$i"
-done
-rm -rf "$d"`
+wait`
 
 // loginProbe appends, when the worker runs, the worker's logins to peers
 // (one `docker exec`): result "logins".
@@ -233,13 +229,15 @@ type ruleVerdict struct {
 type problems struct {
 	order  []string
 	peers  map[string][]string
+	why    map[string][]string // per peer, its reasons
 	unsure bool
 }
 
 func (p *problems) add(reason, peer string) {
 	if p.peers == nil {
-		p.peers = map[string][]string{}
+		p.peers, p.why = map[string][]string{}, map[string][]string{}
 	}
+	p.why[peer] = append(p.why[peer], reason)
 	if _, ok := p.peers[reason]; !ok {
 		p.order = append(p.order, reason)
 	}
