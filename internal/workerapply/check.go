@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/rdggen/rdggen/internal/remote"
@@ -26,7 +27,7 @@ const (
 	CheckPeerRules  = "peer-rules"     // the NAT exemption, routes and accept rules decide every pair
 )
 
-// containerScript prints, inside the worker, what NCCL needs of it for RDMA
+// containerScript prints, inside the worker (part "inside" of workerScript), what NCCL needs of it for RDMA
 // with GPUDirect: "memlock N" (ulimit -l, KiB or "unlimited": memory
 // registration pins buffers, NVIDIA/nccl-tests#206), "gdr V" (the
 // container's NCCL_NET_GDR_LEVEL) and "dev NAME" per entry of
@@ -40,15 +41,6 @@ const peerConnectTimeout = 5
 
 // peersAtOnce bounds the connections one worker opens at once.
 const peersAtOnce = 16
-
-// containerProbe appends, when the worker runs: the interfaces in the
-// worker and containerScript's report.
-func containerProbe(w *remote.Script) {
-	w.Line("if [ \"$(docker inspect --type container -f '{{.State.Running}}' ", horovod.WorkerName, " 2>/dev/null)\" = true ]; then")
-	w.Line("fr ifaces docker exec ", horovod.WorkerName, " ls /sys/class/net")
-	w.Line("fr inside docker exec ", horovod.WorkerName, " sh -c ", remote.Quote(containerScript))
-	w.Line("fi")
-}
 
 // peer is another host's worker.
 type peer struct {
@@ -116,8 +108,7 @@ func checkWorker(ctx context.Context, inv *inventory.Inventory, o *Options, h *i
 	d := desiredFor(inv, h, o.Keys, o.rootFor(h))
 	w := remote.NewScript(d.Root).WithTemp()
 	probe(w, d)
-	containerProbe(w)
-	loginProbe(w, d, logins)
+	workerProbe(w, d, logins)
 	if !d.HostNetwork {
 		rulesProbe(w, others)
 	}
@@ -136,6 +127,11 @@ func checkWorker(ctx context.Context, inv *inventory.Inventory, o *Options, h *i
 	byName := map[string]remote.Result{}
 	for _, r := range rs {
 		byName[r.Name] = r
+	}
+	names := append([]string{"ifaces", "inside"}, loginNames(len(logins))...)
+	parts := parseParts(byName["worker"], workerMark(w), names)
+	for _, name := range names[:2] {
+		byName[name] = remote.Result{Name: name, Status: strconv.Itoa(parts[name].rc), Data: []byte(parts[name].text)}
 	}
 	fixApply := "rdggen apply --target workers"
 	rules, verdict, ruleWhy := peerRules(inv, h, d, byName, others)
@@ -219,8 +215,8 @@ func checkWorker(ctx context.Context, inv *inventory.Inventory, o *Options, h *i
 	if !d.HostNetwork {
 		natWhy = natProblem(byName["postrouting"], h)
 	}
-	for i, r := range parseLogins(byName["logins"], loginMark(w), len(logins)) {
-		pr := logins[i]
+	for i, pr := range logins {
+		r := parts[names[2+i]]
 		subject := "to " + pr.Name
 		text := r.text
 		expected := d.Address.String() + " (this worker's own address)"

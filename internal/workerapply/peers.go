@@ -87,17 +87,21 @@ func thousands(n int) string {
 	return s
 }
 
-// loginScript runs inside the worker (sh -c, then: the sshd port, the
-// connect timeout in seconds, how many logins at once, the result mark and
-// the peers' addresses): an ssh login to each peer that prints
-// $SSH_CONNECTION, the source address its sshd saw first, at most "at once"
-// at a time. Each login reports, when it ends, "\n<mark> <i> <exit status>\n"
-// and what ssh printed in one printf: one write to the pipe, which POSIX
-// keeps whole up to PIPE_BUF (at least 512 bytes, 4096 on Linux; a login
-// prints one line), so logins that end together do not mix their lines. It
-// needs nothing but the shell and ssh: a worker image may lack mktemp and rm.
-// BatchMode: the cluster's key or nothing, never a prompt.
-const loginScript = `port=$1 wait=$2 most=$3 mark=$4; shift 4
+// workerScript runs inside the worker (sh -c, then: the result mark, the
+// sshd port, the connect timeout in seconds, how many logins at once and
+// the peers' addresses), in one `docker exec`: the worker's interfaces
+// (result "ifaces"), containerScript's report ("inside"), then an ssh login
+// to each peer that prints $SSH_CONNECTION, the source address its sshd saw
+// ("1", "2", … in the peers' order), at most "at once" at a time. Each part
+// reports, when it ends, "\n<mark> <name> <exit status>\n" and its output in
+// one printf: one write to the pipe, which POSIX keeps whole up to PIPE_BUF
+// (at least 512 bytes, 4096 on Linux; a login prints one line), so logins
+// that end together do not mix their lines. It needs nothing but the shell,
+// ls, cat and ssh: a worker image may lack mktemp and rm. BatchMode: the
+// cluster's key or nothing, never a prompt.
+const workerScript = `mark=$1 port=$2 wait=$3 most=$4; shift 4
+o=$(ls /sys/class/net 2>&1); printf '\n%s ifaces %s\n%s\n' "$mark" "$?" "$o"
+o=$({ ` + containerScript + `; } 2>&1); printf '\n%s inside %s\n%s\n' "$mark" "$?" "$o"
 i=0 n=0
 for a in "$@"; do
 	i=$((i + 1))
@@ -107,14 +111,11 @@ for a in "$@"; do
 done
 wait`
 
-// loginProbe appends, when the worker runs, the worker's logins to peers
-// (one `docker exec`): result "logins".
-func loginProbe(w *remote.Script, d *desired, peers []peer) {
-	if len(peers) == 0 {
-		return
-	}
-	args := []string{"fr logins docker exec ", horovod.WorkerName, " sh -c ", remote.Quote(loginScript), " rdggen ",
-		strconv.Itoa(d.Port), " ", strconv.Itoa(peerConnectTimeout), " ", strconv.Itoa(peersAtOnce), " ", loginMark(w)}
+// workerProbe appends, when the worker runs, workerScript in it with the
+// peers it logs in to: result "worker".
+func workerProbe(w *remote.Script, d *desired, peers []peer) {
+	args := []string{"fr worker docker exec ", horovod.WorkerName, " sh -c ", remote.Quote(workerScript), " rdggen ", workerMark(w), " ",
+		strconv.Itoa(d.Port), " ", strconv.Itoa(peerConnectTimeout), " ", strconv.Itoa(peersAtOnce)}
 	for _, p := range peers {
 		args = append(args, " ", p.Address.String())
 	}
@@ -123,51 +124,64 @@ func loginProbe(w *remote.Script, d *desired, peers []peer) {
 	w.Line("fi")
 }
 
-func loginMark(w *remote.Script) string { return "rdggen-login-" + w.Nonce() }
+func workerMark(w *remote.Script) string { return "rdggen-part-" + w.Nonce() }
 
-// login is one login's outcome: ssh's exit status and what it printed.
-type login struct {
+// part is one part of workerScript's report: its exit status and output.
+type part struct {
 	rc   int
 	text string
 }
 
-// parseLogins splits the "logins" result: per peer (in the order given),
-// its login. A peer without its mark (the docker exec itself failed) gets
-// the result's status, at least 1, and its whole output.
-func parseLogins(r remote.Result, mark string, n int) []login {
-	out := make([]login, n)
-	seen := make([]bool, n)
-	cur := -1
+// parseParts splits the "worker" result into the parts named in names. A
+// part without its mark (the docker exec itself failed) gets the result's
+// status, at least 1, and its whole output ("no result" when there is no
+// result at all).
+func parseParts(r remote.Result, mark string, names []string) map[string]part {
+	out := map[string]part{}
+	want := map[string]bool{}
+	for _, n := range names {
+		want[n] = true
+	}
+	cur := ""
 	var text []string
 	flush := func() {
-		if cur >= 0 {
-			out[cur].text = strings.TrimSpace(strings.Join(text, "\n"))
+		if cur != "" {
+			p := out[cur]
+			p.text = strings.TrimSpace(strings.Join(text, "\n"))
+			out[cur] = p
 		}
 		text = text[:0]
 	}
 	for _, l := range strings.Split(string(r.Data), "\n") {
-		if f := strings.Fields(l); len(f) == 3 && f[0] == mark {
-			i, err1 := strconv.Atoi(f[1])
-			rc, err2 := strconv.Atoi(f[2])
-			if err1 == nil && err2 == nil && i >= 1 && i <= n {
+		if f := strings.Fields(l); len(f) == 3 && f[0] == mark && want[f[1]] {
+			if rc, err := strconv.Atoi(f[2]); err == nil {
 				flush()
-				cur = i - 1
-				out[cur].rc, seen[cur] = rc, true
+				cur = f[1]
+				out[cur] = part{rc: rc}
 				continue
 			}
 		}
 		text = append(text, l)
 	}
 	flush()
-	for i := range out {
-		if !seen[i] {
-			out[i] = login{rc: max(r.RC(), 1), text: strings.TrimSpace(string(r.Data))}
+	for _, n := range names {
+		if _, ok := out[n]; !ok {
+			out[n] = part{rc: max(r.RC(), 1), text: strings.TrimSpace(string(r.Data))}
 			if r.Name == "" {
-				out[i].text = "no result"
+				out[n] = part{rc: 1, text: "no result"}
 			}
 		}
 	}
 	return out
+}
+
+// loginNames are the names of n logins' parts: "1" … "n".
+func loginNames(n int) []string {
+	names := make([]string, n)
+	for i := range names {
+		names[i] = strconv.Itoa(i + 1)
+	}
+	return names
 }
 
 // rulesProbe appends the rule check's reads: nat POSTROUTING and

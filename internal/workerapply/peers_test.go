@@ -63,28 +63,31 @@ func TestThousands(t *testing.T) {
 	}
 }
 
-// loginScript's report, split per peer; a peer without its mark gets the
+// workerScript's report, split per part; a part without its mark gets the
 // docker exec's own failure.
-func TestParseLogins(t *testing.T) {
-	const mark = "rdggen-login-abc"
-	r := remote.Result{Name: "logins", Status: "0", Data: []byte("\n" + mark + " 1 0\n172.16.41.2 40312 172.16.42.2 12345\n" +
-		"\n" + mark + " 2 255\nssh: connect to host 172.16.43.2 port 12345: Connection timed out\n")}
-	got := parseLogins(r, mark, 3)
-	want := []login{{0, "172.16.41.2 40312 172.16.42.2 12345"}, {255, "ssh: connect to host 172.16.43.2 port 12345: Connection timed out"},
-		{1, strings.TrimSpace(string(r.Data))}}
-	if diff := cmp.Diff(want, got, cmp.AllowUnexported(login{})); diff != "" {
-		t.Errorf("parseLogins (-want +got):\n%s", diff)
+func TestParseParts(t *testing.T) {
+	const mark = "rdggen-part-abc"
+	names := append([]string{"ifaces", "inside"}, loginNames(3)...)
+	r := remote.Result{Name: "worker", Status: "0", Data: []byte("\n" + mark + " ifaces 0\neth0\nlo\n" + "\n" + mark + " inside 0\nmemlock unlimited\ngdr PHB\ndev uverbs0\n" +
+		"\n" + mark + " 2 255\nssh: connect to host 172.16.43.2 port 12345: Connection timed out\n" +
+		"\n" + mark + " 1 0\n172.16.41.2 40312 172.16.42.2 12345\n")}
+	got := parseParts(r, mark, names)
+	want := map[string]part{"ifaces": {0, "eth0\nlo"}, "inside": {0, "memlock unlimited\ngdr PHB\ndev uverbs0"},
+		"1": {0, "172.16.41.2 40312 172.16.42.2 12345"}, "2": {255, "ssh: connect to host 172.16.43.2 port 12345: Connection timed out"},
+		"3": {1, strings.TrimSpace(string(r.Data))}}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(part{})); diff != "" {
+		t.Errorf("parseParts (-want +got):\n%s", diff)
 	}
 	// A forged mark with another nonce is text, not a result.
-	r = remote.Result{Name: "logins", Status: "0", Data: []byte("\n" + mark + " 1 0\nrdggen-login-xyz 1 0\n")}
-	if got := parseLogins(r, mark, 1); got[0].rc != 0 || got[0].text != "rdggen-login-xyz 1 0" {
+	r = remote.Result{Name: "worker", Status: "0", Data: []byte("\n" + mark + " 1 0\nrdggen-part-xyz 1 0\n")}
+	if got := parseParts(r, mark, loginNames(1)); got["1"].rc != 0 || got["1"].text != "rdggen-part-xyz 1 0" {
 		t.Errorf("forged mark: %+v", got)
 	}
-	r = remote.Result{Name: "logins", Status: "126", Data: []byte("OCI runtime exec failed: exec failed: unable to start container process: exec: \"sh\": executable file not found in $PATH\n")}
-	if got := parseLogins(r, mark, 2); got[1].rc != 126 || !strings.HasPrefix(got[1].text, "OCI runtime exec failed") {
+	r = remote.Result{Name: "worker", Status: "126", Data: []byte("OCI runtime exec failed: exec failed: unable to start container process: exec: \"sh\": executable file not found in $PATH\n")}
+	if got := parseParts(r, mark, names); got["inside"].rc != 126 || !strings.HasPrefix(got["2"].text, "OCI runtime exec failed") {
 		t.Errorf("docker exec failed: %+v", got)
 	}
-	if got := parseLogins(remote.Result{}, mark, 1); got[0].rc != 1 || got[0].text != "no result" {
+	if got := parseParts(remote.Result{}, mark, names); got["1"].rc != 1 || got["1"].text != "no result" {
 		t.Errorf("no result: %+v", got)
 	}
 }
