@@ -39,8 +39,14 @@ const containerScript = `echo "memlock $(ulimit -l)"; echo "gdr ${NCCL_NET_GDR_L
 // peerConnectTimeout bounds each worker-to-worker connection, seconds.
 const peerConnectTimeout = 5
 
-// peersAtOnce bounds the connections one worker opens at once.
-const peersAtOnce = 16
+// peersAtOnce bounds the logins one worker runs at once. With every worker
+// logging in at the same time (--all-pairs, in rotation order), a worker's
+// sshd receives about as many at once, and sshd refuses unauthenticated
+// connections beyond its MaxStartups start value, 10 by default (the client
+// sees "kex_exchange_identification: Connection reset by peer";
+// sshd_config(5), https://man.openbsd.org/sshd_config#MaxStartups): 8 stays
+// below it.
+const peersAtOnce = 8
 
 // peer is another host's worker.
 type peer struct {

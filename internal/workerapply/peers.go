@@ -51,11 +51,12 @@ type schedule struct {
 func newSchedule(n int, all bool) schedule {
 	s := schedule{out: make([][]int, n), all: all}
 	if all {
+		// Worker i logs in to i+1, i+2, … (mod n): while every worker is
+		// at its k-th login, each sshd receives one (peersAtOnce bounds
+		// the rest).
 		for i := range n {
-			for j := range n {
-				if i != j {
-					s.out[i] = append(s.out[i], j)
-				}
+			for k := 1; k < n; k++ {
+				s.out[i] = append(s.out[i], (i+k)%n)
 			}
 		}
 		s.logins = n * (n - 1)

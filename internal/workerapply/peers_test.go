@@ -46,6 +46,17 @@ func TestSchedule(t *testing.T) {
 		if all.logins != n*(n-1) || n > 1 && len(all.out[n-1]) != n-1 {
 			t.Errorf("n=%d all pairs: %d logins", n, all.logins)
 		}
+		// In rotation: at each step every worker is the target of one login.
+		for k := 0; k < n-1; k++ {
+			seen := make([]bool, n)
+			for i := range n {
+				j := all.out[i][k]
+				if j == i || seen[j] {
+					t.Fatalf("n=%d all pairs, step %d: %d logs in to %d, which is itself or already a target", n, k, i, j)
+				}
+				seen[j] = true
+			}
+		}
 	}
 	if got := newSchedule(64, false).describe(); got != "64 login(s) along a ring (each worker a source and a receiver once)" {
 		t.Errorf("describe: %q", got)
