@@ -60,7 +60,7 @@ type peer struct {
 // differences become failures), whether its sshd answers with the cluster's
 // host key, whether the interfaces NCCL_SOCKET_IFNAME names exist in it,
 // the RDMA devices, memlock and GDR level inside it, and between the
-// workers (see the schedule above) the logins of the ring, or of every
+// workers (newSchedule, in peers.go) the logins of the ring, or of every
 // pair with AllPairs, each from one `docker exec` per worker: the source
 // address a peer's sshd saw must be the worker's own address (a translated
 // source is what breaks Open MPI between hosts; when it is not, the host's

@@ -13,6 +13,7 @@ import (
 	"github.com/rdggen/rdggen/pkg/dockernet"
 	"github.com/rdggen/rdggen/pkg/horovod"
 	"github.com/rdggen/rdggen/pkg/inventory"
+	"github.com/rdggen/rdggen/pkg/readiness"
 )
 
 // The ring makes each worker a source once and a receiver once, against
@@ -270,5 +271,33 @@ func TestCoveredPairs(t *testing.T) {
 	vs[3] = ruleVerdict{} // not read
 	if got := coveredPairs(vs); got != 2 {
 		t.Errorf("host 3 not read: %d pairs, want 2 (0–2 both ways)", got)
+	}
+}
+
+// With horovod.network: host the workers use the data addresses: nothing
+// is read for the rule check and it passes, saying why; in bridge mode it
+// fails on a host whose rules were not read.
+func TestPeerRulesResult(t *testing.T) {
+	inv := inventory.Reference()
+	k := testKeys(t)
+	h := &inv.Hosts[0]
+	d := desiredFor(inv, h, k, "")
+	rs, v, _ := peerRules(inv, h, d, hostRules(inv, h), peersOf(inv, 0))
+	if len(rs) != 1 || rs[0].Status != readiness.Passed || rs[0].Subject != "with 7 peer(s)" || !v.read || len(v.bad) != 0 ||
+		rs[0].Found != "to every peer's worker untranslated (RDGGEN-POSTROUTING) via their data addresses on enp1f0; new connections from them accepted (RDGGEN-CONTAINERS)" {
+		t.Errorf("bridge, as apply leaves it: %+v %+v", rs, v)
+	}
+	rs, v, why := peerRules(inv, h, d, map[string]remote.Result{}, peersOf(inv, 0))
+	if len(rs) != 1 || rs[0].Status == readiness.Passed || len(v.bad) != 7 || len(why["clx-mld-42"]) == 0 {
+		t.Errorf("bridge, nothing read: %+v %+v", rs, v)
+	}
+	inv.Horovod.Network = inventory.NetworkHost
+	d = desiredFor(inv, h, k, "")
+	rs, v, _ = peerRules(inv, h, d, map[string]remote.Result{}, peersOf(inv, 0))
+	if len(rs) != 1 || rs[0].Status != readiness.Passed || !strings.Contains(rs[0].Found, "horovod.network: host") || len(v.bad) != 0 {
+		t.Errorf("host network: %+v %+v", rs, v)
+	}
+	if rs, _, _ := peerRules(inv, h, d, nil, nil); len(rs) != 0 {
+		t.Errorf("no peers: %+v", rs)
 	}
 }
