@@ -37,6 +37,8 @@ type applyEnv struct {
 	// Checking is set for `rdggen check`, which reads and never makes
 	// anything (the workers' keys, for one, must exist already).
 	Checking bool
+	// AllPairs is check's --all-pairs: the workers log in along every pair.
+	AllPairs bool
 }
 
 // vmSSH is how the VM targets reach the VMs.

@@ -104,7 +104,7 @@ func workersTarget() *applyTarget {
 			if !found {
 				return nil, fmt.Errorf("no worker keys in %s (--keys): the workers are checked against the cluster's keys, which rdggen apply --target workers makes", dir)
 			}
-			return apply.CheckWorkers(ctx, env.Inv, apply.WorkersOptions{Common: tr.common(env), SSH: env.vmSSH(), Keys: k, Root: env.VM.root})
+			return apply.CheckWorkers(ctx, env.Inv, apply.WorkersOptions{Common: tr.common(env), SSH: env.vmSSH(), Keys: k, Root: env.VM.root, AllPairs: env.AllPairs})
 		},
 	}
 }

@@ -388,13 +388,17 @@ func rdggenRun(t *testing.T, c *netnstest.Cluster, ctx context.Context, extra ..
 }
 
 // checkWorkersReadiness is `rdggen check --target workers` on the running
-// workers: all ready, every worker's login to every other seen with its own
-// container address; then ns-02 loses its NAT exemption (the jump Docker
-// pushes down at every start) and exactly ns-02's connections fail, naming
-// its nat POSTROUTING and the script that fixes it; the script run, all pass.
+// workers: all ready, the logins along the ring (ns-01 → ns-02 → ns-03 →
+// ns-01) seen with the sender's own container address and every pair
+// covered by the rule check; --all-pairs logs in along all 6 pairs. Then
+// ns-02 loses its NAT exemption (the jump Docker pushes down at every
+// start) and exactly ns-02's checks fail (its login and its rules), naming
+// its nat POSTROUTING and the script that fixes it; the script run, all
+// pass. Then ns-01 translates its traffic to ns-03 only, a pair the ring
+// does not log in: the rule check names it, and --all-pairs' login confirms
+// it.
 func checkWorkersReadiness(t *testing.T, c *netnstest.Cluster) {
 	t.Helper()
-	code, out, errOut := checkCluster(t, c, "--target", "workers")
 	// A machine that does not allow unlimited locked memory (a sandbox
 	// without CAP_SYS_RESOURCE) gets its hard limit in the containers
 	// (netnstest's runc-memlock): the memlock check must then say so on
@@ -403,70 +407,139 @@ func checkWorkersReadiness(t *testing.T, c *netnstest.Cluster) {
 	if err := syscall.Getrlimit(unix.RLIMIT_MEMLOCK, &lim); err != nil {
 		t.Fatal(err)
 	}
-	if lim.Max == unix.RLIM_INFINITY {
-		if code != exitOK || !strings.Contains(errOut, "rdggen check: all 24 check(s) passed") {
-			t.Fatalf("healthy workers: exit %d", code)
+	unlimited := lim.Max == unix.RLIM_INFINITY
+	if !unlimited {
+		t.Logf("this machine caps locked memory at %d bytes: the workers' memlock check fails as it must", lim.Max)
+	}
+	healthy := func(total int, extra ...string) string {
+		t.Helper()
+		code, out, errOut := checkCluster(t, c, append([]string{"--target", "workers"}, extra...)...)
+		if unlimited {
+			if code != exitOK || !strings.Contains(errOut, fmt.Sprintf("rdggen check: all %d check(s) passed", total)) {
+				t.Fatalf("healthy workers %v: exit %d", extra, code)
+			}
+			return out
 		}
-	} else {
 		for _, h := range c.Hosts {
 			want := fmt.Sprintf("%s: memlock: FAILED: found ulimit -l %d KiB: NCCL cannot register its buffers (ibv_reg_mr: Cannot allocate memory); expected unlimited", h.Name, lim.Max/1024)
 			if !strings.Contains(out, want) {
 				t.Errorf("no line %q", want)
 			}
 		}
-		if code != exitInvalid || !strings.Contains(errOut, "rdggen check: 21 passed, 3 failed, 0 could not tell") {
-			t.Fatalf("healthy workers, memlock clamped to %d bytes by this machine: exit %d", lim.Max, code)
+		if code != exitInvalid || !strings.Contains(errOut, fmt.Sprintf("rdggen check: %d passed, 3 failed, 0 could not tell", total-3)) {
+			t.Fatalf("healthy workers %v, memlock clamped to %d bytes by this machine: exit %d", extra, lim.Max, code)
 		}
-		t.Logf("this machine caps locked memory at %d bytes: the workers' memlock check fails as it must", lim.Max)
+		return out
 	}
+	// 6 checks per worker, its ring login and its rule check.
+	out := healthy(24)
 	for _, h := range c.Hosts {
-		for _, want := range []string{h.Name + ": devices /dev/infiniband: passed (uverbs0)", h.Name + ": gdr-level NCCL_NET_GDR_LEVEL: passed (PHB)"} {
+		for _, want := range []string{h.Name + ": devices /dev/infiniband: passed (uverbs0)", h.Name + ": gdr-level NCCL_NET_GDR_LEVEL: passed (PHB)",
+			h.Name + ": peer-rules with 2 peer(s): passed (to every peer's worker untranslated (RDGGEN-POSTROUTING) via their data addresses on data0; new connections from them accepted (RDGGEN-CONTAINERS))"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("no line %q", want)
 			}
 		}
 	}
+	if want := "3 workers: 3 login(s) along a ring (each worker a source and a receiver once); 6 of 6 pairs covered by the rule check\n"; !strings.Contains(out, want) {
+		t.Errorf("no schedule line %q", want)
+	}
+	sourceLines := func(out string) int { return strings.Count(out, ": source-address to ") }
+	for i, a := range c.Hosts {
+		b := c.Hosts[(i+1)%3]
+		if want := fmt.Sprintf("%s: source-address to %s: passed (%s's sshd saw %s)", a.Name, b.Name, b.Name, a.Container); !strings.Contains(out, want) {
+			t.Errorf("no line %q", want)
+		}
+	}
+	if n := sourceLines(out); n != 3 {
+		t.Errorf("%d logins reported, want the ring's 3", n)
+	}
+	// --all-pairs: every worker to every other.
+	out = healthy(27, "--all-pairs")
 	for _, a := range c.Hosts {
 		for _, b := range c.Hosts {
 			if a != b {
 				if want := fmt.Sprintf("%s: source-address to %s: passed (%s's sshd saw %s)", a.Name, b.Name, b.Name, a.Container); !strings.Contains(out, want) {
-					t.Errorf("no line %q", want)
+					t.Errorf("--all-pairs: no line %q", want)
 				}
 			}
 		}
+	}
+	if !strings.Contains(out, "3 workers: 6 login(s), every pair (--all-pairs); 6 of 6 pairs covered by the rule check\n") {
+		t.Errorf("--all-pairs: no schedule line")
+	}
+
+	failures := func(out string) []string {
+		var failed []string
+		for _, l := range strings.Split(out, "\n") {
+			if strings.Contains(l, "FAILED") && !strings.Contains(l, ": memlock: ") {
+				failed = append(failed, l)
+			}
+		}
+		return failed
 	}
 	h2 := c.Hosts[1]
 	if out, err := c.Exec(h2.NS, "iptables", "-t", "nat", "-D", "POSTROUTING", "-j", "RDGGEN-POSTROUTING"); err != nil {
 		t.Fatalf("remove the exemption: %v %s", err, out)
 	}
-	code, out, errOut = checkCluster(t, c, "--target", "workers")
+	code, out, errOut := checkCluster(t, c, "--target", "workers")
 	if code != exitInvalid {
 		t.Errorf("ns-02 masquerading: exit %d, want %d", code, exitInvalid)
 	}
-	var failed []string
-	for _, l := range strings.Split(out, "\n") {
-		if strings.Contains(l, "FAILED") && !strings.Contains(l, ": memlock: ") {
-			failed = append(failed, l)
-		}
-	}
+	failed := failures(out)
 	if len(failed) != 2 {
-		t.Errorf("%d failures, want ns-02's 2 connections:\n%s", len(failed), strings.Join(failed, "\n"))
+		t.Errorf("%d failures, want ns-02's login and rule check:\n%s", len(failed), strings.Join(failed, "\n"))
 	}
+	noJump := "ns-02's nat POSTROUTING has no jump to RDGGEN-POSTROUTING, so Docker's MASQUERADE translates its containers' traffic"
+	fixNAT := "fix: on ns-02: run /etc/rdggen/firewall.sh (or rdggen apply --target hosts"
 	for _, l := range failed {
-		if !strings.HasPrefix(l, "[workers] ns-02: source-address to ns-0") && !strings.HasPrefix(l, "ns-02: source-address to ns-0") ||
-			!strings.Contains(l, "ns-02's nat POSTROUTING has no jump to RDGGEN-POSTROUTING, so Docker's MASQUERADE translates its containers' traffic") ||
-			!strings.Contains(l, "expected "+h2.Container.String()+" (this worker's own address)") ||
-			!strings.Contains(l, "fix: on ns-02: run /etc/rdggen/firewall.sh (or rdggen apply --target hosts)") {
+		switch {
+		case strings.HasPrefix(l, "ns-02: source-address to ns-03: FAILED: found "):
+			// Translated, ns-03's firewall drops the data address: no login.
+			if !strings.Contains(l, noJump) || !strings.Contains(l, "expected "+h2.Container.String()+" (this worker's own address)") || !strings.Contains(l, fixNAT) {
+				t.Errorf("login failure line: %s", l)
+			}
+		case strings.HasPrefix(l, "ns-02: peer-rules with 2 peer(s): FAILED: found "+noJump+" (ns-01, ns-03)"):
+			if !strings.Contains(l, fixNAT) {
+				t.Errorf("rule failure line: %s", l)
+			}
+		default:
 			t.Errorf("failure line: %s", l)
 		}
 	}
-	if !strings.Contains(errOut, "ns-02 source-address to ns-01; ns-02 source-address to ns-03") {
-		t.Errorf("the summary does not name ns-02's connections")
+	if !strings.Contains(errOut, "rdggen check: not ready: ") || !strings.Contains(errOut, "ns-02 source-address to ns-03; ns-02 peer-rules with 2 peer(s)") {
+		t.Errorf("the summary does not name ns-02's checks")
+	}
+	if !strings.Contains(out, "; 2 of 6 pairs covered by the rule check\n") {
+		t.Errorf("the schedule line does not count ns-02's 4 pairs out")
 	}
 	if out, err := c.Exec(h2.NS, "sh", h2.File("/etc/rdggen/firewall.sh")); err != nil {
 		t.Fatalf("firewall.sh: %v %s", err, out)
 	}
-	if _, out, _ := checkCluster(t, c, "--target", "workers"); strings.Contains(out, ": source-address to ") && strings.Contains(out, "FAILED: found ns-0") {
-		t.Errorf("after firewall.sh: a source-address check still fails")
+	if _, out, _ := checkCluster(t, c, "--target", "workers"); len(failures(out)) != 0 {
+		t.Errorf("after firewall.sh: still failing:\n%s", strings.Join(failures(out), "\n"))
+	}
+
+	// ns-01 stops exempting its traffic to ns-03, a pair the ring does not
+	// log in to (ns-01 logs in to ns-02).
+	h1, h3 := c.Hosts[0], c.Hosts[2]
+	if out, err := c.Exec(h1.NS, "iptables", "-t", "nat", "-I", "RDGGEN-POSTROUTING", "1", "-d", h3.Subnet.String(), "-j", "RETURN"); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	_, out, _ = checkCluster(t, c, "--target", "workers")
+	failed = failures(out)
+	if want := "ns-01: peer-rules with 2 peer(s): FAILED: found ns-01's RDGGEN-POSTROUTING has no rule exempting its containers' traffic to the worker, so Docker's MASQUERADE translates it (ns-03)"; len(failed) != 1 || !strings.HasPrefix(failed[0], want) {
+		t.Errorf("ns-01 translating to ns-03 only: want one failure %q, got:\n%s", want, strings.Join(failed, "\n"))
+	}
+	_, out, _ = checkCluster(t, c, "--target", "workers", "--all-pairs")
+	// Translated, ns-03's firewall drops ns-01's data address: no login,
+	// and the rule check says why.
+	if want := "ns-01: source-address to ns-03: FAILED: found no login to ns-03's worker at " + h3.Container.String() + ": "; !strings.Contains(out, want) ||
+		!strings.Contains(out, "; ns-01's RDGGEN-POSTROUTING has no rule exempting its containers' traffic to the worker, so Docker's MASQUERADE translates it; expected "+h1.Container.String()) ||
+		!strings.Contains(out, "ns-01: source-address to ns-02: passed") {
+		t.Errorf("--all-pairs does not confirm the rule check: no line %q with the rule", want)
+	}
+	if out, err := c.Exec(h1.NS, "sh", h1.File("/etc/rdggen/firewall.sh")); err != nil {
+		t.Fatalf("firewall.sh: %v %s", err, out)
 	}
 }

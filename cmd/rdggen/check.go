@@ -59,7 +59,7 @@ var checkHelp = map[string]string{
 	"switch":  "each switch over SSH, read-only; its data ports are the hosts' ports",
 	"esxi":    "vCenter's view of each ESXi host, then of its VMs",
 	"hosts":   "each VM over SSH, in one round trip",
-	"workers": "each worker container over SSH, and from it every other worker",
+	"workers": "each worker container over SSH; logins along a ring, the rules for every pair",
 }
 
 // checkRun is one target's part of a check.
@@ -77,6 +77,8 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	file := fs.StringP("file", "f", "", "inventory `FILE` (required)")
 	target := fs.String("target", "", "comma-separated `LIST` of targets: "+targetNames(all)+" (default all)")
 	output := fs.StringP("output", "o", "text", "`FORMAT` of stdout: text, or json (the results as one document; text on stderr)")
+	allPairs := fs.Bool("all-pairs", false, "workers: log in from every worker to every other (n×(n-1) logins, for small clusters)\n"+
+		"instead of along a ring (n logins) with the rule check covering the other pairs")
 	conn := registerConnFlags(fs, all, "machines read at once per target, `N` ≥ 1")
 	conn.checking = true
 	for _, t := range all {
@@ -111,6 +113,7 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		return code
 	}
 	inv := env.Inv
+	env.AllPairs = *allPairs
 
 	text, live := textOutput(*output == "json", stdout, stderr)
 	start := time.Now()

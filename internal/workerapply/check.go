@@ -24,9 +24,10 @@ const (
 	CheckMemlock    = "memlock"        // ulimit -l in the container is unlimited
 	CheckGDRLevel   = "gdr-level"      // NCCL_NET_GDR_LEVEL in the container is horovod.GDRLevel
 	CheckSource     = "source-address" // a peer's sshd sees this worker's own address
+	CheckPeerRules  = "peer-rules"     // the NAT exemption, routes and accept rules decide every pair
 )
 
-// containerScript prints, inside the worker, what NCCL needs of it for RDMA
+// containerScript prints, inside the worker (part "inside" of workerScript), what NCCL needs of it for RDMA
 // with GPUDirect: "memlock N" (ulimit -l, KiB or "unlimited": memory
 // registration pins buffers, NVIDIA/nccl-tests#206), "gdr V" (the
 // container's NCCL_NET_GDR_LEVEL) and "dev NAME" per entry of
@@ -38,33 +39,14 @@ const containerScript = `echo "memlock $(ulimit -l)"; echo "gdr ${NCCL_NET_GDR_L
 // peerConnectTimeout bounds each worker-to-worker connection, seconds.
 const peerConnectTimeout = 5
 
-// peersAtOnce bounds the connections one worker opens at once.
-const peersAtOnce = 16
-
-// meshProbe appends, when the worker runs: the interfaces in the worker,
-// nat POSTROUTING (whether the NAT exemption comes first), and from the
-// worker an ssh login to every peer worker that prints $SSH_CONNECTION, so
-// that the source address the peer's sshd saw comes back (peersAtOnce at a
-// time, each bounded by peerConnectTimeout). peers are the inventory's
-// other hosts with their worker addresses. Needs WithTemp.
-func meshProbe(w *remote.Script, d *desired, peers []peer) {
-	w.Line("if [ \"$(docker inspect --type container -f '{{.State.Running}}' ", horovod.WorkerName, " 2>/dev/null)\" = true ]; then")
-	w.Line("fr ifaces docker exec ", horovod.WorkerName, " ls /sys/class/net")
-	w.Line("fr inside docker exec ", horovod.WorkerName, " sh -c ", remote.Quote(containerScript))
-	w.Line("fr postrouting iptables -w -t nat -S POSTROUTING")
-	w.Line(`peer() { docker exec `, horovod.WorkerName, ` ssh -p `, strconv.Itoa(d.Port), ` -o BatchMode=yes -o ConnectTimeout=`, strconv.Itoa(peerConnectTimeout),
-		` "$2" 'echo "$SSH_CONNECTION"' </dev/null >"$T/p.$1" 2>&1; echo $? >"$T/r.$1"; }`)
-	w.Line(`showpeer() { cat "$T/p.$1"; return "$(cat "$T/r.$1")"; }`)
-	w.Line("n=0")
-	for _, p := range peers {
-		w.Line("peer ", strconv.Itoa(p.Index), " ", p.Address.String(), " & n=$((n+1)); if [ $n -ge ", strconv.Itoa(peersAtOnce), " ]; then wait; n=0; fi")
-	}
-	w.Line("wait")
-	for _, p := range peers {
-		w.Line("fr peer:", strconv.Itoa(p.Index), " showpeer ", strconv.Itoa(p.Index))
-	}
-	w.Line("fi")
-}
+// peersAtOnce bounds the logins one worker runs at once. With every worker
+// logging in at the same time (--all-pairs, in rotation order), a worker's
+// sshd receives about as many at once, and sshd refuses unauthenticated
+// connections beyond its MaxStartups start value, 10 by default (the client
+// sees "kex_exchange_identification: Connection reset by peer";
+// sshd_config(5), https://man.openbsd.org/sshd_config#MaxStartups): 8 stays
+// below it.
+const peersAtOnce = 8
 
 // peer is another host's worker.
 type peer struct {
@@ -76,12 +58,17 @@ type peer struct {
 // Check is `rdggen check --target workers`: per VM, over one SSH round trip
 // that changes nothing, apply's probe of the worker container (its
 // differences become failures), whether its sshd answers with the cluster's
-// host key, whether the interfaces NCCL_SOCKET_IFNAME names exist in it, and
-// from it an ssh login to every other worker whose $SSH_CONNECTION says the
-// source address that worker's sshd saw: it must be this worker's own
-// address (a translated source is what breaks Open MPI between hosts). When
-// it is not, the host's nat POSTROUTING says why. DryRun, Gate and
-// ReadyTimeout are ignored. The error names the hosts that could not be read.
+// host key, whether the interfaces NCCL_SOCKET_IFNAME names exist in it,
+// the RDMA devices, memlock and GDR level inside it, and between the
+// workers (newSchedule, in peers.go) the logins of the ring, or of every
+// pair with AllPairs, each from one `docker exec` per worker: the source
+// address a peer's sshd saw must be the worker's own address (a translated
+// source is what breaks Open MPI between hosts; when it is not, the host's
+// nat POSTROUTING says why), and the rule check (CheckPeerRules) for every
+// pair. It ends with the schedule on Out: "64 workers: 64 login(s) along a
+// ring …; 4,032 of 4,032 pairs covered by the rule check". DryRun, Gate and
+// ReadyTimeout are ignored. The error names the hosts that could not be
+// read.
 func Check(ctx context.Context, inv *inventory.Inventory, o Options) ([]readiness.Result, error) {
 	n := len(inv.Hosts)
 	peers := make([]peer, n)
@@ -89,15 +76,36 @@ func Check(ctx context.Context, inv *inventory.Inventory, o Options) ([]readines
 		h := &inv.Hosts[i]
 		peers[i] = peer{Index: i, Name: h.Name, Address: horovod.WorkerAddress(inv, h)}
 	}
-	return remote.CheckEach(inv.Hosts, o.Parallel, o.Track, fmt.Sprintf("checking %d worker(s) and the %d connection(s) between them", n, n*(n-1)),
+	s := newSchedule(n, o.AllPairs)
+	verdicts := make([]ruleVerdict, n)
+	rs, err := remote.CheckEach(inv.Hosts, o.Parallel, o.Track, fmt.Sprintf("checking %d worker(s): %s, the rule check for all %s pair(s)", n, s.describe(), thousands(n*(n-1))),
 		func(h *inventory.Host) []readiness.Result {
-			return checkWorker(ctx, inv, &o, h, slices.Delete(slices.Clone(peers), h.Index, h.Index+1))
+			to := make([]peer, 0, len(s.out[h.Index]))
+			for _, j := range s.out[h.Index] {
+				to = append(to, peers[j])
+			}
+			others := slices.Delete(slices.Clone(peers), h.Index, h.Index+1)
+			out, v := checkWorker(ctx, inv, &o, h, others, to)
+			verdicts[h.Index] = v
+			return out
 		})
+	if o.Out != nil && n > 1 {
+		covered := fmt.Sprintf("%s of %s pairs covered by the rule check", thousands(coveredPairs(verdicts)), thousands(n*(n-1)))
+		if inv.Horovod.Network == inventory.NetworkHost {
+			covered = "horovod.network: host, so no container routes, NAT or forwarding rules between the workers to check"
+		}
+		fmt.Fprintf(o.Out, "%d workers: %s; %s\n", n, s.describe(), covered)
+	}
+	return rs, err
 }
 
-func checkWorker(ctx context.Context, inv *inventory.Inventory, o *Options, h *inventory.Host, peers []peer) []readiness.Result {
+// checkWorker checks host h's worker; others are every other host's worker,
+// logins those h's worker logs in to.
+func checkWorker(ctx context.Context, inv *inventory.Inventory, o *Options, h *inventory.Host, others, logins []peer) ([]readiness.Result, ruleVerdict) {
 	const target = readiness.TargetWorkers
-	unsure := func(err error) []readiness.Result { return remote.Unread(target, h.Name, err) }
+	unsure := func(err error) ([]readiness.Result, ruleVerdict) {
+		return remote.Unread(target, h.Name, err), ruleVerdict{}
+	}
 	conn, err := o.Dial(ctx, h)
 	if err != nil {
 		return unsure(remote.DialError(err))
@@ -106,7 +114,10 @@ func checkWorker(ctx context.Context, inv *inventory.Inventory, o *Options, h *i
 	d := desiredFor(inv, h, o.Keys, o.rootFor(h))
 	w := remote.NewScript(d.Root).WithTemp()
 	probe(w, d)
-	meshProbe(w, d, peers)
+	workerProbe(w, d, logins)
+	if !d.HostNetwork {
+		rulesProbe(w, others)
+	}
 	stdout, _, err := conn.Run(ctx, w.End())
 	if err != nil {
 		return unsure(err)
@@ -123,7 +134,13 @@ func checkWorker(ctx context.Context, inv *inventory.Inventory, o *Options, h *i
 	for _, r := range rs {
 		byName[r.Name] = r
 	}
+	names := append([]string{"ifaces", "inside"}, loginNames(len(logins))...)
+	parts := parseParts(byName["worker"], workerMark(w), names)
+	for _, name := range names[:2] {
+		byName[name] = remote.Result{Name: name, Status: strconv.Itoa(parts[name].rc), Data: []byte(parts[name].text)}
+	}
 	fixApply := "rdggen apply --target workers"
+	rules, verdict, ruleWhy := peerRules(inv, h, d, byName, others)
 
 	var out []readiness.Result
 	// The container, as apply would leave it (its sshd is the next check).
@@ -166,10 +183,10 @@ func checkWorker(ctx context.Context, inv *inventory.Inventory, o *Options, h *i
 		for _, c := range []string{CheckInterfaces, CheckDevices, CheckMemlock, CheckGDRLevel} {
 			out = append(out, readiness.Unsure(target, h.Name, c, "", why))
 		}
-		for _, pr := range peers {
+		for _, pr := range logins {
 			out = append(out, readiness.Unsure(target, h.Name, CheckSource, "to "+pr.Name, why))
 		}
-		return out
+		return append(out, rules...), verdict
 	}
 
 	// The interfaces NCCL_SOCKET_IFNAME names for this worker.
@@ -199,27 +216,27 @@ func checkWorker(ctx context.Context, inv *inventory.Inventory, o *Options, h *i
 
 	out = append(out, checkInside(h, byName["inside"])...)
 
-	// From this worker to every other: the source address the peer saw.
+	// From this worker to the peers it logs in to: the source address the peer saw.
 	natWhy := ""
 	if !d.HostNetwork {
 		natWhy = natProblem(byName["postrouting"], h)
 	}
-	for _, pr := range peers {
+	for i, pr := range logins {
+		r := parts[names[2+i]]
 		subject := "to " + pr.Name
-		r, ok := byName["peer:"+strconv.Itoa(pr.Index)]
-		if !ok {
-			out = append(out, readiness.Unsure(target, h.Name, CheckSource, subject, "no result"))
-			continue
-		}
-		text := strings.TrimSpace(string(r.Data))
+		text := r.text
 		expected := d.Address.String() + " (this worker's own address)"
 		fixNAT := "on " + h.Name + ": run " + dockernet.FirewallScriptPath + " (or rdggen apply --target hosts) to put the NAT exemption " + dockernet.NATChain + " back first in nat POSTROUTING"
-		if r.RC() != 0 {
+		if r.rc != 0 {
 			found := "no login to " + pr.Name + "'s worker at " + pr.Address.String() + ": " + remote.OneLine(text)
 			fix := "check " + pr.Name + "'s worker (rdggen check --target workers) and the routes and firewall of both hosts (rdggen check --target hosts)"
-			if natWhy != "" {
+			switch why := ruleWhy[pr.Name]; {
+			case natWhy != "":
 				found += "; " + natWhy
 				fix = fixNAT
+			case len(why) > 0:
+				found += "; " + strings.Join(why, "; ")
+				fix = fixRules(h)
 			}
 			out = append(out, readiness.Fail(target, h.Name, CheckSource, subject, found, expected, fix))
 			continue
@@ -241,7 +258,46 @@ func checkWorker(ctx context.Context, inv *inventory.Inventory, o *Options, h *i
 			out = append(out, readiness.Pass(target, h.Name, CheckSource, subject, pr.Name+"'s sshd saw "+src[0]))
 		}
 	}
-	return out
+	return append(out, rules...), verdict
+}
+
+// peerRules is host h's CheckPeerRules result (none without peers) and its
+// verdict for coveredPairs: its NAT exemption, routes and accept rules
+// judged for every peer's worker (judgeRules). With horovod.network: host
+// the workers use the data addresses and no such rule applies.
+// The third result is, per peer name, why the rules do not admit it.
+func peerRules(inv *inventory.Inventory, h *inventory.Host, d *desired, byName map[string]remote.Result, others []peer) ([]readiness.Result, ruleVerdict, map[string][]string) {
+	const target = readiness.TargetWorkers
+	v := ruleVerdict{read: true}
+	if len(others) == 0 {
+		return nil, v, nil
+	}
+	subject := "with " + thousands(len(others)) + " peer(s)"
+	if d.HostNetwork {
+		return []readiness.Result{readiness.Pass(target, h.Name, CheckPeerRules, subject,
+			"horovod.network: host: the workers use the data addresses, no container route, NAT or forwarding rule applies")}, v, nil
+	}
+	var p problems
+	v.bad, p = judgeRules(inv, h, d.Address, byName, others)
+	if len(p.order) == 0 {
+		via := "their data addresses"
+		if inv.Docker.SwitchRouted() {
+			via = "the switch at " + dockernet.PoolRoute(inv, h).Via.String()
+		}
+		return []readiness.Result{readiness.Pass(target, h.Name, CheckPeerRules, subject, fmt.Sprintf(
+			"to every peer's worker untranslated (%s) via %s on %s; new connections from them accepted (%s)",
+			dockernet.NATChain, via, h.DataInterface, dockernet.FirewallChain))}, v, nil
+	}
+	if p.unsure {
+		return []readiness.Result{readiness.Unsure(target, h.Name, CheckPeerRules, subject, p.String())}, v, p.why
+	}
+	return []readiness.Result{readiness.Fail(target, h.Name, CheckPeerRules, subject, p.String(),
+		"rdggen's NAT exemption, route and accept rule for every peer's worker", fixRules(h))}, v, p.why
+}
+
+// fixRules is the fix of a rule check failure on host h.
+func fixRules(h *inventory.Host) string {
+	return "on " + h.Name + ": run " + dockernet.FirewallScriptPath + " (or rdggen apply --target hosts, which also installs the routes)"
 }
 
 // checkInside judges containerScript's output: the RDMA devices, memlock
@@ -318,6 +374,20 @@ func natProblem(r remote.Result, h *inventory.Host) string {
 		return h.Name + "'s nat POSTROUTING has no jump to " + dockernet.NATChain + ", so Docker's MASQUERADE translates its containers' traffic"
 	}
 	return fmt.Sprintf("%s's nat POSTROUTING starts with %q, before the jump to %s", h.Name, rules[0], dockernet.NATChain)
+}
+
+// firewallJumpProblem says why DOCKER-USER on host h does not send new
+// connections to its containers through FirewallChain first ("" when its
+// first rule is the jump); r is `iptables -S DOCKER-USER`.
+func firewallJumpProblem(r remote.Result, h *inventory.Host) string {
+	rules := chainRules(string(r.Data))
+	switch {
+	case len(rules) > 0 && rules[0].text == dockernet.FirewallJump:
+		return ""
+	case !slices.ContainsFunc(rules, func(x ipRule) bool { return x.text == dockernet.FirewallJump }):
+		return h.Name + "'s " + dockernet.DockerUserChain + " has no jump to " + dockernet.FirewallChain + ", so rdggen's accept rules do not decide new connections to its containers"
+	}
+	return fmt.Sprintf("%s's %s starts with %q, before the jump to %s", h.Name, dockernet.DockerUserChain, rules[0].text, dockernet.FirewallChain)
 }
 
 // lastLine is s's last non-empty line.

@@ -48,6 +48,10 @@ type Options struct {
 	Track *progress.Tracker
 	// Gate is asked once after the plan, before the first change.
 	Gate applyplan.Gate
+	// AllPairs, for Check only, logs in from every worker to every other
+	// (n(n-1) logins) instead of along a ring (n logins) with the rule
+	// check for the other pairs.
+	AllPairs bool
 }
 
 func (o *Options) rootFor(h *inventory.Host) string { return remote.HostRoot(o.Root, h.Name) }

@@ -82,7 +82,8 @@ var checks = map[string][]CheckInfo{
 		{workerapply.CheckDevices, "/dev/infiniband in the container has the verbs device"},
 		{workerapply.CheckMemlock, "ulimit -l unlimited in the container"},
 		{workerapply.CheckGDRLevel, "NCCL_NET_GDR_LEVEL in the container as rdggen sets it"},
-		{workerapply.CheckSource, "per peer: a login, its sshd seeing this worker's address"},
+		{workerapply.CheckSource, "per login (a ring; every pair with --all-pairs): the peer's sshd sees this worker's address"},
+		{workerapply.CheckPeerRules, "NAT exemption, routes and accept rules admit every peer's worker"},
 	},
 }
 

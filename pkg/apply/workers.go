@@ -21,11 +21,15 @@ type WorkersOptions struct {
 	Root string
 	// ReadyTimeout bounds the wait for a started worker's sshd (default 1 min).
 	ReadyTimeout time.Duration
+	// AllPairs, for CheckWorkers only: every worker logs in to every other
+	// (n(n-1) logins, for small clusters) instead of along a ring (n logins)
+	// with the rule check covering the other pairs.
+	AllPairs bool
 }
 
 func (o WorkersOptions) engine(r *run) workerapply.Options {
 	return workerapply.Options{Dial: o.SSH.remote().Dialer(), Keys: o.Keys, Root: o.Root, ReadyTimeout: o.ReadyTimeout,
-		Parallel: o.parallel(), DryRun: o.DryRun, Out: r.track.Writer(), Track: r.track, Gate: o.Confirm}
+		Parallel: o.parallel(), DryRun: o.DryRun, Out: r.track.Writer(), Track: r.track, Gate: o.Confirm, AllPairs: o.AllPairs}
 }
 
 // Workers brings the Horovod worker container on every VM to what the
@@ -40,8 +44,12 @@ func Workers(ctx context.Context, inv *inventory.Inventory, o WorkersOptions) (*
 }
 
 // CheckWorkers checks every worker, changing nothing: its container and
-// sshd, the NCCL interfaces, and from each worker a login to every other
-// one, which must see the sender's own address.
+// sshd, the NCCL interfaces and RDMA settings inside it, logins between the
+// workers along a ring (each worker a source and a receiver once; every
+// pair with AllPairs), which must see the sender's own address, and the
+// rule check: each host's NAT exemption, routes and accept rules judged for
+// every peer's worker, which covers the pairs not logged in. Each host
+// costs one SSH round trip; the schedule is printed at the end.
 func CheckWorkers(ctx context.Context, inv *inventory.Inventory, o WorkersOptions) ([]readiness.Result, error) {
 	r := o.begin("workers")
 	defer r.end()

@@ -4,43 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rdggen/rdggen/internal/hostapply"
-	"github.com/rdggen/rdggen/internal/switchapply"
-	"github.com/rdggen/rdggen/internal/vsphere"
-	"github.com/rdggen/rdggen/internal/workerapply"
 	"github.com/rdggen/rdggen/pkg/inventory"
 	"github.com/rdggen/rdggen/pkg/readiness"
 )
-
-// TestEvidenceNames: the evidence names that `rdggen check` already has are
-// its own constants (a rename there must show here).
-func TestEvidenceNames(t *testing.T) {
-	for got, want := range map[string]string{
-		EvidenceRDMADevice:    hostapply.CheckRDMADevice,
-		EvidencePortState:     hostapply.CheckPortState,
-		EvidenceGID:           hostapply.CheckGID,
-		EvidenceRDMAMTU:       hostapply.CheckRDMAMTU,
-		EvidenceGPUs:          hostapply.CheckGPUs,
-		EvidenceBAR1:          hostapply.CheckBAR1,
-		EvidenceEFI:           hostapply.CheckEFI,
-		EvidenceDriver:        hostapply.CheckDriver,
-		EvidencePeermem:       hostapply.CheckPeermem,
-		EvidenceRDMAVerbs:     hostapply.CheckVerbs,
-		EvidenceNvidiaRuntime: hostapply.CheckRuntime,
-		EvidenceDevices:       workerapply.CheckDevices,
-		EvidenceMemlock:       workerapply.CheckMemlock,
-		EvidenceGDRLevel:      workerapply.CheckGDRLevel,
-		EvidenceP2P:           vsphere.CheckP2P,
-		EvidenceNUMA:          vsphere.CheckNUMA,
-		EvidenceLink:          switchapply.CheckLink,
-		EvidencePFC:           switchapply.CheckPFC,
-		EvidenceECN:           switchapply.CheckECN,
-	} {
-		if got != want {
-			t.Errorf("evidence %q, check names it %q", got, want)
-		}
-	}
-}
 
 func judgeFile(t *testing.T, name string, e Expect) []Verdict {
 	t.Helper()
