@@ -94,6 +94,9 @@ func (c *checker) template(r *TemplateSpec, p string) *Template {
 	t := &Template{Name: r.Name, Datastore: r.Datastore, Folder: r.Folder, ResourcePool: r.ResourcePool, Cluster: r.Cluster,
 		CloudInit: true, User: DefaultTemplateUser, SSHKeys: r.SSHKeys, MgmtInterface: DefaultMgmtInterface}
 	name := func(key, v, what string) {
+		if key == "folder" || key == "resource_pool" {
+			v = strings.TrimPrefix(v, "/") // an inventory path: /DC0/vm/training
+		}
 		if v != "" && !textOK(v, MaxVMNameLen) {
 			c.errf(p+"."+key, "%q is not a %s rdggen can write safely (up to %d letters, digits, spaces and ._+()/:,#@-, starting with a letter or digit and ending with one or ')')", v, what, MaxVMNameLen)
 		}
