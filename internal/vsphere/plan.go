@@ -196,8 +196,10 @@ func newHostPlan(inv *inventory.Inventory, st *state, name string) *hostPlan {
 		switch vms := st.vms[h.VM]; {
 		case len(vms) == 0 && vp.clone != nil:
 			vp.err = vp.clone.err // cloned by Apply, then planned again
+		case len(vms) == 0 && h.Template != nil:
+			vp.err = fmt.Errorf("VM %s not found in vCenter (`rdggen apply --target esxi` clones it from template %q)", h.VM, h.Template.Name)
 		case len(vms) == 0:
-			vp.err = fmt.Errorf("VM %s not found in vCenter (with a template: in the inventory, apply clones it)", h.VM)
+			vp.err = fmt.Errorf("VM %s not found in vCenter", h.VM)
 		case len(vms) > 1:
 			vp.err = fmt.Errorf("%d VMs are named %s in vCenter; rename all but one", len(vms), h.VM)
 		case vms[0].Runtime.Host == nil || *vms[0].Runtime.Host != hp.host.Self:
