@@ -243,7 +243,8 @@ func TestCloneEightVMs(t *testing.T) {
 // tools never report fails after the bound, naming it; the next apply
 // retries the failed clone only.
 func TestCloneFailures(t *testing.T) {
-	inv := templated(t, "  - name: clx-mld-42\n    esxi: esx-42.example\n", "  - name: clx-mld-42\n    esxi: esx-42.example\n    template: {name: ubuntu-bios}\n")
+	inv := templated(t, "  - name: clx-mld-42\n    esxi: esx-42.example\n", "  - name: clx-mld-42\n    esxi: esx-42.example\n    template: {name: ubuntu-bios}\n",
+		"  - name: clx-mld-47\n    esxi: esx-47.example\n", "  - name: clx-mld-47\n    esxi: esx-47.example\n    template: {name: ubuntu-gpu-efi, cloud_init: false}\n")
 	e := newEnv(t, inv, vcsimtest.Options{SkipVMs: allVMs(inv, "clx-mld-41"), Templates: templates,
 		CloneFaults: []vcsimtest.CloneFault{{Host: "esx-43.example", Message: "No space left on device"}},
 		ToolsNever:  []string{"clx-mld-44"}})
@@ -286,6 +287,20 @@ func TestCloneFailures(t *testing.T) {
 		case "clx-mld-44":
 			if !ok || vm.Runtime.PowerState != types.VirtualMachinePowerStatePoweredOn {
 				t.Errorf("%s: %v", h.VM, ok)
+			}
+		case "clx-mld-47": // no cloud-init: booted, no guestinfo identity
+			if !ok || vm.Runtime.PowerState != types.VirtualMachinePowerStatePoweredOn || vm.Config.Firmware != "efi" {
+				t.Errorf("%s: %v %+v", h.VM, ok, vm.Runtime)
+			}
+			keys := map[string]string{}
+			for _, o := range vm.Config.ExtraConfig {
+				keys[o.GetOptionValue().Key] = o.GetOptionValue().Value.(string)
+			}
+			if _, has := keys[cloudinit.KeyMetadata]; has || keys[vsphere.FirstBootKey] != vsphere.FirstBootDone {
+				t.Errorf("%s: guestinfo.metadata %v, %s %q", h.VM, has, vsphere.FirstBootKey, keys[vsphere.FirstBootKey])
+			}
+			if !strings.Contains(out, `note: vm clx-mld-47: template "ubuntu-gpu-efi" has no cloud-init`) && !strings.Contains(out, `template "ubuntu-gpu-efi" has no cloud-init`) {
+				t.Errorf("no note on the template without cloud-init:\n%s", out)
 			}
 		default:
 			e.checkClone(t, vm, h)
