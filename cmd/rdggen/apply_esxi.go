@@ -75,13 +75,14 @@ func unreachableHint(err error, cfg vsphere.Config) error {
 	return fmt.Errorf("%w; %s", err, where)
 }
 
-// esxiTarget is `rdggen apply --target esxi`: VM settings (EFI, 64-bit MMIO,
+// esxiTarget is `rdggen apply --target esxi`: missing VMs cloned from their
+// template and booted with their cloud-init identity, VM settings (EFI, 64-bit MMIO,
 // memory reservation, GPU passthrough, SR-IOV adapter) and ESXi host settings
 // (GPU passthrough, SR-IOV, nmlx5_core RoCE parameters) through the vSphere API.
 func esxiTarget() *applyTarget {
 	var vcenter string
 	var insecure, allowHTTP bool
-	var timeout time.Duration
+	var timeout, toolsTimeout time.Duration
 	config := func(env *applyEnv) (vsphere.Config, error) {
 		return vsphere.ConfigFromEnv(env.Inv, env.Getenv, vcenter, insecure)
 	}
@@ -107,7 +108,7 @@ func esxiTarget() *applyTarget {
 	}
 	// options are the esxi target's settings for apply and check.
 	options := func(env *applyEnv, tr *targetRun, sess *vsphere.Session) apply.ESXiOptions {
-		opts := apply.ESXiOptions{Common: tr.common(env), Client: sess.Client}
+		opts := apply.ESXiOptions{Common: tr.common(env), Client: sess.Client, ToolsTimeout: toolsTimeout}
 		if esxiModules != nil {
 			opts.Modules = esxiModules(sess.Client)
 		}
@@ -121,6 +122,7 @@ func esxiTarget() *applyTarget {
 			fs.BoolVar(&insecure, "vcenter-insecure", false, "do not verify vCenter's TLS certificate (also $GOVC_INSECURE=1); prefer $GOVC_TLS_CA_CERTS")
 			fs.BoolVar(&allowHTTP, "vcenter-allow-http", false, "allow an http:// vCenter URL, the inventory's vcenter included (the password then crosses the network unencrypted)")
 			fs.DurationVar(&timeout, "vcenter-timeout", 2*time.Minute, "bound on each vSphere API request (> 0)")
+			fs.DurationVar(&toolsTimeout, "vm-tools-timeout", vsphere.DefaultToolsTimeout, "bound on the wait for VMware Tools after a cloned VM's first power-on (> 0)")
 		},
 		check: func() error {
 			// The flag's URL is refused before anything is loaded or
@@ -134,7 +136,7 @@ func esxiTarget() *applyTarget {
 					urlErr = fmt.Errorf("--vcenter: %w", err)
 				}
 			}
-			return errors.Join(urlErr, positive("--vcenter-timeout", timeout))
+			return errors.Join(urlErr, positive("--vcenter-timeout", timeout), positive("--vm-tools-timeout", toolsTimeout))
 		},
 		prepare: func(env *applyEnv) error {
 			cfg, err := config(env)

@@ -100,3 +100,54 @@ func TestApplyESXiCLI(t *testing.T) {
 		t.Errorf("powered-on VM: exit %d\n%s%s", code, out, errs)
 	}
 }
+
+// TestREADMECloneDryRun: the README's `rdggen apply --target esxi --dry-run`
+// on an inventory with a template and no VMs is what the tool prints
+// against the simulator (its vCenter URL written as the README's).
+func TestREADMECloneDryRun(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(readme), "$ rdggen apply -f cloned.yaml --target esxi --dry-run\n")
+	if !ok {
+		t.Fatal("README has no clone dry-run sample")
+	}
+	want, _, _ := strings.Cut(block, "```")
+	src, err := os.ReadFile("../../testdata/golden/template/inventory.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := strings.Replace(string(src), "datastore: datastore1", "datastore: LocalDS_0", 1)
+	s = strings.Replace(s, "folder: /DC0/vm/training", "folder: /DC0/vm", 1)
+	inv, err := inventory.Load("cloned.yaml", []byte(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var skip []string
+	for _, h := range inv.Hosts {
+		skip = append(skip, h.VM)
+	}
+	sim, err := vcsimtest.New(inv, vcsimtest.Options{SkipVMs: skip, Templates: []vcsimtest.Template{
+		{Name: "ubuntu-22.04-gpu-efi", Firmware: "efi", Version: "vmx-21"}, {Name: "plain-ubuntu", Firmware: "efi"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sim.Close)
+	esxiModules = func(*vim25.Client) vsphere.ModuleParams { return sim.Modules }
+	t.Cleanup(func() { esxiModules = nil })
+	env := map[string]string{"GOVC_URL": sim.URL.String(), "GOVC_USERNAME": vcsimtest.Username, "GOVC_PASSWORD": vcsimtest.Password, "GOVC_TLS_CA_CERTS": sim.CAFile}
+	t.Chdir(t.TempDir())
+	if err := os.WriteFile("cloned.yaml", []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"apply", "-f", "cloned.yaml", "--target", "esxi", "--dry-run"}, &out, &errb, func(k string) string { return env[k] })
+	got := strings.ReplaceAll(out.String()+errb.String(), sim.URL.String(), "https://vc.example/sdk")
+	if code != exitOK || got != want {
+		t.Errorf("exit %d; README shows:\n%s\nthe tool prints:\n%s", code, want, got)
+	}
+	if sim.CloneCalls() != 0 {
+		t.Errorf("a dry run cloned %d VMs", sim.CloneCalls())
+	}
+}

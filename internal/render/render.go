@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/rdggen/rdggen/pkg/artifact"
+	"github.com/rdggen/rdggen/pkg/cloudinit"
 	"github.com/rdggen/rdggen/pkg/cumulus"
 	"github.com/rdggen/rdggen/pkg/dockernet"
 	"github.com/rdggen/rdggen/pkg/horovod"
@@ -21,7 +22,8 @@ import (
 // Stream yields every artifact of the cluster one at a time, each made when
 // the loop asks for it, in the generators' order rather than by path:
 // switch/ per switch, esxi/ per VM then per ESXi host, hosts/<host>/ per host
-// (Docker networking, then RoCE QoS), horovod/, cluster.txt and cluster.svg.
+// (Docker networking, then RoCE QoS), horovod/, vms/<vm>/ (cloud-init, for
+// hosts with a template), cluster.txt and cluster.svg.
 // A loop that writes each file and drops it (Generate) holds one file at a
 // time, the largest being a host's routes.sh (about 70 bytes per other host
 // with docker.routing: hosts), plus what the generators share (a few
@@ -30,6 +32,7 @@ func Stream(inv *inventory.Inventory) iter.Seq[artifact.File] {
 	return func(yield func(artifact.File) bool) {
 		for _, part := range []iter.Seq[artifact.File]{
 			onyx.Stream(inv), cumulus.Stream(inv), vmx.Stream(inv), dockernet.Stream(inv), hostqos.Stream(inv), horovod.Stream(inv),
+			cloudinit.Stream(inv),
 		} {
 			for f := range part {
 				if !yield(f) {

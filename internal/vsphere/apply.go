@@ -55,6 +55,9 @@ type Options struct {
 	Track *progress.Tracker
 	// Gate is asked once after the plan, before the first change.
 	Gate applyplan.Gate
+	// ToolsTimeout bounds the wait for VMware Tools after a cloned VM's
+	// first power-on (0: DefaultToolsTimeout).
+	ToolsTimeout time.Duration
 }
 
 // Result is the outcome of one apply.
@@ -161,6 +164,9 @@ func Apply(ctx context.Context, c *vim25.Client, inv *inventory.Inventory, opts 
 	if err != nil {
 		return nil, err
 	}
+	if st.clones, err = planClones(ctx, c, inv, st, opts); err != nil {
+		return nil, err
+	}
 	opts.Track.Phase(fmt.Sprintf("planning %d ESXi host(s)", len(inv.ESXiHosts())), 0)
 	res := &Result{DryRun: opts.DryRun}
 	hosts := plan(ctx, c, inv, st, opts)
@@ -181,7 +187,12 @@ func Apply(ctx context.Context, c *vim25.Client, inv *inventory.Inventory, opts 
 		collect(hosts, res)
 		return res, nil
 	}
-	execute(ctx, c, hosts, opts, progress.Sync(opts.Out))
+	out := progress.Sync(opts.Out)
+	if hosts, err = cloneThenPlan(ctx, c, inv, st, hosts, opts, out); err != nil {
+		return nil, err
+	}
+	execute(ctx, c, hosts, opts, out)
+	firstBoots(ctx, c, hosts, opts, out)
 	report(opts.Out, hosts, res)
 	res.Machines = machines(hosts)
 	return res, nil
@@ -194,6 +205,9 @@ func plan(ctx context.Context, c *vim25.Client, inv *inventory.Inventory, st *st
 	for _, hp := range hosts {
 		if hp.paramsErr != nil {
 			hp.fail(hp.paramsErr)
+		}
+		for _, vp := range hp.vms {
+			vp.planFirstBoot(opts)
 		}
 	}
 	return hosts
@@ -339,15 +353,20 @@ func printPlan(w io.Writer, hosts []*hostPlan, res *Result) {
 				if vp.err != hp.err {
 					fmt.Fprintf(w, "vm %s: cannot apply: %v\n", vp.inv.VM, vp.err)
 				}
-			case vp.changed() || len(vp.waiting) > 0:
+			case vp.anyChange() || len(vp.waiting) > 0:
 				fmt.Fprintf(w, "vm %s (%s):\n", vp.inv.VM, hp.name)
-				for _, c := range vp.changes {
+				for _, c := range vp.allChanges() {
 					fmt.Fprintf(w, "  %s\n", c.Text)
+				}
+				if vp.clone != nil && vp.vm == nil {
+					for _, n := range vp.clone.notes {
+						fmt.Fprintf(w, "  note: %s\n", n)
+					}
 				}
 				for _, l := range vp.waiting {
 					fmt.Fprintf(w, "  not now: %s\n", l)
 				}
-				if vp.changed() {
+				if vp.anyChange() {
 					res.VMsChanged++
 				} else if !vp.blockedBy {
 					res.VMsUnchanged++
@@ -424,11 +443,11 @@ func machines(hosts []*hostPlan) []applyplan.Machine {
 		out = append(out, m)
 		for _, vp := range hp.vms {
 			v := applyplan.Machine{Target: "esxi", Name: vp.inv.VM, Kind: applyplan.KindVM, Address: hp.name,
-				Changes: slices.Clone(vp.changes), Waiting: slices.Clone(vp.waiting), Seconds: vp.seconds}
-			if v.Changes == nil {
-				v.Changes = []applyplan.Change{}
+				Changes: vp.allChanges(), Waiting: slices.Clone(vp.waiting), Seconds: vp.seconds}
+			if vp.clone != nil && vp.clone.err == nil && vp.vm == nil {
+				v.Notes = slices.Clone(vp.clone.notes)
 			}
-			v.Status, v.Error = status(vp.err, len(vp.changes), vp.applied, vp.started)
+			v.Status, v.Error = status(vp.err, len(v.Changes), vp.applied, vp.started)
 			if vp.blockedBy && vp.err == nil {
 				v.Status, v.BlockedBy, v.Error = applyplan.Blocked, applyplan.KindESXiHost+" "+hp.name, hp.blocked.Error()
 			}

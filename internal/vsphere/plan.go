@@ -16,6 +16,7 @@ import (
 
 // hostPlan is what apply does on one ESXi host.
 type hostPlan struct {
+	inv  *inventory.Inventory
 	name string
 	host *mo.HostSystem // nil when vCenter has no such host
 	err  error          // a host-level problem: every VM on the host fails with it
@@ -103,6 +104,17 @@ type vmPlan struct {
 
 	started, applied bool    // the reconfigure began; it succeeded
 	seconds          float64 // how long it took
+
+	// clone is the VM's clone when Apply clones it (before the clone, vm
+	// is nil); boot its first boot, when it still needs one (clone.go).
+	clone *clonePlan
+	boot  *firstBoot
+}
+
+// anyChange reports whether the VM has anything to do this run: a clone,
+// a reconfiguration or a first boot.
+func (p *vmPlan) anyChange() bool {
+	return len(p.changes) > 0 || p.boot != nil || (p.clone != nil && p.vm == nil)
 }
 
 // deviceAdd is a GPU to attach; its backing is filled after QueryConfigTarget.
@@ -180,7 +192,12 @@ func newHostPlan(inv *inventory.Inventory, st *state, name string) *hostPlan {
 			vp.err = hp.err
 			continue
 		}
+		vp.clone = st.clones[h.VM]
 		switch vms := st.vms[h.VM]; {
+		case len(vms) == 0 && vp.clone != nil:
+			vp.err = vp.clone.err // cloned by Apply, then planned again
+		case len(vms) == 0 && h.Template != nil:
+			vp.err = fmt.Errorf("VM %s not found in vCenter (`rdggen apply --target esxi` clones it from template %q)", h.VM, h.Template.Name)
 		case len(vms) == 0:
 			vp.err = fmt.Errorf("VM %s not found in vCenter", h.VM)
 		case len(vms) > 1:
@@ -215,15 +232,18 @@ func (hp *hostPlan) planVMs(st *state, full bool) {
 		return // planned again, with the device list
 	}
 	for _, vp := range hp.vms {
-		if vp.err == nil {
+		if vp.err == nil && vp.vm != nil {
 			planVM(st, vp)
+			if vp.err == nil && vp.vm.Config != nil {
+				vp.err = passthroughLimitErr(hp.host, vp.vm.Config.Version, vp.inv, "its")
+			}
 		}
 		if hp.partial && (len(vp.addGPUs) > 0 || len(vp.waiting) > 0 || vp.sriov != nil) {
 			// A device to add: its plan line and backing need the host's
 			// description of it.
 			hp.incomplete = true
 		}
-		if vp.err == nil && len(vp.coldOnly) > 0 && vp.vm.Runtime.PowerState != types.VirtualMachinePowerStatePoweredOff {
+		if vp.err == nil && len(vp.coldOnly) > 0 && vp.vm != nil && vp.vm.Runtime.PowerState != types.VirtualMachinePowerStatePoweredOff {
 			vp.err = fmt.Errorf("VM %s is %s; these changes need it powered off: %s. rdggen does not power VMs off: shut it down, then re-run apply",
 				vp.inv.VM, vp.vm.Runtime.PowerState, strings.Join(vp.coldOnly, "; "))
 			vp.offErr = true
@@ -307,7 +327,7 @@ func (hp *hostPlan) firstVM() *mo.VirtualMachine {
 // planHost checks the ESXi host and computes its SR-IOV change; planVMs adds
 // the passthrough switches for its VMs' GPUs.
 func planHost(inv *inventory.Inventory, st *state, name string) *hostPlan {
-	hp := &hostPlan{name: name}
+	hp := &hostPlan{inv: inv, name: name}
 	hp.nic, _ = vmx.HostNIC(inv, name)
 	hosts := st.hosts[name]
 	switch len(hosts) {
@@ -495,7 +515,7 @@ func (hp *hostPlan) planPassthrough() {
 			continue
 		}
 		for i, id := range vp.gpus {
-			if seen[id] {
+			if seen[id] || id == "" { // "": picked once the clone exists
 				continue
 			}
 			seen[id] = true

@@ -29,11 +29,13 @@ var (
 		"name", "runtime.host", "runtime.powerState",
 		"config.firmware", "config.memoryReservationLockedToMax",
 		"config.memoryAllocation.reservation", "config.hardware.memoryMB", "config.hardware.device",
+		"config.version", // the hardware version: the passthrough limit (limits.go)
 	}
 	hostProps = []string{
 		"name", "network", "config.pciPassthruInfo",
 		"config.network.pnic", "config.network.vswitch", "config.network.proxySwitch",
 		"configManager.pciPassthruSystem", "configManager.networkSystem",
+		"config.product", // the ESXi version: the passthrough limit (limits.go)
 	}
 	netProps  = []string{"name"}
 	dvpgProps = []string{"name", "key"}
@@ -62,6 +64,12 @@ func managedKeys(inv *inventory.Inventory) []string {
 			keys = append(keys, o.Key)
 		}
 	}
+	for i := range inv.Hosts {
+		if inv.Hosts[i].Template != nil { // a clone's first boot (clone.go)
+			keys = append(keys, FirstBootKey)
+			break
+		}
+	}
 	slices.Sort(keys)
 	return slices.Compact(keys)
 }
@@ -77,6 +85,8 @@ type state struct {
 	dvs map[string]*dvs
 	// vmsOnHost lists every VM (inventory or not) registered on a host.
 	vmsOnHost map[types.ManagedObjectReference][]*mo.VirtualMachine
+	// clones are the VMs Apply clones, by VM name (clone.go); nil in Check.
+	clones map[string]*clonePlan
 }
 
 // dvs is a distributed switch as read, and what apply does to it: its

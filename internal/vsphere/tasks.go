@@ -129,5 +129,5 @@ func taskError(info types.TaskInfo) error {
 	if info.Error == nil {
 		return errors.New("task failed without a fault")
 	}
-	return task.Error{LocalizedMethodFault: info.Error, Description: info.Description}
+	return withCause(task.Error{LocalizedMethodFault: info.Error, Description: info.Description})
 }

@@ -30,14 +30,20 @@ type ESXiOptions struct {
 	// Modules reads and sets the nmlx5_core parameters; nil means esxcli
 	// over the vSphere API.
 	Modules ModuleParams
+	// ToolsTimeout bounds the wait for VMware Tools after the first
+	// power-on of a VM cloned from its template (0: 10 minutes).
+	ToolsTimeout time.Duration
 }
 
 func (o ESXiOptions) engine(r *run) vsphere.Options {
-	return vsphere.Options{DryRun: o.DryRun, Parallel: o.parallel(), Out: r.track.Writer(), Modules: o.Modules, Track: r.track, Gate: o.Confirm}
+	return vsphere.Options{DryRun: o.DryRun, Parallel: o.parallel(), Out: r.track.Writer(), Modules: o.Modules, Track: r.track, Gate: o.Confirm,
+		ToolsTimeout: o.ToolsTimeout}
 }
 
 // ESXi brings the VMs (EFI firmware, 64-bit MMIO, full memory reservation,
-// GPU passthrough devices, the SR-IOV adapter) and their ESXi hosts (GPU
+// GPU passthrough devices, the SR-IOV adapter; a VM vCenter lacks is cloned
+// from the host's inventory.Template first and booted with its cloud-init
+// identity) and their ESXi hosts (GPU
 // passthrough, SR-IOV VF count, nmlx5_core lossless-RoCE parameters, the
 // vSwitch MTU) to what the inventory asks, through vCenter: one read of
 // every object, then only the changes. Settings that take effect at boot are

@@ -15,11 +15,13 @@ import (
 // field remembers the path it came from so findings point at the right line.
 type base struct {
 	os, iface, mtu, gpus, nic string // source paths; "" = unset
+	tmpl                      string
 	OS                        OS
 	DataInterface             string
 	DataMTU                   int
 	GPUs                      []GPU
 	NIC                       NIC
+	Template                  *Template
 }
 
 func (c *checker) base(r *HostDefaults, p string) base {
@@ -55,7 +57,7 @@ func (c *checker) base(r *HostDefaults, p string) base {
 			c.errf(b.gpus, "is empty; every training VM needs at least one GPU (slots = GPU count)")
 		}
 		if len(r.GPUs) > MaxGPUsPerVM {
-			c.errf(b.gpus, "%d GPUs: a VM takes at most %d PCI passthrough devices (vSphere)", len(r.GPUs), MaxGPUsPerVM)
+			c.errf(b.gpus, "%d GPUs: a VM takes at most %d PCI passthrough devices (ESXi 8.0 U2, hardware version 21; Broadcom KB 309986)", len(r.GPUs), MaxGPUsPerVM)
 		}
 		for i, g := range r.GPUs {
 			b.GPUs = append(b.GPUs, c.gpu(g, fmt.Sprintf("%s[%d]", b.gpus, i)))
@@ -64,6 +66,10 @@ func (c *checker) base(r *HostDefaults, p string) base {
 	if r.NIC != nil {
 		b.nic = p + ".nic"
 		b.NIC = c.nic(r.NIC, b.nic)
+	}
+	if r.Template != nil {
+		b.tmpl = p + ".template"
+		b.Template = c.template(r.Template, b.tmpl)
 	}
 	return b
 }
@@ -279,6 +285,20 @@ func (c *checker) inherit(h *Host, own, def base, p string) {
 		h.NIC = own.NIC
 	} else {
 		h.NIC = def.NIC
+	}
+	tp := own.tmpl
+	switch {
+	case own.tmpl != "":
+		h.Template = own.Template
+	case def.tmpl != "":
+		t := *def.Template
+		h.Template, tp = &t, def.tmpl
+	}
+	if h.Template != nil && h.DataInterface != "" && h.Template.MgmtInterface == h.DataInterface {
+		path := tp + ".mgmt_interface"
+		if !slices.ContainsFunc(c.rep.Findings, func(f Finding) bool { return f.Path == path }) {
+			c.errf(path, "%q is also the data_interface of %s: the management NIC and the data VF are two interfaces", h.DataInterface, h.Name)
+		}
 	}
 }
 

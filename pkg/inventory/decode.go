@@ -253,6 +253,13 @@ func (d *decoder) decodeScalar(n *yaml.Node, v reflect.Value, path string) {
 			return
 		}
 		v.SetInt(int64(i))
+	case reflect.Bool:
+		var b bool
+		if n.Tag != "!!bool" || n.Decode(&b) != nil {
+			d.fail(n, path, "must be true or false, not %q", n.Value)
+			return
+		}
+		v.SetBool(b)
 	case reflect.Float64:
 		var f float64
 		if (n.Tag != "!!int" && n.Tag != "!!float") || n.Decode(&f) != nil {

@@ -199,7 +199,7 @@ func TestValidationRules(t *testing.T) {
 		{"sshd port clash in host mode", "name: mini\n", "name: mini\nhorovod: {network: host, ssh_port: 22}\n", 2, "22", "horovod.ssh_port", "22 is the VM's own sshd"},
 		{"gpu memory too large", "memory_gb: 16}", "memory_gb: 9223372036854775807}", 10, "9223372036854775807", "defaults.gpus[0].memory_gb", "is more than any GPU has (at most 1024 GB)"},
 		{"bar1 too large", "memory_gb: 16}", "memory_gb: 16, bar1_gb: 4611686018427387904}", 10, "4611686018427387904", "defaults.gpus[0].bar1_gb", "is larger than any GPU's BAR1"},
-		{"too many GPUs", "    - {model: V100-PCIE-16GB, memory_gb: 16}\n", strings.Repeat("    - {model: V100-PCIE-16GB, memory_gb: 16}\n", 17), 10, "- {model", "defaults.gpus", "17 GPUs: a VM takes at most 16 PCI passthrough devices"},
+		{"too many GPUs", "    - {model: V100-PCIE-16GB, memory_gb: 16}\n", strings.Repeat("    - {model: V100-PCIE-16GB, memory_gb: 16}\n", 129), 10, "- {model", "defaults.gpus", "129 GPUs: a VM takes at most 128 PCI passthrough devices"},
 		{"pool in a special range", "docker:\n", "docker:\n  pool: 127.0.0.0/8\n", 5, "127.0.0.0/8", "docker.pool", "127.0.0.0/8 overlaps 127.0.0.0/8 (loopback)"},
 		{"pool too large", "docker:\n", "docker:\n  pool: 0.0.0.0/0\n", 5, "0.0.0.0/0", "docker.pool", "is larger than /8"},
 		{"data address loopback", "10.0.0.1/24, port: 1/1", "127.0.0.1/24, port: 1/1", 15, "127.0.0.1/24", "hosts[0].data.address", "127.0.0.1 is in 127.0.0.0/8 (loopback)"},

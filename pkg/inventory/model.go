@@ -222,6 +222,9 @@ type Host struct {
 	Data DataLink
 	// Subnet is the host's container subnet (derived or overridden), e.g. 172.16.41.0/24.
 	Subnet netip.Prefix
+	// Template is where apply clones the VM from when vCenter has no VM of
+	// that name; nil when the inventory names none (the VM must exist).
+	Template *Template
 }
 
 // Slots is the number of Horovod/MPI slots of the host: one per GPU.

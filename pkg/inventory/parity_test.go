@@ -45,6 +45,14 @@ func strPtr(v any) *string {
 	return &s
 }
 
+func boolPtr(v any) *bool {
+	if v == nil {
+		return nil
+	}
+	b := v.(bool)
+	return &b
+}
+
 func versionPtr(v any) *Version {
 	if v == nil {
 		return nil
@@ -72,6 +80,13 @@ func parityCases() []struct {
 	roce := func(field, key string, set func(r *RoCESpec, v any)) pc {
 		return pc{"RoCESpec." + field, []string{"name: mini\n", "name: mini\nroce: {" + key + ": V}\n"},
 			func(s *Spec, v any) { s.RoCE = &RoCESpec{}; set(s.RoCE, v) }, hostileInts}
+	}
+	tmpl := func(field, key string, set func(t *TemplateSpec, v any), vals []parityValue) pc {
+		return pc{"TemplateSpec." + field, []string{"vfs: 8}\n", "vfs: 8}\n  template: {name: t1, " + key + ": V}\n"},
+			func(s *Spec, v any) {
+				s.Defaults.Template = &TemplateSpec{Name: "t1"}
+				set(s.Defaults.Template, v)
+			}, vals}
 	}
 	hostsTail := baseYAML[strings.Index(baseYAML, "hosts:\n"):]
 	defaultsBlock := baseYAML[strings.Index(baseYAML, "defaults:\n"):strings.Index(baseYAML, "hosts:\n")]
@@ -190,6 +205,37 @@ func parityCases() []struct {
 		{"NICSpec.PortGroup", []string{"vfs: 8}", "vfs: 8, portgroup: V}"}, func(s *Spec, v any) { s.Defaults.NIC.PortGroup = strPtr(v) },
 			[]parityValue{pStr("", true), pStr("  ", true), pStr(long(81), true), pStr("a'b", true)}},
 		{"NICSpec.SpeedGbps", []string{"vfs: 8}", "vfs: 8, speed_gbps: V}"}, func(s *Spec, v any) { s.Defaults.NIC.SpeedGbps = intPtr(v) }, hostileInts},
+		{"HostDefaults.Template", []string{"vfs: 8}\n", "vfs: 8}\n  template: V\n"}, func(s *Spec, v any) {
+			if s.Defaults.Template = nil; v != nil {
+				s.Defaults.Template = &TemplateSpec{}
+			}
+		}, []parityValue{{"{}", 1, true}, {"~", nil, false}}},
+		{"TemplateSpec.Name", []string{"vfs: 8}\n", "vfs: 8}\n  template: {name: V}\n"}, func(s *Spec, v any) {
+			s.Defaults.Template = &TemplateSpec{Name: v.(string)}
+		}, []parityValue{pStr("", true), pStr(long(81), true), pStr("a'b", true), pStr("ubuntu gpu (efi)", false)}},
+		tmpl("Datastore", "datastore", func(t *TemplateSpec, v any) { t.Datastore = v.(string) },
+			[]parityValue{pStr("a\nb", true), pStr("$x", true), pStr("datastore1", false), pStr("", false)}),
+		tmpl("Folder", "folder", func(t *TemplateSpec, v any) { t.Folder = v.(string) },
+			[]parityValue{pStr("a`b`", true), pStr("/DC0/vm/training", false)}),
+		tmpl("ResourcePool", "resource_pool", func(t *TemplateSpec, v any) { t.ResourcePool = v.(string) },
+			[]parityValue{pStr("a;b", true), pStr("gpu", false)}),
+		tmpl("Cluster", "cluster", func(t *TemplateSpec, v any) { t.Cluster = v.(string) },
+			[]parityValue{pStr("a\"b", true), pStr("C0", false)}),
+		tmpl("CPUs", "cpus", func(t *TemplateSpec, v any) { t.CPUs = intPtr(v) }, hostileInts),
+		tmpl("MemoryGB", "memory_gb", func(t *TemplateSpec, v any) { t.MemoryGB = intPtr(v) }, hostileInts),
+		tmpl("CloudInit", "cloud_init", func(t *TemplateSpec, v any) { t.CloudInit = boolPtr(v) },
+			[]parityValue{{"false", false, false}, {"true", true, false}, {"~", nil, false}}),
+		tmpl("User", "user", func(t *TemplateSpec, v any) { t.User = strPtr(v) },
+			[]parityValue{pStr("", true), pStr("root", true), pStr("Ubuntu", true), pStr("a b", true), pStr("ubuntu", false)}),
+		tmpl("SSHKeys", "ssh_keys", func(t *TemplateSpec, v any) {
+			if v != nil {
+				t.SSHKeys = v.([]string)
+			}
+		}, []parityValue{{`["ssh-ed25519 AAAA x\nrm"]`, []string{"ssh-ed25519 AAAA x\nrm"}, true}, {`[""]`, []string{""}, true},
+			{`["command=\"x\" ssh-ed25519 AAAA"]`, []string{`command="x" ssh-ed25519 AAAA`}, true},
+			{`["ssh-ed25519 AAAAC3Nz me@laptop"]`, []string{"ssh-ed25519 AAAAC3Nz me@laptop"}, false}}),
+		tmpl("MgmtInterface", "mgmt_interface", func(t *TemplateSpec, v any) { t.MgmtInterface = strPtr(v) },
+			[]parityValue{pStr("", true), pStr("ens224", true), pStr("a/b", true), pStr("ens192", false)}),
 		{"Spec.Hosts", []string{hostsTail, "hosts: V\n"}, func(s *Spec, v any) {
 			if v == nil {
 				s.Hosts = nil
@@ -287,7 +333,8 @@ func TestBuildIsLoad(t *testing.T) {
 	}
 	for _, tp := range []reflect.Type{reflect.TypeFor[Spec](), reflect.TypeFor[RoCESpec](), reflect.TypeFor[SwitchSpec](),
 		reflect.TypeFor[DockerSpec](), reflect.TypeFor[HorovodSpec](), reflect.TypeFor[HostDefaults](), reflect.TypeFor[GPUSpec](),
-		reflect.TypeFor[NICSpec](), reflect.TypeFor[HostSpec](), reflect.TypeFor[DataSpec](), reflect.TypeFor[HostDockerSpec]()} {
+		reflect.TypeFor[NICSpec](), reflect.TypeFor[HostSpec](), reflect.TypeFor[DataSpec](), reflect.TypeFor[HostDockerSpec](),
+		reflect.TypeFor[TemplateSpec]()} {
 		for i := range tp.NumField() {
 			if f := tp.Field(i); !covered[tp.Name()+"."+f.Name] {
 				t.Errorf("%s.%s has no case in parityCases: add its hostile values", tp.Name(), f.Name)
@@ -310,8 +357,8 @@ func TestBuildIsLoad(t *testing.T) {
 		}
 	}
 	walk(reflect.TypeFor[Spec]())
-	if len(seen) != 11 {
-		t.Errorf("the Spec has %d struct types, the coverage list 11: add the new one", len(seen))
+	if len(seen) != 12 {
+		t.Errorf("the Spec has %d struct types, the coverage list 12: add the new one", len(seen))
 	}
 }
 

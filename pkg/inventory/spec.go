@@ -104,6 +104,8 @@ type HostDefaults struct {
 	GPUs []GPUSpec `yaml:"gpus"`
 	// NIC is the ConnectX adapter providing the VF.
 	NIC *NICSpec `yaml:"nic"`
+	// Template is where apply clones the VM from when it does not exist.
+	Template *TemplateSpec `yaml:"template"`
 }
 
 // GPUSpec is one GPU.

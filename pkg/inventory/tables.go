@@ -102,16 +102,19 @@ const (
 // 800 GbE).
 var ethernetSpeeds = []int{1, 10, 25, 40, 50, 100, 200, 400, 800}
 
-// Bounds on GPUs: vSphere attaches at most 16 PCI passthrough devices to a
-// VM (vSphere 7.0 docs, "PCI devices"); no GPU has more than 1 TB of memory or
-// BAR1, and the bound keeps the 64-bit MMIO arithmetic far from overflow.
+// Bounds on GPUs: vSphere attaches at most 128 PCI passthrough devices to a
+// VM (ESXi 8.0 U2 with hardware version 21; fewer on older hosts, which
+// apply checks against the host it reads: Broadcom KB 309986,
+// https://knowledge.broadcom.com/external/article/309986); no GPU has more
+// than 1 TB of memory or BAR1, and the bound keeps the 64-bit MMIO
+// arithmetic far from overflow.
 const (
 	// MinDataMTU and MaxDataMTU bound data_mtu: IPv6's minimum link MTU, and
 	// vSphere's largest for a standard or distributed switch (9000 bytes).
 	MinDataMTU = 1280
 	MaxDataMTU = 9000
 
-	MaxGPUsPerVM   = 16
+	MaxGPUsPerVM   = 128
 	MaxGPUMemoryGB = 1024
 )
 

@@ -16,6 +16,8 @@ import (
 	"net/url"
 	"slices"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/vmware/govmomi"
 	"github.com/vmware/govmomi/object"
@@ -59,6 +61,19 @@ type Options struct {
 	// NoSRIOV names ESXi hosts whose PF is not SR-IOV capable (a plain
 	// simulator's NIC, or SR-IOV off in the BIOS).
 	NoSRIOV []string
+	// Templates are created on the first ESXi host (clone.go); CloneFaults
+	// make clones onto a host fail.
+	Templates   []Template
+	CloneFaults []CloneFault
+	// CloneDelay is how long each clone takes (default 0).
+	CloneDelay time.Duration
+	// ToolsDelay is how long after a power-on VMware Tools reports
+	// running; ToolsNever names VMs whose tools never do.
+	ToolsDelay time.Duration
+	ToolsNever []string
+	// ESXiVersion sets config.product.version of the named hosts
+	// (vcsim's is 8.0.2).
+	ESXiVersion map[string]string
 }
 
 // Sim is a running simulator with the inventory's hosts and VMs.
@@ -76,8 +91,11 @@ type Sim struct {
 	opts  Options
 	ctx   *simulator.Context
 	hosts map[string]*simulator.HostSystem // by ESXi name
-	gpus  map[string][]string              // ESXi name → GPU PCI addresses
-	pf    map[string]string                // ESXi name → PF PCI address
+	tools *toolsHandler
+	// cloneCalls counts the templates' CloneVM_Task requests.
+	cloneCalls, inFlight, maxInFlight atomic.Int64
+	gpus                              map[string][]string // ESXi name → GPU PCI addresses
+	pf                                map[string]string   // ESXi name → PF PCI address
 }
 
 // PFAddress is the PCI address of the ConnectX PF on every simulated host.
@@ -129,6 +147,11 @@ func New(inv *inventory.Inventory, opts Options) (*Sim, error) {
 		h := all[i].(*simulator.HostSystem)
 		h.Name = name
 		h.Summary.Config.Name = name
+		if v := opts.ESXiVersion[name]; v != "" {
+			cfg := *h.Config
+			cfg.Product.Version = v
+			h.Config = &cfg
+		}
 		s.hosts[name] = h
 		s.addDevices(h, name, opts.ExtraGPUs[name])
 		nic, _ := vmx.HostNIC(inv, name)
@@ -159,6 +182,12 @@ func New(inv *inventory.Inventory, opts Options) (*Sim, error) {
 		s.Close()
 		return nil, err
 	}
+	if err := s.createTemplates(context.Background()); err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.tools = &toolsHandler{sim: s, self: types.ManagedObjectReference{Type: "RdggenTools", Value: "tools"}}
+	m.Map().AddHandler(s.tools)
 	return s, nil
 }
 
@@ -320,6 +349,9 @@ func (s *Sim) Client(ctx context.Context) (*govmomi.Client, error) {
 
 // Close stops the server and removes the model's files.
 func (s *Sim) Close() {
+	if s.tools != nil {
+		s.tools.wg.Wait()
+	}
 	if s.Server != nil {
 		s.Server.Close()
 	}

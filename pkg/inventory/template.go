@@ -1,0 +1,150 @@
+package inventory
+
+// The template key: where a VM that does not exist yet is cloned from, where
+// the clone is placed, and the identity cloud-init gives it at first boot.
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Template says how `rdggen apply --target esxi` creates a host's VM when
+// vCenter has none of that name: a clone of the template (a vSphere template
+// or a powered-off VM), placed on the host's ESXi host, then reconfigured like
+// every VM (EFI, MMIO keys, reservation, GPUs, VF) and, with CloudInit, given
+// its hostname, addresses, routes and login key through cloud-init's VMware
+// datasource (guestinfo.metadata and guestinfo.userdata; docs/rules.md#vm-clones).
+// A VM that exists is never cloned again.
+type Template struct {
+	// Name is the template's (or VM's) name in vCenter.
+	Name string
+	// Datastore is the clone's datastore; "" for the template's own, when
+	// the ESXi host mounts it.
+	Datastore string
+	// Folder is the VM folder of the clone, an inventory path
+	// ("/DC0/vm/training") or a folder name; "" for the template's folder.
+	Folder string
+	// ResourcePool is the resource pool of the clone (an inventory path or
+	// a name), Cluster a cluster whose root pool it goes to; both "" for the
+	// root pool of the ESXi host's own compute resource. At most one is set.
+	ResourcePool, Cluster string
+	// CPUs and MemoryGB size the clone (0: the template's). They apply to
+	// the clone only; an existing VM keeps its size.
+	CPUs, MemoryGB int
+	// CloudInit says the template runs cloud-init (default true). Without
+	// it apply writes no guestinfo and the guest's network is left to
+	// `rdggen apply --target hosts`.
+	CloudInit bool
+	// User is the login user cloud-init creates with SSH keys SSHKeys and
+	// passwordless sudo (default DefaultTemplateUser).
+	User    string
+	SSHKeys []string
+	// MgmtInterface is the guest's name of the management NIC (the
+	// template's first non-SR-IOV adapter), configured by DHCP (the guide);
+	// default DefaultMgmtInterface.
+	MgmtInterface string
+}
+
+// Defaults and bounds of the template keys.
+const (
+	// DefaultTemplateUser is Ubuntu's cloud image login user.
+	DefaultTemplateUser = "ubuntu"
+	// DefaultMgmtInterface is the guide's management interface (VM interface eno0, DHCP).
+	DefaultMgmtInterface = "eno0"
+	// MaxVMCPUs and MaxVMMemoryGB are vSphere 8's per-VM maximums (768
+	// vCPUs, 24 TB; VMware Configuration Maximums, configmax.broadcom.com).
+	MaxVMCPUs     = 768
+	MaxVMMemoryGB = 24 << 10
+)
+
+// TemplateSpec is the `template` key (here or in defaults).
+type TemplateSpec struct {
+	// Name is the template or VM in vCenter (required).
+	Name string `yaml:"name"`
+	// Datastore, Folder, ResourcePool and Cluster place the clone.
+	Datastore    string `yaml:"datastore"`
+	Folder       string `yaml:"folder"`
+	ResourcePool string `yaml:"resource_pool"`
+	Cluster      string `yaml:"cluster"`
+	// CPUs and MemoryGB size the clone (default: the template's).
+	CPUs     *int `yaml:"cpus"`
+	MemoryGB *int `yaml:"memory_gb"`
+	// CloudInit: the template runs cloud-init (default true).
+	CloudInit *bool `yaml:"cloud_init"`
+	// User and SSHKeys are the login user and its authorized keys.
+	User    *string  `yaml:"user"`
+	SSHKeys []string `yaml:"ssh_keys"`
+	// MgmtInterface is the management NIC's guest name (default eno0).
+	MgmtInterface *string `yaml:"mgmt_interface"`
+}
+
+var (
+	// reUser is a portable Linux user name (useradd's default NAME_REGEX,
+	// at most 32 characters).
+	reUser = regexp.MustCompile(`^[a-z_][a-z0-9_-]{0,31}$`)
+	// reSSHKey is one OpenSSH authorized_keys public key: a key type, the
+	// base64 key and an optional comment of reText's characters (sshd(8),
+	// AUTHORIZED_KEYS FILE FORMAT; no options, which rdggen never writes).
+	reSSHKey = regexp.MustCompile(`^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)|sk-ssh-ed25519@openssh\.com|sk-ecdsa-sha2-nistp256@openssh\.com) [A-Za-z0-9+/]+={0,2}( [\p{L}\p{N}._+()/:,#@-]{1,100})?$`)
+)
+
+// template checks a template key at path p.
+func (c *checker) template(r *TemplateSpec, p string) *Template {
+	t := &Template{Name: r.Name, Datastore: r.Datastore, Folder: r.Folder, ResourcePool: r.ResourcePool, Cluster: r.Cluster,
+		CloudInit: true, User: DefaultTemplateUser, SSHKeys: r.SSHKeys, MgmtInterface: DefaultMgmtInterface}
+	name := func(key, v, what string) {
+		if key == "folder" || key == "resource_pool" {
+			v = strings.TrimPrefix(v, "/") // an inventory path: /DC0/vm/training
+		}
+		if v != "" && !textOK(v, MaxVMNameLen) {
+			c.errf(p+"."+key, "%q is not a %s rdggen can write safely (up to %d letters, digits, spaces and ._+()/:,#@-, starting with a letter or digit and ending with one or ')')", v, what, MaxVMNameLen)
+		}
+	}
+	if r.Name == "" {
+		c.missing(p, "name", " (the template or VM in vCenter the VMs are cloned from)")
+	}
+	name("name", r.Name, "vCenter template name")
+	name("datastore", r.Datastore, "datastore name")
+	name("folder", r.Folder, "VM folder")
+	name("resource_pool", r.ResourcePool, "resource pool")
+	name("cluster", r.Cluster, "cluster name")
+	if r.ResourcePool != "" && r.Cluster != "" {
+		c.errf(p+".cluster", "set resource_pool or cluster, not both: a clone goes to one resource pool (a cluster's is its root pool)")
+	}
+	if r.CPUs != nil {
+		t.CPUs = c.intIn(p+".cpus", r.CPUs, 0, 1, MaxVMCPUs, "vCPUs; vSphere 8 gives a VM at most 768")
+	}
+	if r.MemoryGB != nil {
+		t.MemoryGB = c.intIn(p+".memory_gb", r.MemoryGB, 0, 1, MaxVMMemoryGB, "GB; vSphere 8 gives a VM at most 24 TB")
+	}
+	if r.CloudInit != nil {
+		t.CloudInit = *r.CloudInit
+	}
+	if r.User != nil {
+		t.User = *r.User
+		if !reUser.MatchString(t.User) || t.User == "root" {
+			c.errf(p+".user", "%q is not a login user cloud-init can create (a Linux user name: a lower-case letter or '_', then up to 31 lower-case letters, digits, '_' or '-'; not root)", t.User)
+		}
+	}
+	for i, k := range r.SSHKeys {
+		if !reSSHKey.MatchString(k) {
+			c.errf(fmt.Sprintf("%s.ssh_keys[%d]", p, i), "%q is not one OpenSSH public key line (TYPE BASE64 [COMMENT], e.g. the contents of ~/.ssh/id_ed25519.pub; no options)", clip(k, 40))
+		}
+	}
+	if r.MgmtInterface != nil {
+		t.MgmtInterface = *r.MgmtInterface
+		if !reIface.MatchString(t.MgmtInterface) {
+			c.errf(p+".mgmt_interface", "%q is not a Linux interface name (1–15 letters, digits, '_', '.', '-')", t.MgmtInterface)
+		}
+	}
+	return t
+}
+
+// clip shortens s to n bytes for a finding.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "…"
+}
