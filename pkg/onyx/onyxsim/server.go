@@ -107,6 +107,7 @@ type Server struct {
 	links       []PortState
 	refused     []string // the ones that failed
 	saves       int
+	waits       int // prompts at which no input was waiting
 	saved       string
 	sessions    int
 	conns       map[net.Conn]bool
@@ -277,6 +278,16 @@ func (s *Server) Refused() []string {
 	return append([]string(nil), s.refused...)
 }
 
+// Waits counts the prompts, over all sessions since Start or the last
+// ResetLog, at which the switch found no input waiting and had to wait for
+// the client: the client's round trips (a block pasted in one write costs
+// one; one that arrives in several packets may count more, never fewer).
+func (s *Server) Waits() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.waits
+}
+
 // Saves is how many times the configuration was saved (`configuration
 // write` / `write memory`) since Start or the last ResetLog.
 func (s *Server) Saves() int {
@@ -303,7 +314,7 @@ func (s *Server) Sessions() int {
 func (s *Server) ResetLog() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.received, s.typed, s.refused, s.saves, s.count = nil, nil, nil, 0, 0
+	s.received, s.typed, s.refused, s.saves, s.count, s.waits = nil, nil, nil, 0, 0, 0
 }
 
 // SetFaults replaces the injected faults.
@@ -391,7 +402,7 @@ func (s *Server) serveSession(ch ssh.Channel, reqs <-chan *ssh.Request) {
 			s.mu.Lock()
 			s.sessions++
 			s.mu.Unlock()
-			c := &cli{srv: s, out: ch, in: bufio.NewReader(ch), page: rows - 1, paging: true}
+			c := &cli{srv: s, out: ch, in: bufio.NewReaderSize(ch, 64<<10), page: rows - 1, paging: true}
 			c.run()
 			ch.SendRequest("exit-status", false, ssh.Marshal(struct{ Status uint32 }{0}))
 			return
@@ -465,10 +476,23 @@ func (c *cli) readLine() (string, error) {
 	}
 }
 
+// run is the session's loop: a prompt, then one line. Lines that arrived
+// before their prompt (pasted, or typed ahead) wait in the input and are
+// read, echoed and run one at a time, each after its own prompt, as a CLI
+// in non-canonical terminal mode reads type-ahead (termios(3)); this is
+// how the guide's commands reach a switch, pasted in config mode. A line
+// that follows a confirmation question is read as its answer. Each prompt
+// at which no input is waiting is one client round trip (Waits; the input
+// buffer holds 64 KiB, so a pasted block is usually read whole).
 func (c *cli) run() {
 	c.write("\r\nNVIDIA Onyx Switch Management\r\n\r\n")
 	for {
 		c.write(c.prompt())
+		if c.in.Buffered() == 0 {
+			c.srv.mu.Lock()
+			c.srv.waits++
+			c.srv.mu.Unlock()
+		}
 		line, err := c.readLine()
 		if err != nil {
 			return
