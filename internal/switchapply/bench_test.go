@@ -107,3 +107,60 @@ func BenchmarkApply64Ports(b *testing.B) {
 		b.ReportMetric(float64(commandLines(r.sims[0].RunningConfig())), "config-lines")
 	})
 }
+
+// BenchmarkApplyRouted4096 is apply against the simulator for the routed
+// pool at 4,096 hosts on one SN4600C (4,096 static routes and the QoS
+// template): "first" from a clean switch (set up untimed), "noop" the
+// re-run that sends nothing, and "first/batch=1" the same first apply with
+// every command on its own (the push before blocks). Metrics: CLI round
+// trips as the client counts them (Result.RoundTrips) and as the switch
+// does (prompts at which it waited for input), commands sent.
+func BenchmarkApplyRouted4096(b *testing.B) {
+	inv := routedPool(b, 4096)
+	first := func(batch int) func(b *testing.B) {
+		return func(b *testing.B) {
+			var trips, waits, sent int
+			for b.Loop() {
+				b.StopTimer()
+				r := newRig(b, inv)
+				r.opts.Batch = batch
+				b.StartTimer()
+				res, err := r.run(b)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				trips, waits, sent = res[0].RoundTrips, r.sims[0].Waits(), res[0].Sent
+				if !res[0].Saved || len(r.sims[0].Routes()) != 4096 {
+					b.Fatalf("saved %v, %d routes", res[0].Saved, len(r.sims[0].Routes()))
+				}
+				r.sims[0].Close()
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(trips), "roundtrips")
+			b.ReportMetric(float64(waits), "switch-waits")
+			b.ReportMetric(float64(sent), "cmds/op")
+		}
+	}
+	b.Run("first", first(0))
+	b.Run("first/batch=1", first(1))
+	b.Run("noop", func(b *testing.B) {
+		r := newRig(b, inv)
+		if _, err := r.run(b); err != nil {
+			b.Fatal(err)
+		}
+		var trips, waits, sent int
+		for b.Loop() {
+			res, err := r.run(b)
+			if err != nil {
+				b.Fatal(err)
+			}
+			trips, waits, sent = res[0].RoundTrips, r.sims[0].Waits(), res[0].Sent+len(r.sims[0].Received())
+		}
+		if sent != 0 {
+			b.Fatalf("no-op apply sent %d command(s)", sent)
+		}
+		b.ReportMetric(float64(trips), "roundtrips")
+		b.ReportMetric(float64(waits), "switch-waits")
+	})
+}
