@@ -65,7 +65,7 @@ func (e *env) apply(t testing.TB, dryRun bool) (*vsphere.Result, string) {
 	t.Helper()
 	var out bytes.Buffer
 	res, err := vsphere.Apply(context.Background(), e.sess.Client, e.inv, vsphere.Options{
-		DryRun: dryRun, Parallel: parallel, Out: &out, Modules: e.sim.Modules,
+		DryRun: dryRun, Parallel: parallel, Out: &out,
 	})
 	if err != nil {
 		t.Fatalf("apply: %v\n%s", err, out.String())

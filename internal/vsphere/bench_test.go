@@ -51,7 +51,7 @@ func cpuTime() time.Duration {
 }
 
 func runApply(b *testing.B, e *env) *vsphere.Result {
-	res, err := vsphere.Apply(context.Background(), e.sess.Client, e.inv, vsphere.Options{Parallel: parallel, Out: io.Discard, Modules: e.sim.Modules})
+	res, err := vsphere.Apply(context.Background(), e.sess.Client, e.inv, vsphere.Options{Parallel: parallel, Out: io.Discard})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -33,7 +33,7 @@ var (
 	hostProps = []string{
 		"name", "network", "config.pciPassthruInfo",
 		"config.network.pnic", "config.network.vswitch", "config.network.proxySwitch",
-		"configManager.pciPassthruSystem", "configManager.networkSystem",
+		"configManager.pciPassthruSystem", "configManager.networkSystem", "configManager.kernelModuleSystem",
 	}
 	netProps  = []string{"name"}
 	dvpgProps = []string{"name", "key"}
