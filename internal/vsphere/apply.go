@@ -158,7 +158,7 @@ func Apply(ctx context.Context, c *vim25.Client, inv *inventory.Inventory, opts 
 		opts.Modules = KernelModuleParams{Client: c}
 	}
 	opts.Track.Phase(fmt.Sprintf("reading %d VM(s) and %d ESXi host(s) from vCenter", len(inv.Hosts), len(inv.ESXiHosts())), 0)
-	st, err := readState(ctx, c, managedKeys(inv))
+	st, err := readState(ctx, c, managedKeys(inv), inventoryVMs(inv), inv.ESXiHosts(), opts.Parallel)
 	if err != nil {
 		return nil, err
 	}

@@ -138,7 +138,7 @@ func Check(ctx context.Context, c *vim25.Client, inv *inventory.Inventory, o Opt
 	}
 	names := inv.ESXiHosts()
 	o.Track.Phase(fmt.Sprintf("reading %d VM(s) and %d ESXi host(s) from vCenter", len(inv.Hosts), len(names)), 0)
-	st, err := readState(ctx, c, managedKeys(inv), checkHostProps...)
+	st, err := readState(ctx, c, managedKeys(inv), inventoryVMs(inv), inv.ESXiHosts(), o.Parallel, checkHostProps...)
 	if err != nil {
 		return nil, err
 	}
