@@ -413,9 +413,10 @@ func writeBackup(dir, name string, now time.Time, text string) (string, error) {
 }
 
 // push backs up the running-config the plan was made from, sends the plan
-// one command at a time in config mode, stops at the first refused
-// command, checks the result by reading the running-config again, and saves
-// only when everything took.
+// in config mode (static routes in blocks, every other command on its own:
+// batch.go), stops at the first refused command (a refused route: after
+// its block), checks the result by reading the running-config again, and
+// saves only when everything took.
 func (t *target) push(ctx context.Context) {
 	if t.res.Err != nil || t.res.Plan.Empty() {
 		return
