@@ -119,10 +119,10 @@ func (s *Session) SendBlock(ctx context.Context, cmds []string) ([]Reply, error)
 	return replies, nil
 }
 
-// readUntilEcho reads until a line that is a prompt followed by the echo
-// of next (the device has started on the next pasted line) and returns
-// what came before that line, leaving the line in the buffer and recording
-// the prompt and its level. When a question followed by next comes first
+// readUntilEcho reads until a whole line that is a prompt followed by the
+// echo of next (the device has started on the next pasted line) and
+// returns what came before that line, consuming the line and recording the
+// prompt and its level. When a question followed by next comes first
 // (the device read next as its answer), it returns the output up to and
 // including that line and the question.
 func (s *Session) readUntilEcho(ctx context.Context, next string) (string, string, error) {
@@ -144,20 +144,21 @@ func (s *Session) readUntilEcho(ctx context.Context, next string) (string, strin
 			if k := strings.LastIndexByte(text, '\r'); k >= 0 {
 				text = text[k+1:]
 			}
-			if head, ok := strings.CutSuffix(text, next); ok {
+			if head, ok := strings.CutSuffix(text, next); ok && complete {
 				for _, l := range s.p.Levels {
 					if l.Prompt.MatchString(head) {
+						// Consume the prompt and echo line too: what follows
+						// is the next line's reply only, so a prompt at its
+						// end is that reply's end (a bare prompt before the
+						// echo arrives must not be mistaken for it).
 						out := string(s.buf[:st])
-						s.buf = s.buf[st:]
+						s.buf = s.buf[en+1:]
 						s.prompt, s.level = head, l.Name
 						s.mu.Unlock()
 						return out, "", nil
 					}
 				}
 				if s.p.Confirm != nil && s.p.Confirm.MatchString(head) {
-					if !complete {
-						break // wait for the end of the answer's line
-					}
 					out := string(s.buf[:en+1])
 					s.buf = s.buf[en+1:]
 					s.mu.Unlock()

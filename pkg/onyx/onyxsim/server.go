@@ -487,12 +487,12 @@ func (c *cli) readLine() (string, error) {
 func (c *cli) run() {
 	c.write("\r\nNVIDIA Onyx Switch Management\r\n\r\n")
 	for {
-		c.write(c.prompt())
-		if c.in.Buffered() == 0 {
+		if c.in.Buffered() == 0 { // counted before the prompt goes out
 			c.srv.mu.Lock()
 			c.srv.waits++
 			c.srv.mu.Unlock()
 		}
+		c.write(c.prompt())
 		line, err := c.readLine()
 		if err != nil {
 			return
