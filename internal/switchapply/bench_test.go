@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rdggen/rdggen/pkg/onyx/onyxsim"
 )
@@ -114,15 +115,16 @@ func BenchmarkApply64Ports(b *testing.B) {
 // re-run that sends nothing, and "first/batch=1" the same first apply with
 // every command on its own (the push before blocks). Metrics: CLI round
 // trips as the client counts them (Result.RoundTrips) and as the switch
-// does (prompts at which it waited for input), commands sent.
+// does (prompts at which it waited for input), commands sent. The rtt=5ms
+// variants add 5 ms per round trip at the switch.
 func BenchmarkApplyRouted4096(b *testing.B) {
 	inv := routedPool(b, 4096)
-	first := func(batch int) func(b *testing.B) {
+	first := func(batch int, rtt time.Duration) func(b *testing.B) {
 		return func(b *testing.B) {
 			var trips, waits, sent int
 			for b.Loop() {
 				b.StopTimer()
-				r := newRig(b, inv)
+				r := newRig(b, inv, onyxsim.Options{Latency: rtt})
 				r.opts.Batch = batch
 				b.StartTimer()
 				res, err := r.run(b)
@@ -142,8 +144,12 @@ func BenchmarkApplyRouted4096(b *testing.B) {
 			b.ReportMetric(float64(sent), "cmds/op")
 		}
 	}
-	b.Run("first", first(0))
-	b.Run("first/batch=1", first(1))
+	b.Run("first", first(0, 0))
+	b.Run("first/batch=1", first(1, 0))
+	// A management network with 5 ms per round trip (the simulator waits
+	// that long before each prompt it had to wait for).
+	b.Run("first/rtt=5ms", first(0, 5*time.Millisecond))
+	b.Run("first/batch=1/rtt=5ms", first(1, 5*time.Millisecond))
 	b.Run("noop", func(b *testing.B) {
 		r := newRig(b, inv)
 		if _, err := r.run(b); err != nil {

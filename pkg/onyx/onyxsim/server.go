@@ -72,6 +72,10 @@ type Options struct {
 	// Hang are lines (prefixes, as typed) the switch never answers: the
 	// session waits for the client to give up and close it.
 	Hang []string
+	// Latency is added before every prompt at which no input is waiting
+	// (each of the client's round trips, see Waits), as a management
+	// network's round-trip time would; 0 for none.
+	Latency time.Duration
 }
 
 // Fault makes one configuration command fail with a device error.
@@ -491,6 +495,9 @@ func (c *cli) run() {
 			c.srv.mu.Lock()
 			c.srv.waits++
 			c.srv.mu.Unlock()
+			if c.srv.opts.Latency > 0 {
+				time.Sleep(c.srv.opts.Latency)
+			}
 		}
 		c.write(c.prompt())
 		line, err := c.readLine()
