@@ -7,8 +7,11 @@
 // enable`, `% Unrecognized command "…".` errors, confirmation questions for
 // the non-`force` forms, and a running-config re-rendered the way ONYX does
 // it (ranges merged, `50.00`, `##` banners, secrets as `# … ********`).
-// Faults can be injected per command. What docs/rules.md marks as inferred
-// is a guess here too.
+// Faults can be injected per command. Lines pasted ahead of their prompt
+// are read and run one at a time, each after its own prompt (Waits counts
+// the prompts at which it had to wait for the client: its round trips;
+// Latency adds a network's round-trip time to each). What docs/rules.md
+// marks as inferred is a guess here too.
 //
 // It also answers, in every mode and without changing anything, the show
 // commands of a readiness check (show.go): `show interfaces ethernet`,
