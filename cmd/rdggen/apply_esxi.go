@@ -18,8 +18,8 @@ import (
 )
 
 // esxiModules gives the nmlx5_core parameter store of a session; nil means
-// esxcli over the vSphere API (vsphere.ESXCLIModuleParams). Tests set it:
-// vcsim has no esxcli module namespace.
+// the host's kernel module system over the vSphere API
+// (vsphere.KernelModuleParams). Tests may set it.
 var esxiModules func(c *vim25.Client) vsphere.ModuleParams
 
 // timeoutHint adds to an error that is a timeout how long the bound was and

@@ -29,6 +29,7 @@ func switchTarget() *applyTarget {
 		backupDir string
 		timeout   time.Duration
 		port      int
+		batch     int
 	)
 	// options are the switch target's settings for apply and check.
 	options := func(env *applyEnv, tr *targetRun) apply.SwitchOptions {
@@ -45,6 +46,7 @@ func switchTarget() *applyTarget {
 			BackupDir:          backupDir,
 			CommandTimeout:     timeout,
 			CommandTimeoutFlag: fmt.Sprintf("--switch-timeout %s", timeout),
+			Batch:              batch,
 		}
 	}
 	return &applyTarget{
@@ -57,9 +59,14 @@ func switchTarget() *applyTarget {
 			f.IntVar(&port, "switch-ssh-port", 22, "SSH `PORT` of the switches' mgmt addresses")
 			f.StringVar(&backupDir, "backup-dir", "rdg-backup", "`DIR` for each switch's running-config, saved before any change (mode 0600)")
 			f.DurationVar(&timeout, "switch-timeout", 60*time.Second, "timeout per switch CLI command (> 0)")
+			f.IntVar(&batch, "switch-batch", 256, "most static routes pasted in one write (`N` ≥ 1; 1: every command on its own)")
 		},
 		check: func() error {
-			return errors.Join(positive("--switch-timeout", timeout), validPort("--switch-ssh-port", port))
+			var bad error
+			if batch < 1 {
+				bad = fmt.Errorf("--switch-batch %d: must be at least 1", batch)
+			}
+			return errors.Join(positive("--switch-timeout", timeout), validPort("--switch-ssh-port", port), bad)
 		},
 		prepare: func(env *applyEnv) error {
 			var mgmt []string
@@ -77,7 +84,7 @@ func switchTarget() *applyTarget {
 			res, err := apply.Switches(ctx, env.Inv, options(env, tr))
 			return tr.result(res, err)
 		},
-		applyOnly: []string{"backup-dir"},
+		applyOnly: []string{"backup-dir", "switch-batch"},
 		inspect: func(ctx context.Context, env *applyEnv, tr *targetRun) ([]readiness.Result, error) {
 			return apply.CheckSwitches(ctx, env.Inv, options(env, tr))
 		},

@@ -40,6 +40,7 @@ func TestHostileArguments(t *testing.T) {
 		{"negative vCenter timeout", []string{"apply", "-f", inv, "--vcenter-timeout", "-1s"}, exitUsage, "--vcenter-timeout -1s: must be more than 0"},
 		{"zero vCenter timeout", []string{"apply", "-f", inv, "--vcenter-timeout", "0"}, exitUsage, "--vcenter-timeout 0s: must be more than 0"},
 		{"zero switch timeout", []string{"apply", "-f", inv, "--switch-timeout", "0s"}, exitUsage, "--switch-timeout 0s: must be more than 0"},
+		{"zero switch batch", []string{"apply", "-f", inv, "--switch-batch", "0"}, exitUsage, "--switch-batch 0: must be at least 1"},
 		{"zero worker timeout", []string{"apply", "-f", inv, "--worker-timeout", "0s"}, exitUsage, "--worker-timeout 0s: must be more than 0"},
 		{"VM port too large", []string{"apply", "-f", inv, "--hosts-ssh-port", "70000"}, exitUsage, "--hosts-ssh-port 70000: a TCP port is 1–65535"},
 		{"VM port zero", []string{"apply", "-f", inv, "--hosts-ssh-port", "0"}, exitUsage, "--hosts-ssh-port 0: a TCP port is 1–65535"},

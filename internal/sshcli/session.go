@@ -123,7 +123,7 @@ func Open(ctx context.Context, client *ssh.Client, p *Platform, o Options) (*Ses
 // New wraps an already open interactive stream (stdin w, stdout r); Open
 // does this for SSH, tests do it for recorded transcripts. Call Start next.
 func New(w io.Writer, r io.Reader, p *Platform, o Options) *Session {
-	s := &Session{p: p, o: o, w: w, note: make(chan struct{}, 1), done: make(chan struct{})}
+	s := &Session{p: p, o: o, w: &countingWriter{w: w}, note: make(chan struct{}, 1), done: make(chan struct{})}
 	go s.readLoop(r)
 	return s
 }
@@ -159,7 +159,7 @@ func (s *Session) Close() error {
 	if s.ssh != nil {
 		return s.ssh.Close()
 	}
-	if c, ok := s.w.(io.Closer); ok {
+	if c, ok := s.w.(*countingWriter).w.(io.Closer); ok {
 		return c.Close()
 	}
 	return nil

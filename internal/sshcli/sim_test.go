@@ -111,3 +111,72 @@ func TestSimLevelsAndDeviceErrors(t *testing.T) {
 		t.Errorf("prompt %q", s.Prompt())
 	}
 }
+
+// A block pasted in one write: every line gets its own reply, a refused
+// line does not stop the others (the device runs them), a question takes
+// the next line as its answer (that line never runs), and a question on
+// the last line is declined; the session is at its prompt afterwards.
+func TestSendBlock(t *testing.T) {
+	sim := onyxsim.Start(t, onyxsim.Options{})
+	s := dialSim(t, sim, sshcli.ONYX)
+	ctx := context.Background()
+	if err := s.Acquire(ctx, sshcli.Config); err != nil {
+		t.Fatal(err)
+	}
+	sim.ResetLog()
+	w0 := s.Writes()
+	cmds := []string{
+		"lldp",
+		"dcb priority-flow-control enable", // asks; the next line answers
+		"ip route vrf default 10.1.0.0/24 10.0.0.9",
+		"no lldp",
+		"frobnicate now",
+		"ip routing vrf default",
+		"dcb priority-flow-control enable", // asks, last line: declined
+	}
+	replies, err := s.SendBlock(ctx, cmds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Writes() - w0; got != 2 {
+		t.Errorf("%d writes, want 2 (the block, the last question's answer)", got)
+	}
+	type want struct {
+		err      string
+		consumed bool
+	}
+	wants := []want{
+		{},
+		{err: `asked Type 'yes' to confirm: and rdggen declined (use the command's force form)`},
+		{err: `not run: the switch read it as the answer to "Type 'yes' to confirm:", asked by the line before it`, consumed: true},
+		{},
+		{err: `% Unrecognized command "frobnicate". Type "?" for help.`},
+		{},
+		{err: `asked Type 'yes' to confirm: and rdggen declined (use the command's force form)`},
+	}
+	if len(replies) != len(cmds) {
+		t.Fatalf("%d replies for %d lines: %+v", len(replies), len(cmds), replies)
+	}
+	for i, r := range replies {
+		var de *sshcli.DeviceError
+		msg := ""
+		if errors.As(r.Err, &de) {
+			msg = de.Message
+		} else if r.Err != nil {
+			msg = r.Err.Error()
+		}
+		if r.Command != cmds[i] || msg != wants[i].err || r.Consumed != wants[i].consumed || r.Level != sshcli.Config {
+			t.Errorf("line %d %q: err %q consumed %v level %q; want err %q consumed %v", i+1, r.Command, msg, r.Consumed, r.Level, wants[i].err, wants[i].consumed)
+		}
+	}
+	// What the switch ran: the consumed line never reached it as a command.
+	if got, want := strings.Join(sim.Received(), "|"), "lldp|dcb priority-flow-control enable|no lldp|frobnicate now|ip routing vrf default|dcb priority-flow-control enable"; got != want {
+		t.Errorf("switch ran %q, want %q", got, want)
+	}
+	if s.Level() != sshcli.Config {
+		t.Errorf("level %q after the block", s.Level())
+	}
+	if out, err := s.Send(ctx, "show running-config"); err != nil || !strings.Contains(out, "ip routing vrf default") || strings.Contains(out, "10.1.0.0/24") {
+		t.Errorf("after the block: err %v\n%s", err, out)
+	}
+}

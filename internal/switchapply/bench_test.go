@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rdggen/rdggen/pkg/onyx/onyxsim"
 )
@@ -105,5 +106,67 @@ func BenchmarkApply64Ports(b *testing.B) {
 		}
 		b.ReportMetric(float64(sent), "cmds/op")
 		b.ReportMetric(float64(commandLines(r.sims[0].RunningConfig())), "config-lines")
+	})
+}
+
+// BenchmarkApplyRouted4096 is apply against the simulator for the routed
+// pool at 4,096 hosts on one SN4600C (4,096 static routes and the QoS
+// template): "first" from a clean switch (set up untimed), "noop" the
+// re-run that sends nothing, and "first/batch=1" the same first apply with
+// every command on its own (the push before blocks). Metrics: CLI round
+// trips as the client counts them (Result.RoundTrips) and as the switch
+// does (prompts at which it waited for input), commands sent. The rtt=5ms
+// variants add 5 ms per round trip at the switch.
+func BenchmarkApplyRouted4096(b *testing.B) {
+	inv := routedPool(b, 4096)
+	first := func(batch int, rtt time.Duration) func(b *testing.B) {
+		return func(b *testing.B) {
+			var trips, waits, sent int
+			for b.Loop() {
+				b.StopTimer()
+				r := newRig(b, inv, onyxsim.Options{Latency: rtt})
+				r.opts.Batch = batch
+				b.StartTimer()
+				res, err := r.run(b)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				trips, waits, sent = res[0].RoundTrips, r.sims[0].Waits(), res[0].Sent
+				if !res[0].Saved || len(r.sims[0].Routes()) != 4096 {
+					b.Fatalf("saved %v, %d routes", res[0].Saved, len(r.sims[0].Routes()))
+				}
+				r.sims[0].Close()
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(trips), "roundtrips")
+			b.ReportMetric(float64(waits), "switch-waits")
+			b.ReportMetric(float64(sent), "cmds/op")
+		}
+	}
+	b.Run("first", first(0, 0))
+	b.Run("first/batch=1", first(1, 0))
+	// A management network with 5 ms per round trip (the simulator waits
+	// that long before each prompt it had to wait for).
+	b.Run("first/rtt=5ms", first(0, 5*time.Millisecond))
+	b.Run("first/batch=1/rtt=5ms", first(1, 5*time.Millisecond))
+	b.Run("noop", func(b *testing.B) {
+		r := newRig(b, inv)
+		if _, err := r.run(b); err != nil {
+			b.Fatal(err)
+		}
+		var trips, waits, sent int
+		for b.Loop() {
+			res, err := r.run(b)
+			if err != nil {
+				b.Fatal(err)
+			}
+			trips, waits, sent = res[0].RoundTrips, r.sims[0].Waits(), res[0].Sent+len(r.sims[0].Received())
+		}
+		if sent != 0 {
+			b.Fatalf("no-op apply sent %d command(s)", sent)
+		}
+		b.ReportMetric(float64(trips), "roundtrips")
+		b.ReportMetric(float64(waits), "switch-waits")
 	})
 }

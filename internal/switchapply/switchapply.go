@@ -59,6 +59,11 @@ type Options struct {
 	DryRun bool
 	// Parallel bounds how many switches are handled at once (≥ 1).
 	Parallel int
+	// Batch is the most static-route commands (`ip route …` and their `no`
+	// forms) sent in one write (batch.go); 0 means DefaultBatch, 1 sends
+	// every command on its own. Every other command is always sent on its
+	// own.
+	Batch int
 	// CommandTimeout bounds each CLI command; default 60 s (sshcli).
 	CommandTimeout time.Duration
 	// DialTimeout bounds connect and SSH handshake; default 15 s (sshconn).
@@ -87,8 +92,15 @@ type Result struct {
 	// Backup is the file holding the running-config read before any
 	// change ("" when nothing was to change or on a dry run).
 	Backup string
-	// Sent counts the plan commands sent, the failing one included.
+	// Sent counts the plan commands sent, the failing one included (and,
+	// when it was in a block, the block's lines after it).
 	Sent int
+	// RoundTrips counts the CLI session's writes to the switch, each
+	// followed by a wait for its reply: login answers, paging off, enable,
+	// the running-config reads, configure terminal, one per command sent on
+	// its own, one per block of routes (batch.go), the save. The SSH
+	// handshake's round trips are not included.
+	RoundTrips int
 	// Saved reports whether `configuration write` succeeded.
 	Saved bool
 	// Err is why the switch failed (nil on success); a refused command is
@@ -176,7 +188,10 @@ func changeItem(c onyx.Change) (item, value string) {
 func (r *Result) Changed() bool { return r.Sent > 0 }
 
 // PushError is a command the switch refused during the push. The commands
-// before it are in the running-config; nothing was saved.
+// before it are in the running-config; nothing was saved. When the command
+// was one line of a block of routes (batch.go), the block's lines after it
+// were sent with it and the switch ran them too: Sent and Refused say
+// exactly which took effect.
 type PushError struct {
 	Switch  string
 	Index   int // 1-based position of the command in the plan
@@ -184,11 +199,36 @@ type PushError struct {
 	Command string
 	// Device is the switch's own message.
 	Device *sshcli.DeviceError
+	// From is the 1-based position of the first command of the write that
+	// carried the refused one (Index when it was sent on its own).
+	From int
+	// Sent is how many plan commands were sent, the refused one and the
+	// rest of its block included (Index when it was sent on its own).
+	Sent int
+	// Refused are the 1-based plan positions of every command the switch
+	// refused among those sent, Index first. Every other command up to
+	// Sent is in the running-config (unsaved).
+	Refused []int
 }
 
 func (e *PushError) Error() string {
-	return fmt.Sprintf("%s: command %d of %d refused: %q: %s; stopped there, not saved (%d command(s) before it are applied but unsaved; the saved configuration is unchanged)",
-		e.Switch, e.Index, e.Total, e.Command, e.Device.Message, e.Index-1)
+	if e.Sent <= e.Index {
+		return fmt.Sprintf("%s: command %d of %d refused: %q: %s; stopped there, not saved (%d command(s) before it are applied but unsaved; the saved configuration is unchanged)",
+			e.Switch, e.Index, e.Total, e.Command, e.Device.Message, e.Index-1)
+	}
+	after := e.Sent - e.Index
+	also := ""
+	if len(e.Refused) > 1 {
+		var n []string
+		for _, k := range e.Refused[1:] {
+			n = append(n, strconv.Itoa(k))
+		}
+		also = ", refused as well: " + strings.Join(n, ", ")
+	}
+	return fmt.Sprintf("%s: command %d of %d refused: %q: %s; stopped after its block of routes (commands %d-%d of %d, sent in one write): "+
+		"%d of the %d after it took effect%s; not saved (%d command(s) are applied but unsaved; the saved configuration is unchanged)",
+		e.Switch, e.Index, e.Total, e.Command, e.Device.Message, e.From, e.Sent, e.Total,
+		after-(len(e.Refused)-1), after, also, e.Sent-len(e.Refused))
 }
 
 func (e *PushError) Unwrap() error { return e.Device }
@@ -256,6 +296,9 @@ func Run(ctx context.Context, inv *inventory.Inventory, o Options) ([]*Result, e
 	results := make([]*Result, len(targets))
 	var failed []string
 	for i, t := range targets {
+		if t.sess != nil {
+			t.res.RoundTrips = t.sess.Writes()
+		}
 		t.close()
 		results[i] = t.res
 		if t.res.Err != nil {
@@ -381,9 +424,10 @@ func writeBackup(dir, name string, now time.Time, text string) (string, error) {
 }
 
 // push backs up the running-config the plan was made from, sends the plan
-// one command at a time in config mode, stops at the first refused
-// command, checks the result by reading the running-config again, and saves
-// only when everything took.
+// in config mode (static routes in blocks, every other command on its own:
+// batch.go), stops at the first refused command (a refused route: after
+// its block), checks the result by reading the running-config again, and
+// saves only when everything took.
 func (t *target) push(ctx context.Context) {
 	if t.res.Err != nil || t.res.Plan.Empty() {
 		return
@@ -400,26 +444,16 @@ func (t *target) push(ctx context.Context) {
 		t.res.Err = fmt.Errorf("switch %s: configure terminal: %w", t.sw.Name, err)
 		return
 	}
-	for i, cmd := range cmds {
-		t.res.Sent++
-		_, err := t.sess.Send(ctx, cmd)
-		var de *sshcli.DeviceError
-		if errors.As(err, &de) {
-			t.res.Err = &PushError{Switch: t.sw.Name, Index: i + 1, Total: len(cmds), Command: cmd, Device: de}
-			return
-		}
-		if err != nil {
-			t.res.Err = fmt.Errorf("switch %s: command %d of %d %q: %w; not saved", t.sw.Name, i+1, len(cmds), cmd, err)
-			return
-		}
-		// Flat commands stay in (config); should one have entered a
-		// sub-mode, go back before the next.
-		if t.sess.Level() != sshcli.Config {
-			if err := t.sess.Acquire(ctx, sshcli.Config); err != nil {
-				t.res.Err = fmt.Errorf("switch %s: after %q: %w; not saved", t.sw.Name, cmd, err)
+	for i := 0; i < len(cmds); {
+		j := blockEnd(t.res.Plan.Changes, i, t.o.batch())
+		if j-i == 1 {
+			if !t.sendOne(ctx, cmds, i) {
 				return
 			}
+		} else if !t.sendBlock(ctx, cmds, i, j) {
+			return
 		}
+		i = j
 	}
 	running, err := t.readRunning(ctx)
 	if err != nil {

@@ -47,8 +47,9 @@ type Options struct {
 	Parallel int
 	// Out receives the plan and per-VM/host outcomes.
 	Out io.Writer
-	// Modules reads and sets nmlx5_core parameters; nil means esxcli over the
-	// vSphere API (ESXCLIModuleParams).
+	// Modules reads and sets nmlx5_core parameters; nil means the host's
+	// HostKernelModuleSystem over the vSphere API (KernelModuleParams: one
+	// call per read or set).
 	Modules ModuleParams
 	// Track hears the phases, the machines in flight and what vCenter is
 	// awaited for; nil for none.
@@ -157,10 +158,10 @@ func Apply(ctx context.Context, c *vim25.Client, inv *inventory.Inventory, opts 
 		opts.Out = io.Discard
 	}
 	if opts.Modules == nil {
-		opts.Modules = ESXCLIModuleParams{Client: c}
+		opts.Modules = KernelModuleParams{Client: c}
 	}
 	opts.Track.Phase(fmt.Sprintf("reading %d VM(s) and %d ESXi host(s) from vCenter", len(inv.Hosts), len(inv.ESXiHosts())), 0)
-	st, err := readState(ctx, c, managedKeys(inv))
+	st, err := readState(ctx, c, managedKeys(inv), inventoryVMs(inv), inv.ESXiHosts(), opts.Parallel)
 	if err != nil {
 		return nil, err
 	}
@@ -217,7 +218,7 @@ func plan(ctx context.Context, c *vim25.Client, inv *inventory.Inventory, st *st
 // retrieve alone (partial plans), then, for the hosts whose plan came out
 // incomplete (devices to add or pick), a second retrieve of their PCI device
 // lists and a full plan. The hosts' nmlx5_core parameters are read meanwhile
-// (esxcli costs round trips per host), at most opts.Parallel at once; a read
+// (a round trip per host), at most opts.Parallel at once; a read
 // that fails is left in paramsErr (plan fails the host, Check reports it).
 func planHosts(ctx context.Context, c *vim25.Client, inv *inventory.Inventory, st *state, opts Options) []*hostPlan {
 	names := inv.ESXiHosts()
@@ -237,18 +238,18 @@ func planHosts(ctx context.Context, c *vim25.Client, inv *inventory.Inventory, s
 	}
 	read := make([]*params, len(hosts))
 	var todo []int
-	refs := make([]types.ManagedObjectReference, len(hosts))
+	refs := make([]Host, len(hosts))
 	for i, hp := range hosts {
 		if hp.err == nil && hp.blocked == nil {
 			todo = append(todo, i)
-			refs[i] = hp.host.Self
+			refs[i] = hostOf(hp)
 		}
 	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		forEach(ctx, todo, opts.Parallel, func(i int) {
-			cur, err := opts.Modules.Get(ctx, Host{Name: names[i], Ref: refs[i]}, vmx.NICModule)
+			cur, err := opts.Modules.Get(ctx, refs[i], vmx.NICModule)
 			read[i] = &params{cur, err}
 		})
 	}()
@@ -577,7 +578,7 @@ func applyHost(ctx context.Context, c *vim25.Client, hp *hostPlan, opts Options)
 		}
 	}
 	if hp.paramsChanged {
-		if err := opts.Modules.Set(ctx, Host{Name: hp.name, Ref: hp.host.Self}, vmx.NICModule, hp.paramsNew); err != nil {
+		if err := opts.Modules.Set(ctx, hostOf(hp), vmx.NICModule, hp.paramsNew); err != nil {
 			hp.fail(fmt.Errorf("set %s parameters: %w", vmx.NICModule, err))
 			return
 		}

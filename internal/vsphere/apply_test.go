@@ -65,7 +65,7 @@ func (e *env) apply(t testing.TB, dryRun bool) (*vsphere.Result, string) {
 	t.Helper()
 	var out bytes.Buffer
 	res, err := vsphere.Apply(context.Background(), e.sess.Client, e.inv, vsphere.Options{
-		DryRun: dryRun, Parallel: parallel, Out: &out, Modules: e.sim.Modules,
+		DryRun: dryRun, Parallel: parallel, Out: &out,
 	})
 	if err != nil {
 		t.Fatalf("apply: %v\n%s", err, out.String())
@@ -209,7 +209,8 @@ func TestApplyReference(t *testing.T) {
 		e.checkHost(t, name)
 	}
 
-	// Second apply: nothing to do, no reconfigure, one retrieve.
+	// Second apply: nothing to do, no reconfigure, two retrieves (vCenter's
+	// state, then the VMs' device lists).
 	e.counter.Reset()
 	_, setsBefore := e.sim.Modules.Calls()
 	res, out = e.apply(t, false)
@@ -224,8 +225,8 @@ func TestApplyReference(t *testing.T) {
 			t.Errorf("second apply: %d %s calls", n, m)
 		}
 	}
-	if n := e.counter.Count("RetrievePropertiesEx") + e.counter.Count("RetrieveProperties"); n != 1 {
-		t.Errorf("second apply: %d retrieves, want 1 (%s)", n, e.counter)
+	if n := e.counter.Count("RetrievePropertiesEx") + e.counter.Count("RetrieveProperties"); n != 2 {
+		t.Errorf("second apply: %d retrieves, want 2 (%s)", n, e.counter)
 	}
 	if _, sets := e.sim.Modules.Calls(); sets != setsBefore {
 		t.Errorf("second apply set module parameters")

@@ -51,7 +51,7 @@ func cpuTime() time.Duration {
 }
 
 func runApply(b *testing.B, e *env) *vsphere.Result {
-	res, err := vsphere.Apply(context.Background(), e.sess.Client, e.inv, vsphere.Options{Parallel: parallel, Out: io.Discard, Modules: e.sim.Modules})
+	res, err := vsphere.Apply(context.Background(), e.sess.Client, e.inv, vsphere.Options{Parallel: parallel, Out: io.Discard})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -63,16 +63,22 @@ func runApply(b *testing.B, e *env) *vsphere.Result {
 
 // BenchmarkApply512 measures one apply of 512 VMs: "first" from the pristine
 // state (reset between iterations, untimed), "noop" when everything already
-// matches. Metrics: SOAP round trips per VM, reconfigure and retrieve calls
-// per apply (retrieves include the task polls; devlists are the retrieves of
-// host PCI device lists among them), and the CPU time of client and
-// simulator together per apply.
+// matches. Every SOAP call of the real client is counted by an
+// http.RoundTripper around its transport (the module parameters included:
+// they go through the simulator's HostKernelModuleSystem like any call).
+// Metrics: SOAP round trips per VM and per ESXi host, reconfigure and
+// retrieve calls per apply (retrieves include the task polls; devlists are
+// the retrieves of host PCI device lists among them), the response bytes
+// the client read, and the CPU time of client and simulator together per
+// apply.
 func BenchmarkApply512(b *testing.B) {
 	e := bench512(b)
 	n := float64(len(e.inv.Hosts))
+	nESXi := float64(len(e.inv.ESXiHosts()))
 	b.Run("first", func(b *testing.B) {
 		var calls, reconf, retr, devs int
 		var cpu time.Duration
+		var bytes int64
 		for i := 0; i < b.N; i++ {
 			b.StopTimer()
 			e.sim.Reset()
@@ -86,6 +92,7 @@ func BenchmarkApply512(b *testing.B) {
 				b.Fatalf("first apply changed %d VMs", res.VMsChanged)
 			}
 			calls += e.counter.Total()
+			bytes += e.counter.Bytes()
 			reconf += e.counter.Count("ReconfigVM_Task")
 			retr += e.counter.Count("RetrievePropertiesEx") + e.counter.Count("ContinueRetrievePropertiesEx")
 			devs += e.counter.Matched(devList)
@@ -95,6 +102,8 @@ func BenchmarkApply512(b *testing.B) {
 			b.StartTimer()
 		}
 		b.ReportMetric(float64(calls)/float64(b.N)/n, "soap/VM")
+		b.ReportMetric(float64(calls)/float64(b.N)/nESXi, "soap/esxi")
+		b.ReportMetric(float64(bytes)/float64(b.N)/1024, "resp-KiB/op")
 		b.ReportMetric(float64(reconf)/float64(b.N), "reconfigs/op")
 		b.ReportMetric(float64(retr)/float64(b.N), "retrieves/op")
 		b.ReportMetric(float64(devs)/float64(b.N), "devlists/op")
@@ -104,6 +113,7 @@ func BenchmarkApply512(b *testing.B) {
 		runApply(b, e) // make sure everything matches
 		var calls, reconf, retr, devs int
 		var cpu time.Duration
+		var bytes int64
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
 			b.StopTimer()
@@ -117,6 +127,7 @@ func BenchmarkApply512(b *testing.B) {
 				b.Fatalf("no-op apply changed %d VMs", res.VMsChanged)
 			}
 			calls += e.counter.Total()
+			bytes += e.counter.Bytes()
 			reconf += e.counter.Count("ReconfigVM_Task")
 			retr += e.counter.Count("RetrievePropertiesEx") + e.counter.Count("ContinueRetrievePropertiesEx")
 			devs += e.counter.Matched(devList)
@@ -126,6 +137,8 @@ func BenchmarkApply512(b *testing.B) {
 			b.StartTimer()
 		}
 		b.ReportMetric(float64(calls)/float64(b.N)/n, "soap/VM")
+		b.ReportMetric(float64(calls)/float64(b.N)/nESXi, "soap/esxi")
+		b.ReportMetric(float64(bytes)/float64(b.N)/1024, "resp-KiB/op")
 		b.ReportMetric(float64(reconf)/float64(b.N), "reconfigs/op")
 		b.ReportMetric(float64(retr)/float64(b.N), "retrieves/op")
 		b.ReportMetric(float64(devs)/float64(b.N), "devlists/op")

@@ -116,8 +116,8 @@ var checkHostProps = []string{"summary.rebootRequired", "hardware.numaInfo"}
 // changing anything. Its calls are the retrieves of Apply's plan
 // (CreateContainerView, RetrievePropertiesEx, DestroyView of its own view;
 // a second RetrievePropertiesEx for the PCI device lists of hosts with a
-// device to attach) and o.Modules.Get per host (for esxcli: `system module
-// parameters list`); it never calls o.Modules.Set. It returns one
+// device to attach) and o.Modules.Get per host (by default one
+// QueryConfiguredModuleOptionString); it never calls o.Modules.Set. It returns one
 // readiness.Result per check (see the Check* names), each ESXi host in
 // inventory order followed by its VMs. What it compares is Apply's plan: a
 // check fails where apply would change something (Fix FixApply), and where
@@ -125,8 +125,8 @@ var checkHostProps = []string{"summary.rebootRequired", "hardware.numaInfo"}
 // (reboot needed: …)").
 //
 // o.Parallel bounds the parameter reads at once, o.Track hears the phases
-// and the hosts whose parameters are being read; o.Modules nil means esxcli
-// over the vSphere API (ESXCLIModuleParams); DryRun, Out and Gate are
+// and the hosts whose parameters are being read; o.Modules nil means the
+// HostKernelModuleSystem over the vSphere API (KernelModuleParams); DryRun, Out and Gate are
 // ignored. The error is only for what stops every check: vCenter's state
 // cannot be read, or ctx ended (then with the results so far).
 func Check(ctx context.Context, c *vim25.Client, inv *inventory.Inventory, o Options) ([]readiness.Result, error) {
@@ -134,11 +134,11 @@ func Check(ctx context.Context, c *vim25.Client, inv *inventory.Inventory, o Opt
 		o.Parallel = 1
 	}
 	if o.Modules == nil {
-		o.Modules = ESXCLIModuleParams{Client: c}
+		o.Modules = KernelModuleParams{Client: c}
 	}
 	names := inv.ESXiHosts()
 	o.Track.Phase(fmt.Sprintf("reading %d VM(s) and %d ESXi host(s) from vCenter", len(inv.Hosts), len(names)), 0)
-	st, err := readState(ctx, c, managedKeys(inv), checkHostProps...)
+	st, err := readState(ctx, c, managedKeys(inv), inventoryVMs(inv), inv.ESXiHosts(), o.Parallel, checkHostProps...)
 	if err != nil {
 		return nil, err
 	}

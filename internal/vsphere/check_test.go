@@ -21,7 +21,8 @@ import (
 
 // readOnly are the only SOAP methods a check may send: the retrieve of
 // vCenter's state and its container view.
-var readOnly = []string{"RetrievePropertiesEx", "RetrieveProperties", "ContinueRetrievePropertiesEx", "CreateContainerView", "DestroyView"}
+var readOnly = []string{"RetrievePropertiesEx", "RetrieveProperties", "ContinueRetrievePropertiesEx", "CreateContainerView", "DestroyView",
+	"QueryConfiguredModuleOptionString"}
 
 // check runs vsphere.Check and asserts it changed nothing: only read
 // methods went to vCenter, no module parameter was set, and it read each
@@ -31,7 +32,7 @@ func (e *env) check(t *testing.T) []readiness.Result {
 	e.counter.Reset()
 	gets0, sets0 := e.sim.Modules.Calls()
 	rs, err := vsphere.Check(context.Background(), e.sess.Client, e.inv, vsphere.Options{
-		Parallel: parallel, Modules: e.sim.Modules,
+		Parallel: parallel,
 		// Ignored by Check: a gate that would refuse.
 		Gate: func(context.Context, []applyplan.Machine) bool { return false },
 	})
@@ -48,6 +49,9 @@ func (e *env) check(t *testing.T) []readiness.Result {
 	gets, sets := e.sim.Modules.Calls()
 	if sets != sets0 {
 		t.Errorf("check set module parameters %d time(s)", sets-sets0)
+	}
+	if n := e.counter.Count("QueryConfiguredModuleOptionString"); n != gets-gets0 {
+		t.Errorf("%d QueryConfiguredModuleOptionString calls, the store served %d reads", n, gets-gets0)
 	}
 	if gets-gets0 > len(e.inv.ESXiHosts()) {
 		t.Errorf("check read module parameters %d times for %d hosts", gets-gets0, len(e.inv.ESXiHosts()))
@@ -361,7 +365,7 @@ func TestCheckMissingBlockedUnreadable(t *testing.T) {
 		SkipHosts: []string{"esx-45.example"},
 		NoSRIOV:   []string{"esx-42.example"},
 	})
-	e.sim.Modules.Fail("esx-43.example", errors.New("esxcli: connection reset"))
+	e.sim.Modules.Fail("esx-43.example", errors.New("connection reset"))
 	rs := e.check(t)
 
 	for _, c := range []struct{ machine, check, subject, found, expected, fix string }{
@@ -415,7 +419,7 @@ func TestCheckMissingBlockedUnreadable(t *testing.T) {
 	}
 	// The unreadable parameters are Unknown; the host's other checks run.
 	if r := result(t, rs, "esx-43.example", vsphere.CheckModuleParams, "nmlx5_core"); r.Status != readiness.Unknown ||
-		r.Found != "read nmlx5_core parameters: esxcli: connection reset" {
+		r.Found != "read nmlx5_core parameters: QueryConfiguredModuleOptionString: ServerFaultCode: connection reset" {
 		t.Errorf("%s", r.Line())
 	}
 	if r := result(t, rs, "esx-43.example", vsphere.CheckSRIOV, vcsimtest.PFAddress); r.Status != readiness.Failed {

@@ -729,7 +729,7 @@ func cloneThenPlan(ctx context.Context, c *vim25.Client, inv *inventory.Inventor
 	go w.run(wctx)
 	runClones(ctx, c, w, st.clones, opts, out)
 	clones := st.clones
-	st2, err := readState(ctx, c, managedKeys(inv))
+	st2, err := readState(ctx, c, managedKeys(inv), inventoryVMs(inv), inv.ESXiHosts(), opts.Parallel)
 	if err != nil {
 		return nil, fmt.Errorf("after the clones: %w", err)
 	}

@@ -201,9 +201,9 @@ func TestConfigFromEnv(t *testing.T) {
 func TestModuleParamsReadFailure(t *testing.T) {
 	inv := inventory.Reference()
 	e := newEnv(t, inv, vcsimtest.Options{})
-	e.sim.Modules.Fail("esx-44.example", errors.New("esxcli: connection reset"))
+	e.sim.Modules.Fail("esx-44.example", errors.New("connection reset"))
 	res, out := e.apply(t, false)
-	want := "host esx-44.example: read nmlx5_core parameters: esxcli: connection reset"
+	want := "host esx-44.example: read nmlx5_core parameters: QueryConfiguredModuleOptionString: ServerFaultCode: connection reset"
 	if len(res.Failed) != 1 || res.Failed[0] != want || res.VMsChanged != 7 || res.HostsChanged != 7 {
 		t.Fatalf("want only %q, 7 VMs and 7 hosts applied: %v: %s\n%s", want, res.Failed, res.Summary(), out)
 	}

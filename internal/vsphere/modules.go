@@ -6,15 +6,18 @@ import (
 	"strings"
 
 	"github.com/vmware/govmomi/cli/esx"
+	"github.com/vmware/govmomi/property"
 	"github.com/vmware/govmomi/vim25"
+	"github.com/vmware/govmomi/vim25/methods"
+	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/types"
 )
 
 // ModuleParams reads and writes an ESXi host's kernel module parameter
 // string — what `esxcli system module parameters list/set -m MODULE` show and
-// set. It is an interface because vcsim does not model that esxcli namespace:
-// tests give an in-memory store (internal/testing/vcsimtest), real hosts use
-// ESXCLIModuleParams.
+// set. KernelModuleParams (the default, one call per read) and
+// ESXCLIModuleParams (esxcli itself, 4 calls per read) implement it over the
+// vSphere API; tests may give a store of their own.
 type ModuleParams interface {
 	// Get returns the module's current parameter string, "" when none is set.
 	Get(ctx context.Context, host Host, module string) (string, error)
@@ -27,6 +30,9 @@ type ModuleParams interface {
 type Host struct {
 	Name string
 	Ref  types.ManagedObjectReference
+	// ModuleSystem is the host's configManager.kernelModuleSystem when
+	// known (KernelModuleParams reads it otherwise).
+	ModuleSystem *types.ManagedObjectReference
 }
 
 // ESXCLIModuleParams reaches real ESXi through vCenter: esxcli over the vSphere
@@ -84,4 +90,69 @@ func first(s []string) string {
 		return ""
 	}
 	return s[0]
+}
+
+// KernelModuleParams reads and sets a module's parameter string through the
+// host's HostKernelModuleSystem, the vSphere API's own form of `esxcli
+// system module parameters list/set` (and of `esxcfg-module -g/-s`): Get is
+// one QueryConfiguredModuleOptionString call, Set one
+// UpdateModuleOptionString, which replaces the whole string as `esxcli …
+// set -p` does and takes effect when the module next loads (the host's
+// reboot). Both reach the host through vCenter, no SSH. Source: VMware
+// vSphere Web Services API reference (developer.broadcom.com/xapis/vsphere-web-services-api/latest/),
+// managed object HostKernelModuleSystem, methods
+// QueryConfiguredModuleOptionString and UpdateModuleOptionString (its
+// options: "Option string to be passed to the kernel module at load
+// time"), as govmomi's vim25/types carries that reference's text.
+//
+// The host's configManager.kernelModuleSystem comes in Host.ModuleSystem
+// (Apply and Check read it with the host); when it is missing, Get and Set
+// read it first (one more call).
+type KernelModuleParams struct {
+	Client *vim25.Client
+}
+
+func (k KernelModuleParams) system(ctx context.Context, h Host) (types.ManagedObjectReference, error) {
+	if h.ModuleSystem != nil {
+		return *h.ModuleSystem, nil
+	}
+	var host mo.HostSystem
+	if err := property.DefaultCollector(k.Client).RetrieveOne(ctx, h.Ref, []string{"configManager.kernelModuleSystem"}, &host); err != nil {
+		return types.ManagedObjectReference{}, fmt.Errorf("%s: read configManager.kernelModuleSystem: %w", h.Name, err)
+	}
+	if host.ConfigManager.KernelModuleSystem == nil {
+		return types.ManagedObjectReference{}, fmt.Errorf("%s has no kernel module system (configManager.kernelModuleSystem is unset)", h.Name)
+	}
+	return *host.ConfigManager.KernelModuleSystem, nil
+}
+
+// Get returns the module's configured option string ("" when none is set),
+// spaces trimmed.
+func (k KernelModuleParams) Get(ctx context.Context, h Host, module string) (string, error) {
+	ref, err := k.system(ctx, h)
+	if err != nil {
+		return "", err
+	}
+	res, err := methods.QueryConfiguredModuleOptionString(ctx, k.Client, &types.QueryConfiguredModuleOptionString{This: ref, Name: module})
+	if err != nil {
+		return "", fmt.Errorf("QueryConfiguredModuleOptionString: %w", err)
+	}
+	return strings.TrimSpace(res.Returnval), nil
+}
+
+// Set replaces the module's option string.
+func (k KernelModuleParams) Set(ctx context.Context, h Host, module, params string) error {
+	ref, err := k.system(ctx, h)
+	if err != nil {
+		return err
+	}
+	if _, err := methods.UpdateModuleOptionString(ctx, k.Client, &types.UpdateModuleOptionString{This: ref, Name: module, Options: params}); err != nil {
+		return fmt.Errorf("UpdateModuleOptionString: %w", err)
+	}
+	return nil
+}
+
+// hostOf names a planned host for ModuleParams.
+func hostOf(hp *hostPlan) Host {
+	return Host{Name: hp.name, Ref: hp.host.Self, ModuleSystem: hp.host.ConfigManager.KernelModuleSystem}
 }

@@ -115,7 +115,7 @@ func TestApplyRebootPath(t *testing.T) {
 	if res.VMsChanged != 0 || res.HostsChanged != 0 || res.VMsWaiting != 0 || !strings.HasPrefix(res.Summary(), "esxi: nothing to do: 8 VM(s)") {
 		t.Errorf("last apply: %s\n%s", res.Summary(), out)
 	}
-	if n := e.counter.Count("RetrievePropertiesEx"); n != 1 {
-		t.Errorf("last apply: %d retrieves, want 1 (%s)", n, e.counter)
+	if n := e.counter.Count("RetrievePropertiesEx"); n != 2 { // state, device lists
+		t.Errorf("last apply: %d retrieves, want 2 (%s)", n, e.counter)
 	}
 }

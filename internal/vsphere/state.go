@@ -2,9 +2,11 @@ package vsphere
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/vmware/govmomi/property"
 	"github.com/vmware/govmomi/view"
@@ -28,13 +30,13 @@ var (
 	vmProps = []string{
 		"name", "runtime.host", "runtime.powerState",
 		"config.firmware", "config.memoryReservationLockedToMax",
-		"config.memoryAllocation.reservation", "config.hardware.memoryMB", "config.hardware.device",
+		"config.memoryAllocation.reservation", "config.hardware.memoryMB",
 		"config.version", // the hardware version: the passthrough limit (limits.go)
 	}
 	hostProps = []string{
 		"name", "network", "config.pciPassthruInfo",
 		"config.network.pnic", "config.network.vswitch", "config.network.proxySwitch",
-		"configManager.pciPassthruSystem", "configManager.networkSystem",
+		"configManager.pciPassthruSystem", "configManager.networkSystem", "configManager.kernelModuleSystem",
 		"config.product", // the ESXi version: the passthrough limit (limits.go)
 	}
 	netProps  = []string{"name"}
@@ -44,6 +46,10 @@ var (
 	// DistributedVirtualSwitch (vCenter's VmwareDistributedVirtualSwitch is a
 	// subtype; vcsim has only the base type).
 	dvsProps = []string{"name", "uuid", "config"}
+
+	// The VMs' device lists, read for the inventory's VMs only
+	// (readVMDevices).
+	vmHardwareProps = []string{"config.hardware.device"}
 
 	// Second retrieve (readDevices).
 	hostDeviceProps = []string{"hardware.pciDevice"}
@@ -72,6 +78,15 @@ func managedKeys(inv *inventory.Inventory) []string {
 	}
 	slices.Sort(keys)
 	return slices.Compact(keys)
+}
+
+// inventoryVMs lists the VM names of inv.
+func inventoryVMs(inv *inventory.Inventory) []string {
+	names := make([]string, len(inv.Hosts))
+	for i := range inv.Hosts {
+		names[i] = inv.Hosts[i].VM
+	}
+	return names
 }
 
 // state is vCenter as read at the start of an apply.
@@ -113,10 +128,13 @@ type network struct {
 // readState reads every VM, host and network of vCenter in one
 // PropertyCollector retrieve over one container view (3 round trips:
 // CreateContainerView, RetrievePropertiesEx, DestroyView; more only when
-// vCenter pages a very large result). extraKeys are the ExtraConfig keys to
-// read (managedKeys); hostExtra are host properties beyond hostProps (Check
-// reads summary.rebootRequired).
-func readState(ctx context.Context, c *vim25.Client, extraKeys []string, hostExtra ...string) (*state, error) {
+// vCenter pages a very large result), then the device lists of the VMs
+// named in vmNames and of every VM on the ESXi hosts named in hostNames,
+// and of no other VM (readVMDevices: at most parallel retrieves, run at
+// once). extraKeys are the ExtraConfig keys to read (managedKeys);
+// hostExtra are host properties beyond hostProps (Check reads
+// summary.rebootRequired).
+func readState(ctx context.Context, c *vim25.Client, extraKeys, vmNames, hostNames []string, parallel int, hostExtra ...string) (*state, error) {
 	m := view.NewManager(c)
 	kinds := []string{"VirtualMachine", "HostSystem", "Network", "DistributedVirtualPortgroup", "DistributedVirtualSwitch"}
 	v, err := m.CreateContainerView(ctx, c.ServiceContent.RootFolder, kinds, true)
@@ -235,7 +253,93 @@ func readState(ctx context.Context, c *vim25.Client, extraKeys []string, hostExt
 			s.dvs[uuid] = d
 		}
 	}
+	// The plan looks at the inventory's VMs and at every VM on the
+	// inventory's hosts (which GPUs they hold).
+	var wanted []*mo.VirtualMachine
+	seen := map[types.ManagedObjectReference]bool{}
+	add := func(vm *mo.VirtualMachine) {
+		if !seen[vm.Self] {
+			seen[vm.Self] = true
+			wanted = append(wanted, vm)
+		}
+	}
+	for _, name := range vmNames {
+		for _, vm := range s.vms[name] {
+			add(vm)
+		}
+	}
+	for _, name := range hostNames {
+		for _, h := range s.hosts[name] {
+			for _, vm := range s.vmsOnHost[h.Self] {
+				add(vm)
+			}
+		}
+	}
+	if err := readVMDevices(ctx, c, wanted, parallel); err != nil {
+		return nil, err
+	}
 	return s, nil
+}
+
+// vmsPerDeviceRead is the fewest VMs one device-list retrieve carries
+// (below it, a round trip costs more than the decoding it spreads).
+const vmsPerDeviceRead = 32
+
+// readVMDevices reads config.hardware.device of vms. A VM's device list is
+// most of what vCenter sends about it (about 7 KB of XML for a VM with two
+// GPUs and a VF, a dozen devices; more with disks), and decoding it is most
+// of an apply's CPU, so it is read only for the inventory's VMs (not every
+// VM in vCenter) and split into up to parallel retrieves of explicit
+// objects, decoded at once on as many cores.
+func readVMDevices(ctx context.Context, c *vim25.Client, vms []*mo.VirtualMachine, parallel int) error {
+	if len(vms) == 0 {
+		return nil
+	}
+	parts := min(max(parallel, 1), (len(vms)+vmsPerDeviceRead-1)/vmsPerDeviceRead)
+	size := (len(vms) + parts - 1) / parts
+	errs := make([]error, parts)
+	var wg sync.WaitGroup
+	for p := range parts {
+		chunk := vms[min(p*size, len(vms)):min((p+1)*size, len(vms))]
+		if len(chunk) == 0 {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[p] = readVMDeviceChunk(ctx, c, chunk)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func readVMDeviceChunk(ctx context.Context, c *vim25.Client, vms []*mo.VirtualMachine) error {
+	objs := make([]types.ObjectSpec, len(vms))
+	byRef := make(map[types.ManagedObjectReference]*mo.VirtualMachine, len(vms))
+	for i, vm := range vms {
+		objs[i] = types.ObjectSpec{Obj: vm.Self}
+		byRef[vm.Self] = vm
+	}
+	res, err := property.DefaultCollector(c).RetrieveProperties(ctx, types.RetrieveProperties{SpecSet: []types.PropertyFilterSpec{{
+		ObjectSet: objs,
+		PropSet:   []types.PropertySpec{{Type: "VirtualMachine", PathSet: vmHardwareProps}},
+	}}})
+	if err != nil {
+		return fmt.Errorf("retrieve VM devices: %w", err)
+	}
+	for _, oc := range res.Returnval {
+		dst := byRef[oc.Obj]
+		if dst == nil || dst.Config == nil {
+			continue
+		}
+		for _, p := range oc.PropSet {
+			if list, ok := p.Val.(types.ArrayOfVirtualDevice); ok && p.Name == vmHardwareProps[0] {
+				dst.Config.Hardware.Device = list.VirtualDevice
+			}
+		}
+	}
+	return nil
 }
 
 // splitExtraConfig takes the keyed ExtraConfig properties out of a VM's

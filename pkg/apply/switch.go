@@ -23,6 +23,10 @@ type SwitchOptions struct {
 	// CommandTimeoutFlag, when set, is named in timeout errors.
 	CommandTimeout     time.Duration
 	CommandTimeoutFlag string
+	// Batch is the most static-route commands pasted in one write, each
+	// line's reply still read on its own; 0 means 256, 1 sends every
+	// command on its own. Other commands always go one at a time.
+	Batch int
 }
 
 func (o SwitchOptions) engine(r *run) switchapply.Options {
@@ -34,7 +38,7 @@ func (o SwitchOptions) engine(r *run) switchapply.Options {
 		User: user, Password: o.SSH.Password, Agent: o.SSH.Agent, Identities: o.SSH.Identities, Port: o.SSH.Port,
 		KnownHosts: o.SSH.KnownHosts, BackupDir: o.BackupDir, DryRun: o.DryRun, Parallel: o.parallel(),
 		CommandTimeout: o.CommandTimeout, DialTimeout: o.SSH.Timeout, DialTimeoutFlag: o.SSH.TimeoutFlag,
-		CommandTimeoutFlag: o.CommandTimeoutFlag, PasswordVar: o.SSH.PasswordVar,
+		CommandTimeoutFlag: o.CommandTimeoutFlag, PasswordVar: o.SSH.PasswordVar, Batch: o.Batch,
 		Out: r.track.Writer(), Track: r.track, Gate: o.Confirm,
 	}
 }

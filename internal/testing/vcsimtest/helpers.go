@@ -29,6 +29,7 @@ type Counter struct {
 	n       map[string]int
 	watch   []string
 	matched map[string]int
+	bytes   int64 // response bytes read
 }
 
 // NewCounter returns a zeroed counter.
@@ -75,8 +76,34 @@ func (c *Counter) Wrap(rt http.RoundTripper) http.RoundTripper {
 			}
 			c.mu.Unlock()
 		}
-		return rt.RoundTrip(req)
+		res, err := rt.RoundTrip(req)
+		if err == nil && res.Body != nil {
+			res.Body = &countingBody{ReadCloser: res.Body, c: c}
+		}
+		return res, err
 	})
+}
+
+// countingBody adds what is read from a response to its Counter's bytes.
+type countingBody struct {
+	io.ReadCloser
+	c *Counter
+}
+
+func (b *countingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.c.mu.Lock()
+	b.c.bytes += int64(n)
+	b.c.mu.Unlock()
+	return n, err
+}
+
+// Bytes returns the response bytes (SOAP XML, after any transport
+// decompression) read since the last Reset.
+func (c *Counter) Bytes() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.bytes
 }
 
 type roundTripFunc func(*http.Request) (*http.Response, error)
@@ -107,6 +134,7 @@ func (c *Counter) Reset() {
 	defer c.mu.Unlock()
 	c.n = map[string]int{}
 	c.matched = map[string]int{}
+	c.bytes = 0
 }
 
 // String lists the counts, "Method=n …", sorted by method.

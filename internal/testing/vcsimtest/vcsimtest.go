@@ -2,7 +2,8 @@
 // (vcsim) extended with what it lacks for rdggen (docs/architecture.md#vcenter-simulator):
 // NVIDIA GPUs and a ConnectX PF with SR-IOV on every ESXi host, a per-host
 // HostPciPassthruSystem that handles UpdatePassthruConfig, a QueryConfigTarget
-// that lists passthrough and SR-IOV devices, and an nmlx5_core parameter store.
+// that lists passthrough and SR-IOV devices, and a per-host
+// HostKernelModuleSystem over an nmlx5_core parameter store.
 //
 // The model carries the inventory's names (ESXi hosts, VMs) and is served over
 // HTTPS. Import it only from _test.go files.
@@ -84,7 +85,9 @@ type Sim struct {
 	URL *url.URL
 	// CAFile is a PEM file with the server certificate (GOVC_TLS_CA_CERTS).
 	CAFile string
-	// Modules is the nmlx5_core parameter store (vsphere.ModuleParams).
+	// Modules is the module parameter store behind every host's
+	// HostKernelModuleSystem (also a vsphere.ModuleParams of its own, which
+	// skips SOAP).
 	Modules *ModuleStore
 
 	inv   *inventory.Inventory
@@ -161,6 +164,7 @@ func New(inv *inventory.Inventory, opts Options) (*Sim, error) {
 		m.Map().Put(pts)
 		ref := pts.Self
 		h.ConfigManager.PciPassthruSystem = &ref
+		s.addKernelModuleSystem(h, name)
 	}
 	for _, ref := range m.Map().AllReference("EnvironmentBrowser") {
 		m.Map().Put(&EnvironmentBrowser{EnvironmentBrowser: ref.(*simulator.EnvironmentBrowser), sim: s})

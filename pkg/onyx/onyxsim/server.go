@@ -7,8 +7,11 @@
 // enable`, `% Unrecognized command "…".` errors, confirmation questions for
 // the non-`force` forms, and a running-config re-rendered the way ONYX does
 // it (ranges merged, `50.00`, `##` banners, secrets as `# … ********`).
-// Faults can be injected per command. What docs/rules.md marks as inferred
-// is a guess here too.
+// Faults can be injected per command. Lines pasted ahead of their prompt
+// are read and run one at a time, each after its own prompt (Waits counts
+// the prompts at which it had to wait for the client: its round trips;
+// Latency adds a network's round-trip time to each). What docs/rules.md
+// marks as inferred is a guess here too.
 //
 // It also answers, in every mode and without changing anything, the show
 // commands of a readiness check (show.go): `show interfaces ethernet`,
@@ -72,6 +75,10 @@ type Options struct {
 	// Hang are lines (prefixes, as typed) the switch never answers: the
 	// session waits for the client to give up and close it.
 	Hang []string
+	// Latency is added before every prompt at which no input is waiting
+	// (each of the client's round trips, see Waits), as a management
+	// network's round-trip time would; 0 for none.
+	Latency time.Duration
 }
 
 // Fault makes one configuration command fail with a device error.
@@ -107,6 +114,7 @@ type Server struct {
 	links       []PortState
 	refused     []string // the ones that failed
 	saves       int
+	waits       int // prompts at which no input was waiting
 	saved       string
 	sessions    int
 	conns       map[net.Conn]bool
@@ -277,6 +285,16 @@ func (s *Server) Refused() []string {
 	return append([]string(nil), s.refused...)
 }
 
+// Waits counts the prompts, over all sessions since Start or the last
+// ResetLog, at which the switch found no input waiting and had to wait for
+// the client: the client's round trips (a block pasted in one write costs
+// one; one that arrives in several packets may count more, never fewer).
+func (s *Server) Waits() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.waits
+}
+
 // Saves is how many times the configuration was saved (`configuration
 // write` / `write memory`) since Start or the last ResetLog.
 func (s *Server) Saves() int {
@@ -303,7 +321,7 @@ func (s *Server) Sessions() int {
 func (s *Server) ResetLog() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.received, s.typed, s.refused, s.saves, s.count = nil, nil, nil, 0, 0
+	s.received, s.typed, s.refused, s.saves, s.count, s.waits = nil, nil, nil, 0, 0, 0
 }
 
 // SetFaults replaces the injected faults.
@@ -391,7 +409,7 @@ func (s *Server) serveSession(ch ssh.Channel, reqs <-chan *ssh.Request) {
 			s.mu.Lock()
 			s.sessions++
 			s.mu.Unlock()
-			c := &cli{srv: s, out: ch, in: bufio.NewReader(ch), page: rows - 1, paging: true}
+			c := &cli{srv: s, out: ch, in: bufio.NewReaderSize(ch, 64<<10), page: rows - 1, paging: true}
 			c.run()
 			ch.SendRequest("exit-status", false, ssh.Marshal(struct{ Status uint32 }{0}))
 			return
@@ -465,9 +483,25 @@ func (c *cli) readLine() (string, error) {
 	}
 }
 
+// run is the session's loop: a prompt, then one line. Lines that arrived
+// before their prompt (pasted, or typed ahead) wait in the input and are
+// read, echoed and run one at a time, each after its own prompt, as a CLI
+// in non-canonical terminal mode reads type-ahead (termios(3)); this is
+// how the guide's commands reach a switch, pasted in config mode. A line
+// that follows a confirmation question is read as its answer. Each prompt
+// at which no input is waiting is one client round trip (Waits; the input
+// buffer holds 64 KiB, so a pasted block is usually read whole).
 func (c *cli) run() {
 	c.write("\r\nNVIDIA Onyx Switch Management\r\n\r\n")
 	for {
+		if c.in.Buffered() == 0 { // counted before the prompt goes out
+			c.srv.mu.Lock()
+			c.srv.waits++
+			c.srv.mu.Unlock()
+			if c.srv.opts.Latency > 0 {
+				time.Sleep(c.srv.opts.Latency)
+			}
+		}
 		c.write(c.prompt())
 		line, err := c.readLine()
 		if err != nil {
