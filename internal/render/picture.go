@@ -6,6 +6,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/rdggen/rdggen/pkg/artifact"
+	"github.com/rdggen/rdggen/pkg/cumulus"
 	"github.com/rdggen/rdggen/pkg/inventory"
 	"github.com/rdggen/rdggen/pkg/onyx"
 )
@@ -25,20 +26,38 @@ func Picture(inv *inventory.Inventory) artifact.File {
 		fmt.Fprintf(&b, "routing: the switch %s routes the pool (gateway %s on interface vlan %d); each host has one route, %s via %s\n",
 			sw.Name, inv.GatewayPrefix(), onyx.DataVLAN, inv.Docker.Pool, inv.Docker.Gateway)
 	}
-	fmt.Fprintf(&b, "MTU per hop: switch ports %d, ESXi vSwitch of the PF %d, VM data interface %d, docker0 %d (bytes)\n",
-		onyx.PortMTU(inv), inv.DataMTU(), inv.DataMTU(), inv.Docker.MTU)
+	fmt.Fprintf(&b, "MTU per hop: switch ports %s, ESXi vSwitch of the PF %d, VM data interface %d, docker0 %d (bytes)\n",
+		switchPortMTU(inv), inv.DataMTU(), inv.DataMTU(), inv.Docker.MTU)
 	bySwitch := hostsBySwitch(inv)
 	for _, sw := range inv.Switches {
-		fmt.Fprintf(&b, "\nswitch %s  %s, %d ports, ONYX %s\n", sw.Name, sw.Model, sw.Ports, sw.ONYX)
+		fmt.Fprintf(&b, "\nswitch %s  %s, %d ports, %s\n", sw.Name, sw.Model, sw.Ports, sw.Release())
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "  port\thost\tdata address\tinterface\tcontainer subnet\tdocker0 (bip)\tGPUs\tESXi host\tVM")
 		for _, h := range bySwitch[sw.Name] {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", h.Data.Port, h.Name, h.Data.Address,
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", sw.PortName(h.Data.Port), h.Name, h.Data.Address,
 				h.DataInterface, h.Subnet, h.Bridge().Addr(), gpuSummary(h.GPUs), h.ESXi, h.VM)
 		}
 		tw.Flush()
 	}
 	return artifact.File{Path: "cluster.txt", Mode: 0o644, Data: []byte(b.String())}
+}
+
+// switchPortMTU is the MTU rdggen gives the switches' data ports: ONYX's
+// (onyx.PortMTU), Cumulus's (cumulus.PortMTU), or both, named by OS, when
+// the cluster has switches of both.
+func switchPortMTU(inv *inventory.Inventory) string {
+	var onyxSw, cumulusSw bool
+	for _, sw := range inv.Switches {
+		onyxSw = onyxSw || !sw.IsCumulus()
+		cumulusSw = cumulusSw || sw.IsCumulus()
+	}
+	switch {
+	case onyxSw && cumulusSw:
+		return fmt.Sprintf("%d (ONYX), %d (Cumulus)", onyx.PortMTU(inv), cumulus.PortMTU)
+	case cumulusSw:
+		return fmt.Sprint(cumulus.PortMTU)
+	}
+	return fmt.Sprint(onyx.PortMTU(inv))
 }
 
 // hostsBySwitch is Inventory.HostsOnSwitch for every switch at once, in

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/rdggen/rdggen/pkg/artifact"
+	"github.com/rdggen/rdggen/pkg/cumulus"
 	"github.com/rdggen/rdggen/pkg/dockernet"
 	"github.com/rdggen/rdggen/pkg/horovod"
 	"github.com/rdggen/rdggen/pkg/hostqos"
@@ -28,7 +29,7 @@ import (
 func Stream(inv *inventory.Inventory) iter.Seq[artifact.File] {
 	return func(yield func(artifact.File) bool) {
 		for _, part := range []iter.Seq[artifact.File]{
-			onyx.Stream(inv), vmx.Stream(inv), dockernet.Stream(inv), hostqos.Stream(inv), horovod.Stream(inv),
+			onyx.Stream(inv), cumulus.Stream(inv), vmx.Stream(inv), dockernet.Stream(inv), hostqos.Stream(inv), horovod.Stream(inv),
 		} {
 			for f := range part {
 				if !yield(f) {

@@ -9,7 +9,6 @@ import (
 	"github.com/rdggen/rdggen/pkg/artifact"
 	"github.com/rdggen/rdggen/pkg/dockernet"
 	"github.com/rdggen/rdggen/pkg/inventory"
-	"github.com/rdggen/rdggen/pkg/onyx"
 )
 
 // SVGPath is the cluster drawing in the output tree.
@@ -138,7 +137,7 @@ func newDrawing(inv *inventory.Inventory) *drawing {
 }
 
 func switchTitle(sw inventory.Switch, inv *inventory.Inventory) string {
-	return fmt.Sprintf("switch %s — %s, %d ports, ONYX %s, trust L3, PFC on priority %d", fit(sw.Name, 40), sw.Model, sw.Ports, sw.ONYX, inv.RoCE.Priority)
+	return fmt.Sprintf("switch %s — %s, %d ports, %s, trust L3, PFC on priority %d", fit(sw.Name, 40), sw.Model, sw.Ports, sw.Release(), inv.RoCE.Priority)
 }
 
 func switchBoxW(sw inventory.Switch, inv *inventory.Inventory) int {
@@ -208,8 +207,8 @@ func (d *drawing) render() string {
 	d.text(svgMargin, y, full, 12, colContainer, "", fmt.Sprintf("containers: pool %s, /%d per host, docker0 MTU %d; Horovod network %s, worker sshd port %d",
 		inv.Docker.Pool, inv.Docker.Prefix, inv.Docker.MTU, inv.Horovod.Network, inv.Horovod.SSHPort))
 	y += svgLine
-	d.text(svgMargin, y, full, 12, colLink, "", fmt.Sprintf("MTU per hop (bytes): switch ports %d, ESXi vSwitch of the PF %d, VM data interface %d, docker0 %d",
-		onyx.PortMTU(inv), inv.DataMTU(), inv.DataMTU(), inv.Docker.MTU))
+	d.text(svgMargin, y, full, 12, colLink, "", fmt.Sprintf("MTU per hop (bytes): switch ports %s, ESXi vSwitch of the PF %d, VM data interface %d, docker0 %d",
+		switchPortMTU(inv), inv.DataMTU(), inv.DataMTU(), inv.Docker.MTU))
 
 	// The cables first, so that boxes and ports sit on their ends: from
 	// the switch port down to the host's own lane, along it to the gap
@@ -224,7 +223,7 @@ func (d *drawing) render() string {
 		laneY := d.laneTop + e.link*svgLaneStep
 		gapX := svgMargin + e.col*(d.gapW+svgESXiW) + 8 + e.lane*svgLaneStep
 		fmt.Fprintf(&d.b, `<path d="M%d %d V%d H%d V%d H%d"><title>%s</title></path>`+"\n",
-			px, py, laneY, gapX, e.y+2*svgLine-4, e.x, esc(fmt.Sprintf("%s %s ↔ %s port %s", e.name, h.NIC.PF, h.Data.Switch, h.Data.Port)))
+			px, py, laneY, gapX, e.y+2*svgLine-4, e.x, esc(fmt.Sprintf("%s %s ↔ %s port %s", e.name, h.NIC.PF, h.Data.Switch, portName(inv, h))))
 	}
 	d.b.WriteString("</g>\n")
 
@@ -361,4 +360,13 @@ func (d *drawing) drawLegend() {
 		fmt.Fprintf(&d.b, `<text x="%d" y="%d" font-size="11" fill="%s">%s</text>`+"\n", x+16, y, colVM, esc(l.text))
 		x += 30 + 6*len(l.text)
 	}
+}
+
+// portName is host h's data port as its switch names it (1/1 on ONYX,
+// swp1 on Cumulus).
+func portName(inv *inventory.Inventory, h *inventory.Host) string {
+	if sw := inv.Switch(h.Data.Switch); sw != nil {
+		return sw.PortName(h.Data.Port)
+	}
+	return h.Data.Port.String()
 }

@@ -193,6 +193,11 @@ func (e *PushError) Error() string {
 
 func (e *PushError) Unwrap() error { return e.Device }
 
+// ErrCumulus is the error of a Cumulus Linux switch given to this engine,
+// which configures ONYX over SSH: apply and check of Cumulus through the
+// NVUE REST API are another engine's.
+var ErrCumulus = errors.New("apply and check of a Cumulus Linux switch are not yet supported here (this engine configures ONYX over SSH)")
+
 // Run applies the inventory to every switch: first it connects to all
 // (Parallel at a time), reads and diffs, writes backups and prints every
 // plan; on a dry run it stops there; then it pushes (Parallel at a time)
@@ -292,6 +297,12 @@ type target struct {
 
 func prepare(ctx context.Context, inv *inventory.Inventory, sw inventory.Switch, o Options) *target {
 	t := &target{o: o, sw: sw, res: &Result{Switch: sw.Name, Addr: sw.Mgmt, timeoutFlag: o.CommandTimeoutFlag}}
+	if sw.IsCumulus() {
+		// This engine speaks ONYX's CLI over SSH; it never sends ONYX
+		// commands to a Cumulus switch.
+		t.res.Err = fmt.Errorf("switch %s runs %s: %w; its NVUE intent is in switch/%s.yaml and switch/%s.sh of `rdggen -o DIR`, to apply by hand", sw.Name, sw.Release(), ErrCumulus, sw.Name, sw.Name)
+		return t
+	}
 	if sw.Mgmt == "" {
 		t.res.Err = fmt.Errorf("switch %s has no mgmt address in the inventory: set switches[].mgmt to its management IP address or host name", sw.Name)
 		return t

@@ -72,6 +72,7 @@ var (
 	reFile   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`) // length: fileNameRule
 	reIface  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,14}$`)
 	rePort   = regexp.MustCompile(`^(\d+)/(\d+)$`)
+	reSwp    = regexp.MustCompile(`^swp([1-9]\d{0,2})$`)
 	rePCI    = regexp.MustCompile(`^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$`)
 	reVmnic  = regexp.MustCompile(`^vmnic[0-9]+$`)
 	reOS     = regexp.MustCompile(`^ubuntu-(\d{2}\.\d{2})$`)

@@ -115,16 +115,33 @@ func (c *checker) data(h *Host, r *DataSpec, p string) {
 		c.missing(p, "port", " (the switch port, e.g. 1/1)")
 		return
 	}
-	m := rePort.FindStringSubmatch(r.Port)
-	if m == nil {
-		c.errf(p+".port", "%q is not a switch port like 1/1", r.Port)
+	var mod, num int
+	if m := reSwp.FindStringSubmatch(r.Port); m != nil {
+		// Cumulus Linux's name of front-panel port N (swpN).
+		mod = 1
+		num, _ = strconv.Atoi(m[1])
+		if sw != nil && !sw.IsCumulus() {
+			c.errf(p+".port", "%q is Cumulus Linux's spelling, but %s runs ONYX, which calls front-panel port %d 1/%d", r.Port, sw.Name, num, num)
+			return
+		}
+	} else if m := rePort.FindStringSubmatch(r.Port); m != nil {
+		mod, _ = strconv.Atoi(m[1])
+		num, _ = strconv.Atoi(m[2])
+	} else {
+		example := "1/1"
+		if sw != nil && sw.IsCumulus() {
+			example = "swp1 (or 1/1)"
+		}
+		c.errf(p+".port", "%q is not a switch port like %s", r.Port, example)
 		return
 	}
-	mod, _ := strconv.Atoi(m[1])
-	num, _ := strconv.Atoi(m[2])
 	h.Data.Port = Port{mod, num}
 	if sw != nil && sw.Ports > 0 && (mod != 1 || num < 1 || num > sw.Ports) {
-		c.errf(p+".port", "%s is outside %s ports 1/1-1/%d", r.Port, sw.Model, sw.Ports)
+		if sw.IsCumulus() {
+			c.errf(p+".port", "%s is outside %s ports swp1-swp%d (1/1-1/%d)", r.Port, sw.Model, sw.Ports, sw.Ports)
+		} else {
+			c.errf(p+".port", "%s is outside %s ports 1/1-1/%d", r.Port, sw.Model, sw.Ports)
+		}
 	}
 }
 

@@ -37,20 +37,21 @@ func (c *checker) switches(raw []SwitchSpec) {
 		} else {
 			c.errf(p+".model", "unknown switch model %q (known: %s)", r.Model, knownKeys(switchPorts))
 		}
-		if r.ONYX == nil {
-			c.missing(p, "onyx", " (the ONYX version, e.g. 3.6.8190; it decides explicit commands vs `roce`)")
-		} else {
-			sw.ONYX = *r.ONYX
-			if sw.ONYX.IsZero() { // a Spec made in Go; a file's "" is the decoder's finding
-				c.errf(p+".onyx", "%v", zeroVersionError())
-			} else if !sw.ONYX.AtLeast(3, 6, 5000) {
-				c.errf(p+".onyx", "ONYX %s has no `traffic pool` commands (from 3.6.5000; the guide needs 3.6.8190 or later)", sw.ONYX)
-			}
-		}
+		c.switchOS(p, r, &sw)
 		if r.Mgmt != "" && !validMgmt(r.Mgmt) {
 			c.errf(p+".mgmt", "%q is not an IP address or host name, optionally with :port", r.Mgmt)
+		} else if sw.IsCumulus() && strings.HasSuffix(r.Mgmt, ":22") {
+			c.warnf(p+".mgmt", "%q: port 22 is SSH, but apply reaches a Cumulus switch through the NVUE REST API (HTTPS, port %d by default); leave the port out or give the API's", r.Mgmt, CumulusAPIPort)
 		}
 		c.inv.Switches = append(c.inv.Switches, sw)
+	}
+	// The roce values are the whole cluster's, so the first Cumulus switch
+	// reports what Cumulus cannot take, once.
+	for i, sw := range c.inv.Switches {
+		if sw.IsCumulus() {
+			c.cumulusRoCE(fmt.Sprintf("switches[%d]", i), &sw)
+			break
+		}
 	}
 }
 
@@ -88,5 +89,99 @@ func (c *checker) ports() {
 					h.Name, e, h.NIC.PF, hosts[0].Name, hosts[0].Data.Switch, hosts[0].Data.Port, h.Data.Switch, h.Data.Port)
 			}
 		}
+	}
+}
+
+// switchOS resolves the switch's OS key: exactly one of onyx and cumulus,
+// each with its version rules (docs/inventory.md#switches).
+func (c *checker) switchOS(p string, r SwitchSpec, sw *Switch) {
+	switch {
+	case r.ONYX == nil && r.Cumulus == nil:
+		for _, f := range c.rep.Findings {
+			if f.Path == p+".cumulus" {
+				return // present but invalid: that finding is already reported
+			}
+		}
+		c.missing(p, "onyx", " (the switch's OS and version: onyx: 3.6.8190 for ONYX, or cumulus: 5.9.1 for Cumulus Linux)")
+	case r.ONYX != nil && r.Cumulus != nil:
+		c.errf(p+".cumulus", "a switch runs one OS: give onyx (%s) or cumulus (%s), not both", r.ONYX, r.Cumulus)
+	case r.ONYX != nil:
+		sw.ONYX = *r.ONYX
+		if sw.ONYX.IsZero() { // a Spec made in Go; a file's "" is the decoder's finding
+			c.errf(p+".onyx", "%v", zeroVersionError())
+		} else if !sw.ONYX.AtLeast(3, 6, 5000) {
+			c.errf(p+".onyx", "ONYX %s has no `traffic pool` commands (from 3.6.5000; the guide needs 3.6.8190 or later)", sw.ONYX)
+		}
+	default:
+		sw.Cumulus = *r.Cumulus
+		switch v := sw.Cumulus; {
+		case v.IsZero():
+			c.errf(p+".cumulus", "%v", zeroVersionError())
+		case !v.AtLeast(MinCumulus.parts...):
+			c.errf(p+".cumulus", "Cumulus Linux %s has no NVUE `qos roce` (from %s; NVIDIA: RoCE can only be configured with NVUE)", v, MinCumulus)
+		case newerLine(v, NewestCumulus):
+			c.warnf(p+".cumulus", "Cumulus Linux %s is newer than the releases rdggen's NVUE paths follow (%s–%s); NVIDIA renames NVUE paths between releases (5.15 moved service lldp to system lldp), so review switch/%s.yaml against that release's notes", v, MinCumulus, NewestCumulus, sw.Name)
+		}
+	}
+}
+
+// newerLine reports whether v's release line (its first two components)
+// is newer than line's: 5.16.0 and 6.0 are, 5.15.2 is not for line 5.15.
+func newerLine(v, line Version) bool {
+	two := func(x Version) []int {
+		out := []int{0, 0}
+		copy(out, x.parts)
+		return out
+	}
+	a, b := two(v), two(line)
+	return a[0] > b[0] || a[0] == b[0] && a[1] > b[1]
+}
+
+// MinCumulus is the oldest Cumulus Linux rdggen configures: 5.0.0, the
+// first release whose NVUE has `nv set qos roce` (NVIDIA NVUE command
+// reference, "nv set qos roce mode": introduced in Cumulus Linux 5.0.0).
+var MinCumulus = MustVersion("5.0.0")
+
+// NewestCumulus is the newest Cumulus Linux release line whose NVUE paths
+// rdggen's generator follows (NVIDIA's "New and Changed NVUE Commands"
+// pages up to 5.15); a newer release gets a warning, not an error.
+var NewestCumulus = MustVersion("5.15")
+
+// CumulusAPIPort is the TCP port of the NVUE REST API on a Cumulus switch
+// (HTTPS behind nginx; NVIDIA Cumulus Linux user guide, "NVUE API").
+const CumulusAPIPort = 8765
+
+// The fixed values of Cumulus Linux's `qos roce` profile (NVIDIA Cumulus
+// Linux user guide, "RDMA over Converged Ethernet - RoCE", "Default RoCE
+// Configuration"): RoCE on switch priority and traffic class 3 with PFC,
+// CNPs on 6 with strict ETS, ECN between 150 and 1500 KB on traffic class 3,
+// and a lossless pool the profile sizes itself.
+const (
+	CumulusRoCEPriority    = 3
+	CumulusRoCECNPPriority = 6
+	CumulusRoCEECNMinKB    = 150
+	CumulusRoCEECNMaxKB    = 1500
+)
+
+// cumulusRoCE reports the roce values Cumulus's `qos roce` cannot take.
+// NVIDIA: "RoCE is a complex configuration; you can only configure RoCE
+// with NVUE commands", and `nv set qos roce` has a mode and no priority,
+// threshold or pool-size settings, so a value other than the profile's
+// would reach the hosts and not this switch: an error, never dropped.
+func (c *checker) cumulusRoCE(p string, sw *Switch) {
+	r := c.inv.RoCE
+	who := fmt.Sprintf("%s (%s) runs Cumulus Linux, whose `nv set qos roce`", sw.Name, p)
+	if r.Priority != CumulusRoCEPriority && inRange(r.Priority, 0, 7) {
+		c.errf("roce.priority", "%d: %s puts RoCE on switch priority %d (PFC, traffic class %d); use %d, with DSCP %d", r.Priority, who, CumulusRoCEPriority, CumulusRoCEPriority, CumulusRoCEPriority, DefaultDSCP)
+	}
+	if r.ECNMinKB != CumulusRoCEECNMinKB || r.ECNMaxKB != CumulusRoCEECNMaxKB {
+		key := "roce.ecn_min_kb"
+		if r.ECNMinKB == CumulusRoCEECNMinKB {
+			key = "roce.ecn_max_kb"
+		}
+		c.errf(key, "ECN thresholds %d–%d KB: %s marks ECN between %d and %d KB and has no threshold setting; use those", r.ECNMinKB, r.ECNMaxKB, who, CumulusRoCEECNMinKB, CumulusRoCEECNMaxKB)
+	}
+	if r.BufferPercent != DefaultBufferPercent {
+		c.errf("roce.buffer_percent", "%g: %s sizes its lossless pool itself and has no buffer share setting; leave buffer_percent out (or %d)", r.BufferPercent, who, DefaultBufferPercent)
 	}
 }

@@ -70,16 +70,22 @@ type RoCE struct {
 // for DSCP 26 (NVIDIA's recipe; docs/rules.md#tos-dscp-and-traffic-class).
 func (r RoCE) ToS() int { return r.DSCP<<2 | 2 }
 
-// Switch is one ONYX switch.
+// Switch is one NVIDIA Spectrum switch, on ONYX or on Cumulus Linux
+// (exactly one of ONYX and Cumulus is set; OS says which).
 type Switch struct {
 	// Name is the switch hostname, e.g. "swx-mld-1-2".
 	Name string
 	// Model is the Spectrum model, e.g. "SN2700"; it decides Ports.
 	Model string
-	// ONYX is the software version; from 3.8.2000 the `roce` command exists.
+	// ONYX is the ONYX version (the zero Version on a Cumulus switch);
+	// from 3.8.2000 the `roce` command exists.
 	ONYX Version
-	// Mgmt is where apply connects over SSH: a host name or IP address,
-	// optionally with ":port" ("" when unset).
+	// Cumulus is the Cumulus Linux version (the zero Version on an ONYX
+	// switch), e.g. 5.9.1; it decides the NVUE forms (pkg/cumulus).
+	Cumulus Version
+	// Mgmt is where apply connects (ONYX over SSH, Cumulus through the
+	// NVUE REST API): a host name or IP address, optionally with ":port"
+	// ("" when unset).
 	Mgmt string
 	// Ports is the number of front-panel ports of Model (1/1 … 1/Ports).
 	Ports int
@@ -93,8 +99,46 @@ type Switch struct {
 func (s Switch) MaxSpeedGbps() int { return switchMaxSpeedGbps[s.Model] }
 
 // HasRoCECommand reports whether the switch takes the one-command `roce lossless`
-// form (ONYX ≥ 3.8.2000, NVIDIA ONYX manual "RoCE commands").
-func (s Switch) HasRoCECommand() bool { return s.ONYX.AtLeast(3, 8, 2000) }
+// form (ONYX ≥ 3.8.2000, NVIDIA ONYX manual "RoCE commands"); false on Cumulus.
+func (s Switch) HasRoCECommand() bool { return !s.ONYX.IsZero() && s.ONYX.AtLeast(3, 8, 2000) }
+
+// Switch operating systems, the values of Switch.OS: the inventory key
+// that names the switch's version.
+const (
+	OSONYX    = "onyx"
+	OSCumulus = "cumulus"
+)
+
+// OS is the switch's operating system: OSCumulus when the inventory gives
+// `cumulus:`, else OSONYX.
+func (s Switch) OS() string {
+	if !s.Cumulus.IsZero() {
+		return OSCumulus
+	}
+	return OSONYX
+}
+
+// IsCumulus reports whether the switch runs Cumulus Linux.
+func (s Switch) IsCumulus() bool { return s.OS() == OSCumulus }
+
+// Release is the switch's OS and version as a person writes it:
+// "ONYX 3.6.8190" or "Cumulus Linux 5.9.1".
+func (s Switch) Release() string {
+	if s.IsCumulus() {
+		return "Cumulus Linux " + s.Cumulus.String()
+	}
+	return "ONYX " + s.ONYX.String()
+}
+
+// PortName is the switch's own name of front-panel port p: "1/8" on ONYX
+// (module/port), "swp8" on Cumulus Linux (switch port 8; Cumulus numbers
+// the front-panel ports swp1 … swpN in the order ONYX numbers 1/1 … 1/N).
+func (s Switch) PortName(p Port) string {
+	if s.IsCumulus() {
+		return fmt.Sprintf("swp%d", p.Number)
+	}
+	return p.String()
+}
 
 // Docker is the container network plan (docs/rules.md#docker-networking).
 type Docker struct {
@@ -262,7 +306,9 @@ type DataLink struct {
 	Port Port
 }
 
-// Port is an ONYX Ethernet port such as 1/8 (module/port).
+// Port is a front-panel Ethernet port such as 1/8 (module/port), written
+// 1/8 for ONYX and 1/8 or swp8 for Cumulus Linux; Switch.PortName spells
+// it for the switch's OS.
 type Port struct{ Module, Number int }
 
 // String gives the ONYX spelling, "1/8".

@@ -51,9 +51,13 @@ type SwitchSpec struct {
 	// decides the ports.
 	Name  string `yaml:"name"`
 	Model string `yaml:"model"`
-	// ONYX is the switch's ONYX version (e.g. 3.6.8190).
-	ONYX *Version `yaml:"onyx"`
-	// Mgmt is where apply connects over SSH; "" when apply does not.
+	// ONYX is the switch's ONYX version (e.g. 3.6.8190); Cumulus its
+	// Cumulus Linux version (e.g. 5.9.1). A switch names exactly one: the
+	// key that is set is the switch's operating system.
+	ONYX    *Version `yaml:"onyx"`
+	Cumulus *Version `yaml:"cumulus"`
+	// Mgmt is where apply connects (ONYX: SSH; Cumulus: the NVUE REST
+	// API); "" when apply does not.
 	Mgmt string `yaml:"mgmt"`
 }
 

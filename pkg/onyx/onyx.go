@@ -18,9 +18,10 @@ import (
 	"github.com/rdggen/rdggen/pkg/inventory"
 )
 
-// Artifacts returns one file per switch, switch/<name>.cfg (docs/architecture.md#output-tree): the
-// switch's config (Config) as ONYX running-config text, mode 0644. It
-// collects Stream.
+// Artifacts returns one file per ONYX switch, switch/<name>.cfg (docs/architecture.md#output-tree): the
+// switch's config (Config) as ONYX running-config text, mode 0644. Cumulus
+// Linux switches have none here (pkg/cumulus writes theirs). It collects
+// Stream.
 func Artifacts(inv *inventory.Inventory) []artifact.File {
 	return slices.Collect(Stream(inv))
 }
@@ -31,6 +32,9 @@ func Artifacts(inv *inventory.Inventory) []artifact.File {
 func Stream(inv *inventory.Inventory) iter.Seq[artifact.File] {
 	return func(yield func(artifact.File) bool) {
 		for _, sw := range inv.Switches {
+			if sw.IsCumulus() {
+				continue
+			}
 			if !yield(SwitchArtifact(inv, sw)) {
 				return
 			}
