@@ -25,6 +25,7 @@ import (
 
 	"github.com/rdggen/rdggen/internal/progress"
 	"github.com/rdggen/rdggen/pkg/applyplan"
+	"github.com/rdggen/rdggen/pkg/cumulus"
 	"github.com/rdggen/rdggen/pkg/inventory"
 )
 
@@ -38,7 +39,10 @@ type VersionFunc func(sw inventory.Switch) inventory.Version
 
 // Options say how to reach the switches and what to do.
 type Options struct {
-	// Intent and Version connect the engine to pkg/cumulus; both required.
+	// Intent is the configuration rdggen owns on a switch; nil is
+	// cumulus.Intent. Version is the release a switch runs; nil is its
+	// inventory key (switches[].cumulus). Tests and other generators set
+	// them.
 	Intent  IntentFunc
 	Version VersionFunc
 	// User and Password are the NVUE login (basic auth); Password is never
@@ -100,6 +104,12 @@ func (o *Options) defaults() {
 	if o.User == "" {
 		o.User = "cumulus"
 	}
+	if o.Intent == nil {
+		o.Intent = cumulus.Intent
+	}
+	if o.Version == nil {
+		o.Version = func(sw inventory.Switch) inventory.Version { return sw.Cumulus }
+	}
 }
 
 // ConfirmSince is the first release whose apply takes a confirm timeout
@@ -109,7 +119,7 @@ var ConfirmSince = []int{5, 0}
 
 // AutoSaveSince is the first release whose apply saves by itself ("In
 // Cumulus Linux 5.9 and later, auto save is on by default", NVUE reference
-// "Config Commands").
+// "Config Commands"; cumulus.AutoSaves says the same of a switch).
 var AutoSaveSince = []int{5, 9}
 
 // Result is what happened on one switch.
@@ -206,9 +216,6 @@ type target struct {
 // result. Results are in the order of sws; err is non-nil when any failed.
 func Run(ctx context.Context, inv *inventory.Inventory, sws []inventory.Switch, o Options) ([]*Result, error) {
 	o.defaults()
-	if o.Intent == nil || o.Version == nil {
-		return nil, errors.New("nvueapply: Options.Intent and Options.Version are required")
-	}
 	targets := make([]*target, len(sws))
 	o.Track.Phase(fmt.Sprintf("reading the applied configuration of %d Cumulus switch(es)", len(sws)), len(sws))
 	forEach(len(sws), o.Parallel, func(i int) {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rdggen/rdggen/pkg/cumulus"
 	"github.com/rdggen/rdggen/pkg/inventory"
 	"github.com/rdggen/rdggen/pkg/readiness"
 )
@@ -55,9 +56,6 @@ const applyFix = " && nv config apply"
 // not be read (their results say why).
 func Check(ctx context.Context, inv *inventory.Inventory, sws []inventory.Switch, o Options) ([]readiness.Result, error) {
 	o.defaults()
-	if o.Intent == nil || o.Version == nil {
-		return nil, fmt.Errorf("nvueapply: Options.Intent and Options.Version are required")
-	}
 	results := make([][]readiness.Result, len(sws))
 	errs := make([]string, len(sws))
 	o.Track.Phase(fmt.Sprintf("checking %d Cumulus switch(es), read-only", len(sws)), len(sws))
@@ -238,8 +236,8 @@ func near(got float64, want int, shown any) bool {
 
 // ports checks each data port: link, MTU, pause counters.
 func (k *checker) ports() {
-	for _, p := range dataPorts(k.inv, k.sw.Name) {
-		name := SwitchPort(p)
+	for _, p := range cumulus.DataPorts(k.inv, k.sw) {
+		name := k.sw.PortName(p)
 		ifc, err := k.c.GetTree(k.ctx, []string{"interface", name}, "")
 		if err != nil {
 			for _, c := range []string{CheckLink, CheckMTU, CheckPauseCounters} {
@@ -287,24 +285,3 @@ func (k *checker) pause(name string) {
 	}
 	k.pass(CheckPauseCounters, name, fmt.Sprintf("priority %d: %d pause frames received, %d sent", k.inv.RoCE.Priority, rx, tx))
 }
-
-// dataPorts are the switch's ports that hosts' data links use, in order.
-func dataPorts(inv *inventory.Inventory, sw string) []inventory.Port {
-	var ports []inventory.Port
-	for _, h := range inv.HostsOnSwitch(sw) {
-		if !slices.Contains(ports, h.Data.Port) {
-			ports = append(ports, h.Data.Port)
-		}
-	}
-	slices.SortFunc(ports, func(a, b inventory.Port) int {
-		if a.Module != b.Module {
-			return a.Module - b.Module
-		}
-		return a.Number - b.Number
-	})
-	return ports
-}
-
-// SwitchPort is the Cumulus name of a front-panel port: 1/N is swpN
-// (Cumulus Linux numbers front-panel ports swp1 … from the left).
-func SwitchPort(p inventory.Port) string { return "swp" + strconv.Itoa(p.Number) }

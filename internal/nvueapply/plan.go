@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/rdggen/rdggen/pkg/applyplan"
+	"github.com/rdggen/rdggen/pkg/cumulus"
 	"github.com/rdggen/rdggen/pkg/inventory"
 	"github.com/rdggen/rdggen/pkg/quote"
 )
@@ -64,6 +65,13 @@ func value(v any, present bool) string {
 		if len(x) == 0 {
 			return "(set)"
 		}
+		// An object (a removed route): its leaves, "via[31.31.31.41].type=ipv4-address".
+		paths, values := cumulus.Leaves(x)
+		parts := make([]string, len(paths))
+		for i, p := range paths {
+			parts[i] = PathString(p) + "=" + value(values[i], true)
+		}
+		return "{" + strings.Join(parts, ", ") + "}"
 	}
 	b, _ := json.Marshal(v)
 	return string(b)
@@ -153,38 +161,39 @@ func (p Plan) Patch() Tree {
 }
 
 // Diff compares the intent with the applied configuration leaf by leaf on
-// the parsed trees (never as text): a leaf of the intent that is absent or
-// holds another value is a change; a set member (an empty object) is
-// satisfied by the key being there. What the applied configuration has
-// beyond the intent is never a change: it is the user's.
+// the parsed trees (never as text), in cumulus.Walk's order (swp2 before
+// swp10): a leaf of the intent that is absent or holds another value is a
+// change; a set member (an empty object) is satisfied by the key being
+// there. What the applied configuration has beyond the intent is never a
+// change: it is the user's.
 func Diff(intent, applied Tree) []Change {
 	var out []Change
-	diff(nil, intent, applied, true, &out)
+	paths, values := cumulus.Leaves(intent)
+	for i, p := range paths {
+		want := values[i]
+		have, present := lookup(applied, p)
+		switch {
+		case !present:
+			out = append(out, Change{Path: p, To: want, Op: applyplan.Add})
+		case isEmptyObject(want):
+			if _, ok := have.(map[string]any); !ok {
+				out = append(out, Change{Path: p, From: have, To: want, Op: applyplan.Update})
+			}
+		case !jsonEqual(want, have):
+			out = append(out, Change{Path: p, From: have, To: want, Op: applyplan.Update})
+		}
+	}
 	return out
 }
 
-func diff(path []string, want, have any, present bool, out *[]Change) {
-	if wm, ok := want.(map[string]any); ok && len(wm) > 0 {
-		hm, _ := have.(map[string]any)
-		for _, k := range sortedKeys(wm) {
-			hv, hp := hm[k]
-			diff(append(append([]string(nil), path...), k), wm[k], hv, hp, out)
+// owned reports whether path matches one of cumulus.Owned's patterns.
+func owned(path []string) bool {
+	for _, q := range cumulus.Owned() {
+		if cumulus.Path(path).Match(q) {
+			return true
 		}
-		return
 	}
-	if len(path) == 0 {
-		return
-	}
-	switch {
-	case !present:
-		*out = append(*out, Change{Path: path, To: want, Op: applyplan.Add})
-	case isEmptyObject(want):
-		if _, ok := have.(map[string]any); !ok {
-			*out = append(*out, Change{Path: path, From: have, To: want, Op: applyplan.Update})
-		}
-	case !jsonEqual(want, have):
-		*out = append(*out, Change{Path: path, From: have, To: want, Op: applyplan.Update})
-	}
+	return false
 }
 
 func isEmptyObject(v any) bool {
@@ -214,7 +223,15 @@ func Reconcile(inv *inventory.Inventory, sw inventory.Switch, intent, applied Tr
 		from, _ := lookup(applied, path)
 		p.Changes = append(p.Changes, Change{Path: path, From: from, Op: applyplan.Remove})
 	}
-	p.Changes = append(p.Changes, Diff(intent, applied)...)
+	for _, c := range Diff(intent, applied) {
+		if !owned(c.Path) {
+			// An intent outside cumulus.Owned is a bug of its generator:
+			// rdggen changes only the paths it owns.
+			p.Warnings = append(p.Warnings, c.Key()+": not a path rdggen owns (cumulus.Owned); left as it is")
+			continue
+		}
+		p.Changes = append(p.Changes, c)
+	}
 	p.Kept = kept
 	for _, k := range kept {
 		p.Warnings = append(p.Warnings, PathString(k.Path)+": "+k.Reason+" (to remove it: "+k.Command+")")
