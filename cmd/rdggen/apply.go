@@ -183,7 +183,7 @@ func usesSSH(targets []*applyTarget, inv *inventory.Inventory) bool {
 			return true
 		case "switch":
 			for _, sw := range inv.Switches {
-				if sw.Mgmt != "" {
+				if sw.Mgmt != "" && !sw.IsCumulus() { // Cumulus: HTTPS, not SSH
 					return true
 				}
 			}
