@@ -58,14 +58,22 @@ func mergePatch(dst Tree, path []string, patch any) {
 		node = next
 	}
 	if len(path) == 0 || patch != nil {
-		mergeInto(node, patch)
+		mergeInto(node, path, patch)
 	}
 }
 
-func mergeInto(node map[string]any, patch any) {
+func mergeInto(node map[string]any, path []string, patch any) {
 	obj, ok := patch.(map[string]any)
 	if !ok {
 		return
+	}
+	if exclusive(path) && len(obj) > 0 {
+		// A one-of choice: the new choice replaces the old one.
+		for k := range node {
+			if _, kept := obj[k]; !kept {
+				delete(node, k)
+			}
+		}
 	}
 	for k, v := range obj {
 		switch pv := v.(type) {
@@ -77,11 +85,19 @@ func mergeInto(node map[string]any, patch any) {
 				child = map[string]any{}
 				node[k] = child
 			}
-			mergeInto(child, pv)
+			mergeInto(child, append(append([]string(nil), path...), k), pv)
 		default:
 			node[k] = clone(pv)
 		}
 	}
+}
+
+// exclusive reports whether the object at path holds one choice of
+// several, written as a key: an interface's link state is up or down
+// (`nv set interface swp1 link state up|down`, NVUE command reference).
+func exclusive(path []string) bool {
+	n := len(path)
+	return n == 4 && path[0] == "interface" && path[2] == "link" && path[3] == "state"
 }
 
 // subtree returns the value at path in t (nil, false when absent).
