@@ -13,6 +13,7 @@ package nvueapply
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -309,7 +310,7 @@ func prepare(ctx context.Context, inv *inventory.Inventory, sw inventory.Switch,
 	t.res.Addr = c.Addr()
 	applied, err := c.GetTree(ctx, nil, "applied")
 	if err != nil {
-		t.res.Err = fmt.Errorf("%s: reading the applied configuration: %w", sw.Name, err)
+		t.res.Err = fmt.Errorf("%s: reading the applied configuration: %w%s", sw.Name, err, tlsHint(err))
 		return t
 	}
 	t.applied = applied
@@ -319,6 +320,17 @@ func prepare(ctx context.Context, inv *inventory.Inventory, sw inventory.Switch,
 		t.res.Plan.Warnings = append(t.res.Plan.Warnings, w)
 	}
 	return t
+}
+
+// tlsHint says how to trust a certificate the client refused: Cumulus
+// Linux serves a self-signed one by default (docs/nvue.md).
+func tlsHint(err error) string {
+	var unknown x509.UnknownAuthorityError
+	var host x509.HostnameError
+	if errors.As(err, &unknown) || errors.As(err, &host) {
+		return " (verify the switch's certificate with its CA or self-signed certificate as a PEM file, rdggen's --nvue-ca, or pin its SHA-256, --nvue-fingerprint; rdggen never skips the check)"
+	}
+	return ""
 }
 
 // versionNote compares the release the switch reports (`nv show system`

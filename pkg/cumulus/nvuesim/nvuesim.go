@@ -49,6 +49,7 @@ import (
 	"encoding/hex"
 	"encoding/pem"
 	"fmt"
+	"net"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -74,6 +75,9 @@ type Options struct {
 	// Applied is the configuration the switch starts with, applied and
 	// saved (the user's own configuration, e.g. a description on swp20).
 	Applied Tree
+	// Listen is the loopback address to listen on, e.g. "127.0.0.1:8765";
+	// default a free port of 127.0.0.1.
+	Listen string
 }
 
 // Request is one request the server answered (or cut off).
@@ -117,7 +121,8 @@ func Start(t testing.TB, o Options) *Server {
 	return s
 }
 
-// New starts a simulated switch on loopback; Close stops it.
+// New starts a simulated switch on loopback; Close stops it. It panics
+// when Options.Listen cannot be listened on or is not a loopback address.
 func New(o Options) *Server {
 	if o.Version == "" {
 		o.Version = "5.9.1"
@@ -138,6 +143,18 @@ func New(o Options) *Server {
 		down: map[string]bool{}, pause: map[string]map[int][2]int64{}}
 	s.startup = cloneTree(s.applied)
 	s.srv = httptest.NewUnstartedServer(s)
+	if o.Listen != "" {
+		host, _, err := net.SplitHostPort(o.Listen)
+		if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
+			panic(fmt.Sprintf("nvuesim: Listen %q is not a loopback address with a port", o.Listen))
+		}
+		l, err := net.Listen("tcp", o.Listen)
+		if err != nil {
+			panic(fmt.Sprintf("nvuesim: %v", err))
+		}
+		s.srv.Listener.Close()
+		s.srv.Listener = l
+	}
 	s.srv.StartTLS()
 	s.URL = s.srv.URL
 	s.Addr = strings.TrimPrefix(s.srv.URL, "https://")
@@ -157,7 +174,9 @@ func (s *Server) Close() {
 	s.srv.Close()
 }
 
-// Certificate is the server's self-signed certificate (for 127.0.0.1).
+// Certificate is the server's self-signed certificate (for 127.0.0.1). It
+// is net/http/httptest's, the same on every run and with a private key
+// published in Go's source: trust it in tests and demos only.
 func (s *Server) Certificate() *x509.Certificate { return s.srv.Certificate() }
 
 // Fingerprint is the SHA-256 of the certificate's DER bytes in hex, the
