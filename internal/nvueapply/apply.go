@@ -413,6 +413,14 @@ func (t *target) push(ctx context.Context) {
 		apply["confirm"] = fmt.Sprintf("%ds", int(t.o.ConfirmTimeout/time.Second))
 	}
 	if err := c.SetState(ctx, id, apply); err != nil {
+		var api *APIError
+		if errors.As(err, &api) {
+			// Refused, so not applied (e.g. another revision waits for its
+			// confirmation): nothing changed.
+			t.discard(id)
+			r.Err = fmt.Errorf("%s: the switch refused to apply revision %s: %w; revision discarded, nothing changed", t.sw.Name, id, err)
+			return
+		}
 		r.Err = fmt.Errorf("%s: apply of revision %s: %w%s", t.sw.Name, id, err, t.cutOffNote(confirm))
 		return
 	}

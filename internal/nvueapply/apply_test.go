@@ -394,3 +394,33 @@ func TestTLSVerification(t *testing.T) {
 		t.Errorf("bad password: %v", res[0].Err)
 	}
 }
+
+// TestApplyWhileAnotherAwaitsConfirm: a revision of someone else waits in
+// its confirm window; rdggen's apply is refused and changes nothing.
+func TestApplyWhileAnotherAwaitsConfirm(t *testing.T) {
+	r := newRig(t, nvuesim.Options{})
+	inv := loadInv(t, "cumulus", r.sim.Addr)
+	c, err := NewClient(ClientConfig{Addr: r.sim.Addr, User: "cumulus", Password: "cumulus", TLS: r.o.TLS})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	other, _ := c.CreateRevision(ctx)
+	if err := c.Patch(ctx, []string{"system"}, other, Tree{"hostname": "someone"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SetState(ctx, other, Tree{"state": "apply", "auto-prompt": Tree{"ays": "ays_yes"}, "confirm": "60s"}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.run(t, inv)
+	var api *APIError
+	if err == nil || !errors.As(res.Err, &api) || api.Status != 409 || !strings.Contains(res.Err.Error(), "waiting for its confirmation") {
+		t.Fatalf("want a 409, got %v", res.Err)
+	}
+	if revs := r.sim.Revisions(); len(revs) != 1 || revs[0] != other {
+		t.Errorf("rdggen's refused revision was not discarded: %v", revs)
+	}
+	if h := leaf(r.sim.Applied(), "system", "hostname"); h != "someone" {
+		t.Errorf("hostname %v", h)
+	}
+}
