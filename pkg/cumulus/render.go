@@ -97,7 +97,8 @@ func applyLines(sw inventory.Switch) []string {
 // YAML is the text of switch/<name>.yaml: comment lines (header and how to
 // apply), then Intent as one `- set:` document, the form `nv config show
 // -o yaml` prints and `nv config patch` reads ("NVUE CLI", "Configuration
-// Management Commands": nv config patch <file>). yaml.v3 writes it, so every
+// Management Commands": nv config patch <file>, with the file's absolute
+// path, "NVUE Snippets"). yaml.v3 writes it, so every
 // key and value is a YAML scalar that reads back as itself (a switch name
 // that looks like a number or a boolean is quoted).
 func YAML(inv *inventory.Inventory, sw inventory.Switch) []byte {
@@ -106,7 +107,7 @@ func YAML(inv *inventory.Inventory, sw inventory.Switch) []byte {
 		b.WriteString("# " + l + "\n")
 	}
 	b.WriteString("# Apply on the switch (as a user allowed to apply, e.g. cumulus):\n")
-	b.WriteString("#   nv config patch <this file>\n")
+	b.WriteString("#   nv config patch /absolute/path/of/this/file.yaml   (NVUE wants the full path)\n")
 	for _, l := range applyLines(sw) {
 		b.WriteString("#   " + l + "\n")
 	}
