@@ -317,7 +317,7 @@ func prepare(ctx context.Context, inv *inventory.Inventory, sw inventory.Switch,
 	if sw.IsCumulus() {
 		// This engine speaks ONYX's CLI over SSH; it never sends ONYX
 		// commands to a Cumulus switch.
-		t.res.Err = fmt.Errorf("switch %s runs %s: %w; its NVUE intent is in switch/%s.yaml and switch/%s.sh of `rdggen -o DIR`, to apply by hand", sw.Name, sw.Release(), ErrCumulus, sw.Name, sw.Name)
+		t.res.Err = fmt.Errorf("switch %s runs %s: %w: pkg/apply (rdggen apply and check) sends it to the NVUE engine, internal/nvueapply", sw.Name, sw.Release(), ErrCumulus)
 		return t
 	}
 	if sw.Mgmt == "" {
