@@ -118,11 +118,6 @@ func (o *Options) defaults() {
 // dates the command, not the option, to 5.0.0: docs/nvue.md).
 var ConfirmSince = []int{5, 0}
 
-// AutoSaveSince is the first release whose apply saves by itself ("In
-// Cumulus Linux 5.9 and later, auto save is on by default", NVUE reference
-// "Config Commands"; cumulus.AutoSaves says the same of a switch).
-var AutoSaveSince = []int{5, 9}
-
 // Result is what happened on one switch.
 type Result struct {
 	// Switch is the switch name; Addr where rdggen connected (host:port).
@@ -138,8 +133,9 @@ type Result struct {
 	Revision string
 	// Patches counts the configuration PATCH requests sent (0 or 1).
 	Patches int
-	// Applied, Confirmed and Saved say how far the push went.
-	Applied, Confirmed, Saved bool
+	// Applied, Confirmed and Saved say how far the push went;
+	// SavedExplicitly that rdggen saved (the release did not on apply).
+	Applied, Confirmed, Saved, SavedExplicitly bool
 	// Pushed reports whether the push started (a backup was attempted).
 	Pushed bool
 	// Interrupted: the run was cancelled during this switch's push.
@@ -410,7 +406,8 @@ func (t *target) push(ctx context.Context) {
 	confirm := t.version.AtLeast(ConfirmSince...)
 	apply := Tree{"state": "apply", "auto-prompt": Tree{"ays": "ays_yes"}}
 	if confirm {
-		apply["confirm"] = fmt.Sprintf("%ds", int(t.o.ConfirmTimeout/time.Second))
+		apply["auto-prompt"].(Tree)["confirm"] = "confirm_yes"
+		apply["state-controls"] = Tree{"confirm": int(t.o.ConfirmTimeout / time.Second)}
 	}
 	if err := c.SetState(ctx, id, apply); err != nil {
 		var api *APIError
@@ -424,19 +421,16 @@ func (t *target) push(ctx context.Context) {
 		r.Err = fmt.Errorf("%s: apply of revision %s: %w%s", t.sw.Name, id, err, t.cutOffNote(confirm))
 		return
 	}
-	want := "applied"
-	if confirm {
-		want = "confirm"
-	}
-	st, err := t.wait(ctx, id, want)
+	st, err := t.wait(ctx, id, func(state string) bool {
+		return isApplied(state) || confirm && awaitsConfirm(state)
+	})
 	if err != nil {
 		r.Err = fmt.Errorf("%s: apply of revision %s: %w%s", t.sw.Name, id, err, t.cutOffNote(confirm))
 		return
 	}
-	_ = st
 	r.Applied = true
 	// Verify before confirming: a switch that did not take the change is
-	// rolled back rather than confirmed.
+	// left to roll back rather than confirmed.
 	now, err := c.GetTree(ctx, nil, "applied")
 	if err == nil {
 		if left := Reconcile(t.inv, t.sw, t.intent, now); !left.Empty() {
@@ -445,42 +439,50 @@ func (t *target) push(ctx context.Context) {
 	}
 	if err != nil {
 		r.Applied = false
-		if confirm {
-			if nerr := c.SetState(ctx, id, Tree{"state": "confirm_no"}); nerr == nil {
-				err = fmt.Errorf("%w; rolled back (confirm_no)", err)
-			} else {
-				err = fmt.Errorf("%w; the switch rolls back by itself within %s", err, t.o.ConfirmTimeout)
-			}
+		if awaitsConfirm(st.State) {
+			err = fmt.Errorf("%w; not confirmed: the switch rolls back by itself within %s", err, t.o.ConfirmTimeout)
 		}
 		r.Err = fmt.Errorf("%s: %w", t.sw.Name, err)
 		return
 	}
-	if confirm {
-		if err := c.SetState(ctx, id, Tree{"state": "confirm_yes"}); err != nil {
+	if awaitsConfirm(st.State) {
+		// The apply body again confirms it (cancels the rollback).
+		if err := c.SetState(ctx, id, Tree{"state": "apply", "auto-prompt": Tree{"ays": "ays_yes"}}); err != nil {
 			r.Applied = false
 			r.Err = fmt.Errorf("%s: confirming revision %s: %w; the switch rolls back by itself within %s", t.sw.Name, id, err, t.o.ConfirmTimeout)
 			return
 		}
-		if _, err := t.wait(ctx, id, "applied"); err != nil {
+		if st, err = t.wait(ctx, id, isApplied); err != nil {
 			r.Applied = false
 			r.Err = fmt.Errorf("%s: confirming revision %s: %w", t.sw.Name, id, err)
 			return
 		}
 		r.Confirmed = true
 	}
-	if t.version.AtLeast(AutoSaveSince...) {
-		r.Saved = true // the apply saved
+	if strings.Contains(st.State, "saved") {
+		r.Saved = true // the release (or its auto-save setting) saved on apply
 		return
 	}
-	if err := c.SetState(ctx, id, Tree{"state": "save", "auto-prompt": Tree{"ays": "ays_yes"}}); err != nil {
-		r.Err = fmt.Errorf("%s: saving revision %s: %w (applied, not saved: a reboot goes back to the startup configuration)", t.sw.Name, id, err)
+	if err := c.SetState(ctx, "applied", Tree{"state": "save", "auto-prompt": Tree{"ays": "ays_yes"}}); err != nil {
+		r.Err = fmt.Errorf("%s: saving the applied revision: %w (applied, not saved: a reboot goes back to the startup configuration)", t.sw.Name, err)
 		return
 	}
-	if _, err := t.wait(ctx, id, "saved"); err != nil {
-		r.Err = fmt.Errorf("%s: saving revision %s: %w (applied, not saved)", t.sw.Name, id, err)
+	if _, err := t.wait(ctx, "applied", func(state string) bool { return strings.Contains(state, "saved") }); err != nil {
+		r.Err = fmt.Errorf("%s: saving the applied revision: %w (applied, not saved)", t.sw.Name, err)
 		return
 	}
-	r.Saved = true
+	r.Saved, r.SavedExplicitly = true, true
+}
+
+// isApplied: the revision is the applied one ("applied", or
+// "applied_and_saved" where the apply saves).
+func isApplied(state string) bool { return strings.HasPrefix(state, "applied") }
+
+// awaitsConfirm: an apply with a confirm window waits for the
+// confirmation ("confirm" as `nv config revision` lists it; a public REST
+// client waits for a state that names "ays"; docs/nvue.md).
+func awaitsConfirm(state string) bool {
+	return state == "confirm" || strings.Contains(state, "ays") && state != "ays_fail"
 }
 
 // cutOffNote says what happens to an apply whose answer was lost.
@@ -498,27 +500,26 @@ func (t *target) discard(id string) {
 	t.client.DeleteRevision(ctx, id)
 }
 
-// failedStates end a revision's transition without the wanted state.
+// failedStates end a revision's transition without the wanted state
+// (NVUE's states as public clients test for them, and the simulator's
+// confirm_fail: docs/nvue.md).
 var failedStates = map[string]string{
 	"ays_fail":     "the apply waited for an answer to its prompt",
+	"ignore_fail":  "the switch could not apply it",
 	"apply_fail":   "the switch could not apply it",
 	"invalid":      "the switch found it invalid",
 	"confirm_fail": "it was not confirmed in time and was rolled back",
-	"confirm_no":   "it was rolled back",
 	"save_fail":    "the switch could not save it",
 }
 
-// wait polls the revision until it reaches want (or a failed state), at
-// most ApplyTimeout.
-func (t *target) wait(ctx context.Context, id, want string) (RevisionStatus, error) {
+// wait polls the revision until done(state) (or a failed state), at most
+// ApplyTimeout.
+func (t *target) wait(ctx context.Context, id string, done func(string) bool) (RevisionStatus, error) {
 	deadline := time.Now().Add(t.o.ApplyTimeout)
 	for {
 		st, err := t.client.Revision(ctx, id)
 		if err != nil {
 			return st, err
-		}
-		if st.State == want {
-			return st, nil
 		}
 		if why, failed := failedStates[st.State]; failed {
 			msg := fmt.Sprintf("state %s: %s", st.State, why)
@@ -527,8 +528,11 @@ func (t *target) wait(ctx context.Context, id, want string) (RevisionStatus, err
 			}
 			return st, errors.New(msg)
 		}
+		if done(st.State) {
+			return st, nil
+		}
 		if time.Now().After(deadline) {
-			return st, fmt.Errorf("still %q after %s (waiting for %q)", st.State, t.o.ApplyTimeout, want)
+			return st, fmt.Errorf("still %q after %s", st.State, t.o.ApplyTimeout)
 		}
 		select {
 		case <-ctx.Done():
@@ -565,7 +569,7 @@ func (t *target) printResult(w io.Writer) {
 		fmt.Fprintf(w, "%s: FAILED after %.1fs: %s\n", r.Switch, r.Seconds, r.errText())
 	case r.Applied:
 		how := "saved by the apply"
-		if !t.version.AtLeast(AutoSaveSince...) {
+		if r.SavedExplicitly {
 			how = "saved"
 		}
 		conf := ""

@@ -99,8 +99,11 @@ func TestFirstRunThenNoOp(t *testing.T) {
 	if diff := cmp.Diff(applied, r.sim.Startup()); diff != "" {
 		t.Errorf("startup differs from applied (-applied +startup):\n%s", diff)
 	}
-	if r.sim.Count("PATCH", "/revision") != 2 { // apply (with confirm), confirm_yes; no save
-		t.Errorf("revision PATCHes: %d, want 2 (apply, confirm_yes): %v", r.sim.Count("PATCH", "/revision"), r.sim.Requests())
+	if r.sim.Count("PATCH", "/revision") != 2 { // apply (with confirm), its confirmation; no save
+		t.Errorf("revision PATCHes: %d, want 2 (apply, confirm): %v", r.sim.Count("PATCH", "/revision"), r.sim.Requests())
+	}
+	if st := r.sim.RevisionState(res.Revision); st != "applied_and_saved" {
+		t.Errorf("revision state %q", st)
 	}
 	if !strings.Contains(r.out.String(), "qos.roce.mode: (unset) → lossless") || !strings.Contains(r.out.String(), "interface.swp1.link.mtu: (unset) → 9216") {
 		t.Errorf("plan lines:\n%s", r.out)
@@ -214,14 +217,14 @@ func TestApplyFailsMidway(t *testing.T) {
 	before := r.sim.Applied()
 	r.sim.FailApply("switchd failed to restart")
 	res, err := r.run(t, inv)
-	if err == nil || res.Err == nil || res.Applied || !strings.Contains(res.Err.Error(), "apply_fail") ||
+	if err == nil || res.Err == nil || res.Applied || !strings.Contains(res.Err.Error(), "ignore_fail") ||
 		!strings.Contains(res.Err.Error(), "switchd failed to restart") {
 		t.Fatalf("want an apply_fail error, got %v (applied %v)", res.Err, res.Applied)
 	}
 	if diff := cmp.Diff(before, r.sim.Applied()); diff != "" {
 		t.Errorf("a failed apply changed the switch:\n%s", diff)
 	}
-	if st := r.sim.RevisionState(res.Revision); st != "apply_fail" {
+	if st := r.sim.RevisionState(res.Revision); st != "ignore_fail" {
 		t.Errorf("revision state %q", st)
 	}
 	if res.Backup == "" {
@@ -299,11 +302,11 @@ func TestBefore59Saves(t *testing.T) {
 	inv := loadInv(t, "cumulus", r.sim.Addr)
 	r.o.Version = func(inventory.Switch) inventory.Version { return inventory.MustVersion("5.8.0") }
 	res, err := r.run(t, inv)
-	if err != nil || !res.Saved {
-		t.Fatalf("%v saved %v\n%s", err, res.Saved, r.out)
+	if err != nil || !res.Saved || !res.SavedExplicitly {
+		t.Fatalf("%v saved %v (explicitly %v)\n%s", err, res.Saved, res.SavedExplicitly, r.out)
 	}
-	if st := r.sim.RevisionState(res.Revision); st != "saved" {
-		t.Errorf("revision state %q, want saved", st)
+	if st := r.sim.RevisionState(res.Revision); st != "applied_and_saved" {
+		t.Errorf("revision state %q, want applied_and_saved", st)
 	}
 	if diff := cmp.Diff(r.sim.Applied(), r.sim.Startup()); diff != "" {
 		t.Errorf("not saved:\n%s", diff)
@@ -409,7 +412,7 @@ func TestApplyWhileAnotherAwaitsConfirm(t *testing.T) {
 	if err := c.Patch(ctx, []string{"system"}, other, Tree{"hostname": "someone"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.SetState(ctx, other, Tree{"state": "apply", "auto-prompt": Tree{"ays": "ays_yes"}, "confirm": "60s"}); err != nil {
+	if err := c.SetState(ctx, other, Tree{"state": "apply", "auto-prompt": Tree{"ays": "ays_yes", "confirm": "confirm_yes"}, "state-controls": Tree{"confirm": 60}}); err != nil {
 		t.Fatal(err)
 	}
 	res, err := r.run(t, inv)

@@ -248,6 +248,13 @@ func (k *checker) ports() {
 		link, _ := ifc["link"].(map[string]any)
 		oper, _ := link["oper-status"].(string)
 		admin, _ := link["admin-status"].(string)
+		if st, ok := link["state"].(map[string]any); ok && oper == "" && len(st) == 1 {
+			// Before 5.11 the operational link state is link.state's one
+			// key (a public NVUE client reads it so: docs/nvue.md).
+			for k := range st {
+				oper = k
+			}
+		}
 		switch {
 		case oper == "up":
 			k.pass(CheckLink, name, fmt.Sprintf("up, %v", link["speed"]))

@@ -179,7 +179,12 @@ func (c *Client) endpoint(path []string, rev string) string {
 	u.RawPath = b.String()
 	u.Path, _ = url.PathUnescape(u.RawPath)
 	if rev != "" {
-		u.RawQuery = url.Values{"rev": {rev}}.Encode()
+		q := url.Values{"rev": {rev}}
+		if rev == "applied" || rev == "startup" {
+			// Only what is configured, not the defaults filled in.
+			q.Set("filled", "false")
+		}
+		u.RawQuery = q.Encode()
 	}
 	return u.String()
 }
@@ -331,8 +336,8 @@ func (c *Client) Revision(ctx context.Context, id string) (RevisionStatus, error
 	return st, nil
 }
 
-// SetState is PATCH /nvue_v1/revision/<id> with body (apply, save,
-// confirm_yes, confirm_no).
+// SetState is PATCH /nvue_v1/revision/<id> with body (apply, save); id
+// "applied" is the applied revision.
 func (c *Client) SetState(ctx context.Context, id string, body Tree) error {
 	_, err := c.do(ctx, http.MethodPatch, []string{"revision", id}, "", body)
 	return err

@@ -7,8 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"regexp"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -32,17 +30,19 @@ type patchOp struct {
 	body any
 }
 
-// Revision states (NVUE's revision object; docs/nvue.md).
+// Revision states (NVUE's revision object; docs/nvue.md has the sources).
 const (
-	statePending     = "pending"
-	stateApply       = "apply"
-	stateApplied     = "applied"
-	stateAYSFail     = "ays_fail"
-	stateApplyFail   = "apply_fail"
-	stateConfirm     = "confirm"
-	stateConfirmFail = "confirm_fail"
-	stateConfirmNo   = "confirm_no"
-	stateSaved       = "saved"
+	statePending      = "pending"
+	stateApply        = "apply"
+	stateSave         = "save"
+	stateApplied      = "applied"
+	stateAppliedSaved = "applied_and_saved"
+	stateAYSFail      = "ays_fail"
+	stateIgnoreFail   = "ignore_fail"
+	stateInvalid      = "invalid"
+	stateConfirm      = "confirm"
+	stateConfirmFail  = "confirm_fail"
+	stateSuperseded   = "superseded" // no longer the applied one (the simulator's word)
 )
 
 func unescape(s string) (string, error) { return url.PathUnescape(s) }
@@ -197,6 +197,9 @@ func (s *Server) serveRevision(w http.ResponseWriter, r *http.Request, rest []st
 		return
 	}
 	rv := s.revs[rest[0]]
+	if rest[0] == "applied" {
+		rv = s.appliedRevision()
+	}
 	if rv == nil {
 		problem(w, http.StatusNotFound, fmt.Sprintf("revision %q does not exist", rest[0]))
 		return
@@ -205,7 +208,7 @@ func (s *Server) serveRevision(w http.ResponseWriter, r *http.Request, rest []st
 	case http.MethodGet:
 		reply(w, s.revisionView(rv))
 	case http.MethodDelete:
-		if rv.state != statePending && rv.state != stateAYSFail && rv.state != stateApplyFail {
+		if rv.state != statePending && rv.state != stateAYSFail && rv.state != stateIgnoreFail && rv.state != stateInvalid {
 			problem(w, http.StatusBadRequest, fmt.Sprintf("revision %s is %s and cannot be deleted", rv.id, rv.state))
 			return
 		}
@@ -224,13 +227,19 @@ func (s *Server) serveRevision(w http.ResponseWriter, r *http.Request, rest []st
 	}
 }
 
-var confirmTime = regexp.MustCompile(`^([0-9]+)([smh]?)$`)
-
-// transition is a PATCH of a revision's state: apply, save, confirm_yes,
-// confirm_no. Called with s.mu held.
+// transition is a PATCH of a revision's state (s.mu held):
+//
+//   - {"state": "apply", "auto-prompt": {"ays": "ays_yes"}} applies a
+//     pending revision; with "state-controls": {"confirm": SECONDS} (and
+//     "auto-prompt" "confirm": "confirm_yes") it waits in state "confirm"
+//     for the same apply body again, and rolls back when the time runs out;
+//   - {"state": "save", …} on the applied revision (the id "applied")
+//     saves it.
+//
+// The bodies are those of a public NVUE REST client (docs/nvue.md).
 func (s *Server) transition(w http.ResponseWriter, rv *revision, req map[string]any) {
 	for k := range req {
-		if k != "state" && k != "auto-prompt" && k != "confirm" {
+		if k != "state" && k != "auto-prompt" && k != "state-controls" {
 			problem(w, http.StatusBadRequest, fmt.Sprintf("Additional properties are not allowed ('%s' was unexpected)", k))
 			return
 		}
@@ -253,6 +262,7 @@ func (s *Server) transition(w http.ResponseWriter, rv *revision, req map[string]
 			case k == "ays" && (sv == "ays_yes" || sv == "ays_no"):
 				ays = sv
 			case k == "ignore_fail" && (sv == "ignore_fail_yes" || sv == "ignore_fail_no"):
+			case k == "confirm" && (sv == "confirm_yes" || sv == "confirm_no"):
 			default:
 				problem(w, http.StatusBadRequest, fmt.Sprintf("auto-prompt: %q: %s is not valid", k, compact(v)))
 				return
@@ -260,23 +270,32 @@ func (s *Server) transition(w http.ResponseWriter, rv *revision, req map[string]
 		}
 	}
 	var confirm time.Duration
-	if c, present := req["confirm"]; present {
-		cs, _ := c.(string)
-		m := confirmTime.FindStringSubmatch(cs)
-		if m == nil || state != stateApply {
-			problem(w, http.StatusBadRequest, fmt.Sprintf("confirm: %s is not a time such as \"300s\" (with state apply)", compact(c)))
+	if sc, present := req["state-controls"]; present {
+		m, ok := sc.(map[string]any)
+		if !ok {
+			problem(w, http.StatusBadRequest, "'state-controls' is not of type 'object'")
 			return
 		}
-		n, _ := strconv.Atoi(m[1])
-		unit := map[string]time.Duration{"s": time.Second, "m": time.Minute, "h": time.Hour, "": time.Minute}[m[2]]
-		confirm = time.Duration(n) * unit
-		if confirm <= 0 {
-			problem(w, http.StatusBadRequest, "confirm: the time must be positive")
-			return
+		for k, v := range m {
+			n, isInt := v.(int64)
+			if k != "confirm" || !isInt || n <= 0 || state != stateApply {
+				problem(w, http.StatusBadRequest, fmt.Sprintf("state-controls: %q: %s is not valid (confirm: a number of seconds, with state apply)", k, compact(v)))
+				return
+			}
+			confirm = time.Duration(n) * time.Second
 		}
 	}
-	switch state {
-	case stateApply:
+	switch {
+	case state == stateApply && rv.state == stateConfirm:
+		// The apply body again confirms a revision that waits for it.
+		if ays != "ays_yes" {
+			problem(w, http.StatusBadRequest, fmt.Sprintf("revision %s waits for its confirmation: apply it again with auto-prompt ays_yes", rv.id))
+			return
+		}
+		rv.timer.Stop()
+		s.settle(rv)
+		reply(w, s.revisionView(rv))
+	case state == stateApply:
 		if rv.state != statePending {
 			problem(w, http.StatusBadRequest, fmt.Sprintf("revision %s is %s, not pending", rv.id, rv.state))
 			return
@@ -288,32 +307,31 @@ func (s *Server) transition(w http.ResponseWriter, rv *revision, req map[string]
 			}
 		}
 		s.apply(w, rv, ays, confirm)
-	case "confirm_yes", stateConfirmNo:
-		if rv.state != stateConfirm {
-			problem(w, http.StatusBadRequest, fmt.Sprintf("revision %s is %s, not waiting for a confirmation", rv.id, rv.state))
-			return
-		}
-		rv.timer.Stop()
-		if state == stateConfirmNo {
-			s.rollback(rv, stateConfirmNo)
-		} else {
-			rv.state = stateApplied
-			if rv.save {
-				s.startup = cloneTree(s.applied)
-			}
-		}
-		reply(w, s.revisionView(rv))
-	case "save":
-		if rv.state != stateApplied && rv.state != stateSaved {
-			problem(w, http.StatusBadRequest, fmt.Sprintf("revision %s is %s; only an applied revision is saved", rv.id, rv.state))
+	case state == stateSave:
+		if rv.state != stateApplied && rv.state != stateAppliedSaved {
+			problem(w, http.StatusBadRequest, fmt.Sprintf("revision %s is %s; only the applied revision is saved", rv.id, rv.state))
 			return
 		}
 		s.startup = cloneTree(s.applied)
-		rv.state = stateSaved
+		rv.state = stateAppliedSaved
 		reply(w, s.revisionView(rv))
 	default:
-		problem(w, http.StatusBadRequest, fmt.Sprintf("state: %q is not one of apply, save, confirm_yes, confirm_no", state))
+		problem(w, http.StatusBadRequest, fmt.Sprintf("state: %q is not one of apply, save", state))
 	}
+}
+
+// settle makes rv the applied revision, saved when the release saves on
+// apply (s.mu held).
+func (s *Server) settle(rv *revision) {
+	rv.state = stateApplied
+	if rv.save {
+		s.startup = cloneTree(s.applied)
+		rv.state = stateAppliedSaved
+	}
+	if s.last != nil && s.last != rv && (s.last.state == stateApplied || s.last.state == stateAppliedSaved) {
+		s.last.state = stateSuperseded
+	}
+	s.last = rv
 }
 
 // apply applies rv (s.mu held). The answer says "apply"; the outcome is
@@ -328,14 +346,14 @@ func (s *Server) apply(w http.ResponseWriter, rv *revision, ays string, confirm 
 	}
 	if msg := s.failNext; msg != "" {
 		s.failNext = ""
-		rv.state = stateApplyFail
+		rv.state = stateIgnoreFail
 		rv.issue = map[string]any{"0": map[string]any{"code": "apply_fail", "message": msg, "severity": "error"}}
 		reply(w, map[string]any{"state": stateApply, "transition": map[string]any{"issue": map[string]any{}, "progress": ""}})
 		return
 	}
 	next := s.view(rv)
 	if err := validate(next, s.opt); err != nil {
-		rv.state = stateApplyFail
+		rv.state = stateInvalid
 		rv.issue = map[string]any{"0": map[string]any{"code": "invalid", "message": err.Error(), "severity": "error"}}
 		reply(w, map[string]any{"state": stateApply, "transition": map[string]any{"issue": map[string]any{}, "progress": ""}})
 		return
@@ -349,14 +367,11 @@ func (s *Server) apply(w http.ResponseWriter, rv *revision, ays string, confirm 
 			s.mu.Lock()
 			defer s.mu.Unlock()
 			if rv.state == stateConfirm && !s.closed {
-				s.rollback(rv, stateConfirmFail)
+				s.rollback(rv)
 			}
 		})
 	} else {
-		rv.state = stateApplied
-		if rv.save {
-			s.startup = cloneTree(s.applied)
-		}
+		s.settle(rv)
 	}
 	if s.cutOff > 0 {
 		s.deaf = time.Now().Add(s.cutOff)
@@ -368,12 +383,20 @@ func (s *Server) apply(w http.ResponseWriter, rv *revision, ays string, confirm 
 }
 
 // rollback restores the configuration before rv (s.mu held).
-func (s *Server) rollback(rv *revision, state string) {
+func (s *Server) rollback(rv *revision) {
 	s.applied = rv.prev
-	rv.state = state
-	if state == stateConfirmFail {
-		rv.issue = map[string]any{"0": map[string]any{"code": "confirm_timeout", "message": "The apply was not confirmed in time; the configuration was rolled back", "severity": "error"}}
+	rv.state = stateConfirmFail
+	rv.issue = map[string]any{"0": map[string]any{"code": "confirm_timeout", "message": "The apply was not confirmed in time; the configuration was rolled back", "severity": "error"}}
+}
+
+// appliedRevision is the revision the id "applied" names: the last one
+// applied, or one standing for the configuration the switch started with
+// (s.mu held).
+func (s *Server) appliedRevision() *revision {
+	if s.last == nil {
+		s.last = &revision{id: "applied", state: stateAppliedSaved}
 	}
+	return s.last
 }
 
 // view is the configuration rv would apply: the applied one with rv's

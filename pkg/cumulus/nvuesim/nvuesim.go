@@ -20,14 +20,16 @@
 //     {"ays": "ays_yes"}} applies it; without the auto-prompt the apply ends
 //     in state "ays_fail" with the issue "client_timeout" ("Timeout while
 //     waiting for client response"), as the Cumulus Linux 4.4 NVUE page
-//     shows; with "confirm" ("300s", as `nv config apply --confirm 300s`)
-//     it waits in state "confirm" for {"state": "confirm_yes"} and rolls
-//     back by itself when the time runs out (`nv config apply --confirm`:
-//     "If you do not confirm within ten minutes, the configuration rolls
-//     back automatically", NVUE reference "Config Commands");
-//   - {"state": "save"} saves; from Cumulus Linux 5.9 an apply saves by
-//     itself ("In Cumulus Linux 5.9 and later, auto save is on by
-//     default", NVUE reference "Config Commands");
+//     shows. With "state-controls": {"confirm": SECONDS} it waits in state
+//     "confirm" until the same apply body comes again, and rolls back by
+//     itself when the time runs out (`nv config apply --confirm`: "If you
+//     do not confirm within ten minutes, the configuration rolls back
+//     automatically", NVUE reference "Config Commands"; the REST bodies are
+//     those of a public NVUE client, docs/nvue.md);
+//   - an applied revision is "applied", or "applied_and_saved" from Cumulus
+//     Linux 5.9, whose apply saves ("In Cumulus Linux 5.9 and later, auto
+//     save is on by default", NVUE reference "Config Commands"); before,
+//     {"state": "save"} on the revision "applied" saves it;
 //   - GET /nvue_v1/<path>?rev=applied (or startup, or a revision id) reads
 //     the configuration, GET without rev the operational state: `nv show
 //     qos roce` (mode, PFC priority, ECN thresholds and enabled traffic
@@ -100,6 +102,7 @@ type Server struct {
 	applied  Tree
 	startup  Tree
 	revs     map[string]*revision
+	last     *revision // the applied revision
 	order    []string
 	seq      int
 	requests []Request
@@ -254,7 +257,7 @@ func (s *Server) Revisions() []string {
 }
 
 // FailApply makes the next apply fail with message: the revision ends in
-// state "apply_fail" with that issue and the applied configuration stays
+// state "ignore_fail" with that issue and the applied configuration stays
 // as it was (the switch applies a revision whole or not at all).
 func (s *Server) FailApply(message string) {
 	s.mu.Lock()

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -118,7 +119,9 @@ func TestMalformedBodies(t *testing.T) {
 		{"/nvue_v1/qos/roce", `{"mode": "lossless"}`, "needs ?rev="},
 		{"/nvue_v1/revision/" + esc, `{"state": "apply", "auto-prompt": {"ays": "yes"}}`, "auto-prompt"},
 		{"/nvue_v1/revision/" + esc, `{"state": "aply"}`, "not one of"},
-		{"/nvue_v1/revision/" + esc, `{"state": "apply", "confirm": "ten"}`, "confirm"},
+		{"/nvue_v1/revision/" + esc, `{"state": "apply", "state-controls": {"confirm": "ten"}}`, "state-controls"},
+		{"/nvue_v1/revision/" + esc, `{"state": "apply", "state-controls": {"confirm": 0}}`, "state-controls"},
+		{"/nvue_v1/revision/" + esc, `{"state": "apply", "auto-prompt": {"confirm": "yes"}}`, "auto-prompt"},
 		{"/nvue_v1/revision/" + esc, `{"state": "apply", "force": true}`, "'force' was unexpected"},
 	} {
 		code, v := a.do("PATCH", c.path, c.body)
@@ -167,26 +170,34 @@ func TestApplyPrompts(t *testing.T) {
 	if len(a.s.Startup()) != 0 {
 		t.Errorf("5.8 saved on apply: %v", a.s.Startup())
 	}
-	a.do("PATCH", "/nvue_v1/revision/"+esc, `{"state": "save", "auto-prompt": {"ays": "ays_yes"}}`)
-	if st := a.state(esc); st != "saved" || len(a.s.Startup()) == 0 {
+	if st := a.state("applied"); st != "applied" {
+		t.Errorf("the applied revision before save: %s", st)
+	}
+	a.do("PATCH", "/nvue_v1/revision/applied", `{"state": "save", "auto-prompt": {"ays": "ays_yes"}}`)
+	if st := a.state(esc); st != "applied_and_saved" || len(a.s.Startup()) == 0 {
 		t.Errorf("save: %s %v", st, a.s.Startup())
 	}
 }
 
 func TestConfirmAndRollback(t *testing.T) {
 	a := newAPI(t, Options{Applied: Tree{"system": Tree{"hostname": "before"}}})
-	apply := func(hostname, confirm string) (string, string) {
+	const confirmed = `{"state": "apply", "auto-prompt": {"ays": "ays_yes"}}`
+	hostname := func() any { return a.s.Applied()["system"].(map[string]any)["hostname"] }
+	apply := func(name string, seconds int) string {
 		id, esc := a.revision()
-		a.do("PATCH", "/nvue_v1/system?rev="+url.QueryEscape(id), `{"hostname": "`+hostname+`"}`)
-		code, v := a.do("PATCH", "/nvue_v1/revision/"+esc, `{"state": "apply", "auto-prompt": {"ays": "ays_yes"}, "confirm": "`+confirm+`"}`)
-		if code != 200 {
+		a.do("PATCH", "/nvue_v1/system?rev="+url.QueryEscape(id), `{"hostname": "`+name+`"}`)
+		body := fmt.Sprintf(`{"state": "apply", "auto-prompt": {"ays": "ays_yes", "confirm": "confirm_yes"}, "state-controls": {"confirm": %d}}`, seconds)
+		if code, v := a.do("PATCH", "/nvue_v1/revision/"+esc, body); code != 200 {
 			t.Fatalf("apply: %d %v", code, v)
 		}
-		return id, esc
+		return esc
 	}
-	_, esc := apply("confirmed", "60s")
-	if st := a.state(esc); st != "confirm" || a.s.Applied()["system"].(map[string]any)["hostname"] != "confirmed" {
-		t.Fatalf("waiting for confirm: %s %v", st, a.s.Applied())
+	if st := a.state("applied"); st != "applied_and_saved" {
+		t.Errorf("the configuration the switch starts with: %s", st)
+	}
+	esc := apply("confirmed", 60)
+	if st := a.state(esc); st != "confirm" || hostname() != "confirmed" {
+		t.Fatalf("waiting for confirm: %s %v", st, hostname())
 	}
 	if a.s.Startup()["system"].(map[string]any)["hostname"] != "before" {
 		t.Error("saved before the confirmation")
@@ -194,24 +205,23 @@ func TestConfirmAndRollback(t *testing.T) {
 	// A second apply waits for the first confirmation.
 	id2, esc2 := a.revision()
 	a.do("PATCH", "/nvue_v1/system?rev="+url.QueryEscape(id2), `{"hostname": "x"}`)
-	if code, _ := a.do("PATCH", "/nvue_v1/revision/"+esc2, `{"state": "apply", "auto-prompt": {"ays": "ays_yes"}}`); code != 409 {
+	if code, _ := a.do("PATCH", "/nvue_v1/revision/"+esc2, confirmed); code != 409 {
 		t.Errorf("apply during a confirm window: %d", code)
 	}
-	a.do("PATCH", "/nvue_v1/revision/"+esc, `{"state": "confirm_yes"}`)
-	if st := a.state(esc); st != "applied" || a.s.Startup()["system"].(map[string]any)["hostname"] != "confirmed" {
-		t.Errorf("after confirm_yes: %s, startup %v", st, a.s.Startup())
+	// The apply body again confirms it; 5.9 saves then.
+	a.do("PATCH", "/nvue_v1/revision/"+esc, confirmed)
+	if st := a.state(esc); st != "applied_and_saved" || a.s.Startup()["system"].(map[string]any)["hostname"] != "confirmed" {
+		t.Errorf("after the confirmation: %s, startup %v", st, a.s.Startup())
 	}
 	a.do("DELETE", "/nvue_v1/revision/"+esc2, "")
 
-	_, esc = apply("rolled-back", "1s")
+	esc = apply("rolled-back", 1)
 	time.Sleep(1500 * time.Millisecond)
-	if st := a.state(esc); st != "confirm_fail" || a.s.Applied()["system"].(map[string]any)["hostname"] != "confirmed" {
-		t.Errorf("after the confirm timeout: %s %v", st, a.s.Applied())
+	if st := a.state(esc); st != "confirm_fail" || hostname() != "confirmed" {
+		t.Errorf("after the confirm timeout: %s %v", st, hostname())
 	}
-	_, esc = apply("refused", "60s")
-	a.do("PATCH", "/nvue_v1/revision/"+esc, `{"state": "confirm_no"}`)
-	if st := a.state(esc); st != "confirm_no" || a.s.Applied()["system"].(map[string]any)["hostname"] != "confirmed" {
-		t.Errorf("after confirm_no: %s %v", st, a.s.Applied())
+	if code, _ := a.do("PATCH", "/nvue_v1/revision/"+esc, confirmed); code != 400 {
+		t.Errorf("confirming a rolled-back revision: %d", code)
 	}
 }
 
@@ -244,7 +254,7 @@ func TestOperationalViews(t *testing.T) {
 	id, esc := a.revision()
 	a.do("PATCH", "/nvue_v1/interface/swp9?rev="+url.QueryEscape(id), `{"type": "swp"}`)
 	a.do("PATCH", "/nvue_v1/revision/"+esc, `{"state": "apply", "auto-prompt": {"ays": "ays_yes"}}`)
-	if st := a.state(esc); st != "apply_fail" {
+	if st := a.state(esc); st != "invalid" {
 		t.Errorf("swp9 on a 4-port switch: %s", st)
 	}
 }
