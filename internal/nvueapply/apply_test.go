@@ -290,7 +290,7 @@ func TestInterruptedApplyRollsBack(t *testing.T) {
 		t.Errorf("an unconfirmed apply was saved:\n%s", diff)
 	}
 	// Once the switch answers again, a new run applies the plan.
-	time.Sleep(time.Until(deadline.Add(-3 * time.Second)))
+	time.Sleep(time.Until(deadline.Add(-2500 * time.Millisecond))) // the 2 s cut-off is over
 	r.o.ConfirmTimeout = time.Minute
 	if _, err := r.run(t, inv); err != nil {
 		t.Fatalf("run after the rollback: %v", err)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/rdggen/rdggen/pkg/cumulus"
+	"github.com/rdggen/rdggen/pkg/cumulus/nvuesim"
 )
 
 // BenchmarkReconcile plans the reference cluster's switch against an
@@ -28,5 +29,26 @@ func BenchmarkReconcile(b *testing.B) {
 		if p := Reconcile(inv, sw, intent, applied); !p.Empty() {
 			b.Fatal(p.Changes[0])
 		}
+	}
+}
+
+// BenchmarkNoOpRun is a second apply of the reference cluster's Cumulus
+// switch over TLS against the simulator: the reads and the plan, no PATCH.
+func BenchmarkNoOpRun(b *testing.B) {
+	r := newRig(b, nvuesim.Options{})
+	inv := loadInv(b, "cumulus", r.sim.Addr)
+	if _, err := r.run(b, inv); err != nil {
+		b.Fatal(err)
+	}
+	r.sim.ResetRequests()
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := r.run(b, inv)
+		if err != nil || !res.Plan.Empty() {
+			b.Fatal(err, res.Plan.Changes)
+		}
+	}
+	if n := configPatches(r.sim); n != 0 {
+		b.Fatalf("%d PATCH", n)
 	}
 }
