@@ -23,8 +23,12 @@ func Picture(inv *inventory.Inventory) artifact.File {
 	fmt.Fprintf(&b, "containers: pool %s, /%d per host, MTU %d, Horovod network %s\n",
 		inv.Docker.Pool, inv.Docker.Prefix, inv.Docker.MTU, inv.Horovod.Network)
 	if sw := inv.GatewaySwitch(); sw != nil {
-		fmt.Fprintf(&b, "routing: the switch %s routes the pool (gateway %s on interface vlan %d); each host has one route, %s via %s\n",
-			sw.Name, inv.GatewayPrefix(), onyx.DataVLAN, inv.Docker.Pool, inv.Docker.Gateway)
+		iface := fmt.Sprintf("vlan %d", onyx.DataVLAN)
+		if sw.IsCumulus() {
+			iface = cumulus.SVI
+		}
+		fmt.Fprintf(&b, "routing: the switch %s routes the pool (gateway %s on interface %s); each host has one route, %s via %s\n",
+			sw.Name, inv.GatewayPrefix(), iface, inv.Docker.Pool, inv.Docker.Gateway)
 	}
 	fmt.Fprintf(&b, "MTU per hop: switch ports %s, ESXi vSwitch of the PF %d, VM data interface %d, docker0 %d (bytes)\n",
 		switchPortMTU(inv), inv.DataMTU(), inv.DataMTU(), inv.Docker.MTU)

@@ -3,6 +3,7 @@ package cumulus
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
@@ -281,4 +282,61 @@ func BenchmarkArtifacts(b *testing.B) {
 	for b.Loop() {
 		_ = Artifacts(inv)
 	}
+}
+
+// routedYAML is a Cumulus gateway switch (docker.routing: switch) with n
+// hosts, 8 VMs per ESXi host sharing its port (n ≤ 512 on an SN4600C's 64
+// ports).
+func routedYAML(n int) []byte {
+	var b strings.Builder
+	b.WriteString(`name: scale
+switches: [{name: leaf1, model: SN4600C, cumulus: 5.9.1}]
+docker: {pool: 10.0.0.0/8, prefix: 24, routing: switch}
+defaults:
+  os: ubuntu-20.04
+  data_interface: ens224
+  gpus: [{model: V100-PCIE-16GB, memory_gb: 16}]
+  nic: {model: ConnectX-5, pf: vmnic4, vfs: 8}
+hosts:
+`)
+	for i := range n {
+		off := i + 1
+		fmt.Fprintf(&b, "  - {name: h%d, esxi: esx%d, data: {address: 100.64.%d.%d/21, port: swp%d}}\n", i+1, i/8+1, off>>8, off&255, i/8+1)
+	}
+	return []byte(b.String())
+}
+
+func TestRoutedAtScale(t *testing.T) {
+	inv, err := inventory.Load("scale.yaml", routedYAML(512))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := Intent(inv, inv.Switches[0])
+	if n := len(in["vrf"].(Tree)["default"].(Tree)["router"].(Tree)["static"].(Tree)); n != 512 {
+		t.Errorf("%d routes, want 512", n)
+	}
+	if n := len(in["interface"].(Tree)); n != 65 { // swp1-64 and vlan1
+		t.Errorf("%d interfaces, want 65", n)
+	}
+	if !strings.Contains(string(Commands(inv, inv.Switches[0])), "nv set interface swp1-64 link mtu 9216\n") {
+		t.Error("the 64 data ports are not one range")
+	}
+}
+
+// BenchmarkRoutedGateway512 is the largest gateway switch an SN4600C can
+// be: 512 hosts (64 ESXi hosts of 8 VMs), 512 static routes.
+func BenchmarkRoutedGateway512(b *testing.B) {
+	inv, err := inventory.Load("scale.yaml", routedYAML(512))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	var n int
+	for b.Loop() {
+		n = 0
+		for _, f := range Artifacts(inv) {
+			n += len(f.Data)
+		}
+	}
+	b.ReportMetric(float64(n), "bytes/switch")
 }

@@ -21,7 +21,8 @@ type Inventory struct {
 	Name string
 	// RoCE holds the lossless RoCE (DSCP-based QoS) parameters, defaults filled in.
 	RoCE RoCE
-	// Switches are the ONYX switches the data ports connect to.
+	// Switches are the switches the data ports connect to, on ONYX or
+	// Cumulus Linux (Switch.OS).
 	Switches []Switch
 	// VCenter is the vSphere SDK URL from the file ("" when unset); GOVC_URL
 	// overrides it at apply time.
