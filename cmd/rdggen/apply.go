@@ -185,7 +185,7 @@ func usesSSH(targets []*applyTarget, inv *inventory.Inventory) bool {
 			return true
 		case "switch":
 			for _, sw := range inv.Switches {
-				if sw.Mgmt != "" && !sw.IsCumulus() {
+				if sw.Mgmt != "" && !sw.IsCumulus() { // Cumulus: HTTPS, not SSH
 					return true
 				}
 			}

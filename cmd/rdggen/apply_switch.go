@@ -13,15 +13,18 @@ import (
 	"github.com/rdggen/rdggen/pkg/readiness"
 )
 
-// Environment variables of the switch target (never printed).
+// Environment variables of the switch target (never printed): the ONYX
+// SSH login, and the Cumulus Linux NVUE API login.
 const (
 	envSwitchUser     = "RDGGEN_SWITCH_USER"
 	envSwitchPassword = "RDGGEN_SWITCH_PASSWORD"
+	envNVUEUser       = "RDGGEN_NVUE_USER"
+	envNVUEPassword   = "RDGGEN_NVUE_PASSWORD"
 )
 
-// switchTarget is `rdggen apply --target switch`: bring every ONYX switch
-// to the lossless RoCE config over SSH, sending only what differs
-// (apply.Switches).
+// switchTarget is `rdggen apply --target switch`: bring every switch to
+// the lossless RoCE config, sending only what differs (apply.Switches):
+// ONYX over SSH, Cumulus Linux through the NVUE REST API.
 func switchTarget() *applyTarget {
 	var (
 		fs        *pflag.FlagSet
@@ -30,6 +33,7 @@ func switchTarget() *applyTarget {
 		timeout   time.Duration
 		port      int
 		batch     int
+		nvue      apply.NVUE
 	)
 	// options are the switch target's settings for apply and check.
 	options := func(env *applyEnv, tr *targetRun) apply.SwitchOptions {
@@ -39,8 +43,16 @@ func switchTarget() *applyTarget {
 				u = v
 			}
 		}
+		n := nvue
+		if fs != nil && !fs.Changed("nvue-user") {
+			if v := env.Getenv(envNVUEUser); v != "" {
+				n.User = v
+			}
+		}
+		n.Password, n.PasswordVar = env.Getenv(envNVUEPassword), envNVUEPassword
 		return apply.SwitchOptions{
 			Common: tr.common(env),
+			NVUE:   n,
 			SSH: apply.SSH{User: u, Password: env.Getenv(envSwitchPassword), PasswordVar: envSwitchPassword, Agent: true,
 				Identities: env.Identities, KnownHosts: env.KnownHosts, Port: port, Timeout: env.SSHTimeout, TimeoutFlag: "--ssh-timeout"},
 			BackupDir:          backupDir,
@@ -52,39 +64,62 @@ func switchTarget() *applyTarget {
 	return &applyTarget{
 		switchOptions: func(env *applyEnv) apply.SwitchOptions { return options(env, &targetRun{}) },
 		name:          "switch",
-		help:          "ONYX switches over SSH (" + envSwitchUser + ", " + envSwitchPassword + "): lossless RoCE config, only what differs",
+		help: "ONYX switches over SSH (" + envSwitchUser + ", " + envSwitchPassword + "), Cumulus Linux switches through the NVUE REST API (" +
+			envNVUEUser + ", " + envNVUEPassword + "): lossless RoCE config, only what differs",
 		flags: func(f *pflag.FlagSet) {
 			fs = f
 			f.StringVar(&user, "switch-user", "admin", "SSH `USER` on the switches (env "+envSwitchUser+")")
 			f.IntVar(&port, "switch-ssh-port", 22, "SSH `PORT` of the switches' mgmt addresses")
 			f.StringVar(&backupDir, "backup-dir", "rdg-backup", "`DIR` for each switch's running-config, saved before any change (mode 0600)")
 			f.DurationVar(&timeout, "switch-timeout", 60*time.Second, "timeout per switch CLI command (> 0)")
+			f.StringVar(&nvue.User, "nvue-user", "cumulus", "NVUE API `USER` on the Cumulus switches (env "+envNVUEUser+"; password from "+envNVUEPassword+")")
+			f.IntVar(&nvue.Port, "nvue-port", 8765, "NVUE API HTTPS `PORT` of the Cumulus switches' mgmt addresses")
+			f.StringVar(&nvue.CAFile, "nvue-ca", "", "PEM `FILE` of the CA (or self-signed certificate) of the Cumulus switches' NVUE API (default: the system's roots)")
+			f.StringVar(&nvue.Fingerprint, "nvue-fingerprint", "", "pin the Cumulus switches' NVUE API certificate instead: its `SHA256` in hex (openssl x509 -noout -fingerprint -sha256)")
+			f.DurationVar(&nvue.RequestTimeout, "nvue-timeout", 30*time.Second, "timeout per NVUE API request (> 0)")
+			f.DurationVar(&nvue.ConfirmTimeout, "nvue-confirm-timeout", 300*time.Second, "a Cumulus switch rolls an apply back by itself unless rdggen confirms it within this time (>= 1s)")
 			f.IntVar(&batch, "switch-batch", 256, "most static routes pasted in one write (`N` ≥ 1; 1: every command on its own)")
 		},
 		check: func() error {
-			var bad error
-			if batch < 1 {
-				bad = fmt.Errorf("--switch-batch %d: must be at least 1", batch)
+			errs := []error{positive("--switch-timeout", timeout), validPort("--switch-ssh-port", port),
+				positive("--nvue-timeout", nvue.RequestTimeout), validPort("--nvue-port", nvue.Port)}
+			if nvue.ConfirmTimeout < time.Second {
+				errs = append(errs, errors.New("--nvue-confirm-timeout must be at least 1s"))
 			}
-			return errors.Join(positive("--switch-timeout", timeout), validPort("--switch-ssh-port", port), bad)
+			if batch < 1 {
+				errs = append(errs, fmt.Errorf("--switch-batch %d: must be at least 1", batch))
+			}
+			if nvue.CAFile != "" && nvue.Fingerprint != "" {
+				errs = append(errs, errors.New("--nvue-ca and --nvue-fingerprint exclude each other: verify the switches' certificate one way"))
+			}
+			return errors.Join(errs...)
 		},
 		prepare: func(env *applyEnv) error {
-			var mgmt []string
+			var mgmt, cum []string
 			for _, sw := range env.Inv.Switches {
-				if sw.Mgmt != "" && !sw.IsCumulus() { // SSH is ONYX's; a Cumulus switch gets the engine's clear error
+				switch {
+				case sw.Mgmt == "":
+				case sw.IsCumulus():
+					cum = append(cum, sw.Name)
+				default:
 					mgmt = append(mgmt, sw.Name)
 				}
 			}
-			if len(mgmt) == 0 {
-				return nil // nothing to log in to
+			var errs []error
+			if len(cum) > 0 && env.Getenv(envNVUEPassword) == "" {
+				errs = append(errs, fmt.Errorf("the NVUE API of the Cumulus switches (%s) needs a password: set %s (the user is --nvue-user or %s)",
+					strings.Join(cum, ", "), envNVUEPassword, envNVUEUser))
 			}
-			return sshCredentials(env, "the switches ("+strings.Join(mgmt, ", ")+")", envSwitchPassword)
+			if len(mgmt) > 0 {
+				errs = append(errs, sshCredentials(env, "the switches ("+strings.Join(mgmt, ", ")+")", envSwitchPassword))
+			}
+			return errors.Join(errs...)
 		},
 		run: func(ctx context.Context, env *applyEnv, tr *targetRun) error {
 			res, err := apply.Switches(ctx, env.Inv, options(env, tr))
 			return tr.result(res, err)
 		},
-		applyOnly: []string{"backup-dir", "switch-batch"},
+		applyOnly: []string{"backup-dir", "switch-batch", "nvue-confirm-timeout"},
 		inspect: func(ctx context.Context, env *applyEnv, tr *targetRun) ([]readiness.Result, error) {
 			return apply.CheckSwitches(ctx, env.Inv, options(env, tr))
 		},

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,9 +10,8 @@ import (
 )
 
 // A Cumulus inventory generates NVUE files, and apply --target switch on it
-// asks for no SSH credentials (SSH is ONYX's) and stops with the engine's
-// clear error instead of sending ONYX commands; nothing listens at its mgmt
-// address, so a connection attempt would also fail, but differently.
+// asks for no SSH credentials (SSH is ONYX's) but for the NVUE password,
+// then goes to the NVUE engine (nothing listens at its mgmt address here).
 func TestCumulusGenerateAndApplyRefused(t *testing.T) {
 	src, err := os.ReadFile("../../testdata/golden/cumulus/inventory.yaml")
 	if err != nil {
@@ -34,8 +35,17 @@ func TestCumulusGenerateAndApplyRefused(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(out, "switch/swx-mld-1-2.cfg")); err == nil {
 		t.Error("an ONYX .cfg for a Cumulus switch")
 	}
+	// Without the NVUE password nothing is contacted.
 	code, stdout, stderr := rdggen(t, "apply", "-f", file, "--target", "switch", "--dry-run", "--known-hosts", filepath.Join(dir, "none"))
-	if code != 3 || !strings.Contains(stdout, "swx-mld-1-2: cannot plan: switch swx-mld-1-2 runs Cumulus Linux 5.9.1: apply and check of a Cumulus Linux switch are not yet supported here") {
-		t.Errorf("apply: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	if code != exitUsage || !strings.Contains(stderr, "needs a password: set RDGGEN_NVUE_PASSWORD") || !strings.Contains(stderr, "nothing was contacted") {
+		t.Errorf("apply without the password: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	// With it, the NVUE engine connects (nothing listens there) and never
+	// asks for SSH's known_hosts.
+	var sout, errb bytes.Buffer
+	code = run(context.Background(), []string{"apply", "-f", file, "--target", "switch", "--dry-run", "--known-hosts", filepath.Join(dir, "none")},
+		&sout, &errb, func(k string) string { return map[string]string{envNVUEPassword: "pw"}[k] })
+	if code != 3 || !strings.Contains(sout.String(), "swx-mld-1-2: cannot plan: reading the applied configuration: Get \"https://127.0.0.1:1/nvue_v1/?filled=false&rev=applied\"") {
+		t.Errorf("apply: exit %d\nstdout:\n%s\nstderr:\n%s", code, sout.String(), errb.String())
 	}
 }

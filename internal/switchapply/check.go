@@ -90,12 +90,13 @@ func Check(ctx context.Context, inv *inventory.Inventory, o Options) ([]readines
 	if o.Parallel < 1 {
 		o.Parallel = 1
 	}
-	n := len(inv.Switches)
+	sws := o.switches(inv)
+	n := len(sws)
 	results := make([][]readiness.Result, n)
 	errs := make([]error, n)
 	o.Track.Phase(fmt.Sprintf("checking %d switch(es), read-only", n), n)
 	forEach(n, o.Parallel, func(i int) {
-		sw := inv.Switches[i]
+		sw := sws[i]
 		o.Track.Begin(sw.Name)
 		results[i], errs[i] = checkSwitch(ctx, inv, sw, o)
 		o.Track.End(sw.Name)

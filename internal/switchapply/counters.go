@@ -21,8 +21,9 @@ type PortCounters struct {
 
 // Counters reads the RoCE counters of every data port of the switches that
 // have a mgmt address, read-only (enable mode, as Check), o.Parallel
-// switches at a time. Switches without mgmt are skipped and named in
-// skipped; a switch that cannot be read makes err name it (the others'
+// switches at a time. Switches without mgmt, or that o.Select leaves out
+// (Cumulus Linux ones, whose counters this engine cannot read), are
+// skipped and named in skipped; a switch that cannot be read makes err name it (the others'
 // counters are still returned).
 func Counters(ctx context.Context, inv *inventory.Inventory, o Options) (counters []PortCounters, skipped []string, err error) {
 	if o.Parallel < 1 {
@@ -30,7 +31,7 @@ func Counters(ctx context.Context, inv *inventory.Inventory, o Options) (counter
 	}
 	var sws []inventory.Switch
 	for _, sw := range inv.Switches {
-		if sw.Mgmt == "" {
+		if sw.Mgmt == "" || o.Select != nil && !o.Select(sw) {
 			skipped = append(skipped, sw.Name)
 		} else {
 			sws = append(sws, sw)

@@ -81,6 +81,21 @@ type Options struct {
 	Gate applyplan.Gate
 	// Now is the clock for backup names; default time.Now.
 	Now func() time.Time
+	// Select, when set, picks the switches of the inventory this engine
+	// handles (pkg/apply gives it the ONYX ones and the Cumulus Linux ones
+	// to internal/nvueapply); nil handles all.
+	Select func(inventory.Switch) bool
+}
+
+// switches are the inventory's switches o selects, in inventory order.
+func (o Options) switches(inv *inventory.Inventory) []inventory.Switch {
+	var out []inventory.Switch
+	for _, sw := range inv.Switches {
+		if o.Select == nil || o.Select(sw) {
+			out = append(out, sw)
+		}
+	}
+	return out
 }
 
 // Result is what happened on one switch.
@@ -235,8 +250,9 @@ func (e *PushError) Unwrap() error { return e.Device }
 
 // ErrCumulus is the error of a Cumulus Linux switch given to this engine,
 // which configures ONYX over SSH: apply and check of Cumulus through the
-// NVUE REST API are another engine's.
-var ErrCumulus = errors.New("apply and check of a Cumulus Linux switch are not yet supported here (this engine configures ONYX over SSH)")
+// NVUE REST API are internal/nvueapply's (pkg/apply sends each switch to
+// its engine with Options.Select).
+var ErrCumulus = errors.New("this engine configures ONYX over SSH, not Cumulus Linux (NVUE)")
 
 // Run applies the inventory to every switch: first it connects to all
 // (Parallel at a time), reads and diffs, writes backups and prints every
@@ -256,12 +272,13 @@ func Run(ctx context.Context, inv *inventory.Inventory, o Options) ([]*Result, e
 	if o.BackupDir == "" {
 		o.BackupDir = "rdg-backup"
 	}
-	targets := make([]*target, len(inv.Switches))
+	sws := o.switches(inv)
+	targets := make([]*target, len(sws))
 	o.Track.Phase(fmt.Sprintf("reading the running-config of %d switch(es)", len(targets)), len(targets))
 	forEach(len(targets), o.Parallel, func(i int) {
-		o.Track.Begin(inv.Switches[i].Name)
-		targets[i] = prepare(ctx, inv, inv.Switches[i], o)
-		o.Track.End(inv.Switches[i].Name)
+		o.Track.Begin(sws[i].Name)
+		targets[i] = prepare(ctx, inv, sws[i], o)
+		o.Track.End(sws[i].Name)
 	})
 	var plan strings.Builder
 	var todo []int
@@ -343,7 +360,7 @@ func prepare(ctx context.Context, inv *inventory.Inventory, sw inventory.Switch,
 	if sw.IsCumulus() {
 		// This engine speaks ONYX's CLI over SSH; it never sends ONYX
 		// commands to a Cumulus switch.
-		t.res.Err = fmt.Errorf("switch %s runs %s: %w; its NVUE intent is in switch/%s.yaml and switch/%s.sh of `rdggen -o DIR`, to apply by hand", sw.Name, sw.Release(), ErrCumulus, sw.Name, sw.Name)
+		t.res.Err = fmt.Errorf("switch %s runs %s: %w: pkg/apply (rdggen apply and check) sends it to the NVUE engine, internal/nvueapply", sw.Name, sw.Release(), ErrCumulus)
 		return t
 	}
 	if sw.Mgmt == "" {

@@ -2,7 +2,8 @@
 // target of a cluster, it reads the state, plans, and pushes only the
 // difference, or checks readiness and changes nothing:
 //
-//   - the ONYX switches, over an SSH CLI session ([Switches], [CheckSwitches]);
+//   - the switches ([Switches], [CheckSwitches]): ONYX over an SSH CLI
+//     session, Cumulus Linux through the NVUE REST API over HTTPS;
 //   - the ESXi hosts and VMs, through vCenter's API ([ESXi], [CheckESXi]);
 //   - the VMs' Docker networking, routes, firewall and RoCE settings, over
 //     SSH ([Hosts], [CheckHosts]);

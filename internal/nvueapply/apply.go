@@ -1,0 +1,584 @@
+// Package nvueapply is `rdggen apply --target switch` and `rdggen check
+// --target switch` for Cumulus Linux switches, through the NVUE REST API
+// (HTTPS, port 8765, basic auth, the certificate verified against a CA
+// file or a pinned SHA-256). For each switch it reads the applied
+// configuration, diffs it with pkg/cumulus's intent on the parsed tree,
+// backs it up, and sends only the difference: one revision, one root
+// PATCH, an apply with the auto-prompt answered and (from Cumulus Linux
+// 5.0) a confirm timeout so that an apply that cuts rdggen off rolls back
+// by itself; then it re-reads and verifies, confirms, and saves where the
+// release does not save on apply (before 5.9). docs/nvue.md gives the
+// workflow with its sources.
+package nvueapply
+
+import (
+	"context"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rdggen/rdggen/internal/progress"
+	"github.com/rdggen/rdggen/pkg/applyplan"
+	"github.com/rdggen/rdggen/pkg/cumulus"
+	"github.com/rdggen/rdggen/pkg/inventory"
+)
+
+// IntentFunc is the configuration rdggen owns on one switch (pkg/cumulus's
+// Intent).
+type IntentFunc func(inv *inventory.Inventory, sw inventory.Switch) Tree
+
+// VersionFunc is the Cumulus Linux release the inventory states for a
+// switch (its `cumulus:` key).
+type VersionFunc func(sw inventory.Switch) inventory.Version
+
+// Options say how to reach the switches and what to do.
+type Options struct {
+	// Intent is the configuration rdggen owns on a switch; nil is
+	// cumulus.Intent. Version is the release a switch runs; nil is its
+	// inventory key (switches[].cumulus). Tests and other generators set
+	// them.
+	Intent  IntentFunc
+	Version VersionFunc
+	// User and Password are the NVUE login (basic auth); Password is never
+	// printed. PasswordVar names the variable it came from, for messages.
+	User, Password, PasswordVar string
+	// Port is used when a switch's mgmt address carries none; 0 is 8765.
+	Port int
+	// TLS says how certificates are verified (never skipped).
+	TLS TLS
+	// BackupDir receives <switch>-<UTC time>.json, the applied
+	// configuration read before any change (mode 0600); default "rdg-backup".
+	BackupDir string
+	// DryRun stops after the plan: nothing is sent, no backup written.
+	DryRun bool
+	// Parallel bounds how many switches are handled at once (≥ 1).
+	Parallel int
+	// RequestTimeout bounds each HTTP request (default 30 s).
+	RequestTimeout time.Duration
+	// ApplyTimeout bounds the wait for an apply or a save to finish
+	// (default 120 s); ConfirmTimeout is the rollback window asked for
+	// with the apply (default 300 s; the switch rolls back when rdggen has
+	// not confirmed by then).
+	ApplyTimeout, ConfirmTimeout time.Duration
+	// PollInterval is the wait between reads of a revision's state
+	// (default 500 ms).
+	PollInterval time.Duration
+	// Out receives the plan and per-switch results; nil discards them.
+	Out io.Writer
+	// Track hears the phases and the switches in flight; nil for none.
+	Track *progress.Tracker
+	// Gate is asked once after the plan, before the first backup or change.
+	Gate applyplan.Gate
+	// Now is the clock for backup names; default time.Now.
+	Now func() time.Time
+}
+
+func (o *Options) defaults() {
+	if o.Parallel < 1 {
+		o.Parallel = 1
+	}
+	if o.Out == nil {
+		o.Out = io.Discard
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.BackupDir == "" {
+		o.BackupDir = "rdg-backup"
+	}
+	if o.ApplyTimeout <= 0 {
+		o.ApplyTimeout = 120 * time.Second
+	}
+	if o.ConfirmTimeout <= 0 {
+		o.ConfirmTimeout = 300 * time.Second
+	}
+	if o.PollInterval <= 0 {
+		o.PollInterval = 500 * time.Millisecond
+	}
+	if o.User == "" {
+		o.User = "cumulus"
+	}
+	if o.Intent == nil {
+		o.Intent = cumulus.Intent
+	}
+	if o.Version == nil {
+		o.Version = func(sw inventory.Switch) inventory.Version { return sw.Cumulus }
+	}
+}
+
+// ConfirmSince is the first release whose apply takes a confirm timeout
+// (`nv config apply --confirm`, NVUE reference "Config Commands"; the page
+// dates the command, not the option, to 5.0.0: docs/nvue.md).
+var ConfirmSince = []int{5, 0}
+
+// Result is what happened on one switch.
+type Result struct {
+	// Switch is the switch name; Addr where rdggen connected (host:port).
+	Switch, Addr string
+	// Version is the release the inventory states.
+	Version string
+	// Plan is the difference found (empty: up to date).
+	Plan Plan
+	// Backup is the file holding the applied configuration read before
+	// any change ("" when nothing was to change, or on a dry run).
+	Backup string
+	// Revision is the NVUE revision rdggen made ("" when none).
+	Revision string
+	// Patches counts the configuration PATCH requests sent (0 or 1).
+	Patches int
+	// Applied, Confirmed and Saved say how far the push went;
+	// SavedExplicitly that rdggen saved (the release did not on apply).
+	Applied, Confirmed, Saved, SavedExplicitly bool
+	// Pushed reports whether the push started (a backup was attempted).
+	Pushed bool
+	// Interrupted: the run was cancelled during this switch's push.
+	Interrupted bool
+	// Err is why the switch failed (nil on success).
+	Err error
+	// Seconds is how long the push took.
+	Seconds float64
+}
+
+// Changed reports whether the configuration was changed and kept.
+func (r *Result) Changed() bool { return r.Applied && r.Err == nil }
+
+// errText is Err without the switch's name in front.
+func (r *Result) errText() string {
+	msg := r.Err.Error()
+	if rest, ok := strings.CutPrefix(msg, r.Switch+": "); ok {
+		return rest
+	}
+	return msg
+}
+
+// Machine is r for `--output json` (docs/json.md): one change per NVUE
+// leaf, Item its path, From/To its values, Text the plan line.
+func (r *Result) Machine() applyplan.Machine {
+	m := applyplan.Machine{Target: "switch", Name: r.Switch, Kind: applyplan.KindSwitch, Address: r.Addr,
+		Changes: []applyplan.Change{}, Notes: append([]string(nil), r.Plan.Warnings...), Seconds: r.Seconds}
+	for _, c := range r.Plan.Changes {
+		m.Changes = append(m.Changes, applyplan.Change{Op: c.Op, Item: c.Key(),
+			From: valueOrEmpty(c.From), To: valueOrEmpty(c.To), Text: c.String()})
+	}
+	if r.Backup != "" {
+		m.Notes = append(m.Notes, "applied configuration backed up to "+r.Backup)
+	}
+	switch {
+	case r.Interrupted:
+		m.Status = applyplan.Interrupted
+	case r.Err != nil:
+		m.Status = applyplan.Failed
+	case r.Plan.Empty():
+		m.Status = applyplan.UpToDate
+	case r.Applied:
+		m.Status = applyplan.Changed
+	default:
+		m.Status = applyplan.Planned
+	}
+	if r.Err != nil {
+		m.Error = r.errText()
+	}
+	return m
+}
+
+func valueOrEmpty(v any) string {
+	if v == nil {
+		return ""
+	}
+	return value(v, true)
+}
+
+// target is one switch between the phases.
+type target struct {
+	o       Options
+	inv     *inventory.Inventory
+	sw      inventory.Switch
+	version inventory.Version
+	intent  Tree
+	applied Tree
+	client  *Client
+	res     *Result
+}
+
+// Run applies the inventory to the given Cumulus switches: it reads and
+// plans all (Parallel at a time), prints every plan, stops there on a dry
+// run, else (when Gate agrees) pushes (Parallel at a time) and prints each
+// result. Results are in the order of sws; err is non-nil when any failed.
+func Run(ctx context.Context, inv *inventory.Inventory, sws []inventory.Switch, o Options) ([]*Result, error) {
+	o.defaults()
+	targets := make([]*target, len(sws))
+	o.Track.Phase(fmt.Sprintf("reading the applied configuration of %d Cumulus switch(es)", len(sws)), len(sws))
+	forEach(len(sws), o.Parallel, func(i int) {
+		o.Track.Begin(sws[i].Name)
+		targets[i] = prepare(ctx, inv, sws[i], o)
+		o.Track.End(sws[i].Name)
+	})
+	var plan strings.Builder
+	var todo []int
+	planned := make([]applyplan.Machine, len(targets))
+	for i, t := range targets {
+		t.printPlan(&plan)
+		planned[i] = t.res.Machine()
+		if t.res.Err == nil && !t.res.Plan.Empty() {
+			todo = append(todo, i)
+		}
+	}
+	io.WriteString(o.Out, plan.String())
+	if !o.DryRun && len(todo) > 0 && o.Gate.Pass(ctx, planned) {
+		o.Track.Phase(fmt.Sprintf("changing %d Cumulus switch(es)", len(todo)), len(todo))
+		out := progress.Sync(o.Out)
+		forEach(len(todo), o.Parallel, func(k int) {
+			t := targets[todo[k]]
+			if ctx.Err() != nil {
+				return
+			}
+			o.Track.Begin(t.sw.Name)
+			t0 := time.Now()
+			t.push(ctx)
+			t.res.Seconds = time.Since(t0).Seconds()
+			t.res.Interrupted = t.res.Err != nil && ctx.Err() != nil
+			o.Track.End(t.sw.Name)
+			var b strings.Builder
+			t.printResult(&b)
+			io.WriteString(out, b.String())
+		})
+	}
+	results := make([]*Result, len(targets))
+	var failed []string
+	for i, t := range targets {
+		if t.client != nil {
+			t.client.Close()
+		}
+		results[i] = t.res
+		if t.res.Err != nil {
+			failed = append(failed, t.res.Switch)
+		}
+	}
+	if len(failed) > 0 {
+		return results, fmt.Errorf("%d of %d Cumulus switch(es) failed: %s", len(failed), len(targets), strings.Join(failed, ", "))
+	}
+	return results, nil
+}
+
+// forEach runs f(0) … f(n-1) with at most par at once.
+func forEach(n, par int, f func(int)) {
+	sem := make(chan struct{}, par)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			f(i)
+		}()
+	}
+	wg.Wait()
+}
+
+// connect makes the switch's client.
+func connect(sw inventory.Switch, o Options) (*Client, error) {
+	if sw.Mgmt == "" {
+		return nil, fmt.Errorf("%s has no mgmt address in the inventory: set switches[].mgmt to the address of its NVUE API (host or host:port, default port %d)", sw.Name, DefaultPort)
+	}
+	c, err := NewClient(ClientConfig{Addr: sw.Mgmt, Port: o.Port, User: o.User, Password: o.Password, TLS: o.TLS, Timeout: o.RequestTimeout})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", sw.Name, err)
+	}
+	return c, nil
+}
+
+func prepare(ctx context.Context, inv *inventory.Inventory, sw inventory.Switch, o Options) *target {
+	t := &target{o: o, inv: inv, sw: sw, version: o.Version(sw), res: &Result{Switch: sw.Name, Addr: sw.Mgmt}}
+	t.res.Version = t.version.String()
+	c, err := connect(sw, o)
+	if err != nil {
+		t.res.Err = err
+		return t
+	}
+	t.client = c
+	t.res.Addr = c.Addr()
+	applied, err := c.GetTree(ctx, nil, "applied")
+	if err != nil {
+		t.res.Err = fmt.Errorf("%s: reading the applied configuration: %w%s", sw.Name, err, tlsHint(err))
+		return t
+	}
+	t.applied = applied
+	t.intent = o.Intent(inv, sw)
+	t.res.Plan = Reconcile(inv, sw, t.intent, applied)
+	if w := t.versionNote(ctx); w != "" {
+		t.res.Plan.Warnings = append(t.res.Plan.Warnings, w)
+	}
+	return t
+}
+
+// tlsHint says how to trust a certificate the client refused: Cumulus
+// Linux serves a self-signed one by default (docs/nvue.md).
+func tlsHint(err error) string {
+	var unknown x509.UnknownAuthorityError
+	var host x509.HostnameError
+	if errors.As(err, &unknown) || errors.As(err, &host) {
+		return " (verify the switch's certificate with its CA or self-signed certificate as a PEM file, rdggen's --nvue-ca, or pin its SHA-256, --nvue-fingerprint; rdggen never skips the check)"
+	}
+	return ""
+}
+
+// versionNote compares the release the switch reports (`nv show system`
+// build) with the inventory's.
+func (t *target) versionNote(ctx context.Context) string {
+	sys, err := t.client.GetTree(ctx, []string{"system"}, "")
+	if err != nil {
+		return ""
+	}
+	build, _ := sys["build"].(string)
+	if build != "" && !strings.Contains(build, t.version.String()) {
+		return fmt.Sprintf("the switch reports %q, the inventory says cumulus: %s (the version decides confirm and save)", build, t.version)
+	}
+	return ""
+}
+
+// writeBackup writes the applied configuration as indented JSON to
+// dir/<switch>-<time>.json, mode 0600, never overwriting an older backup.
+func writeBackup(dir, name string, now time.Time, applied Tree) (string, error) {
+	data, err := json.MarshalIndent(applied, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	base := filepath.Join(dir, name+"-"+now.UTC().Format("20060102T150405Z"))
+	for n := 0; ; n++ {
+		path := base + ".json"
+		if n > 0 {
+			path = fmt.Sprintf("%s-%d.json", base, n)
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, os.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		if _, err := f.Write(append(data, '\n')); err != nil {
+			f.Close()
+			return "", err
+		}
+		return path, f.Close()
+	}
+}
+
+// push makes the plan on the switch: backup, revision, one root PATCH,
+// apply (auto-prompt answered, confirm timeout), wait, re-read and
+// verify, confirm, save where the release does not auto-save.
+func (t *target) push(ctx context.Context) {
+	r, c := t.res, t.client
+	if r.Err != nil || r.Plan.Empty() {
+		return
+	}
+	r.Pushed = true
+	path, err := writeBackup(t.o.BackupDir, t.sw.Name, t.o.Now(), t.applied)
+	if err != nil {
+		r.Err = fmt.Errorf("%s: backup before changing anything: %w", t.sw.Name, err)
+		return
+	}
+	r.Backup = path
+	id, err := c.CreateRevision(ctx)
+	if err != nil {
+		r.Err = fmt.Errorf("%s: creating a revision: %w; nothing changed", t.sw.Name, err)
+		return
+	}
+	r.Revision = id
+	before := c.Patches
+	err = c.Patch(ctx, nil, id, r.Plan.Patch())
+	r.Patches = c.Patches - before
+	if err != nil {
+		t.discard(id)
+		r.Err = fmt.Errorf("%s: the switch refused the change: %w; revision discarded, nothing changed", t.sw.Name, err)
+		return
+	}
+	confirm := t.version.AtLeast(ConfirmSince...)
+	apply := Tree{"state": "apply", "auto-prompt": Tree{"ays": "ays_yes"}}
+	if confirm {
+		apply["auto-prompt"].(Tree)["confirm"] = "confirm_yes"
+		apply["state-controls"] = Tree{"confirm": int(t.o.ConfirmTimeout / time.Second)}
+	}
+	if err := c.SetState(ctx, id, apply); err != nil {
+		var api *APIError
+		if errors.As(err, &api) {
+			// Refused, so not applied (e.g. another revision waits for its
+			// confirmation): nothing changed.
+			t.discard(id)
+			r.Err = fmt.Errorf("%s: the switch refused to apply revision %s: %w; revision discarded, nothing changed", t.sw.Name, id, err)
+			return
+		}
+		r.Err = fmt.Errorf("%s: apply of revision %s: %w%s", t.sw.Name, id, err, t.cutOffNote(confirm))
+		return
+	}
+	st, err := t.wait(ctx, id, func(state string) bool {
+		return isApplied(state) || confirm && awaitsConfirm(state)
+	})
+	if err != nil {
+		r.Err = fmt.Errorf("%s: apply of revision %s: %w%s", t.sw.Name, id, err, t.cutOffNote(confirm))
+		return
+	}
+	r.Applied = true
+	// Verify before confirming: a switch that did not take the change is
+	// left to roll back rather than confirmed.
+	now, err := c.GetTree(ctx, nil, "applied")
+	if err == nil {
+		if left := Reconcile(t.inv, t.sw, t.intent, now); !left.Empty() {
+			err = fmt.Errorf("the revision was applied, but the applied configuration still differs (%d change(s), first %s)", len(left.Changes), left.Changes[0])
+		}
+	}
+	if err != nil {
+		r.Applied = false
+		if awaitsConfirm(st.State) {
+			err = fmt.Errorf("%w; not confirmed: the switch rolls back by itself within %s", err, t.o.ConfirmTimeout)
+		}
+		r.Err = fmt.Errorf("%s: %w", t.sw.Name, err)
+		return
+	}
+	if awaitsConfirm(st.State) {
+		// The apply body again confirms it (cancels the rollback).
+		if err := c.SetState(ctx, id, Tree{"state": "apply", "auto-prompt": Tree{"ays": "ays_yes"}}); err != nil {
+			r.Applied = false
+			r.Err = fmt.Errorf("%s: confirming revision %s: %w; the switch rolls back by itself within %s", t.sw.Name, id, err, t.o.ConfirmTimeout)
+			return
+		}
+		if st, err = t.wait(ctx, id, isApplied); err != nil {
+			r.Applied = false
+			r.Err = fmt.Errorf("%s: confirming revision %s: %w", t.sw.Name, id, err)
+			return
+		}
+		r.Confirmed = true
+	}
+	if strings.Contains(st.State, "saved") {
+		r.Saved = true // the release (or its auto-save setting) saved on apply
+		return
+	}
+	if err := c.SetState(ctx, "applied", Tree{"state": "save", "auto-prompt": Tree{"ays": "ays_yes"}}); err != nil {
+		r.Err = fmt.Errorf("%s: saving the applied revision: %w (applied, not saved: a reboot goes back to the startup configuration)", t.sw.Name, err)
+		return
+	}
+	if _, err := t.wait(ctx, "applied", func(state string) bool { return strings.Contains(state, "saved") }); err != nil {
+		r.Err = fmt.Errorf("%s: saving the applied revision: %w (applied, not saved)", t.sw.Name, err)
+		return
+	}
+	r.Saved, r.SavedExplicitly = true, true
+}
+
+// isApplied: the revision is the applied one ("applied", or
+// "applied_and_saved" where the apply saves).
+func isApplied(state string) bool { return strings.HasPrefix(state, "applied") }
+
+// awaitsConfirm: an apply with a confirm window waits for the
+// confirmation ("confirm" as `nv config revision` lists it; a public REST
+// client waits for a state that names "ays"; docs/nvue.md).
+func awaitsConfirm(state string) bool {
+	return state == "confirm" || strings.Contains(state, "ays") && state != "ays_fail"
+}
+
+// cutOffNote says what happens to an apply whose answer was lost.
+func (t *target) cutOffNote(confirm bool) string {
+	if confirm {
+		return fmt.Sprintf(" (not confirmed: if the switch applied it, it rolls back by itself within %s)", t.o.ConfirmTimeout)
+	}
+	return " (this release has no confirm timeout: read the switch with `nv config history` before running apply again)"
+}
+
+// discard deletes a revision that was not applied (best effort).
+func (t *target) discard(id string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	t.client.DeleteRevision(ctx, id)
+}
+
+// failedStates end a revision's transition without the wanted state
+// (NVUE's states as public clients test for them, and the simulator's
+// confirm_fail: docs/nvue.md).
+var failedStates = map[string]string{
+	"ays_fail":     "the apply waited for an answer to its prompt",
+	"ignore_fail":  "the switch could not apply it",
+	"apply_fail":   "the switch could not apply it",
+	"invalid":      "the switch found it invalid",
+	"confirm_fail": "it was not confirmed in time and was rolled back",
+	"save_fail":    "the switch could not save it",
+}
+
+// wait polls the revision until done(state) (or a failed state), at most
+// ApplyTimeout.
+func (t *target) wait(ctx context.Context, id string, done func(string) bool) (RevisionStatus, error) {
+	deadline := time.Now().Add(t.o.ApplyTimeout)
+	for {
+		st, err := t.client.Revision(ctx, id)
+		if err != nil {
+			return st, err
+		}
+		if why, failed := failedStates[st.State]; failed {
+			msg := fmt.Sprintf("state %s: %s", st.State, why)
+			if len(st.Issues) > 0 {
+				msg += ": " + strings.Join(st.Issues, "; ")
+			}
+			return st, errors.New(msg)
+		}
+		if done(st.State) {
+			return st, nil
+		}
+		if time.Now().After(deadline) {
+			return st, fmt.Errorf("still %q after %s", st.State, t.o.ApplyTimeout)
+		}
+		select {
+		case <-ctx.Done():
+			return st, ctx.Err()
+		case <-time.After(t.o.PollInterval):
+		}
+	}
+}
+
+func (t *target) printPlan(w io.Writer) {
+	r := t.res
+	switch {
+	case r.Err != nil:
+		fmt.Fprintf(w, "%s: cannot plan: %s\n", r.Switch, r.errText())
+	case r.Plan.Empty():
+		fmt.Fprintf(w, "%s (%s, Cumulus Linux %s): up to date, nothing to send\n", r.Switch, r.Addr, r.Version)
+	default:
+		fmt.Fprintf(w, "%s (%s, Cumulus Linux %s): %d NVUE change(s) to apply:\n", r.Switch, r.Addr, r.Version, len(r.Plan.Changes))
+		for _, c := range r.Plan.Changes {
+			fmt.Fprintf(w, "  %s\n", c)
+		}
+	}
+	for _, warn := range r.Plan.Warnings {
+		fmt.Fprintf(w, "  # warning: %s\n", warn)
+	}
+}
+
+func (t *target) printResult(w io.Writer) {
+	r := t.res
+	switch {
+	case r.Interrupted:
+		fmt.Fprintf(w, "%s: INTERRUPTED after %.1fs: %s\n", r.Switch, r.Seconds, r.errText())
+	case r.Err != nil:
+		fmt.Fprintf(w, "%s: FAILED after %.1fs: %s\n", r.Switch, r.Seconds, r.errText())
+	case r.Applied:
+		how := "saved by the apply"
+		if r.SavedExplicitly {
+			how = "saved"
+		}
+		conf := ""
+		if r.Confirmed {
+			conf = ", confirmed"
+		}
+		fmt.Fprintf(w, "%s: applied revision %s (%d change(s)%s, %s) (%.1fs)\n", r.Switch, r.Revision, len(r.Plan.Changes), conf, how, r.Seconds)
+	}
+	if r.Backup != "" {
+		fmt.Fprintf(w, "  applied configuration before rdggen backed up to %s\n", r.Backup)
+	}
+}

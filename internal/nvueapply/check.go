@@ -1,0 +1,294 @@
+package nvueapply
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/rdggen/rdggen/pkg/cumulus"
+	"github.com/rdggen/rdggen/pkg/inventory"
+	"github.com/rdggen/rdggen/pkg/readiness"
+)
+
+// The checks of `rdggen check --target switch` on a Cumulus switch
+// (readiness.Result.Check). Only GET requests are sent.
+const (
+	// CheckConnect is reported only when the switch could not be read
+	// (no mgmt address, TLS, login, the API failed): Unknown, with why.
+	CheckConnect = "connect"
+	// CheckConfig is the apply plan (Reconcile of the applied
+	// configuration, GET /nvue_v1/?rev=applied): passed when nothing is to
+	// change, else one failure per NVUE leaf, Subject its path, the fix its
+	// `nv set`/`nv unset` command (then `nv config apply`) or `rdggen apply
+	// --target switch`.
+	CheckConfig = "config"
+	// CheckRoCE compares `nv show qos roce`'s operational view (GET
+	// /nvue_v1/qos/roce) with the applied one and the inventory, Subject
+	// "mode" (a lossless mode, the applied one), "pfc-priority"
+	// (roce.priority), "ecn" (ECN on, thresholds roce.ecn_min_kb and
+	// ecn_max_kb within the view's rounding) and "enabled-tc" (the RoCE
+	// traffic class marks ECN).
+	CheckRoCE = "qos-roce"
+	// CheckLink reads each data port's link (GET /nvue_v1/interface/swpN):
+	// passed when oper-status is up; an administratively down port's fix is
+	// `nv set interface swpN link state up`.
+	CheckLink = "link"
+	// CheckMTU reads the port's operational MTU: passed when it equals the
+	// intent's (the data MTU with its L2 margin, pkg/cumulus), fix `nv set
+	// interface swpN link mtu M`.
+	CheckMTU = "mtu"
+	// CheckPauseCounters reads `nv show interface swpN counters qos
+	// pfc-stats` on roce.priority: passed with the pause frames received
+	// and sent; Unknown when the switch does not report them. Never
+	// failed: pause frames are normal on a lossless fabric.
+	CheckPauseCounters = "pause-counters"
+)
+
+// applyFix is appended to `nv set` fixes: NVUE changes take effect on
+// apply.
+const applyFix = " && nv config apply"
+
+// Check is `rdggen check --target switch` for the given Cumulus switches,
+// Parallel at a time; it changes nothing. err names the switches that could
+// not be read (their results say why).
+func Check(ctx context.Context, inv *inventory.Inventory, sws []inventory.Switch, o Options) ([]readiness.Result, error) {
+	o.defaults()
+	results := make([][]readiness.Result, len(sws))
+	errs := make([]string, len(sws))
+	o.Track.Phase(fmt.Sprintf("checking %d Cumulus switch(es), read-only", len(sws)), len(sws))
+	forEach(len(sws), o.Parallel, func(i int) {
+		o.Track.Begin(sws[i].Name)
+		results[i], errs[i] = checkSwitch(ctx, inv, sws[i], o)
+		o.Track.End(sws[i].Name)
+	})
+	var out []readiness.Result
+	var failed []string
+	for i := range sws {
+		out = append(out, results[i]...)
+		if errs[i] != "" {
+			failed = append(failed, errs[i])
+		}
+	}
+	if len(failed) > 0 {
+		return out, fmt.Errorf("%d of %d Cumulus switch(es) could not be checked: %s", len(failed), len(sws), strings.Join(failed, "; "))
+	}
+	return out, nil
+}
+
+type checker struct {
+	ctx    context.Context
+	inv    *inventory.Inventory
+	sw     inventory.Switch
+	c      *Client
+	intent Tree
+	rs     []readiness.Result
+}
+
+func (k *checker) pass(check, subject, found string) {
+	k.rs = append(k.rs, readiness.Pass(readiness.TargetSwitch, k.sw.Name, check, subject, found))
+}
+
+func (k *checker) fail(check, subject, found, expected, fix string) {
+	k.rs = append(k.rs, readiness.Fail(readiness.TargetSwitch, k.sw.Name, check, subject, found, expected, fix))
+}
+
+func (k *checker) unsure(check, subject, why string) {
+	k.rs = append(k.rs, readiness.Unsure(readiness.TargetSwitch, k.sw.Name, check, subject, why))
+}
+
+func checkSwitch(ctx context.Context, inv *inventory.Inventory, sw inventory.Switch, o Options) ([]readiness.Result, string) {
+	t := prepare(ctx, inv, sw, o)
+	if t.client != nil {
+		defer t.client.Close()
+	}
+	k := &checker{ctx: ctx, inv: inv, sw: sw, c: t.client, intent: t.intent}
+	if t.res.Err != nil {
+		k.unsure(CheckConnect, "", t.res.errText())
+		return k.rs, t.res.errText()
+	}
+	if t.res.Plan.Empty() {
+		k.pass(CheckConfig, "", "the applied configuration has every NVUE setting rdggen owns")
+	}
+	for _, c := range t.res.Plan.Changes {
+		k.fail(CheckConfig, c.Key(), value(c.From, c.From != nil), value(c.To, c.To != nil), c.Command()+applyFix+" (or rdggen apply --target switch)")
+	}
+	for _, kept := range t.res.Plan.Kept {
+		k.pass(CheckConfig, PathString(kept.Path), kept.Reason+"; to remove it: "+kept.Command)
+	}
+	k.roce(t.applied)
+	k.ports()
+	return k.rs, ""
+}
+
+// roce compares the operational qos roce with the applied one and the
+// inventory.
+func (k *checker) roce(applied Tree) {
+	op, err := k.c.GetTree(k.ctx, []string{"qos", "roce"}, "")
+	if err != nil {
+		k.unsure(CheckRoCE, "", "GET /nvue_v1/qos/roce: "+err.Error())
+		return
+	}
+	wantMode := "lossless"
+	if m, ok := lookup(k.intent, []string{"qos", "roce", "mode"}); ok {
+		wantMode = fmt.Sprint(m)
+	}
+	appliedMode := "(none)"
+	if cfg, ok := lookup(applied, []string{"qos", "roce"}); ok {
+		appliedMode = "lossless" // `nv set qos roce` alone
+		if m, ok := cfg.(map[string]any)["mode"].(string); ok {
+			appliedMode = m
+		}
+		if e, _ := cfg.(map[string]any)["enable"].(string); e == "off" {
+			appliedMode = "(off)"
+		}
+	}
+	fixMode := NVCommand([]string{"qos", "roce", "mode"}, wantMode) + applyFix
+	opMode, _ := op["mode"].(string)
+	switch {
+	case opMode != wantMode:
+		k.fail(CheckRoCE, "mode", fmt.Sprintf("operational %s, applied %s", orDash(opMode), appliedMode), wantMode, fixMode)
+	case appliedMode != opMode:
+		k.fail(CheckRoCE, "mode", fmt.Sprintf("operational %s, applied %s", opMode, appliedMode), "operational = applied = "+wantMode,
+			"the data plane did not follow the applied configuration: "+fixMode+", then see `nv show qos roce` and the switchd log")
+	default:
+		k.pass(CheckRoCE, "mode", opMode)
+	}
+	roceTC := strconv.Itoa(k.inv.RoCE.Priority)
+	if pfc, _ := op["pfc"].(map[string]any); pfc != nil && fmt.Sprint(pfc["pfc-priority"]) == roceTC {
+		k.pass(CheckRoCE, "pfc-priority", roceTC)
+	} else {
+		found := "PFC off"
+		if pfc != nil {
+			found = "PFC on priority " + fmt.Sprint(pfc["pfc-priority"])
+		}
+		k.fail(CheckRoCE, "pfc-priority", found, "PFC on switch priority "+roceTC, fixMode)
+	}
+	cc, _ := op["congestion-control"].(map[string]any)
+	minKB, okMin := kilobytes(cc["min-threshold"])
+	maxKB, okMax := kilobytes(cc["max-threshold"])
+	mode, _ := cc["congestion-mode"].(string)
+	wantECN := fmt.Sprintf("ECN, %d KB-%d KB", k.inv.RoCE.ECNMinKB, k.inv.RoCE.ECNMaxKB)
+	switch {
+	case cc == nil || !strings.EqualFold(mode, "ECN") || !okMin || !okMax:
+		k.fail(CheckRoCE, "ecn", fmt.Sprintf("congestion-mode %s, min %v, max %v", orDash(mode), cc["min-threshold"], cc["max-threshold"]), wantECN, fixMode)
+	case !near(minKB, k.inv.RoCE.ECNMinKB, cc["min-threshold"]) || !near(maxKB, k.inv.RoCE.ECNMaxKB, cc["max-threshold"]):
+		k.fail(CheckRoCE, "ecn", fmt.Sprintf("ECN, %v-%v", cc["min-threshold"], cc["max-threshold"]), wantECN,
+			"the qos roce template marks at 150 KB-1500 KB: set roce.ecn_min_kb/ecn_max_kb to those, or configure a qos congestion-control profile by hand")
+	default:
+		k.pass(CheckRoCE, "ecn", fmt.Sprintf("ECN, %v-%v", cc["min-threshold"], cc["max-threshold"]))
+	}
+	tcs := strings.Split(strings.ReplaceAll(fmt.Sprint(cc["enabled-tc"]), " ", ""), ",")
+	if cc != nil && slices.Contains(tcs, roceTC) {
+		k.pass(CheckRoCE, "enabled-tc", fmt.Sprint(cc["enabled-tc"]))
+	} else {
+		k.fail(CheckRoCE, "enabled-tc", fmt.Sprintf("%v", cc["enabled-tc"]), "traffic class "+roceTC+" among them", fixMode)
+	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+// kilobytes reads a threshold as `nv show qos roce` prints it ("150.00
+// KB", "1.46 MB", binary units) or a number of bytes.
+func kilobytes(v any) (float64, bool) {
+	switch x := v.(type) {
+	case int64:
+		return float64(x) / 1024, true
+	case float64:
+		return x / 1024, true
+	case string:
+		f := strings.Fields(x)
+		if len(f) != 2 {
+			return 0, false
+		}
+		n, err := strconv.ParseFloat(f[0], 64)
+		if err != nil {
+			return 0, false
+		}
+		switch strings.ToUpper(f[1]) {
+		case "B":
+			return n / 1024, true
+		case "KB":
+			return n, true
+		case "MB":
+			return n * 1024, true
+		}
+	}
+	return 0, false
+}
+
+// near compares a threshold read in its displayed precision with want KB:
+// "1.46 MB" is 1495 KB, within the 0.005 MB the display rounds to.
+func near(got float64, want int, shown any) bool {
+	tol := 0.5
+	if s, ok := shown.(string); ok && strings.HasSuffix(strings.ToUpper(s), "MB") {
+		tol = 0.005 * 1024
+	}
+	return math.Abs(got-float64(want)) <= tol+1e-9
+}
+
+// ports checks each data port: link, MTU, pause counters.
+func (k *checker) ports() {
+	for _, p := range cumulus.DataPorts(k.inv, k.sw) {
+		name := k.sw.PortName(p)
+		ifc, err := k.c.GetTree(k.ctx, []string{"interface", name}, "")
+		if err != nil {
+			for _, c := range []string{CheckLink, CheckMTU, CheckPauseCounters} {
+				k.unsure(c, name, "GET /nvue_v1/interface/"+name+": "+err.Error())
+			}
+			continue
+		}
+		link, _ := ifc["link"].(map[string]any)
+		oper, _ := link["oper-status"].(string)
+		admin, _ := link["admin-status"].(string)
+		if st, ok := link["state"].(map[string]any); ok && oper == "" && len(st) == 1 {
+			// Before 5.11 the operational link state is link.state's one
+			// key (a public NVUE client reads it so: docs/nvue.md).
+			for k := range st {
+				oper = k
+			}
+		}
+		switch {
+		case oper == "up":
+			k.pass(CheckLink, name, fmt.Sprintf("up, %v", link["speed"]))
+		case admin == "down":
+			k.fail(CheckLink, name, "administratively down", "up", NVCommand([]string{"interface", name, "link", "state", "up"}, map[string]any{})+applyFix)
+		default:
+			k.fail(CheckLink, name, "down ("+orDash(oper)+")", "up", "the port is enabled but has no link: check the cable and the host's NIC (its data port)")
+		}
+		want, ok := lookup(k.intent, []string{"interface", name, "link", "mtu"})
+		if !ok {
+			want = int64(9216)
+		}
+		if jsonEqual(link["mtu"], want) {
+			k.pass(CheckMTU, name, fmt.Sprint(link["mtu"]))
+		} else {
+			k.fail(CheckMTU, name, fmt.Sprint(link["mtu"]), fmt.Sprint(want), NVCommand([]string{"interface", name, "link", "mtu"}, want)+applyFix)
+		}
+		k.pause(name)
+	}
+}
+
+func (k *checker) pause(name string) {
+	stats, err := k.c.GetTree(k.ctx, []string{"interface", name, "counters", "qos", "pfc-stats"}, "")
+	if err != nil {
+		k.unsure(CheckPauseCounters, name, "GET /nvue_v1/interface/"+name+"/counters/qos/pfc-stats: "+err.Error())
+		return
+	}
+	prio, _ := lookup(stats, []string{"switch-priority", strconv.Itoa(k.inv.RoCE.Priority)})
+	m, _ := prio.(map[string]any)
+	rx, okRx := m["rx-pause-frames"].(int64)
+	tx, okTx := m["tx-pause-frames"].(int64)
+	if !okRx || !okTx {
+		k.unsure(CheckPauseCounters, name, fmt.Sprintf("the switch reports no pause frames for switch priority %d", k.inv.RoCE.Priority))
+		return
+	}
+	k.pass(CheckPauseCounters, name, fmt.Sprintf("priority %d: %d pause frames received, %d sent", k.inv.RoCE.Priority, rx, tx))
+}

@@ -1,0 +1,124 @@
+package nvuesim
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// operational is the operational state (s.mu held): the applied
+// configuration with what the switch reports beside it. Shapes are
+// docs/nvue.md's (inferred from `nv show … -o json` examples).
+func (s *Server) operational() Tree {
+	t := cloneTree(s.applied)
+	sys, _ := t["system"].(map[string]any)
+	if sys == nil {
+		sys = map[string]any{}
+		t["system"] = sys
+	}
+	if _, ok := sys["hostname"]; !ok {
+		sys["hostname"] = s.opt.Hostname
+	}
+	sys["build"] = "Cumulus Linux " + s.opt.Version
+	sys["version"] = map[string]any{"image": s.opt.Version}
+
+	ifaces, _ := t["interface"].(map[string]any)
+	if ifaces == nil {
+		ifaces = map[string]any{}
+		t["interface"] = ifaces
+	}
+	for i := 1; i <= s.opt.Ports; i++ {
+		name := fmt.Sprintf("swp%d", i)
+		ifc, _ := ifaces[name].(map[string]any)
+		if ifc == nil {
+			ifc = map[string]any{}
+			ifaces[name] = ifc
+		}
+		ifc["type"] = "swp"
+		link, _ := ifc["link"].(map[string]any)
+		if link == nil {
+			link = map[string]any{}
+			ifc["link"] = link
+		}
+		if _, ok := link["mtu"]; !ok {
+			link["mtu"] = int64(9216) // ifupdown2's default on Cumulus Linux
+		}
+		admin := "up"
+		if st, _ := link["state"].(map[string]any); st != nil {
+			if _, down := st["down"]; down {
+				admin = "down"
+			}
+		}
+		oper := admin
+		if s.down[name] {
+			oper = "down"
+		}
+		link["admin-status"] = admin
+		link["oper-status"] = oper
+		link["speed"] = "100G"
+		ifc["counters"] = map[string]any{"qos": map[string]any{"pfc-stats": s.pfcStats(name)}}
+	}
+
+	qos, _ := t["qos"].(map[string]any)
+	if qos == nil {
+		qos = map[string]any{}
+		t["qos"] = qos
+	}
+	qos["roce"] = s.roceView()
+	return t
+}
+
+// pfcStats is `nv show interface <port> counters qos pfc-stats`.
+func (s *Server) pfcStats(port string) map[string]any {
+	prios := map[string]any{}
+	for p := 0; p < 8; p++ {
+		c := s.pause[port][p]
+		prios[strconv.Itoa(p)] = map[string]any{"rx-pause-frames": c[0], "tx-pause-frames": c[1],
+			"rx-pause-duration": int64(0), "tx-pause-duration": int64(0)}
+	}
+	return map[string]any{"switch-priority": prios}
+}
+
+// roceView is the operational `nv show qos roce`: the template the mode
+// sets, as the RoCE page of the Cumulus Linux user guide lists it (switch
+// priority 3 → TC 3 with ECN at 150 KB/1500 KB, 6 → TC 6 strict, PFC on 3
+// in the lossless modes only), or mode "disabled" without `qos roce`.
+func (s *Server) roceView() map[string]any {
+	mode := "disabled"
+	cfg, _ := subtree(s.applied, []string{"qos", "roce"})
+	if m, ok := cfg.(map[string]any); ok && m["enable"] != "off" {
+		mode = "lossless" // `nv set qos roce` alone is lossless
+		if v, ok := m["mode"].(string); ok {
+			mode = v
+		}
+	}
+	v := map[string]any{"mode": mode}
+	if mode != "disabled" {
+		v["trust"] = map[string]any{"trust-mode": "pcp,dscp"}
+		cc := map[string]any{"congestion-mode": "ECN", "enabled-tc": "0,3", "min-threshold": "150.00 KB", "max-threshold": "1.46 MB", "probability": int64(100)}
+		v["congestion-control"] = cc
+		v["prio-map"] = map[string]any{"3": map[string]any{"traffic-class": int64(3)}, "6": map[string]any{"traffic-class": int64(6)}}
+		v["tc-map"] = map[string]any{"0": map[string]any{"mode": "dwrr", "bandwidth": int64(50)},
+			"3": map[string]any{"mode": "dwrr", "bandwidth": int64(50)}, "6": map[string]any{"mode": "strict"}}
+		if strings.HasPrefix(mode, "lossless") {
+			v["pfc"] = map[string]any{"pfc-priority": "3", "rx-enabled": "enabled", "tx-enabled": "enabled"}
+		}
+	}
+	for k, o := range s.roceOp {
+		switch k {
+		case "mode":
+			v["mode"] = o
+		case "pfc-priority":
+			if p, ok := v["pfc"].(map[string]any); ok {
+				p["pfc-priority"] = o
+			} else {
+				v["pfc"] = map[string]any{"pfc-priority": o}
+			}
+		default:
+			if cc, ok := v["congestion-control"].(map[string]any); ok {
+				cc[k] = o
+			}
+		}
+	}
+	return v
+}
