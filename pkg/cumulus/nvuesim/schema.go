@@ -66,6 +66,7 @@ func checkNode(path []string, v any, o Options) error {
 	switch {
 	case n == 1:
 		if !rootKeys[path[0]] {
+			//lint:ignore ST1005 the text NVUE's schema validation answers with
 			return fmt.Errorf("Additional properties are not allowed ('%s' was unexpected)", path[0])
 		}
 		return object(path, v)
@@ -134,6 +135,7 @@ func validate(t Tree, o Options) error {
 	for _, name := range sortedKeys(ifaces) {
 		if m := swpNumber.FindStringSubmatch(name); m != nil {
 			if n, _ := strconv.Atoi(m[1]); n > o.Ports {
+				//lint:ignore ST1005 the text NVUE answers with
 				return fmt.Errorf("Invalid config [interface %s]: the switch has swp1-swp%d", name, o.Ports)
 			}
 		}

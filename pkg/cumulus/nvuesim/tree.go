@@ -1,7 +1,6 @@
 package nvuesim
 
 import (
-	"encoding/json"
 	"sort"
 	"strings"
 )
@@ -142,11 +141,4 @@ func sortedKeys(m map[string]any) []string {
 	}
 	sort.Strings(keys)
 	return keys
-}
-
-// jsonEqual compares two JSON values as JSON (9216 == 9216.0).
-func jsonEqual(a, b any) bool {
-	x, err1 := json.Marshal(a)
-	y, err2 := json.Marshal(b)
-	return err1 == nil && err2 == nil && string(x) == string(y)
 }
