@@ -21,7 +21,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/rdggen/rdggen/internal/progress"
@@ -213,43 +212,13 @@ type target struct {
 // result. Results are in the order of sws; err is non-nil when any failed.
 func Run(ctx context.Context, inv *inventory.Inventory, sws []inventory.Switch, o Options) ([]*Result, error) {
 	o.defaults()
-	targets := make([]*target, len(sws))
-	o.Track.Phase(fmt.Sprintf("reading the applied configuration of %d Cumulus switch(es)", len(sws)), len(sws))
-	forEach(len(sws), o.Parallel, func(i int) {
-		o.Track.Begin(sws[i].Name)
-		targets[i] = prepare(ctx, inv, sws[i], o)
-		o.Track.End(sws[i].Name)
-	})
-	var plan strings.Builder
-	var todo []int
-	planned := make([]applyplan.Machine, len(targets))
-	for i, t := range targets {
-		t.printPlan(&plan)
-		planned[i] = t.res.Machine()
-		if t.res.Err == nil && !t.res.Plan.Empty() {
-			todo = append(todo, i)
-		}
+	names := make([]string, len(sws))
+	for i, sw := range sws {
+		names[i] = sw.Name
 	}
-	io.WriteString(o.Out, plan.String())
-	if !o.DryRun && len(todo) > 0 && o.Gate.Pass(ctx, planned) {
-		o.Track.Phase(fmt.Sprintf("changing %d Cumulus switch(es)", len(todo)), len(todo))
-		out := progress.Sync(o.Out)
-		forEach(len(todo), o.Parallel, func(k int) {
-			t := targets[todo[k]]
-			if ctx.Err() != nil {
-				return
-			}
-			o.Track.Begin(t.sw.Name)
-			t0 := time.Now()
-			t.push(ctx)
-			t.res.Seconds = time.Since(t0).Seconds()
-			t.res.Interrupted = t.res.Err != nil && ctx.Err() != nil
-			o.Track.End(t.sw.Name)
-			var b strings.Builder
-			t.printResult(&b)
-			io.WriteString(out, b.String())
-		})
-	}
+	targets := progress.ReadPlanPush(ctx, names, progress.Run{What: "Cumulus switch(es)", Reading: "reading the applied configuration of",
+		Parallel: o.Parallel, DryRun: o.DryRun, Gate: o.Gate, Track: o.Track, Out: o.Out},
+		func(i int) *target { return prepare(ctx, inv, sws[i], o) })
 	results := make([]*Result, len(targets))
 	var failed []string
 	for i, t := range targets {
@@ -265,21 +234,6 @@ func Run(ctx context.Context, inv *inventory.Inventory, sws []inventory.Switch, 
 		return results, fmt.Errorf("%d of %d Cumulus switch(es) failed: %s", len(failed), len(targets), strings.Join(failed, ", "))
 	}
 	return results, nil
-}
-
-// forEach runs f(0) … f(n-1) with at most par at once.
-func forEach(n, par int, f func(int)) {
-	sem := make(chan struct{}, par)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			f(i)
-		}()
-	}
-	wg.Wait()
 }
 
 // connect makes the switch's client.
@@ -581,4 +535,17 @@ func (t *target) printResult(w io.Writer) {
 	if r.Backup != "" {
 		fmt.Fprintf(w, "  applied configuration before rdggen backed up to %s\n", r.Backup)
 	}
+}
+
+// WritePlan, Machine, Pending, Push and WriteResult make a target a
+// progress.Unit.
+func (t *target) WritePlan(w io.Writer)      { t.printPlan(w) }
+func (t *target) Machine() applyplan.Machine { return t.res.Machine() }
+func (t *target) Pending() bool              { return t.res.Err == nil && !t.res.Plan.Empty() }
+func (t *target) WriteResult(w io.Writer)    { t.printResult(w) }
+func (t *target) Push(ctx context.Context) {
+	t0 := time.Now()
+	t.push(ctx)
+	t.res.Seconds = time.Since(t0).Seconds()
+	t.res.Interrupted = t.res.Err != nil && ctx.Err() != nil
 }

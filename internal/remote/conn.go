@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
+	"github.com/rdggen/rdggen/internal/progress"
 	"github.com/rdggen/rdggen/internal/sshconn"
 	"github.com/rdggen/rdggen/pkg/inventory"
 )
@@ -193,20 +194,6 @@ func DialError(err error) error {
 	return fmt.Errorf("SSH connection failed: %w", err)
 }
 
-// ForEach runs f(0..n-1) with at most parallel running at once.
-func ForEach(n, parallel int, f func(i int)) {
-	if parallel < 1 {
-		parallel = 1
-	}
-	sem := make(chan struct{}, parallel)
-	var wg sync.WaitGroup
-	for i := 0; i < n; i++ {
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			f(i)
-		}()
-	}
-	wg.Wait()
-}
+// ForEach runs f(0..n-1) with at most parallel running at once
+// (progress.ForEach).
+func ForEach(n, parallel int, f func(i int)) { progress.ForEach(n, parallel, f) }
