@@ -19,7 +19,7 @@ import (
 	"github.com/rdggen/rdggen/pkg/quote"
 )
 
-const usageRun = `Usage: rdggen run -f cluster.yaml [--mpirun] [--dry-run] [flags] [-- CMD ARG...]
+const usageRun = `Usage: rdggen run -f cluster.yaml [--mpirun | --torchrun] [--dry-run] [flags] [-- CMD ARG...]
 
 Launches the training job from the first host's worker container (hvd-worker,
 started by 'rdggen apply --target workers') with the generated launch line:
@@ -38,8 +38,20 @@ The job's output is streamed, each rank's lines prefixed with its host and
 rank ("clx-mld-42[2]: ..."). Ctrl-C stops the job (SIGINT to the launcher in
 the worker, then SIGKILL after 10 s) and rdggen exits with the job's status.
 
+With --torchrun (the default when the inventory says horovod.launcher:
+torchrun) it instead starts PyTorch's torchrun in every host's worker at
+once, one launcher per host: horovod.nproc_per_node processes each (default:
+the host's GPU count), the rendezvous store on the first worker at
+horovod.rdzv_port (29400), each node's NCCL_IB_GID_INDEX its own. The
+training script is required: '-- SCRIPT ARG...'. Each line is prefixed with
+its host and the process's global and local rank ("clx-mld-42[rank 3, local
+1]: ...") or, for torchrun's own lines, its host. When one node's torchrun
+fails, the others are stopped (SIGINT to each launcher's process group,
+SIGKILL after 10 s), and rdggen exits with the failed node's status.
+
 Examples:
   rdggen run -f cluster.yaml
+  rdggen run -f cluster.yaml --torchrun -- /work/train.py --epochs 3
   rdggen run -f cluster.yaml --dry-run --mpirun
   rdggen run -f cluster.yaml --mpirun -- python /work/train.py --epochs 3
 
@@ -51,6 +63,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, getenv
 	fs := newFlagSet("run", usageRun, stdout, stderr)
 	file := fs.StringP("file", "f", "", "inventory `FILE` (required)")
 	useMpirun := fs.Bool("mpirun", false, "launch with mpirun instead of horovodrun")
+	useTorchrun := fs.Bool("torchrun", false, "launch with torchrun in every worker (default with horovod.launcher: torchrun)")
 	dryRun := fs.Bool("dry-run", false, "read the GID tables and print the launch line; launch nothing")
 	conn := registerConnFlags(fs, nil, "VMs whose GID table is read at once, `N` ≥ 1")
 	cmd, rest := splitCommand(args)
@@ -64,6 +77,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, getenv
 		return code
 	}
 	problems := conn.check()
+	if *useMpirun && *useTorchrun {
+		problems = append(problems, errors.New("--mpirun and --torchrun are two launchers: choose one"))
+	}
+	if *useTorchrun && len(cmd) == 0 {
+		problems = append(problems, errors.New("--torchrun needs the training script: rdggen run -f cluster.yaml --torchrun -- SCRIPT ARG..."))
+	}
 	if len(cmd) > 0 && cmd[0] == "" {
 		problems = append(problems, errors.New("the job's command after -- is empty (an unset variable?): name the program every rank runs, or leave -- out for the VGG16 benchmark"))
 	}
@@ -77,6 +96,14 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, getenv
 	env, code, ok := conn.load(ctx, fs, *file, vmsOnly(), *dryRun, getenv, stderr)
 	if !ok {
 		return code
+	}
+	if *useTorchrun || (!*useMpirun && env.Inv.Horovod.Launcher == inventory.LauncherTorchrun) {
+		if len(cmd) == 0 {
+			fmt.Fprintf(stderr, "rdggen: %s says horovod.launcher: torchrun, which needs the training script: rdggen run -f %s -- SCRIPT ARG... (or --mpirun for the MPI launch)\n",
+				quote.Terminal(*file), quote.Terminal(quote.Sh(*file)))
+			return exitUsage
+		}
+		return launchTorchrun(ctx, env, *dryRun, cmd, stdout, stderr)
 	}
 	return launch(ctx, env, *useMpirun, *dryRun, cmd, stdout, stderr)
 }

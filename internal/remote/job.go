@@ -38,6 +38,11 @@ type ContainerJob struct {
 	Argv []string
 	// Grace is how long the job gets after SIGINT before SIGKILL (0: 10 s).
 	Grace time.Duration
+	// Group runs Argv as the leader of a process group of its own
+	// (setsid(1) -w, util-linux, in the container), and Signal signals the
+	// whole group: a launcher that starts processes of its own (torchrun)
+	// then leaves none behind when it is killed.
+	Group bool
 
 	pidFile string
 }
@@ -55,7 +60,11 @@ func (j *ContainerJob) Command() string {
 	for _, e := range j.Env {
 		exec = append(exec, "-e", e)
 	}
-	exec = append(exec, j.Container, "sh", "-c", `echo $$ >`+j.pidFile+` && exec "$@"`, "rdggen-job")
+	exec = append(exec, j.Container)
+	if j.Group {
+		exec = append(exec, "setsid", "-w")
+	}
+	exec = append(exec, "sh", "-c", `echo $$ >`+j.pidFile+` && exec "$@"`, "rdggen-job")
 	exec = append(exec, j.Argv...)
 	return AsRoot(`docker inspect --type container -f '{{.State.Running}}' ` + Quote(j.Container) + ` 2>/dev/null | grep -qx true || ` +
 		`{ echo "rdggen: ` + j.Container + ` is not running on ` + j.Host + `: run 'rdggen apply --target workers' first" >&2; exit 125; }; ` +
@@ -105,11 +114,15 @@ func (j *ContainerJob) Run(ctx context.Context, stdout, stderr io.Writer, interr
 	return status, err
 }
 
-// Signal sends sig ("INT", "KILL") to the job in the container, from a
-// session of its own (bounded to 10 s).
+// Signal sends sig ("INT", "KILL") to the job in the container (to its
+// process group with Group), from a session of its own (bounded to 10 s).
 func (j *ContainerJob) Signal(sig string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	cmd := AsRoot(`docker exec ` + Quote(j.Container) + ` sh -c ` + Quote(`kill -`+sig+` "$(cat `+j.pidFile+`)" 2>/dev/null`))
+	target := `"$(cat ` + j.pidFile + `)"`
+	if j.Group {
+		target = `-"$(cat ` + j.pidFile + `)"`
+	}
+	cmd := AsRoot(`docker exec ` + Quote(j.Container) + ` sh -c ` + Quote(`kill -`+sig+` `+target+` 2>/dev/null`))
 	_, _ = j.Conn.Exec(ctx, cmd, nil, io.Discard, io.Discard)
 }

@@ -96,7 +96,7 @@ const (
 	DefaultHCA           = "mlx5_0"
 	DefaultRdzvPort      = 29400 // torchrun's c10d rendezvous port (PyTorch's torchrun docs)
 	MaxNprocPerNode      = 256   // processes per worker torchrun starts; a bound, no vendor's
-	DefaultNICSpeedGbps  = 100 // the guide's 100 GbE ConnectX-5 and SN2700; a slower NIC model's maximum when lower
+	DefaultNICSpeedGbps  = 100   // the guide's 100 GbE ConnectX-5 and SN2700; a slower NIC model's maximum when lower
 )
 
 // ethernetSpeeds are the Ethernet data rates a ConnectX port and a Spectrum
