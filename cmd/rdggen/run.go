@@ -127,7 +127,8 @@ const interruptGrace = 10 * time.Second
 
 // gidIndexes reads every host's GID table and says what the job will use;
 // ok is false (the failures printed) when a host has no usable RoCE v2 GID.
-func gidIndexes(ctx context.Context, env *applyEnv, stderr io.Writer) ([]int, bool) {
+// perNode says that each node's launcher takes its own index (torchrun).
+func gidIndexes(ctx context.Context, env *applyEnv, perNode bool, stderr io.Writer) ([]int, bool) {
 	inv := env.Inv
 	gids, bad := apply.GIDIndexes(ctx, inv, apply.HostsOptions{
 		Common: apply.Common{Parallel: env.Parallel, Out: stderr}, SSH: env.vmSSH(), Root: env.VM.root})
@@ -150,7 +151,11 @@ func gidIndexes(ctx context.Context, env *applyEnv, stderr io.Writer) ([]int, bo
 		for i, g := range gids {
 			parts = append(parts, fmt.Sprintf("%s %d", inv.Hosts[i].Name, g))
 		}
-		fmt.Fprintf(stderr, "rdggen run: the hosts' GID indexes differ (%s): each rank sets its own (%s)\n", strings.Join(parts, ", "), horovod.RankGIDVar)
+		how := fmt.Sprintf("each rank sets its own (%s)", horovod.RankGIDVar)
+		if perNode {
+			how = "each node's torchrun gets its own"
+		}
+		fmt.Fprintf(stderr, "rdggen run: the hosts' GID indexes differ (%s): %s\n", strings.Join(parts, ", "), how)
 	}
 	return gids, true
 }
@@ -160,7 +165,7 @@ func gidIndexes(ctx context.Context, env *applyEnv, stderr io.Writer) ([]int, bo
 func launch(ctx context.Context, env *applyEnv, useMpirun, dryRun bool, cmd []string, stdout, stderr io.Writer) int {
 	inv := env.Inv
 	h := &inv.Hosts[0]
-	gids, ok := gidIndexes(ctx, env, stderr)
+	gids, ok := gidIndexes(ctx, env, false, stderr)
 	if !ok {
 		return exitFailed
 	}

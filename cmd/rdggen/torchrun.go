@@ -24,7 +24,7 @@ import (
 // status is that of the first node that failed, else 0.
 func launchTorchrun(ctx context.Context, env *applyEnv, dryRun bool, cmd []string, stdout, stderr io.Writer) int {
 	inv := env.Inv
-	gids, ok := gidIndexes(ctx, env, stderr)
+	gids, ok := gidIndexes(ctx, env, true, stderr)
 	if !ok {
 		return exitFailed
 	}

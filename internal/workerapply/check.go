@@ -80,7 +80,9 @@ type peer struct {
 // from it an ssh login to every other worker whose $SSH_CONNECTION says the
 // source address that worker's sshd saw: it must be this worker's own
 // address (a translated source is what breaks Open MPI between hosts). When
-// it is not, the host's nat POSTROUTING says why. DryRun, Gate and
+// it is not, the host's nat POSTROUTING says why. With horovod.launcher:
+// torchrun, every worker also connects to the rendezvous endpoint
+// (checkRendezvous). DryRun, Gate and
 // ReadyTimeout are ignored. The error names the hosts that could not be read.
 func Check(ctx context.Context, inv *inventory.Inventory, o Options) ([]readiness.Result, error) {
 	n := len(inv.Hosts)
@@ -89,10 +91,14 @@ func Check(ctx context.Context, inv *inventory.Inventory, o Options) ([]readines
 		h := &inv.Hosts[i]
 		peers[i] = peer{Index: i, Name: h.Name, Address: horovod.WorkerAddress(inv, h)}
 	}
-	return remote.CheckEach(inv.Hosts, o.Parallel, o.Track, fmt.Sprintf("checking %d worker(s) and the %d connection(s) between them", n, n*(n-1)),
+	out, err := remote.CheckEach(inv.Hosts, o.Parallel, o.Track, fmt.Sprintf("checking %d worker(s) and the %d connection(s) between them", n, n*(n-1)),
 		func(h *inventory.Host) []readiness.Result {
 			return checkWorker(ctx, inv, &o, h, slices.Delete(slices.Clone(peers), h.Index, h.Index+1))
 		})
+	if inv.Horovod.Launcher == inventory.LauncherTorchrun {
+		out = append(out, checkRendezvous(ctx, inv, &o)...)
+	}
+	return out, err
 }
 
 func checkWorker(ctx context.Context, inv *inventory.Inventory, o *Options, h *inventory.Host, peers []peer) []readiness.Result {

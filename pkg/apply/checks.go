@@ -83,6 +83,7 @@ var checks = map[string][]CheckInfo{
 		{workerapply.CheckMemlock, "ulimit -l unlimited in the container"},
 		{workerapply.CheckGDRLevel, "NCCL_NET_GDR_LEVEL in the container as rdggen sets it"},
 		{workerapply.CheckSource, "per peer: a login, its sshd seeing this worker's address"},
+		{workerapply.CheckRendezvous, "torchrun only: a connection to the rendezvous endpoint on the first worker"},
 	},
 }
 
