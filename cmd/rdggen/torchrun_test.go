@@ -140,6 +140,45 @@ func testTorchrunJob(t *testing.T, c *netnstest.Cluster, inv string, addrs map[s
 		t.Errorf("rdggen run does not say what it launches")
 	}
 
+	// check --target workers: every worker reaches the rendezvous endpoint,
+	// and the listener sees its own address.
+	rdzv := horovod.RendezvousAddress(c.Inventory).Port()
+	first := ""
+	for a, h := range addrs {
+		if h == c.Hosts[0].Name {
+			first = a
+		}
+	}
+	_, out, _ = checkCluster(t, c, "-f", inv, "--target", "workers")
+	for a, h := range addrs {
+		if want := fmt.Sprintf("%s: rendezvous to %s:%d: passed (connected from %s)", h, first, rdzv, a); !strings.Contains(out, want) {
+			t.Errorf("no line %q", want)
+		}
+	}
+	// The first worker's host drops new connections to the port from the
+	// other hosts: their rendezvous checks fail, the first worker's own passes.
+	h1 := c.Hosts[0]
+	block := []string{"-p", "tcp", "--dport", fmt.Sprint(rdzv), "-i", "data0", "-j", "DROP"}
+	chain := "INPUT"
+	if !strings.HasSuffix(inv, "host.yaml") {
+		chain = "RDGGEN-CONTAINERS"
+	}
+	if out, err := c.Exec(h1.NS, append([]string{"iptables", "-I", chain, "1"}, block...)...); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	code, out, _ = checkCluster(t, c, "-f", inv, "--target", "workers")
+	if _, err := c.Exec(h1.NS, append([]string{"iptables", "-D", chain}, block...)...); err != nil {
+		t.Fatal(err)
+	}
+	if code != exitInvalid || !strings.Contains(out, fmt.Sprintf("%s: rendezvous to %s:%d: passed", h1.Name, first, rdzv)) {
+		t.Errorf("port blocked: exit %d", code)
+	}
+	for _, h := range c.Hosts[1:] {
+		if want := fmt.Sprintf("%s: rendezvous to %s:%d: FAILED: found timed out", h.Name, first, rdzv); !strings.Contains(out, want) {
+			t.Errorf("no line %q", want)
+		}
+	}
+
 	// The dry run prints every node's line and launches nothing.
 	if code, out, _ := rdggenRun(t, c, context.Background(), "-f", inv, "--dry-run", "--", netnstest.DDPScript); code != 0 ||
 		!strings.Contains(out, "ns-02: docker exec -e NCCL_IB_HCA=mlx5_0 ") || !strings.Contains(out, " -e NCCL_IB_GID_INDEX=5 hvd-worker torchrun --nnodes=3 --nproc_per_node=2 --node_rank=1 ") {
