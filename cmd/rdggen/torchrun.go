@@ -19,8 +19,11 @@ import (
 // launchTorchrun runs the job with torchrun (horovod.TorchrunArgs): it reads
 // the hosts' GID indexes, connects to every host, then starts every node's
 // launcher in its worker at once. When a node's launcher exits non-zero
-// (or its connection fails), the others are stopped as on Ctrl-C (SIGINT to
-// each launcher's process group, SIGKILL after interruptGrace). The exit
+// (or its connection fails), the others are stopped as on Ctrl-C: SIGTERM
+// to each launcher's process group, which torchrun handles by stopping its
+// processes and which ends a process that does not handle it (SIGINT may be
+// ignored by processes started in the background), then SIGKILL after
+// interruptGrace. The exit
 // status is that of the first node that failed, else 0.
 func launchTorchrun(ctx context.Context, env *applyEnv, dryRun bool, cmd []string, stdout, stderr io.Writer) int {
 	inv := env.Inv
@@ -35,7 +38,7 @@ func launchTorchrun(ctx context.Context, env *applyEnv, dryRun bool, cmd []strin
 			vars = append(vars, e.Name+"="+e.Value)
 		}
 		jobs[i] = &remote.ContainerJob{Host: inv.Hosts[i].Name, Container: horovod.WorkerName, Env: vars,
-			Argv: horovod.TorchrunArgs(inv, i, cmd), Grace: interruptGrace, Group: true}
+			Argv: horovod.TorchrunArgs(inv, i, cmd), Grace: interruptGrace, Group: true, Stop: "TERM"}
 	}
 	rdzv := horovod.RendezvousAddress(inv)
 	if dryRun {
@@ -99,9 +102,9 @@ func launchTorchrun(ctx context.Context, env *applyEnv, dryRun bool, cmd []strin
 			} else if !stopNoted {
 				stopNoted = true
 				if ctx.Err() != nil {
-					fmt.Fprintln(stderr, "rdggen run: interrupted: sending SIGINT to torchrun in every worker")
+					fmt.Fprintln(stderr, "rdggen run: interrupted: sending SIGTERM to torchrun in every worker")
 				} else {
-					fmt.Fprintf(stderr, "rdggen run: %s failed: sending SIGINT to torchrun in the other workers\n", inv.Hosts[first].Name)
+					fmt.Fprintf(stderr, "rdggen run: %s failed: sending SIGTERM to torchrun in the other workers\n", inv.Hosts[first].Name)
 				}
 			}
 		})

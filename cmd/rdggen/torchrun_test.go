@@ -213,7 +213,7 @@ func testTorchrunJob(t *testing.T, c *netnstest.Cluster, inv string, addrs map[s
 	}()
 	start = time.Now()
 	code, _, errOut = rdggenRun(t, c, ctx, "-f", inv, "--", netnstest.DDPScript, "sleep=300")
-	if code == 0 || time.Since(start) > 120*time.Second || !strings.Contains(errOut, "rdggen run: interrupted: sending SIGINT to torchrun in every worker") {
+	if code == 0 || time.Since(start) > 120*time.Second || !strings.Contains(errOut, "rdggen run: interrupted: sending SIGTERM to torchrun in every worker") {
 		t.Errorf("interrupted job: exit %d after %s", code, time.Since(start))
 	}
 	noProcessesLeft(t, c)

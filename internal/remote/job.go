@@ -43,6 +43,9 @@ type ContainerJob struct {
 	// whole group: a launcher that starts processes of its own (torchrun)
 	// then leaves none behind when it is killed.
 	Group bool
+	// Stop is the signal that asks the job to stop when ctx ends ("TERM";
+	// "" is "INT", as Ctrl-C on a terminal). SIGKILL follows after Grace.
+	Stop string
 
 	pidFile string
 }
@@ -73,7 +76,7 @@ func (j *ContainerJob) Command() string {
 
 // Run runs the job, streaming its output to stdout and stderr, and returns
 // its exit status. When ctx ends first, interrupted (if not nil) hears it,
-// the job gets SIGINT, SIGKILL after Grace, and the connection is closed 5 s
+// the job gets SIGINT (or Stop), SIGKILL after Grace, and the connection is closed 5 s
 // after that; Run then returns the status the job ended with.
 func (j *ContainerJob) Run(ctx context.Context, stdout, stderr io.Writer, interrupted func(sig string)) (int, error) {
 	cmd := j.Command()
@@ -91,9 +94,9 @@ func (j *ContainerJob) Run(ctx context.Context, stdout, stderr io.Writer, interr
 		case <-ctx.Done():
 		}
 		if interrupted != nil {
-			interrupted("INT")
+			interrupted(j.stopSignal())
 		}
-		j.Signal("INT")
+		j.Signal(j.stopSignal())
 		select {
 		case <-done:
 		case <-time.After(grace):
@@ -112,6 +115,13 @@ func (j *ContainerJob) Run(ctx context.Context, stdout, stderr io.Writer, interr
 	close(done)
 	<-stopped
 	return status, err
+}
+
+func (j *ContainerJob) stopSignal() string {
+	if j.Stop == "" {
+		return "INT"
+	}
+	return j.Stop
 }
 
 // Signal sends sig ("INT", "KILL") to the job in the container (to its
