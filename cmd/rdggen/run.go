@@ -81,7 +81,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, getenv
 		problems = append(problems, errors.New("--mpirun and --torchrun are two launchers: choose one"))
 	}
 	if *useTorchrun && len(cmd) == 0 {
-		problems = append(problems, errors.New("--torchrun needs the training script: rdggen run -f cluster.yaml --torchrun -- SCRIPT ARG..."))
+		problems = append(problems, errors.New("--torchrun needs the training script: rdggen run -f cluster.yaml --torchrun -- SCRIPT [ARG]"))
 	}
 	if len(cmd) > 0 && cmd[0] == "" {
 		problems = append(problems, errors.New("the job's command after -- is empty (an unset variable?): name the program every rank runs, or leave -- out for the VGG16 benchmark"))
