@@ -24,16 +24,19 @@ const CheckRendezvous = "rendezvous"
 const rendezvousWait = 30
 
 // rendezvousListener runs detached in the first worker with python3 (which
-// torchrun needs there anyway): it listens on every address at port $1,
+// torchrun needs there anyway): it writes its process ID to $5.pid, listens
+// on every address at port $1,
 // writes "listening" (or "busy <reason>" when the port is taken) to the file
 // $5, answers each of up to $3 connections with "$2 <the source address it
 // saw>" and stops after $4 seconds.
 const rendezvousListener = `import socket, sys, time
 port, token, n, wait, state = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
+import os
+with open(state + ".pid", "w") as f:
+    f.write(str(os.getpid()))
 def say(s):
     with open(state + ".new", "w") as f:
         f.write(s + "\n")
-    import os
     os.rename(state + ".new", state)
 s = socket.socket()
 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -69,8 +72,8 @@ except Exception as e:
 
 // checkRendezvous proves torchrun's rendezvous endpoint reachable from every
 // worker: it starts a listener on the endpoint in the first worker (over its
-// own SSH session; it stops by itself after rendezvousWait seconds or the
-// last connection), then connects to it from every worker, the first
+// own SSH session; it stops after the last connection, and is stopped after
+// the probes, or by itself after rendezvousWait seconds), then connects to it from every worker, the first
 // included. The listener answers with a random token and the source address
 // it saw, which must be the connecting worker's own address. When the port
 // is taken in the first worker (a job's rendezvous store), the connections
@@ -158,5 +161,10 @@ func checkRendezvous(ctx context.Context, inv *inventory.Inventory, o *Options) 
 			out[i] = readiness.Pass(target, h.Name, CheckRendezvous, subject, "connected from "+own)
 		}
 	})
+	// Stop the listener now (a torchrun job may follow) and remove its files.
+	if c, err := o.Dial(ctx, first); err == nil {
+		_, _, _ = c.Run(ctx, []byte("docker exec "+horovod.WorkerName+" sh -c "+remote.Quote("kill \"$(cat "+stateFile+".pid)\" 2>/dev/null; rm -f "+stateFile+" "+stateFile+".pid")+"\n"))
+		c.Close()
+	}
 	return out
 }
