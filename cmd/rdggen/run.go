@@ -45,9 +45,9 @@ the host's GPU count), the rendezvous store on the first worker at
 horovod.rdzv_port (29400), each node's NCCL_IB_GID_INDEX its own. The
 training script is required: '-- SCRIPT ARG...'. Each line is prefixed with
 its host and the process's global and local rank ("clx-mld-42[rank 3, local
-1]: ...") or, for torchrun's own lines, its host. When one node's torchrun
-fails, the others are stopped (SIGTERM to each launcher's process group,
-SIGKILL after 10 s), and rdggen exits with the failed node's status.
+1]: ...") or, for torchrun's own lines, its host. When a process or a
+node's torchrun fails, every node is stopped (SIGTERM to each launcher's process group,
+SIGKILL after 10 s), and rdggen exits with the failed process's status.
 
 Examples:
   rdggen run -f cluster.yaml

@@ -23,8 +23,11 @@ import (
 // to each launcher's process group, which torchrun handles by stopping its
 // processes and which ends a process that does not handle it (SIGINT may be
 // ignored by processes started in the background), then SIGKILL after
-// interruptGrace. The exit
-// status is that of the first node that failed, else 0.
+// interruptGrace. torchrun reports a failed process at once but exits only
+// after its exit barrier (up to 300 s, until every node's launcher is
+// done), so rdggen acts on that report (torchrunFailed). The exit status is
+// that of the first failed process (or, without a report, of the first node
+// whose torchrun failed), else 0.
 func launchTorchrun(ctx context.Context, env *applyEnv, dryRun bool, cmd []string, stdout, stderr io.Writer) int {
 	inv := env.Inv
 	gids, ok := gidIndexes(ctx, env, true, stderr)
@@ -90,7 +93,18 @@ func launchTorchrun(ctx context.Context, env *applyEnv, dryRun bool, cmd []strin
 		status    = make([]int, len(jobs))
 		stopNoted bool
 	)
-	lines := &nodeLines{}
+	procFailed := make([]int, len(jobs)) // a process's exit status, from torchrun's report
+	lines := &nodeLines{failed: func(node, local, code int) {
+		mu.Lock()
+		defer mu.Unlock()
+		if first >= 0 || ctx.Err() != nil {
+			return
+		}
+		first, procFailed[node] = node, code
+		fmt.Fprintf(stderr, "rdggen run: %s: rank %d (local %d) exited with status %d\n",
+			inv.Hosts[node].Name, horovod.TorchrunFirstRank(inv, node)+local, local, code)
+		stop()
+	}}
 	remote.ForEach(len(jobs), len(jobs), func(i int) {
 		h := &inv.Hosts[i]
 		out, errOut := lines.writer(stdout, inv, i), lines.writer(stderr, inv, i)
@@ -104,7 +118,7 @@ func launchTorchrun(ctx context.Context, env *applyEnv, dryRun bool, cmd []strin
 				if ctx.Err() != nil {
 					fmt.Fprintln(stderr, "rdggen run: interrupted: sending SIGTERM to torchrun in every worker")
 				} else {
-					fmt.Fprintf(stderr, "rdggen run: %s failed: sending SIGTERM to torchrun in the other workers\n", inv.Hosts[first].Name)
+					fmt.Fprintf(stderr, "rdggen run: %s failed: sending SIGTERM to torchrun in every worker\n", inv.Hosts[first].Name)
 				}
 			}
 		})
@@ -137,8 +151,12 @@ func launchTorchrun(ctx context.Context, env *applyEnv, dryRun bool, cmd []strin
 		fmt.Fprintf(stderr, "rdggen run: the job stopped with status %d after the interrupt\n", code)
 		return code
 	case first >= 0:
-		fmt.Fprintf(stderr, "rdggen run: the job failed on %s (status %d)\n", inv.Hosts[first].Name, status[first])
-		return status[first]
+		code := status[first]
+		if procFailed[first] != 0 {
+			code = procFailed[first]
+		}
+		fmt.Fprintf(stderr, "rdggen run: the job failed on %s (status %d)\n", inv.Hosts[first].Name, code)
+		return code
 	}
 	return exitOK
 }
@@ -148,19 +166,32 @@ func launchTorchrun(ctx context.Context, env *applyEnv, dryRun bool, cmd []strin
 // (the global rank, in releases that print that instead).
 var torchrunTag = regexp.MustCompile(`^\[(?:` + horovod.TorchrunLocalRole + `(\d+)|rank(\d+))\]:`)
 
-// nodeLines serialises the lines of every node's output.
-type nodeLines struct{ mu sync.Mutex }
+// torchrunFailed is the line torchrun logs as soon as one of its processes
+// fails, before it waits for the other nodes at its exit barrier (up to
+// 300 s): "failed (exitcode: 3) local_rank: 0 (pid: 123) of binary: …"
+// (torch/distributed/elastic/multiprocessing/api.py, PyTorch 1.13 to 2.x).
+// A negative exit code is the signal that ended the process.
+var torchrunFailed = regexp.MustCompile(`\] ?failed \(exitcode: (-?\d+)\) local_rank: (\d+) |:failed \(exitcode: (-?\d+)\) local_rank: (\d+) `)
+
+// nodeLines serialises the lines of every node's output; failed (if not
+// nil) hears each process failure torchrun reports: the node, the local
+// rank and its exit status (128+N for signal N).
+type nodeLines struct {
+	mu     sync.Mutex
+	failed func(node, local, code int)
+}
 
 // writer is node's output to w, line by line: a process's line as
 // "<host>[rank R, local L]: text" (R its global rank), any other (the
 // launcher's own) as "<host>: text".
 func (n *nodeLines) writer(w io.Writer, inv *inventory.Inventory, node int) *nodeWriter {
-	return &nodeWriter{lines: n, w: w, host: inv.Hosts[node].Name, first: horovod.TorchrunFirstRank(inv, node)}
+	return &nodeWriter{lines: n, w: w, node: node, host: inv.Hosts[node].Name, first: horovod.TorchrunFirstRank(inv, node)}
 }
 
 type nodeWriter struct {
 	lines *nodeLines
 	w     io.Writer
+	node  int
 	host  string
 	first int
 	buf   []byte
@@ -200,6 +231,18 @@ func (n *nodeWriter) line(l []byte) {
 		text = text[m[1]:]
 	}
 	n.lines.mu.Lock()
-	defer n.lines.mu.Unlock()
 	fmt.Fprintf(n.w, "%s: %s\n", prefix, text)
+	n.lines.mu.Unlock()
+	if m := torchrunFailed.FindStringSubmatch(text); m != nil && n.lines.failed != nil {
+		c, l := m[1], m[2]
+		if c == "" {
+			c, l = m[3], m[4]
+		}
+		code, _ := strconv.Atoi(c)
+		local, _ := strconv.Atoi(l)
+		if code < 0 {
+			code = 128 - code
+		}
+		n.lines.failed(n.node, local, code)
+	}
 }

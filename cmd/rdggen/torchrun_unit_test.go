@@ -21,3 +21,19 @@ func TestTorchrunNodeWriter(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}
 }
+
+// torchrun's report of a failed process is a failure at once, with the
+// process's status (a signal as 128+N).
+func TestTorchrunFailureReport(t *testing.T) {
+	inv := inventory.Reference()
+	type fail struct{ node, local, code int }
+	var got []fail
+	lines := &nodeLines{failed: func(node, local, code int) { got = append(got, fail{node, local, code}) }}
+	w := lines.writer(&bytes.Buffer{}, inv, 2)
+	_, _ = w.Write([]byte("ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 3) local_rank: 1 (pid: 57) of binary: /usr/bin/python3.11\n" +
+		"E0101 10:00:00.000 1 torch/distributed/elastic/multiprocessing/api.py:881] failed (exitcode: -9) local_rank: 0 (pid: 58) of binary: /usr/bin/python3\n" +
+		"[default0]:my own failed (exitcode: 4) local_rank: 0 text\n"))
+	if want := []fail{{2, 1, 3}, {2, 0, 137}}; len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("failures %v, want %v", got, want)
+	}
+}
