@@ -19,7 +19,7 @@ import (
 	"github.com/rdggen/rdggen/pkg/quote"
 )
 
-const usageRun = `Usage: rdggen run -f cluster.yaml [--mpirun] [--dry-run] [flags] [-- CMD ARG...]
+const usageRun = `Usage: rdggen run -f cluster.yaml [--mpirun | --torchrun] [--dry-run] [flags] [-- CMD ARG...]
 
 Launches the training job from the first host's worker container (hvd-worker,
 started by 'rdggen apply --target workers') with the generated launch line:
@@ -38,8 +38,20 @@ The job's output is streamed, each rank's lines prefixed with its host and
 rank ("clx-mld-42[2]: ..."). Ctrl-C stops the job (SIGINT to the launcher in
 the worker, then SIGKILL after 10 s) and rdggen exits with the job's status.
 
+With --torchrun (the default when the inventory says horovod.launcher:
+torchrun) it instead starts PyTorch's torchrun in every host's worker at
+once, one launcher per host: horovod.nproc_per_node processes each (default:
+the host's GPU count), the rendezvous store on the first worker at
+horovod.rdzv_port (29400), each node's NCCL_IB_GID_INDEX its own. The
+training script is required: '-- SCRIPT ARG...'. Each line is prefixed with
+its host and the process's global and local rank ("clx-mld-42[rank 3, local
+1]: ...") or, for torchrun's own lines, its host. When a process or a
+node's torchrun fails, every node is stopped (SIGTERM to each launcher's process group,
+SIGKILL after 10 s), and rdggen exits with the failed process's status.
+
 Examples:
   rdggen run -f cluster.yaml
+  rdggen run -f cluster.yaml --torchrun -- /work/train.py --epochs 3
   rdggen run -f cluster.yaml --dry-run --mpirun
   rdggen run -f cluster.yaml --mpirun -- python /work/train.py --epochs 3
 
@@ -51,6 +63,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, getenv
 	fs := newFlagSet("run", usageRun, stdout, stderr)
 	file := fs.StringP("file", "f", "", "inventory `FILE` (required)")
 	useMpirun := fs.Bool("mpirun", false, "launch with mpirun instead of horovodrun")
+	useTorchrun := fs.Bool("torchrun", false, "launch with torchrun in every worker (default with horovod.launcher: torchrun)")
 	dryRun := fs.Bool("dry-run", false, "read the GID tables and print the launch line; launch nothing")
 	conn := registerConnFlags(fs, nil, "VMs whose GID table is read at once, `N` ≥ 1")
 	cmd, rest := splitCommand(args)
@@ -64,6 +77,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, getenv
 		return code
 	}
 	problems := conn.check()
+	if *useMpirun && *useTorchrun {
+		problems = append(problems, errors.New("--mpirun and --torchrun are two launchers: choose one"))
+	}
+	if *useTorchrun && len(cmd) == 0 {
+		problems = append(problems, errors.New("--torchrun needs the training script: rdggen run -f cluster.yaml --torchrun -- SCRIPT [ARG]"))
+	}
 	if len(cmd) > 0 && cmd[0] == "" {
 		problems = append(problems, errors.New("the job's command after -- is empty (an unset variable?): name the program every rank runs, or leave -- out for the VGG16 benchmark"))
 	}
@@ -77,6 +96,14 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, getenv
 	env, code, ok := conn.load(ctx, fs, *file, vmsOnly(), *dryRun, getenv, stderr)
 	if !ok {
 		return code
+	}
+	if *useTorchrun || (!*useMpirun && env.Inv.Horovod.Launcher == inventory.LauncherTorchrun) {
+		if len(cmd) == 0 {
+			fmt.Fprintf(stderr, "rdggen: %s says horovod.launcher: torchrun, which needs the training script: rdggen run -f %s -- SCRIPT ARG... (or --mpirun for the MPI launch)\n",
+				quote.Terminal(*file), quote.Terminal(quote.Sh(*file)))
+			return exitUsage
+		}
+		return launchTorchrun(ctx, env, *dryRun, cmd, stdout, stderr)
 	}
 	return launch(ctx, env, *useMpirun, *dryRun, cmd, stdout, stderr)
 }
@@ -100,7 +127,8 @@ const interruptGrace = 10 * time.Second
 
 // gidIndexes reads every host's GID table and says what the job will use;
 // ok is false (the failures printed) when a host has no usable RoCE v2 GID.
-func gidIndexes(ctx context.Context, env *applyEnv, stderr io.Writer) ([]int, bool) {
+// perNode says that each node's launcher takes its own index (torchrun).
+func gidIndexes(ctx context.Context, env *applyEnv, perNode bool, stderr io.Writer) ([]int, bool) {
 	inv := env.Inv
 	gids, bad := apply.GIDIndexes(ctx, inv, apply.HostsOptions{
 		Common: apply.Common{Parallel: env.Parallel, Out: stderr}, SSH: env.vmSSH(), Root: env.VM.root})
@@ -123,7 +151,11 @@ func gidIndexes(ctx context.Context, env *applyEnv, stderr io.Writer) ([]int, bo
 		for i, g := range gids {
 			parts = append(parts, fmt.Sprintf("%s %d", inv.Hosts[i].Name, g))
 		}
-		fmt.Fprintf(stderr, "rdggen run: the hosts' GID indexes differ (%s): each rank sets its own (%s)\n", strings.Join(parts, ", "), horovod.RankGIDVar)
+		how := fmt.Sprintf("each rank sets its own (%s)", horovod.RankGIDVar)
+		if perNode {
+			how = "each node's torchrun gets its own"
+		}
+		fmt.Fprintf(stderr, "rdggen run: the hosts' GID indexes differ (%s): %s\n", strings.Join(parts, ", "), how)
 	}
 	return gids, true
 }
@@ -133,7 +165,7 @@ func gidIndexes(ctx context.Context, env *applyEnv, stderr io.Writer) ([]int, bo
 func launch(ctx context.Context, env *applyEnv, useMpirun, dryRun bool, cmd []string, stdout, stderr io.Writer) int {
 	inv := env.Inv
 	h := &inv.Hosts[0]
-	gids, ok := gidIndexes(ctx, env, stderr)
+	gids, ok := gidIndexes(ctx, env, false, stderr)
 	if !ok {
 		return exitFailed
 	}

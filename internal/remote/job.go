@@ -38,6 +38,14 @@ type ContainerJob struct {
 	Argv []string
 	// Grace is how long the job gets after SIGINT before SIGKILL (0: 10 s).
 	Grace time.Duration
+	// Group runs Argv as the leader of a process group of its own
+	// (setsid(1) -w, util-linux, in the container), and Signal signals the
+	// whole group: a launcher that starts processes of its own (torchrun)
+	// then leaves none behind when it is killed.
+	Group bool
+	// Stop is the signal that asks the job to stop when ctx ends ("TERM";
+	// "" is "INT", as Ctrl-C on a terminal). SIGKILL follows after Grace.
+	Stop string
 
 	pidFile string
 }
@@ -55,7 +63,11 @@ func (j *ContainerJob) Command() string {
 	for _, e := range j.Env {
 		exec = append(exec, "-e", e)
 	}
-	exec = append(exec, j.Container, "sh", "-c", `echo $$ >`+j.pidFile+` && exec "$@"`, "rdggen-job")
+	exec = append(exec, j.Container)
+	if j.Group {
+		exec = append(exec, "setsid", "-w")
+	}
+	exec = append(exec, "sh", "-c", `echo $$ >`+j.pidFile+` && exec "$@"`, "rdggen-job")
 	exec = append(exec, j.Argv...)
 	return AsRoot(`docker inspect --type container -f '{{.State.Running}}' ` + Quote(j.Container) + ` 2>/dev/null | grep -qx true || ` +
 		`{ echo "rdggen: ` + j.Container + ` is not running on ` + j.Host + `: run 'rdggen apply --target workers' first" >&2; exit 125; }; ` +
@@ -64,7 +76,7 @@ func (j *ContainerJob) Command() string {
 
 // Run runs the job, streaming its output to stdout and stderr, and returns
 // its exit status. When ctx ends first, interrupted (if not nil) hears it,
-// the job gets SIGINT, SIGKILL after Grace, and the connection is closed 5 s
+// the job gets SIGINT (or Stop), SIGKILL after Grace, and the connection is closed 5 s
 // after that; Run then returns the status the job ended with.
 func (j *ContainerJob) Run(ctx context.Context, stdout, stderr io.Writer, interrupted func(sig string)) (int, error) {
 	cmd := j.Command()
@@ -82,9 +94,9 @@ func (j *ContainerJob) Run(ctx context.Context, stdout, stderr io.Writer, interr
 		case <-ctx.Done():
 		}
 		if interrupted != nil {
-			interrupted("INT")
+			interrupted(j.stopSignal())
 		}
-		j.Signal("INT")
+		j.Signal(j.stopSignal())
 		select {
 		case <-done:
 		case <-time.After(grace):
@@ -105,11 +117,22 @@ func (j *ContainerJob) Run(ctx context.Context, stdout, stderr io.Writer, interr
 	return status, err
 }
 
-// Signal sends sig ("INT", "KILL") to the job in the container, from a
-// session of its own (bounded to 10 s).
+func (j *ContainerJob) stopSignal() string {
+	if j.Stop == "" {
+		return "INT"
+	}
+	return j.Stop
+}
+
+// Signal sends sig ("INT", "KILL") to the job in the container (to its
+// process group with Group), from a session of its own (bounded to 10 s).
 func (j *ContainerJob) Signal(sig string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	cmd := AsRoot(`docker exec ` + Quote(j.Container) + ` sh -c ` + Quote(`kill -`+sig+` "$(cat `+j.pidFile+`)" 2>/dev/null`))
+	target := `"$(cat ` + j.pidFile + `)"`
+	if j.Group {
+		target = `-"$(cat ` + j.pidFile + `)"`
+	}
+	cmd := AsRoot(`docker exec ` + Quote(j.Container) + ` sh -c ` + Quote(`kill -`+sig+` `+target+` 2>/dev/null`))
 	_, _ = j.Conn.Exec(ctx, cmd, nil, io.Discard, io.Discard)
 }

@@ -66,9 +66,11 @@ type peer struct {
 // source is what breaks Open MPI between hosts; when it is not, the host's
 // nat POSTROUTING says why), and the rule check (CheckPeerRules) for every
 // pair. It ends with the schedule on Out: "64 workers: 64 login(s) along a
-// ring …; 4,032 of 4,032 pairs covered by the rule check". DryRun, Gate and
-// ReadyTimeout are ignored. The error names the hosts that could not be
-// read.
+// ring …; 4,032 of 4,032 pairs covered by the rule check". With
+// horovod.launcher: torchrun, every worker also connects to the rendezvous
+// endpoint (checkRendezvous). DryRun, Gate and ReadyTimeout are ignored. The
+// error names the hosts that could not be read.
+
 func Check(ctx context.Context, inv *inventory.Inventory, o Options) ([]readiness.Result, error) {
 	n := len(inv.Hosts)
 	peers := make([]peer, n)
@@ -95,6 +97,9 @@ func Check(ctx context.Context, inv *inventory.Inventory, o Options) ([]readines
 			covered = "horovod.network: host, so no container routes, NAT or forwarding rules between the workers to check"
 		}
 		fmt.Fprintf(o.Out, "%d workers: %s; %s\n", n, s.describe(), covered)
+	}
+	if inv.Horovod.Launcher == inventory.LauncherTorchrun {
+		rs = append(rs, checkRendezvous(ctx, inv, &o)...)
 	}
 	return rs, err
 }

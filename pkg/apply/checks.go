@@ -84,6 +84,7 @@ var checks = map[string][]CheckInfo{
 		{workerapply.CheckGDRLevel, "NCCL_NET_GDR_LEVEL in the container as rdggen sets it"},
 		{workerapply.CheckSource, "per login (a ring; every pair with --all-pairs): the peer's sshd sees this worker's address"},
 		{workerapply.CheckPeerRules, "NAT exemption, routes and accept rules admit every peer's worker"},
+		{workerapply.CheckRendezvous, "torchrun only: a connection to the rendezvous endpoint on the first worker"},
 	},
 }
 

@@ -29,11 +29,17 @@ type runWorker struct {
 	Slots       int
 }
 
+// torchrunNode is one host's arm of run.sh's torchrun table.
+type torchrunNode struct{ Short, GID, Env, Args string }
+
 // RunScript is horovod/run.sh: `worker` starts the worker container on the
 // host it runs on and checks its address against the hostfile; `launch` runs
 // horovodrun in the local worker; `mpirun` runs the equivalent mpirun line
 // (both read every host's GID index first, and take an optional command for
-// the ranks); `hostfile` prints the hostfile.
+// the ranks); `hostfile` prints the hostfile. With horovod.launcher:
+// torchrun it also has `torchrun SCRIPT ARG...`, run on every host at once:
+// that host's TorchrunArgs line in its worker, with torchrunEnv and the GID
+// index it reads in its own worker.
 func RunScript(inv *inventory.Inventory) []byte {
 	var workers []runWorker
 	for _, w := range Workers(inv) {
@@ -54,6 +60,19 @@ func RunScript(inv *inventory.Inventory) []byte {
 		"RankWrapper": rankWrapperScript, "RankGIDVar": RankGIDVar, "GIDIndexVar": GIDIndexVar,
 		"BenchmarkCmd": shellJoin(BenchmarkArgs()), "ExecEnv": shellJoin(execEnv),
 		"Horovodrun": shellJoin(HorovodrunArgs(inv)), "Mpirun": shellJoin(MpirunArgs(inv)), "First": inv.Hosts[0].Name,
+	}
+	if inv.Horovod.Launcher == inventory.LauncherTorchrun {
+		var nodes []torchrunNode
+		for i := range inv.Hosts {
+			var env []string
+			for _, e := range torchrunEnv(inv, i) {
+				env = append(env, "-e", e.Name+"="+e.Value)
+			}
+			h := &inv.Hosts[i]
+			nodes = append(nodes, torchrunNode{Short: shortName(h.Name), GID: SysfsGID(h.Data.Address.Addr()),
+				Env: shellJoin(env), Args: shellJoin(TorchrunArgs(inv, i, []string{"${CMD[@]}"}))})
+		}
+		data["Torchrun"], data["TorchrunWorld"], data["Rendezvous"] = nodes, TorchrunWorldSize(inv), RendezvousAddress(inv)
 	}
 	var b strings.Builder
 	if err := runScript.Execute(&b, data); err != nil {

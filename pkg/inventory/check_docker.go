@@ -102,7 +102,34 @@ func (c *checker) horovod(r *HorovodSpec) {
 			c.errf("horovod.hca", "%q is not an RDMA device name like mlx5_0", h.HCA)
 		}
 	}
+	h.Launcher = LauncherHorovod
+	if r.Launcher != nil {
+		h.Launcher = *r.Launcher
+		if h.Launcher != LauncherHorovod && h.Launcher != LauncherTorchrun {
+			c.errf("horovod.launcher", "%q is neither %q (horovodrun or mpirun from the first worker, the guide's) nor %q (PyTorch's torchrun in every worker)", h.Launcher, LauncherHorovod, LauncherTorchrun)
+		}
+	}
+	h.NprocPerNode = c.intIn("horovod.nproc_per_node", r.NprocPerNode, 0, 1, MaxNprocPerNode, "torchrun processes per worker; leave it out for each host's GPU count")
+	h.RdzvPort = c.intIn("horovod.rdzv_port", r.RdzvPort, DefaultRdzvPort, 1, 65535, "TCP port")
+	h.RdzvID = c.inv.Name
+	if r.RdzvID != nil {
+		h.RdzvID = *r.RdzvID
+		if !reRdzvID.MatchString(h.RdzvID) {
+			c.errf("horovod.rdzv_id", "%q is not a job id: 1–64 letters, digits, '.', '_' and '-', starting with a letter or digit", h.RdzvID)
+		}
+	}
+	if h.Network == NetworkHost && h.RdzvPort == 22 {
+		c.errf("horovod.rdzv_port", "22 is the VM's own sshd: with host networking torchrun's rendezvous store must listen on another port (e.g. 29400)")
+	}
+	if h.RdzvPort == h.SSHPort {
+		c.errf("horovod.rdzv_port", "%d is also horovod.ssh_port: the first worker's sshd listens there, torchrun's rendezvous store cannot", h.RdzvPort)
+	}
 }
+
+// reRdzvID is the grammar of horovod.rdzv_id: torchrun takes any string,
+// rdggen a word that is safe unquoted in sh and a file name (torchrun names
+// its log directory after it).
+var reRdzvID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 // The image reference grammar of Docker (github.com/distribution/reference,
 // reference.go): [domain/]path[:tag][@digest], where a path component is

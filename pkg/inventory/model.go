@@ -190,7 +190,26 @@ type Horovod struct {
 	// HCA is the RDMA device of the data VF inside the VM (NCCL_IB_HCA),
 	// default "mlx5_0".
 	HCA string
+	// Launcher is the job's launcher: LauncherHorovod (default: horovodrun
+	// or mpirun from the first worker, ranks started over the workers' SSH)
+	// or LauncherTorchrun (one torchrun per worker, docs/rules.md#torchrun).
+	Launcher string
+	// NprocPerNode is torchrun's --nproc_per_node, the processes of each
+	// worker; 0 (the default) means each host's GPU count (Host.Slots).
+	NprocPerNode int
+	// RdzvPort is the TCP port of torchrun's rendezvous store on the first
+	// worker (--master_port), default 29400 (DefaultRdzvPort).
+	RdzvPort int
+	// RdzvID is torchrun's job id (--rdzv_id): 1–64 letters, digits, '.',
+	// '_' and '-', starting with a letter or digit; default the cluster's name.
+	RdzvID string
 }
+
+// Job launchers (horovod.launcher).
+const (
+	LauncherHorovod  = "horovod"  // horovodrun (or mpirun) from the first worker, the guide's
+	LauncherTorchrun = "torchrun" // PyTorch's torchrun in every worker
+)
 
 // Host is one training VM on one ESXi host, defaults resolved.
 type Host struct {

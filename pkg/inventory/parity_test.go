@@ -169,6 +169,14 @@ func parityCases() []struct {
 			func(s *Spec, v any) { s.Horovod = &HorovodSpec{Image: strPtr(v)} }, []parityValue{pStr("", true), pStr("--privileged", true), pStr("A/B", true)}},
 		{"HorovodSpec.HCA", []string{"name: mini\n", "name: mini\nhorovod: {hca: V}\n"},
 			func(s *Spec, v any) { s.Horovod = &HorovodSpec{HCA: strPtr(v)} }, []parityValue{pStr("", true), pStr("mlx5 0", true), pStr(long(33), true)}},
+		{"HorovodSpec.Launcher", []string{"name: mini\n", "name: mini\nhorovod: {launcher: V}\n"},
+			func(s *Spec, v any) { s.Horovod = &HorovodSpec{Launcher: strPtr(v)} }, []parityValue{pStr("", true), pStr("mpirun", true), pStr("torchrun", false)}},
+		{"HorovodSpec.NprocPerNode", []string{"name: mini\n", "name: mini\nhorovod: {nproc_per_node: V}\n"},
+			func(s *Spec, v any) { s.Horovod = &HorovodSpec{NprocPerNode: intPtr(v)} }, append([]parityValue{pInt(257), {"4", 4, false}}, hostileInts...)},
+		{"HorovodSpec.RdzvPort", []string{"name: mini\n", "name: mini\nhorovod: {rdzv_port: V}\n"},
+			func(s *Spec, v any) { s.Horovod = &HorovodSpec{RdzvPort: intPtr(v)} }, append([]parityValue{pInt(12345), pInt(65536)}, hostileInts...)},
+		{"HorovodSpec.RdzvID", []string{"name: mini\n", "name: mini\nhorovod: {rdzv_id: V}\n"},
+			func(s *Spec, v any) { s.Horovod = &HorovodSpec{RdzvID: strPtr(v)} }, []parityValue{pStr("", true), pStr("-job", true), pStr(long(65), true), pStr("job-1.a_b", false)}},
 		{"Spec.Defaults", []string{defaultsBlock, "defaults: V\n"}, func(s *Spec, v any) {
 			if s.Defaults = nil; v != nil {
 				s.Defaults = &HostDefaults{}

@@ -90,6 +90,14 @@ type HorovodSpec struct {
 	// Image is the worker image; HCA the VF's RDMA device (default mlx5_0).
 	Image *string `yaml:"image"`
 	HCA   *string `yaml:"hca"`
+	// Launcher is "horovod" (default) or "torchrun".
+	Launcher *string `yaml:"launcher"`
+	// NprocPerNode is torchrun's processes per worker (default: the host's
+	// GPU count); RdzvPort its rendezvous port (default 29400); RdzvID its
+	// job id (default: the cluster's name).
+	NprocPerNode *int    `yaml:"nproc_per_node"`
+	RdzvPort     *int    `yaml:"rdzv_port"`
+	RdzvID       *string `yaml:"rdzv_id"`
 }
 
 // HostDefaults are the keys a host inherits from `defaults`.

@@ -25,6 +25,8 @@ func TestEveryStringFieldHasAGrammar(t *testing.T) {
 		".Horovod.Network":       {"name: mini\n", "name: mini\nhorovod: {network: V}\n", "horovod.network"},
 		".Horovod.Image":         {"name: mini\n", "name: mini\nhorovod: {image: V}\n", "horovod.image"},
 		".Horovod.HCA":           {"name: mini\n", "name: mini\nhorovod: {hca: V}\n", "horovod.hca"},
+		".Horovod.Launcher":      {"name: mini\n", "name: mini\nhorovod: {launcher: V}\n", "horovod.launcher"},
+		".Horovod.RdzvID":        {"name: mini\n", "name: mini\nhorovod: {rdzv_id: V}\n", "horovod.rdzv_id"},
 		".Hosts[].Name":          {"  - name: b", "  - name: V", "hosts[1].name"},
 		".Hosts[].ESXi":          {"    esxi: esx-b", "    esxi: V", "hosts[1].esxi"},
 		".Hosts[].VM":            {"    esxi: esx-b", "    esxi: esx-b\n    vm: V", "hosts[1].vm"},

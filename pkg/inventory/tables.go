@@ -94,7 +94,9 @@ const (
 	DefaultImage         = "horovod/horovod:0.16.0-tf1.12.0-torch1.0.0-mxnet1.4.0-py3.5"
 	DefaultPortGroup     = "VM Network"
 	DefaultHCA           = "mlx5_0"
-	DefaultNICSpeedGbps  = 100 // the guide's 100 GbE ConnectX-5 and SN2700; a slower NIC model's maximum when lower
+	DefaultRdzvPort      = 29400 // torchrun's c10d rendezvous port (PyTorch's torchrun docs)
+	MaxNprocPerNode      = 256   // processes per worker torchrun starts; a bound, no vendor's
+	DefaultNICSpeedGbps  = 100   // the guide's 100 GbE ConnectX-5 and SN2700; a slower NIC model's maximum when lower
 )
 
 // ethernetSpeeds are the Ethernet data rates a ConnectX port and a Spectrum

@@ -20,7 +20,7 @@ import (
 // (BuildMPIProgram) and the extra files. Nothing is pulled. Needs RequireMPI.
 func WorkerImage(t testing.TB, prog string, extra ...ImageFile) []byte {
 	t.Helper()
-	return buildImage(t, prog, extra...)
+	return buildImage(t, prog, nil, extra...)
 }
 
 // ImageFile is a file WorkerImage adds.
@@ -34,10 +34,12 @@ type ImageFile struct {
 // from it cannot start.
 func ImageWithoutSSHD(t testing.TB) []byte {
 	t.Helper()
-	return buildImage(t, "")
+	return buildImage(t, "", nil)
 }
 
-func buildImage(t testing.TB, prog string, extra ...ImageFile) []byte {
+// buildImage builds the image; more are further paths (files with their
+// libraries, or directory trees) it adds as they are here.
+func buildImage(t testing.TB, prog string, more []string, extra ...ImageFile) []byte {
 	b := &imageBuilder{seen: map[string]bool{}}
 	b.tw = tar.NewWriter(&b.buf)
 	for _, d := range []struct {
@@ -68,6 +70,17 @@ func buildImage(t testing.TB, prog string, extra ...ImageFile) []byte {
 	}
 	for _, dir := range []string{"/usr/lib/x86_64-linux-gnu/openmpi", "/usr/lib/x86_64-linux-gnu/pmix2", "/usr/share/openmpi", "/usr/share/pmix", "/etc/openmpi"} {
 		if err := b.tree(dir); err != nil {
+			t.Fatalf("worker image: %v", err)
+		}
+	}
+	for _, p := range more {
+		fi, err := os.Stat(p)
+		if err == nil && fi.IsDir() {
+			err = b.tree(p)
+		} else if err == nil {
+			err = b.add(p)
+		}
+		if err != nil {
 			t.Fatalf("worker image: %v", err)
 		}
 	}
@@ -181,7 +194,8 @@ func (b *imageBuilder) add(p string) error {
 	return b.err
 }
 
-// tree adds every file under dir (a missing dir is skipped).
+// tree adds every file under dir (a missing dir, and links to nothing, are
+// skipped).
 func (b *imageBuilder) tree(dir string) error {
 	if _, err := os.Stat(dir); err != nil {
 		return nil
@@ -198,6 +212,9 @@ func (b *imageBuilder) tree(dir string) error {
 	}
 	sort.Strings(paths)
 	for _, p := range paths {
+		if _, err := os.Stat(p); err != nil {
+			continue // a dangling link (torch's include/ points to headers python3-torch does not install)
+		}
 		if err := b.add(p); err != nil {
 			return err
 		}
