@@ -179,3 +179,25 @@ func TestApplySwitchCumulusNeedsPassword(t *testing.T) {
 		t.Errorf("--nvue-ca with --nvue-fingerprint: %v", err)
 	}
 }
+
+// TestNVUETLSFlagsUpFront: a CA file that is missing or holds no
+// certificate, and a fingerprint that is not a SHA-256, are usage errors
+// found once before any switch is contacted (exit 2, one line), not one
+// failure per switch.
+func TestNVUETLSFlagsUpFront(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.pem")
+	if err := os.WriteFile(empty, []byte("no certificate here\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ flag, value, want string }{
+		{"--nvue-ca", filepath.Join(dir, "missing.pem"), "--nvue-ca: CA file: open"},
+		{"--nvue-ca", empty, "no PEM certificate in it"},
+		{"--nvue-fingerprint", "junk", "--nvue-fingerprint: certificate fingerprint \"junk\" is not a SHA-256"},
+	} {
+		code, _, stderr := rdggen(t, "apply", "--target", "switch", "--dry-run", tc.flag, tc.value)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) || strings.Count(stderr, tc.want) != 1 {
+			t.Errorf("%s %s: exit %d, stderr:\n%s\nwant exit %d with one %q", tc.flag, tc.value, code, stderr, exitUsage, tc.want)
+		}
+	}
+}

@@ -91,6 +91,12 @@ func switchTarget() *applyTarget {
 			}
 			if nvue.CAFile != "" && nvue.Fingerprint != "" {
 				errs = append(errs, errors.New("--nvue-ca and --nvue-fingerprint exclude each other: verify the switches' certificate one way"))
+			} else if err := nvue.CheckTLS(); err != nil {
+				flag := "--nvue-ca"
+				if nvue.Fingerprint != "" {
+					flag = "--nvue-fingerprint"
+				}
+				errs = append(errs, fmt.Errorf("%s: %w", flag, err))
 			}
 			return errors.Join(errs...)
 		},

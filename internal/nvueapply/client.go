@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -76,15 +77,35 @@ func (t TLS) config(serverName string) (*tls.Config, error) {
 	return c, nil
 }
 
-// parseFingerprint reads a SHA-256 fingerprint in hex, colons allowed.
+// parseFingerprint reads a SHA-256 fingerprint: hex, colons allowed, also
+// as openssl prints it ("sha256 Fingerprint=46:81:…", from `openssl x509
+// -noout -fingerprint -sha256`), or OpenSSH's "SHA256:" and unpadded base64.
 func parseFingerprint(s string) ([]byte, error) {
-	h := strings.ToLower(strings.ReplaceAll(strings.TrimSpace(s), ":", ""))
-	h = strings.TrimPrefix(h, "sha256=")
-	b, err := hex.DecodeString(h)
+	h := strings.TrimSpace(s)
+	if i := strings.LastIndex(h, "="); i >= 0 && i < len(h)-1 {
+		h = h[i+1:] // openssl's "sha256 Fingerprint=" label
+	}
+	if rest, ok := strings.CutPrefix(h, "SHA256:"); ok {
+		for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.StdEncoding} {
+			if b, err := enc.DecodeString(rest); err == nil && len(b) == sha256.Size {
+				return b, nil
+			}
+		}
+		h = rest
+	}
+	b, err := hex.DecodeString(strings.ToLower(strings.ReplaceAll(h, ":", "")))
 	if err != nil || len(b) != sha256.Size {
-		return nil, fmt.Errorf("certificate fingerprint %q is not a SHA-256 in hex (64 hex digits, colons allowed)", s)
+		return nil, fmt.Errorf("certificate fingerprint %q is not a SHA-256: give 64 hex digits (colons allowed), as `openssl x509 -noout -fingerprint -sha256 -in CERT` prints them", s)
 	}
 	return b, nil
+}
+
+// Check reports what is wrong with t before any switch is contacted: a CA
+// file that cannot be read or holds no PEM certificate, a fingerprint that
+// is not a SHA-256.
+func (t TLS) Check() error {
+	_, err := t.config("")
+	return err
 }
 
 // PinError is a certificate that is not the pinned one.

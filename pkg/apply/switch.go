@@ -64,6 +64,13 @@ type NVUE struct {
 	ApplyTimeout time.Duration
 }
 
+// CheckTLS reports, before any switch is contacted, a CAFile that cannot be
+// read or holds no PEM certificate and a Fingerprint that is not a SHA-256
+// (hex, openssl's "sha256 Fingerprint=…" or OpenSSH's "SHA256:…" form).
+func (n NVUE) CheckTLS() error {
+	return nvueapply.TLS{CAFile: n.CAFile, Fingerprint: n.Fingerprint}.Check()
+}
+
 func (o SwitchOptions) engine(r *run) switchapply.Options {
 	user := o.SSH.User
 	if user == "" {

@@ -21,6 +21,10 @@ type checker struct {
 	// Indexes built on first use (index.go).
 	esxi     []esxiGroup
 	switchAt map[string]int
+	// unknownOS holds the switches whose OS key has a finding: their
+	// ports are not held to either OS's spelling (one finding, not one per
+	// port).
+	unknownOS map[string]bool
 }
 
 func (c *checker) errf(path, format string, args ...any) {

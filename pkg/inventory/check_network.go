@@ -120,7 +120,7 @@ func (c *checker) data(h *Host, r *DataSpec, p string) {
 		// Cumulus Linux's name of front-panel port N (swpN).
 		mod = 1
 		num, _ = strconv.Atoi(m[1])
-		if sw != nil && !sw.IsCumulus() {
+		if sw != nil && !sw.IsCumulus() && !c.unknownOS[sw.Name] {
 			c.errf(p+".port", "%q is Cumulus Linux's spelling, but %s runs ONYX, which calls front-panel port %d 1/%d", r.Port, sw.Name, num, num)
 			return
 		}

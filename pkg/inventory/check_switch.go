@@ -95,15 +95,23 @@ func (c *checker) ports() {
 // switchOS resolves the switch's OS key: exactly one of onyx and cumulus,
 // each with its version rules (docs/inventory.md#switches).
 func (c *checker) switchOS(p string, r SwitchSpec, sw *Switch) {
+	unknown := func() {
+		if c.unknownOS == nil {
+			c.unknownOS = map[string]bool{}
+		}
+		c.unknownOS[sw.Name] = true
+	}
 	switch {
 	case r.ONYX == nil && r.Cumulus == nil:
+		unknown()
 		for _, f := range c.rep.Findings {
-			if f.Path == p+".cumulus" {
+			if f.Path == p+".cumulus" || f.Path == p+".onyx" {
 				return // present but invalid: that finding is already reported
 			}
 		}
-		c.missing(p, "onyx", " (the switch's OS and version: onyx: 3.6.8190 for ONYX, or cumulus: 5.9.1 for Cumulus Linux)")
+		c.errf(p, "names no OS: give the switch's OS and version, onyx: 3.6.8190 for ONYX or cumulus: 5.9.1 for Cumulus Linux")
 	case r.ONYX != nil && r.Cumulus != nil:
+		unknown()
 		c.errf(p+".cumulus", "a switch runs one OS: give onyx (%s) or cumulus (%s), not both", r.ONYX, r.Cumulus)
 	case r.ONYX != nil:
 		sw.ONYX = *r.ONYX
@@ -116,6 +124,7 @@ func (c *checker) switchOS(p string, r SwitchSpec, sw *Switch) {
 		sw.Cumulus = *r.Cumulus
 		switch v := sw.Cumulus; {
 		case v.IsZero():
+			unknown()
 			c.errf(p+".cumulus", "%v", zeroVersionError())
 		case !v.AtLeast(MinCumulus.parts...):
 			c.errf(p+".cumulus", "Cumulus Linux %s has no NVUE `qos roce` (from %s; NVIDIA: RoCE can only be configured with NVUE)", v, MinCumulus)

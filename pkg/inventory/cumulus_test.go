@@ -126,7 +126,7 @@ func TestCumulusBuild(t *testing.T) {
 		want string
 	}{
 		{func(s *SwitchSpec) { v := MustVersion("5.9.1"); s.Cumulus = &v }, "switches[0].cumulus: a switch runs one OS"},
-		{func(s *SwitchSpec) { s.ONYX = nil }, "switches[0].onyx: is required"},
+		{func(s *SwitchSpec) { s.ONYX = nil }, "switches[0]: names no OS"},
 		{func(s *SwitchSpec) { v := MustVersion("4.4.3"); s.ONYX, s.Cumulus = nil, &v }, "switches[0].cumulus: Cumulus Linux 4.4.3 has no NVUE `qos roce`"},
 	} {
 		spec := miniSpec(t)

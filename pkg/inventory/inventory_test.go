@@ -186,7 +186,7 @@ func TestValidationRules(t *testing.T) {
 		{"ssh port", "name: mini\n", "name: mini\nhorovod: {ssh_port: 0}\n", 2, "0", "horovod.ssh_port", "0 is outside 1–65535"},
 		{"onyx too old", "onyx: 3.6.8190", "onyx: 3.5.1000", 3, "3.5.1000", "switches[0].onyx", "ONYX 3.5.1000 has no `traffic pool` commands"},
 		{"onyx and cumulus", "onyx: 3.6.8190", "onyx: 3.6.8190, cumulus: 5.9.1", 3, "5.9.1", "switches[0].cumulus", "a switch runs one OS: give onyx (3.6.8190) or cumulus (5.9.1), not both"},
-		{"no switch OS", ", onyx: 3.6.8190}", "}", 3, "{name", "switches[0].onyx", "is required (the switch's OS and version: onyx: 3.6.8190 for ONYX, or cumulus: 5.9.1 for Cumulus Linux)"},
+		{"no switch OS", ", onyx: 3.6.8190}", "}", 3, "{name", "switches[0]", "names no OS: give the switch's OS and version, onyx: 3.6.8190 for ONYX or cumulus: 5.9.1 for Cumulus Linux"},
 		{"cumulus too old", "onyx: 3.6.8190", "cumulus: 4.4.0", 3, "4.4.0", "switches[0].cumulus", "Cumulus Linux 4.4.0 has no NVUE `qos roce` (from 5.0.0"},
 		{"cumulus malformed", "onyx: 3.6.8190", "cumulus: latest", 3, "latest", "switches[0].cumulus", `"latest" is not a dotted version number`},
 		{"swp port on onyx", "port: 1/2", "port: swp2", 18, "swp2", "hosts[1].data.port", `"swp2" is Cumulus Linux's spelling, but sw1 runs ONYX, which calls front-panel port 2 1/2`},
@@ -339,6 +339,20 @@ func TestOneFindingPerMistake(t *testing.T) {
 		var rep *Report
 		if !errors.As(err, &rep) || len(rep.Findings) != 1 || !strings.HasPrefix(rep.Findings[0].String(), tc.want) {
 			t.Errorf("%q: want exactly one finding %s…, got:\n%v", tc.new, tc.want, err)
+		}
+	}
+	// A switch whose OS key is wrong, missing or doubled is one finding on
+	// that key, not also one per host whose port is spelt swpN.
+	for _, tc := range []struct{ os, want string }{
+		{"cumulus: \"5.9.1; rm\"", `switches[0].cumulus: "5.9.1; rm" is not a dotted version number`},
+		{"onyx: 3.6.8190, cumulus: 5.9.1", "switches[0].cumulus: a switch runs one OS"},
+		{"cumulus: null", "switches[0]: names no OS"},
+	} {
+		src := strings.NewReplacer("onyx: 3.6.8190", tc.os, "port: 1/1", "port: swp1", "port: 1/2", "port: swp2").Replace(baseYAML)
+		_, err := Load("mini.yaml", []byte(src))
+		var rep *Report
+		if !errors.As(err, &rep) || len(rep.Findings) != 1 || !strings.Contains(rep.Findings[0].String(), tc.want) {
+			t.Errorf("%s with swp ports: want exactly one finding …%s…, got:\n%v", tc.os, tc.want, err)
 		}
 	}
 	src := strings.Replace(baseYAML, "10.0.0.1/24", "10.0.0.1/32", 1) + "  - name: c\n    esxi: esx-c\n    data: {address: 10.0.0.3/24, port: 1/3}\n"
