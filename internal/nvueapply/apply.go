@@ -20,6 +20,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -266,7 +268,12 @@ func prepare(ctx context.Context, inv *inventory.Inventory, sw inventory.Switch,
 	t.applied = applied
 	t.intent = o.Intent(inv, sw)
 	t.res.Plan = Reconcile(inv, sw, t.intent, applied)
-	if w := t.versionNote(ctx); w != "" {
+	w, err := t.versionNote(ctx)
+	if err != nil {
+		t.res.Err = fmt.Errorf("%s: %w", sw.Name, err)
+		return t
+	}
+	if w != "" {
 		t.res.Plan.Warnings = append(t.res.Plan.Warnings, w)
 	}
 	return t
@@ -284,17 +291,38 @@ func tlsHint(err error) string {
 }
 
 // versionNote compares the release the switch reports (`nv show system`
-// build) with the inventory's.
-func (t *target) versionNote(ctx context.Context) string {
+// build) with the inventory's: another release is a warning, a release
+// older than inventory.MinCumulus (no NVUE `qos roce`) an error, whatever
+// the inventory says.
+func (t *target) versionNote(ctx context.Context) (string, error) {
 	sys, err := t.client.GetTree(ctx, []string{"system"}, "")
 	if err != nil {
-		return ""
+		return "", nil
 	}
 	build, _ := sys["build"].(string)
-	if build != "" && !strings.Contains(build, t.version.String()) {
-		return fmt.Sprintf("the switch reports %q, the inventory says cumulus: %s (the version decides confirm and save)", build, t.version)
+	if build == "" || strings.Contains(build, t.version.String()) {
+		return "", nil
 	}
-	return ""
+	if m := reRelease.FindString(build); m != "" {
+		if v, err := inventory.ParseVersion(m); err == nil && v.Compare(minCumulus()...) < 0 {
+			return "", fmt.Errorf("the switch reports %q: Cumulus Linux before %s has no NVUE `qos roce`, so rdggen does not configure it (the inventory says cumulus: %s)", build, inventory.MinCumulus, t.version)
+		}
+	}
+	return fmt.Sprintf("the switch reports %q, the inventory says cumulus: %s (the version decides confirm and save)", build, t.version), nil
+}
+
+// reRelease finds the dotted release number in a build string such as
+// "Cumulus Linux 5.9.1".
+var reRelease = regexp.MustCompile(`\d+(\.\d+)+`)
+
+// minCumulus is inventory.MinCumulus as numbers.
+func minCumulus() []int {
+	var parts []int
+	for _, f := range strings.Split(inventory.MinCumulus.String(), ".") {
+		n, _ := strconv.Atoi(f)
+		parts = append(parts, n)
+	}
+	return parts
 }
 
 // writeBackup writes the applied configuration as indented JSON to

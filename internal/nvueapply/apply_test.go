@@ -427,3 +427,23 @@ func TestApplyWhileAnotherAwaitsConfirm(t *testing.T) {
 		t.Errorf("hostname %v", h)
 	}
 }
+
+// TestSwitchReleaseTooOld: a switch that reports a release without NVUE
+// `qos roce` is refused before anything is sent, whatever the inventory
+// says; another supported release is only a warning.
+func TestSwitchReleaseTooOld(t *testing.T) {
+	r := newRig(t, nvuesim.Options{Version: "4.4.0"})
+	inv := loadInv(t, "cumulus", r.sim.Addr)
+	res, err := r.run(t, inv)
+	if err == nil || res.Err == nil || !strings.Contains(res.Err.Error(), `Cumulus Linux before 5.0.0 has no NVUE `+"`qos roce`") {
+		t.Fatalf("want a refusal naming the release, got %v\n%s", res.Err, r.out)
+	}
+	if n := configPatches(r.sim); n != 0 {
+		t.Errorf("%d PATCH requests to a 4.4.0 switch", n)
+	}
+	r2 := newRig(t, nvuesim.Options{Version: "5.6.0"})
+	res, err = r2.run(t, loadInv(t, "cumulus", r2.sim.Addr))
+	if err != nil || !strings.Contains(strings.Join(res.Plan.Warnings, "\n"), "the switch reports") {
+		t.Errorf("5.6.0 switch, inventory 5.9.1: err %v, warnings %q", err, res.Plan.Warnings)
+	}
+}
