@@ -187,6 +187,7 @@ func (c *checker) build(raw *Spec) {
 	c.hosts(raw.Hosts, &defaults)
 	c.crossHost()
 	c.routing(raw.Docker)
+	c.torchrunProcesses()
 }
 
 func (c *checker) intIn(path string, p *int, def, lo, hi int, what string) int {

@@ -118,11 +118,37 @@ func (c *checker) horovod(r *HorovodSpec) {
 			c.errf("horovod.rdzv_id", "%q is not a job id: 1–64 letters, digits, '.', '_' and '-', starting with a letter or digit", h.RdzvID)
 		}
 	}
+	if h.Launcher != LauncherTorchrun {
+		for _, k := range []struct {
+			key string
+			set bool
+		}{{"nproc_per_node", r.NprocPerNode != nil}, {"rdzv_port", r.RdzvPort != nil}, {"rdzv_id", r.RdzvID != nil}} {
+			if k.set {
+				c.warnf("horovod."+k.key, "only torchrun reads it, and horovod.launcher is %s: it has no effect (set launcher: torchrun, or leave it out)", h.Launcher)
+			}
+		}
+	}
 	if h.Network == NetworkHost && h.RdzvPort == 22 {
 		c.errf("horovod.rdzv_port", "22 is the VM's own sshd: with host networking torchrun's rendezvous store must listen on another port (e.g. 29400)")
 	}
 	if h.RdzvPort == h.SSHPort {
 		c.errf("horovod.rdzv_port", "%d is also horovod.ssh_port: the first worker's sshd listens there, torchrun's rendezvous store cannot", h.RdzvPort)
+	}
+}
+
+// torchrunProcesses warns when horovod.nproc_per_node is above a host's GPU
+// count: a DDP job that gives each process its own GPU (LOCAL_RANK, as
+// PyTorch's DDP examples do) fails on the local ranks that have none.
+func (c *checker) torchrunProcesses() {
+	h := c.inv.Horovod
+	if h.Launcher != LauncherTorchrun || h.NprocPerNode == 0 {
+		return
+	}
+	for _, host := range c.inv.Hosts {
+		if g := len(host.GPUs); g > 0 && h.NprocPerNode > g {
+			c.warnf("horovod.nproc_per_node", "%d processes per worker, but %s has %d GPU(s): a job that gives each process its own GPU (LOCAL_RANK) fails from local rank %d on; leave it out for each host's GPU count", h.NprocPerNode, host.Name, g, g)
+			return
+		}
 	}
 }
 

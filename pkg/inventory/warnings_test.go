@@ -25,6 +25,11 @@ func TestWarnings(t *testing.T) {
 		{"gateway with routing: switch", strings.Replace(baseYAML, "  mtu: 1500", "  mtu: 1500\n  routing: switch\n  gateway: 10.0.0.100", 1), nil},
 		{"gateway with routing: hosts written", strings.Replace(baseYAML, "  mtu: 1500", "  mtu: 1500\n  routing: hosts\n  gateway: 10.0.0.100", 1),
 			[]string{"mini.yaml:7:12: docker.gateway: " + unused}},
+		{"torchrun key with launcher horovod", strings.Replace(baseYAML, "docker:\n", "horovod: {nproc_per_node: 1}\ndocker:\n", 1),
+			[]string{"mini.yaml:4:27: horovod.nproc_per_node: only torchrun reads it, and horovod.launcher is horovod: it has no effect"}},
+		{"more torchrun processes than GPUs", strings.Replace(baseYAML, "docker:\n", "horovod: {launcher: torchrun, nproc_per_node: 3}\ndocker:\n", 1),
+			[]string{"mini.yaml:4:47: horovod.nproc_per_node: 3 processes per worker, but a has 1 GPU(s)"}},
+		{"torchrun processes within the GPUs", strings.Replace(baseYAML, "docker:\n", "horovod: {launcher: torchrun, nproc_per_node: 1}\ndocker:\n", 1), nil},
 		{"per-host routes at 2,048 hosts", string(scaleYAML(2048, false)), nil},
 		{"per-host routes at 2,049 hosts", string(scaleYAML(2049, false)), []string{
 			"scale.yaml:37:9: docker.routing: routing: hosts with 2049 hosts gives every host 2048 routes to the other hosts' container subnets (and as many NAT exemptions and firewall rules): the generated tree is about 545 MB, and it grows with the square of the hosts. With docker.routing: switch each host has one route and the tree is about 29 MB (the switch then routes the pool: every data port on one switch)"}},
