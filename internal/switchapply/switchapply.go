@@ -165,18 +165,7 @@ func (r *Result) Machine() applyplan.Machine {
 	if r.Backup != "" {
 		m.Notes = append(m.Notes, "running-config backed up to "+r.Backup)
 	}
-	switch {
-	case r.Interrupted:
-		m.Status = applyplan.Interrupted
-	case r.Err != nil:
-		m.Status = applyplan.Failed
-	case r.Plan.Empty():
-		m.Status = applyplan.UpToDate
-	case r.Saved:
-		m.Status = applyplan.Changed
-	default:
-		m.Status = applyplan.Planned
-	}
+	m.Status = applyplan.StatusOf(r.Interrupted, r.Err != nil, r.Plan.Empty(), r.Saved)
 	if r.Err != nil {
 		m.Error = r.errText()
 	}

@@ -78,9 +78,27 @@ const (
 	Interrupted Status = "interrupted"
 )
 
+// StatusOf is a machine's status after an engine's run, in this order:
+// Interrupted when the run was cancelled while changing it, Failed when
+// failed, UpToDate when nothing was to do, Changed when done (the changes
+// applied, verified and, where the engine saves, saved), else Planned.
+func StatusOf(interrupted, failed, upToDate, done bool) Status {
+	switch {
+	case interrupted:
+		return Interrupted
+	case failed:
+		return Failed
+	case upToDate:
+		return UpToDate
+	case done:
+		return Changed
+	}
+	return Planned
+}
+
 // Kinds of machine.
 const (
-	KindSwitch   = "switch"    // an ONYX switch, over SSH
+	KindSwitch   = "switch"    // a switch: ONYX over SSH, Cumulus Linux through NVUE
 	KindESXiHost = "esxi-host" // an ESXi host, through vCenter
 	KindVM       = "vm"        // a VM's settings, through vCenter
 	KindHost     = "host"      // a VM's OS (Docker, routes, RoCE), over SSH

@@ -75,3 +75,22 @@ func TestDocumentFieldNames(t *testing.T) {
 	check("machines", m)
 	check("changes", m["changes"].([]any)[0].(map[string]any))
 }
+
+// TestStatusOf: interruption wins over failure, failure over an empty
+// plan, and a non-empty plan is Changed only when done.
+func TestStatusOf(t *testing.T) {
+	for _, tc := range []struct {
+		interrupted, failed, upToDate, done bool
+		want                                Status
+	}{
+		{true, true, false, false, Interrupted},
+		{false, true, true, false, Failed},
+		{false, false, true, false, UpToDate},
+		{false, false, false, true, Changed},
+		{false, false, false, false, Planned},
+	} {
+		if got := StatusOf(tc.interrupted, tc.failed, tc.upToDate, tc.done); got != tc.want {
+			t.Errorf("StatusOf(%v, %v, %v, %v) = %s, want %s", tc.interrupted, tc.failed, tc.upToDate, tc.done, got, tc.want)
+		}
+	}
+}
