@@ -21,7 +21,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -293,7 +292,7 @@ func (t *target) versionNote(ctx context.Context) (string, error) {
 		return "", nil
 	}
 	if m := reRelease.FindString(build); m != "" {
-		if v, err := inventory.ParseVersion(m); err == nil && v.Compare(minCumulus()...) < 0 {
+		if v, err := inventory.ParseVersion(m); err == nil && v.Before(inventory.MinCumulus) {
 			return "", fmt.Errorf("the switch reports %q: Cumulus Linux before %s has no NVUE `qos roce`, so rdggen does not configure it (the inventory says cumulus: %s)", build, inventory.MinCumulus, t.version)
 		}
 	}
@@ -303,16 +302,6 @@ func (t *target) versionNote(ctx context.Context) (string, error) {
 // reRelease finds the dotted release number in a build string such as
 // "Cumulus Linux 5.9.1".
 var reRelease = regexp.MustCompile(`\d+(\.\d+)+`)
-
-// minCumulus is inventory.MinCumulus as numbers.
-func minCumulus() []int {
-	var parts []int
-	for _, f := range strings.Split(inventory.MinCumulus.String(), ".") {
-		n, _ := strconv.Atoi(f)
-		parts = append(parts, n)
-	}
-	return parts
-}
 
 // writeBackup writes the applied configuration as indented JSON to
 // dir/<switch>-<time>.json, mode 0600, never overwriting an older backup.

@@ -421,6 +421,14 @@ func TestVersion(t *testing.T) {
 			t.Errorf("%s vs %v: %d, want %d", tc.v, tc.parts, got, tc.want)
 		}
 	}
+	for _, tc := range []struct {
+		v, w string
+		want bool
+	}{{"4.4.0", "5.0.0", true}, {"5", "5.0.0", false}, {"5.0.1", "5.0", false}, {"5.10", "5.9.1", false}} {
+		if got := MustVersion(tc.v).Before(MustVersion(tc.w)); got != tc.want {
+			t.Errorf("%s before %s: %v, want %v", tc.v, tc.w, got, tc.want)
+		}
+	}
 	for _, bad := range []string{"", "3..1", "v1", "1.2.3.4.5", "-1", "+1"} {
 		if _, err := ParseVersion(bad); err == nil {
 			t.Errorf("ParseVersion(%q) accepted", bad)

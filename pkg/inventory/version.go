@@ -74,6 +74,9 @@ func (v Version) Compare(parts ...int) int {
 	return 0
 }
 
+// Before reports whether v is older than w (missing components count as 0).
+func (v Version) Before(w Version) bool { return v.Compare(w.parts...) < 0 }
+
 // AtLeast reports whether v is parts or newer.
 func (v Version) AtLeast(parts ...int) bool { return v.Compare(parts...) >= 0 }
 
