@@ -2,7 +2,10 @@ module github.com/rdggen/rdggen/examples
 
 go 1.26.0
 
-require github.com/rdggen/rdggen v0.0.0
+require (
+	github.com/rdggen/rdggen v0.0.0
+	golang.org/x/crypto v0.59.0
+)
 
 require (
 	github.com/VividCortex/ewma v1.2.0 // indirect
@@ -13,7 +16,6 @@ require (
 	github.com/vbauerster/cupwriter v0.0.5 // indirect
 	github.com/vbauerster/mpb/v8 v8.16.2 // indirect
 	github.com/vmware/govmomi v0.56.0 // indirect
-	golang.org/x/crypto v0.59.0 // indirect
 	golang.org/x/sys v0.50.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )

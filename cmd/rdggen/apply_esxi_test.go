@@ -96,7 +96,7 @@ func TestApplyESXiCLI(t *testing.T) {
 	code, out, errs = rdggen("apply", "--target", "esxi")
 	if code != exitFailed || !strings.Contains(out, "vm clx-mld-43: cannot apply: VM clx-mld-43 is poweredOn") || strings.Count(out+errs, "is poweredOn") != 1 ||
 		!strings.Contains(out, "esxi: 7 VM(s) and 8 host(s) changed, 0 VM(s) and 0 host(s) already matched, 1 failed") ||
-		errs != "rdggen: apply failed for: esxi (1 failed, listed above)\n" {
+		errs != "rdggen: apply failed for: esxi (1 failed: clx-mld-43)\n" {
 		t.Errorf("powered-on VM: exit %d\n%s%s", code, out, errs)
 	}
 }

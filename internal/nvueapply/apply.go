@@ -172,7 +172,7 @@ func (r *Result) Machine() applyplan.Machine {
 	}
 	m.Status = applyplan.StatusOf(r.Interrupted, r.Err != nil, r.Plan.Empty(), r.Applied)
 	if r.Err != nil {
-		m.Error = r.errText()
+		m.Error, m.Err = r.errText(), r.Err
 	}
 	return m
 }

@@ -205,7 +205,7 @@ func Drive(ctx context.Context, e Engine) (*Report, error) {
 		}
 		switch {
 		case p.Err != nil:
-			m.Status, m.Error = applyplan.Failed, p.Err.Error()
+			m.Status, m.Error, m.Err = applyplan.Failed, p.Err.Error(), p.Err
 		case len(p.Changes) > 0:
 			m.Status = applyplan.Planned
 			todo = append(todo, i)
@@ -238,10 +238,10 @@ func Drive(ctx context.Context, e Engine) (*Report, error) {
 			var b strings.Builder
 			switch {
 			case err != nil && ctx.Err() != nil:
-				m.Status, m.Error = applyplan.Interrupted, err.Error()
+				m.Status, m.Error, m.Err = applyplan.Interrupted, err.Error(), err
 				fmt.Fprintf(&b, "%s: INTERRUPTED after %.1fs: %v (some changes may be made; run apply again)\n", h.Name, secs, err)
 			case err != nil:
-				m.Status, m.Error = applyplan.Failed, err.Error()
+				m.Status, m.Error, m.Err = applyplan.Failed, err.Error(), err
 				fmt.Fprintf(&b, "%s: FAILED after %.1fs: %v\n", h.Name, secs, err)
 			default:
 				m.Status = applyplan.Changed

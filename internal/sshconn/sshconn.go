@@ -116,8 +116,20 @@ func offered(c Config) string {
 	return strings.Join(kinds, ", ")
 }
 
+// UnreachableError is returned when no TCP connection could be made to the
+// machine's SSH port (refused, no route, no answer within the timeout):
+// nothing was sent to it.
+type UnreachableError struct {
+	Addr string
+	Err  error
+}
+
+func (e *UnreachableError) Error() string { return e.Addr + ": " + e.Err.Error() }
+
+func (e *UnreachableError) Unwrap() error { return e.Err }
+
 // Dial connects and authenticates. Errors name the address; a host key
-// problem is a *HostKeyError, an unreadable known_hosts a *KnownHostsError, a
+// problem is a *HostKeyError, no connection an *UnreachableError, an unreadable known_hosts a *KnownHostsError, a
 // refused login an *AuthError.
 func Dial(ctx context.Context, c Config) (*ssh.Client, error) {
 	addr := c.Addr
@@ -150,7 +162,7 @@ func Dial(ctx context.Context, c Config) (*ssh.Client, error) {
 	d := net.Dialer{Timeout: timeout}
 	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", c.Addr, c.timeoutHint(err, timeout))
+		return nil, &UnreachableError{Addr: c.Addr, Err: c.timeoutHint(err, timeout)}
 	}
 	_ = conn.SetDeadline(time.Now().Add(timeout))
 	// The handshake does not watch ctx: closing the connection ends it.

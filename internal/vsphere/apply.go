@@ -435,8 +435,11 @@ func machines(hosts []*hostPlan) []applyplan.Machine {
 			m.Changes = []applyplan.Change{}
 		}
 		m.Status, m.Error = status(hp.err, len(hp.changes), hp.applied, hp.started)
+		if m.Error != "" {
+			m.Err = hp.err
+		}
 		if hp.blocked != nil && hp.err == nil {
-			m.Status, m.Error = applyplan.Failed, hp.blocked.Error()
+			m.Status, m.Error, m.Err = applyplan.Failed, hp.blocked.Error(), hp.blocked
 		}
 		if len(hp.reboot) > 0 && hp.err == nil {
 			m.Notes = append(m.Notes, "reboot needed: "+strings.Join(slices.Compact(hp.reboot), ", "))
@@ -449,8 +452,11 @@ func machines(hosts []*hostPlan) []applyplan.Machine {
 				v.Notes = slices.Clone(vp.clone.notes)
 			}
 			v.Status, v.Error = status(vp.err, len(v.Changes), vp.applied, vp.started)
+			if v.Error != "" {
+				v.Err = vp.err
+			}
 			if vp.blockedBy && vp.err == nil {
-				v.Status, v.BlockedBy, v.Error = applyplan.Blocked, applyplan.KindESXiHost+" "+hp.name, hp.blocked.Error()
+				v.Status, v.BlockedBy, v.Error, v.Err = applyplan.Blocked, applyplan.KindESXiHost+" "+hp.name, hp.blocked.Error(), hp.blocked
 			}
 			out = append(out, v)
 		}

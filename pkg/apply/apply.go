@@ -23,8 +23,6 @@
 package apply
 
 import (
-	"errors"
-	"fmt"
 	"io"
 	"time"
 
@@ -107,13 +105,6 @@ func (r *Result) Failed() []applyplan.Machine {
 	return out
 }
 
-// ErrMachines is the error of a target whose machines failed in part (each
-// is in Result.Machines with its own error); errors.Is finds it.
-var ErrMachines = errors.New("some machines failed")
-
-// machinesErr wraps an engine's message about its failed machines.
-func machinesErr(msg string) error { return fmt.Errorf("%w: %s", ErrMachines, msg) }
-
 // SSH is how rdggen reaches the switches or the VMs over SSH. Host keys are
 // always verified against KnownHosts.
 type SSH struct {
@@ -152,7 +143,7 @@ func (r *run) sshReport(rep *remote.Report, err error, seconds float64) (*Result
 		res.Summary = rep.SummaryLine
 	}
 	if err != nil && rep != nil && rep.Failed > 0 {
-		return res, machinesErr(err.Error())
+		return res, machinesErr(r.target, res.Machines, err.Error())
 	}
 	return res, err
 }

@@ -3,11 +3,13 @@ package apply
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/vmware/govmomi/vim25"
 
 	"github.com/rdggen/rdggen/internal/vsphere"
+	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/inventory"
 	"github.com/rdggen/rdggen/pkg/readiness"
 )
@@ -64,7 +66,13 @@ func ESXi(ctx context.Context, inv *inventory.Inventory, o ESXiOptions) (*Result
 	case err != nil:
 		return out, err
 	case res != nil && len(res.Failed) > 0:
-		return out, machinesErr(fmt.Sprintf("%d failed, listed above", len(res.Failed)))
+		var names []string
+		for _, m := range out.Machines {
+			if m.Status == applyplan.Failed || m.Status == applyplan.Interrupted {
+				names = append(names, m.Name)
+			}
+		}
+		return out, machinesErr("esxi", out.Machines, fmt.Sprintf("%d failed: %s", len(res.Failed), strings.Join(names, ", ")))
 	}
 	return out, nil
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -183,7 +182,7 @@ func Switches(ctx context.Context, inv *inventory.Inventory, o SwitchOptions) (*
 		}
 	}
 	if len(msgs) > 0 {
-		return res, machinesErr(strings.Join(msgs, "; "))
+		return res, machinesErr("switch", res.Machines, msgs...)
 	}
 	return res, nil
 }

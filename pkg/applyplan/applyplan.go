@@ -120,6 +120,10 @@ type Machine struct {
 	// Error is why the machine failed (Failed, Interrupted) or, for Blocked,
 	// the blocking problem.
 	Error string `json:"error,omitempty"`
+	// Err is the same failure as a Go error, for errors.As and errors.Is
+	// (e.g. pkg/apply's HostKeyError, AuthError, UnreachableError,
+	// DeviceError, PushError); nil where Error is empty. Not in the JSON.
+	Err error `json:"-"`
 	// BlockedBy names the machine whose problem holds some of these changes
 	// back ("esxi-host clx-esx-41").
 	BlockedBy string `json:"blocked_by,omitempty"`
