@@ -219,7 +219,9 @@ func (p Path) Match(q Path) bool {
 // address or prefix elsewhere. Which entries of the keyed collections
 // (interface vlan1's addresses, the default VRF's static routes) are
 // rdggen's when they are not in the intent is the apply engine's rule: a
-// key matching a pattern is not by that alone rdggen's.
+// key matching a pattern is not by that alone rdggen's; only what rdggen's
+// Record names is. The description of interface vlan1 holds that record
+// (Record), written by the apply engine, not by Intent.
 func Owned() []Path {
 	return []Path{
 		{"system", "hostname"},
@@ -234,6 +236,8 @@ func Owned() []Path {
 		{"interface", "*", "bridge", "domain", Bridge, "access"},
 		{"interface", SVI, "vlan"},
 		{"interface", SVI, "ip", "address", "*"},
+		{"interface", SVI, "ipv4", "address", "*"},
+		{"interface", SVI, "description"},
 		{"vrf", "default", "router", "static", "*", "address-family"},
 		{"vrf", "default", "router", "static", "*", "via", "*", "type"},
 	}
