@@ -28,6 +28,7 @@ import (
 	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/cumulus"
 	"github.com/rdggen/rdggen/pkg/inventory"
+	"github.com/rdggen/rdggen/pkg/quote"
 )
 
 // IntentFunc is the configuration rdggen owns on one switch (pkg/cumulus's
@@ -278,25 +279,47 @@ func tlsHint(err error) string {
 	return ""
 }
 
-// versionNote compares the release the switch reports (`nv show system`
-// build) with the inventory's: another release is a warning, a release
-// older than inventory.MinCumulus (no NVUE `qos roce`) an error, whatever
-// the inventory says.
+// versionNote compares the release the switch reports (`nv show system`,
+// its build, e.g. "Cumulus Linux 5.9.1") with the inventory's, both parsed
+// as dotted numbers (never as text: "5.1" is not "5.15.0"): a release
+// older than inventory.MinCumulus (no NVUE `qos roce`) is an error whatever
+// the inventory says; every other difference is a warning that names what
+// the inventory's release decides differently (NVUE paths from 5.15,
+// auto-save from 5.9); a release that cannot be read is a warning too.
 func (t *target) versionNote(ctx context.Context) (string, error) {
 	sys, err := t.client.GetTree(ctx, []string{"system"}, "")
 	if err != nil {
-		return "", nil
+		return fmt.Sprintf("could not read the switch's release (GET /nvue_v1/system: %v): rdggen follows the inventory's cumulus: %s unchecked", err, t.version), nil
 	}
 	build, _ := sys["build"].(string)
-	if build == "" || strings.Contains(build, t.version.String()) {
+	build = quote.Terminal(build)
+	m := reRelease.FindString(build)
+	v, perr := inventory.ParseVersion(m)
+	if m == "" || perr != nil {
+		return fmt.Sprintf("the switch reports the build %q, in which rdggen finds no release number: rdggen follows the inventory's cumulus: %s unchecked", build, t.version), nil
+	}
+	if v.Before(inventory.MinCumulus) {
+		return "", fmt.Errorf("the switch reports %q: Cumulus Linux before %s has no NVUE `qos roce`, so rdggen does not configure it (the inventory says cumulus: %s)", build, inventory.MinCumulus, t.version)
+	}
+	if !v.Before(t.version) && !t.version.Before(v) {
 		return "", nil
 	}
-	if m := reRelease.FindString(build); m != "" {
-		if v, err := inventory.ParseVersion(m); err == nil && v.Before(inventory.MinCumulus) {
-			return "", fmt.Errorf("the switch reports %q: Cumulus Linux before %s has no NVUE `qos roce`, so rdggen does not configure it (the inventory says cumulus: %s)", build, inventory.MinCumulus, t.version)
-		}
+	var differs []string
+	inv, sw := inventory.Switch{Cumulus: t.version}, inventory.Switch{Cumulus: v}
+	if cumulus.RenamedForms(inv) != cumulus.RenamedForms(sw) {
+		differs = append(differs, "the NVUE names renamed in 5.15 (system lldp, qos roce state, interface ipv4 address)")
 	}
-	return fmt.Sprintf("the switch reports %q, the inventory says cumulus: %s (the version decides confirm and save)", build, t.version), nil
+	if cumulus.AutoSaves(inv) != cumulus.AutoSaves(sw) {
+		differs = append(differs, "whether an apply saves (from 5.9)")
+	}
+	if inv.Cumulus.AtLeast(ConfirmSince...) != sw.Cumulus.AtLeast(ConfirmSince...) {
+		differs = append(differs, "the confirm window")
+	}
+	what := "nothing rdggen writes differs between the two"
+	if len(differs) > 0 {
+		what = "they differ in " + strings.Join(differs, ", ") + ": rdggen follows the inventory's"
+	}
+	return fmt.Sprintf("the switch reports %q (release %s), the inventory says cumulus: %s; %s; set cumulus: %s", build, v, t.version, what, v), nil
 }
 
 // reRelease finds the dotted release number in a build string such as

@@ -167,6 +167,14 @@ func DataPorts(inv *inventory.Inventory, sw inventory.Switch) []inventory.Port {
 // 5.15 release, "New and Changed NVUE Commands", LLDP).
 func LLDPUnderSystem(sw inventory.Switch) bool { return sw.Cumulus.AtLeast(5, 15) }
 
+// RenamedForms reports whether the switch's NVUE has the names Cumulus
+// Linux 5.15 introduced (NVIDIA Cumulus Linux 5.15 release, "New and
+// Changed NVUE Commands"): `qos roce state enabled|disabled` for `qos
+// roce enable on|off`, `interface <id> ipv4 address` for `ip address`,
+// `system config auto-save state` for `auto-save enable`, and `system lldp`
+// for `service lldp` (LLDPUnderSystem).
+func RenamedForms(sw inventory.Switch) bool { return sw.Cumulus.AtLeast(5, 15) }
+
 // AutoSaves reports whether `nv config apply` also saves the configuration
 // as the startup configuration: Cumulus Linux 5.9 and later turn auto-save
 // on by default (NVIDIA Cumulus Linux 5.9 release notes and user guide,
