@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/rdggen/rdggen/internal/progress"
@@ -333,6 +334,9 @@ func writeBackup(dir, name string, now time.Time, applied Tree) (string, error) 
 	if err != nil {
 		return "", err
 	}
+	if err := checkBackupDir(dir); err != nil {
+		return "", err
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", err
 	}
@@ -355,6 +359,34 @@ func writeBackup(dir, name string, now time.Time, applied Tree) (string, error) 
 		}
 		return path, f.Close()
 	}
+}
+
+// checkBackupDir refuses an existing backup directory that another user
+// could read the switch's whole configuration from or put files into: a
+// symbolic link, not a directory, owned by another user than the one
+// running rdggen, or writable by its group or others (the backups
+// themselves are mode 0600). A missing directory is made, mode 0700.
+func checkBackupDir(dir string) error {
+	fi, err := os.Lstat(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	switch {
+	case fi.Mode()&os.ModeSymlink != 0:
+		return fmt.Errorf("backup directory %s is a symbolic link: give the directory itself (--backup-dir)", dir)
+	case !fi.IsDir():
+		return fmt.Errorf("backup directory %s exists and is not a directory", dir)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
+		return fmt.Errorf("backup directory %s belongs to uid %d, not to the user running rdggen (uid %d): the switch's configuration goes only into a directory of yours (--backup-dir)", dir, st.Uid, os.Geteuid())
+	}
+	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
+		return fmt.Errorf("backup directory %s is writable by its group or others (mode %04o): chmod go-w %s, or give another --backup-dir", dir, perm, dir)
+	}
+	return nil
 }
 
 // push makes the plan on the switch: backup, revision, one root PATCH,

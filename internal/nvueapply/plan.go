@@ -40,6 +40,7 @@ func (c Change) Key() string { return PathString(c.Path) }
 func PathString(path []string) string {
 	var b strings.Builder
 	for i, s := range path {
+		s = quote.Terminal(s) // a key read from the switch is shown as one line
 		switch {
 		case strings.ContainsAny(s, "./: []"):
 			b.WriteString("[" + s + "]")
@@ -61,7 +62,7 @@ func value(v any, present bool) string {
 	}
 	switch x := v.(type) {
 	case string:
-		return x
+		return quote.Terminal(x)
 	case map[string]any:
 		if len(x) == 0 {
 			return "(set)"
