@@ -142,6 +142,14 @@ type Result struct {
 	Pushed bool
 	// Interrupted: the run was cancelled during this switch's push.
 	Interrupted bool
+	// Awaiting are the revisions that were applied and waited for their
+	// confirmation when rdggen read the switch (NVUE's revision list): the
+	// applied configuration is then provisional, and rdggen plans nothing
+	// over it (Err says so). Pending are revisions made and never applied,
+	// named in the plan's warnings.
+	Awaiting, Pending []string
+	// Notes say what rdggen found out after a lost answer.
+	Notes []string
 	// Err is why the switch failed (nil on success).
 	Err error
 	// Seconds is how long the push took.
@@ -169,6 +177,7 @@ func (r *Result) Machine() applyplan.Machine {
 		m.Changes = append(m.Changes, applyplan.Change{Op: c.Op, Item: c.Key(),
 			From: valueOrEmpty(c.From), To: valueOrEmpty(c.To), Text: c.String()})
 	}
+	m.Notes = append(m.Notes, r.Notes...)
 	if r.Backup != "" {
 		m.Notes = append(m.Notes, "applied configuration backed up to "+r.Backup)
 	}
@@ -196,6 +205,8 @@ type target struct {
 	applied Tree
 	client  *Client
 	res     *Result
+	// revs are the revision ids the switch listed when rdggen read it.
+	revs map[string]RevisionStatus
 }
 
 // Run applies the inventory to the given Cumulus switches: it reads and
@@ -266,7 +277,52 @@ func prepare(ctx context.Context, inv *inventory.Inventory, sw inventory.Switch,
 	if w != "" {
 		t.res.Plan.Warnings = append(t.res.Plan.Warnings, w)
 	}
+	t.readRevisions(ctx)
 	return t
+}
+
+// readRevisions reads the switch's revisions before any verdict: one that
+// was applied and waits for its confirmation makes the applied
+// configuration provisional (the switch rolls it back unless someone
+// confirms it), so apply plans nothing and check fails; pending ones are
+// named.
+func (t *target) readRevisions(ctx context.Context) {
+	revs, err := t.client.Revisions(ctx)
+	if err != nil {
+		t.res.Plan.Warnings = append(t.res.Plan.Warnings, fmt.Sprintf("could not read the switch's revisions (GET /nvue_v1/revision: %v): a revision applied and awaiting its confirmation, which the switch would roll back, cannot be ruled out", err))
+		return
+	}
+	t.revs = revs
+	for _, id := range sortedKeys(anyMap(revs)) {
+		switch st := revs[id].State; {
+		case awaitsConfirm(st):
+			t.res.Awaiting = append(t.res.Awaiting, id)
+		case st == "pending":
+			t.res.Pending = append(t.res.Pending, id)
+			t.res.Plan.Warnings = append(t.res.Plan.Warnings, fmt.Sprintf("revision %s is pending: made, never applied (rdggen deletes the ones it made; another client's, or one whose creation rdggen never heard of, stays): to discard it, DELETE %s", quote.Terminal(id), revisionURL(id)))
+		}
+	}
+	if len(t.res.Awaiting) > 0 {
+		id := quote.Terminal(t.res.Awaiting[0])
+		t.res.Err = fmt.Errorf("%s: revision %s is applied but awaits its confirmation, so what the switch runs is provisional: the switch rolls it back when that revision's confirm window ends, unless someone confirms it (NVUE does not show when; an rdggen apply asks for %s from its apply, %s). rdggen plans nothing over it: confirm it on the switch (`nv config apply %s --confirm-yes`) to keep it, or wait for the rollback; then run apply again",
+			t.sw.Name, id, t.o.ConfirmTimeout, windowUnit, id)
+	}
+}
+
+// windowUnit is what rdggen knows of the unit of the REST confirm window.
+const windowUnit = "read as seconds: NVIDIA documents no unit for state-controls.confirm, docs/nvue.md"
+
+// revisionURL is the REST path of revision id (its "/" as %2F).
+func revisionURL(id string) string {
+	return cumulus.Path{"revision", id}.REST()
+}
+
+func anyMap(m map[string]RevisionStatus) map[string]any {
+	out := make(map[string]any, len(m))
+	for k := range m {
+		out[k] = nil
+	}
+	return out
 }
 
 // tlsHint says how to trust a certificate the client refused: Cumulus
@@ -406,7 +462,11 @@ func (t *target) push(ctx context.Context) {
 	r.Backup = path
 	id, err := c.CreateRevision(ctx)
 	if err != nil {
-		r.Err = fmt.Errorf("%s: creating a revision: %w; nothing changed", t.sw.Name, err)
+		note := "; nothing changed"
+		if Lost(err) {
+			note = t.cleanUpLostRevision(ctx)
+		}
+		r.Err = fmt.Errorf("%s: creating a revision: %w%s", t.sw.Name, err, note)
 		return
 	}
 	r.Revision = id
@@ -414,8 +474,11 @@ func (t *target) push(ctx context.Context) {
 	err = c.Patch(ctx, nil, id, r.Plan.Patch())
 	r.Patches = c.Patches - before
 	if err != nil {
-		t.discard(id)
-		r.Err = fmt.Errorf("%s: the switch refused the change: %w; revision discarded, nothing changed", t.sw.Name, err)
+		what := "the switch refused the change"
+		if Lost(err) {
+			what = "the answer to the change was lost"
+		}
+		r.Err = fmt.Errorf("%s: %s: %w; %s", t.sw.Name, what, err, t.discard(id))
 		return
 	}
 	confirm := t.version.AtLeast(ConfirmSince...)
@@ -424,23 +487,39 @@ func (t *target) push(ctx context.Context) {
 		apply["auto-prompt"].(Tree)["confirm"] = "confirm_yes"
 		apply["state-controls"] = Tree{"confirm": int(t.o.ConfirmTimeout / time.Second)}
 	}
+	appliedAt := time.Now()
 	if err := c.SetState(ctx, id, apply); err != nil {
-		var api *APIError
-		if errors.As(err, &api) {
+		if !Lost(err) {
 			// Refused, so not applied (e.g. another revision waits for its
 			// confirmation): nothing changed.
-			t.discard(id)
-			r.Err = fmt.Errorf("%s: the switch refused to apply revision %s: %w; revision discarded, nothing changed", t.sw.Name, id, err)
+			r.Err = fmt.Errorf("%s: the switch refused to apply revision %s: %w; %s", t.sw.Name, id, err, t.discard(id))
 			return
 		}
-		r.Err = fmt.Errorf("%s: apply of revision %s: %w%s", t.sw.Name, id, err, t.cutOffNote(confirm))
-		return
+		// The switch may have applied it: read what happened.
+		st, rerr := t.wait(ctx, id, func(string) bool { return true })
+		_, failed := failedStates[st.State]
+		switch {
+		case rerr != nil && failed:
+			r.Err = fmt.Errorf("%s: apply of revision %s: %w (the answer to the apply was lost: %v)", t.sw.Name, id, rerr, err)
+			return
+		case rerr != nil:
+			r.Err = fmt.Errorf("%s: apply of revision %s: %w; what the switch did could not be read (%v)%s", t.sw.Name, id, err, rerr, t.cutOffNote(confirm, appliedAt))
+			return
+		case st.State == "pending":
+			r.Err = fmt.Errorf("%s: apply of revision %s: %w; the switch never applied it (still pending); %s", t.sw.Name, id, err, t.discard(id))
+			return
+		}
+		r.Notes = append(r.Notes, fmt.Sprintf("the answer to the apply was lost (%v); the switch's revision state, read since, is %s", err, st.State))
 	}
 	st, err := t.wait(ctx, id, func(state string) bool {
 		return isApplied(state) || confirm && awaitsConfirm(state)
 	})
 	if err != nil {
-		r.Err = fmt.Errorf("%s: apply of revision %s: %w%s", t.sw.Name, id, err, t.cutOffNote(confirm))
+		note := ""
+		if _, failed := failedStates[st.State]; !failed {
+			note = t.cutOffNote(confirm, appliedAt)
+		}
+		r.Err = fmt.Errorf("%s: apply of revision %s: %w%s", t.sw.Name, id, err, note)
 		return
 	}
 	r.Applied = true
@@ -455,7 +534,7 @@ func (t *target) push(ctx context.Context) {
 	if err != nil {
 		r.Applied = false
 		if awaitsConfirm(st.State) {
-			err = fmt.Errorf("%w; not confirmed: the switch rolls back by itself within %s", err, t.o.ConfirmTimeout)
+			err = fmt.Errorf("%w; not confirmed: %s", err, t.rollbackBy(appliedAt))
 		}
 		r.Err = fmt.Errorf("%s: %w", t.sw.Name, err)
 		return
@@ -463,14 +542,29 @@ func (t *target) push(ctx context.Context) {
 	if awaitsConfirm(st.State) {
 		// The apply body again confirms it (cancels the rollback).
 		if err := c.SetState(ctx, id, Tree{"state": "apply", "auto-prompt": Tree{"ays": "ays_yes"}}); err != nil {
-			r.Applied = false
-			r.Err = fmt.Errorf("%s: confirming revision %s: %w; the switch rolls back by itself within %s", t.sw.Name, id, err, t.o.ConfirmTimeout)
-			return
+			// Read what happened: a lost answer may hide a confirmation
+			// the switch made.
+			now, rerr := t.wait(ctx, id, func(string) bool { return true })
+			switch {
+			case Lost(err) && rerr == nil && isApplied(now.State):
+				r.Notes = append(r.Notes, fmt.Sprintf("the answer to the confirmation was lost (%v); the switch's revision state, read since, is %s", err, now.State))
+				st = now
+			case rerr != nil:
+				r.Applied = false
+				r.Err = fmt.Errorf("%s: confirming revision %s: %w; its state could not be read (%v): unless the confirmation arrived, %s", t.sw.Name, id, err, rerr, t.rollbackBy(appliedAt))
+				return
+			default:
+				r.Applied = false
+				r.Err = fmt.Errorf("%s: confirming revision %s: %w; the revision is %s: %s", t.sw.Name, id, err, now.State, t.rollbackBy(appliedAt))
+				return
+			}
 		}
-		if st, err = t.wait(ctx, id, isApplied); err != nil {
-			r.Applied = false
-			r.Err = fmt.Errorf("%s: confirming revision %s: %w", t.sw.Name, id, err)
-			return
+		if !isApplied(st.State) {
+			if st, err = t.wait(ctx, id, isApplied); err != nil {
+				r.Applied = false
+				r.Err = fmt.Errorf("%s: confirming revision %s: %w", t.sw.Name, id, err)
+				return
+			}
 		}
 		r.Confirmed = true
 	}
@@ -478,7 +572,7 @@ func (t *target) push(ctx context.Context) {
 		r.Saved = true // the release (or its auto-save setting) saved on apply
 		return
 	}
-	if err := c.SetState(ctx, "applied", Tree{"state": "save", "auto-prompt": Tree{"ays": "ays_yes"}}); err != nil {
+	if err := c.SetState(ctx, "applied", Tree{"state": "save", "auto-prompt": Tree{"ays": "ays_yes"}}); err != nil && !Lost(err) {
 		r.Err = fmt.Errorf("%s: saving the applied revision: %w (applied, not saved: a reboot goes back to the startup configuration)", t.sw.Name, err)
 		return
 	}
@@ -487,6 +581,39 @@ func (t *target) push(ctx context.Context) {
 		return
 	}
 	r.Saved, r.SavedExplicitly = true, true
+}
+
+// cleanUpLostRevision runs after a revision's creation lost its answer:
+// a pending revision of rdggen's user that was not there when rdggen read
+// the switch is the one the switch made, and is deleted. It says what it
+// found.
+func (t *target) cleanUpLostRevision(ctx context.Context) string {
+	revs, err := t.client.Revisions(ctx)
+	if err != nil {
+		return fmt.Sprintf("; whether the switch made a revision could not be read (%v): a pending revision of user %s made now is rdggen's, DELETE it (or leave it: a pending revision changes nothing)", err, t.o.User)
+	}
+	var made []string
+	for _, id := range sortedKeys(anyMap(revs)) {
+		if _, known := t.revs[id]; known || revs[id].State != "pending" || !strings.HasPrefix(id, "changeset/"+t.o.User+"/") {
+			continue
+		}
+		made = append(made, id)
+	}
+	if len(made) == 0 {
+		return "; the switch made no revision: nothing changed"
+	}
+	var notes []string
+	for _, id := range made {
+		notes = append(notes, t.discard(id))
+	}
+	return fmt.Sprintf("; the switch had made %d revision(s) all the same: %s", len(made), strings.Join(notes, "; "))
+}
+
+// rollbackBy says when a revision applied at appliedAt with rdggen's
+// confirm window rolls back.
+func (t *target) rollbackBy(appliedAt time.Time) string {
+	return fmt.Sprintf("the switch rolls it back by itself by %s (a window of %s from the apply, %s)",
+		appliedAt.Add(t.o.ConfirmTimeout).UTC().Format("15:04:05 UTC"), t.o.ConfirmTimeout, windowUnit)
 }
 
 // isApplied: the revision is the applied one ("applied", or
@@ -500,19 +627,23 @@ func awaitsConfirm(state string) bool {
 	return state == "confirm" || strings.Contains(state, "ays") && state != "ays_fail"
 }
 
-// cutOffNote says what happens to an apply whose answer was lost.
-func (t *target) cutOffNote(confirm bool) string {
+// cutOffNote says what happens to an apply whose outcome is not known.
+func (t *target) cutOffNote(confirm bool, appliedAt time.Time) string {
 	if confirm {
-		return fmt.Sprintf(" (not confirmed: if the switch applied it, it rolls back by itself within %s)", t.o.ConfirmTimeout)
+		return " (not confirmed: if the switch applied it, " + t.rollbackBy(appliedAt) + ")"
 	}
 	return " (this release has no confirm timeout: read the switch with `nv config history` before running apply again)"
 }
 
-// discard deletes a revision that was not applied (best effort).
-func (t *target) discard(id string) {
+// discard deletes a revision that was not applied and says so: "revision
+// X discarded, nothing changed", or what to do when it could not be.
+func (t *target) discard(id string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	t.client.DeleteRevision(ctx, id)
+	if err := t.client.DeleteRevision(ctx, id); err != nil {
+		return fmt.Sprintf("nothing changed, but revision %s could not be discarded (%v): it stays pending until deleted (DELETE %s)", id, err, revisionURL(id))
+	}
+	return fmt.Sprintf("revision %s discarded, nothing changed", id)
 }
 
 // failedStates end a revision's transition without the wanted state
@@ -533,8 +664,18 @@ func (t *target) wait(ctx context.Context, id string, done func(string) bool) (R
 	deadline := time.Now().Add(t.o.ApplyTimeout)
 	for {
 		st, err := t.client.Revision(ctx, id)
-		if err != nil {
+		if err != nil && (!Lost(err) || time.Now().After(deadline) || ctx.Err() != nil) {
 			return st, err
+		}
+		if err != nil {
+			// No answer, or a proxy's: the switch may be busy applying
+			// (or its management path was cut); ask again.
+			select {
+			case <-ctx.Done():
+				return st, ctx.Err()
+			case <-time.After(t.o.PollInterval):
+			}
+			continue
 		}
 		if why, failed := failedStates[st.State]; failed {
 			msg := fmt.Sprintf("state %s: %s", st.State, why)
@@ -569,6 +710,10 @@ func (t *target) printPlan(w io.Writer) {
 		for _, c := range r.Plan.Changes {
 			fmt.Fprintf(w, "  %s\n", c)
 		}
+		if t.version.AtLeast(ConfirmSince...) {
+			fmt.Fprintf(w, "  # the apply asks for a confirm window of %d (state-controls.confirm): rdggen means %s, but NVIDIA documents no unit for that REST field (the CLI's bare number is minutes; docs/nvue.md); rdggen confirms as soon as it has verified the change\n",
+				int(t.o.ConfirmTimeout/time.Second), t.o.ConfirmTimeout)
+		}
 	}
 	for _, warn := range r.Plan.Warnings {
 		fmt.Fprintf(w, "  # warning: %s\n", warn)
@@ -592,6 +737,9 @@ func (t *target) printResult(w io.Writer) {
 			conf = ", confirmed"
 		}
 		fmt.Fprintf(w, "%s: applied revision %s (%d change(s)%s, %s) (%.1fs)\n", r.Switch, r.Revision, len(r.Plan.Changes), conf, how, r.Seconds)
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "  note: %s\n", n)
 	}
 	if r.Backup != "" {
 		fmt.Fprintf(w, "  applied configuration before rdggen backed up to %s\n", r.Backup)

@@ -11,6 +11,7 @@ import (
 	"github.com/rdggen/rdggen/internal/progress"
 	"github.com/rdggen/rdggen/pkg/cumulus"
 	"github.com/rdggen/rdggen/pkg/inventory"
+	"github.com/rdggen/rdggen/pkg/quote"
 	"github.com/rdggen/rdggen/pkg/readiness"
 )
 
@@ -106,9 +107,16 @@ func checkSwitch(ctx context.Context, inv *inventory.Inventory, sw inventory.Swi
 		defer t.client.Close()
 	}
 	k := &checker{ctx: ctx, inv: inv, sw: sw, c: t.client, intent: t.intent}
-	if t.res.Err != nil {
+	if t.res.Err != nil && len(t.res.Awaiting) == 0 {
 		k.unsure(CheckConnect, "", t.res.errText())
 		return k.rs, t.res.errText()
+	}
+	provisional := len(t.res.Awaiting) > 0
+	for _, id := range t.res.Awaiting {
+		// What the switch runs may roll back any moment: nothing of the
+		// configuration passes until the revision is confirmed or gone.
+		k.fail(CheckConfig, "revision "+quote.Terminal(id), "applied, awaiting its confirmation: the switch rolls it back when its confirm window ends unless it is confirmed (NVUE does not show when)",
+			"no revision awaiting confirmation", "confirm it on the switch (`nv config apply "+quote.Terminal(id)+" --confirm-yes`) to keep it, or wait for the rollback; then check again")
 	}
 	drift := 0
 	for _, c := range t.res.Plan.Changes {
@@ -121,7 +129,7 @@ func checkSwitch(ctx context.Context, inv *inventory.Inventory, sw inventory.Swi
 		drift++
 		k.fail(CheckConfig, c.Key(), value(c.From, c.From != nil), value(c.To, c.To != nil), c.Command()+applyFix+" (or rdggen apply --target switch)")
 	}
-	if drift == 0 {
+	if drift == 0 && !provisional {
 		k.pass(CheckConfig, "", "the applied configuration has every NVUE setting rdggen owns")
 	}
 	for _, kept := range t.res.Plan.Kept {

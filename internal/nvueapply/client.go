@@ -256,8 +256,10 @@ func (c *Client) do(ctx context.Context, method string, path []string, rev strin
 		if json.Unmarshal(data, &p) == nil && p.Detail != nil {
 			e.Detail = fmt.Sprint(p.Detail)
 			e.FromNVUE = true
+		} else if body := strings.TrimSpace(string(data)); strings.HasPrefix(body, "<") {
+			e.Detail = "an HTML page, not NVUE's answer (from a proxy in front of nvued, such as the switch's nginx)"
 		} else {
-			e.Detail = strings.TrimSpace(string(data[:min(len(data), 200)]))
+			e.Detail = body[:min(len(body), 200)]
 		}
 		switch {
 		case resp.StatusCode == http.StatusUnauthorized:
@@ -374,6 +376,36 @@ func (c *Client) Revision(ctx context.Context, id string) (RevisionStatus, error
 		}
 	}
 	return st, nil
+}
+
+// Revisions reads every revision the switch lists (GET /nvue_v1/revision):
+// id → state and issues.
+func (c *Client) Revisions(ctx context.Context) (map[string]RevisionStatus, error) {
+	v, err := c.do(ctx, http.MethodGet, []string{"revision"}, "", nil)
+	if err != nil {
+		return nil, err
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("GET %s/revision: the answer is not an object", apiRoot)
+	}
+	out := make(map[string]RevisionStatus, len(m))
+	for id, r := range m {
+		rm, _ := r.(map[string]any)
+		st := RevisionStatus{}
+		st.State, _ = rm["state"].(string)
+		out[id] = st
+	}
+	return out, nil
+}
+
+// Lost reports whether err leaves open what the switch did: no answer
+// (the connection dropped or was reset, a timeout) or an answer that is not
+// NVUE's own (a proxy's 502 or 504). An APIError from NVUE is a refusal:
+// the switch saw the request and did not act on it.
+func Lost(err error) bool {
+	var api *APIError
+	return err != nil && !(errors.As(err, &api) && api.FromNVUE)
 }
 
 // SetState is PATCH /nvue_v1/revision/<id> with body (apply, save); id

@@ -41,7 +41,10 @@
 // docs/nvue.md lists each behaviour with its source and marks what is
 // inferred (the JSON shape of the operational views, the exact REST form of
 // --confirm); those are guesses here too. Faults are injected with FailApply
-// and CutOffApply; the operational state is set with SetLink,
+// and CutOffApply (on the switch), and Inject and InjectAfter (between the
+// client and the switch: an answer lost after the switch acted, a proxy's
+// 504 after it acted or 502 before, a reset before it); the operational
+// state is set with SetLink,
 // SetPauseCounters and SetRoCEOperational.
 package nvuesim
 
@@ -303,6 +306,7 @@ const (
 
 type fault struct {
 	method, prefix string
+	skip           int
 	kind           Fault
 }
 
@@ -311,9 +315,14 @@ type fault struct {
 // state changes, "/" for a root PATCH) fail as kind says, once. Faults
 // queue in the order injected; each is used by the first request that
 // matches it.
-func (s *Server) Inject(method, prefix string, kind Fault) {
+func (s *Server) Inject(method, prefix string, kind Fault) { s.InjectAfter(method, prefix, 0, kind) }
+
+// InjectAfter is Inject for the request after the next skip matching ones
+// (skip 1 on PATCH "/revision": the second state change, the
+// confirmation of an apply with a confirm window).
+func (s *Server) InjectAfter(method, prefix string, skip int, kind Fault) {
 	s.mu.Lock()
-	s.faults = append(s.faults, fault{method, prefix, kind})
+	s.faults = append(s.faults, fault{method, prefix, skip, kind})
 	s.mu.Unlock()
 }
 
@@ -321,11 +330,18 @@ func (s *Server) Inject(method, prefix string, kind Fault) {
 func (s *Server) takeFault(method, path string) Fault {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for i, f := range s.faults {
-		if f.method == method && strings.HasPrefix(path, f.prefix) {
-			s.faults = append(s.faults[:i], s.faults[i+1:]...)
-			return f.kind
+	for i := range s.faults {
+		f := &s.faults[i]
+		if f.method != method || !strings.HasPrefix(path, f.prefix) {
+			continue
 		}
+		if f.skip > 0 {
+			f.skip--
+			continue
+		}
+		kind := f.kind
+		s.faults = append(s.faults[:i], s.faults[i+1:]...)
+		return kind
 	}
 	return 0
 }
