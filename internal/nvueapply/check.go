@@ -158,7 +158,11 @@ func (k *checker) roce(applied Tree) {
 		if m, ok := cfg.(map[string]any)["mode"].(string); ok {
 			appliedMode = m
 		}
+		// `qos roce enable off`, or `qos roce state disabled` from 5.15.
 		if e, _ := cfg.(map[string]any)["enable"].(string); e == "off" {
+			appliedMode = "(off)"
+		}
+		if e, _ := cfg.(map[string]any)["state"].(string); e == "disabled" {
 			appliedMode = "(off)"
 		}
 	}
