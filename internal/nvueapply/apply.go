@@ -205,8 +205,10 @@ type target struct {
 	applied Tree
 	client  *Client
 	res     *Result
-	// revs are the revision ids the switch listed when rdggen read it.
-	revs map[string]RevisionStatus
+	// revs are the revision ids the switch listed when rdggen read it;
+	// revErr why they could not be read.
+	revs   map[string]RevisionStatus
+	revErr error
 }
 
 // Run applies the inventory to the given Cumulus switches: it reads and
@@ -289,6 +291,7 @@ func prepare(ctx context.Context, inv *inventory.Inventory, sw inventory.Switch,
 func (t *target) readRevisions(ctx context.Context) {
 	revs, err := t.client.Revisions(ctx)
 	if err != nil {
+		t.revErr = err
 		t.res.Plan.Warnings = append(t.res.Plan.Warnings, fmt.Sprintf("could not read the switch's revisions (GET /nvue_v1/revision: %v): a revision applied and awaiting its confirmation, which the switch would roll back, cannot be ruled out", err))
 		return
 	}

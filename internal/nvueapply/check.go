@@ -112,6 +112,11 @@ func checkSwitch(ctx context.Context, inv *inventory.Inventory, sw inventory.Swi
 		return k.rs, t.res.errText()
 	}
 	provisional := len(t.res.Awaiting) > 0
+	if t.revErr != nil {
+		// A revision awaiting its confirmation cannot be ruled out.
+		provisional = true
+		k.unsure(CheckConfig, "revisions", "GET /nvue_v1/revision: "+t.revErr.Error()+": whether a revision awaits its confirmation (and the switch will roll back what it runs) is not known")
+	}
 	for _, id := range t.res.Awaiting {
 		// What the switch runs may roll back any moment: nothing of the
 		// configuration passes until the revision is confirmed or gone.

@@ -125,3 +125,25 @@ func TestAwaitingConfirmationIsNotReady(t *testing.T) {
 		t.Errorf("check's config verdict: %+v", c)
 	}
 }
+
+// TestCheckRevisionsUnreadable: when the revision list cannot be read,
+// check does not pass the configuration: a revision awaiting its
+// confirmation cannot be ruled out.
+func TestCheckRevisionsUnreadable(t *testing.T) {
+	r := newRig(t, nvuesim.Options{})
+	inv := loadInv(t, "cumulus", r.sim.Addr)
+	if _, err := r.run(t, inv); err != nil {
+		t.Fatal(err)
+	}
+	r.sim.Inject("GET", "/revision", nvuesim.ProxyError)
+	rs, err := Check(context.Background(), inv, inv.Switches, r.o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := find(rs, CheckConfig, "revisions"); c == nil || c.Status != readiness.Unknown {
+		t.Errorf("revisions: %+v", c)
+	}
+	if c := find(rs, CheckConfig, ""); c != nil {
+		t.Errorf("config passed without the revisions: %+v", c)
+	}
+}
