@@ -111,8 +111,8 @@ func Intent(inv *inventory.Inventory, sw inventory.Switch) Tree {
 	}
 	if gw := inv.GatewaySwitch(); gw != nil && gw.Name == sw.Name && inv.GatewayPrefix().IsValid() {
 		ifaces[SVI] = Tree{
-			"type":          "svi",
-			"vlan":          DataVLAN,
+			"type":         "svi",
+			"vlan":         DataVLAN,
 			AddressKey(sw): Tree{"address": Tree{inv.GatewayPrefix().String(): Tree{}}},
 		}
 		static := Tree{}
