@@ -227,3 +227,33 @@ func TestRecordRoundTrip(t *testing.T) {
 
 func netipPrefix(s string) netip.Prefix { return netip.MustParsePrefix(s) }
 func netipAddr(s string) netip.Addr     { return netip.MustParseAddr(s) }
+
+// TestUserDescriptionNotOverwritten: a description of the user's on vlan1
+// stays; rdggen then records nothing, says so, and removes nothing later.
+func TestUserDescriptionNotOverwritten(t *testing.T) {
+	r := newRig(t, nvuesim.Options{Applied: Tree{"interface": Tree{"vlan1": Tree{"description": "core SVI, ask netops"}}}})
+	routed := loadInv(t, "cumulus-routed", r.sim.Addr)
+	res, err := r.run(t, routed)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, r.out)
+	}
+	if d := leaf(r.sim.Applied(), recordPath...); d != "core SVI, ask netops" {
+		t.Errorf("description now %v", d)
+	}
+	if !strings.Contains(strings.Join(res.Plan.Warnings, "\n"), `interface vlan1 carries the description "core SVI, ask netops", which is not rdggen's record`) {
+		t.Errorf("warnings: %q", res.Plan.Warnings)
+	}
+	r.out.Reset()
+	res, err = r.run(t, loadInv(t, "cumulus", r.sim.Addr))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, r.out)
+	}
+	for _, c := range res.Plan.Changes {
+		if c.Op == "remove" {
+			t.Errorf("removed without a record: %s", c)
+		}
+	}
+	if n := len(res.Plan.Kept); n != 8 { // the 8 routes, named
+		t.Errorf("%d kept and named, want 8:\n%s", n, r.out)
+	}
+}
