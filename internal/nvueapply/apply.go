@@ -300,9 +300,12 @@ func (t *target) readRevisions(ctx context.Context) {
 		switch st := revs[id].State; {
 		case awaitsConfirm(st):
 			t.res.Awaiting = append(t.res.Awaiting, id)
-		case st == "pending":
+		case st == "pending" && strings.HasPrefix(id, "changeset/"+t.o.User+"/"):
+			// Only rdggen's user's can be rdggen's; every `nv set`
+			// session of a person makes one too, so it is named, never
+			// deleted.
 			t.res.Pending = append(t.res.Pending, id)
-			t.res.Plan.Warnings = append(t.res.Plan.Warnings, fmt.Sprintf("revision %s is pending: made, never applied (rdggen deletes the ones it made; another client's, or one whose creation rdggen never heard of, stays): to discard it, DELETE %s", quote.Terminal(id), revisionURL(id)))
+			t.res.Plan.Warnings = append(t.res.Plan.Warnings, fmt.Sprintf("revision %s of user %s is pending: made, never applied; it may be someone's `nv set` session, or one rdggen made and lost the answer to (rdggen deletes those it knows it made); if it is rdggen's, discard it with DELETE %s", quote.Terminal(id), t.o.User, revisionURL(id)))
 		}
 	}
 	if len(t.res.Awaiting) > 0 {

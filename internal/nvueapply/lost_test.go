@@ -147,3 +147,29 @@ func TestCheckRevisionsUnreadable(t *testing.T) {
 		t.Errorf("config passed without the revisions: %+v", c)
 	}
 }
+
+// TestPendingRevisionNamed: a pending revision of rdggen's user (a lost
+// creation answer of an earlier run, or a person's `nv set` session) is
+// named, never deleted; another user's is not rdggen's business.
+func TestPendingRevisionNamed(t *testing.T) {
+	r := newRig(t, nvuesim.Options{})
+	inv := loadInv(t, "cumulus", r.sim.Addr)
+	c, err := NewClient(ClientConfig{Addr: r.sim.Addr, User: "cumulus", Password: "cumulus", TLS: r.o.TLS})
+	if err != nil {
+		t.Fatal(err)
+	}
+	left, err := c.CreateRevision(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.run(t, inv)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, r.out)
+	}
+	if !strings.Contains(r.out.String(), "# warning: revision "+left+" of user cumulus is pending") || len(res.Pending) != 1 {
+		t.Errorf("the pending revision is not named:\n%s", r.out)
+	}
+	if st := r.sim.RevisionState(left); st != "pending" {
+		t.Errorf("the pending revision is now %q", st)
+	}
+}
