@@ -101,8 +101,11 @@ func TestUserLeavesSurvive(t *testing.T) {
 				t.Fatalf("%v\n%s", err, r.out)
 			}
 			t.Logf("apply --yes, routing: hosts:\n%s", r.out)
+			userLeaves, _ := cumulus.Leaves(seed)
 			if lost := missingLeaves(seed, r.sim.Applied()); len(lost) > 0 {
 				t.Errorf("routing hosts: user leaves lost:\n  %s\n%s", strings.Join(lost, "\n  "), r.out)
+			} else {
+				t.Logf("routing hosts: all %d user leaves still on the switch", len(userLeaves))
 			}
 			if strings.Contains(r.out.String(), "(unset)\n") && strings.Contains(r.out.String(), "→ (unset)") {
 				t.Errorf("the plan removes something:\n%s", r.out)
@@ -129,6 +132,8 @@ func TestUserLeavesSurvive(t *testing.T) {
 			}
 			if lost := missingLeaves(seed, r.sim.Applied()); len(lost) > 0 {
 				t.Errorf("routing switch: user leaves lost:\n  %s", strings.Join(lost, "\n  "))
+			} else {
+				t.Logf("routing switch: all %d user leaves still on the switch", len(userLeaves))
 			}
 			r.out.Reset()
 			if _, err := r.run(t, perHost); err != nil {
@@ -138,6 +143,8 @@ func TestUserLeavesSurvive(t *testing.T) {
 			applied := r.sim.Applied()
 			if lost := missingLeaves(seed, applied); len(lost) > 0 {
 				t.Errorf("back to hosts: user leaves lost:\n  %s\n%s", strings.Join(lost, "\n  "), r.out)
+			} else {
+				t.Logf("back to routing hosts: all %d user leaves still on the switch", len(userLeaves))
 			}
 			routes, _ := lookup(applied, staticPath)
 			if got := sortedKeys(routes.(map[string]any)); !slices.Equal(got, []string{"10.99.0.0/16", "172.16.200.0/24"}) {
