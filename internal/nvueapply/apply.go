@@ -22,12 +22,14 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/rdggen/rdggen/internal/progress"
 	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/cumulus"
 	"github.com/rdggen/rdggen/pkg/inventory"
+	"github.com/rdggen/rdggen/pkg/quote"
 )
 
 // IntentFunc is the configuration rdggen owns on one switch (pkg/cumulus's
@@ -140,6 +142,14 @@ type Result struct {
 	Pushed bool
 	// Interrupted: the run was cancelled during this switch's push.
 	Interrupted bool
+	// Awaiting are the revisions that were applied and waited for their
+	// confirmation when rdggen read the switch (NVUE's revision list): the
+	// applied configuration is then provisional, and rdggen plans nothing
+	// over it (Err says so). Pending are revisions made and never applied,
+	// named in the plan's warnings.
+	Awaiting, Pending []string
+	// Notes say what rdggen found out after a lost answer.
+	Notes []string
 	// Err is why the switch failed (nil on success).
 	Err error
 	// Seconds is how long the push took.
@@ -167,6 +177,7 @@ func (r *Result) Machine() applyplan.Machine {
 		m.Changes = append(m.Changes, applyplan.Change{Op: c.Op, Item: c.Key(),
 			From: valueOrEmpty(c.From), To: valueOrEmpty(c.To), Text: c.String()})
 	}
+	m.Notes = append(m.Notes, r.Notes...)
 	if r.Backup != "" {
 		m.Notes = append(m.Notes, "applied configuration backed up to "+r.Backup)
 	}
@@ -194,6 +205,10 @@ type target struct {
 	applied Tree
 	client  *Client
 	res     *Result
+	// revs are the revision ids the switch listed when rdggen read it;
+	// revErr why they could not be read.
+	revs   map[string]RevisionStatus
+	revErr error
 }
 
 // Run applies the inventory to the given Cumulus switches: it reads and
@@ -264,7 +279,56 @@ func prepare(ctx context.Context, inv *inventory.Inventory, sw inventory.Switch,
 	if w != "" {
 		t.res.Plan.Warnings = append(t.res.Plan.Warnings, w)
 	}
+	t.readRevisions(ctx)
 	return t
+}
+
+// readRevisions reads the switch's revisions before any verdict: one that
+// was applied and waits for its confirmation makes the applied
+// configuration provisional (the switch rolls it back unless someone
+// confirms it), so apply plans nothing and check fails; pending ones are
+// named.
+func (t *target) readRevisions(ctx context.Context) {
+	revs, err := t.client.Revisions(ctx)
+	if err != nil {
+		t.revErr = err
+		t.res.Plan.Warnings = append(t.res.Plan.Warnings, fmt.Sprintf("could not read the switch's revisions (GET /nvue_v1/revision: %v): a revision applied and awaiting its confirmation, which the switch would roll back, cannot be ruled out", err))
+		return
+	}
+	t.revs = revs
+	for _, id := range sortedKeys(anyMap(revs)) {
+		switch st := revs[id].State; {
+		case awaitsConfirm(st):
+			t.res.Awaiting = append(t.res.Awaiting, id)
+		case st == "pending" && strings.HasPrefix(id, "changeset/"+t.o.User+"/"):
+			// Only rdggen's user's can be rdggen's; every `nv set`
+			// session of a person makes one too, so it is named, never
+			// deleted.
+			t.res.Pending = append(t.res.Pending, id)
+			t.res.Plan.Warnings = append(t.res.Plan.Warnings, fmt.Sprintf("revision %s of user %s is pending: made, never applied; it may be someone's `nv set` session, or one rdggen made and lost the answer to (rdggen deletes those it knows it made); if it is rdggen's, discard it with DELETE %s", quote.Terminal(id), t.o.User, revisionURL(id)))
+		}
+	}
+	if len(t.res.Awaiting) > 0 {
+		id := quote.Terminal(t.res.Awaiting[0])
+		t.res.Err = fmt.Errorf("%s: revision %s is applied but awaits its confirmation, so what the switch runs is provisional: the switch rolls it back when that revision's confirm window ends, unless someone confirms it (NVUE does not show when; an rdggen apply asks for %s from its apply, %s). rdggen plans nothing over it: confirm it on the switch (`nv config apply %s --confirm-yes`) to keep it, or wait for the rollback; then run apply again",
+			t.sw.Name, id, t.o.ConfirmTimeout, windowUnit, id)
+	}
+}
+
+// windowUnit is what rdggen knows of the unit of the REST confirm window.
+const windowUnit = "read as seconds: NVIDIA documents no unit for state-controls.confirm, docs/nvue.md"
+
+// revisionURL is the REST path of revision id (its "/" as %2F).
+func revisionURL(id string) string {
+	return cumulus.Path{"revision", id}.REST()
+}
+
+func anyMap(m map[string]RevisionStatus) map[string]any {
+	out := make(map[string]any, len(m))
+	for k := range m {
+		out[k] = nil
+	}
+	return out
 }
 
 // tlsHint says how to trust a certificate the client refused: Cumulus
@@ -278,25 +342,47 @@ func tlsHint(err error) string {
 	return ""
 }
 
-// versionNote compares the release the switch reports (`nv show system`
-// build) with the inventory's: another release is a warning, a release
-// older than inventory.MinCumulus (no NVUE `qos roce`) an error, whatever
-// the inventory says.
+// versionNote compares the release the switch reports (`nv show system`,
+// its build, e.g. "Cumulus Linux 5.9.1") with the inventory's, both parsed
+// as dotted numbers (never as text: "5.1" is not "5.15.0"): a release
+// older than inventory.MinCumulus (no NVUE `qos roce`) is an error whatever
+// the inventory says; every other difference is a warning that names what
+// the inventory's release decides differently (NVUE paths from 5.15,
+// auto-save from 5.9); a release that cannot be read is a warning too.
 func (t *target) versionNote(ctx context.Context) (string, error) {
 	sys, err := t.client.GetTree(ctx, []string{"system"}, "")
 	if err != nil {
-		return "", nil
+		return fmt.Sprintf("could not read the switch's release (GET /nvue_v1/system: %v): rdggen follows the inventory's cumulus: %s unchecked", err, t.version), nil
 	}
 	build, _ := sys["build"].(string)
-	if build == "" || strings.Contains(build, t.version.String()) {
+	build = quote.Terminal(build)
+	m := reRelease.FindString(build)
+	v, perr := inventory.ParseVersion(m)
+	if m == "" || perr != nil {
+		return fmt.Sprintf("the switch reports the build %q, in which rdggen finds no release number: rdggen follows the inventory's cumulus: %s unchecked", build, t.version), nil
+	}
+	if v.Before(inventory.MinCumulus) {
+		return "", fmt.Errorf("the switch reports %q: Cumulus Linux before %s has no NVUE `qos roce`, so rdggen does not configure it (the inventory says cumulus: %s)", build, inventory.MinCumulus, t.version)
+	}
+	if !v.Before(t.version) && !t.version.Before(v) {
 		return "", nil
 	}
-	if m := reRelease.FindString(build); m != "" {
-		if v, err := inventory.ParseVersion(m); err == nil && v.Before(inventory.MinCumulus) {
-			return "", fmt.Errorf("the switch reports %q: Cumulus Linux before %s has no NVUE `qos roce`, so rdggen does not configure it (the inventory says cumulus: %s)", build, inventory.MinCumulus, t.version)
-		}
+	var differs []string
+	inv, sw := inventory.Switch{Cumulus: t.version}, inventory.Switch{Cumulus: v}
+	if cumulus.RenamedForms(inv) != cumulus.RenamedForms(sw) {
+		differs = append(differs, "the NVUE names renamed in 5.15 (system lldp, qos roce state, interface ipv4 address)")
 	}
-	return fmt.Sprintf("the switch reports %q, the inventory says cumulus: %s (the version decides confirm and save)", build, t.version), nil
+	if cumulus.AutoSaves(inv) != cumulus.AutoSaves(sw) {
+		differs = append(differs, "whether an apply saves (from 5.9)")
+	}
+	if inv.Cumulus.AtLeast(ConfirmSince...) != sw.Cumulus.AtLeast(ConfirmSince...) {
+		differs = append(differs, "the confirm window")
+	}
+	what := "nothing rdggen writes differs between the two"
+	if len(differs) > 0 {
+		what = "they differ in " + strings.Join(differs, ", ") + ": rdggen follows the inventory's"
+	}
+	return fmt.Sprintf("the switch reports %q (release %s), the inventory says cumulus: %s; %s; set cumulus: %s", build, v, t.version, what, v), nil
 }
 
 // reRelease finds the dotted release number in a build string such as
@@ -308,6 +394,9 @@ var reRelease = regexp.MustCompile(`\d+(\.\d+)+`)
 func writeBackup(dir, name string, now time.Time, applied Tree) (string, error) {
 	data, err := json.MarshalIndent(applied, "", "  ")
 	if err != nil {
+		return "", err
+	}
+	if err := checkBackupDir(dir); err != nil {
 		return "", err
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -334,6 +423,34 @@ func writeBackup(dir, name string, now time.Time, applied Tree) (string, error) 
 	}
 }
 
+// checkBackupDir refuses an existing backup directory that another user
+// could read the switch's whole configuration from or put files into: a
+// symbolic link, not a directory, owned by another user than the one
+// running rdggen, or writable by its group or others (the backups
+// themselves are mode 0600). A missing directory is made, mode 0700.
+func checkBackupDir(dir string) error {
+	fi, err := os.Lstat(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	switch {
+	case fi.Mode()&os.ModeSymlink != 0:
+		return fmt.Errorf("backup directory %s is a symbolic link: give the directory itself (--backup-dir)", dir)
+	case !fi.IsDir():
+		return fmt.Errorf("backup directory %s exists and is not a directory", dir)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
+		return fmt.Errorf("backup directory %s belongs to uid %d, not to the user running rdggen (uid %d): the switch's configuration goes only into a directory of yours (--backup-dir)", dir, st.Uid, os.Geteuid())
+	}
+	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
+		return fmt.Errorf("backup directory %s is writable by its group or others (mode %04o): chmod go-w %s, or give another --backup-dir", dir, perm, dir)
+	}
+	return nil
+}
+
 // push makes the plan on the switch: backup, revision, one root PATCH,
 // apply (auto-prompt answered, confirm timeout), wait, re-read and
 // verify, confirm, save where the release does not auto-save.
@@ -351,7 +468,11 @@ func (t *target) push(ctx context.Context) {
 	r.Backup = path
 	id, err := c.CreateRevision(ctx)
 	if err != nil {
-		r.Err = fmt.Errorf("%s: creating a revision: %w; nothing changed", t.sw.Name, err)
+		note := "; nothing changed"
+		if Lost(err) {
+			note = t.cleanUpLostRevision(ctx)
+		}
+		r.Err = fmt.Errorf("%s: creating a revision: %w%s", t.sw.Name, err, note)
 		return
 	}
 	r.Revision = id
@@ -359,8 +480,11 @@ func (t *target) push(ctx context.Context) {
 	err = c.Patch(ctx, nil, id, r.Plan.Patch())
 	r.Patches = c.Patches - before
 	if err != nil {
-		t.discard(id)
-		r.Err = fmt.Errorf("%s: the switch refused the change: %w; revision discarded, nothing changed", t.sw.Name, err)
+		what := "the switch refused the change"
+		if Lost(err) {
+			what = "the answer to the change was lost"
+		}
+		r.Err = fmt.Errorf("%s: %s: %w; %s", t.sw.Name, what, err, t.discard(id))
 		return
 	}
 	confirm := t.version.AtLeast(ConfirmSince...)
@@ -369,23 +493,39 @@ func (t *target) push(ctx context.Context) {
 		apply["auto-prompt"].(Tree)["confirm"] = "confirm_yes"
 		apply["state-controls"] = Tree{"confirm": int(t.o.ConfirmTimeout / time.Second)}
 	}
+	appliedAt := time.Now()
 	if err := c.SetState(ctx, id, apply); err != nil {
-		var api *APIError
-		if errors.As(err, &api) {
+		if !Lost(err) {
 			// Refused, so not applied (e.g. another revision waits for its
 			// confirmation): nothing changed.
-			t.discard(id)
-			r.Err = fmt.Errorf("%s: the switch refused to apply revision %s: %w; revision discarded, nothing changed", t.sw.Name, id, err)
+			r.Err = fmt.Errorf("%s: the switch refused to apply revision %s: %w; %s", t.sw.Name, id, err, t.discard(id))
 			return
 		}
-		r.Err = fmt.Errorf("%s: apply of revision %s: %w%s", t.sw.Name, id, err, t.cutOffNote(confirm))
-		return
+		// The switch may have applied it: read what happened.
+		st, rerr := t.wait(ctx, id, func(string) bool { return true })
+		_, failed := failedStates[st.State]
+		switch {
+		case rerr != nil && failed:
+			r.Err = fmt.Errorf("%s: apply of revision %s: %w (the answer to the apply was lost: %v)", t.sw.Name, id, rerr, err)
+			return
+		case rerr != nil:
+			r.Err = fmt.Errorf("%s: apply of revision %s: %w; what the switch did could not be read (%v)%s", t.sw.Name, id, err, rerr, t.cutOffNote(confirm, appliedAt))
+			return
+		case st.State == "pending":
+			r.Err = fmt.Errorf("%s: apply of revision %s: %w; the switch never applied it (still pending); %s", t.sw.Name, id, err, t.discard(id))
+			return
+		}
+		r.Notes = append(r.Notes, fmt.Sprintf("the answer to the apply was lost (%v); the switch's revision state, read since, is %s", err, st.State))
 	}
 	st, err := t.wait(ctx, id, func(state string) bool {
 		return isApplied(state) || confirm && awaitsConfirm(state)
 	})
 	if err != nil {
-		r.Err = fmt.Errorf("%s: apply of revision %s: %w%s", t.sw.Name, id, err, t.cutOffNote(confirm))
+		note := ""
+		if _, failed := failedStates[st.State]; !failed {
+			note = t.cutOffNote(confirm, appliedAt)
+		}
+		r.Err = fmt.Errorf("%s: apply of revision %s: %w%s", t.sw.Name, id, err, note)
 		return
 	}
 	r.Applied = true
@@ -400,7 +540,7 @@ func (t *target) push(ctx context.Context) {
 	if err != nil {
 		r.Applied = false
 		if awaitsConfirm(st.State) {
-			err = fmt.Errorf("%w; not confirmed: the switch rolls back by itself within %s", err, t.o.ConfirmTimeout)
+			err = fmt.Errorf("%w; not confirmed: %s", err, t.rollbackBy(appliedAt))
 		}
 		r.Err = fmt.Errorf("%s: %w", t.sw.Name, err)
 		return
@@ -408,14 +548,29 @@ func (t *target) push(ctx context.Context) {
 	if awaitsConfirm(st.State) {
 		// The apply body again confirms it (cancels the rollback).
 		if err := c.SetState(ctx, id, Tree{"state": "apply", "auto-prompt": Tree{"ays": "ays_yes"}}); err != nil {
-			r.Applied = false
-			r.Err = fmt.Errorf("%s: confirming revision %s: %w; the switch rolls back by itself within %s", t.sw.Name, id, err, t.o.ConfirmTimeout)
-			return
+			// Read what happened: a lost answer may hide a confirmation
+			// the switch made.
+			now, rerr := t.wait(ctx, id, func(string) bool { return true })
+			switch {
+			case Lost(err) && rerr == nil && isApplied(now.State):
+				r.Notes = append(r.Notes, fmt.Sprintf("the answer to the confirmation was lost (%v); the switch's revision state, read since, is %s", err, now.State))
+				st = now
+			case rerr != nil:
+				r.Applied = false
+				r.Err = fmt.Errorf("%s: confirming revision %s: %w; its state could not be read (%v): unless the confirmation arrived, %s", t.sw.Name, id, err, rerr, t.rollbackBy(appliedAt))
+				return
+			default:
+				r.Applied = false
+				r.Err = fmt.Errorf("%s: confirming revision %s: %w; the revision is %s: %s", t.sw.Name, id, err, now.State, t.rollbackBy(appliedAt))
+				return
+			}
 		}
-		if st, err = t.wait(ctx, id, isApplied); err != nil {
-			r.Applied = false
-			r.Err = fmt.Errorf("%s: confirming revision %s: %w", t.sw.Name, id, err)
-			return
+		if !isApplied(st.State) {
+			if st, err = t.wait(ctx, id, isApplied); err != nil {
+				r.Applied = false
+				r.Err = fmt.Errorf("%s: confirming revision %s: %w", t.sw.Name, id, err)
+				return
+			}
 		}
 		r.Confirmed = true
 	}
@@ -423,7 +578,7 @@ func (t *target) push(ctx context.Context) {
 		r.Saved = true // the release (or its auto-save setting) saved on apply
 		return
 	}
-	if err := c.SetState(ctx, "applied", Tree{"state": "save", "auto-prompt": Tree{"ays": "ays_yes"}}); err != nil {
+	if err := c.SetState(ctx, "applied", Tree{"state": "save", "auto-prompt": Tree{"ays": "ays_yes"}}); err != nil && !Lost(err) {
 		r.Err = fmt.Errorf("%s: saving the applied revision: %w (applied, not saved: a reboot goes back to the startup configuration)", t.sw.Name, err)
 		return
 	}
@@ -432,6 +587,39 @@ func (t *target) push(ctx context.Context) {
 		return
 	}
 	r.Saved, r.SavedExplicitly = true, true
+}
+
+// cleanUpLostRevision runs after a revision's creation lost its answer:
+// a pending revision of rdggen's user that was not there when rdggen read
+// the switch is the one the switch made, and is deleted. It says what it
+// found.
+func (t *target) cleanUpLostRevision(ctx context.Context) string {
+	revs, err := t.client.Revisions(ctx)
+	if err != nil {
+		return fmt.Sprintf("; whether the switch made a revision could not be read (%v): a pending revision of user %s made now is rdggen's, DELETE it (or leave it: a pending revision changes nothing)", err, t.o.User)
+	}
+	var made []string
+	for _, id := range sortedKeys(anyMap(revs)) {
+		if _, known := t.revs[id]; known || revs[id].State != "pending" || !strings.HasPrefix(id, "changeset/"+t.o.User+"/") {
+			continue
+		}
+		made = append(made, id)
+	}
+	if len(made) == 0 {
+		return "; the switch made no revision: nothing changed"
+	}
+	var notes []string
+	for _, id := range made {
+		notes = append(notes, t.discard(id))
+	}
+	return fmt.Sprintf("; the switch had made %d revision(s) all the same: %s", len(made), strings.Join(notes, "; "))
+}
+
+// rollbackBy says when a revision applied at appliedAt with rdggen's
+// confirm window rolls back.
+func (t *target) rollbackBy(appliedAt time.Time) string {
+	return fmt.Sprintf("the switch rolls it back by itself by %s (a window of %s from the apply, %s)",
+		appliedAt.Add(t.o.ConfirmTimeout).UTC().Format("15:04:05 UTC"), t.o.ConfirmTimeout, windowUnit)
 }
 
 // isApplied: the revision is the applied one ("applied", or
@@ -445,19 +633,23 @@ func awaitsConfirm(state string) bool {
 	return state == "confirm" || strings.Contains(state, "ays") && state != "ays_fail"
 }
 
-// cutOffNote says what happens to an apply whose answer was lost.
-func (t *target) cutOffNote(confirm bool) string {
+// cutOffNote says what happens to an apply whose outcome is not known.
+func (t *target) cutOffNote(confirm bool, appliedAt time.Time) string {
 	if confirm {
-		return fmt.Sprintf(" (not confirmed: if the switch applied it, it rolls back by itself within %s)", t.o.ConfirmTimeout)
+		return " (not confirmed: if the switch applied it, " + t.rollbackBy(appliedAt) + ")"
 	}
 	return " (this release has no confirm timeout: read the switch with `nv config history` before running apply again)"
 }
 
-// discard deletes a revision that was not applied (best effort).
-func (t *target) discard(id string) {
+// discard deletes a revision that was not applied and says so: "revision
+// X discarded, nothing changed", or what to do when it could not be.
+func (t *target) discard(id string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	t.client.DeleteRevision(ctx, id)
+	if err := t.client.DeleteRevision(ctx, id); err != nil {
+		return fmt.Sprintf("nothing changed, but revision %s could not be discarded (%v): it stays pending until deleted (DELETE %s)", id, err, revisionURL(id))
+	}
+	return fmt.Sprintf("revision %s discarded, nothing changed", id)
 }
 
 // failedStates end a revision's transition without the wanted state
@@ -478,8 +670,18 @@ func (t *target) wait(ctx context.Context, id string, done func(string) bool) (R
 	deadline := time.Now().Add(t.o.ApplyTimeout)
 	for {
 		st, err := t.client.Revision(ctx, id)
-		if err != nil {
+		if err != nil && (!Lost(err) || time.Now().After(deadline) || ctx.Err() != nil) {
 			return st, err
+		}
+		if err != nil {
+			// No answer, or a proxy's: the switch may be busy applying
+			// (or its management path was cut); ask again.
+			select {
+			case <-ctx.Done():
+				return st, ctx.Err()
+			case <-time.After(t.o.PollInterval):
+			}
+			continue
 		}
 		if why, failed := failedStates[st.State]; failed {
 			msg := fmt.Sprintf("state %s: %s", st.State, why)
@@ -514,6 +716,10 @@ func (t *target) printPlan(w io.Writer) {
 		for _, c := range r.Plan.Changes {
 			fmt.Fprintf(w, "  %s\n", c)
 		}
+		if t.version.AtLeast(ConfirmSince...) {
+			fmt.Fprintf(w, "  # the apply asks for a confirm window of %d (state-controls.confirm): rdggen means %s, but NVIDIA documents no unit for that REST field (the CLI's bare number is minutes; docs/nvue.md); rdggen confirms as soon as it has verified the change\n",
+				int(t.o.ConfirmTimeout/time.Second), t.o.ConfirmTimeout)
+		}
 	}
 	for _, warn := range r.Plan.Warnings {
 		fmt.Fprintf(w, "  # warning: %s\n", warn)
@@ -537,6 +743,9 @@ func (t *target) printResult(w io.Writer) {
 			conf = ", confirmed"
 		}
 		fmt.Fprintf(w, "%s: applied revision %s (%d change(s)%s, %s) (%.1fs)\n", r.Switch, r.Revision, len(r.Plan.Changes), conf, how, r.Seconds)
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "  note: %s\n", n)
 	}
 	if r.Backup != "" {
 		fmt.Fprintf(w, "  applied configuration before rdggen backed up to %s\n", r.Backup)

@@ -15,7 +15,8 @@ func BenchmarkReconcile(b *testing.B) {
 	inv := loadInv(b, "cumulus-routed", "127.0.0.1")
 	sw := inv.Switches[0]
 	intent := cumulus.Intent(inv, sw)
-	applied := clone(intent).(map[string]any)
+	withRec, _ := withRecord(intent, Tree{}) // as rdggen left it: with its record
+	applied := clone(withRec).(map[string]any)
 	ifaces := applied["interface"].(map[string]any)
 	for i := 9; i <= 64; i++ {
 		ifaces[fmt.Sprintf("swp%d", i)] = Tree{"link": Tree{"description": "uplink", "mtu": int64(9216)}}

@@ -11,6 +11,7 @@ import (
 	"github.com/rdggen/rdggen/internal/progress"
 	"github.com/rdggen/rdggen/pkg/cumulus"
 	"github.com/rdggen/rdggen/pkg/inventory"
+	"github.com/rdggen/rdggen/pkg/quote"
 	"github.com/rdggen/rdggen/pkg/readiness"
 )
 
@@ -106,15 +107,35 @@ func checkSwitch(ctx context.Context, inv *inventory.Inventory, sw inventory.Swi
 		defer t.client.Close()
 	}
 	k := &checker{ctx: ctx, inv: inv, sw: sw, c: t.client, intent: t.intent}
-	if t.res.Err != nil {
+	if t.res.Err != nil && len(t.res.Awaiting) == 0 {
 		k.unsure(CheckConnect, "", t.res.errText())
 		return k.rs, t.res.errText()
 	}
-	if t.res.Plan.Empty() {
-		k.pass(CheckConfig, "", "the applied configuration has every NVUE setting rdggen owns")
+	provisional := len(t.res.Awaiting) > 0
+	if t.revErr != nil {
+		// A revision awaiting its confirmation cannot be ruled out.
+		provisional = true
+		k.unsure(CheckConfig, "revisions", "GET /nvue_v1/revision: "+t.revErr.Error()+": whether a revision awaits its confirmation (and the switch will roll back what it runs) is not known")
 	}
+	for _, id := range t.res.Awaiting {
+		// What the switch runs may roll back any moment: nothing of the
+		// configuration passes until the revision is confirmed or gone.
+		k.fail(CheckConfig, "revision "+quote.Terminal(id), "applied, awaiting its confirmation: the switch rolls it back when its confirm window ends unless it is confirmed (NVUE does not show when)",
+			"no revision awaiting confirmation", "confirm it on the switch (`nv config apply "+quote.Terminal(id)+" --confirm-yes`) to keep it, or wait for the rollback; then check again")
+	}
+	drift := 0
 	for _, c := range t.res.Plan.Changes {
+		if c.IsRecord() {
+			// rdggen's bookkeeping, not the switch's behaviour (a switch
+			// configured from switch/<name>.sh has none).
+			k.pass(CheckConfig, c.Key(), "rdggen's record of what it wrote is "+value(c.From, c.From != nil)+"; the next `rdggen apply --target switch` writes "+value(c.To, c.To != nil))
+			continue
+		}
+		drift++
 		k.fail(CheckConfig, c.Key(), value(c.From, c.From != nil), value(c.To, c.To != nil), c.Command()+applyFix+" (or rdggen apply --target switch)")
+	}
+	if drift == 0 && !provisional {
+		k.pass(CheckConfig, "", "the applied configuration has every NVUE setting rdggen owns")
 	}
 	for _, kept := range t.res.Plan.Kept {
 		k.pass(CheckConfig, PathString(kept.Path), kept.Reason+"; to remove it: "+kept.Command)
@@ -142,7 +163,11 @@ func (k *checker) roce(applied Tree) {
 		if m, ok := cfg.(map[string]any)["mode"].(string); ok {
 			appliedMode = m
 		}
+		// `qos roce enable off`, or `qos roce state disabled` from 5.15.
 		if e, _ := cfg.(map[string]any)["enable"].(string); e == "off" {
+			appliedMode = "(off)"
+		}
+		if e, _ := cfg.(map[string]any)["state"].(string); e == "disabled" {
 			appliedMode = "(off)"
 		}
 	}

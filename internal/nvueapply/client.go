@@ -19,6 +19,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/rdggen/rdggen/pkg/quote"
 )
 
 // DefaultPort is where the NVUE REST API listens: nginx in front of nvued
@@ -119,8 +121,14 @@ func (e *PinError) Error() string {
 type APIError struct {
 	Method, Path string
 	Status       int
-	// Detail is the problem document's detail, or the body's start.
+	// Detail is the problem document's detail, or the body's start, with
+	// control characters escaped (quote.Terminal).
 	Detail string
+	// FromNVUE: the answer is NVUE's own problem document (JSON), so the
+	// switch saw the request and refused it; otherwise it may come from a
+	// proxy in front of it (nginx's 502 or 504 page), which says nothing of
+	// what the switch did.
+	FromNVUE bool
 }
 
 func (e *APIError) Error() string {
@@ -175,7 +183,11 @@ func NewClient(c ClientConfig) (*Client, error) {
 		base:     &url.URL{Scheme: "https", Host: net.JoinHostPort(host, p)},
 		user:     c.User,
 		password: c.Password,
-		http:     &http.Client{Transport: tr, Timeout: timeout},
+		// No redirect is followed: Go's client would resend the login
+		// (basic auth) to a same-host target, also over plain http. A 3xx
+		// is an error that names its target (do).
+		http: &http.Client{Transport: tr, Timeout: timeout,
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 	}, nil
 }
 
@@ -243,12 +255,21 @@ func (c *Client) do(ctx context.Context, method string, path []string, rev strin
 		var p struct{ Detail any }
 		if json.Unmarshal(data, &p) == nil && p.Detail != nil {
 			e.Detail = fmt.Sprint(p.Detail)
+			e.FromNVUE = true
+		} else if body := strings.TrimSpace(string(data)); strings.HasPrefix(body, "<") {
+			e.Detail = "an HTML page, not NVUE's answer (from a proxy in front of nvued, such as the switch's nginx)"
 		} else {
-			e.Detail = strings.TrimSpace(string(data[:min(len(data), 200)]))
+			e.Detail = body[:min(len(body), 200)]
 		}
-		if resp.StatusCode == http.StatusUnauthorized {
+		switch {
+		case resp.StatusCode == http.StatusUnauthorized:
 			e.Detail = "the switch refused the login (user and password)"
+		case resp.StatusCode/100 == 3:
+			e.Detail = fmt.Sprintf("a redirect to %q, which rdggen does not follow (its login would go along)", resp.Header.Get("Location"))
 		}
+		// The switch's (or a proxy's) text, shown as one line: no
+		// terminal escapes, no line breaks.
+		e.Detail = quote.Terminal(e.Detail)
 		return nil, e
 	}
 	var v any
@@ -350,11 +371,41 @@ func (c *Client) Revision(ctx context.Context, id string) (RevisionStatus, error
 				if code, _ := is["code"].(string); code != "" {
 					msg = code + ": " + msg
 				}
-				st.Issues = append(st.Issues, msg)
+				st.Issues = append(st.Issues, quote.Terminal(msg))
 			}
 		}
 	}
 	return st, nil
+}
+
+// Revisions reads every revision the switch lists (GET /nvue_v1/revision):
+// id → state and issues.
+func (c *Client) Revisions(ctx context.Context) (map[string]RevisionStatus, error) {
+	v, err := c.do(ctx, http.MethodGet, []string{"revision"}, "", nil)
+	if err != nil {
+		return nil, err
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("GET %s/revision: the answer is not an object", apiRoot)
+	}
+	out := make(map[string]RevisionStatus, len(m))
+	for id, r := range m {
+		rm, _ := r.(map[string]any)
+		st := RevisionStatus{}
+		st.State, _ = rm["state"].(string)
+		out[id] = st
+	}
+	return out, nil
+}
+
+// Lost reports whether err leaves open what the switch did: no answer
+// (the connection dropped or was reset, a timeout) or an answer that is not
+// NVUE's own (a proxy's 502 or 504). An APIError from NVUE is a refusal:
+// the switch saw the request and did not act on it.
+func Lost(err error) bool {
+	var api *APIError
+	return err != nil && !(errors.As(err, &api) && api.FromNVUE)
 }
 
 // SetState is PATCH /nvue_v1/revision/<id> with body (apply, save); id

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/netip"
+	"slices"
 	"sort"
 	"strings"
 
@@ -39,6 +40,7 @@ func (c Change) Key() string { return PathString(c.Path) }
 func PathString(path []string) string {
 	var b strings.Builder
 	for i, s := range path {
+		s = quote.Terminal(s) // a key read from the switch is shown as one line
 		switch {
 		case strings.ContainsAny(s, "./: []"):
 			b.WriteString("[" + s + "]")
@@ -60,7 +62,7 @@ func value(v any, present bool) string {
 	}
 	switch x := v.(type) {
 	case string:
-		return x
+		return quote.Terminal(x)
 	case map[string]any:
 		if len(x) == 0 {
 			return "(set)"
@@ -202,28 +204,39 @@ func isEmptyObject(v any) bool {
 }
 
 // Reconcile is the plan for one switch: Diff, and the removal of what
-// rdggen configured and the inventory no longer wants. The switch does not
-// say who set a value, so ownership is decided from the inventory, as for
-// ONYX (docs/rules.md, "What rdggen made"):
+// rdggen wrote and the inventory no longer wants. The switch does not say
+// who set a value, so rdggen keeps a record of what it wrote that it may
+// later remove (cumulus.Record: the gateway address of the data VLAN's
+// interface and the routed pool's static routes) in the switch's own
+// configuration, the description of that interface, and removes only what
+// the record names (docs/nvue.md, "What rdggen removes"):
 //
-//   - a static route of the default VRF is rdggen's when its prefix lies
-//     inside docker.pool and every next hop is the data address of a host
-//     of the inventory; one the intent does not have is removed (after a
-//     change of docker.pool or of a host's subnet, and all of them when
-//     docker.routing goes from switch to hosts). A route into the pool
-//     with another next hop is kept and named;
-//   - the gateway address (docker.gateway, set in both modes) on a VLAN
-//     interface is rdggen's; when the intent has no gateway, it is removed.
+//   - the recorded gateway address, when the intent has another or none
+//     (docker.routing back to hosts, or a new docker.gateway);
+//   - each recorded route the intent no longer has (after a change of
+//     docker.pool or of a host's subnet or address, and all of them when
+//     docker.routing goes from switch to hosts): the whole route when its
+//     only next hop is the recorded one, else that next hop only;
+//   - the record itself, when the intent writes nothing to record.
 //
-// Nothing else is removed.
+// The intent gets the record of what it writes (unless the interface
+// carries a description of the user's: then nothing is recorded, and the
+// plan says so). Nothing else is removed, whatever its shape: an address
+// equal to docker.gateway on another interface, a route into the pool via
+// a host's data address that the record does not name. Where such
+// configuration conflicts with the intent (the gateway address on another
+// interface, another next hop beside rdggen's route), or may be an earlier
+// rdggen's on a switch without a record, it is kept and named in Kept with
+// the `nv unset` command that removes it.
 func Reconcile(inv *inventory.Inventory, sw inventory.Switch, intent, applied Tree) Plan {
 	var p Plan
-	removals, kept := stale(inv, intent, applied)
+	want, notes := withRecord(intent, applied)
+	removals, kept := stale(inv, want, applied)
 	for _, path := range removals {
 		from, _ := lookup(applied, path)
 		p.Changes = append(p.Changes, Change{Path: path, From: from, Op: applyplan.Remove})
 	}
-	for _, c := range Diff(intent, applied) {
+	for _, c := range Diff(want, applied) {
 		if !owned(c.Path) {
 			// An intent outside cumulus.Owned is a bug of its generator:
 			// rdggen changes only the paths it owns.
@@ -236,82 +249,175 @@ func Reconcile(inv *inventory.Inventory, sw inventory.Switch, intent, applied Tr
 	for _, k := range kept {
 		p.Warnings = append(p.Warnings, PathString(k.Path)+": "+k.Reason+" (to remove it: "+k.Command+")")
 	}
+	p.Warnings = append(p.Warnings, notes...)
 	return p
 }
 
-func stale(inv *inventory.Inventory, intent, applied Tree) (removals [][]string, kept []Kept) {
+// recordPath is where rdggen keeps its record: the description of the data
+// VLAN's interface.
+var recordPath = []string{"interface", cumulus.SVI, "description"}
+
+// IsRecord reports whether c changes rdggen's record (not the switch's
+// behaviour).
+func (c Change) IsRecord() bool { return slices.Equal(c.Path, recordPath) }
+
+// switchRecord reads rdggen's record on the applied configuration: ok when
+// the description is one; user when it is a description of someone else.
+func switchRecord(applied Tree) (rec cumulus.Record, ok bool, user string) {
+	v, present := lookup(applied, recordPath)
+	text, isText := v.(string)
+	if !present || !isText || text == "" {
+		return rec, false, ""
+	}
+	if rec, ok = cumulus.ParseRecord(text); ok {
+		return rec, true, ""
+	}
+	return rec, false, text
+}
+
+// withRecord is the intent with the record of what it writes in the data
+// VLAN interface's description, when it writes something to record and
+// that description is not the user's.
+func withRecord(intent, applied Tree) (Tree, []string) {
+	rec := cumulus.RecordOf(intent)
+	if rec.IsZero() {
+		return intent, nil
+	}
+	if _, _, user := switchRecord(applied); user != "" {
+		return intent, []string{fmt.Sprintf("interface %s carries the description %q, which is not rdggen's record: rdggen does not record there what it writes, so it will not remove it later (an earlier gateway address or route is named, not removed)",
+			cumulus.SVI, quote.Terminal(user))}
+	}
+	text := rec.String()
+	out := clone(intent).(map[string]any)
+	node := out
+	for _, k := range recordPath[:len(recordPath)-1] {
+		next, ok := node[k].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			node[k] = next
+		}
+		node = next
+	}
+	node[recordPath[len(recordPath)-1]] = text
+	var notes []string
+	if rec.Dropped > 0 {
+		notes = append(notes, fmt.Sprintf("rdggen's record on interface %s holds %d of the %d routes (a description holds %d bytes): after a change, the %d others are named, not removed",
+			cumulus.SVI, len(rec.Routes)-rec.Dropped, len(rec.Routes), cumulus.RecordMax, rec.Dropped))
+	}
+	return out, notes
+}
+
+var staticPath = []string{"vrf", "default", "router", "static"}
+
+// addressFamilies are the keys an interface's addresses are under: ip
+// (Cumulus Linux 5.14 and earlier) and ipv4 (5.15 and later).
+var addressFamilies = []string{"ip", "ipv4"}
+
+func stale(inv *inventory.Inventory, want, applied Tree) (removals [][]string, kept []Kept) {
+	old, hasOld, _ := switchRecord(applied)
+	rec := cumulus.RecordOf(want)
+	routes, _ := lookup(applied, staticPath)
+	rm, _ := routes.(map[string]any)
+	wantRoutes, _ := lookup(want, staticPath)
+	wm, _ := wantRoutes.(map[string]any)
+	routePath := func(dst string, rest ...string) []string {
+		return append(append(append([]string(nil), staticPath...), dst), rest...)
+	}
+	if hasOld {
+		if g := old.Gateway; g.IsValid() && g != rec.Gateway {
+			for _, fam := range addressFamilies {
+				path := []string{"interface", cumulus.SVI, fam, "address", g.String()}
+				if _, ok := lookup(applied, path); ok {
+					removals = append(removals, path)
+				}
+			}
+		}
+		for _, r := range old.Routes {
+			dst, hop := r.Prefix.String(), r.Via.String()
+			route, _ := rm[dst].(map[string]any)
+			via, _ := route["via"].(map[string]any)
+			if _, ok := via[hop]; !ok {
+				continue // gone already
+			}
+			if _, wanted := lookup(want, routePath(dst, "via", hop)); wanted {
+				continue
+			}
+			if _, wanted := wm[dst]; !wanted && len(via) == 1 {
+				removals = append(removals, routePath(dst))
+			} else {
+				removals = append(removals, routePath(dst, "via", hop))
+			}
+		}
+		if rec.IsZero() {
+			removals = append(removals, recordPath)
+		}
+	}
+	recorded := func(dst, hop string) bool {
+		for _, r := range old.Routes {
+			if r.Prefix.String() == dst && r.Via.String() == hop {
+				return true
+			}
+		}
+		return false
+	}
+	// Conflicts: the gateway address on another interface.
+	if g := rec.Gateway; g.IsValid() {
+		ifaces, _ := applied["interface"].(map[string]any)
+		for _, name := range sortedKeys(ifaces) {
+			for _, fam := range addressFamilies {
+				if vrf, _ := lookup(applied, []string{"interface", name, fam, "vrf"}); vrf != nil && vrf != "default" {
+					continue // another VRF: no conflict with the default VRF's gateway
+				}
+				addrs, _ := lookup(applied, []string{"interface", name, fam, "address"})
+				am, _ := addrs.(map[string]any)
+				for _, a := range sortedKeys(am) {
+					if pf, err := netip.ParsePrefix(a); err == nil && pf.Addr() == g.Addr() && name != cumulus.SVI {
+						path := []string{"interface", name, fam, "address", a}
+						kept = append(kept, Kept{Path: path, Command: NVCommand(path, nil),
+							Reason: fmt.Sprintf("the gateway address %s that rdggen puts on %s (docker.gateway) is also on %s, and rdggen did not write it there: left as it is", g.Addr(), cumulus.SVI, name)})
+					}
+				}
+			}
+		}
+	}
 	hosts := map[netip.Addr]bool{}
 	for _, h := range inv.Hosts {
 		hosts[h.Data.Address.Addr()] = true
 	}
 	pool := inv.Docker.Pool
-	inPool := func(p netip.Prefix) bool {
-		return pool.IsValid() && pool.Contains(p.Addr()) && p.Bits() >= pool.Bits()
-	}
-	staticPath := []string{"vrf", "default", "router", "static"}
-	routes, _ := lookup(applied, staticPath)
-	wantRoutes, _ := lookup(intent, staticPath)
-	rm, _ := routes.(map[string]any)
-	wm, _ := wantRoutes.(map[string]any)
 	for _, dst := range sortedKeys(rm) {
-		if _, wanted := wm[dst]; wanted {
-			continue
-		}
-		p, err := netip.ParsePrefix(dst)
-		if err != nil || !inPool(p) {
-			continue
-		}
 		route, _ := rm[dst].(map[string]any)
 		via, _ := route["via"].(map[string]any)
-		ours, foreign := 0, 0
-		for hop := range via {
-			if a, err := netip.ParseAddr(hop); err == nil && hosts[a] {
-				ours++
-			} else {
-				foreign++
-			}
-		}
-		path := append(append([]string(nil), staticPath...), dst)
-		switch {
-		case ours > 0 && foreign == 0:
-			removals = append(removals, path)
-		case ours > 0:
-			kept = append(kept, Kept{Path: path, Reason: "a route into docker.pool via a host's data address and via addresses that are no host's: it may be rdggen's, but is not shown to be",
-				Command: NVCommand(path, nil)})
-		}
-	}
-	gw := inv.Docker.Gateway
-	if gw.IsValid() && !hasGateway(intent, gw) {
-		ifaces, _ := applied["interface"].(map[string]any)
-		for _, name := range sortedKeys(ifaces) {
-			if !strings.HasPrefix(name, "vlan") {
-				continue
-			}
-			addrs, _ := lookup(applied, []string{"interface", name, "ip", "address"})
-			am, _ := addrs.(map[string]any)
-			for _, a := range sortedKeys(am) {
-				if p, err := netip.ParsePrefix(a); err == nil && p.Addr() == gw {
-					removals = append(removals, []string{"interface", name, "ip", "address", a})
+		if _, wanted := wm[dst]; wanted {
+			// Another next hop beside rdggen's: the switch spreads the
+			// subnet's traffic over both (ECMP).
+			for _, hop := range sortedKeys(via) {
+				if _, ok := lookup(want, routePath(dst, "via", hop)); ok || recorded(dst, hop) {
+					continue
 				}
+				path := routePath(dst, "via", hop)
+				kept = append(kept, Kept{Path: path, Command: NVCommand(path, nil),
+					Reason: fmt.Sprintf("a next hop beside rdggen's route to %s that rdggen did not write: the switch spreads the subnet's traffic over both", dst)})
+			}
+			continue
+		}
+		if hasOld {
+			continue // the record says what is rdggen's; the rest is the user's
+		}
+		pf, err := netip.ParsePrefix(dst)
+		if err != nil || !pool.IsValid() || !pool.Contains(pf.Addr()) || pf.Bits() < pool.Bits() {
+			continue
+		}
+		for _, hop := range sortedKeys(via) {
+			if a, err := netip.ParseAddr(hop); err == nil && hosts[a] {
+				path := routePath(dst)
+				kept = append(kept, Kept{Path: path, Command: NVCommand(path, nil),
+					Reason: fmt.Sprintf("a route into docker.pool via %s's data address that rdggen has no record of (interface %s holds none): it may be an earlier rdggen's, or the user's; left as it is", hop, cumulus.SVI)})
+				break
 			}
 		}
 	}
 	return removals, kept
-}
-
-// hasGateway reports whether the intent puts address gw on an interface.
-func hasGateway(intent Tree, gw netip.Addr) bool {
-	ifaces, _ := intent["interface"].(map[string]any)
-	for name := range ifaces {
-		addrs, _ := lookup(intent, []string{"interface", name, "ip", "address"})
-		am, _ := addrs.(map[string]any)
-		for a := range am {
-			if p, err := netip.ParsePrefix(a); err == nil && p.Addr() == gw {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // lookup is the value at path in t.

@@ -59,7 +59,8 @@ const PortMTU = 9216
 // reference cluster on Cumulus Linux 5.9.1:
 //
 //	system hostname <switch>                          the switch's name
-//	qos roce enable on, qos roce mode lossless        lossless RoCE ("RDMA over Converged Ethernet - RoCE")
+//	qos roce enable on, qos roce mode lossless        lossless RoCE ("RDMA over Converged Ethernet - RoCE";
+//	                                                  qos roce state enabled from Cumulus 5.15)
 //	service lldp  (system lldp from Cumulus 5.15)     LLDP, which also carries the RoCE application TLV
 //	bridge domain br_default vlan 1                   the data VLAN in NVUE's default bridge
 //	per data port swpN (each host's port, in port order):
@@ -72,7 +73,7 @@ const PortMTU = 9216
 // (Inventory.GatewaySwitch):
 //
 //	interface vlan1 type svi, interface vlan1 vlan 1
-//	interface vlan1 ip address <docker.gateway>/<data prefix>          e.g. 31.31.31.254/24
+//	interface vlan1 ip address <docker.gateway>/<data prefix>          e.g. 31.31.31.254/24 (ipv4 address from 5.15)
 //	vrf default router static <host's container subnet> address-family ipv4-unicast
 //	vrf default router static <host's container subnet> via <host's data address> type ipv4-address
 //
@@ -90,7 +91,7 @@ func Intent(inv *inventory.Inventory, sw inventory.Switch) Tree {
 	system := Tree{"hostname": sw.Name}
 	t := Tree{
 		"system": system,
-		"qos":    Tree{"roce": Tree{"enable": "on", "mode": "lossless"}},
+		"qos":    Tree{"roce": RoCEOn(sw)},
 	}
 	if LLDPUnderSystem(sw) {
 		system["lldp"] = Tree{}
@@ -110,9 +111,9 @@ func Intent(inv *inventory.Inventory, sw inventory.Switch) Tree {
 	}
 	if gw := inv.GatewaySwitch(); gw != nil && gw.Name == sw.Name && inv.GatewayPrefix().IsValid() {
 		ifaces[SVI] = Tree{
-			"type": "svi",
-			"vlan": DataVLAN,
-			"ip":   Tree{"address": Tree{inv.GatewayPrefix().String(): Tree{}}},
+			"type":         "svi",
+			"vlan":         DataVLAN,
+			AddressKey(sw): Tree{"address": Tree{inv.GatewayPrefix().String(): Tree{}}},
 		}
 		static := Tree{}
 		for _, h := range inv.HostsOnSwitch(sw.Name) {
@@ -126,6 +127,27 @@ func Intent(inv *inventory.Inventory, sw inventory.Switch) Tree {
 		t["interface"] = ifaces
 	}
 	return t
+}
+
+// RoCEOn is the `qos roce` object that turns lossless RoCE on: {"enable":
+// "on", "mode": "lossless"} (`nv set qos roce enable on`), or from Cumulus
+// Linux 5.15 {"state": "enabled", "mode": "lossless"} (`nv set qos roce
+// state enabled`; RenamedForms).
+func RoCEOn(sw inventory.Switch) Tree {
+	if RenamedForms(sw) {
+		return Tree{"state": "enabled", "mode": "lossless"}
+	}
+	return Tree{"enable": "on", "mode": "lossless"}
+}
+
+// AddressKey is the key of an interface's IPv4 addresses: "ip" (`nv set
+// interface vlan1 ip address …`), or from Cumulus Linux 5.15 "ipv4" (`nv
+// set interface vlan1 ipv4 address …`; RenamedForms).
+func AddressKey(sw inventory.Switch) string {
+	if RenamedForms(sw) {
+		return "ipv4"
+	}
+	return "ip"
 }
 
 // SVI is the name of the data VLAN's IP interface on Cumulus: vlan1
@@ -166,6 +188,14 @@ func DataPorts(inv *inventory.Inventory, sw inventory.Switch) []inventory.Port {
 // service (`nv set service lldp`, 5.14 and earlier; NVIDIA Cumulus Linux
 // 5.15 release, "New and Changed NVUE Commands", LLDP).
 func LLDPUnderSystem(sw inventory.Switch) bool { return sw.Cumulus.AtLeast(5, 15) }
+
+// RenamedForms reports whether the switch's NVUE has the names Cumulus
+// Linux 5.15 introduced (NVIDIA Cumulus Linux 5.15 release, "New and
+// Changed NVUE Commands"): `qos roce state enabled|disabled` for `qos
+// roce enable on|off`, `interface <id> ipv4 address` for `ip address`,
+// `system config auto-save state` for `auto-save enable`, and `system lldp`
+// for `service lldp` (LLDPUnderSystem).
+func RenamedForms(sw inventory.Switch) bool { return sw.Cumulus.AtLeast(5, 15) }
 
 // AutoSaves reports whether `nv config apply` also saves the configuration
 // as the startup configuration: Cumulus Linux 5.9 and later turn auto-save
@@ -219,11 +249,14 @@ func (p Path) Match(q Path) bool {
 // address or prefix elsewhere. Which entries of the keyed collections
 // (interface vlan1's addresses, the default VRF's static routes) are
 // rdggen's when they are not in the intent is the apply engine's rule: a
-// key matching a pattern is not by that alone rdggen's.
+// key matching a pattern is not by that alone rdggen's; only what rdggen's
+// Record names is. The description of interface vlan1 holds that record
+// (Record), written by the apply engine, not by Intent.
 func Owned() []Path {
 	return []Path{
 		{"system", "hostname"},
 		{"qos", "roce", "enable"},
+		{"qos", "roce", "state"},
 		{"qos", "roce", "mode"},
 		{"service", "lldp"},
 		{"system", "lldp"},
@@ -234,6 +267,8 @@ func Owned() []Path {
 		{"interface", "*", "bridge", "domain", Bridge, "access"},
 		{"interface", SVI, "vlan"},
 		{"interface", SVI, "ip", "address", "*"},
+		{"interface", SVI, "ipv4", "address", "*"},
+		{"interface", SVI, "description"},
 		{"vrf", "default", "router", "static", "*", "address-family"},
 		{"vrf", "default", "router", "static", "*", "via", "*", "type"},
 	}

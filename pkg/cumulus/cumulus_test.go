@@ -82,11 +82,13 @@ func TestIntentFollowsVersion(t *testing.T) {
 		autoSaves      bool
 		wantSaveInFile bool
 	}{
+		// Every script saves: from 5.9 the apply saves too, unless
+		// auto-save was turned off, which the script cannot know.
 		{"5.0.0", false, false, true},
 		{"5.8.0", false, false, true},
-		{"5.9.1", false, true, false},
-		{"5.14.0", false, true, false},
-		{"5.15.0", true, true, false},
+		{"5.9.1", false, true, true},
+		{"5.14.0", false, true, true},
+		{"5.15.0", true, true, true},
 	} {
 		inv := load(t, tc.ver)
 		sw := inv.Switches[0]
@@ -194,6 +196,7 @@ func TestCommands(t *testing.T) {
 		"nv set system hostname swx-mld-1-2",
 		"nv config diff",
 		"nv config apply",
+		"nv config save",
 	}
 	var got []string
 	for _, l := range strings.Split(strings.TrimSuffix(sh, "\n"), "\n") {

@@ -85,13 +85,13 @@ func header(inv *inventory.Inventory, sw inventory.Switch) []string {
 
 // applyLines are the commands that apply what was set, as NVIDIA documents
 // them ("NVUE CLI"): review with `nv config diff`, apply (it asks before it
-// applies), and before Cumulus 5.9, which saves on apply, save.
+// applies), and save. From Cumulus 5.9 the apply saves by itself unless
+// auto-save was turned off (`nv set system config auto-save enable off`,
+// `auto-save state disabled` from 5.15), which the script cannot know, so
+// it saves on every release; the save of a saved configuration changes
+// nothing.
 func applyLines(sw inventory.Switch) []string {
-	out := []string{"nv config diff", "nv config apply"}
-	if !AutoSaves(sw) {
-		out = append(out, "nv config save")
-	}
-	return out
+	return []string{"nv config diff", "nv config apply", "nv config save"}
 }
 
 // YAML is the text of switch/<name>.yaml: comment lines (header and how to

@@ -74,6 +74,44 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rev := r.URL.Query().Get("rev")
+	shown := "/" + strings.Join(path, "/")
+	switch s.takeFault(r.Method, shown) {
+	case ResetBefore:
+		hangUp(w)
+		return
+	case ProxyError:
+		proxyPage(w, http.StatusBadGateway)
+		return
+	case LoseAnswer:
+		s.serveAPI(&discard{header: http.Header{}}, r, path, rev)
+		hangUp(w)
+		return
+	case ProxyTimeout:
+		s.serveAPI(&discard{header: http.Header{}}, r, path, rev)
+		proxyPage(w, http.StatusGatewayTimeout)
+		return
+	}
+	s.serveAPI(w, r, path, rev)
+}
+
+// discard is a ResponseWriter whose answer goes nowhere: the switch acted,
+// the client never hears of it.
+type discard struct{ header http.Header }
+
+func (d *discard) Header() http.Header         { return d.header }
+func (d *discard) Write(b []byte) (int, error) { return len(b), nil }
+func (d *discard) WriteHeader(int)             {}
+
+// proxyPage is the HTML error page of the nginx in front of nvued.
+func proxyPage(w http.ResponseWriter, status int) {
+	w.Header().Set("Content-Type", "text/html")
+	w.WriteHeader(status)
+	fmt.Fprintf(w, "<html>\r\n<head><title>%d %s</title></head>\r\n<body>\r\n<center><h1>%d %s</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n",
+		status, http.StatusText(status), status, http.StatusText(status))
+}
+
+// serveAPI answers a request that reached nvued.
+func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, path []string, rev string) {
 	s.mu.Lock()
 	s.requests = append(s.requests, Request{Method: r.Method, Path: "/" + strings.Join(path, "/"), Rev: rev})
 	s.mu.Unlock()

@@ -41,7 +41,10 @@
 // docs/nvue.md lists each behaviour with its source and marks what is
 // inferred (the JSON shape of the operational views, the exact REST form of
 // --confirm); those are guesses here too. Faults are injected with FailApply
-// and CutOffApply; the operational state is set with SetLink,
+// and CutOffApply (on the switch), and Inject and InjectAfter (between the
+// client and the switch: an answer lost after the switch acted, a proxy's
+// 504 after it acted or 502 before, a reset before it); the operational
+// state is set with SetLink,
 // SetPauseCounters and SetRoCEOperational.
 package nvuesim
 
@@ -113,6 +116,7 @@ type Server struct {
 	cutOff   time.Duration
 	deaf     time.Time
 	closed   bool
+	faults   []fault
 }
 
 // Start starts a simulated switch on loopback and stops it when the test
@@ -199,6 +203,9 @@ func (s *Server) WriteCA(dir, name string) (string, error) {
 // Version is the simulated release.
 func (s *Server) Version() string { return s.opt.Version }
 
+// Ports is the number of front-panel ports, swp1 … swpPorts.
+func (s *Server) Ports() int { return s.opt.Ports }
+
 // Applied returns a copy of the applied configuration.
 func (s *Server) Applied() Tree {
 	s.mu.Lock()
@@ -274,6 +281,69 @@ func (s *Server) CutOffApply(d time.Duration) {
 	s.mu.Lock()
 	s.cutOff = d
 	s.mu.Unlock()
+}
+
+// Fault is what goes wrong between the client and the switch on one
+// request, as a proxy or a network in between makes it go wrong.
+type Fault int
+
+const (
+	// LoseAnswer: the switch acts on the request, then the connection is
+	// closed without an answer (a dropped connection after the switch
+	// acted).
+	LoseAnswer Fault = iota + 1
+	// ProxyTimeout: the switch acts on the request, and the client gets a
+	// 504 Gateway Timeout from the proxy in front of it (nginx's page, not
+	// NVUE's JSON).
+	ProxyTimeout
+	// ProxyError: the proxy answers 502 Bad Gateway and the switch never
+	// sees the request.
+	ProxyError
+	// ResetBefore: the connection is reset before the request reaches the
+	// switch, which does nothing.
+	ResetBefore
+)
+
+type fault struct {
+	method, prefix string
+	skip           int
+	kind           Fault
+}
+
+// Inject makes the next request with the method whose decoded path below
+// /nvue_v1 starts with prefix ("/revision" for revision creation and
+// state changes, "/" for a root PATCH) fail as kind says, once. Faults
+// queue in the order injected; each is used by the first request that
+// matches it.
+func (s *Server) Inject(method, prefix string, kind Fault) { s.InjectAfter(method, prefix, 0, kind) }
+
+// InjectAfter is Inject for the request after the next skip matching ones
+// (skip 1 on PATCH "/revision": the second state change, the
+// confirmation of an apply with a confirm window).
+func (s *Server) InjectAfter(method, prefix string, skip int, kind Fault) {
+	s.mu.Lock()
+	s.faults = append(s.faults, fault{method, prefix, skip, kind})
+	s.mu.Unlock()
+}
+
+// takeFault returns and removes the first fault the request matches.
+func (s *Server) takeFault(method, path string) Fault {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range s.faults {
+		f := &s.faults[i]
+		if f.method != method || !strings.HasPrefix(path, f.prefix) {
+			continue
+		}
+		if f.skip > 0 {
+			f.skip--
+			continue
+		}
+		kind := f.kind
+		s.faults = append(s.faults[:i], s.faults[i+1:]...)
+		return kind
+	}
+	return 0
 }
 
 // SetLink sets a port's operational link state (ports are up unless the

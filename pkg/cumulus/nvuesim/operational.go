@@ -86,7 +86,7 @@ func (s *Server) pfcStats(port string) map[string]any {
 func (s *Server) roceView() map[string]any {
 	mode := "disabled"
 	cfg, _ := subtree(s.applied, []string{"qos", "roce"})
-	if m, ok := cfg.(map[string]any); ok && m["enable"] != "off" {
+	if m, ok := cfg.(map[string]any); ok && m["enable"] != "off" && m["state"] != "disabled" {
 		mode = "lossless" // `nv set qos roce` alone is lossless
 		if v, ok := m["mode"].(string); ok {
 			mode = v

@@ -90,7 +90,7 @@ func checkNode(path []string, v any, o Options) error {
 				return fmt.Errorf("%s: %q is not one of up, down", where(path), k)
 			}
 		}
-	case n == 5 && path[0] == "interface" && path[2] == "ip" && path[3] == "address":
+	case n == 5 && path[0] == "interface" && (path[2] == "ip" || path[2] == "ipv4") && path[3] == "address":
 		if _, err := netip.ParsePrefix(path[4]); err != nil {
 			return fmt.Errorf("%s: %q is not an address with a prefix length", where(path[:4]), path[4])
 		}
@@ -100,8 +100,28 @@ func checkNode(path []string, v any, o Options) error {
 			return fmt.Errorf("qos.roce.mode: %s is not one of lossless, lossy, lossless-single-ipool, lossy-multi-tc", compact(v))
 		}
 	case n == 3 && path[0] == "qos" && path[1] == "roce" && path[2] == "enable":
+		if renamed(o) {
+			return fmt.Errorf("qos.roce.enable: Additional properties are not allowed ('enable' was unexpected): Cumulus Linux %s names it qos roce state enabled|disabled", o.Version)
+		}
 		if s, ok := v.(string); !ok || s != "on" && s != "off" {
 			return fmt.Errorf("qos.roce.enable: %s is not one of on, off", compact(v))
+		}
+	case n == 3 && path[0] == "qos" && path[1] == "roce" && path[2] == "state":
+		if !renamed(o) {
+			return fmt.Errorf("qos.roce.state: Additional properties are not allowed ('state' was unexpected): Cumulus Linux %s names it qos roce enable on|off", o.Version)
+		}
+		if s, ok := v.(string); !ok || s != "enabled" && s != "disabled" {
+			return fmt.Errorf("qos.roce.state: %s is not one of enabled, disabled", compact(v))
+		}
+	case n == 3 && path[0] == "interface" && (path[2] == "ip" && renamed(o) || path[2] == "ipv4" && !renamed(o)):
+		if m, ok := v.(map[string]any); ok {
+			if _, has := m["address"]; has {
+				want := "ipv4"
+				if !renamed(o) {
+					want = "ip"
+				}
+				return fmt.Errorf("%s.address: Additional properties are not allowed ('address' was unexpected): Cumulus Linux %s has interface addresses under %s", where(path), o.Version, want)
+			}
 		}
 	case n == 2 && path[0] == "system" && path[1] == "hostname":
 		if s, ok := v.(string); !ok || !hostname.MatchString(s) {
@@ -120,6 +140,14 @@ func checkNode(path []string, v any, o Options) error {
 	}
 	return nil
 }
+
+// renamed reports whether the simulated release has the NVUE names of
+// Cumulus Linux 5.15 ("New and Changed NVUE Commands"): qos roce state for
+// qos roce enable, interface <id> ipv4 address for ip address. The
+// simulator refuses the old names there, so that a client still sending
+// them is caught (whether a real 5.15 still takes them is not documented:
+// docs/nvue.md).
+func renamed(o Options) bool { return versionAtLeast(o.Version, 5, 15) }
 
 func object(path []string, v any) error {
 	if _, ok := v.(map[string]any); !ok {

@@ -18,3 +18,4 @@ nv set service lldp
 nv set system hostname swx-mld-1-3
 nv config diff
 nv config apply
+nv config save
