@@ -113,6 +113,7 @@ type Server struct {
 	cutOff   time.Duration
 	deaf     time.Time
 	closed   bool
+	onApply  func()
 }
 
 // Start starts a simulated switch on loopback and stops it when the test
@@ -194,6 +195,23 @@ func (s *Server) WriteCA(dir, name string) (string, error) {
 	path := filepath.Join(dir, name)
 	b := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.Certificate().Raw})
 	return path, os.WriteFile(path, b, 0o644)
+}
+
+// OnApply registers f to run, in its own goroutine, each time the applied
+// configuration changes (an apply, or the rollback of an unconfirmed one).
+// A data plane that follows the configuration (a network namespace routing
+// as the switch would) reads Applied there.
+func (s *Server) OnApply(f func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.onApply = f
+}
+
+// changed runs the OnApply callback (s.mu held).
+func (s *Server) changed() {
+	if f := s.onApply; f != nil {
+		go f()
+	}
 }
 
 // Version is the simulated release.

@@ -119,6 +119,7 @@ type Server struct {
 	sessions    int
 	conns       map[net.Conn]bool
 	closed      bool
+	onChange    func()
 }
 
 // New runs a simulated switch on 127.0.0.1 (a free port, in Addr) until
@@ -274,6 +275,7 @@ func (s *Server) Configure(cmds ...string) error {
 			return fmt.Errorf("onyxsim: %q: %% %s", cmd, out.err)
 		}
 		out.apply()
+		s.changed()
 	}
 	return nil
 }
@@ -669,6 +671,7 @@ func (c *cli) configure(line string) {
 	}
 	if out.confirm == "" {
 		out.apply()
+		s.changed()
 		s.mu.Unlock()
 	} else {
 		s.mu.Unlock()
@@ -685,6 +688,7 @@ func (c *cli) configure(line string) {
 		}
 		s.mu.Lock()
 		out.apply()
+		s.changed()
 		s.mu.Unlock()
 	}
 	if out.enter != "" {
