@@ -108,6 +108,23 @@ exit
 	if got := fmt.Sprint(s.Interfaces["lo"].Addresses); got != "[10.10.10.101/32]" {
 		t.Errorf("5.15 ipv4 form: lo %s", got)
 	}
+	// 5.15's state form of redistribute and aspath-ignore.
+	t515 := leafTree(2)
+	vb := t515["vrf"].(map[string]any)["default"].(map[string]any)["router"].(map[string]any)["bgp"].(map[string]any)
+	vb["address-family"].(map[string]any)["ipv4-unicast"].(map[string]any)["redistribute"] = map[string]any{"connected": map[string]any{"state": "enabled"}}
+	vb["path-selection"] = map[string]any{"multipath": map[string]any{"aspath-ignore": "on"}}
+	r515, err := RenderNVUE(t515, "leaf2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{" bgp bestpath as-path multipath-relax\n", "  redistribute connected\n"} {
+		if !strings.Contains(r515.FRR, want) {
+			t.Errorf("5.15 forms: FRR lacks %q:\n%s", want, r515.FRR)
+		}
+	}
+	if strings.Contains(r515.FRR, "redistribute static") {
+		t.Errorf("redistribute static without it in the tree:\n%s", r515.FRR)
+	}
 	bad := leafTree(1)
 	bad["router"].(map[string]any)["bgp"].(map[string]any)["autonomous-system"] = "x"
 	if _, err := RenderNVUE(bad, "leaf1"); err == nil || !strings.Contains(err.Error(), "router.bgp.autonomous-system") {

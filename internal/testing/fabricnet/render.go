@@ -112,8 +112,11 @@ func frrConf(hostname string, b *bgp, routes []string) string {
 //     a number) and .type (unnumbered or numbered; without it an address
 //     is numbered, an interface unnumbered);
 //   - vrf.default.router.bgp.address-family.ipv4-unicast.network.<prefix>
-//     and .redistribute.{connected,static}.enable (on);
-//   - vrf.default.router.bgp.path-selection.multipath.aspath-ignore (on);
+//     and .redistribute.{connected,static}.enable (on; from Cumulus Linux
+//     5.15 .state, enabled);
+//   - vrf.default.router.bgp.path-selection.multipath.aspath-ignore (on),
+//     which NVIDIA's BGP page equates with FRR's `bgp bestpath as-path
+//     multipath-relax`;
 //   - vrf.default.router.static.<prefix>.via.<address|interface|blackhole>;
 //   - interface.<id>.ip.address.<prefix> and, from Cumulus Linux 5.15,
 //     interface.<id>.ipv4.address.<prefix> (both are read);
@@ -202,11 +205,11 @@ func RenderNVUE(tree map[string]any, hostname string) (Router, error) {
 	nets, _ := at(af, "network").(map[string]any)
 	b.networks = sortedKeys(nets)
 	for _, kind := range []string{"connected", "static"} {
-		if e, _ := at(af, "redistribute", kind, "enable").(string); e == "on" {
+		if on(at(af, "redistribute", kind)) {
 			b.redist = append(b.redist, kind)
 		}
 	}
-	if e, _ := at(vb, "path-selection", "multipath", "aspath-ignore").(string); e == "on" {
+	if v, _ := at(vb, "path-selection", "multipath", "aspath-ignore").(string); v == "on" || v == "enabled" {
 		b.relax = true
 	}
 	r.FRR = frrConf(hostname, b, routes)
@@ -314,6 +317,15 @@ func RenderONYX(running, hostname string) (Router, error) {
 	}
 	r.FRR = frrConf(hostname, b, routes)
 	return r, nil
+}
+
+// on reports whether an NVUE object is turned on: `enable: on` (Cumulus
+// Linux 5.0–5.14) or `state: enabled` (5.15's renamed form, NVIDIA's "New
+// and Changed NVUE Commands" for 5.15).
+func on(v any) bool {
+	e, _ := at(v, "enable").(string)
+	st, _ := at(v, "state").(string)
+	return e == "on" || st == "enabled"
 }
 
 // at walks a JSON object by keys; nil when a key is missing.
