@@ -414,6 +414,12 @@ func cumulusFabric(t *testing.T) {
 	}
 	t.Logf("LLDP neighbors:\n%s", table.String())
 
+	// The simulator's operational view of the BGP neighbors is FRR's.
+	op := nvueGet(t, sims["leaf1"], "/vrf/default/router/bgp/neighbor")
+	if got := fmt.Sprintf("%v %v %v %v", at(op, "swp31", "state"), at(op, "swp31", "remote-as"), at(op, "swp31", "type"), at(op, "swp32", "peer-hostname")); got != "established 65199 unnumbered spine2" {
+		t.Errorf("nvuesim's BGP neighbor view: %s\n%v", got, op)
+	}
+
 	t.Run("swapped cable", func(t *testing.T) {
 		f.Unplug(End{"leaf1", "swp31"})
 		f.Unplug(End{"leaf1", "swp32"})
@@ -451,6 +457,10 @@ func cumulusFabric(t *testing.T) {
 		})
 		s, _ := f.BGPSummary("spine1")
 		t.Logf("spine1 with leaf2's bgpd stopped:\n%s", s)
+		op := nvueGet(t, sims["spine1"], "/vrf/default/router/bgp/neighbor")
+		if st := at(op, "swp2", "state"); st == "established" || st == nil {
+			t.Errorf("nvuesim's view of spine1 swp2: state %v, want a state other than established", st)
+		}
 		f.StartDaemon("leaf2", "bgpd")
 		waitFor(t, 60*time.Second, "BGP Established again", func() (bool, string) { return allEstablished(f, names...) })
 	})
@@ -468,6 +478,26 @@ func cumulusFabric(t *testing.T) {
 		}
 		t.Logf("leaf2 swp32 MTU %d after an NVUE apply; its peer spine2 swp2 %d", 1500, peer.MTU)
 	})
+}
+
+// nvueGet reads s's operational state at path (GET without rev).
+func nvueGet(t *testing.T, s *nvuesim.Server, path string) map[string]any {
+	t.Helper()
+	pool := x509.NewCertPool()
+	pool.AddCert(s.Certificate())
+	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	req, _ := http.NewRequest("GET", s.URL+"/nvue_v1"+path, nil)
+	req.SetBasicAuth("cumulus", "cumulus")
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("GET %s: %s %v", path, resp.Status, err)
+	}
+	return out
 }
 
 // nvueApply changes one path of s's configuration through its REST API

@@ -2,6 +2,7 @@ package fabricnet
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -11,7 +12,8 @@ import (
 
 // FollowNVUE makes switch sw route as the simulated Cumulus switch s's
 // applied configuration says (RenderNVUE), now and after every apply (s's
-// OnApply hook; see Sync for a test that must not wait for it).
+// OnApply hook; see Sync for a test that must not wait for it), and backs
+// s's operational view of the BGP neighbors by FRR (NVUEBGPNeighbors).
 func (f *Fabric) FollowNVUE(sw string, s *nvuesim.Server) {
 	f.t.Helper()
 	n := f.node(sw)
@@ -20,6 +22,7 @@ func (f *Fabric) FollowNVUE(sw string, s *nvuesim.Server) {
 	}
 	f.follow(n, func() (Router, error) { return RenderNVUE(s.Applied(), sw) })
 	s.OnApply(f.debounced(n))
+	s.SetBGPNeighbors(func() map[string]any { return f.NVUEBGPNeighbors(sw) })
 }
 
 // FollowONYX makes switch sw route as the simulated ONYX switch s's
@@ -94,4 +97,34 @@ func (f *Fabric) debounced(n *node) func() {
 			n.mu.Unlock()
 		})
 	}
+}
+
+// NVUEBGPNeighbors is switch sw's BGP sessions in the shape of NVUE's
+// operational view of the default VRF's neighbors (`nv show vrf default
+// router bgp neighbor -o json`), read from FRR: per neighbor "remote-as",
+// "state" in NVUE's lower case ("established", "active", …), "uptime"
+// (FRR's text), "peer-hostname", and address-family.ipv4-unicast's
+// "rx-prefix" and "tx-prefix". The address-family keys are those of
+// NVIDIA's documented detail view (Cumulus Linux "Troubleshooting BGP");
+// the names of the others are read off the columns of the documented table
+// (AS, State, Uptime) and are a guess. Nil when bgpd does not answer (a
+// stopped bgpd: the configured neighbors then show without a state).
+func (f *Fabric) NVUEBGPNeighbors(sw string) map[string]any {
+	s, err := f.BGPSummary(sw)
+	if err != nil {
+		return nil
+	}
+	out := map[string]any{}
+	for _, p := range s.Peers {
+		out[p.Neighbor] = map[string]any{
+			"remote-as":     int64(p.RemoteAS),
+			"state":         strings.ToLower(p.State),
+			"uptime":        p.Uptime,
+			"peer-hostname": p.Hostname,
+			"address-family": map[string]any{"ipv4-unicast": map[string]any{
+				"rx-prefix": int64(p.PfxRcd), "tx-prefix": int64(p.PfxSnt),
+			}},
+		}
+	}
+	return out
 }

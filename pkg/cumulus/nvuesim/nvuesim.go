@@ -114,6 +114,7 @@ type Server struct {
 	deaf     time.Time
 	closed   bool
 	onApply  func()
+	bgpOp    func() map[string]any
 }
 
 // Start starts a simulated switch on loopback and stops it when the test
@@ -205,6 +206,19 @@ func (s *Server) OnApply(f func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.onApply = f
+}
+
+// SetBGPNeighbors backs the operational view of the default VRF's BGP
+// neighbors (GET /nvue_v1/vrf/default/router/bgp/neighbor, `nv show vrf
+// default router bgp neighbor`) by f: its entries, keyed by neighbor, are
+// merged over the configured neighbors, e.g. {"swp31": {"state":
+// "established", "remote-as": 65199}} from routing daemons that run the
+// configuration. f runs on every operational read, with the server locked:
+// it must not call the server.
+func (s *Server) SetBGPNeighbors(f func() map[string]any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.bgpOp = f
 }
 
 // changed runs the OnApply callback (s.mu held).
