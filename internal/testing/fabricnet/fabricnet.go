@@ -294,14 +294,16 @@ func (f *Fabric) Attach(sw, port, ns, ifname string) {
 }
 
 // AttachHost moves netnstest host h's data0 from its cluster's switch
-// bridge to port of leaf sw, keeping its address, and routes via (the
-// leaf's address on that port) as h's default route: the host then reaches
-// every other leaf's subnets across the spines.
-func (f *Fabric) AttachHost(h *netnstest.Host, sw, port string, via netip.Addr) {
+// bridge to port of leaf sw, with the address data (a leaf owns its hosts'
+// subnet, so a host behind another leaf than the cluster's switch needs an
+// address in that leaf's subnet; h.Data and the cluster's inventory are
+// left as they were) and a default route via gw (the leaf's address on that
+// port): the host then reaches the other leaves' subnets across the spines.
+func (f *Fabric) AttachHost(h *netnstest.Host, sw, port string, data netip.Prefix, gw netip.Addr) {
 	f.t.Helper()
 	f.must("ip", "-n", h.NS, "link", "del", "data0")
 	f.Attach(sw, port, h.NS, "data0")
-	f.batch(h.NS, "addr add "+h.Data.String()+" dev data0", "route replace default via "+via.String()+" dev data0")
+	f.batch(h.NS, "addr add "+data.String()+" dev data0", "route replace default via "+gw.String()+" dev data0")
 }
 
 // reprogram programs n's current configuration again (after a port was
