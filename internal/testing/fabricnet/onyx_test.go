@@ -31,7 +31,6 @@ func onyxFabric(t *testing.T) {
 	}
 	f := New(t, spec, Options{})
 	sims := map[string]*onyxsim.Server{}
-	start := time.Now()
 	for _, sw := range spec.Switches {
 		var seed []string
 		var n int
@@ -50,7 +49,6 @@ func onyxFabric(t *testing.T) {
 		r, ok, err := f.Route("leaf1", lo2)
 		return err == nil && ok && len(r.NextHops) == 2, fmt.Sprint(r, ok, err)
 	})
-	t.Logf("2×2 ONYX fabric (numbered /31s): BGP Established and ECMP routes %.1f s after the daemons started", time.Since(start).Seconds())
 	for _, sw := range names {
 		s, _ := f.BGPSummary(sw)
 		t.Logf("%s show bgp summary:\n%s", sw, s)
@@ -139,7 +137,6 @@ func mixedFabric(t *testing.T) {
 			}},
 		}}}},
 	}})
-	start := time.Now()
 	f.FollowONYX("leaf1", leaf)
 	f.FollowNVUE("spine1", spine)
 	waitFor(t, 60*time.Second, "BGP Established on both", func() (bool, string) { return allEstablished(f, "leaf1", "spine1") })
@@ -147,7 +144,6 @@ func mixedFabric(t *testing.T) {
 		r, ok, err := f.Route("spine1", netip.MustParsePrefix("10.10.10.1/32"))
 		return err == nil && ok && fmt.Sprint(r.NextHops) == "[{10.0.1.0 swp1}]", fmt.Sprint(r, ok, err)
 	})
-	t.Logf("mixed ONYX leaf ↔ Cumulus spine: Established and routed %.1f s after the daemons started", time.Since(start).Seconds())
 	for _, sw := range []string{"leaf1", "spine1"} {
 		s, _ := f.BGPSummary(sw)
 		t.Logf("%s show bgp summary:\n%s", sw, s)
