@@ -42,7 +42,9 @@
 // inferred (the JSON shape of the operational views, the exact REST form of
 // --confirm); those are guesses here too. Faults are injected with FailApply
 // and CutOffApply; the operational state is set with SetLink,
-// SetPauseCounters and SetRoCEOperational.
+// SetPauseCounters and SetRoCEOperational. OnApply and SetBGPNeighbors let
+// a data plane run the applied configuration and report its BGP sessions
+// (internal/testing/fabricnet).
 package nvuesim
 
 import (

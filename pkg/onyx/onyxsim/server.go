@@ -23,7 +23,10 @@
 // `ip routing vrf default`, VLAN interfaces and their addresses, static
 // routes), refuses malformed ones, and exposes what it routes with
 // (Routes, VLANAddresses, L3State) for a test that makes a namespace route
-// the same way.
+// the same way, and the statements of a routed leaf-spine fabric (fabric.go:
+// routed ports and their addresses, loopbacks, `router bgp … vrf default`),
+// with OnChange for a data plane that follows the configuration
+// (internal/testing/fabricnet).
 package onyxsim
 
 import (
