@@ -190,7 +190,7 @@ func (c *config) configCommand(line string, prefixModes bool) outcome {
 	case "vlan":
 		return c.vlanCommand(w, neg, line)
 	case "router":
-		return c.bgpCommand(w, neg)
+		return c.bgpCommand(w, neg, prefixModes)
 	case "ip":
 		if o, handled := c.ipCommand(w, neg); handled {
 			return o

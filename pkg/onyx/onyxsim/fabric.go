@@ -9,10 +9,12 @@ package onyxsim
 // mellanox.onyx Ansible collection's onyx_bgp module (its RETURN sample)
 // and of the NVIDIA Onyx manual's "interface ethernet … ip address …
 // primary"; the loopback form is not shown in any public config and is a
-// guess [INF], as are the error texts and the place of these lines in
-// running-config (the L3 section, after the static routes). BGP commands
-// are taken in the flat form only: with prefix modes, `router bgp ASN vrf
-// default` creates the instance but enters no sub-mode.
+// guess [INF], as are the error texts, the sub-mode's prompt and the place
+// of these lines in running-config (the L3 section, after the static
+// routes, 3-space indented as onyx_bgp's parser expects). With prefix
+// modes, `router bgp ASN vrf default` enters the router's sub-mode (onyx_bgp
+// sends `exit` after it); `router bgp ASN [vrf default] no …` removes a
+// setting, as onyx_bgp sends it.
 
 import (
 	"fmt"
@@ -111,7 +113,7 @@ func (c *config) loopbackCommand(id string, w []string, neg bool) outcome {
 }
 
 // bgpCommand is `[no] router bgp ASN vrf default [setting]`.
-func (c *config) bgpCommand(w []string, neg bool) outcome {
+func (c *config) bgpCommand(w []string, neg, prefixModes bool) outcome {
 	if len(w) < 3 || w[1] != "bgp" {
 		return unrecognized(w[len(w)-1])
 	}
@@ -125,6 +127,11 @@ func (c *config) bgpCommand(w []string, neg bool) outcome {
 			return fail("VRF %s does not exist", rest[1])
 		}
 		rest = rest[2:]
+	}
+	if len(rest) >= 2 && rest[0] == "no" {
+		// `router bgp 320 vrf default no neighbor …`, as onyx_bgp sends it
+		// (and as a `no …` line typed in the router's sub-mode arrives).
+		neg, rest = true, rest[1:]
 	}
 	head := "router bgp " + w[2] + " vrf default"
 	if cur := c.slots["bgp|"]; cur != nil && cur.body != head {
@@ -140,7 +147,13 @@ func (c *config) bgpCommand(w []string, neg bool) outcome {
 				}
 			})
 		}
-		return ok(func() { c.set("bgp|", &entry{sec: secL3, rank: rankBGP, body: head}) })
+		o := ok(func() { c.set("bgp|", &entry{sec: secL3, rank: rankBGP, body: head}) })
+		if prefixModes {
+			// onyx_bgp sends `router bgp 320 vrf default` then `exit`: the
+			// command enters the router's sub-mode.
+			o.enter = head
+		}
+		return o
 	}
 	if c.slots["bgp|"] == nil {
 		return fail("BGP instance with AS number %s does not exist", w[2])

@@ -44,7 +44,13 @@ func TestFabricRender(t *testing.T) {
 			t.Errorf("running-config lacks\n%s\nin\n%s", want, got)
 		}
 	}
-	if err := s.Configure("no router bgp 65101 vrf default"); err != nil {
+	if err := s.Configure("router bgp 65101 no network 10.10.10.1 /32", "router bgp 65101 vrf default no neighbor 10.0.1.1 remote-as 65199"); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.RunningConfig(); strings.Contains(got, "network") || strings.Contains(got, "neighbor") {
+		t.Errorf("network or neighbor left after onyx_bgp's `no` forms:\n%s", got)
+	}
+	if err := s.Configure("no router bgp 65101"); err != nil {
 		t.Fatal(err)
 	}
 	if got := s.RunningConfig(); strings.Contains(got, "router bgp") {
@@ -88,5 +94,19 @@ func TestOnChange(t *testing.T) {
 	}
 	if n.Load() != 2 {
 		t.Errorf("OnChange ran %d times, want 2", n.Load())
+	}
+}
+
+// With prefix modes (a session's default), `router bgp ASN vrf default`
+// enters the router's sub-mode, whose lines arrive prefixed with it.
+func TestBGPSubMode(t *testing.T) {
+	c := newConfig("sw", 32, "3.6.8190")
+	o := c.configCommand("router bgp 65101 vrf default", true)
+	if o.err != "" || o.enter != "router bgp 65101 vrf default" {
+		t.Fatalf("enter: %+v", o)
+	}
+	o.apply()
+	if o := c.configCommand("router bgp 65101 vrf default neighbor 10.0.1.1 remote-as 65199", true); o.err != "" || o.enter != "" {
+		t.Errorf("a sub-mode line: %+v", o)
 	}
 }
