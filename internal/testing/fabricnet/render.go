@@ -51,10 +51,9 @@ type bgp struct {
 }
 
 type bgpNeighbor struct {
-	peer      string // an interface name (unnumbered) or an address
-	unnumbrd  bool
-	remoteAS  string // "external", "internal" or a number
-	neighName string
+	peer     string // an interface name (unnumbered) or an address
+	unnumbrd bool
+	remoteAS string // "external", "internal" or a number
 }
 
 // frrConf renders FRR 8.4's configuration: `frr defaults datacenter` (the
