@@ -19,7 +19,12 @@
 // RenderONYX from pkg/onyx/onyxsim's running-config (FollowONYX re-renders
 // after each configuration change). Interface addresses and MTUs are set on
 // the veths, as the switch OS programs its ports; FRR learns them from the
-// kernel. A change of FRR configuration restarts staticd and bgpd.
+// kernel. A VLAN's access ports join a Linux bridge named as the VLAN's IP
+// interface (vlan1), which carries the SVI's addresses: the hosts of a leaf
+// share its data subnet, as on a switch (this kernel has no VLAN-aware
+// bridges or VLAN devices; access ports are untagged, so a bridge per VLAN
+// forwards the same). A change of FRR configuration restarts staticd and
+// bgpd.
 //
 // The readers (BGPSummary, Routes, LLDPNeighbors, Link) return Go values:
 // what a fabric check reads from the switches, and what a simulator's
@@ -38,6 +43,7 @@ package fabricnet
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/netip"
 	"os"
@@ -357,16 +363,26 @@ func (f *Fabric) program(n *node, r Router) error {
 	if err := n.sysctlErr(r); err != nil {
 		return err
 	}
+	if err := n.bridge(r); err != nil {
+		return err
+	}
 	var lines []string
 	have := n.addresses()
 	names := []string{"lo"}
 	for p := range n.ports {
 		names = append(names, p)
 	}
+	for name := range n.links() {
+		if isSVI(name) { // a VLAN's bridge, with or without an SVI
+			names = append(names, name)
+		}
+	}
 	for _, name := range names {
 		want := map[string]bool{}
-		for _, a := range r.Interfaces[name].Addresses {
-			want[a.String()] = true
+		if !isPort(n, name) || r.access(name) == 0 {
+			for _, a := range r.Interfaces[name].Addresses {
+				want[a.String()] = true
+			}
 		}
 		for _, a := range have[name] {
 			if !want[a] {
@@ -378,16 +394,18 @@ func (f *Fabric) program(n *node, r Router) error {
 				lines = append(lines, "addr add "+a+" dev "+name)
 			}
 		}
-		if name != "lo" {
-			mtu := r.Interfaces[name].MTU
-			if mtu == 0 {
-				mtu = r.DefaultMTU
-			}
-			if mtu == 0 {
-				mtu = defaultMTU(n.sw.OS)
-			}
-			lines = append(lines, "link set "+name+" mtu "+strconv.Itoa(mtu))
+		mtu := r.Interfaces[name].MTU
+		switch {
+		case name == "lo":
+			continue
+		case isSVI(name) && mtu == 0:
+			continue // the bridge's: its ports' smallest
+		case mtu == 0 && r.DefaultMTU != 0:
+			mtu = r.DefaultMTU
+		case mtu == 0:
+			mtu = defaultMTU(n.sw.OS)
 		}
+		lines = append(lines, "link set "+name+" mtu "+strconv.Itoa(mtu))
 	}
 	if len(lines) > 0 {
 		if err := batchErr(n.ns, lines...); err != nil {
@@ -412,6 +430,95 @@ func (f *Fabric) program(n *node, r Router) error {
 		}
 	}
 	return nil
+}
+
+func isPort(n *node, name string) bool { return n.ports[name] }
+
+// isSVI: a VLAN's IP interface, vlan<id>.
+func isSVI(name string) bool {
+	id, ok := strings.CutPrefix(name, "vlan")
+	v, err := strconv.Atoi(id)
+	return ok && err == nil && v >= 1 && v <= 4094 && strconv.Itoa(v) == id
+}
+
+// access is port's access VLAN (0: routed).
+func (r Router) access(port string) int {
+	if v, ok := r.Access[port]; ok {
+		return v
+	}
+	return r.DefaultAccess
+}
+
+// bridge makes n's VLANs: one Linux bridge per VLAN, named as the VLAN's IP
+// interface (vlan<id>, which carries the SVI's addresses), holding exactly
+// the ports whose access VLAN it is. This kernel has neither VLAN-aware
+// bridges nor VLAN devices (CONFIG_BRIDGE_VLAN_FILTERING and 8021q are off),
+// and access ports carry untagged frames only, so a bridge per VLAN forwards
+// as the switch's VLAN-aware bridge would. On ONYX the kernel's spanning tree
+// runs (2 s forward delay): its default-bridged ports could otherwise loop
+// between switches. A VLAN's bridge exists while a port is in it or its SVI
+// is configured.
+func (n *node) bridge(r Router) error {
+	wantPorts := map[string]int{}
+	wantVLAN := map[string]bool{}
+	for p := range n.ports {
+		if v := r.access(p); v > 0 {
+			wantPorts[p] = v
+			wantVLAN["vlan"+strconv.Itoa(v)] = true
+		}
+	}
+	for name := range r.Interfaces {
+		if isSVI(name) {
+			wantVLAN[name] = true
+		}
+	}
+	links := n.links()
+	stp := "0"
+	if n.sw.OS == ONYX {
+		stp = "1"
+	}
+	var first, then []string
+	for name := range wantVLAN {
+		if _, ok := links[name]; !ok {
+			first = append(first, "link add "+name+" type bridge stp_state "+stp+" forward_delay 200", "link set "+name+" up")
+		}
+	}
+	for p := range n.ports {
+		want := ""
+		if v := wantPorts[p]; v > 0 {
+			want = "vlan" + strconv.Itoa(v)
+		}
+		switch master := links[p]; {
+		case want != "" && master != want:
+			then = append(then, "link set "+p+" master "+want)
+		case want == "" && master != "":
+			then = append(then, "link set "+p+" nomaster")
+		}
+	}
+	for name := range links {
+		if isSVI(name) && !wantVLAN[name] {
+			then = append(then, "link del "+name)
+		}
+	}
+	if lines := append(first, then...); len(lines) > 0 {
+		return batchErr(n.ns, lines...)
+	}
+	return nil
+}
+
+// links returns n's links by name, each with its master ("" for none).
+func (n *node) links() map[string]string {
+	out, _ := exec.Command("ip", "-n", n.ns, "-j", "link", "show").Output()
+	var raw []struct {
+		Name   string `json:"ifname"`
+		Master string `json:"master"`
+	}
+	_ = json.Unmarshal(out, &raw)
+	m := map[string]string{}
+	for _, l := range raw {
+		m[l.Name] = l.Master
+	}
+	return m
 }
 
 func contains(list []string, s string) bool {
@@ -682,4 +789,10 @@ func (f *Fabric) Plug(l Link) {
 	b.mu.Unlock()
 	f.reprogram(a)
 	f.reprogram(b)
+}
+
+// exec runs a command in namespace ns and returns its combined output.
+func (f *Fabric) exec(ns string, args ...string) (string, error) {
+	out, err := exec.Command("ip", append([]string{"netns", "exec", ns}, args...)...).CombinedOutput()
+	return string(out), err
 }

@@ -29,7 +29,22 @@ type Router struct {
 	// Forwarding is IPv4 forwarding: always on Cumulus Linux, `ip routing`
 	// on ONYX.
 	Forwarding bool
+	// Access maps each bridged port (Linux name) to its access VLAN: the
+	// port is an untagged member of that VLAN (in the data plane, of the
+	// VLAN's bridge vlan<id>). A VLAN's IP interface (SVI) is
+	// Interfaces["vlan<id>"].
+	// A port mapped to 0 is routed (not bridged). A port absent from Access
+	// is routed when DefaultAccess is 0, else in VLAN DefaultAccess: Cumulus
+	// bridges only the ports configured so (DefaultAccess 0); ONYX's ports
+	// are switchports in VLAN 1 until `no switchport force` makes them
+	// routed (DefaultAccess 1).
+	Access        map[string]int
+	DefaultAccess int
 }
+
+// Bridge is NVUE's default VLAN-aware bridge, br_default ("VLAN-aware
+// Bridge Mode"), the one whose access ports RenderNVUE reads.
+const Bridge = "br_default"
 
 // Interface is the kernel state of one interface.
 type Interface struct {
@@ -119,11 +134,16 @@ func frrConf(hostname string, b *bgp, routes []string) string {
 //   - vrf.default.router.static.<prefix>.via.<address|interface|blackhole>;
 //   - interface.<id>.ip.address.<prefix> and, from Cumulus Linux 5.15,
 //     interface.<id>.ipv4.address.<prefix> (both are read);
-//   - interface.<id>.link.mtu.
+//   - interface.<id>.link.mtu;
+//   - interface.<swp>.bridge.domain.br_default.access <vid> (the port is an
+//     untagged member of that VLAN of the VLAN-aware bridge br_default) and
+//     the VLAN's IP interface interface.vlan<vid> (type svi, vlan <vid>)
+//     with its ip/ipv4 addresses ("VLAN-aware Bridge Mode", "VLAN Layer 3
+//     Addressing").
 //
 // Other paths are ignored. An error names the path that is malformed.
 func RenderNVUE(tree map[string]any, hostname string) (Router, error) {
-	r := Router{Interfaces: map[string]Interface{}, DefaultMTU: 9216, Forwarding: true}
+	r := Router{Interfaces: map[string]Interface{}, DefaultMTU: 9216, Forwarding: true, Access: map[string]int{}}
 	if h, ok := at(tree, "system", "hostname").(string); ok && h != "" {
 		hostname = h
 	}
@@ -138,6 +158,18 @@ func RenderNVUE(tree map[string]any, hostname string) (Router, error) {
 					continue // IPv6 addresses and dhcp are not modelled
 				}
 				ic.Addresses = append(ic.Addresses, p)
+			}
+		}
+		if v := at(ifaces, name, "bridge", "domain", Bridge, "access"); v != nil {
+			vid, err := number(v)
+			if err != nil || vid < 1 || vid > 4094 {
+				return r, fmt.Errorf("interface.%s.bridge.domain.%s.access: %v is not a VLAN", name, Bridge, v)
+			}
+			r.Access[name] = vid
+		}
+		if v := at(ifaces, name, "vlan"); v != nil && strings.HasPrefix(name, "vlan") {
+			if vid, err := number(v); err != nil || "vlan"+strconv.Itoa(vid) != name {
+				return r, fmt.Errorf("interface.%s.vlan: %v is not the VLAN its name says", name, v)
 			}
 		}
 		if v := at(ifaces, name, "link", "mtu"); v != nil {
@@ -231,7 +263,9 @@ func RenderNVUE(tree map[string]any, hostname string) (Router, error) {
 //
 // Other lines are ignored.
 func RenderONYX(running, hostname string) (Router, error) {
-	r := Router{Interfaces: map[string]Interface{}, DefaultMTU: 1500}
+	r := Router{Interfaces: map[string]Interface{}, DefaultMTU: 1500, Access: map[string]int{}}
+	routed := map[string]bool{}
+	access := map[string]int{}
 	b := &bgp{}
 	var routes []string
 	addIf := func(name string, f func(*Interface)) {
@@ -251,10 +285,20 @@ func RenderONYX(running, hostname string) (Router, error) {
 				name = IfName(ONYX, st.Iface.ID)
 			case "loopback":
 				name = "lo"
+			case "vlan":
+				name = "vlan" + st.Iface.ID
 			default:
 				continue
 			}
 			switch {
+			case st.Iface.Type == "ethernet" && st.Body == "no switchport force":
+				routed[name] = true
+			case st.Iface.Type == "ethernet" && len(w) == 4 && w[0] == "switchport" && w[1] == "access" && w[2] == "vlan":
+				vid, err := strconv.Atoi(w[3])
+				if err != nil {
+					return r, fmt.Errorf("%s: %v", st.Command(), err)
+				}
+				access[name] = vid
 			case len(w) >= 3 && w[0] == "ip" && w[1] == "address":
 				p, err := netip.ParsePrefix(w[2])
 				if err != nil {
@@ -310,6 +354,8 @@ func RenderONYX(running, hostname string) (Router, error) {
 			}
 		}
 	}
+	r.Access = onyxAccess{routed: routed, access: access}.ports()
+	r.DefaultAccess = 1
 	for name, ic := range r.Interfaces {
 		sort.Slice(ic.Addresses, func(i, j int) bool { return ic.Addresses[i].String() < ic.Addresses[j].String() })
 		r.Interfaces[name] = ic
@@ -325,6 +371,29 @@ func on(v any) bool {
 	e, _ := at(v, "enable").(string)
 	st, _ := at(v, "state").(string)
 	return e == "on" || st == "enabled"
+}
+
+// onyxAccess is what running-config says of ONYX's switchports: the routed
+// ones and the access VLANs set; every other port is a switchport in VLAN 1
+// (ONYX's default, which running-config does not show).
+type onyxAccess struct {
+	routed map[string]bool
+	access map[string]int
+}
+
+// ports returns the access VLAN of each port running-config names: 0 for a
+// routed one.
+func (o onyxAccess) ports() map[string]int {
+	m := map[string]int{}
+	for p, v := range o.access {
+		if !o.routed[p] {
+			m[p] = v
+		}
+	}
+	for p := range o.routed {
+		m[p] = 0 // routed: not bridged
+	}
+	return m
 }
 
 // at walks a JSON object by keys; nil when a key is missing.
