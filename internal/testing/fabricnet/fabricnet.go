@@ -97,7 +97,9 @@ type Spec struct {
 
 // Options shape a fabric.
 type Options struct {
-	// Slot is a netnstest slot to share (a cluster's Slot); 0 takes one.
+	// Slot is a netnstest slot to share (a cluster's Slot: its hosts and
+	// the fabric's switches then share the slot's names); 0 takes one. One
+	// fabric per slot.
 	Slot int
 }
 
