@@ -42,9 +42,7 @@
 // inferred (the JSON shape of the operational views, the exact REST form of
 // --confirm); those are guesses here too. Faults are injected with FailApply
 // and CutOffApply; the operational state is set with SetLink,
-// SetPauseCounters and SetRoCEOperational. OnApply and SetBGPNeighbors let
-// a data plane run the applied configuration and report its BGP sessions
-// (internal/testing/fabricnet).
+// SetPauseCounters and SetRoCEOperational.
 package nvuesim
 
 import (
@@ -99,6 +97,9 @@ type Server struct {
 
 	srv *httptest.Server
 	opt Options
+	// A data plane's hooks (OnApply, SetBGPNeighbors), under mu.
+	onApply func()
+	bgpOp   func() map[string]any
 
 	mu       sync.Mutex
 	applied  Tree
@@ -115,8 +116,6 @@ type Server struct {
 	cutOff   time.Duration
 	deaf     time.Time
 	closed   bool
-	onApply  func()
-	bgpOp    func() map[string]any
 }
 
 // Start starts a simulated switch on loopback and stops it when the test
