@@ -29,7 +29,7 @@ func BenchmarkConverge2x2Cumulus(b *testing.B) {
 			} else if _, err := fmt.Sscanf(sw.Name, "spine%d", &n); err == nil {
 				tree = spineTree(n)
 			}
-			sims[sw.Name] = nvuesim.New(nvuesim.Options{Hostname: sw.Name, Applied: tree})
+			sims[sw.Name] = nvuesim.New(nvuesim.Options{Hostname: sw.Name, Applied: forRelease(tree, false)})
 		}
 		for n := 1; n <= 2; n++ {
 			ns := f.HostNS(fmt.Sprintf("host%d", n))

@@ -70,6 +70,24 @@ func spineTree(n int) nvuesim.Tree {
 	}
 }
 
+// forRelease writes t's interface addresses under the name the release
+// uses: ipv4 from Cumulus Linux 5.15, ip before ("New and Changed NVUE
+// Commands", 5.15), as nvuesim expects of a release.
+func forRelease(t nvuesim.Tree, v515 bool) nvuesim.Tree {
+	from, to := "ipv4", "ip"
+	if v515 {
+		from, to = "ip", "ipv4"
+	}
+	ifaces, _ := t["interface"].(map[string]any)
+	for _, v := range ifaces {
+		if m, ok := v.(map[string]any); ok && m[from] != nil {
+			m[to] = m[from]
+			delete(m, from)
+		}
+	}
+	return t
+}
+
 func TestRenderNVUE(t *testing.T) {
 	r, err := RenderNVUE(leafTree(1), "leaf1")
 	if err != nil {
@@ -323,7 +341,7 @@ func cumulusFabric(t *testing.T) {
 		} else {
 			tree = spineTree(int(strings.TrimPrefix(sw.Name, "spine")[0] - '0'))
 		}
-		sims[sw.Name] = nvuesim.Start(t, nvuesim.Options{Version: "5.15.0", Hostname: sw.Name, Applied: tree})
+		sims[sw.Name] = nvuesim.Start(t, nvuesim.Options{Version: "5.15.0", Hostname: sw.Name, Applied: forRelease(tree, true)})
 		f.FollowNVUE(sw.Name, sims[sw.Name])
 	}
 	// The hosts: a stand-in namespace behind swp1 of each leaf with the
@@ -377,10 +395,7 @@ func cumulusFabric(t *testing.T) {
 		t.Logf("%s: %s proto %s nexthops %v", c.leaf, r.Dst, r.Protocol, r.NextHops)
 	}
 	// Traffic between the two hosts' container addresses crosses a spine.
-	if out, err := exec.Command("ip", "netns", "exec", f.NS("leaf1")[:0]+fmt.Sprintf("rdg%dfhost1", f.Slot),
-		"ping", "-c", "1", "-W", "2", "-M", "do", "-s", "1472", "-I", "172.16.1.2", "172.16.2.2").CombinedOutput(); err != nil {
-		t.Errorf("host1 → host2 container address, DF 1500 bytes: %v\n%s", err, out)
-	}
+	ping(t, f, fmt.Sprintf("rdg%dfhost1", f.Slot), "172.16.1.2", "172.16.2.2", 10*time.Second)
 
 	want := map[string][]LLDPNeighbor{
 		"leaf1":  {{"swp31", "spine1", "swp1"}, {"swp32", "spine2", "swp1"}},

@@ -27,19 +27,27 @@ func TestNamespaceHostsAcrossLeaves(t *testing.T) {
 		} else if _, err := fmt.Sscanf(sw.Name, "spine%d", &n); err == nil {
 			tree = spineTree(n)
 		}
-		f.FollowNVUE(sw.Name, nvuesim.Start(t, nvuesim.Options{Hostname: sw.Name, Applied: tree}))
+		f.FollowNVUE(sw.Name, nvuesim.Start(t, nvuesim.Options{Hostname: sw.Name, Applied: forRelease(tree, false)}))
 	}
 	for i, h := range c.Hosts {
 		n := i + 1
 		f.AttachHost(h, fmt.Sprintf("leaf%d", n), "swp1",
 			netip.MustParsePrefix(fmt.Sprintf("31.31.%d.11/24", n)), netip.MustParseAddr(fmt.Sprintf("31.31.%d.1", n)))
 	}
-	waitFor(t, 60*time.Second, "leaf1 routes leaf2's data subnet over both spines", func() (bool, string) {
-		r, ok, err := f.Route("leaf1", netip.MustParsePrefix("31.31.2.0/24"))
-		return err == nil && ok && len(r.NextHops) == 2, fmt.Sprint(r, ok, err)
-	})
+	for n := 1; n <= 2; n++ {
+		leaf, other := fmt.Sprintf("leaf%d", n), netip.MustParsePrefix(fmt.Sprintf("31.31.%d.0/24", 3-n))
+		waitFor(t, 60*time.Second, leaf+" routes the other leaf's data subnet over both spines", func() (bool, string) {
+			r, ok, err := f.Route(leaf, other)
+			return err == nil && ok && len(r.NextHops) == 2, fmt.Sprint(r, ok, err)
+		})
+	}
 	for i, h := range c.Hosts {
 		peer := fmt.Sprintf("31.31.%d.11", 2-i)
+		// The first answer may wait for the neighbors' ARP entries.
+		waitFor(t, 10*time.Second, h.Name+" reaches "+peer, func() (bool, string) {
+			out, err := c.Exec(h.NS, "ping", "-c", "1", "-W", "1", peer)
+			return err == nil, out
+		})
 		out, err := c.Exec(h.NS, "ping", "-c", "2", "-W", "2", "-M", "do", "-s", "1472", peer)
 		if err != nil || !strings.Contains(out, " 0% packet loss") {
 			t.Errorf("%s → %s, DF 1500 bytes: %v\n%s", h.Name, peer, err, out)

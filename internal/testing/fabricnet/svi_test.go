@@ -91,7 +91,7 @@ func TestCumulusSVIHosts(t *testing.T) {
 		} else if _, err := fmt.Sscanf(sw.Name, "spine%d", &n); err == nil {
 			tree = spineTree(n)
 		}
-		f.FollowNVUE(sw.Name, nvuesim.Start(t, nvuesim.Options{Hostname: sw.Name, Applied: tree}))
+		f.FollowNVUE(sw.Name, nvuesim.Start(t, nvuesim.Options{Hostname: sw.Name, Applied: forRelease(tree, false)}))
 	}
 	ns := map[string]string{}
 	for n := 1; n <= 2; n++ {
@@ -115,7 +115,7 @@ func TestCumulusSVIHosts(t *testing.T) {
 	// The SVI goes when the tree drops it, and the hosts lose their gateway.
 	tree := sviLeafTree(1)
 	delete(tree["interface"].(map[string]any), "vlan1")
-	sim := nvuesim.Start(t, nvuesim.Options{Hostname: "leaf1", Applied: tree})
+	sim := nvuesim.Start(t, nvuesim.Options{Hostname: "leaf1", Applied: forRelease(tree, false)})
 	f.FollowNVUE("leaf1", sim)
 	if out, err := f.exec(ns["h11"], "ping", "-c", "1", "-W", "1", "31.31.1.254"); err == nil {
 		t.Errorf("the SVI answers after it was removed:\n%s", out)
