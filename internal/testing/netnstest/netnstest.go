@@ -284,6 +284,21 @@ func (c *Cluster) takeSlot() int {
 	return 0
 }
 
+// TakeSlot reserves a slot as New does, for another harness whose
+// namespaces are named rdg<slot>f<name> (internal/testing/fabricnet); the
+// slot is released, and whatever such namespaces a killed run left behind
+// removed, by t.Cleanup and by the next taker of the slot.
+func TakeSlot(t testing.TB) int {
+	t.Helper()
+	c := &Cluster{t: t}
+	s := c.takeSlot()
+	t.Cleanup(func() {
+		removeSlot(s)
+		_ = os.Remove(filepath.Join("/tmp/rdggen-netnstest", strconv.Itoa(s)+".pid"))
+	})
+	return s
+}
+
 // removeSlot deletes whatever a slot left behind: its namespaces (with
 // their processes) and its management bridge.
 func removeSlot(s int) {
@@ -296,7 +311,7 @@ func removeSlot(s int) {
 		}
 		name := f[0]
 		rest, ok := strings.CutPrefix(name, prefix)
-		if !ok || rest == "" || (rest[0] != 'h' && rest[0] != 'c' && rest != "sw" && rest != "o") {
+		if !ok || rest == "" || (rest[0] != 'h' && rest[0] != 'c' && rest[0] != 'f' && rest != "sw" && rest != "o") {
 			continue
 		}
 		killNS(name)

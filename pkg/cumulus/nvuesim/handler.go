@@ -398,6 +398,7 @@ func (s *Server) apply(w http.ResponseWriter, rv *revision, ays string, confirm 
 	}
 	rv.prev = s.applied
 	s.applied = next
+	s.changed()
 	rv.save = s.autoSaves()
 	if confirm > 0 {
 		rv.state = stateConfirm
@@ -423,6 +424,7 @@ func (s *Server) apply(w http.ResponseWriter, rv *revision, ays string, confirm 
 // rollback restores the configuration before rv (s.mu held).
 func (s *Server) rollback(rv *revision) {
 	s.applied = rv.prev
+	s.changed()
 	rv.state = stateConfirmFail
 	rv.issue = map[string]any{"0": map[string]any{"code": "confirm_timeout", "message": "The apply was not confirmed in time; the configuration was rolled back", "severity": "error"}}
 }

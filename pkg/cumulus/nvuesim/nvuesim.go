@@ -100,6 +100,9 @@ type Server struct {
 
 	srv *httptest.Server
 	opt Options
+	// A data plane's hooks (OnApply, SetBGPNeighbors), under mu.
+	onApply func()
+	bgpOp   func() map[string]any
 
 	mu       sync.Mutex
 	applied  Tree
@@ -198,6 +201,36 @@ func (s *Server) WriteCA(dir, name string) (string, error) {
 	path := filepath.Join(dir, name)
 	b := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.Certificate().Raw})
 	return path, os.WriteFile(path, b, 0o644)
+}
+
+// OnApply registers f to run, in its own goroutine, each time the applied
+// configuration changes (an apply, or the rollback of an unconfirmed one).
+// A data plane that follows the configuration (a network namespace routing
+// as the switch would) reads Applied there.
+func (s *Server) OnApply(f func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.onApply = f
+}
+
+// SetBGPNeighbors backs the operational view of the default VRF's BGP
+// neighbors (GET /nvue_v1/vrf/default/router/bgp/neighbor, `nv show vrf
+// default router bgp neighbor`) by f: its entries, keyed by neighbor, are
+// merged over the configured neighbors, e.g. {"swp31": {"state":
+// "established", "remote-as": 65199}} from routing daemons that run the
+// configuration. f runs on every operational read, with the server locked:
+// it must not call the server.
+func (s *Server) SetBGPNeighbors(f func() map[string]any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.bgpOp = f
+}
+
+// changed runs the OnApply callback (s.mu held).
+func (s *Server) changed() {
+	if f := s.onApply; f != nil {
+		go f()
+	}
 }
 
 // Version is the simulated release.

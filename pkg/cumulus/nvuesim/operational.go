@@ -65,6 +65,11 @@ func (s *Server) operational() Tree {
 		t["qos"] = qos
 	}
 	qos["roce"] = s.roceView()
+	if s.bgpOp != nil {
+		if live := s.bgpOp(); len(live) > 0 {
+			mergePatch(t, []string{"vrf", "default", "router", "bgp", "neighbor"}, live)
+		}
+	}
 	return t
 }
 

@@ -189,6 +189,8 @@ func (c *config) configCommand(line string, prefixModes bool) outcome {
 		return ok(func() { c.set("roce", &entry{sec: secRoCE, body: body}) })
 	case "vlan":
 		return c.vlanCommand(w, neg, line)
+	case "router":
+		return c.bgpCommand(w, neg, prefixModes)
 	case "ip":
 		if o, handled := c.ipCommand(w, neg); handled {
 			return o
@@ -376,6 +378,9 @@ func (c *config) ifaceCommand(w []string, neg bool, raw string, prefixModes bool
 	if len(w) >= 3 && w[1] == "vlan" {
 		return c.vlanIfaceCommand(w[2], w[3:], neg, raw, prefixModes)
 	}
+	if len(w) >= 3 && w[1] == "loopback" {
+		return c.loopbackCommand(w[2], w[3:], neg)
+	}
 	if neg {
 		return unrecognized("interface")
 	}
@@ -438,6 +443,9 @@ func (c *config) portCommand(id string, w []string, neg bool, raw string) outcom
 		}
 	}
 	drop := func(name string) func() { return func() { c.del(slot(name)) } }
+	if o, handled := c.routedPortCommand(id, w, neg); handled {
+		return o
+	}
 	switch {
 	case w[0] == "description":
 		if neg {

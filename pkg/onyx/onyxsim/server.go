@@ -23,7 +23,10 @@
 // `ip routing vrf default`, VLAN interfaces and their addresses, static
 // routes), refuses malformed ones, and exposes what it routes with
 // (Routes, VLANAddresses, L3State) for a test that makes a namespace route
-// the same way.
+// the same way, and the statements of a routed leaf-spine fabric (fabric.go:
+// routed ports and their addresses, loopbacks, `router bgp … vrf default`),
+// with OnChange for a data plane that follows the configuration
+// (internal/testing/fabricnet).
 package onyxsim
 
 import (
@@ -119,6 +122,7 @@ type Server struct {
 	sessions    int
 	conns       map[net.Conn]bool
 	closed      bool
+	onChange    func()
 }
 
 // New runs a simulated switch on 127.0.0.1 (a free port, in Addr) until
@@ -274,6 +278,7 @@ func (s *Server) Configure(cmds ...string) error {
 			return fmt.Errorf("onyxsim: %q: %% %s", cmd, out.err)
 		}
 		out.apply()
+		s.changed()
 	}
 	return nil
 }
@@ -669,6 +674,7 @@ func (c *cli) configure(line string) {
 	}
 	if out.confirm == "" {
 		out.apply()
+		s.changed()
 		s.mu.Unlock()
 	} else {
 		s.mu.Unlock()
@@ -685,6 +691,7 @@ func (c *cli) configure(line string) {
 		}
 		s.mu.Lock()
 		out.apply()
+		s.changed()
 		s.mu.Unlock()
 	}
 	if out.enter != "" {

@@ -1,0 +1,130 @@
+package fabricnet
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rdggen/rdggen/pkg/cumulus/nvuesim"
+	"github.com/rdggen/rdggen/pkg/onyx/onyxsim"
+)
+
+// FollowNVUE makes switch sw route as the simulated Cumulus switch s's
+// applied configuration says (RenderNVUE), now and after every apply (s's
+// OnApply hook; see Sync for a test that must not wait for it), and backs
+// s's operational view of the BGP neighbors by FRR (NVUEBGPNeighbors).
+func (f *Fabric) FollowNVUE(sw string, s *nvuesim.Server) {
+	f.t.Helper()
+	n := f.node(sw)
+	if n.sw.OS != Cumulus {
+		f.t.Fatalf("fabricnet: %s is %s, not cumulus", sw, n.sw.OS)
+	}
+	f.follow(n, func() (Router, error) { return RenderNVUE(s.Applied(), sw) })
+	s.OnApply(f.debounced(n))
+	s.SetBGPNeighbors(func() map[string]any { return f.NVUEBGPNeighbors(sw) })
+}
+
+// FollowONYX makes switch sw route as the simulated ONYX switch s's
+// running-config says (RenderONYX), now and after every configuration
+// change (s's OnChange hook, debounced: a change is programmed once the
+// commands have paused for 300 ms; see Sync).
+func (f *Fabric) FollowONYX(sw string, s *onyxsim.Server) {
+	f.t.Helper()
+	n := f.node(sw)
+	if n.sw.OS != ONYX {
+		f.t.Fatalf("fabricnet: %s is %s, not onyx", sw, n.sw.OS)
+	}
+	f.follow(n, func() (Router, error) { return RenderONYX(s.RunningConfig(), sw) })
+	s.OnChange(f.debounced(n))
+}
+
+func (f *Fabric) follow(n *node, gen func() (Router, error)) {
+	n.mu.Lock()
+	n.gen = gen
+	n.mu.Unlock()
+	if err := f.sync(n); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// Sync renders switch sw's simulator state now and programs it (what the
+// hooks do after a change), so a test continues with the new state.
+func (f *Fabric) Sync(sw string) {
+	f.t.Helper()
+	if err := f.sync(f.node(sw)); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// Err returns the error of the last background re-render of switch sw, if
+// it failed.
+func (f *Fabric) Err(sw string) error {
+	n := f.node(sw)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.err
+}
+
+func (f *Fabric) sync(n *node) error {
+	n.mu.Lock()
+	gen, closed := n.gen, n.closed
+	n.mu.Unlock()
+	if gen == nil || closed {
+		return nil
+	}
+	r, err := gen()
+	if err != nil {
+		return fmt.Errorf("fabricnet: %s: render: %v", n.sw.Name, err)
+	}
+	return f.program(n, r)
+}
+
+// debounced returns a hook that syncs n 300 ms after the last call.
+func (f *Fabric) debounced(n *node) func() {
+	var mu sync.Mutex
+	var timer *time.Timer
+	return func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if timer != nil {
+			timer.Stop()
+		}
+		timer = time.AfterFunc(300*time.Millisecond, func() {
+			err := f.sync(n)
+			n.mu.Lock()
+			n.err = err
+			n.mu.Unlock()
+		})
+	}
+}
+
+// NVUEBGPNeighbors is switch sw's BGP sessions in the shape of NVUE's
+// operational view of the default VRF's neighbors (`nv show vrf default
+// router bgp neighbor -o json`), read from FRR: per neighbor "remote-as",
+// "state" in NVUE's lower case ("established", "active", …), "uptime"
+// (FRR's text), "peer-hostname", and address-family.ipv4-unicast's
+// "rx-prefix" and "tx-prefix". The address-family keys are those of
+// NVIDIA's documented detail view (Cumulus Linux "Troubleshooting BGP");
+// the names of the others are read off the columns of the documented table
+// (AS, State, Uptime) and are a guess. Nil when bgpd does not answer (a
+// stopped bgpd: the configured neighbors then show without a state).
+func (f *Fabric) NVUEBGPNeighbors(sw string) map[string]any {
+	s, err := f.BGPSummary(sw)
+	if err != nil {
+		return nil
+	}
+	out := map[string]any{}
+	for _, p := range s.Peers {
+		out[p.Neighbor] = map[string]any{
+			"remote-as":     int64(p.RemoteAS),
+			"state":         strings.ToLower(p.State),
+			"uptime":        p.Uptime,
+			"peer-hostname": p.Hostname,
+			"address-family": map[string]any{"ipv4-unicast": map[string]any{
+				"rx-prefix": int64(p.PfxRcd), "tx-prefix": int64(p.PfxSnt),
+			}},
+		}
+	}
+	return out
+}

@@ -1,0 +1,277 @@
+package fabricnet
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/netip"
+	"os/exec"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// BGPPeer is one session of `show bgp summary json` (FRR 8.4's
+// ipv4Unicast.peers).
+type BGPPeer struct {
+	// Neighbor is the peer as configured: an interface for an unnumbered
+	// session ("swp31"; for an ONYX switch the port, "1/31"), else an
+	// address.
+	Neighbor string
+	// Hostname is the peer's hostname (FRR's hostname capability), "" when
+	// the peer did not send one.
+	Hostname string
+	// RemoteAS is the peer's AS number (0 until known).
+	RemoteAS uint32
+	// State is FRR's session state: Idle, Connect, Active, OpenSent,
+	// OpenConfirm or Established.
+	State string
+	// PfxRcd is the number of prefixes received (accepted), PfxSnt sent.
+	PfxRcd, PfxSnt int
+	// Uptime is FRR's peerUptime text ("00:00:12"; "never").
+	Uptime string
+}
+
+// BGPSummary is a switch's IPv4 unicast BGP summary.
+type BGPSummary struct {
+	// RouterID and AS are the local router-id and AS number.
+	RouterID string
+	AS       uint32
+	// Peers sorted by Neighbor.
+	Peers []BGPPeer
+}
+
+// Established reports whether every peer is Established (and there is one).
+func (s BGPSummary) Established() bool {
+	for _, p := range s.Peers {
+		if p.State != "Established" {
+			return false
+		}
+	}
+	return len(s.Peers) > 0
+}
+
+// String prints the summary as a table, one peer a line.
+func (s BGPSummary) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "BGP router identifier %s, local AS number %d\n", s.RouterID, s.AS)
+	fmt.Fprintf(&b, "%-12s %-10s %-8s %-12s %-9s %6s %6s\n", "Neighbor", "Hostname", "AS", "State", "Up/Down", "PfxRcd", "PfxSnt")
+	for _, p := range s.Peers {
+		fmt.Fprintf(&b, "%-12s %-10s %-8d %-12s %-9s %6d %6d\n", p.Neighbor, p.Hostname, p.RemoteAS, p.State, p.Uptime, p.PfxRcd, p.PfxSnt)
+	}
+	return b.String()
+}
+
+// vtysh runs one vtysh command against switch sw's daemons.
+func (f *Fabric) vtysh(sw, command string) ([]byte, error) {
+	n := f.node(sw)
+	out, err := exec.Command("ip", "netns", "exec", n.ns, Vtysh, "--vty_socket", n.dir, "-c", command).CombinedOutput()
+	if err != nil {
+		return out, fmt.Errorf("fabricnet: %s: vtysh -c %q: %v: %s", sw, command, err, out)
+	}
+	return out, nil
+}
+
+// BGPSummary reads switch sw's `show bgp summary json` (an error when bgpd
+// is not running).
+func (f *Fabric) BGPSummary(sw string) (BGPSummary, error) {
+	out, err := f.vtysh(sw, "show bgp summary json")
+	if err != nil {
+		return BGPSummary{}, err
+	}
+	s, err := ParseBGPSummary(out)
+	if err != nil {
+		return s, fmt.Errorf("fabricnet: %s: %v", sw, err)
+	}
+	n := f.node(sw)
+	for i := range s.Peers {
+		s.Peers[i].Neighbor = PortName(n.sw.OS, s.Peers[i].Neighbor)
+	}
+	return s, nil
+}
+
+// ParseBGPSummary reads FRR 8.4's `show bgp summary json`.
+func ParseBGPSummary(b []byte) (BGPSummary, error) {
+	var doc struct {
+		IPv4 *struct {
+			RouterID string `json:"routerId"`
+			AS       uint32 `json:"as"`
+			Peers    map[string]struct {
+				Hostname string `json:"hostname"`
+				RemoteAS uint32 `json:"remoteAs"`
+				State    string `json:"state"`
+				PfxRcd   int    `json:"pfxRcd"`
+				PfxSnt   int    `json:"pfxSnt"`
+				Uptime   string `json:"peerUptime"`
+			} `json:"peers"`
+		} `json:"ipv4Unicast"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return BGPSummary{}, fmt.Errorf("show bgp summary json: %v: %.200s", err, b)
+	}
+	var s BGPSummary
+	if doc.IPv4 == nil {
+		return s, nil
+	}
+	s.RouterID, s.AS = doc.IPv4.RouterID, doc.IPv4.AS
+	for name, p := range doc.IPv4.Peers {
+		s.Peers = append(s.Peers, BGPPeer{Neighbor: name, Hostname: p.Hostname, RemoteAS: p.RemoteAS,
+			State: p.State, PfxRcd: p.PfxRcd, PfxSnt: p.PfxSnt, Uptime: p.Uptime})
+	}
+	sort.Slice(s.Peers, func(i, j int) bool { return s.Peers[i].Neighbor < s.Peers[j].Neighbor })
+	return s, nil
+}
+
+// NextHop is one next hop of a kernel route.
+type NextHop struct {
+	// Via is the gateway (an IPv6 link-local address for an unnumbered BGP
+	// route, RFC 5549); invalid for a directly connected route.
+	Via netip.Addr
+	// Dev is the outgoing port, as the switch names it.
+	Dev string
+}
+
+// Route is one IPv4 kernel route of a switch.
+type Route struct {
+	Dst netip.Prefix
+	// Protocol is the kernel's: "bgp", "static", "kernel", …
+	Protocol string
+	// NextHops has one entry per ECMP path.
+	NextHops []NextHop
+}
+
+// Routes reads switch sw's IPv4 kernel routes (`ip -j -4 route show`),
+// sorted by destination.
+func (f *Fabric) Routes(sw string) ([]Route, error) {
+	n := f.node(sw)
+	out, err := exec.Command("ip", "-n", n.ns, "-j", "-4", "route", "show").CombinedOutput()
+	if err != nil {
+		return nil, fmt.Errorf("fabricnet: %s: ip route: %v: %s", sw, err, out)
+	}
+	routes, err := ParseRoutes(out)
+	if err != nil {
+		return nil, fmt.Errorf("fabricnet: %s: %v", sw, err)
+	}
+	for i := range routes {
+		for j := range routes[i].NextHops {
+			routes[i].NextHops[j].Dev = PortName(n.sw.OS, routes[i].NextHops[j].Dev)
+		}
+	}
+	return routes, nil
+}
+
+// Route returns sw's route to exactly dst (ok false when there is none).
+func (f *Fabric) Route(sw string, dst netip.Prefix) (Route, bool, error) {
+	routes, err := f.Routes(sw)
+	if err != nil {
+		return Route{}, false, err
+	}
+	for _, r := range routes {
+		if r.Dst == dst {
+			return r, true, nil
+		}
+	}
+	return Route{}, false, nil
+}
+
+// ParseRoutes reads iproute2's `ip -j route show`: a route has either
+// gateway/via and dev, or "nexthops" (ECMP); "via" is {"family", "host"}
+// for a next hop of another family (RFC 5549), "default" is 0.0.0.0/0,
+// and a host route has no "/".
+func ParseRoutes(b []byte) ([]Route, error) {
+	type hop struct {
+		Gateway string `json:"gateway"`
+		Via     *struct {
+			Host string `json:"host"`
+		} `json:"via"`
+		Dev string `json:"dev"`
+	}
+	var raw []struct {
+		hop
+		Dst      string `json:"dst"`
+		Protocol string `json:"protocol"`
+		NextHops []hop  `json:"nexthops"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return nil, fmt.Errorf("ip -j route: %v: %.200s", err, b)
+	}
+	conv := func(h hop) NextHop {
+		nh := NextHop{Dev: h.Dev}
+		gw := h.Gateway
+		if h.Via != nil {
+			gw = h.Via.Host
+		}
+		nh.Via, _ = netip.ParseAddr(gw)
+		return nh
+	}
+	var out []Route
+	for _, r := range raw {
+		dst := r.Dst
+		if dst == "default" {
+			dst = "0.0.0.0/0"
+		}
+		if !strings.Contains(dst, "/") {
+			dst += "/32"
+		}
+		p, err := netip.ParsePrefix(dst)
+		if err != nil {
+			continue // multicast, unreachable … forms
+		}
+		rt := Route{Dst: p, Protocol: r.Protocol}
+		if len(r.NextHops) > 0 {
+			for _, h := range r.NextHops {
+				rt.NextHops = append(rt.NextHops, conv(h))
+			}
+		} else {
+			rt.NextHops = []NextHop{conv(r.hop)}
+		}
+		out = append(out, rt)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Dst.Addr() != out[j].Dst.Addr() {
+			return out[i].Dst.Addr().Less(out[j].Dst.Addr())
+		}
+		return out[i].Dst.Bits() < out[j].Dst.Bits()
+	})
+	return out, nil
+}
+
+// LinkState is a port's kernel state.
+type LinkState struct {
+	// MTU in bytes.
+	MTU int
+	// Up is the operational state (carrier).
+	Up bool
+	// Addresses are the IPv4 addresses.
+	Addresses []netip.Prefix
+}
+
+// Link reads the kernel state of switch sw's port (as the switch names it).
+func (f *Fabric) Link(sw, port string) (LinkState, error) {
+	n := f.node(sw)
+	name := IfName(n.sw.OS, port)
+	out, err := exec.Command("ip", "-n", n.ns, "-j", "addr", "show", "dev", name).CombinedOutput()
+	if err != nil {
+		return LinkState{}, fmt.Errorf("fabricnet: %s: ip addr show %s: %v: %s", sw, name, err, out)
+	}
+	var raw []struct {
+		MTU       int    `json:"mtu"`
+		OperState string `json:"operstate"`
+		AddrInfo  []struct {
+			Family    string `json:"family"`
+			Local     string `json:"local"`
+			PrefixLen int    `json:"prefixlen"`
+		} `json:"addr_info"`
+	}
+	if err := json.Unmarshal(out, &raw); err != nil || len(raw) != 1 {
+		return LinkState{}, fmt.Errorf("fabricnet: %s: ip -j addr show %s: %v: %s", sw, name, err, out)
+	}
+	ls := LinkState{MTU: raw[0].MTU, Up: raw[0].OperState == "UP"}
+	for _, a := range raw[0].AddrInfo {
+		if a.Family == "inet" {
+			if p, err := netip.ParsePrefix(a.Local + "/" + strconv.Itoa(a.PrefixLen)); err == nil {
+				ls.Addresses = append(ls.Addresses, p)
+			}
+		}
+	}
+	return ls, nil
+}
