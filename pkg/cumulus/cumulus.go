@@ -109,11 +109,9 @@ func Intent(inv *inventory.Inventory, sw inventory.Switch) Tree {
 		t["bridge"] = Tree{"domain": Tree{Bridge: Tree{"vlan": Tree{strconv.Itoa(DataVLAN): Tree{}}}}}
 	}
 	if gw := inv.GatewaySwitch(); gw != nil && gw.Name == sw.Name && inv.GatewayPrefix().IsValid() {
-		ifaces[SVI] = Tree{
-			"type": "svi",
-			"vlan": DataVLAN,
-			"ip":   Tree{"address": Tree{inv.GatewayPrefix().String(): Tree{}}},
-		}
+		svi := Tree{"type": "svi", "vlan": DataVLAN}
+		SetAddress(sw, svi, inv.GatewayPrefix())
+		ifaces[SVI] = svi
 		static := Tree{}
 		for _, h := range inv.HostsOnSwitch(sw.Name) {
 			static[h.Subnet.String()] = Route(h.Data.Address.Addr())
@@ -124,6 +122,9 @@ func Intent(inv *inventory.Inventory, sw inventory.Switch) Tree {
 	}
 	if len(ifaces) > 0 {
 		t["interface"] = ifaces
+	}
+	if sw.Fabric.Role != "" {
+		fabricIntent(inv, sw, t) // fabric.go
 	}
 	return t
 }
@@ -236,6 +237,14 @@ func Owned() []Path {
 		{"interface", SVI, "ip", "address", "*"},
 		{"vrf", "default", "router", "static", "*", "address-family"},
 		{"vrf", "default", "router", "static", "*", "via", "*", "type"},
+		// A fabric switch's (fabric.go): loopback and uplink addresses,
+		// the ASN and router-id, BGP neighbors and networks.
+		{"interface", "*", "ip", "address", "*"},
+		{"router", "bgp", "autonomous-system"},
+		{"router", "bgp", "router-id"},
+		{"vrf", "default", "router", "bgp", "neighbor", "*", "remote-as"},
+		{"vrf", "default", "router", "bgp", "neighbor", "*", "type"},
+		{"vrf", "default", "router", "bgp", "address-family", "ipv4-unicast", "network", "*"},
 	}
 }
 

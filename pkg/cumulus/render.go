@@ -79,6 +79,9 @@ func header(inv *inventory.Inventory, sw inventory.Switch) []string {
 			fmt.Sprintf("and a static route in the default VRF to each of the %d hosts' container subnets in %s via the host's data address.",
 				len(inv.HostsOnSwitch(sw.Name)), inv.Docker.Pool))
 	}
+	if sw.Fabric.Role != "" {
+		h = append(h, fabricHeader(inv, sw)...)
+	}
 	h = append(h, "rdggen owns only these paths; the switch's other configuration is left as it is.")
 	return h
 }
