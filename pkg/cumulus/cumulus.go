@@ -157,7 +157,7 @@ func DataPorts(inv *inventory.Inventory, sw inventory.Switch) []inventory.Port {
 		}
 	}
 	slices.SortFunc(out, func(a, b inventory.Port) int {
-		return cmp.Or(cmp.Compare(a.Module, b.Module), cmp.Compare(a.Number, b.Number))
+		return cmp.Or(cmp.Compare(a.Module, b.Module), cmp.Compare(a.Number, b.Number), cmp.Compare(a.Lane, b.Lane))
 	})
 	return out
 }
