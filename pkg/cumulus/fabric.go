@@ -41,14 +41,12 @@ func SetAddress(sw inventory.Switch, iface Tree, a netip.Prefix) {
 	addrs[a.String()] = Tree{}
 }
 
-// NeighborUnnumbered and NeighborNumbered are the NVUE BGP neighbor types
-// (`nv set vrf default router bgp neighbor <id> type unnumbered|numbered`;
-// the BGP configuration example's startup.yaml shows `type: unnumbered`
-// beside `remote-as: external`).
-const (
-	NeighborUnnumbered = "unnumbered"
-	NeighborNumbered   = "numbered"
-)
+// NeighborUnnumbered is the NVUE BGP neighbor type of an interface
+// neighbor (`nv set vrf default router bgp neighbor swp1 type unnumbered`,
+// as `nv config show -o commands` prints it in NVIDIA's EVPN examples). An
+// address neighbor needs no type: rdggen writes only its remote-as, as
+// the BGP page's numbered examples do.
+const NeighborUnnumbered = "unnumbered"
 
 // fabricIntent adds switch sw's fabric paths to t, the rest of its intent
 // (Intent calls it for a switch with a role):
@@ -59,7 +57,7 @@ const (
 //	per uplink swpN: type swp, link state up, link mtu 9216
 //	  unnumbered (Cumulus peer): vrf default router bgp neighbor swpN remote-as external, type unnumbered
 //	  numbered (ONYX peer):      interface swpN ip address <local>/31
-//	                             vrf default router bgp neighbor <remote> remote-as <peer asn>, type numbered
+//	                             vrf default router bgp neighbor <remote> remote-as <peer asn>
 //	vrf default router bgp address-family ipv4-unicast network <loopback>/32
 //	on a leaf with hosts:
 //	  interface vlan1 type svi, vlan 1, ip address <gateway>/<subnet bits>
@@ -91,7 +89,8 @@ func fabricIntent(inv *inventory.Inventory, sw inventory.Switch, t Tree) {
 			if u.Peer != nil {
 				peerASN = u.Peer.Fabric.ASN
 			}
-			neighbors[u.Remote.Addr().String()] = Tree{"remote-as": peerASN, "type": NeighborNumbered}
+			// An address neighbor is numbered by default: no type.
+			neighbors[u.Remote.Addr().String()] = Tree{"remote-as": peerASN}
 		} else {
 			neighbors[name] = Tree{"remote-as": "external", "type": NeighborUnnumbered}
 		}

@@ -38,7 +38,6 @@ nv set vrf default router bgp address-family ipv4-unicast network 10.255.0.3/32
 nv set vrf default router bgp address-family ipv4-unicast network 172.16.11.0/24
 nv set vrf default router bgp address-family ipv4-unicast network 172.16.12.0/24
 nv set vrf default router bgp neighbor 10.254.10.3 remote-as 4200000000
-nv set vrf default router bgp neighbor 10.254.10.3 type numbered
 nv set vrf default router bgp neighbor swp31 remote-as external
 nv set vrf default router bgp neighbor swp31 type unnumbered
 nv set vrf default router static 172.16.11.0/24 address-family ipv4-unicast

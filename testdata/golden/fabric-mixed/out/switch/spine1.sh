@@ -26,7 +26,6 @@ nv set service lldp
 nv set system hostname spine1
 nv set vrf default router bgp address-family ipv4-unicast network 10.255.0.1/32
 nv set vrf default router bgp neighbor 10.254.10.4 remote-as 4200000002
-nv set vrf default router bgp neighbor 10.254.10.4 type numbered
 nv set vrf default router bgp neighbor swp1 remote-as external
 nv set vrf default router bgp neighbor swp1 type unnumbered
 nv config diff
