@@ -103,6 +103,20 @@ func newDrawing(inv *inventory.Inventory) *drawing {
 	d.rows = (len(names) + d.cols - 1) / d.cols
 	d.gapW = 16 + d.rows*svgLaneStep
 	d.width = max(2*svgMargin+d.cols*(d.gapW+svgESXiW), 2*svgMargin+2*svgRouteColW, 960)
+	if inv.IsFabric() {
+		// The spines on one row, and up to 4 leaves on each row below, so
+		// that the links run between the rows.
+		row := func(sws []*inventory.Switch, most int) int {
+			w := 2 * svgMargin
+			for i, s := range sws {
+				if i < most {
+					w += switchBoxW(*s, inv) + 16
+				}
+			}
+			return w
+		}
+		d.width = max(d.width, row(inv.Spines(), len(inv.Spines())), row(inv.Leaves(), 4))
+	}
 
 	// Switches side by side, wrapping; in a fabric the spines on top and
 	// the leaves on a row of their own below them (fabricOrder).
