@@ -50,6 +50,14 @@ func TestFabricStatements(t *testing.T) {
 	if strings.Contains(got, "1/3 ") || strings.Contains(got, "1/1-1/32") {
 		t.Errorf("leaf2 touches an uncabled port:\n%s", got)
 	}
+	// The file parses back to what rdggen wants: a switch configured from
+	// it has nothing left to send.
+	for _, n := range []string{"leaf2", "spine2"} {
+		sw := *inv.Switch(n)
+		if p := Reconcile(inv, sw, Parse(string(Config(inv, sw)))); len(p.Commands()) != 0 {
+			t.Errorf("%s: its own config still plans %q", n, p.Commands())
+		}
+	}
 	// No fabric statement on a switch without a role.
 	if s := Fabric(inventory.Reference(), inventory.Reference().Switches[0]); s != nil {
 		t.Errorf("reference: %v", s)
