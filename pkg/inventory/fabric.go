@@ -628,7 +628,11 @@ func (c *checker) links(raw []LinkSpec) {
 				c.errf(p+".peer", "the link's ends are both on %s: a link joins two switches", a.Name)
 				ok = false
 			case a.Fabric.Role != "" && a.Fabric.Role == b.Fabric.Role:
-				c.errf(p+".peer", "%s and %s are both %ss: a two-tier fabric cables each leaf to the spines, never leaf to leaf or spine to spine", a.Name, b.Name, a.Fabric.Role)
+				both := "leaves"
+				if a.IsSpine() {
+					both = "spines"
+				}
+				c.errf(p+".peer", "%s and %s are both %s: a two-tier fabric cables each leaf to the spines, never leaf to leaf or spine to spine", a.Name, b.Name, both)
 				ok = false
 			}
 			l.Numbered = !a.IsCumulus() || !b.IsCumulus()

@@ -121,7 +121,7 @@ func TestFabricFindings(t *testing.T) {
 		{"ONYX spelling on Cumulus end", "peer: spine1, peer_port: swp2}", "peer: spine1, peer_port: 1/2/7}",
 			"fabric.links[2].peer_port: 1/2/7: a split port has lanes 1–4", false},
 		{"leaf to leaf", "{switch: leaf2, port: swp32, peer: spine2, peer_port: swp2}", "{switch: leaf2, port: swp32, peer: leaf1, peer_port: swp30}",
-			"fabric.links[3].peer: leaf2 and leaf1 are both leafs: a two-tier fabric cables each leaf to the spines", false},
+			"fabric.links[3].peer: leaf2 and leaf1 are both leaves: a two-tier fabric cables each leaf to the spines", false},
 		{"leaf not on every spine", "    - {switch: leaf2, port: swp32, peer: spine2, peer_port: swp2}\n", "",
 			"fab.yaml:6:5: switches[3]: leaf leaf2 has no link to spine(s) spine2 in fabric.links", true},
 		{"host outside its leaf's subnet", "10.1.2.22/24", "10.1.1.22/24",
