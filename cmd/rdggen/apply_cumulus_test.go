@@ -64,7 +64,7 @@ func TestApplySwitchMixed(t *testing.T) {
 		t.Fatalf("dry run: %v\n%s", err, out)
 	}
 	for _, want := range []string{
-		"interface ethernet 1/1-1/32 qos trust L3", // ONYX in its terms
+		"interface ethernet 1/1-1/4 qos trust L3", // ONYX in its terms, on its 4 cabled ports
 		"swx-mld-1-3 (" + nvue.Addr + ", Cumulus Linux 5.9.1): ",
 		"  qos.roce.mode: lossy → lossless\n", // Cumulus in NVUE's
 		"switch: dry run: 2 switch(es) would change, 0 up to date, 0 failed; nothing sent\n",

@@ -32,9 +32,32 @@ func Picture(inv *inventory.Inventory) artifact.File {
 	}
 	fmt.Fprintf(&b, "MTU per hop: switch ports %s, ESXi vSwitch of the PF %d, VM data interface %d, docker0 %d (bytes)\n",
 		switchPortMTU(inv), inv.DataMTU(), inv.DataMTU(), inv.Docker.MTU)
+	if inv.IsFabric() {
+		fabricPicture(&b, inv)
+	}
 	bySwitch := hostsBySwitch(inv)
-	for _, sw := range inv.Switches {
+	for _, sw := range fabricOrder(inv) {
 		fmt.Fprintf(&b, "\nswitch %s  %s, %d ports, %s\n", sw.Name, sw.Model, sw.Ports, sw.Release())
+		if sw.Fabric.Role != "" {
+			fmt.Fprintf(&b, "  %s, AS %d, loopback %s", sw.Fabric.Role, sw.Fabric.ASN, sw.Fabric.Loopback)
+			if sw.IsLeaf() {
+				down, up := inv.Oversubscription(sw.Name)
+				ratio := "no uplink"
+				if up > 0 {
+					ratio = fmt.Sprintf("%.2g:1", float64(down)/float64(up))
+				}
+				fmt.Fprintf(&b, "; gateway %s/%d of %s; %d Gb/s to hosts, %d Gb/s to spines (oversubscription %s)",
+					sw.Fabric.Gateway, sw.Fabric.Subnet.Bits(), sw.Fabric.Subnet, down, up, ratio)
+			}
+			b.WriteString("\n")
+			for _, u := range inv.Uplinks(sw.Name) {
+				how := "unnumbered eBGP"
+				if u.Numbered {
+					how = fmt.Sprintf("%s, numbered eBGP to %s", u.Local, u.Remote.Addr())
+				}
+				fmt.Fprintf(&b, "  uplink %s -> %s (%s)\n", sw.PortName(u.Port), uplinkPeer(u), how)
+			}
+		}
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "  port\thost\tdata address\tinterface\tcontainer subnet\tdocker0 (bip)\tGPUs\tESXi host\tVM")
 		for _, h := range bySwitch[sw.Name] {
@@ -87,4 +110,13 @@ func gpuSummary(gpus []inventory.GPU) string {
 		i = j
 	}
 	return strings.Join(parts, ", ")
+}
+
+// fabricPicture is cluster.txt's fabric summary: the routing, and the
+// links with both ends.
+func fabricPicture(b *strings.Builder, inv *inventory.Inventory) {
+	fmt.Fprintf(b, "fabric: %d spine(s), %d leaf(s), %d link(s); eBGP, each leaf its own AS, the spines AS %d; MTU 9216 on every fabric port\n",
+		len(inv.Spines()), len(inv.Leaves()), len(inv.Fabric.Links), inv.Fabric.SpineASN)
+	fmt.Fprintf(b, "routing: each leaf is its hosts' gateway and routes their container subnets (advertised in BGP); each host routes the pool %s and the other leaves' subnets via its leaf\n",
+		inv.Docker.Pool)
 }

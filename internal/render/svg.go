@@ -25,6 +25,7 @@ const (
 	colGPU       = "#548235" // GPU passed through
 	colNIC       = "#c55a11" // the ConnectX PF and its SR-IOV VFs
 	colContainer = "#7030a0" // docker0, container subnet, routes
+	colFabric    = "#bf9000" // an inter-switch link of a leaf-spine fabric
 )
 
 // Geometry, in pixels (SVG user units).
@@ -102,12 +103,33 @@ func newDrawing(inv *inventory.Inventory) *drawing {
 	d.rows = (len(names) + d.cols - 1) / d.cols
 	d.gapW = 16 + d.rows*svgLaneStep
 	d.width = max(2*svgMargin+d.cols*(d.gapW+svgESXiW), 2*svgMargin+2*svgRouteColW, 960)
+	if inv.IsFabric() {
+		// The spines on one row, and up to 4 leaves on each row below, so
+		// that the links run between the rows.
+		row := func(sws []*inventory.Switch, most int) int {
+			w := 2 * svgMargin
+			for i, s := range sws {
+				if i < most {
+					w += switchBoxW(*s, inv) + 16
+				}
+			}
+			return w
+		}
+		d.width = max(d.width, row(inv.Spines(), len(inv.Spines())), row(inv.Leaves(), 4))
+	}
 
-	// Switches side by side, wrapping.
+	// Switches side by side, wrapping; in a fabric the spines on top and
+	// the leaves on a row of their own below them (fabricOrder).
 	x, y, rowH := svgMargin, svgMargin+5*svgLine+6, 0
-	for _, sw := range inv.Switches {
+	prevRole := ""
+	for _, sw := range fabricOrder(inv) {
 		b := box{w: switchBoxW(sw, inv), h: switchBoxH(sw)}
-		if x > svgMargin && x+b.w > d.width-svgMargin {
+		newRow := inv.IsFabric() && prevRole == inventory.RoleSpine && sw.IsLeaf()
+		if inv.IsFabric() && newRow {
+			rowH += 3 * svgLine // room for the links between the rows
+		}
+		prevRole = sw.Fabric.Role
+		if x > svgMargin && (newRow || x+b.w > d.width-svgMargin) {
 			x, y, rowH = svgMargin, y+rowH+10, 0
 		}
 		b.x, b.y = x, y
@@ -137,6 +159,9 @@ func newDrawing(inv *inventory.Inventory) *drawing {
 }
 
 func switchTitle(sw inventory.Switch, inv *inventory.Inventory) string {
+	if sw.Fabric.Role != "" {
+		return fmt.Sprintf("%s %s — %s, %d ports, %s, AS %d, lo %s, RoCE lossless on priority %d", sw.Fabric.Role, fit(sw.Name, 40), sw.Model, sw.Ports, sw.Release(), sw.Fabric.ASN, sw.Fabric.Loopback, inv.RoCE.Priority)
+	}
 	return fmt.Sprintf("switch %s — %s, %d ports, %s, trust L3, PFC on priority %d", fit(sw.Name, 40), sw.Model, sw.Ports, sw.Release(), inv.RoCE.Priority)
 }
 
@@ -226,6 +251,7 @@ func (d *drawing) render() string {
 			px, py, laneY, gapX, e.y+2*svgLine-4, e.x, esc(fmt.Sprintf("%s %s ↔ %s port %s", e.name, h.NIC.PF, h.Data.Switch, portName(inv, h))))
 	}
 	d.b.WriteString("</g>\n")
+	d.drawFabricLinks()
 
 	for _, sw := range inv.Switches {
 		d.drawSwitch(sw)
@@ -262,6 +288,9 @@ func (d *drawing) drawSwitch(sw inventory.Switch) {
 	used := map[int][]string{}
 	for _, h := range d.bySwitch[sw.Name] {
 		used[h.Data.Port.Number] = append(used[h.Data.Port.Number], fmt.Sprintf("%s (%s)", h.Name, h.Data.Address))
+	}
+	for _, u := range d.inv.Uplinks(sw.Name) {
+		used[u.Port.Number] = append(used[u.Port.Number], "uplink to "+uplinkPeer(u))
 	}
 	for n := 1; n <= sw.Ports; n++ {
 		p := portBox(sb, n)
@@ -313,7 +342,9 @@ func (d *drawing) drawVM(h *inventory.Host, b box) {
 	d.text(x, y, w, 11, colContainer, "", fmt.Sprintf("docker0 %s: container subnet", h.Bridge()))
 	y += svgLine
 	routes := fmt.Sprintf("%d route(s) to other containers", len(d.inv.Hosts)-1)
-	if d.inv.Docker.SwitchRouted() {
+	if d.inv.IsFabric() {
+		routes = fmt.Sprintf("%d route(s) via leaf %s", len(dockernet.Routes(d.inv, h)), h.Data.Switch)
+	} else if d.inv.Docker.SwitchRouted() {
 		routes = "1 route: the pool via the switch"
 	}
 	d.text(x, y, w, 11, colContainer, "", fmt.Sprintf("%s · %d slot(s)", routes, h.Slots()))
@@ -326,7 +357,10 @@ func (d *drawing) drawRoutes() {
 	y := d.routesTop + svgLine
 	full := d.width - 2*svgMargin
 	title := "Routes: every host reaches each other host's containers via that host's data address (next hop)"
-	if d.inv.Docker.SwitchRouted() {
+	if d.inv.IsFabric() {
+		title = fmt.Sprintf("Routes: every host sends the pool %s and the other leaves' subnets to its leaf's gateway; each leaf reaches its hosts' containers via their data addresses and advertises them in BGP",
+			d.inv.Docker.Pool)
+	} else if d.inv.Docker.SwitchRouted() {
 		title = fmt.Sprintf("Routes: every host sends the pool %s to the switch (%s), which reaches each host's containers via its data address",
 			d.inv.Docker.Pool, d.inv.Docker.Gateway)
 	}
@@ -360,6 +394,10 @@ func (d *drawing) drawLegend() {
 		fmt.Fprintf(&d.b, `<text x="%d" y="%d" font-size="11" fill="%s">%s</text>`+"\n", x+16, y, colVM, esc(l.text))
 		x += 30 + 6*len(l.text)
 	}
+	if d.inv.IsFabric() {
+		fmt.Fprintf(&d.b, `<rect x="%d" y="%d" width="12" height="12" fill="%s"/>`+"\n", x, y-10, colFabric)
+		fmt.Fprintf(&d.b, `<text x="%d" y="%d" font-size="11" fill="%s">%s</text>`+"\n", x+16, y, colVM, esc("leaf-spine link (eBGP)"))
+	}
 }
 
 // portName is host h's data port as its switch names it (1/1 on ONYX,
@@ -369,4 +407,58 @@ func portName(inv *inventory.Inventory, h *inventory.Host) string {
 		return sw.PortName(h.Data.Port)
 	}
 	return h.Data.Port.String()
+}
+
+// fabricOrder is the switches in drawing order: file order, or in a
+// fabric the spines first, then the leaves (each in file order).
+func fabricOrder(inv *inventory.Inventory) []inventory.Switch {
+	if !inv.IsFabric() {
+		return inv.Switches
+	}
+	var out []inventory.Switch
+	for _, s := range inv.Spines() {
+		out = append(out, *s)
+	}
+	for _, s := range inv.Leaves() {
+		out = append(out, *s)
+	}
+	return out
+}
+
+// uplinkPeer names an uplink's far end, "spine1 swp1".
+func uplinkPeer(u inventory.Uplink) string {
+	if u.Peer == nil {
+		return "?"
+	}
+	return u.Peer.Name + " " + u.Peer.PortName(u.PeerPort)
+}
+
+// drawFabricLinks draws each inter-switch link from the leaf's port up
+// to the spine's port, with both ends and the addressing in its tooltip.
+func (d *drawing) drawFabricLinks() {
+	if len(d.inv.Fabric.Links) == 0 {
+		return
+	}
+	d.b.WriteString(`<g fill="none" stroke="` + colFabric + `" stroke-width="1.5">` + "\n")
+	for _, l := range d.inv.Fabric.Links {
+		a, b := d.inv.Switch(l.A.Switch), d.inv.Switch(l.B.Switch)
+		if a == nil || b == nil {
+			continue
+		}
+		if a.IsSpine() { // draw from the leaf (below) up to the spine
+			a, b = b, a
+			l.A, l.B = l.B, l.A
+		}
+		pa := portBox(d.switches[a.Name], l.A.Port.Number)
+		pb := portBox(d.switches[b.Name], l.B.Port.Number)
+		how := "unnumbered eBGP"
+		if l.Numbered {
+			how = "numbered eBGP on " + l.Net.String()
+		}
+		midY := d.switches[a.Name].y - svgLine - (l.Index%3)*svgLaneStep
+		fmt.Fprintf(&d.b, `<path d="M%d %d V%d H%d V%d"><title>%s</title></path>`+"\n",
+			pa.x+svgPort/2, pa.y, midY, pb.x+svgPort/2, pb.y+svgPort,
+			esc(fmt.Sprintf("%s %s ↔ %s %s: %s, MTU 9216", a.Name, a.PortName(l.A.Port), b.Name, b.PortName(l.B.Port), how)))
+	}
+	d.b.WriteString("</g>\n")
 }

@@ -23,7 +23,7 @@ import (
 func checkInv(t testing.TB, model, version string, dataMTU int, ports ...string) *inventory.Inventory {
 	t.Helper()
 	var b strings.Builder
-	fmt.Fprintf(&b, "name: t\nswitches:\n  - {name: s1, model: %s, onyx: %s}\n", model, version)
+	fmt.Fprintf(&b, "name: t\nswitches:\n  - {name: s1, model: %s, onyx: %s, ports: all}\n", model, version)
 	b.WriteString(`docker: {pool: 172.16.0.0/16, prefix: 24}
 defaults:
   os: ubuntu-18.04

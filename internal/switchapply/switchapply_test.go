@@ -29,7 +29,7 @@ func loadInv(t testing.TB, switches ...[3]string) *inventory.Inventory {
 	var b strings.Builder
 	b.WriteString("name: t\nswitches:\n")
 	for _, s := range switches {
-		b.WriteString("  - {name: " + s[0] + ", model: " + s[1] + ", onyx: " + s[2] + "}\n")
+		b.WriteString("  - {name: " + s[0] + ", model: " + s[1] + ", onyx: " + s[2] + ", ports: all}\n") // the guide's whole-switch form
 	}
 	b.WriteString(`docker: {pool: 172.16.0.0/16, prefix: 24}
 defaults:

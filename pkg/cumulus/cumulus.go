@@ -110,11 +110,9 @@ func Intent(inv *inventory.Inventory, sw inventory.Switch) Tree {
 		t["bridge"] = Tree{"domain": Tree{Bridge: Tree{"vlan": Tree{strconv.Itoa(DataVLAN): Tree{}}}}}
 	}
 	if gw := inv.GatewaySwitch(); gw != nil && gw.Name == sw.Name && inv.GatewayPrefix().IsValid() {
-		ifaces[SVI] = Tree{
-			"type":         "svi",
-			"vlan":         DataVLAN,
-			AddressKey(sw): Tree{"address": Tree{inv.GatewayPrefix().String(): Tree{}}},
-		}
+		svi := Tree{"type": "svi", "vlan": DataVLAN}
+		SetAddress(sw, svi, inv.GatewayPrefix())
+		ifaces[SVI] = svi
 		static := Tree{}
 		for _, h := range inv.HostsOnSwitch(sw.Name) {
 			static[h.Subnet.String()] = Route(h.Data.Address.Addr())
@@ -125,6 +123,9 @@ func Intent(inv *inventory.Inventory, sw inventory.Switch) Tree {
 	}
 	if len(ifaces) > 0 {
 		t["interface"] = ifaces
+	}
+	if sw.Fabric.Role != "" {
+		fabricIntent(inv, sw, t) // fabric.go
 	}
 	return t
 }
@@ -178,7 +179,7 @@ func DataPorts(inv *inventory.Inventory, sw inventory.Switch) []inventory.Port {
 		}
 	}
 	slices.SortFunc(out, func(a, b inventory.Port) int {
-		return cmp.Or(cmp.Compare(a.Module, b.Module), cmp.Compare(a.Number, b.Number))
+		return cmp.Or(cmp.Compare(a.Module, b.Module), cmp.Compare(a.Number, b.Number), cmp.Compare(a.Lane, b.Lane))
 	})
 	return out
 }
@@ -271,6 +272,15 @@ func Owned() []Path {
 		{"interface", SVI, "description"},
 		{"vrf", "default", "router", "static", "*", "address-family"},
 		{"vrf", "default", "router", "static", "*", "via", "*", "type"},
+		// A fabric switch's (fabric.go): loopback and uplink addresses,
+		// the ASN and router-id, BGP neighbors and networks.
+		{"interface", "*", "ip", "address", "*"},
+		{"interface", "*", "ipv4", "address", "*"},
+		{"router", "bgp", "autonomous-system"},
+		{"router", "bgp", "router-id"},
+		{"vrf", "default", "router", "bgp", "neighbor", "*", "remote-as"},
+		{"vrf", "default", "router", "bgp", "neighbor", "*", "type"},
+		{"vrf", "default", "router", "bgp", "address-family", "ipv4-unicast", "network", "*"},
 	}
 }
 

@@ -79,6 +79,9 @@ func header(inv *inventory.Inventory, sw inventory.Switch) []string {
 			fmt.Sprintf("and a static route in the default VRF to each of the %d hosts' container subnets in %s via the host's data address.",
 				len(inv.HostsOnSwitch(sw.Name)), inv.Docker.Pool))
 	}
+	if sw.Fabric.Role != "" {
+		h = append(h, fabricHeader(inv, sw)...)
+	}
 	h = append(h, "rdggen owns only these paths; the switch's other configuration is left as it is.")
 	return h
 }
@@ -207,7 +210,8 @@ func compactInterfaces(t Tree) Tree {
 
 // Ranges writes switch port names compactly, in NVUE's range syntax:
 // consecutive swpN as swpA-B, e.g. [swp1 swp2 swp3 swp5] → [swp1-3 swp5];
-// names not of the form swpN are kept as they are, after the ranges.
+// names not of the form swpN (swp1s0, a lane of a split port) follow the
+// ranges, sorted.
 func Ranges(names []string) []string {
 	var nums []int
 	var other []string
@@ -220,6 +224,7 @@ func Ranges(names []string) []string {
 	}
 	slices.Sort(nums)
 	nums = slices.Compact(nums)
+	slices.SortFunc(other, compareKeys) // lanes of split ports (swp1s0) and the like, in a stable order
 	var out []string
 	for i := 0; i < len(nums); {
 		j := i

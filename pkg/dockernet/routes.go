@@ -35,6 +35,9 @@ func RouteTo(o *inventory.Host) (dst netip.Prefix, via netip.Addr) {
 // pool via the switch's gateway address. h's own subnet is inside the pool,
 // but docker0's connected route to it is more specific and wins.
 func Routes(inv *inventory.Inventory, h *inventory.Host) []Route {
+	if inv.IsFabric() {
+		return FabricRoutes(inv, h)
+	}
 	if inv.Docker.SwitchRouted() {
 		return []Route{PoolRoute(inv, h)}
 	}
@@ -53,12 +56,33 @@ func Routes(inv *inventory.Inventory, h *inventory.Host) []Route {
 // PoolRoute is host h's one route with docker.routing: switch: docker.pool
 // via the switch's address on the data network (docker.gateway), on h's
 // data interface. The switch routes each host's subnet on to that host.
+//
+// In a leaf-spine fabric the next hop is h's leaf's gateway (the leaf's
+// address on h's data subnet), and the leaf routes the subnet on.
 func PoolRoute(inv *inventory.Inventory, h *inventory.Host) Route {
+	if leaf := inv.LeafOf(h); leaf != nil {
+		return Route{Dst: inv.Docker.Pool, Via: leaf.Fabric.Gateway, Dev: h.DataInterface, Host: "the container pool, routed by leaf " + leaf.Name}
+	}
 	name := "the switch"
 	if sw := inv.GatewaySwitch(); sw != nil {
 		name = "switch " + sw.Name
 	}
 	return Route{Dst: inv.Docker.Pool, Via: inv.Docker.Gateway, Dev: h.DataInterface, Host: "the container pool, routed by " + name}
+}
+
+// FabricRoutes are host h's routes in a leaf-spine fabric: the container
+// pool (PoolRoute) and each other leaf's data subnet, all via h's leaf's
+// gateway, in the leaves' file order. The other leaves' subnets are what
+// RoCE v2 between VFs on different leaves is routed through (the data
+// addresses are the RoCE endpoints); h's own subnet is on-link. The
+// number of routes grows with the leaves, not with the hosts.
+func FabricRoutes(inv *inventory.Inventory, h *inventory.Host) []Route {
+	pool := PoolRoute(inv, h)
+	out := []Route{pool}
+	for _, n := range inv.OtherLeafSubnets(h) {
+		out = append(out, Route{Dst: n, Via: pool.Via, Dev: h.DataInterface, Host: "another leaf's data subnet, via leaf " + h.Data.Switch})
+	}
+	return out
 }
 
 // Command is the route as an `ip -batch` line (the arguments of `ip`):
@@ -80,9 +104,13 @@ type routeTable struct {
 	fragLen  int      // Σ len(frag)
 	namesLen int      // Σ len(host name)
 	pool     *Route   // the pool route (Dev unset), in switch-routed mode
+	fabric   bool     // a leaf-spine fabric: each host's Routes, made per host
 }
 
 func newRouteTable(inv *inventory.Inventory) *routeTable {
+	if inv.IsFabric() {
+		return &routeTable{fabric: true}
+	}
 	if inv.Docker.SwitchRouted() {
 		r := PoolRoute(inv, &inventory.Host{})
 		return &routeTable{pool: &r}
@@ -101,6 +129,9 @@ func newRouteTable(inv *inventory.Inventory) *routeTable {
 
 // batchSize is the exact length of ipBatchLines' output for host h.
 func (t *routeTable) batchSize(inv *inventory.Inventory, h *inventory.Host, comments bool) int {
+	if t.fabric {
+		return 256 * (1 + len(inv.Switches))
+	}
 	if t.pool != nil {
 		return 256
 	}
@@ -127,6 +158,16 @@ func eachOther(inv *inventory.Inventory, self int, b *bytes.Buffer, line lineFun
 // ipBatchLines writes host h's routes as `ip -batch` lines (Route.Command),
 // each with a trailing "# <host>" comment when comments is set.
 func (t *routeTable) ipBatchLines(inv *inventory.Inventory, h *inventory.Host, b *bytes.Buffer, comments bool) {
+	if t.fabric {
+		for _, r := range Routes(inv, h) {
+			b.WriteString(r.Command())
+			if comments {
+				b.WriteString("  # " + r.Host)
+			}
+			b.WriteByte('\n')
+		}
+		return
+	}
 	if t.pool != nil {
 		r := *t.pool
 		r.Dev = h.DataInterface
@@ -152,6 +193,12 @@ func (t *routeTable) ipBatchLines(inv *inventory.Inventory, h *inventory.Host, b
 
 // netplanLines writes host h's routes as netplan routes entries.
 func (t *routeTable) netplanLines(inv *inventory.Inventory, h *inventory.Host, b *bytes.Buffer) {
+	if t.fabric {
+		for _, r := range Routes(inv, h) {
+			b.WriteString("        - to: " + r.Dst.String() + "\n          via: " + r.Via.String() + "\n")
+		}
+		return
+	}
 	if t.pool != nil {
 		b.WriteString("        - to: " + t.pool.Dst.String() + "\n          via: " + t.pool.Via.String() + "\n")
 		return
@@ -161,6 +208,9 @@ func (t *routeTable) netplanLines(inv *inventory.Inventory, h *inventory.Host, b
 
 // netplanSize is about the length of netplanLines' output, for one host.
 func (t *routeTable) netplanSize(inv *inventory.Inventory) int {
+	if t.fabric {
+		return 64 * (1 + len(inv.Switches))
+	}
 	if t.pool != nil {
 		return 128
 	}

@@ -123,7 +123,12 @@ func (t *tables) routesScript(inv *inventory.Inventory, h *inventory.Host) []byt
 	}
 	t.fw.firewallBody(h, &b)
 	b.WriteString("\n")
-	if r := t.routes.pool; r != nil {
+	if t.routes.fabric {
+		gw := PoolRoute(inv, h).Via.String()
+		b.WriteString("# 3. Routes: the whole container pool " + inv.Docker.Pool.String() + " and the other leaves' data subnets via " + gw + ",\n")
+		b.WriteString("#    the address of this host's leaf " + h.Data.Switch + " on its data subnet; the leaves route each host's subnet to\n")
+		b.WriteString("#    that host. docker0's own subnet " + own + " stays local: its connected route is more specific.\n")
+	} else if r := t.routes.pool; r != nil {
 		b.WriteString("# 3. Route: the whole container pool " + r.Dst.String() + " via the switch's address " + r.Via.String() + " (docker.routing:\n")
 		b.WriteString("#    switch); the switch routes each host's subnet to that host. docker0's own subnet " + own + "\n")
 		b.WriteString("#    stays local: its connected route is more specific. `replace` is idempotent.\n")

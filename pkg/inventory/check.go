@@ -187,6 +187,7 @@ func (c *checker) build(raw *Spec) {
 	c.hosts(raw.Hosts, &defaults)
 	c.crossHost()
 	c.routing(raw.Docker)
+	c.fabric(raw.Fabric)
 	c.torchrunProcesses()
 }
 

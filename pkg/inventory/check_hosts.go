@@ -229,7 +229,7 @@ func (c *checker) switchSpeed(h *Host, nicPath string, reported map[string]bool)
 	if sw == nil || nicPath == "" || !slices.Contains(ethernetSpeeds, h.NIC.SpeedGbps) {
 		return
 	}
-	max := sw.MaxSpeedGbps()
+	max := sw.PortSpeedGbps(h.Data.Port) // a lane of a split port runs at its share
 	key := nicPath + "\x00" + sw.Name
 	if max == 0 || h.NIC.SpeedGbps <= max || reported[key] {
 		return

@@ -115,33 +115,10 @@ func (c *checker) data(h *Host, r *DataSpec, p string) {
 		c.missing(p, "port", " (the switch port, e.g. 1/1)")
 		return
 	}
-	var mod, num int
-	if m := reSwp.FindStringSubmatch(r.Port); m != nil {
-		// Cumulus Linux's name of front-panel port N (swpN).
-		mod = 1
-		num, _ = strconv.Atoi(m[1])
-		if sw != nil && !sw.IsCumulus() && !c.unknownOS[sw.Name] {
-			c.errf(p+".port", "%q is Cumulus Linux's spelling, but %s runs ONYX, which calls front-panel port %d 1/%d", r.Port, sw.Name, num, num)
-			return
-		}
-	} else if m := rePort.FindStringSubmatch(r.Port); m != nil {
-		mod, _ = strconv.Atoi(m[1])
-		num, _ = strconv.Atoi(m[2])
-	} else {
-		example := "1/1"
-		if sw != nil && sw.IsCumulus() {
-			example = "swp1 (or 1/1)"
-		}
-		c.errf(p+".port", "%q is not a switch port like %s", r.Port, example)
-		return
-	}
-	h.Data.Port = Port{mod, num}
-	if sw != nil && sw.Ports > 0 && (mod != 1 || num < 1 || num > sw.Ports) {
-		if sw.IsCumulus() {
-			c.errf(p+".port", "%s is outside %s ports swp1-swp%d (1/1-1/%d)", r.Port, sw.Model, sw.Ports, sw.Ports)
-		} else {
-			c.errf(p+".port", "%s is outside %s ports 1/1-1/%d", r.Port, sw.Model, sw.Ports)
-		}
+	// Cumulus's swpN (swpNsM for a lane of a split port) or ONYX's 1/N
+	// (1/N/M): fabric.go's switchPort, shared with the fabric's links.
+	if port, ok := c.switchPort(p+".port", r.Port, sw); ok {
+		h.Data.Port = port
 	}
 }
 
@@ -265,7 +242,7 @@ func (c *checker) crossHost() {
 		vms(h.VM, i, vmPath)
 		if h.Data.Address.IsValid() {
 			addrs(h.Data.Address.Addr().String(), i, p+".data.address")
-			if h.Data.Address.Masked() != dataNet {
+			if h.Data.Address.Masked() != dataNet && !inv.IsFabric() { // a fabric's leaves each own a subnet (fabric.go)
 				c.errf(p+".data.address", "%s is not on the data network %s of hosts[%d] and the others: all data addresses must share one directly connected network (routes need an on-link next hop)",
 					h.Data.Address, dataNet, dataFrom)
 			}

@@ -16,6 +16,10 @@ func (c *checker) routing(r *DockerSpec) {
 	if r == nil {
 		r = &DockerSpec{}
 	}
+	if c.inv.IsFabric() {
+		c.fabricRouting(r)
+		return
+	}
 	inv := c.inv
 	d := &inv.Docker
 	d.Routing = RoutingHosts

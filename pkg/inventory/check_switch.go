@@ -38,6 +38,7 @@ func (c *checker) switches(raw []SwitchSpec) {
 			c.errf(p+".model", "unknown switch model %q (known: %s)", r.Model, knownKeys(switchPorts))
 		}
 		c.switchOS(p, r, &sw)
+		c.switchFabric(p, r.SwitchFabricSpec, &sw)
 		if r.Mgmt != "" && !validMgmt(r.Mgmt) {
 			c.errf(p+".mgmt", "%q is not an IP address or host name, optionally with :port", r.Mgmt)
 		} else if sw.IsCumulus() && strings.HasSuffix(r.Mgmt, ":22") {

@@ -23,7 +23,7 @@ func TestCumulusSwitch(t *testing.T) {
 		t.Errorf("Release %q", sw.Release())
 	}
 	// 1/1 and swp2 are both front-panel ports of the Cumulus switch.
-	if a, b := inv.Hosts[0].Data.Port, inv.Hosts[1].Data.Port; a != (Port{1, 1}) || b != (Port{1, 2}) {
+	if a, b := inv.Hosts[0].Data.Port, inv.Hosts[1].Data.Port; a != (Port{1, 1, 0}) || b != (Port{1, 2, 0}) {
 		t.Errorf("ports %v %v", a, b)
 	}
 	if got := sw.PortName(inv.Hosts[1].Data.Port); got != "swp2" {
@@ -36,7 +36,7 @@ func TestCumulusSwitch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o := onyx.Switches[0]; o.IsCumulus() || o.OS() != OSONYX || o.PortName(Port{1, 2}) != "1/2" || o.Release() != "ONYX 3.6.8190" {
+	if o := onyx.Switches[0]; o.IsCumulus() || o.OS() != OSONYX || o.PortName(Port{Module: 1, Number: 2}) != "1/2" || o.Release() != "ONYX 3.6.8190" {
 		t.Errorf("ONYX switch %+v", o)
 	}
 }

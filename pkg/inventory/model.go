@@ -33,6 +33,9 @@ type Inventory struct {
 	Horovod Horovod
 	// Hosts are the training VMs, each with defaults resolved and values derived.
 	Hosts []Host
+	// Fabric is the leaf-spine cabling and addressing (fabric.go); the zero
+	// Fabric for an inventory whose switches have no roles.
+	Fabric Fabric
 	// Warnings are things that are valid but probably not what was meant
 	// (a docker.gateway that routing: hosts does not use, per-host routes
 	// at a size where they fill gigabytes), in the shape of findings
@@ -90,6 +93,11 @@ type Switch struct {
 	Mgmt string
 	// Ports is the number of front-panel ports of Model (1/1 … 1/Ports).
 	Ports int
+	// Fabric holds the switch's place in a leaf-spine fabric (its role,
+	// ASN, loopback and, on a leaf, the hosts' data subnet and gateway) and
+	// which ports rdggen configures (fabric.go); the zero value for a switch
+	// of an inventory without roles.
+	Fabric SwitchFabric
 }
 
 // MaxSpeedGbps is the fastest Ethernet speed, Gb/s, a front-panel port of
@@ -136,6 +144,11 @@ func (s Switch) Release() string {
 // the front-panel ports swp1 … swpN in the order ONYX numbers 1/1 … 1/N).
 func (s Switch) PortName(p Port) string {
 	if s.IsCumulus() {
+		if p.Lane > 0 {
+			// Cumulus numbers the lanes of a broken-out port from 0
+			// (swp1s0 … swp1s3; "Switch Port Attributes", breakout ports).
+			return fmt.Sprintf("swp%ds%d", p.Number, p.Lane-1)
+		}
 		return fmt.Sprintf("swp%d", p.Number)
 	}
 	return p.String()
@@ -331,11 +344,19 @@ type DataLink struct {
 
 // Port is a front-panel Ethernet port such as 1/8 (module/port), written
 // 1/8 for ONYX and 1/8 or swp8 for Cumulus Linux; Switch.PortName spells
-// it for the switch's OS.
-type Port struct{ Module, Number int }
+// it for the switch's OS. Lane is the sub-port of a broken-out (split)
+// port, counted from 1 as ONYX does (1/8/2, which Cumulus calls swp8s1),
+// and 0 for a port that is not split.
+type Port struct{ Module, Number, Lane int }
 
-// String gives the ONYX spelling, "1/8".
-func (p Port) String() string { return fmt.Sprintf("%d/%d", p.Module, p.Number) }
+// String gives the ONYX spelling, "1/8" (or "1/8/2" for a lane of a
+// split port).
+func (p Port) String() string {
+	if p.Lane > 0 {
+		return fmt.Sprintf("%d/%d/%d", p.Module, p.Number, p.Lane)
+	}
+	return fmt.Sprintf("%d/%d", p.Module, p.Number)
+}
 
 // Switch returns the switch named name, or nil.
 func (inv *Inventory) Switch(name string) *Switch {

@@ -88,6 +88,29 @@ func parityCases() []struct {
 				set(s.Defaults.Template, v)
 			}, vals}
 	}
+	fab := func(field, kv string, set func(f *SwitchFabricSpec, v any), vals []parityValue) pc {
+		return pc{"SwitchFabricSpec." + field, []string{"onyx: 3.6.8190}", "onyx: 3.6.8190, " + kv + "}"},
+			func(s *Spec, v any) { set(&s.Switches[0].SwitchFabricSpec, v) }, vals}
+	}
+	fabSec := func(field, kv string, set func(f *FabricSpec, v any), vals []parityValue) pc {
+		return pc{"FabricSpec." + field, []string{"onyx: 3.6.8190}", "onyx: 3.6.8190, role: leaf}", "name: mini\n", "name: mini\nfabric: {" + kv + "}\n"},
+			func(s *Spec, v any) { s.Switches[0].Role = "leaf"; s.Fabric = &FabricSpec{}; set(s.Fabric, v) }, vals}
+	}
+	// link: a leaf (sw1, ONYX) and a spine (sp1, Cumulus) joined by one link.
+	link := func(field string, set func(l *LinkSpec, v any), vals []parityValue) pc {
+		ends := map[string]string{"Switch": "sw1", "Port": "1/16", "Peer": "sp1", "PeerPort": "swp1"}
+		ends[field] = "V"
+		return pc{"LinkSpec." + field, []string{"  - {name: sw1, model: SN2100, onyx: 3.6.8190}\n",
+			"  - {name: sw1, model: SN2100, onyx: 3.6.8190, role: leaf}\n  - {name: sp1, model: SN2700, cumulus: 5.9.1, role: spine}\n" +
+				"fabric: {links: [{switch: " + ends["Switch"] + ", port: " + ends["Port"] + ", peer: " + ends["Peer"] + ", peer_port: " + ends["PeerPort"] + "}]}\n"},
+			func(s *Spec, v any) {
+				s.Switches[0].Role = "leaf"
+				s.Switches = append(s.Switches, SwitchSpec{Name: "sp1", Model: "SN2700", Cumulus: versionPtr(MustVersion("5.9.1")), SwitchFabricSpec: SwitchFabricSpec{Role: "spine"}})
+				l := LinkSpec{Switch: "sw1", Port: "1/16", Peer: "sp1", PeerPort: "swp1"}
+				set(&l, v)
+				s.Fabric = &FabricSpec{Links: []LinkSpec{l}}
+			}, vals}
+	}
 	hostsTail := baseYAML[strings.Index(baseYAML, "hosts:\n"):]
 	defaultsBlock := baseYAML[strings.Index(baseYAML, "defaults:\n"):strings.Index(baseYAML, "hosts:\n")]
 	long := func(n int) string { return strings.Repeat("a", n) }
@@ -130,6 +153,38 @@ func parityCases() []struct {
 			[]parityValue{{"5.9.1", MustVersion("5.9.1"), true}}},
 		{"SwitchSpec.Mgmt", []string{"onyx: 3.6.8190}", "onyx: 3.6.8190, mgmt: V}"}, func(s *Spec, v any) { s.Switches[0].Mgmt = v.(string) },
 			[]parityValue{pStr("0.0.0.0", true), pStr("sw:0", true), pStr("a", true), pStr("127.1", true), pStr("", false)}},
+		{"SwitchSpec.SwitchFabricSpec", []string{"onyx: 3.6.8190}", "onyx: 3.6.8190, role: V}"}, func(s *Spec, v any) { s.Switches[0].Role = v.(string) },
+			[]parityValue{pStr("", false), pStr("leaf", false), pStr("spine", true), pStr("core", true), pStr("x\ny", true)}},
+		fab("Role", "role: V", func(f *SwitchFabricSpec, v any) { f.Role = v.(string) }, []parityValue{pStr("leaf", false), pStr("Leaf", true)}),
+		fab("ASN", "role: leaf, asn: V", func(f *SwitchFabricSpec, v any) { f.Role, f.ASN = "leaf", intPtr(v) }, append(hostileInts, pInt(4294967295), parityValue{"65001", 65001, false})),
+		fab("Loopback", "role: leaf, loopback: V", func(f *SwitchFabricSpec, v any) { f.Role, f.Loopback = "leaf", v.(string) },
+			[]parityValue{pStr("x", true), pStr("10.0.0.5", true), pStr("fd00::1", true), pStr("10.9.9.9", false)}),
+		fab("Subnet", "role: leaf, subnet: V", func(f *SwitchFabricSpec, v any) { f.Role, f.Subnet = "leaf", v.(string) },
+			[]parityValue{pStr("10.0.0.0/24", false), pStr("10.0.1.0/24", true), pStr("10.0.0.1/24", true), pStr("10.0.0.0/31", true), pStr("x", true)}),
+		fab("Gateway", "role: leaf, gateway: V", func(f *SwitchFabricSpec, v any) { f.Role, f.Gateway = "leaf", v.(string) },
+			[]parityValue{pStr("10.0.0.1", true), pStr("10.0.0.200", false), pStr("10.0.0.255", true), pStr("10.1.0.1", true), pStr("x", true)}),
+		fab("Ports", "ports: V", func(f *SwitchFabricSpec, v any) { f.Ports = v.(string) },
+			[]parityValue{pStr("all", false), pStr("cabled", false), pStr("", false), pStr("some", true)}),
+		{"Spec.Fabric", []string{"name: mini\n", "name: mini\nfabric: V\n"}, func(s *Spec, v any) {
+			if s.Fabric = nil; v != nil {
+				s.Fabric = &FabricSpec{}
+			}
+		}, []parityValue{{"{}", 1, true}, {"~", nil, false}}},
+		fabSec("Loopbacks", "loopbacks: V", func(f *FabricSpec, v any) { f.Loopbacks = strPtr(v) },
+			[]parityValue{pStr("x", true), pStr("10.0.0.0/24", true), pStr("172.16.5.0/24", true), pStr("10.9.0.0/24", false)}),
+		fabSec("P2P", "p2p: V", func(f *FabricSpec, v any) { f.P2P = strPtr(v) },
+			[]parityValue{pStr("x", true), pStr("10.0.0.0/16", true), pStr("10.10.10.0/24", true), pStr("10.99.0.0/24", false)}),
+		fabSec("LeafASN", "leaf_asn: V", func(f *FabricSpec, v any) { f.LeafASN = intPtr(v) }, append(hostileInts, parityValue{"65100", 65100, false})),
+		fabSec("SpineASN", "spine_asn: V", func(f *FabricSpec, v any) { f.SpineASN = intPtr(v) }, hostileInts),
+		fabSec("Links", "links: V", func(f *FabricSpec, v any) {
+			if v != nil {
+				f.Links = []LinkSpec{}
+			}
+		}, []parityValue{{"[]", 1, false}, {"~", nil, false}}),
+		link("Switch", func(l *LinkSpec, v any) { l.Switch = v.(string) }, []parityValue{pStr("", true), pStr("sw9", true), pStr("sp1", true), pStr("sw1", false)}),
+		link("Port", func(l *LinkSpec, v any) { l.Port = v.(string) }, []parityValue{pStr("", true), pStr("1/1", true), pStr("1/17", true), pStr("swp16", true), pStr("1/16/5", true), pStr("1/16", false), pStr("1/16/2", false)}),
+		link("Peer", func(l *LinkSpec, v any) { l.Peer = v.(string) }, []parityValue{pStr("", true), pStr("sw1", true), pStr("sp1", false)}),
+		link("PeerPort", func(l *LinkSpec, v any) { l.PeerPort = v.(string) }, []parityValue{pStr("", true), pStr("1/1", true), pStr("swp33", true), pStr("swp1s0", false), pStr("swp1", false)}),
 		{"Spec.VCenter", []string{"name: mini\n", "name: mini\nvcenter: V\n"}, func(s *Spec, v any) { s.VCenter = v.(string) },
 			[]parityValue{pStr("ftp://vc.example", true), pStr("http://vc.example/sdk", true), pStr("https://u:p@vc.example/sdk", true),
 				pStr("https://vc.example/sdk?x=1", true), pStr("https://[fd00::1]/sdk", false), pStr("vc.example", false), pStr("", false)}},
@@ -342,7 +397,7 @@ func TestBuildIsLoad(t *testing.T) {
 	for _, tp := range []reflect.Type{reflect.TypeFor[Spec](), reflect.TypeFor[RoCESpec](), reflect.TypeFor[SwitchSpec](),
 		reflect.TypeFor[DockerSpec](), reflect.TypeFor[HorovodSpec](), reflect.TypeFor[HostDefaults](), reflect.TypeFor[GPUSpec](),
 		reflect.TypeFor[NICSpec](), reflect.TypeFor[HostSpec](), reflect.TypeFor[DataSpec](), reflect.TypeFor[HostDockerSpec](),
-		reflect.TypeFor[TemplateSpec]()} {
+		reflect.TypeFor[TemplateSpec](), reflect.TypeFor[SwitchFabricSpec](), reflect.TypeFor[FabricSpec](), reflect.TypeFor[LinkSpec]()} {
 		for i := range tp.NumField() {
 			if f := tp.Field(i); !covered[tp.Name()+"."+f.Name] {
 				t.Errorf("%s.%s has no case in parityCases: add its hostile values", tp.Name(), f.Name)
@@ -365,8 +420,8 @@ func TestBuildIsLoad(t *testing.T) {
 		}
 	}
 	walk(reflect.TypeFor[Spec]())
-	if len(seen) != 12 {
-		t.Errorf("the Spec has %d struct types, the coverage list 12: add the new one", len(seen))
+	if len(seen) != 15 {
+		t.Errorf("the Spec has %d struct types, the coverage list 15: add the new one", len(seen))
 	}
 }
 

@@ -36,8 +36,8 @@ func (inv *Inventory) DataNet() netip.Prefix {
 // (validation holds them on one switch). It is nil in RoutingHosts mode or
 // without hosts.
 func (inv *Inventory) GatewaySwitch() *Switch {
-	if !inv.Docker.SwitchRouted() || len(inv.Hosts) == 0 {
-		return nil
+	if !inv.Docker.SwitchRouted() || len(inv.Hosts) == 0 || inv.IsFabric() {
+		return nil // in a fabric each leaf routes its own hosts (Inventory.LeafOf)
 	}
 	return inv.Switch(inv.Hosts[0].Data.Switch)
 }

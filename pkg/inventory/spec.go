@@ -25,6 +25,9 @@ type Spec struct {
 	Defaults *HostDefaults `yaml:"defaults"`
 	// Hosts are the training VMs, one per line of the hostfile.
 	Hosts []HostSpec `yaml:"hosts"`
+	// Fabric is the leaf-spine cabling and addressing (fabric.go); nil for
+	// an inventory without inter-switch links.
+	Fabric *FabricSpec `yaml:"fabric"`
 }
 
 // RoCESpec is the `roce` section: DSCP-based lossless RoCE v2.
@@ -59,6 +62,9 @@ type SwitchSpec struct {
 	// Mgmt is where apply connects (ONYX: SSH; Cumulus: the NVUE REST
 	// API); "" when apply does not.
 	Mgmt string `yaml:"mgmt"`
+	// SwitchFabricSpec holds the leaf-spine keys (role, asn, loopback,
+	// subnet, gateway) and the port scope (ports); fabric.go.
+	SwitchFabricSpec `yaml:",inline"`
 }
 
 // DockerSpec is the `docker` section.

@@ -15,6 +15,8 @@ var switchPorts = map[string]int{
 	"SN4600C": 64,
 	"SN4600":  64,
 	"SN4700":  32,
+	"SN5400":  64,
+	"SN5600":  64,
 }
 
 // switchMaxSpeedGbps is the fastest Ethernet speed, Gb/s, a front-panel port
@@ -28,7 +30,12 @@ var switchPorts = map[string]int{
 // SN4700 400 GbE (NVIDIA Spectrum-3 SN4000 1U and 2U Switch Systems Hardware
 // User Manual, https://docs.nvidia.com/networking/display/SN4000). The mlxsw
 // wiki's product table (github.com/Mellanox/mlxsw/wiki) says the same of the
-// SN2000 and SN3000 models.
+// SN2000 and SN3000 models. Of Spectrum-4 (SN5000) the SN5400 has 64 ports
+// of 400 GbE and the SN5600 64 OSFP ports of 800 GbE (NVIDIA Spectrum-4
+// SN5000 Switch Systems Hardware User Manual, "Introduction",
+// https://docs.nvidia.com/networking/display/sn5000, and the SN5600 data
+// sheet); their ports break out into 2 or 4 lanes (Port.Lane) at half or a
+// quarter of the speed (Switch.PortSpeedGbps).
 var switchMaxSpeedGbps = map[string]int{
 	"SN2010":  100,
 	"SN2100":  100,
@@ -42,6 +49,8 @@ var switchMaxSpeedGbps = map[string]int{
 	"SN4600C": 100,
 	"SN4600":  200,
 	"SN4700":  400,
+	"SN5400":  400,
+	"SN5600":  800,
 }
 
 // nicMaxSpeedGbps is the fastest Ethernet speed, Gb/s, a port of each
@@ -55,7 +64,14 @@ var switchMaxSpeedGbps = map[string]int{
 // ConnectX-6 EN up to 200 GbE
 // (https://docs.nvidia.com/networking/display/ConnectX6EN/Introduction) and
 // ConnectX-6 Dx up to 200 GbE (a single port of 200 or two of 100,
-// https://docs.nvidia.com/networking/display/ConnectX6DxENOCP3/Interfaces).
+// https://docs.nvidia.com/networking/display/ConnectX6DxENOCP3/Interfaces),
+// ConnectX-7 up to 400 GbE
+// (https://docs.nvidia.com/networking/display/connectx7vpi/introduction),
+// BlueField-3 up to 400 GbE, used here in NIC mode only, its Arm cores
+// not in the data path (NVIDIA BlueField-3 DPU/SuperNIC user guide,
+// "Introduction" and "Modes of Operation",
+// https://docs.nvidia.com/networking/display/bf3dpu), and ConnectX-8 up to
+// 800 GbE (https://docs.nvidia.com/networking/display/connectx8supernic).
 var nicMaxSpeedGbps = map[string]int{
 	"ConnectX-4":    100,
 	"ConnectX-4 Lx": 50,
@@ -63,11 +79,18 @@ var nicMaxSpeedGbps = map[string]int{
 	"ConnectX-5 Ex": 100,
 	"ConnectX-6":    200,
 	"ConnectX-6 Dx": 200,
+	"ConnectX-7":    400,
+	"BlueField-3":   400,
+	"ConnectX-8":    800,
 }
 
 // nicMaxVFs is the largest SR-IOV VF count per port that the ESXi nmlx5_core
 // driver accepts for each ConnectX model (max_vfs; NVIDIA's native ESXi driver
 // manual, "Module Parameters"; the firmware's NUM_OF_VFS must be at least as large).
+// The range is the driver parameter's, not a model's: ConnectX-7,
+// BlueField-3 (NIC mode) and ConnectX-8 get the same 127, which NVIDIA's
+// SR-IOV page states for ConnectX ports ("up to 127 virtual instances …
+// for each port"); docs/rules.md#models-and-ports says which rows rest on it.
 var nicMaxVFs = map[string]int{
 	"ConnectX-4":    127,
 	"ConnectX-4 Lx": 127,
@@ -75,6 +98,9 @@ var nicMaxVFs = map[string]int{
 	"ConnectX-5 Ex": 127,
 	"ConnectX-6":    127,
 	"ConnectX-6 Dx": 127,
+	"ConnectX-7":    127,
+	"BlueField-3":   127,
+	"ConnectX-8":    127,
 }
 
 // Defaults for keys the inventory may leave out (docs/inventory.md#reference-cluster and §4).

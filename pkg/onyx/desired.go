@@ -44,7 +44,7 @@ func Desired(inv *inventory.Inventory, sw inventory.Switch) []Statement {
 			PFC(),
 			PFCPriority(r.Priority),
 		)
-		for _, p := range FrontPanel(sw) {
+		for _, p := range Ports(inv, sw) {
 			out = append(out,
 				Trust(p, "L3"),
 				ECN(p, r.Priority, r.ECNMinKB, r.ECNMaxKB),
@@ -53,12 +53,17 @@ func Desired(inv *inventory.Inventory, sw inventory.Switch) []Statement {
 			)
 		}
 	}
-	if mtu := PortMTU(inv); mtu != DefaultPortMTU {
-		for _, p := range FrontPanel(sw) {
+	mtu := PortMTU(inv)
+	if sw.Fabric.Role != "" {
+		mtu = JumboPortMTU // one MTU on every hop of the fabric, uplinks included
+	}
+	if mtu != DefaultPortMTU {
+		for _, p := range Ports(inv, sw) {
 			out = append(out, MTU(p, mtu))
 		}
 	}
 	out = append(out, L3(inv, sw)...)
+	out = append(out, Fabric(inv, sw)...) // fabric.go; nil outside a fabric
 	out = append(out, LLDP(), Hostname(sw.Name))
 	Sort(out)
 	return out

@@ -22,12 +22,12 @@ func ExampleConfig() {
 	//    traffic pool roce type lossless
 	//    traffic pool roce memory percent 50.00
 	//    traffic pool roce map switch-priority 3
-	//    interface ethernet 1/1-1/32 qos trust L3
-	//    interface ethernet 1/1-1/32 traffic-class 3 congestion-control ecn minimum-absolute 150 maximum-absolute 1500
-	//    interface ethernet 1/1-1/32 traffic-class 6 dcb ets strict
+	//    interface ethernet 1/1-1/8 qos trust L3
+	//    interface ethernet 1/1-1/8 traffic-class 3 congestion-control ecn minimum-absolute 150 maximum-absolute 1500
+	//    interface ethernet 1/1-1/8 traffic-class 6 dcb ets strict
 	//    dcb priority-flow-control enable force
 	//    dcb priority-flow-control priority 3 enable
-	//    interface ethernet 1/1-1/32 dcb priority-flow-control mode on force
+	//    interface ethernet 1/1-1/8 dcb priority-flow-control mode on force
 	//    lldp
 	//    hostname swx-mld-1-2
 	// cli default prefix-modes enable
@@ -54,8 +54,8 @@ func ExampleDiff() {
 	// traffic pool roce type lossless
 	// traffic pool roce memory percent 50.00
 	// traffic pool roce map switch-priority 3
-	// interface ethernet 1/1-1/32 traffic-class 3 congestion-control ecn minimum-absolute 150 maximum-absolute 1500
-	// interface ethernet 1/1-1/32 traffic-class 6 dcb ets strict
+	// interface ethernet 1/1-1/8 traffic-class 3 congestion-control ecn minimum-absolute 150 maximum-absolute 1500
+	// interface ethernet 1/1-1/8 traffic-class 6 dcb ets strict
 	// hostname swx-mld-1-2
 }
 

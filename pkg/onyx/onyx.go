@@ -74,7 +74,7 @@ func Config(inv *inventory.Inventory, sw inventory.Switch) []byte {
 	header := []string{
 		fmt.Sprintf("rdggen: switch %s of cluster %s (inventory %s)", sw.Name, inv.Name, inv.File),
 		fmt.Sprintf("%s (ports %s), ONYX %s: %s", sw.Model, strings.TrimPrefix(ports, "ethernet "), sw.ONYX, form),
-		fmt.Sprintf("Lossless RoCE in DSCP-based QoS mode on all %d ports, as the guide does (%d cabled to hosts).", sw.Ports, len(cabled)),
+		portsHeader(inv, sw, len(cabled)),
 		fmt.Sprintf("Under trust L3, ONYX maps DSCP to switch priority as DSCP/8: RoCE DSCP %d -> %d, CNP DSCP %d -> %d.",
 			inv.RoCE.DSCP, inv.RoCE.Priority, inv.RoCE.CNPDSCP, inv.RoCE.CNPPriority),
 	}

@@ -31,6 +31,38 @@ hosts:
 	return inv
 }
 
+// wholeSwitchYAML is the reference inventory with `ports: all` on its
+// switch: the deployment guide's whole-switch form (1/1-1/32).
+func wholeSwitchYAML() []byte {
+	return []byte(strings.Replace(string(inventory.ReferenceYAML), "    onyx: 3.6.8190", "    ports: all\n    onyx: 3.6.8190", 1))
+}
+
+// The default touches only the cabled ports; ports: all restores the
+// guide's whole-switch form, and the header says which one the file is.
+func TestPortsScope(t *testing.T) {
+	ref := inventory.Reference()
+	whole, err := inventory.Load("whole.yaml", wholeSwitchYAML())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		inv    *inventory.Inventory
+		ranges []string
+		header string
+	}{
+		{ref, []string{"ethernet 1/1-1/8"}, "on the cabled ports only, 1/1-1/8 (8 cabled to hosts)"},
+		{whole, []string{"ethernet 1/1-1/32"}, "on all 32 ports (ports: all), as the guide does (8 cabled to hosts)"},
+	} {
+		sw := tc.inv.Switches[0]
+		if got := Ranges(Ports(tc.inv, sw)); !cmp.Equal(got, tc.ranges) {
+			t.Errorf("ports %q, want %q", got, tc.ranges)
+		}
+		if cfg := string(Config(tc.inv, sw)); !strings.Contains(cfg, tc.header) || !strings.Contains(cfg, "interface ethernet "+strings.TrimPrefix(tc.ranges[0], "ethernet ")+" qos trust L3") {
+			t.Errorf("config lacks %q or its trust line:\n%s", tc.header, cfg)
+		}
+	}
+}
+
 func commands(stmts []Statement) []string {
 	var out []string
 	for _, l := range Lines(stmts) {
@@ -51,12 +83,12 @@ func TestArtifactsReference(t *testing.T) {
 		"   traffic pool roce type lossless",
 		"   traffic pool roce memory percent 50.00",
 		"   traffic pool roce map switch-priority 3",
-		"   interface ethernet 1/1-1/32 qos trust L3",
-		"   interface ethernet 1/1-1/32 traffic-class 3 congestion-control ecn minimum-absolute 150 maximum-absolute 1500",
-		"   interface ethernet 1/1-1/32 traffic-class 6 dcb ets strict",
+		"   interface ethernet 1/1-1/8 qos trust L3",
+		"   interface ethernet 1/1-1/8 traffic-class 3 congestion-control ecn minimum-absolute 150 maximum-absolute 1500",
+		"   interface ethernet 1/1-1/8 traffic-class 6 dcb ets strict",
 		"   dcb priority-flow-control enable force",
 		"   dcb priority-flow-control priority 3 enable",
-		"   interface ethernet 1/1-1/32 dcb priority-flow-control mode on force",
+		"   interface ethernet 1/1-1/8 dcb priority-flow-control mode on force",
 		"   lldp",
 		"   hostname swx-mld-1-2",
 	}
@@ -93,12 +125,12 @@ func TestDesiredFollowsInventory(t *testing.T) {
 		"traffic pool roce type lossless",
 		"traffic pool roce memory percent 37.50",
 		"traffic pool roce map switch-priority 4",
-		"interface ethernet 1/1-1/16 qos trust L3",
-		"interface ethernet 1/1-1/16 traffic-class 4 congestion-control ecn minimum-absolute 200 maximum-absolute 2000",
-		"interface ethernet 1/1-1/16 traffic-class 6 dcb ets strict",
+		"interface ethernet 1/1-1/2 qos trust L3",
+		"interface ethernet 1/1-1/2 traffic-class 4 congestion-control ecn minimum-absolute 200 maximum-absolute 2000",
+		"interface ethernet 1/1-1/2 traffic-class 6 dcb ets strict",
 		"dcb priority-flow-control enable force",
 		"dcb priority-flow-control priority 4 enable",
-		"interface ethernet 1/1-1/16 dcb priority-flow-control mode on force",
+		"interface ethernet 1/1-1/2 dcb priority-flow-control mode on force",
 		"lldp",
 		"hostname s1",
 	}
@@ -126,7 +158,7 @@ func TestDesiredRoCETemplate(t *testing.T) {
 func TestNonTemplateValuesUseExplicitCommands(t *testing.T) {
 	inv := loadInv(t, "roce: {ecn_min_kb: 200}\n", "  - {name: s1, model: SN2100, onyx: 3.10.4006}\n")
 	got := commands(Desired(inv, inv.Switches[0]))
-	if len(got) != 11 || got[4] != "interface ethernet 1/1-1/16 traffic-class 3 congestion-control ecn minimum-absolute 200 maximum-absolute 1500" {
+	if len(got) != 11 || got[4] != "interface ethernet 1/1-1/2 traffic-class 3 congestion-control ecn minimum-absolute 200 maximum-absolute 1500" {
 		t.Errorf("got %q", got)
 	}
 	if !strings.Contains(string(Config(inv, inv.Switches[0])), "explicit QoS commands, since the priorities, ECN thresholds or buffer share differ") {
@@ -208,8 +240,12 @@ func TestParseGuideSample(t *testing.T) {
 	}
 
 	// The guide's config lacks PFC, which lossless needs (docs/rules.md#switch-onyx): the
-	// diff against the reference inventory is exactly the PFC commands.
-	inv := inventory.Reference()
+	// diff against the reference inventory in the guide's whole-switch form
+	// (ports: all) is exactly the PFC commands.
+	inv, err := inventory.Load("whole.yaml", wholeSwitchYAML())
+	if err != nil {
+		t.Fatal(err)
+	}
 	plan := Diff(Desired(inv, inv.Switches[0]), stmts)
 	want2 := []string{
 		"dcb priority-flow-control enable force",
@@ -257,7 +293,7 @@ func TestParseNormalises(t *testing.T) {
 }
 
 func TestDiffCorrectsOwnedConflicts(t *testing.T) {
-	inv := loadInv(t, "", "  - {name: s1, model: SN2100, onyx: 3.6.8190}\n")
+	inv := loadInv(t, "", "  - {name: s1, model: SN2100, onyx: 3.6.8190, ports: all}\n")
 	desired := Desired(inv, inv.Switches[0])
 	// A switch configured once for RoCE, then changed by hand.
 	current := Parse(string(Config(inv, inv.Switches[0])) + `
@@ -361,7 +397,7 @@ func TestPortMTU(t *testing.T) {
 			t.Fatalf("a 1500-byte data network sets %s", s)
 		}
 	}
-	jumbo, err := inventory.Load("j.yaml", []byte(strings.Replace(string(inventory.ReferenceYAML), "  # data_mtu: 9000", "  data_mtu: 9000", 1)))
+	jumbo, err := inventory.Load("j.yaml", []byte(strings.Replace(string(wholeSwitchYAML()), "  # data_mtu: 9000", "  data_mtu: 9000", 1)))
 	if err != nil {
 		t.Fatal(err)
 	}

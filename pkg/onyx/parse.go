@@ -171,6 +171,12 @@ func classifyGlobal(w []string) []Statement {
 		if sp, ok := smallInt(w[4], 7); ok {
 			return one(withBody(PFCPriority(sp), w))
 		}
+	case is(w, "protocol", "bgp"):
+		return one(ProtocolBGP())
+	case len(w) >= 5 && is(w[:2], "router", "bgp") && w[3] == "vrf":
+		if asn, err := strconv.Atoi(w[2]); err == nil && asn > 0 {
+			return one(Statement{Kind: KindBGP, Key: body, Body: body})
+		}
 	case is(w, "lldp"):
 		return one(LLDP())
 	case is(w, "no", "lldp"):
@@ -267,6 +273,18 @@ func parseAddress(w []string) (netip.Prefix, bool) {
 
 func classifyIface(i Iface, w []string) []Statement {
 	one := func(s Statement) []Statement { return []Statement{s} }
+	if i.Type == "loopback" || i.Type == "ethernet" { // a fabric's loopback and routed uplinks (fabric.go)
+		switch {
+		case len(w) == 0 && i.Type == "loopback":
+			return one(vlanInterface(i))
+		case len(w) >= 3 && w[0] == "ip" && w[1] == "address" && w[len(w)-1] == "primary":
+			if p, ok := parseAddress(w[2:]); ok {
+				return one(vlanAddress(i, p))
+			}
+		case i.Type == "ethernet" && is(optForce(w), "no", "switchport"):
+			return one(RoutedPort(i))
+		}
+	}
 	if i.Type == "vlan" {
 		switch {
 		case len(w) == 0:

@@ -20,6 +20,9 @@ const (
 	KindOther Kind = iota
 	// KindMTU is `interface … mtu <bytes> force`.
 	KindMTU
+	// KindRoutedPort is `interface ethernet … no switchport force`: a
+	// fabric uplink made a routed port (fabric.go).
+	KindRoutedPort
 	// KindRoCE is the one-command template `roce lossless` (ONYX ≥ 3.8.2000).
 	KindRoCE
 	// KindPoolType is `traffic pool <name> type lossless`.
@@ -30,9 +33,11 @@ const (
 	KindPoolMap
 	// KindIPRouting is `ip routing vrf default` (l3.go).
 	KindIPRouting
-	// KindVLANIface is `interface vlan <n>`, the VLAN's IP interface.
+	// KindVLANIface is `interface vlan <n>`, the VLAN's IP interface (in a
+	// fabric also `interface loopback 0`, fabric.go).
 	KindVLANIface
-	// KindVLANAddress is `interface vlan <n> ip address <a>/<m> primary`.
+	// KindVLANAddress is `interface vlan <n> ip address <a>/<m> primary`
+	// (in a fabric also a loopback's and a routed uplink's address).
 	KindVLANAddress
 	// KindICMPRedirect is `no interface vlan <n> ip icmp redirect`.
 	KindICMPRedirect
@@ -43,6 +48,10 @@ const (
 	KindVLANDescription
 	// KindRoute is `ip route vrf default <prefix> <next hop>`.
 	KindRoute
+	// KindProtocolBGP is `protocol bgp`, BGP turned on (fabric.go).
+	KindProtocolBGP
+	// KindBGP is a `router bgp <asn> vrf default …` line (fabric.go).
+	KindBGP
 	// KindRewriteDSCP is `interface … [no] qos rewrite dscp`; rdggen only
 	// turns it off where it changes a port's trust (see Diff).
 	KindRewriteDSCP
@@ -73,6 +82,9 @@ const (
 // there too (docs/research/onyx-l3.md).
 var section = map[Kind]string{
 	KindMTU:             "Interface Ethernet configuration",
+	KindRoutedPort:      "Interface Ethernet configuration",
+	KindProtocolBGP:     "BGP protocol",
+	KindBGP:             "BGP configuration",
 	KindRoCE:            "RoCE configuration",
 	KindPoolType:        "Interface Ethernet buffer configuration",
 	KindPoolMemory:      "Interface Ethernet buffer configuration",
