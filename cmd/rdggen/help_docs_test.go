@@ -122,3 +122,93 @@ func TestHelpMatchesTool(t *testing.T) {
 		t.Errorf("rdggen help run: --known-hosts does not say it is for the VMs:\n%s", flags)
 	}
 }
+
+// docCommand matches an rdggen command line in the manual: at the start of
+// a line of a block (after "$ " or variable assignments), or as an inline
+// code span.
+var (
+	docCommandLine = regexp.MustCompile(`^(?:\$ )?(?:[A-Z_]+=\S* )*(rdggen(?: .*)?)$`)
+	docCommandSpan = regexp.MustCompile("`(rdggen [^`]*)`")
+)
+
+// docFlagsOf returns the command an rdggen command line runs and the
+// flags it gives, long ("--dry-run") and short ("-f"); the job's command
+// after "--", redirections, pipes, comments and what follows are not
+// rdggen's.
+func docFlagsOf(line string) (string, []string) {
+	fields := strings.Fields(line)[1:]
+	if len(fields) > 0 && strings.HasSuffix(fields[0], ":") {
+		return "", nil // rdggen's own output ("rdggen run: …"), not a command
+	}
+	cmd := "generate"
+	var flags []string
+	for i, f := range fields {
+		if f == "--" || f == "#" || strings.ContainsAny(f[:1], "|>;&<") || f == "&&" || f == "||" {
+			break
+		}
+		f = strings.Trim(f, "[]|(),")
+		switch {
+		case i == 0 && docPages[f] != nil:
+			cmd = f
+		case i == 0 && f == "help":
+			return "", nil // help's argument is a command
+		case strings.HasPrefix(f, "--") && len(f) > 2:
+			name, _, _ := strings.Cut(f, "=")
+			flags = append(flags, name)
+		case len(f) == 2 && f[0] == '-' && f[1] != '-':
+			flags = append(flags, f)
+		}
+	}
+	return cmd, flags
+}
+
+// Every rdggen command the manual shows — in a block, run or not (most need
+// machines), or inline in the text — names only flags the command has, so
+// that a renamed or removed flag cannot linger in the documentation.
+func TestDocsCommandsUseRealFlags(t *testing.T) {
+	known := map[string]map[string]bool{}
+	for cmd := range docPages {
+		k := map[string]bool{"--help": true, "-h": true}
+		for long, short := range helpFlags(t, cmd) {
+			k["--"+long] = true
+			if short != "" {
+				k["-"+short] = true
+			}
+		}
+		known[cmd] = k
+	}
+	known["generate"]["--version"] = true // rdggen --version is rdggen version
+	seen := 0
+	for _, f := range docFiles(t) {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := strings.TrimPrefix(f, "../../")
+		for i, l := range strings.Split(string(src), "\n") {
+			var lines []string
+			if m := docCommandLine.FindStringSubmatch(strings.TrimSpace(l)); m != nil {
+				lines = append(lines, m[1])
+			}
+			for _, m := range docCommandSpan.FindAllStringSubmatch(l, -1) {
+				lines = append(lines, m[1])
+			}
+			for _, line := range lines {
+				cmd, flags := docFlagsOf(line)
+				if cmd == "" {
+					continue
+				}
+				seen++
+				for _, fl := range flags {
+					if !known[cmd][fl] {
+						t.Errorf("%s:%d: rdggen %s has no flag %s: %s", name, i+1, cmd, fl, line)
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d rdggen command lines in the manual, every flag checked", seen)
+	if seen < 100 {
+		t.Errorf("only %d rdggen command lines found", seen)
+	}
+}
