@@ -124,6 +124,8 @@ func esxiTarget() *applyTarget {
 			fs.DurationVar(&timeout, "vcenter-timeout", 2*time.Minute, "bound on each vSphere API request (> 0)")
 			fs.DurationVar(&toolsTimeout, "vm-tools-timeout", vsphere.DefaultToolsTimeout, "bound on the wait for VMware Tools after a cloned VM's first power-on (> 0)")
 		},
+		// check creates no VM, so it has nothing to wait for.
+		applyOnly: []string{"vm-tools-timeout"},
 		check: func() error {
 			// The flag's URL is refused before anything is loaded or
 			// contacted (ConfigFromEnv reads it by the same grammar).

@@ -105,10 +105,7 @@ func TestApplyESXiCLI(t *testing.T) {
 // on an inventory with a template and no VMs is what the tool prints
 // against the simulator (its vCenter URL written as the README's).
 func TestREADMECloneDryRun(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
+	readme := docsText(t)
 	_, block, ok := strings.Cut(string(readme), "$ rdggen apply -f cloned.yaml --target esxi --dry-run\n")
 	if !ok {
 		t.Fatal("README has no clone dry-run sample")

@@ -195,21 +195,14 @@ func TestBenchStdin(t *testing.T) {
 // TestREADMEBenchSample runs the README's bench example on the recorded
 // outputs, so the sample cannot drift from the tool.
 func TestREADMEBenchSample(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	const cmd = "$ rdggen bench --judge nccltests-82-broadcast-no-verbs.txt nccllog-4921-no-gdrdma.txt\n"
+	readme := docsText(t)
+	const cmd = "$ rdggen bench --judge pkg/bench/testdata/nccltests-82-broadcast-no-verbs.txt pkg/bench/testdata/nccllog-4921-no-gdrdma.txt\n"
 	_, block, ok := strings.Cut(string(readme), cmd)
 	if !ok {
 		t.Fatal("README has no bench sample")
 	}
 	want, _, _ := strings.Cut(block, "```")
-	dir, err := filepath.Abs(fixtureDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Chdir(dir)
+	t.Chdir("../..") // the manual's paths are the repository's
 	code, stdout, stderr := rdggen(t, strings.Fields(strings.TrimPrefix(cmd, "$ rdggen "))...)
 	if code != exitInvalid || stdout+stderr != want {
 		t.Errorf("exit %d; README shows:\n%s\nthe tool prints:\n%s%s", code, want, stdout, stderr)
@@ -270,10 +263,7 @@ func (zeros) Read(p []byte) (int, error) {
 // its replayed log (NVIDIA/nccl#1537) is judged to be, "…" standing for
 // the rest of a line; the live test (root) replays it for real.
 func TestREADMEBenchLiveSample(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
+	readme := docsText(t)
 	_, block, ok := strings.Cut(string(readme), "```\nall_reduce_perf (3 ranks on 3 hosts):\n")
 	if !ok || !strings.Contains(string(readme), "(the recorded log of NVIDIA/nccl#1537, replayed by\nthe test's workers)") {
 		t.Fatal("README has no live bench sample of nccllog-1537")
@@ -349,10 +339,7 @@ func TestBenchJudgeWholeFile(t *testing.T) {
 // every recorded output bears it out: each failed or errored verdict has
 // one, each too short to judge says why.
 func TestREADMEBenchCauses(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
+	readme := docsText(t)
 	flat := strings.Join(strings.Fields(string(readme)), " ")
 	if !strings.Contains(flat, "every verdict that fails or errors names its cause — the layer, what the evidence shows, and the fix — and one too short to judge says what the output lacks") {
 		t.Error("README does not state which verdicts name their cause")

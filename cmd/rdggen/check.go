@@ -30,8 +30,17 @@ MACHINE: CHECK [SUBJECT]: verdict):
 `)
 	for _, t := range ts {
 		fmt.Fprintf(&b, "  %-8s %s\n", t.name, checkHelp[t.name])
+		if t.name == readiness.TargetSwitch {
+			b.WriteString("   ONYX, over SSH (show commands only):\n")
+		}
 		for _, c := range apply.Checks(t.name) {
 			fmt.Fprintf(&b, "    %-15s %s\n", c.Name, c.What)
+		}
+		if t.name == readiness.TargetSwitch {
+			b.WriteString("   Cumulus Linux, through the NVUE REST API (GET requests only):\n")
+			for _, c := range apply.CumulusSwitchChecks() {
+				fmt.Fprintf(&b, "    %-15s %s\n", c.Name, c.What)
+			}
 		}
 	}
 	b.WriteString(`Every target also reports ` + apply.CheckConnect + ` (COULD NOT TELL, with why) for a machine it
@@ -56,7 +65,7 @@ are checked before anything is contacted).
 
 // checkHelp says what each target reads; apply.Checks names its checks.
 var checkHelp = map[string]string{
-	"switch":  "each switch over SSH, read-only; its data ports are the hosts' ports",
+	"switch":  "each switch, read-only; its data ports are the hosts' ports",
 	"esxi":    "vCenter's view of each ESXi host, then of its VMs",
 	"hosts":   "each VM over SSH, in one round trip",
 	"workers": "each worker container over SSH; logins along a ring, the rules for every pair",

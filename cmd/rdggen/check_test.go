@@ -534,6 +534,7 @@ func TestCheckUsage(t *testing.T) {
 		{[]string{"check"}, "rdggen: check needs -f cluster.yaml"},
 		{[]string{"check", "-f", "x.yaml", "--backup-dir", "b"}, "rdggen: --backup-dir is a flag of apply: check changes nothing"},
 		{[]string{"check", "-f", "x.yaml", "--docker-restart", "none"}, "rdggen: --docker-restart is a flag of apply"},
+		{[]string{"check", "-f", "x.yaml", "--vm-tools-timeout", "1m"}, "rdggen: --vm-tools-timeout is a flag of apply: check changes nothing"},
 		{[]string{"check", "-f", "x.yaml", "-o", "yaml"}, `rdggen: -o "yaml": check's -o is the output format: text or json`},
 		{[]string{"check", "-f", "x.yaml", "--target", "fabric"}, `rdggen: unknown target "fabric"`},
 		{[]string{"check", "-f", "x.yaml", "--parallel", "0"}, "rdggen: --parallel must be at least 1"},
@@ -548,14 +549,15 @@ func TestCheckUsage(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("check --help: exit %d", code)
 	}
-	for _, want := range []string{"  switch   each switch over SSH", "    pfc             per data port: PFC on", "  esxi     vCenter's view of each ESXi host",
+	for _, want := range []string{"  switch   each switch, read-only", "   ONYX, over SSH (show commands only):", "    pfc             per data port: PFC on",
+		"   Cumulus Linux, through the NVUE REST API (GET requests only):", "    qos-roce        qos roce operational = applied", "  esxi     vCenter's view of each ESXi host",
 		"    p2p             per VM: the PCIe peer-to-peer keys", "  hosts    each VM over SSH", "    peermem         nvidia-peermem", "  workers  each worker container",
 		"    gdr-level       NCCL_NET_GDR_LEVEL", "--switch-timeout", "--vcenter-timeout", "--host-root", "--keys"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("check --help lacks %q", want)
 		}
 	}
-	for _, hidden := range []string{"--backup-dir", "--docker-restart", "--worker-timeout", "--yes", "--dry-run"} {
+	for _, hidden := range []string{"--backup-dir", "--docker-restart", "--worker-timeout", "--vm-tools-timeout", "--yes", "--dry-run"} {
 		if strings.Contains(stdout, hidden) {
 			t.Errorf("check --help shows %s", hidden)
 		}
@@ -569,6 +571,7 @@ var checkSources = map[string]string{
 	"../../internal/vsphere":     readiness.TargetESXi,
 	"../../internal/hostapply":   readiness.TargetHosts,
 	"../../internal/workerapply": readiness.TargetWorkers,
+	"../../internal/nvueapply":   readiness.TargetSwitch,
 	"../../internal/remote":      "",
 	".":                          "",
 }
@@ -645,8 +648,8 @@ func emittedChecks(t *testing.T) map[string][]string {
 // `rdggen check --help` lists every check name the code can emit (read
 // from the Check constants of the packages that emit them) under the
 // target that emits it, and no name the code does not emit; connect,
-// which every target has, is named once for all of them. README's table
-// of checks names every one as well.
+// which every target has, is named once for all of them. The table of
+// checks in docs/check.md names every one as well.
 func TestCheckHelpNamesEveryCheck(t *testing.T) {
 	code, help, _ := rdggen(t, "check", "--help")
 	if code != exitOK {
@@ -658,6 +661,8 @@ func TestCheckHelpNamesEveryCheck(t *testing.T) {
 	for _, l := range strings.Split(help, "\n") {
 		switch f := strings.Fields(l); {
 		case len(f) == 0:
+		case strings.HasPrefix(l, "   ") && !strings.HasPrefix(l, "    ") && strings.HasSuffix(l, ":") && target != "":
+			// a switch OS's heading ("   Cumulus Linux, …:") within the target
 		case strings.HasPrefix(l, "    ") && target != "":
 			listed[target] = append(listed[target], f[0])
 		case strings.HasPrefix(l, "  ") && slices.Contains([]string{readiness.TargetSwitch, readiness.TargetESXi, readiness.TargetHosts, readiness.TargetWorkers}, f[0]):
@@ -687,16 +692,18 @@ func TestCheckHelpNamesEveryCheck(t *testing.T) {
 			}
 		}
 	}
-	// README's table of checks names them too, under their target (any: all).
-	readme, err := os.ReadFile("../../README.md")
+	// docs/check.md's table of checks names them too, under their target (any: all).
+	readme, err := os.ReadFile("../../docs/check.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	rows := map[string]string{}
 	for _, l := range strings.Split(string(readme), "\n") {
 		for _, tg := range []string{readiness.TargetSwitch, readiness.TargetESXi, readiness.TargetHosts, readiness.TargetWorkers, "any"} {
-			if strings.HasPrefix(l, "| "+tg+" | `") {
-				cell, _, _ := strings.Cut(strings.TrimPrefix(l, "| "+tg+" | "), " | ")
+			// "| switch | `…`" or, per switch OS, "| switch (ONYX) | `…`"
+			if strings.HasPrefix(l, "| "+tg+" | `") || strings.HasPrefix(l, "| "+tg+" (") {
+				_, rest, _ := strings.Cut(strings.TrimPrefix(l, "| "), " | ")
+				cell, _, _ := strings.Cut(rest, " | ")
 				rows[tg] += cell + " "
 			}
 		}
@@ -704,7 +711,7 @@ func TestCheckHelpNamesEveryCheck(t *testing.T) {
 	for tg, names := range emitted {
 		for _, name := range names {
 			if !strings.Contains(rows[tg]+rows["any"], "`"+name+"`") {
-				t.Errorf("README's table of checks lacks %q (target %q; \"\" is every target)", name, tg)
+				t.Errorf("docs/check.md's table of checks lacks %q (target %q; \"\" is every target)", name, tg)
 			}
 		}
 	}

@@ -32,11 +32,19 @@ type connFlags struct {
 // registerConnFlags adds the shared flags and the targets' flags to fs;
 // parallelHelp says what --parallel bounds.
 func registerConnFlags(fs *pflag.FlagSet, targets []*applyTarget, parallelHelp string) *connFlags {
+	// who is what the SSH flags reach: the VMs, and the switches when a
+	// target reaches them (run reaches only the VMs and their workers).
+	who := "VMs"
+	for _, t := range targets {
+		if t.name == "switch" {
+			who = "switches and VMs"
+		}
+	}
 	c := &connFlags{
 		parallel:   fs.Int("parallel", 8, parallelHelp),
-		knownHosts: fs.String("known-hosts", "", "known_hosts `FILE` that SSH host keys must match, switches and VMs (default ~/.ssh/known_hosts)"),
-		identities: fs.StringArray("identity", nil, "private key `FILE` for SSH to switches and VMs (repeatable); ssh-agent keys are offered too"),
-		sshTimeout: fs.Duration("ssh-timeout", 15*time.Second, "bound on each SSH connect and handshake, switches and VMs (> 0)"),
+		knownHosts: fs.String("known-hosts", "", "known_hosts `FILE` that SSH host keys must match, "+who+" (default ~/.ssh/known_hosts)"),
+		identities: fs.StringArray("identity", nil, "private key `FILE` for SSH to "+who+" (repeatable); ssh-agent keys are offered too"),
+		sshTimeout: fs.Duration("ssh-timeout", 15*time.Second, "bound on each SSH connect and handshake, "+who+" (> 0)"),
 		vm:         &vmFlags{},
 		targets:    targets,
 	}

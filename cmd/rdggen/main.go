@@ -65,9 +65,11 @@ Usage:
   rdggen check -f cluster.yaml [--target switch,esxi,hosts,workers]
                                         prove the live cluster is ready for RoCE training
                                         (read-only; each failure with its fix)
-  rdggen run -f cluster.yaml [--mpirun] [-- CMD ARG...]
+  rdggen run -f cluster.yaml [--mpirun | --torchrun] [-- CMD ARG...]
                                         launch the job from the first host's worker
-  rdggen bench -f cluster.yaml          measure RDMA pair by pair (ib_write_bw) and NCCL over the
+                                        (--torchrun: torchrun in every worker at once)
+  rdggen bench -f cluster.yaml [-o json]
+                                        measure RDMA pair by pair (ib_write_bw) and NCCL over the
                                         workers (all_reduce_perf) against pass lines from the link
                                         speed, each shortfall with its layer and fix
   rdggen bench --judge FILE...          the same verdicts for saved ib_write_bw / all_reduce_perf /
@@ -78,7 +80,7 @@ Without -f, generating and validating use the embedded reference cluster
 (8 hosts clx-mld-41..48); apply, check, run and bench need -f.
 
 -o is the output DIRECTORY when generating, and the output FORMAT (text or
-json) of validate, apply and check, as kubectl's and terraform's -o is. So
+json) of validate, apply, check and bench, as kubectl's and terraform's -o is. So
 that one is never taken for the other, generating refuses a format word as
 DIR (-o json: write -o ./json for a directory of that name), and the other
 commands refuse anything but text and json.
@@ -92,7 +94,32 @@ Examples:
 
 Exit status: 0 success, 1 invalid inventory (check: not ready), 2 usage error,
 3 a write or apply step failed.
-Run 'rdggen <command> --help' for a command's flags.
+Run 'rdggen help <command>' (or 'rdggen <command> --help') for a command's
+flags; the manual is in docs/ (docs/generate.md, docs/apply.md, ...).
+`
+
+const usageGenerate = `Usage: rdggen [generate] [-f cluster.yaml] [-o DIR] [-q]
+
+Validates the inventory, then writes every artifact of the cluster under DIR:
+the switch configuration (ONYX commands, or NVUE YAML and nv set lines for
+Cumulus Linux), the VMX and ESXi settings, each VM's Docker, route, firewall
+and RoCE files, the Horovod hostfile and launch lines, and a review picture
+(cluster.txt, cluster.svg). The tree is written atomically: it is built
+beside DIR and renamed into place, so an error, Ctrl-C or SIGTERM leaves
+nothing half-written. DIR is replaced as a whole, so rdggen refuses a DIR it
+did not write, one that holds files its .rdggen list does not name, and one
+that holds the inventory.
+
+Without -f, the embedded reference cluster (8 hosts clx-mld-41..48) is used.
+-o is a directory here; a format word (json, text, yaml, ...) is refused
+(write -o ./json for a directory of that name).
+
+Examples:
+  rdggen -o out                         # the reference cluster's artifacts in ./out
+  rdggen generate -f cluster.yaml -o out
+
+Exit status: 0 written, 1 invalid inventory (nothing written), 2 usage error,
+3 the tree could not be written.
 `
 
 // liveTerminal reports whether f is a terminal the live display can draw
@@ -111,7 +138,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	if len(args) > 0 {
 		switch args[0] {
 		case "generate":
-			return cmdGenerate(ctx, args[1:], stdout, stderr)
+			return cmdGenerate(ctx, usageGenerate, args[1:], stdout, stderr)
 		case "validate":
 			return cmdValidate(ctx, args[1:], stdout, stderr)
 		case "example":
@@ -127,11 +154,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		case "version", "--version":
 			return cmdVersion(args[1:], stdout, stderr)
 		case "help":
-			if len(args) < 2 {
-				return cmdGenerate(ctx, []string{"--help"}, stdout, stderr)
-			}
-			if args[1] == "help" || args[1] == "generate" || strings.HasPrefix(args[1], "-") {
-				return cmdGenerate(ctx, []string{"--help"}, stdout, stderr)
+			if len(args) < 2 || args[1] == "help" || strings.HasPrefix(args[1], "-") {
+				return cmdGenerate(ctx, usageTop, []string{"--help"}, stdout, stderr)
 			}
 			return run(ctx, []string{args[1], "--help"}, stdout, stderr, getenv)
 		}
@@ -140,7 +164,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 			return exitUsage
 		}
 	}
-	return cmdGenerate(ctx, args, stdout, stderr)
+	return cmdGenerate(ctx, usageTop, args, stdout, stderr)
 }
 
 // newFlagSet makes a subcommand's flag set: errors go to stderr, --help (asked
@@ -290,8 +314,11 @@ func insideDir(path, dir string) bool {
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
-func cmdGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("rdggen", usageTop, stdout, stderr)
+// cmdGenerate is `rdggen [generate]`; usage is the help it prints: the
+// top-level one for `rdggen --help`, generate's own for `rdggen generate
+// --help` and `rdggen help generate`.
+func cmdGenerate(ctx context.Context, usage string, args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("rdggen", usage, stdout, stderr)
 	file := fs.StringP("file", "f", "", "inventory `FILE` (default: the embedded reference cluster)")
 	out := fs.StringP("output", "o", "./rdg-out", "output `DIR`; replaced as a whole, never left half-written; a format word\n"+
 		"(json, text, yaml, …) is refused: write ./json for a directory of that name")

@@ -196,13 +196,29 @@ func TestSelectTargets(t *testing.T) {
 	}
 }
 
-// TestREADMEValidateSample runs the README's validate example and compares
-// its output, so the sample cannot drift from the tool.
-func TestREADMEValidateSample(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+// docsText is README.md and docs/*.md, one after the other: the samples
+// the tests compare with the tool are found wherever the manual keeps them.
+func docsText(t *testing.T) []byte {
+	t.Helper()
+	names, err := filepath.Glob("../../docs/*.md")
 	if err != nil {
 		t.Fatal(err)
 	}
+	var all []byte
+	for _, name := range append([]string{"../../README.md"}, names...) {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(append(all, b...), '\n')
+	}
+	return all
+}
+
+// TestREADMEValidateSample runs the manual's validate example and compares
+// its output, so the sample cannot drift from the tool.
+func TestREADMEValidateSample(t *testing.T) {
+	readme := docsText(t)
 	_, block, ok := strings.Cut(string(readme), "$ rdggen validate -f cluster.yaml\n")
 	if !ok {
 		t.Fatal("README has no validate sample")
@@ -220,12 +236,19 @@ func TestREADMEValidateSample(t *testing.T) {
 	}
 }
 
-// Every package directory the README names (`internal/{a,b}` spelled out)
-// exists, and the docker MTU range it states is the one validation holds.
+// Every package directory the README and docs/ name (`internal/{a,b}`
+// spelled out) exists, and the docker MTU range they state is the one
+// validation holds.
 func TestREADMEPathsExist(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
+	// The user's pages (rules.md and nvue.md also cite upstream source paths).
+	var readme []byte
+	for _, name := range []string{"README.md", "CONTRIBUTING.md", "docs/generate.md", "docs/apply.md", "docs/check.md", "docs/run.md",
+		"docs/bench-live.md", "docs/onyx.md", "docs/cumulus.md", "docs/credentials.md", "docs/library.md"} {
+		b, err := os.ReadFile(filepath.Join("../..", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		readme = append(append(readme, b...), '\n')
 	}
 	re := regexp.MustCompile("`((?:cmd|pkg|internal)/[A-Za-z0-9_/{},.-]*)`")
 	seen := 0

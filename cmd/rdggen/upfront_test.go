@@ -134,12 +134,20 @@ func TestOutputFlagMeaning(t *testing.T) {
 	}
 }
 
-// `generate` is the default command by name, and its help is the main one.
+// `generate` is the default command by name; its help is its own (usage,
+// what it writes, its flags), the main help lists every command.
 func TestGenerateCommand(t *testing.T) {
 	_, main, _ := rdggen(t, "--help")
+	if !strings.Contains(main, "(generate is the default command)") || !strings.Contains(main, "rdggen apply -f cluster.yaml") {
+		t.Errorf("rdggen --help:\n%s", main)
+	}
+	if _, help, _ := rdggen(t, "help"); help != main {
+		t.Errorf("rdggen help differs from rdggen --help:\n%s", help)
+	}
 	for _, args := range [][]string{{"help", "generate"}, {"generate", "--help"}} {
 		code, stdout, stderr := rdggen(t, args...)
-		if code != exitOK || stdout != main || !strings.Contains(stdout, "(generate is the default command)") {
+		if code != exitOK || stdout == main || !strings.HasPrefix(stdout, "Usage: rdggen [generate] [-f cluster.yaml] [-o DIR]") ||
+			!strings.Contains(stdout, "--output DIR") || strings.Contains(stdout, "rdggen apply -f") {
 			t.Errorf("rdggen %s: exit %d, %s%s", strings.Join(args, " "), code, stdout, stderr)
 		}
 	}

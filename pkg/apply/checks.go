@@ -2,6 +2,7 @@ package apply
 
 import (
 	"github.com/rdggen/rdggen/internal/hostapply"
+	"github.com/rdggen/rdggen/internal/nvueapply"
 	"github.com/rdggen/rdggen/internal/remote"
 	"github.com/rdggen/rdggen/internal/switchapply"
 	"github.com/rdggen/rdggen/internal/vsphere"
@@ -86,6 +87,24 @@ var checks = map[string][]CheckInfo{
 		{workerapply.CheckPeerRules, "NAT exemption, routes and accept rules admit every peer's worker"},
 		{workerapply.CheckRendezvous, "torchrun only: a connection to the rendezvous endpoint on the first worker"},
 	},
+}
+
+// cumulusChecks are the switch target's checks on a Cumulus Linux switch,
+// read through the NVUE REST API with GET requests only (the rules are the
+// Check constants' documentation in internal/nvueapply; docs/nvue.md).
+var cumulusChecks = []CheckInfo{
+	{nvueapply.CheckConfig, "the applied configuration against the inventory (apply's plan)"},
+	{nvueapply.CheckRoCE, "qos roce operational = applied: mode, PFC priority, ECN, traffic class"},
+	{nvueapply.CheckLink, "per data port: the link up"},
+	{nvueapply.CheckMTU, "per data port: the operational MTU as apply sets it (9216)"},
+	{nvueapply.CheckPauseCounters, "per data port: PFC pause frames on roce.priority (never fails)"},
+}
+
+// CumulusSwitchChecks lists the checks the switch target reports for a
+// Cumulus Linux switch (Checks(readiness.TargetSwitch) lists an ONYX
+// switch's), except CheckConnect. The slice is the caller's.
+func CumulusSwitchChecks() []CheckInfo {
+	return append([]CheckInfo(nil), cumulusChecks...)
 }
 
 // Checks lists every check target (readiness.TargetSwitch, TargetESXi,

@@ -87,6 +87,12 @@ var yamlTags = map[string]bool{"!!str": true, "!!int": true, "!!float": true, "!
 
 var versionType = reflect.TypeOf(Version{})
 
+// templateType is the one struct a scalar may stand for: `template: NAME`
+// is `template: {name: NAME}`, the way Terraform's vsphere provider names
+// the template a VM is cloned from (its `template_uuid` or the data
+// source's `name`), so a user coming from it may write just the name.
+var templateType = reflect.TypeOf(TemplateSpec{})
+
 func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.Tag == "!!null" }
 
 func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
@@ -188,7 +194,18 @@ func fieldsOf(t reflect.Type) (map[string][]int, []string) {
 }
 
 func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
+	if v.Type() == templateType && n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str" {
+		// The shorthand: the scalar is the name, at the scalar's position.
+		d.pos[path+".name"] = Pos{n.Line, n.Column}
+		d.pos[path+".name#key"] = Pos{n.Line, n.Column}
+		v.FieldByName("Name").SetString(n.Value)
+		return
+	}
 	if n.Kind != yaml.MappingNode {
+		if v.Type() == templateType {
+			d.fail(n, path, "must be the template's name or a mapping of keys to values (name, datastore, …)")
+			return
+		}
 		d.fail(n, path, "must be a mapping of keys to values")
 		return
 	}
