@@ -105,6 +105,11 @@ type vmPlan struct {
 	started, applied bool    // the reconfigure began; it succeeded
 	seconds          float64 // how long it took
 
+	// proven is the VM's entry in the last apply's record when it proves
+	// the VM unchanged (record.go): its device list was not read, and it
+	// is not planned (nothing to change); gpus come from the entry.
+	proven *VMRecord
+
 	// clone is the VM's clone when Apply clones it (before the clone, vm
 	// is nil); boot its first boot, when it still needs one (clone.go).
 	clone *clonePlan
@@ -212,6 +217,7 @@ func newHostPlan(inv *inventory.Inventory, st *state, name string) *hostPlan {
 			vp.err = fmt.Errorf("VM %s is on %s, the inventory places it on %s (passthrough devices belong to one host)", h.VM, where, name)
 		default:
 			vp.vm = vms[0]
+			vp.proven = st.proven[vp.vm.Self]
 		}
 	}
 	return hp
@@ -232,6 +238,12 @@ func (hp *hostPlan) planVMs(st *state, full bool) {
 		return // planned again, with the device list
 	}
 	for _, vp := range hp.vms {
+		if vp.err == nil && vp.vm != nil && vp.proven != nil {
+			// Unchanged since the last apply found it matching: nothing to
+			// plan but the checks of the first retrieve's facts.
+			vp.err = passthroughLimitErr(hp.host, vp.proven.HW, vp.inv, "its")
+			continue
+		}
 		if vp.err == nil && vp.vm != nil {
 			planVM(st, vp)
 			if vp.err == nil && vp.vm.Config != nil {
@@ -543,7 +555,7 @@ func (hp *hostPlan) planPassthrough() {
 func usedBy(st *state, h *mo.HostSystem) map[string]string {
 	out := map[string]string{}
 	for _, vm := range st.vmsOnHost[h.Self] {
-		for _, id := range vmPassthroughIDs(vm) {
+		for _, id := range st.passthroughOf(vm) {
 			out[id] = vm.Name
 		}
 	}
@@ -591,6 +603,13 @@ func (hp *hostPlan) resolveGPUs(st *state) {
 		if vp.err != nil {
 			continue
 		}
+		if vp.proven != nil {
+			copy(vp.gpus, vp.proven.GPUs)
+			for _, id := range vp.gpus {
+				claimed[id] = vp.inv.VM
+			}
+			continue
+		}
 		for i, g := range vp.inv.GPUs {
 			if g.PCI == "" {
 				continue
@@ -620,7 +639,7 @@ func (hp *hostPlan) resolveGPUs(st *state) {
 	}
 	waiting := map[string][]want{} // by model
 	for _, vp := range hp.vms {
-		if vp.err != nil || vp.vm == nil {
+		if vp.err != nil || vp.vm == nil || vp.proven != nil {
 			continue
 		}
 		var have []string
