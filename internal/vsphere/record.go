@@ -3,8 +3,13 @@ package vsphere
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"hash"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 
 	"github.com/vmware/govmomi/vim25/mo"
@@ -207,4 +212,51 @@ func firstBootDue(vm *mo.VirtualMachine) bool {
 		}
 	}
 	return false
+}
+
+// LoadRecord reads a record written by Save. A file that does not exist is
+// no record (nil, nil); one that cannot be read or decoded, or is of
+// another schema, is an error (the caller then reads every VM whole).
+func LoadRecord(path string) (*Record, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var r Record
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if r.Schema != RecordSchema {
+		return nil, fmt.Errorf("%s: schema %q, want %q", path, r.Schema, RecordSchema)
+	}
+	return &r, nil
+}
+
+// Save writes the record to path as JSON (mode 0600, its directory made
+// 0700 if missing), through a temporary file renamed over it: a reader sees
+// the old record or the new, never half of one.
+func (r *Record) Save(path string) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name()) // after a successful rename: nothing
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
 }
