@@ -52,13 +52,14 @@ func cpuTime() time.Duration {
 }
 
 // runApply runs one apply with the record of the last (as the CLI does;
-// full: as `apply --full`), its client side labelled side=client for the
-// CPU profile (go test -cpuprofile; go tool pprof -tags), the simulator's
-// server goroutines unlabelled.
-func runApply(b *testing.B, e *env, full bool) *vsphere.Result {
+// full: as `apply --full`), its client side labelled side=client and
+// run=measured (the applies measureApply times) or run=setup for the CPU
+// profile (go test -cpuprofile, then go tool pprof -tagfocus run=measured
+// -tags), the simulator's server goroutines unlabelled.
+func runApply(b *testing.B, e *env, full bool, run string) *vsphere.Result {
 	var res *vsphere.Result
 	var err error
-	pprof.Do(context.Background(), pprof.Labels("side", "client"), func(ctx context.Context) {
+	pprof.Do(context.Background(), pprof.Labels("side", "client", "run", run), func(ctx context.Context) {
 		res, err = vsphere.Apply(ctx, e.sess.Client, e.inv, vsphere.Options{Parallel: parallel, Out: io.Discard, Record: e.record, Full: full})
 	})
 	if err != nil {
@@ -102,8 +103,8 @@ func BenchmarkApply512(b *testing.B) {
 		}
 	}
 	b.Run("noop", func(b *testing.B) {
-		runApply(b, e, false) // make sure everything matches
-		runApply(b, e, false) // and is recorded
+		runApply(b, e, false, "setup") // make sure everything matches
+		runApply(b, e, false, "setup") // and is recorded
 		measureApply(b, e, false, nil, func(res *vsphere.Result) {
 			noop(res)
 			if res.VMsProven != len(e.inv.Hosts) {
@@ -112,7 +113,7 @@ func BenchmarkApply512(b *testing.B) {
 		})
 	})
 	b.Run("noop-full", func(b *testing.B) {
-		runApply(b, e, false)
+		runApply(b, e, false, "setup")
 		measureApply(b, e, true, nil, func(res *vsphere.Result) {
 			noop(res)
 			if res.VMsProven != 0 {
@@ -139,7 +140,7 @@ func measureApply(b *testing.B, e *env, full bool, reset func(), check func(*vsp
 		e.counter.Reset()
 		c0 := cpuTime()
 		b.StartTimer()
-		res := runApply(b, e, full)
+		res := runApply(b, e, full, "measured")
 		b.StopTimer()
 		cpu += cpuTime() - c0
 		check(res)

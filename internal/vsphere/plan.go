@@ -562,6 +562,17 @@ func usedBy(st *state, h *mo.HostSystem) map[string]string {
 	return out
 }
 
+// usedByOther names a VM on host h other than vm that holds the GPU at id
+// ("" if none).
+func usedByOther(st *state, h *mo.HostSystem, id string, vm *mo.VirtualMachine) string {
+	for _, o := range st.vmsOnHost[h.Self] {
+		if o.Self != vm.Self && slices.Contains(st.passthroughOf(o), id) {
+			return o.Name
+		}
+	}
+	return ""
+}
+
 // vmPassthroughIDs lists the PCI addresses of a VM's DirectPath devices.
 func vmPassthroughIDs(vm *mo.VirtualMachine) []string {
 	if vm.Config == nil {
@@ -605,8 +616,15 @@ func (hp *hostPlan) resolveGPUs(st *state) {
 		}
 		if vp.proven != nil {
 			copy(vp.gpus, vp.proven.GPUs)
-			for _, id := range vp.gpus {
+			for i, id := range vp.gpus {
 				claimed[id] = vp.inv.VM
+				// As in a whole read: a GPU the inventory places that
+				// another VM also holds fails the VM.
+				if other := usedByOther(st, hp.host, id, vp.vm); other != "" && vp.inv.GPUs[i].PCI != "" && vp.err == nil {
+					vp.err = fixable(fmt.Errorf("gpus[%d]: GPU %s on %s is already passed through to VM %s", i, id, hp.name, other),
+						fmt.Sprintf("a free %s at %s on ESXi host %s", vp.inv.GPUs[i].Model, id, hp.name),
+						fmt.Sprintf("remove GPU %s from VM %s, or correct gpus[%d].pci of %s in the inventory", id, other, i, vp.inv.Name))
+				}
 			}
 			continue
 		}

@@ -22,9 +22,13 @@ const devRead = "config.hardware.device"
 // recorded brings the reference cluster to health, then applies once
 // without a record (every VM read whole, nothing to change) and returns the
 // record that apply left: every VM in it.
-func recorded(t *testing.T) *env {
+func recorded(t *testing.T, edits ...func(*inventory.Inventory)) *env {
 	t.Helper()
-	e := newEnv(t, inventory.Reference(), vcsimtest.Options{})
+	inv := inventory.Reference()
+	for _, f := range edits {
+		f(inv)
+	}
+	e := newEnv(t, inv, vcsimtest.Options{})
 	e.counter.Watch(devRead)
 	healthy(t, e)
 	res, out := e.applyRecord(t, false)
@@ -284,5 +288,28 @@ func TestRecordInventoryChangeReadsWhole(t *testing.T) {
 	res, out := e.applyRecord(t, false)
 	if res.Err() != nil || res.VMsChanged != 1 || res.VMsProven != 7 || !strings.Contains(out, "vm "+vm+" ") {
 		t.Fatalf("%s\n%s", res.Summary(), out)
+	}
+}
+
+// A VM the record proves unchanged still fails, as in a whole read, when
+// another VM on its host (not in the inventory: read whole) takes a GPU the
+// inventory places on it.
+func TestRecordProvenVMSeesGPUTakenByAnother(t *testing.T) {
+	e := recorded(t, func(inv *inventory.Inventory) {
+		for k := range inv.Hosts[0].GPUs {
+			inv.Hosts[0].GPUs[k].PCI = vcsimtest.GPUAddress(k)
+		}
+	})
+	id := e.inv.Hosts[0].GPUs[0].PCI
+	if err := e.sim.AddVM(context.Background(), "intruder", e.inv.Hosts[0].ESXi, id); err != nil {
+		t.Fatal(err)
+	}
+	res, out := e.applyRecord(t, false)
+	want := "gpus[0]: GPU " + id + " on " + e.inv.Hosts[0].ESXi + " is already passed through to VM intruder"
+	if res.VMsProven != 8 || len(res.Failed) != 1 || !strings.Contains(res.Failed[0], want) {
+		t.Fatalf("%s (failed: %q)\n%s", res.Summary(), res.Failed, out)
+	}
+	if _, ok := e.record.VMs[e.inv.Hosts[0].VM]; ok {
+		t.Errorf("the failed VM stays in the record")
 	}
 }
