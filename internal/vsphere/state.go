@@ -43,7 +43,7 @@ var (
 		"name", "network", "config.pciPassthruInfo",
 		"config.network.pnic", "config.network.vswitch", "config.network.proxySwitch",
 		"configManager.pciPassthruSystem", "configManager.networkSystem", "configManager.kernelModuleSystem",
-		"config.product", // the ESXi version: the passthrough limit (limits.go)
+		"config.product.version", // the ESXi version: the passthrough limit (limits.go)
 	}
 	netProps  = []string{"name"}
 	dvpgProps = []string{"name", "key"}
