@@ -1,11 +1,12 @@
 // Package vsphere is the apply engine of `rdggen apply --target esxi`: it makes
 // vCenter's VMs and ESXi hosts match what pkg/vmx computes, through govmomi.
 //
-// One apply: connect (connect.go); read every VM, host and network in one
-// PropertyCollector retrieve of what the diff needs (state.go); plan per ESXi
-// host and per VM (plan.go), reading the PCI device lists of the hosts that
-// add or pick devices in a second retrieve (a run with nothing to do makes
-// exactly one); print the plan; then, unless it is a dry run, change the hosts
+// One apply: connect (connect.go); read every host and network and every
+// VM's name, host and change version in one PropertyCollector retrieve, then
+// the settings and devices of the VMs the last apply's record does not prove
+// unchanged (state.go, record.go); plan per ESXi host and per VM (plan.go),
+// reading the PCI device lists of the hosts that add or pick devices in one
+// more retrieve (a run with nothing to do reads none); print the plan; then, unless it is a dry run, change the hosts
 // (UpdatePassthruConfig, nmlx5_core parameters) and reconfigure each host's
 // VMs once the host is done, at most Options.Parallel machines at once,
 // waiting on all tasks with one poll (tasks.go). A VM's failure never stops

@@ -59,8 +59,10 @@ func (o ESXiOptions) engine(r *run) vsphere.Options {
 // vSwitch MTU) to what the inventory asks, through vCenter: one read of
 // every object, then only the changes. Settings that take effect at boot are
 // reported as "reboot needed"; devices that wait for that boot are attached
-// by the first run after it. The error wraps ErrMachines when hosts or VMs
-// failed.
+// by the first run after it. With o.Record set, a VM whose change version
+// and wanted state are those the last apply recorded is not read again
+// (docs/architecture.md, "The ESXi record"). The error wraps ErrMachines
+// when hosts or VMs failed.
 func ESXi(ctx context.Context, inv *inventory.Inventory, o ESXiOptions) (*Result, error) {
 	r := o.begin("esxi")
 	opts := o.engine(r)
