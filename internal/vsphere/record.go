@@ -101,7 +101,7 @@ func vmDigest(st *state, hp *hostPlan, h *inventory.Host) string {
 		w("extra %q = %q", o.Key, o.Value)
 	}
 	for _, g := range h.GPUs {
-		w("gpu %+v ids %v", g, vmx.DeviceIDsFor(g))
+		w("gpu %+v", g) // the model decides its device ids (pkg/vmx); RecordSchema their rules
 	}
 	w("adapter %+v pf %q", a, hp.pfID)
 	w("network %s key %q name %q", net.ref.Value, net.key, net.name)
