@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -81,7 +82,7 @@ func unreachableHint(err error, cfg vsphere.Config) error {
 // (GPU passthrough, SR-IOV, nmlx5_core RoCE parameters) through the vSphere API.
 func esxiTarget() *applyTarget {
 	var vcenter string
-	var insecure, allowHTTP bool
+	var insecure, allowHTTP, full bool
 	var timeout, toolsTimeout time.Duration
 	config := func(env *applyEnv) (vsphere.Config, error) {
 		return vsphere.ConfigFromEnv(env.Inv, env.Getenv, vcenter, insecure)
@@ -108,7 +109,10 @@ func esxiTarget() *applyTarget {
 	}
 	// options are the esxi target's settings for apply and check.
 	options := func(env *applyEnv, tr *targetRun, sess *vsphere.Session) apply.ESXiOptions {
-		opts := apply.ESXiOptions{Common: tr.common(env), Client: sess.Client, ToolsTimeout: toolsTimeout}
+		opts := apply.ESXiOptions{Common: tr.common(env), Client: sess.Client, ToolsTimeout: toolsTimeout, Full: full}
+		if !env.Checking {
+			opts.Record = esxiRecordFile(env.Getenv, sess.Client)
+		}
 		if esxiModules != nil {
 			opts.Modules = esxiModules(sess.Client)
 		}
@@ -123,9 +127,12 @@ func esxiTarget() *applyTarget {
 			fs.BoolVar(&allowHTTP, "vcenter-allow-http", false, "allow an http:// vCenter URL, the inventory's vcenter included (the password then crosses the network unencrypted)")
 			fs.DurationVar(&timeout, "vcenter-timeout", 2*time.Minute, "bound on each vSphere API request (> 0)")
 			fs.DurationVar(&toolsTimeout, "vm-tools-timeout", vsphere.DefaultToolsTimeout, "bound on the wait for VMware Tools after a cloned VM's first power-on (> 0)")
+			fs.BoolVar(&full, "full", false, "esxi: read every VM whole, not only those whose change version differs from the record of the last apply\n"+
+				"(kept in $XDG_CACHE_HOME/rdggen, default ~/.cache/rdggen)")
 		},
-		// check creates no VM, so it has nothing to wait for.
-		applyOnly: []string{"vm-tools-timeout"},
+		// check creates no VM (nothing to wait for) and always reads
+		// every VM whole (the record is apply's).
+		applyOnly: []string{"vm-tools-timeout", "full"},
 		check: func() error {
 			// The flag's URL is refused before anything is loaded or
 			// contacted (ConfigFromEnv reads it by the same grammar).
@@ -166,4 +173,26 @@ func esxiTarget() *applyTarget {
 			return rs, timeoutHint(err, "--vcenter-timeout", timeout)
 		},
 	}
+}
+
+// esxiRecordFile is where apply keeps the record of the VMs of one vCenter
+// it read whole and found matching (vsphere.Record):
+// $XDG_CACHE_HOME/rdggen/esxi-UUID.json, else ~/.cache/rdggen/…, UUID being
+// the vCenter's InstanceUuid (a record is only ever of one vCenter); "" (no
+// record) when neither variable is set or vCenter names no instance. Losing
+// the file costs one apply that reads every VM whole.
+func esxiRecordFile(getenv func(string) string, c *vim25.Client) string {
+	dir := getenv("XDG_CACHE_HOME")
+	if dir == "" || !filepath.IsAbs(dir) {
+		home := getenv("HOME")
+		if home == "" {
+			return ""
+		}
+		dir = filepath.Join(home, ".cache")
+	}
+	id := c.ServiceContent.About.InstanceUuid
+	if id == "" || strings.ContainsAny(id, `/\`) || id == "." || id == ".." {
+		return ""
+	}
+	return filepath.Join(dir, "rdggen", "esxi-"+id+".json")
 }

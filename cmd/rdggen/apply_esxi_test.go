@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vmware/govmomi/vim25"
 
@@ -146,5 +147,86 @@ func TestREADMECloneDryRun(t *testing.T) {
 	}
 	if sim.CloneCalls() != 0 {
 		t.Errorf("a dry run cloned %d VMs", sim.CloneCalls())
+	}
+}
+
+// TestApplyESXiRecordCLI: apply keeps its record of the VMs it read whole in
+// $XDG_CACHE_HOME/rdggen (one file per vCenter), a no-op then reads no VM
+// whole, --full reads them all, a damaged file is said and costs a whole
+// read, and check neither reads nor writes it (nor takes --full).
+func TestApplyESXiRecordCLI(t *testing.T) {
+	inv := inventory.Reference()
+	sim, err := vcsimtest.New(inv, vcsimtest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sim.Close)
+	esxiModules = func(*vim25.Client) vsphere.ModuleParams { return sim.Modules }
+	t.Cleanup(func() { esxiModules = nil })
+	cache := t.TempDir()
+	env := map[string]string{"GOVC_URL": sim.URL.String(), "GOVC_USERNAME": vcsimtest.Username, "GOVC_PASSWORD": vcsimtest.Password,
+		"GOVC_TLS_CA_CERTS": sim.CAFile, "XDG_CACHE_HOME": cache}
+	file := filepath.Join(t.TempDir(), "cluster.yaml")
+	if err := os.WriteFile(file, inventory.ReferenceYAML, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rdggen := func(args ...string) (int, string, string) {
+		t.Helper()
+		var out, errb bytes.Buffer
+		code := run(context.Background(), append(args, "-f", file), &out, &errb, func(k string) string { return env[k] })
+		return code, out.String(), errb.String()
+	}
+	const unread = "8 VM(s) unchanged since the last apply read them (same change version): their device lists were not read (--full reads them)\n"
+	if code, out, errs := rdggen("apply", "--target", "esxi", "--yes"); code != exitOK {
+		t.Fatalf("first apply: exit %d\n%s%s", code, out, errs)
+	}
+	// The VMs the first apply changed are read whole once more, and
+	// recorded then.
+	if code, out, errs := rdggen("apply", "--target", "esxi", "--yes"); code != exitOK || strings.Contains(out, "unchanged since the last apply") {
+		t.Fatalf("apply that records: exit %d\n%s%s", code, out, errs)
+	}
+	matches, _ := filepath.Glob(filepath.Join(cache, "rdggen", "esxi-*.json"))
+	if len(matches) != 1 {
+		t.Fatalf("record files: %v", matches)
+	}
+	record := matches[0]
+	code, out, errs := rdggen("apply", "--target", "esxi", "--yes")
+	if code != exitOK || !strings.Contains(out, unread) || !strings.Contains(out, "esxi: nothing to do: 8 VM(s) and 8 ESXi host(s) already match the inventory") {
+		t.Fatalf("no-op: exit %d\n%s%s", code, out, errs)
+	}
+	if code, out, errs := rdggen("apply", "--target", "esxi", "--yes", "--full"); code != exitOK || strings.Contains(out, "unchanged since the last apply") {
+		t.Fatalf("--full: exit %d\n%s%s", code, out, errs)
+	}
+	// check reads whole whatever the record says, and leaves it alone.
+	before, _ := os.ReadFile(record)
+	if err := os.Chtimes(record, time.Unix(1, 0), time.Unix(1, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errs := rdggen("check", "--target", "esxi"); strings.Contains(out+errs, "unchanged since the last apply") || code == exitUsage {
+		t.Errorf("check: exit %d\n%s%s", code, out, errs)
+	}
+	if fi, err := os.Stat(record); err != nil || fi.ModTime().Unix() != 1 {
+		t.Errorf("check touched the record: %v %v", fi.ModTime(), err)
+	}
+	if code, _, errs := rdggen("check", "--target", "esxi", "--full"); code != exitUsage {
+		t.Errorf("check --full: exit %d\n%s", code, errs)
+	}
+	// A dry run reads the record and does not write it.
+	if code, out, errs := rdggen("apply", "--target", "esxi", "--dry-run"); code != exitOK || !strings.Contains(out, unread) {
+		t.Errorf("dry run: exit %d\n%s%s", code, out, errs)
+	}
+	if fi, err := os.Stat(record); err != nil || fi.ModTime().Unix() != 1 {
+		t.Errorf("the dry run wrote the record: %v %v", fi.ModTime(), err)
+	}
+	if err := os.WriteFile(record, before[:len(before)/2], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = rdggen("apply", "--target", "esxi", "--yes")
+	if code != exitOK || !strings.Contains(out, "esxi: note: the record of the last apply cannot be used (") ||
+		!strings.Contains(out, "): every VM is read whole\n") || strings.Contains(out, "unchanged since the last apply") {
+		t.Fatalf("damaged record: exit %d\n%s%s", code, out, errs)
+	}
+	if code, out, errs := rdggen("apply", "--target", "esxi", "--yes"); code != exitOK || !strings.Contains(out, unread) {
+		t.Fatalf("after the damaged record: exit %d\n%s%s", code, out, errs)
 	}
 }

@@ -1,11 +1,12 @@
 // Package vsphere is the apply engine of `rdggen apply --target esxi`: it makes
 // vCenter's VMs and ESXi hosts match what pkg/vmx computes, through govmomi.
 //
-// One apply: connect (connect.go); read every VM, host and network in one
-// PropertyCollector retrieve of what the diff needs (state.go); plan per ESXi
-// host and per VM (plan.go), reading the PCI device lists of the hosts that
-// add or pick devices in a second retrieve (a run with nothing to do makes
-// exactly one); print the plan; then, unless it is a dry run, change the hosts
+// One apply: connect (connect.go); read every host and network and every
+// VM's name, host and change version in one PropertyCollector retrieve, then
+// the settings and devices of the VMs the last apply's record does not prove
+// unchanged (state.go, record.go); plan per ESXi host and per VM (plan.go),
+// reading the PCI device lists of the hosts that add or pick devices in one
+// more retrieve (a run with nothing to do reads none); print the plan; then, unless it is a dry run, change the hosts
 // (UpdatePassthruConfig, nmlx5_core parameters) and reconfigure each host's
 // VMs once the host is done, at most Options.Parallel machines at once,
 // waiting on all tasks with one poll (tasks.go). A VM's failure never stops
@@ -59,6 +60,12 @@ type Options struct {
 	// ToolsTimeout bounds the wait for VMware Tools after a cloned VM's
 	// first power-on (0: DefaultToolsTimeout).
 	ToolsTimeout time.Duration
+	// Record is the last apply's Result.Record: the VMs it proves
+	// unchanged are not read whole (see Record). nil reads every VM whole.
+	Record *Record
+	// Full reads every VM whole whatever Record says (Result.Record is
+	// still written). Check always reads whole and ignores both.
+	Full bool
 }
 
 // Result is the outcome of one apply.
@@ -88,6 +95,12 @@ type Result struct {
 	// Machines is the outcome per ESXi host and VM for `--output json`:
 	// each host, then its VMs, in inventory order.
 	Machines []applyplan.Machine
+	// Record is what the next apply's Options.Record should be (see
+	// Record); never nil after a plan.
+	Record *Record
+	// VMsProven counts the VMs Options.Record proved unchanged: their
+	// device lists were not read.
+	VMsProven int
 }
 
 // Err is nil when nothing failed, else an error naming every failure.
@@ -161,7 +174,14 @@ func Apply(ctx context.Context, c *vim25.Client, inv *inventory.Inventory, opts 
 		opts.Modules = KernelModuleParams{Client: c}
 	}
 	opts.Track.Phase(fmt.Sprintf("reading %d VM(s) and %d ESXi host(s) from vCenter", len(inv.Hosts), len(inv.ESXiHosts())), 0)
-	st, err := readState(ctx, c, managedKeys(inv), inventoryVMs(inv), inv.ESXiHosts(), opts.Parallel)
+	id := vcenterOf(c.ServiceContent.About)
+	var prove func(*state) map[types.ManagedObjectReference]*VMRecord
+	if opts.Record != nil && !opts.Full {
+		prove = func(s *state) map[types.ManagedObjectReference]*VMRecord {
+			return proveUnchanged(id, inv, s, opts.Record)
+		}
+	}
+	st, err := readStateProving(ctx, c, prove, managedKeys(inv), inventoryVMs(inv), inv.ESXiHosts(), opts.Parallel)
 	if err != nil {
 		return nil, err
 	}
@@ -169,10 +189,14 @@ func Apply(ctx context.Context, c *vim25.Client, inv *inventory.Inventory, opts 
 		return nil, err
 	}
 	opts.Track.Phase(fmt.Sprintf("planning %d ESXi host(s)", len(inv.ESXiHosts())), 0)
-	res := &Result{DryRun: opts.DryRun}
+	res := &Result{DryRun: opts.DryRun, VMsProven: len(st.proven)}
 	hosts := plan(ctx, c, inv, st, opts)
+	defer func() { res.Record = newRecord(id, inv, st, hosts, opts.Record) }()
 	var b strings.Builder
 	printPlan(&b, hosts, res)
+	if res.VMsProven > 0 {
+		fmt.Fprintf(&b, "%d VM(s) unchanged since the last apply read them (same change version): their device lists were not read (--full reads them)\n", res.VMsProven)
+	}
 	io.WriteString(opts.Out, b.String())
 	res.Machines = machines(hosts)
 	changes, _ := applyplan.Count(res.Machines)

@@ -24,6 +24,9 @@ type env struct {
 	sess    *vsphere.Session
 	counter *vcsimtest.Counter
 	inv     *inventory.Inventory
+	// record is the last apply's Result.Record, for the benchmarks and
+	// the record tests that carry it from apply to apply as the CLI does.
+	record *vsphere.Record
 }
 
 func newEnv(t testing.TB, inv *inventory.Inventory, opts vcsimtest.Options) *env {

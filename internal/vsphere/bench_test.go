@@ -3,6 +3,7 @@ package vsphere_test
 import (
 	"context"
 	"io"
+	"runtime/pprof"
 	"sync"
 	"syscall"
 	"testing"
@@ -50,98 +51,117 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-func runApply(b *testing.B, e *env) *vsphere.Result {
-	res, err := vsphere.Apply(context.Background(), e.sess.Client, e.inv, vsphere.Options{Parallel: parallel, Out: io.Discard})
+// runApply runs one apply with the record of the last (as the CLI does;
+// full: as `apply --full`), its client side labelled side=client and
+// run=measured (the applies measureApply times) or run=setup for the CPU
+// profile (go test -cpuprofile, then go tool pprof -tagfocus run=measured
+// -tags), the simulator's server goroutines unlabelled.
+func runApply(b *testing.B, e *env, full bool, run string) *vsphere.Result {
+	var res *vsphere.Result
+	var err error
+	pprof.Do(context.Background(), pprof.Labels("side", "client", "run", run), func(ctx context.Context) {
+		res, err = vsphere.Apply(ctx, e.sess.Client, e.inv, vsphere.Options{Parallel: parallel, Out: io.Discard, Record: e.record, Full: full})
+	})
 	if err != nil {
 		b.Fatal(err)
 	}
 	if err := res.Err(); err != nil {
 		b.Fatal(err)
 	}
+	e.record = res.Record
 	return res
 }
 
 // BenchmarkApply512 measures one apply of 512 VMs: "first" from the pristine
-// state (reset between iterations, untimed), "noop" when everything already
-// matches. Every SOAP call of the real client is counted by an
-// http.RoundTripper around its transport (the module parameters included:
-// they go through the simulator's HostKernelModuleSystem like any call).
-// Metrics: SOAP round trips per VM and per ESXi host, reconfigure and
-// retrieve calls per apply (retrieves include the task polls; devlists are
-// the retrieves of host PCI device lists among them), the response bytes
-// the client read, and the CPU time of client and simulator together per
-// apply.
+// state (reset between iterations, untimed; the reset changes every VM's
+// change version, as a reconfiguration does), "noop" when everything
+// already matches and the last apply's record proves every VM unchanged
+// (the CLI's default), "noop-full" the same with Options.Full (`apply
+// --full`: every VM read whole, as before the record). Every apply carries
+// the record of the one before. Every SOAP call of the real client is
+// counted by an http.RoundTripper around its transport (the module
+// parameters included: they go through the simulator's
+// HostKernelModuleSystem like any call). Metrics: SOAP round trips per VM
+// and per ESXi host, reconfigure and retrieve calls per apply (retrieves
+// include the task polls; devlists are the retrieves of host PCI device
+// lists among them), the VMs the record proved unchanged, the response
+// bytes the client read, and the CPU time of client and simulator together
+// per apply (the client's alone: go test -cpuprofile, then go tool pprof
+// -tags, label side=client).
 func BenchmarkApply512(b *testing.B) {
 	e := bench512(b)
-	n := float64(len(e.inv.Hosts))
-	nESXi := float64(len(e.inv.ESXiHosts()))
 	b.Run("first", func(b *testing.B) {
-		var calls, reconf, retr, devs int
-		var cpu time.Duration
-		var bytes int64
-		for i := 0; i < b.N; i++ {
-			b.StopTimer()
-			e.sim.Reset()
-			e.counter.Reset()
-			c0 := cpuTime()
-			b.StartTimer()
-			res := runApply(b, e)
-			b.StopTimer()
-			cpu += cpuTime() - c0
+		measureApply(b, e, false, func() { e.sim.Reset() }, func(res *vsphere.Result) {
 			if res.VMsChanged != len(e.inv.Hosts) {
 				b.Fatalf("first apply changed %d VMs", res.VMsChanged)
 			}
-			calls += e.counter.Total()
-			bytes += e.counter.Bytes()
-			reconf += e.counter.Count("ReconfigVM_Task")
-			retr += e.counter.Count("RetrievePropertiesEx") + e.counter.Count("ContinueRetrievePropertiesEx")
-			devs += e.counter.Matched(devList)
-			if i == b.N-1 {
-				b.Logf("N=%d, SOAP calls of the last apply: %s", b.N, e.counter)
-			}
-			b.StartTimer()
-		}
-		b.ReportMetric(float64(calls)/float64(b.N)/n, "soap/VM")
-		b.ReportMetric(float64(calls)/float64(b.N)/nESXi, "soap/esxi")
-		b.ReportMetric(float64(bytes)/float64(b.N)/1024, "resp-KiB/op")
-		b.ReportMetric(float64(reconf)/float64(b.N), "reconfigs/op")
-		b.ReportMetric(float64(retr)/float64(b.N), "retrieves/op")
-		b.ReportMetric(float64(devs)/float64(b.N), "devlists/op")
-		b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
+		})
 	})
+	noop := func(res *vsphere.Result) {
+		if res.VMsChanged != 0 || res.HostsChanged != 0 {
+			b.Fatalf("no-op apply changed %d VMs and %d hosts", res.VMsChanged, res.HostsChanged)
+		}
+	}
 	b.Run("noop", func(b *testing.B) {
-		runApply(b, e) // make sure everything matches
-		var calls, reconf, retr, devs int
-		var cpu time.Duration
-		var bytes int64
-		b.ResetTimer()
-		for i := 0; i < b.N; i++ {
-			b.StopTimer()
-			e.counter.Reset()
-			c0 := cpuTime()
-			b.StartTimer()
-			res := runApply(b, e)
-			b.StopTimer()
-			cpu += cpuTime() - c0
-			if res.VMsChanged != 0 {
-				b.Fatalf("no-op apply changed %d VMs", res.VMsChanged)
+		runApply(b, e, false, "setup") // make sure everything matches
+		runApply(b, e, false, "setup") // and is recorded
+		measureApply(b, e, false, nil, func(res *vsphere.Result) {
+			noop(res)
+			if res.VMsProven != len(e.inv.Hosts) {
+				b.Fatalf("no-op apply proved %d VMs unchanged, want all %d", res.VMsProven, len(e.inv.Hosts))
 			}
-			calls += e.counter.Total()
-			bytes += e.counter.Bytes()
-			reconf += e.counter.Count("ReconfigVM_Task")
-			retr += e.counter.Count("RetrievePropertiesEx") + e.counter.Count("ContinueRetrievePropertiesEx")
-			devs += e.counter.Matched(devList)
-			if i == b.N-1 {
-				b.Logf("N=%d, SOAP calls of the last apply: %s", b.N, e.counter)
-			}
-			b.StartTimer()
-		}
-		b.ReportMetric(float64(calls)/float64(b.N)/n, "soap/VM")
-		b.ReportMetric(float64(calls)/float64(b.N)/nESXi, "soap/esxi")
-		b.ReportMetric(float64(bytes)/float64(b.N)/1024, "resp-KiB/op")
-		b.ReportMetric(float64(reconf)/float64(b.N), "reconfigs/op")
-		b.ReportMetric(float64(retr)/float64(b.N), "retrieves/op")
-		b.ReportMetric(float64(devs)/float64(b.N), "devlists/op")
-		b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
+		})
 	})
+	b.Run("noop-full", func(b *testing.B) {
+		runApply(b, e, false, "setup")
+		measureApply(b, e, true, nil, func(res *vsphere.Result) {
+			noop(res)
+			if res.VMsProven != 0 {
+				b.Fatalf("--full apply proved %d VMs unchanged", res.VMsProven)
+			}
+		})
+	})
+}
+
+// measureApply runs b.N applies (reset before each, untimed, when not nil),
+// checks each result and reports the metrics of BenchmarkApply512.
+func measureApply(b *testing.B, e *env, full bool, reset func(), check func(*vsphere.Result)) {
+	n := float64(len(e.inv.Hosts))
+	nESXi := float64(len(e.inv.ESXiHosts()))
+	var calls, reconf, retr, devs, proven int
+	var cpu time.Duration
+	var bytes int64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		if reset != nil {
+			reset()
+		}
+		e.counter.Reset()
+		c0 := cpuTime()
+		b.StartTimer()
+		res := runApply(b, e, full, "measured")
+		b.StopTimer()
+		cpu += cpuTime() - c0
+		check(res)
+		calls += e.counter.Total()
+		bytes += e.counter.Bytes()
+		reconf += e.counter.Count("ReconfigVM_Task")
+		retr += e.counter.Count("RetrievePropertiesEx") + e.counter.Count("ContinueRetrievePropertiesEx")
+		devs += e.counter.Matched(devList)
+		proven += res.VMsProven
+		if i == b.N-1 {
+			b.Logf("N=%d, SOAP calls of the last apply: %s", b.N, e.counter)
+		}
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(calls)/float64(b.N)/n, "soap/VM")
+	b.ReportMetric(float64(calls)/float64(b.N)/nESXi, "soap/esxi")
+	b.ReportMetric(float64(calls)/float64(b.N), "soap/op")
+	b.ReportMetric(float64(bytes)/float64(b.N)/1024, "resp-KiB/op")
+	b.ReportMetric(float64(reconf)/float64(b.N), "reconfigs/op")
+	b.ReportMetric(float64(retr)/float64(b.N), "retrieves/op")
+	b.ReportMetric(float64(devs)/float64(b.N), "devlists/op")
+	b.ReportMetric(float64(proven)/float64(b.N), "proven/op")
+	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
 }

@@ -105,6 +105,11 @@ type vmPlan struct {
 	started, applied bool    // the reconfigure began; it succeeded
 	seconds          float64 // how long it took
 
+	// proven is the VM's entry in the last apply's record when it proves
+	// the VM unchanged (record.go): its device list was not read, and it
+	// is not planned (nothing to change); gpus come from the entry.
+	proven *VMRecord
+
 	// clone is the VM's clone when Apply clones it (before the clone, vm
 	// is nil); boot its first boot, when it still needs one (clone.go).
 	clone *clonePlan
@@ -212,6 +217,7 @@ func newHostPlan(inv *inventory.Inventory, st *state, name string) *hostPlan {
 			vp.err = fmt.Errorf("VM %s is on %s, the inventory places it on %s (passthrough devices belong to one host)", h.VM, where, name)
 		default:
 			vp.vm = vms[0]
+			vp.proven = st.proven[vp.vm.Self]
 		}
 	}
 	return hp
@@ -232,6 +238,12 @@ func (hp *hostPlan) planVMs(st *state, full bool) {
 		return // planned again, with the device list
 	}
 	for _, vp := range hp.vms {
+		if vp.err == nil && vp.vm != nil && vp.proven != nil {
+			// Unchanged since the last apply found it matching: nothing to
+			// plan but the checks of the first retrieve's facts.
+			vp.err = passthroughLimitErr(hp.host, vp.proven.HW, vp.inv, "its")
+			continue
+		}
 		if vp.err == nil && vp.vm != nil {
 			planVM(st, vp)
 			if vp.err == nil && vp.vm.Config != nil {
@@ -543,11 +555,22 @@ func (hp *hostPlan) planPassthrough() {
 func usedBy(st *state, h *mo.HostSystem) map[string]string {
 	out := map[string]string{}
 	for _, vm := range st.vmsOnHost[h.Self] {
-		for _, id := range vmPassthroughIDs(vm) {
+		for _, id := range st.passthroughOf(vm) {
 			out[id] = vm.Name
 		}
 	}
 	return out
+}
+
+// usedByOther names a VM on host h other than vm that holds the GPU at id
+// ("" if none).
+func usedByOther(st *state, h *mo.HostSystem, id string, vm *mo.VirtualMachine) string {
+	for _, o := range st.vmsOnHost[h.Self] {
+		if o.Self != vm.Self && slices.Contains(st.passthroughOf(o), id) {
+			return o.Name
+		}
+	}
+	return ""
 }
 
 // vmPassthroughIDs lists the PCI addresses of a VM's DirectPath devices.
@@ -591,6 +614,20 @@ func (hp *hostPlan) resolveGPUs(st *state) {
 		if vp.err != nil {
 			continue
 		}
+		if vp.proven != nil {
+			copy(vp.gpus, vp.proven.GPUs)
+			for i, id := range vp.gpus {
+				claimed[id] = vp.inv.VM
+				// As in a whole read: a GPU the inventory places that
+				// another VM also holds fails the VM.
+				if other := usedByOther(st, hp.host, id, vp.vm); other != "" && vp.inv.GPUs[i].PCI != "" && vp.err == nil {
+					vp.err = fixable(fmt.Errorf("gpus[%d]: GPU %s on %s is already passed through to VM %s", i, id, hp.name, other),
+						fmt.Sprintf("a free %s at %s on ESXi host %s", vp.inv.GPUs[i].Model, id, hp.name),
+						fmt.Sprintf("remove GPU %s from VM %s, or correct gpus[%d].pci of %s in the inventory", id, other, i, vp.inv.Name))
+				}
+			}
+			continue
+		}
 		for i, g := range vp.inv.GPUs {
 			if g.PCI == "" {
 				continue
@@ -620,7 +657,7 @@ func (hp *hostPlan) resolveGPUs(st *state) {
 	}
 	waiting := map[string][]want{} // by model
 	for _, vp := range hp.vms {
-		if vp.err != nil || vp.vm == nil {
+		if vp.err != nil || vp.vm == nil || vp.proven != nil {
 			continue
 		}
 		var have []string

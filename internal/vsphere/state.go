@@ -19,16 +19,22 @@ import (
 	"github.com/rdggen/rdggen/pkg/vmx"
 )
 
-// Properties of the first retrieve: what every diff needs, nothing more. The
-// hosts' hardware.pciDevice lists (dozens to hundreds of entries per host)
-// and the VMs' environment browsers are only needed to add or pick devices,
-// so readDevices fetches them in a second retrieve, for the hosts that need
+// Properties of the first retrieve: what every diff needs, nothing more. Of
+// a VM only what finds it and proves it unchanged (vmIDProps); the rest of
+// what its plan compares (vmProps) comes with its device list, for the VMs
+// the last apply's record does not prove unchanged (record.go). The hosts'
+// hardware.pciDevice lists (dozens to hundreds of entries per host) and the
+// VMs' environment browsers are only needed to add or pick devices, so
+// readDevices fetches them in a later retrieve, for the hosts that need
 // them. ExtraConfig is read by key (config.extraConfig["KEY"], one path per
 // key rdggen manages) instead of whole: a VM's ExtraConfig holds dozens of
 // keys rdggen never looks at.
 var (
-	vmProps = []string{
-		"name", "runtime.host", "runtime.powerState",
+	// config.changeVersion is the proof that a VM is unchanged since the
+	// last apply read it (record.go).
+	vmIDProps = []string{"name", "runtime.host", "config.changeVersion"}
+	vmProps   = []string{
+		"runtime.powerState",
 		"config.firmware", "config.memoryReservationLockedToMax",
 		"config.memoryAllocation.reservation", "config.hardware.memoryMB",
 		"config.version", // the hardware version: the passthrough limit (limits.go)
@@ -37,7 +43,7 @@ var (
 		"name", "network", "config.pciPassthruInfo",
 		"config.network.pnic", "config.network.vswitch", "config.network.proxySwitch",
 		"configManager.pciPassthruSystem", "configManager.networkSystem", "configManager.kernelModuleSystem",
-		"config.product", // the ESXi version: the passthrough limit (limits.go)
+		"config.product.version", // the ESXi version: the passthrough limit (limits.go)
 	}
 	netProps  = []string{"name"}
 	dvpgProps = []string{"name", "key"}
@@ -48,8 +54,9 @@ var (
 	dvsProps = []string{"name", "uuid", "config"}
 
 	// The VMs' device lists, read for the inventory's VMs only
-	// (readVMDevices).
-	vmHardwareProps = []string{"config.hardware.device"}
+	// (readVMDevices) with vmProps, and the change version again: a VM
+	// changed between the two reads is not recorded (record.go).
+	vmHardwareProps = []string{"config.hardware.device", "config.changeVersion"}
 
 	// Second retrieve (readDevices).
 	hostDeviceProps = []string{"hardware.pciDevice"}
@@ -80,11 +87,18 @@ func managedKeys(inv *inventory.Inventory) []string {
 	return slices.Compact(keys)
 }
 
-// inventoryVMs lists the VM names of inv.
+// inventoryVMs lists the VM names of inv, then the templates its VMs are
+// cloned from (clone.go compares the templates' firmware and hardware
+// version, read with the device lists).
 func inventoryVMs(inv *inventory.Inventory) []string {
 	names := make([]string, len(inv.Hosts))
 	for i := range inv.Hosts {
 		names[i] = inv.Hosts[i].VM
+	}
+	for i := range inv.Hosts {
+		if t := inv.Hosts[i].Template; t != nil && !slices.Contains(names, t.Name) {
+			names = append(names, t.Name)
+		}
 	}
 	return names
 }
@@ -102,6 +116,10 @@ type state struct {
 	vmsOnHost map[types.ManagedObjectReference][]*mo.VirtualMachine
 	// clones are the VMs Apply clones, by VM name (clone.go); nil in Check.
 	clones map[string]*clonePlan
+	// proven are the VMs the last apply's record proves unchanged
+	// (record.go): their device lists were not read. Empty in Check and
+	// in a full read.
+	proven map[types.ManagedObjectReference]*VMRecord
 }
 
 // dvs is a distributed switch as read, and what apply does to it: its
@@ -135,6 +153,14 @@ type network struct {
 // hostExtra are host properties beyond hostProps (Check reads
 // summary.rebootRequired).
 func readState(ctx context.Context, c *vim25.Client, extraKeys, vmNames, hostNames []string, parallel int, hostExtra ...string) (*state, error) {
+	return readStateProving(ctx, c, nil, extraKeys, vmNames, hostNames, parallel, hostExtra...)
+}
+
+// readStateProving is readState, except that the VMs prove returns (given
+// the state of the first retrieve) are taken as unchanged: their device
+// lists are not read (state.proven). prove nil reads every VM whole.
+func readStateProving(ctx context.Context, c *vim25.Client, prove func(*state) map[types.ManagedObjectReference]*VMRecord,
+	extraKeys, vmNames, hostNames []string, parallel int, hostExtra ...string) (*state, error) {
 	m := view.NewManager(c)
 	kinds := []string{"VirtualMachine", "HostSystem", "Network", "DistributedVirtualPortgroup", "DistributedVirtualSwitch"}
 	v, err := m.CreateContainerView(ctx, c.ServiceContent.RootFolder, kinds, true)
@@ -143,10 +169,6 @@ func readState(ctx context.Context, c *vim25.Client, extraKeys, vmNames, hostNam
 	}
 	defer func() { _ = v.Destroy(context.WithoutCancel(ctx)) }()
 
-	keyed := slices.Clone(vmProps)
-	for _, k := range extraKeys {
-		keyed = append(keyed, extraConfigPath(k))
-	}
 	spec := func(vmPaths []string) types.RetrieveProperties {
 		return types.RetrieveProperties{SpecSet: []types.PropertyFilterSpec{{
 			ObjectSet: []types.ObjectSpec{{
@@ -166,11 +188,7 @@ func readState(ctx context.Context, c *vim25.Client, extraKeys, vmNames, hostNam
 		}}}
 	}
 	pc := property.DefaultCollector(c)
-	res, err := pc.RetrieveProperties(ctx, spec(keyed))
-	if err != nil && isInvalidProperty(err) && len(extraKeys) > 0 {
-		// A server that does not take keyed paths: read ExtraConfig whole.
-		res, err = pc.RetrieveProperties(ctx, spec(append(slices.Clone(vmProps), "config.extraConfig")))
-	}
+	res, err := pc.RetrieveProperties(ctx, spec(vmIDProps))
 	if err != nil {
 		return nil, fmt.Errorf("retrieve VMs and hosts: %w", err)
 	}
@@ -185,21 +203,14 @@ func readState(ctx context.Context, c *vim25.Client, extraKeys, vmNames, hostNam
 		networks:  map[types.ManagedObjectReference]network{},
 		vmsOnHost: map[types.ManagedObjectReference][]*mo.VirtualMachine{},
 		dvs:       map[string]*dvs{},
-	}
-	vmContent := byType["VirtualMachine"]
-	extra := make([][]types.BaseOptionValue, len(vmContent))
-	for i := range vmContent {
-		vmContent[i], extra[i] = splitExtraConfig(vmContent[i])
+		proven:    map[types.ManagedObjectReference]*VMRecord{},
 	}
 	var vms []mo.VirtualMachine
-	if err := mo.LoadObjectContent(vmContent, &vms); err != nil {
+	if err := mo.LoadObjectContent(byType["VirtualMachine"], &vms); err != nil {
 		return nil, fmt.Errorf("decode VMs: %w", err)
 	}
 	for i := range vms {
 		vm := &vms[i]
-		if vm.Config != nil && len(extra[i]) > 0 {
-			vm.Config.ExtraConfig = extra[i]
-		}
 		s.vms[vm.Name] = append(s.vms[vm.Name], vm)
 		s.vmByRef[vm.Self] = vm
 		if vm.Runtime.Host != nil {
@@ -257,8 +268,11 @@ func readState(ctx context.Context, c *vim25.Client, extraKeys, vmNames, hostNam
 	// inventory's hosts (which GPUs they hold).
 	var wanted []*mo.VirtualMachine
 	seen := map[types.ManagedObjectReference]bool{}
+	if prove != nil {
+		s.proven = prove(s)
+	}
 	add := func(vm *mo.VirtualMachine) {
-		if !seen[vm.Self] {
+		if !seen[vm.Self] && s.proven[vm.Self] == nil {
 			seen[vm.Self] = true
 			wanted = append(wanted, vm)
 		}
@@ -275,7 +289,7 @@ func readState(ctx context.Context, c *vim25.Client, extraKeys, vmNames, hostNam
 			}
 		}
 	}
-	if err := readVMDevices(ctx, c, wanted, parallel); err != nil {
+	if err := readVMDevices(ctx, c, wanted, extraKeys, parallel); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -285,13 +299,15 @@ func readState(ctx context.Context, c *vim25.Client, extraKeys, vmNames, hostNam
 // (below it, a round trip costs more than the decoding it spreads).
 const vmsPerDeviceRead = 32
 
-// readVMDevices reads config.hardware.device of vms. A VM's device list is
-// most of what vCenter sends about it (about 7 KB of XML for a VM with two
-// GPUs and a VF, a dozen devices; more with disks), and decoding it is most
-// of an apply's CPU, so it is read only for the inventory's VMs (not every
-// VM in vCenter) and split into up to parallel retrieves of explicit
-// objects, decoded at once on as many cores.
-func readVMDevices(ctx context.Context, c *vim25.Client, vms []*mo.VirtualMachine, parallel int) error {
+// readVMDevices reads config.hardware.device of vms, with the rest of what
+// their plans compare (vmProps, the ExtraConfig keys extraKeys). A VM's
+// device list is most of what vCenter sends about it (about 7 KB of XML for
+// a VM with two GPUs and a VF, a dozen devices; more with disks), and
+// decoding it is most of an apply's CPU, so it is read only for the
+// inventory's VMs and those on its hosts (not every VM in vCenter), not for
+// the VMs the record proves unchanged, and split into up to parallel
+// retrieves of explicit objects, decoded at once on as many cores.
+func readVMDevices(ctx context.Context, c *vim25.Client, vms []*mo.VirtualMachine, extraKeys []string, parallel int) error {
 	if len(vms) == 0 {
 		return nil
 	}
@@ -307,36 +323,69 @@ func readVMDevices(ctx context.Context, c *vim25.Client, vms []*mo.VirtualMachin
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[p] = readVMDeviceChunk(ctx, c, chunk)
+			errs[p] = readVMDeviceChunk(ctx, c, chunk, extraKeys)
 		}()
 	}
 	wg.Wait()
 	return errors.Join(errs...)
 }
 
-func readVMDeviceChunk(ctx context.Context, c *vim25.Client, vms []*mo.VirtualMachine) error {
+func readVMDeviceChunk(ctx context.Context, c *vim25.Client, vms []*mo.VirtualMachine, extraKeys []string) error {
 	objs := make([]types.ObjectSpec, len(vms))
 	byRef := make(map[types.ManagedObjectReference]*mo.VirtualMachine, len(vms))
 	for i, vm := range vms {
 		objs[i] = types.ObjectSpec{Obj: vm.Self}
 		byRef[vm.Self] = vm
 	}
-	res, err := property.DefaultCollector(c).RetrieveProperties(ctx, types.RetrieveProperties{SpecSet: []types.PropertyFilterSpec{{
-		ObjectSet: objs,
-		PropSet:   []types.PropertySpec{{Type: "VirtualMachine", PathSet: vmHardwareProps}},
-	}}})
+	spec := func(paths []string) types.RetrieveProperties {
+		return types.RetrieveProperties{SpecSet: []types.PropertyFilterSpec{{
+			ObjectSet: objs,
+			PropSet:   []types.PropertySpec{{Type: "VirtualMachine", PathSet: paths}},
+		}}}
+	}
+	paths := slices.Concat(vmProps, vmHardwareProps)
+	keyed := slices.Clone(paths)
+	for _, k := range extraKeys {
+		keyed = append(keyed, extraConfigPath(k))
+	}
+	pc := property.DefaultCollector(c)
+	res, err := pc.RetrieveProperties(ctx, spec(keyed))
+	if err != nil && isInvalidProperty(err) && len(extraKeys) > 0 {
+		// A server that does not take keyed paths: read ExtraConfig whole.
+		res, err = pc.RetrieveProperties(ctx, spec(append(paths, "config.extraConfig")))
+	}
 	if err != nil {
 		return fmt.Errorf("retrieve VM devices: %w", err)
 	}
 	for _, oc := range res.Returnval {
 		dst := byRef[oc.Obj]
-		if dst == nil || dst.Config == nil {
+		if dst == nil {
 			continue
 		}
-		for _, p := range oc.PropSet {
-			if list, ok := p.Val.(types.ArrayOfVirtualDevice); ok && p.Name == vmHardwareProps[0] {
-				dst.Config.Hardware.Device = list.VirtualDevice
-			}
+		oc, extra := splitExtraConfig(oc)
+		var got []mo.VirtualMachine
+		if err := mo.LoadObjectContent([]types.ObjectContent{oc}, &got); err != nil {
+			return fmt.Errorf("decode VM %s: %w", dst.Name, err)
+		}
+		if len(got) != 1 {
+			continue
+		}
+		cv := ""
+		if dst.Config != nil {
+			cv = dst.Config.ChangeVersion
+		}
+		dst.Runtime.PowerState = got[0].Runtime.PowerState
+		dst.Config = got[0].Config
+		if dst.Config == nil {
+			continue // inaccessible: the plan says so
+		}
+		if len(extra) > 0 {
+			dst.Config.ExtraConfig = extra
+		}
+		if dst.Config.ChangeVersion != cv {
+			// Changed between the two reads: what was read is no
+			// proof of one version (record.go).
+			dst.Config.ChangeVersion = ""
 		}
 	}
 	return nil

@@ -35,11 +35,22 @@ type ESXiOptions struct {
 	// ToolsTimeout bounds the wait for VMware Tools after the first
 	// power-on of a VM cloned from its template (0: 10 minutes).
 	ToolsTimeout time.Duration
+	// Record is the file where ESXi keeps, between applies, the change
+	// version of every VM it read whole and found matching; a VM whose
+	// change version and wanted state are as recorded is not read again
+	// (its settings and device list), which makes a no-op read a small
+	// part of what it would. "" keeps no record: every VM is read whole.
+	// A missing, damaged or foreign file only means a whole read. A dry
+	// run reads the file and does not write it. CheckESXi ignores it.
+	Record string
+	// Full reads every VM whole whatever Record holds (Record is then
+	// written anew).
+	Full bool
 }
 
 func (o ESXiOptions) engine(r *run) vsphere.Options {
 	return vsphere.Options{DryRun: o.DryRun, Parallel: o.parallel(), Out: r.track.Writer(), Modules: o.Modules, Track: r.track, Gate: o.Confirm,
-		ToolsTimeout: o.ToolsTimeout}
+		ToolsTimeout: o.ToolsTimeout, Full: o.Full}
 }
 
 // ESXi brings the VMs (EFI firmware, 64-bit MMIO, full memory reservation,
@@ -50,12 +61,27 @@ func (o ESXiOptions) engine(r *run) vsphere.Options {
 // vSwitch MTU) to what the inventory asks, through vCenter: one read of
 // every object, then only the changes. Settings that take effect at boot are
 // reported as "reboot needed"; devices that wait for that boot are attached
-// by the first run after it. The error wraps ErrMachines when hosts or VMs
-// failed.
+// by the first run after it. With o.Record set, a VM whose change version
+// and wanted state are those the last apply recorded is not read again
+// (docs/architecture.md, "The ESXi record"). The error wraps ErrMachines
+// when hosts or VMs failed.
 func ESXi(ctx context.Context, inv *inventory.Inventory, o ESXiOptions) (*Result, error) {
 	r := o.begin("esxi")
-	res, err := vsphere.Apply(ctx, o.Client, inv, o.engine(r))
+	opts := o.engine(r)
+	if o.Record != "" {
+		rec, err := vsphere.LoadRecord(o.Record)
+		if err != nil && !o.Full {
+			fmt.Fprintf(r.track.Writer(), "esxi: note: the record of the last apply cannot be used (%v): every VM is read whole\n", err)
+		}
+		opts.Record = rec
+	}
+	res, err := vsphere.Apply(ctx, o.Client, inv, opts)
 	out := &Result{Target: "esxi"}
+	if res != nil && res.Record != nil && o.Record != "" && !o.DryRun {
+		if err := res.Record.Save(o.Record); err != nil {
+			fmt.Fprintf(r.track.Writer(), "esxi: note: the record of this apply was not saved (%v): the next apply reads every VM whole\n", err)
+		}
+	}
 	if res != nil {
 		out.Machines = res.Machines
 		out.Summary = res.Summary()

@@ -9,8 +9,10 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/vmware/govmomi"
 	"github.com/vmware/govmomi/find"
@@ -279,7 +281,8 @@ func (s *Sim) AddVM(ctx context.Context, name, esxi string, pci ...string) error
 // Reset puts every inventory VM and host back to how New made them (firmware
 // bios, no pciPassthru keys, no reservation, no GPUs or SR-IOV adapters;
 // passthrough and SR-IOV off; no module parameters), without API calls — for
-// benchmarks that measure a first apply repeatedly.
+// benchmarks that measure a first apply repeatedly. Each VM gets a new
+// config.changeVersion, as a reconfiguration would give it.
 func (s *Sim) Reset() {
 	lock := &simulator.Context{}
 	for i := range s.inv.Hosts {
@@ -309,6 +312,9 @@ func (s *Sim) Reset() {
 				devs = append(devs, d)
 			}
 			vm.Config.Hardware.Device = devs
+			// Every reconfiguration changes the change version (as
+			// ReconfigVM_Task does); apply's record relies on it.
+			vm.Config.ChangeVersion = strconv.FormatInt(time.Now().UnixNano(), 10)
 		})
 	}
 	for _, h := range s.hosts {
