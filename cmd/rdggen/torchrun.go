@@ -34,16 +34,25 @@ func launchTorchrun(ctx context.Context, env *applyEnv, dryRun bool, cmd []strin
 	if !ok {
 		return exitFailed
 	}
+	rdzv, err := horovod.RendezvousAddress(inv)
+	if err != nil {
+		fmt.Fprintf(stderr, "rdggen: run: %v\n", err)
+		return exitFailed
+	}
 	jobs := make([]*remote.ContainerJob, len(inv.Hosts))
 	for i := range inv.Hosts {
 		var vars []string
 		for _, e := range horovod.TorchrunEnv(inv, i, gids[i]) {
 			vars = append(vars, e.Name+"="+e.Value)
 		}
+		argv, err := horovod.TorchrunArgs(inv, i, cmd)
+		if err != nil {
+			fmt.Fprintf(stderr, "rdggen: run: %v\n", err)
+			return exitFailed
+		}
 		jobs[i] = &remote.ContainerJob{Host: inv.Hosts[i].Name, Container: horovod.WorkerName, Env: vars,
-			Argv: horovod.TorchrunArgs(inv, i, cmd), Grace: interruptGrace, Group: true, Stop: "TERM"}
+			Argv: argv, Grace: interruptGrace, Group: true, Stop: "TERM"}
 	}
-	rdzv := horovod.RendezvousAddress(inv)
 	if dryRun {
 		fmt.Fprintf(stderr, "rdggen run: dry run, nothing launched; in every host's worker at once (rendezvous at %s, %d processes) it would run:\n",
 			rdzv, horovod.TorchrunWorldSize(inv))
@@ -83,7 +92,7 @@ func launchTorchrun(ctx context.Context, env *applyEnv, dryRun bool, cmd []strin
 		return exitFailed
 	}
 	fmt.Fprintf(stderr, "rdggen run: torchrun in %d workers at once, %d processes, rendezvous at %s (%s's worker): %s\n",
-		len(jobs), horovod.TorchrunWorldSize(inv), rdzv, inv.Hosts[0].Name, quote.Terminal(quote.ShJoin(horovod.TorchrunArgs(inv, 0, cmd))))
+		len(jobs), horovod.TorchrunWorldSize(inv), rdzv, inv.Hosts[0].Name, quote.Terminal(quote.ShJoin(jobs[0].Argv)))
 
 	jobCtx, stop := context.WithCancel(ctx)
 	defer stop()

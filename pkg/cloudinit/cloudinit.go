@@ -18,8 +18,10 @@
 //
 // Everything here is a pure function of a valid inventory and never fails.
 // Every inventory string written is held to a grammar at validation (host
-// names, interface names, the user name, SSH public key lines) and quoted
-// for YAML besides.
+// names, interface names, the user name, SSH public key lines) and, for a
+// Go caller who builds an Inventory without validation, made safe where it
+// is written besides: quoted as a YAML scalar (quote.YAML) in a value, and
+// escaped (quote.Line) in a comment, so no string adds a key or a line.
 package cloudinit
 
 import (
@@ -64,9 +66,18 @@ func InstanceID(inv *inventory.Inventory, h *inventory.Host) string { return inv
 // MetaData is h's meta-data document (YAML): instance-id and local-hostname.
 func MetaData(inv *inventory.Inventory, h *inventory.Host) []byte {
 	var b bytes.Buffer
-	b.WriteString("# rdggen: cloud-init meta-data of " + h.Name + " (VM " + h.VM + "), cluster " + inv.Name + ".\n")
+	b.WriteString(header("meta-data", inv, h))
 	writeMeta(&b, inv, h)
 	return b.Bytes()
+}
+
+// header is a document's first comment line, "# rdggen: cloud-init
+// <what> of <host> (VM <vm>), cluster <name>.": the names go through
+// quote.Line, so a name a Go caller built with a newline (which validation
+// refuses in an inventory file) stays inside the comment instead of
+// starting a YAML key of its own.
+func header(what string, inv *inventory.Inventory, h *inventory.Host) string {
+	return "# rdggen: cloud-init " + what + " of " + quote.Line(h.Name) + " (VM " + quote.Line(h.VM) + "), cluster " + quote.Line(inv.Name) + ".\n"
 }
 
 func writeMeta(b *bytes.Buffer, inv *inventory.Inventory, h *inventory.Host) {
@@ -86,7 +97,7 @@ func UserData(inv *inventory.Inventory, h *inventory.Host) []byte {
 	t := h.Template
 	var b bytes.Buffer
 	b.WriteString("#cloud-config\n")
-	b.WriteString("# rdggen: cloud-init user-data of " + h.Name + " (VM " + h.VM + "), cluster " + inv.Name + ".\n")
+	b.WriteString(header("user-data", inv, h))
 	b.WriteString("hostname: " + quote.YAML(h.Name) + "\n")
 	b.WriteString("preserve_hostname: false\n")
 	if t == nil || len(t.SSHKeys) == 0 {
@@ -112,7 +123,7 @@ func UserData(inv *inventory.Inventory, h *inventory.Host) []byte {
 // set-name giving it its inventory name, or by that name when the MAC is "".
 func NetworkConfig(inv *inventory.Inventory, h *inventory.Host, macs MACs) []byte {
 	var b bytes.Buffer
-	b.WriteString("# rdggen: cloud-init network config of " + h.Name + " (VM " + h.VM + "), cluster " + inv.Name + ".\n")
+	b.WriteString(header("network config", inv, h))
 	writeNetwork(&b, inv, h, macs, "")
 	return b.Bytes()
 }
