@@ -29,6 +29,10 @@ func TestWarnings(t *testing.T) {
 			[]string{"mini.yaml:4:27: horovod.nproc_per_node: only torchrun reads it, and horovod.launcher is horovod: it has no effect"}},
 		{"more torchrun processes than GPUs", strings.Replace(baseYAML, "docker:\n", "horovod: {launcher: torchrun, nproc_per_node: 3}\ndocker:\n", 1),
 			[]string{"mini.yaml:4:47: horovod.nproc_per_node: 3 processes per worker, but a has 1 GPU(s)"}},
+		{"docker.mtu below data_mtu", strings.Replace(baseYAML, "  nic:", "  data_mtu: 9000\n  nic:", 1),
+			[]string{"mini.yaml:5:8: docker.mtu: 1500 is below data_mtu 9000 (hosts[0] and the others): docker0 and the bridge-mode workers stay at 1500 bytes while the data link carries 9000; leave docker.mtu out to follow data_mtu, or set it to 9000"}},
+		{"docker.mtu left out follows data_mtu", strings.Replace(strings.Replace(baseYAML, "  nic:", "  data_mtu: 9000\n  nic:", 1), "  mtu: 1500\n", "", 1), nil},
+		{"docker.mtu below data_mtu with host networking", strings.Replace(strings.Replace(baseYAML, "  nic:", "  data_mtu: 9000\n  nic:", 1), "docker:\n", "horovod: {network: host}\ndocker:\n", 1), nil},
 		{"torchrun processes within the GPUs", strings.Replace(baseYAML, "docker:\n", "horovod: {launcher: torchrun, nproc_per_node: 1}\ndocker:\n", 1), nil},
 		{"per-host routes at 2,048 hosts", string(scaleYAML(2048, false)), nil},
 		{"per-host routes at 2,049 hosts", string(scaleYAML(2049, false)), []string{
