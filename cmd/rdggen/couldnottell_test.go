@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -62,5 +63,87 @@ func TestCheckHostsCouldNotTell(t *testing.T) {
 	}
 	if code == exitOK || !strings.Contains(out, "hosts: 54 passed, 0 failed, 3 could not tell") {
 		t.Errorf("exit %d: three checks that could not tell must not pass", code)
+	}
+}
+
+// GPUDirect RDMA through DMA-BUF (NVIDIA GPU Operator: recommended over
+// nvidia-peermem; needs the open GPU kernel modules, Turing or later, Linux
+// ≥ 5.12), on 3 namespace VMs over real sshd, none with nvidia-peermem
+// loaded (it is installed): with A100s in the inventory, ns-01 (open
+// module, Linux 6.1) passes the peermem check through DMA-BUF and says so;
+// ns-02 (open module, Linux 5.4) and ns-03 (the proprietary module) fail,
+// each naming what DMA-BUF lacks there. With the guide's V100s, an open
+// module is no way out: peermem is required, and the V100's architecture
+// is the reason.
+func TestCheckGuestDMABUF(t *testing.T) {
+	c := netnstest.New(t, netnstest.Options{Hosts: 3, GPUs: 2})
+	inv := c.Inventory
+	for _, h := range c.Hosts {
+		stageGuest(t, h, inv.Horovod.HCA, healthyGuest(2))
+	}
+	if code, _, _ := applyHosts(t, c); code != exitOK {
+		t.Fatalf("apply hosts: exit %d", code)
+	}
+	src, err := os.ReadFile(c.InventoryPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a100 := strings.ReplaceAll(string(src), "{model: V100-PCIE-16GB, memory_gb: 16}", "{model: A100-PCIE-40GB, memory_gb: 40}")
+	if a100 == string(src) {
+		t.Fatal("the namespace inventory has no V100s to replace")
+	}
+	a100Path := filepath.Join(c.Dir, "a100.yaml")
+	if err := os.WriteFile(a100Path, []byte(a100), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stage := func(i int, g guest) {
+		h := c.Hosts[i]
+		stageRDMA(t, h, inv.Horovod.HCA, inv.Hosts[i].DataInterface, roceTable(h.Data.Addr(), 3))
+		stageGuest(t, h, inv.Horovod.HCA, g)
+	}
+	a := func(open bool, kernel string) guest {
+		g := guest{GPUs: 2, Taken: 2, BAR1MB: 64 << 10, Open: open, Kernel: kernel, Model: "NVIDIA A100-PCIE-40GB"}
+		return g
+	}
+	stage(0, a(true, "6.1.0-18-amd64"))
+	stage(1, a(true, "5.4.0-150-generic"))
+	stage(2, a(false, "6.1.0-18-amd64"))
+	peermem := func(out string) []string {
+		var got []string
+		for _, l := range strings.Split(out, "\n") {
+			if strings.Contains(l, ": peermem: ") || strings.Contains(l, ": FAILED: ") || strings.Contains(l, "COULD NOT TELL") {
+				got = append(got, strings.TrimPrefix(l, "[hosts] "))
+			}
+		}
+		return got
+	}
+	const expected = "expected nvidia_peermem loaded (nv_peer_mem with drivers before 470), only one of them; or DMA-BUF (open GPU kernel modules, Turing or later, Linux ≥ 5.12); " +
+		"fix: rdggen apply --target hosts (loads it and keeps it loaded at boot through /etc/modules-load.d/60-rdggen-nvidia-peermem.conf)"
+	code, out, _ := checkCluster(t, c, "--target", "hosts", "-f", a100Path)
+	want := []string{
+		"ns-01: peermem: passed (GPUDirect RDMA through DMA-BUF, no nvidia_peermem needed: NVIDIA open GPU kernel module 535.183.06, Linux 6.1.0-18-amd64, NVIDIA A100-PCIE-40GB (Ampere); " +
+			"NCCL ≥ 2.19 registers GPU memory through it (NVIDIA GPU Operator: DMA-BUF is recommended over nvidia-peermem))",
+		"ns-02: peermem: FAILED: found nvidia-peermem installed, not loaded: NCCL turns GPUDirect RDMA off (no DMA-BUF path: Linux 5.4.0-150-generic is older than 5.12); " + expected,
+		"ns-03: peermem: FAILED: found nvidia-peermem installed, not loaded: NCCL turns GPUDirect RDMA off (no DMA-BUF path: the NVIDIA driver is the proprietary kernel module (/proc/driver/nvidia/version names no Open Kernel Module)); " + expected,
+	}
+	if got := peermem(out); strings.Join(got, "\n") != strings.Join(want, "\n") || code == exitOK {
+		t.Errorf("A100s: exit %d; got\n%s\nwant\n%s", code, strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+
+	// The guide's V100s: an open module (which the V100 cannot have) does
+	// not make DMA-BUF a way; peermem stays required.
+	v := healthyGuest(2)
+	v.Peermem, v.Open, v.Kernel = false, true, "6.1.0-18-amd64"
+	stage(0, v)
+	stage(1, healthyGuest(2))
+	stage(2, healthyGuest(2))
+	code, out, _ = checkCluster(t, c, "--target", "hosts")
+	want = []string{
+		"ns-01: peermem: FAILED: found nvidia-peermem installed, not loaded: NCCL turns GPUDirect RDMA off (no DMA-BUF path: Tesla V100-PCIE-16GB is Volta (the open GPU kernel modules drive Turing and later)); " + expected,
+		"ns-02: peermem: passed (nvidia_peermem loaded (version 535.183.06); /sys/kernel/mm/memory_peers/nv_mem/version present: every NCCL sees it)",
+		"ns-03: peermem: passed (nvidia_peermem loaded (version 535.183.06); /sys/kernel/mm/memory_peers/nv_mem/version present: every NCCL sees it)",
+	}
+	if got := peermem(out); strings.Join(got, "\n") != strings.Join(want, "\n") || code == exitOK {
+		t.Errorf("V100s: exit %d; got\n%s\nwant\n%s", code, strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
