@@ -46,6 +46,13 @@ type Template struct {
 	MgmtInterface string
 }
 
+// MinCloudInitUbuntu is the first Ubuntu release whose cloud-init has the
+// VMware datasource (guestinfo), which a template with cloud_init needs:
+// DataSourceVMware arrived in cloud-init 21.3 (canonical/cloud-init#953)
+// and Ubuntu's updates brought it to 18.04, 20.04 and 21.04
+// (canonical/cloud-init#975–977), never to 16.04 (docs/inventory.md#template-prerequisites).
+var MinCloudInitUbuntu = [2]int{18, 4}
+
 // Defaults and bounds of the template keys.
 const (
 	// DefaultTemplateUser is Ubuntu's cloud image login user.
