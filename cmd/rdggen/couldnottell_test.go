@@ -74,7 +74,8 @@ func TestCheckHostsCouldNotTell(t *testing.T) {
 // ns-02 (open module, Linux 5.4) and ns-03 (the proprietary module) fail,
 // each naming what DMA-BUF lacks there. With the guide's V100s, an open
 // module is no way out: peermem is required, and the V100's architecture
-// is the reason.
+// is the reason. apply --target hosts does not load nvidia-peermem where
+// DMA-BUF is the path.
 func TestCheckGuestDMABUF(t *testing.T) {
 	c := netnstest.New(t, netnstest.Options{Hosts: 3, GPUs: 2})
 	inv := c.Inventory
@@ -128,6 +129,16 @@ func TestCheckGuestDMABUF(t *testing.T) {
 	}
 	if got := peermem(out); strings.Join(got, "\n") != strings.Join(want, "\n") || code == exitOK {
 		t.Errorf("A100s: exit %d; got\n%s\nwant\n%s", code, strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+
+	// apply --target hosts loads nvidia-peermem where it is the path, and
+	// not where DMA-BUF is: a module that refuses to load (no MLNX_OFED, as
+	// on a DMA-BUF VM with the inbox rdma-core) fails ns-02 and ns-03 only.
+	refuse := `echo "modprobe: ERROR: could not insert 'nvidia_peermem': Invalid argument" >&2; exit 1`
+	code, out, _ = applyHosts(t, c, "-f", a100Path, "--module-load", refuse)
+	if code != exitFailed || !strings.Contains(out, "hosts: 0 changed, 1 up to date, 2 failed (ns-02, ns-03)") ||
+		!strings.Contains(out, "! GPUDirect RDMA through DMA-BUF (NVIDIA open GPU kernel module 535.183.06, Linux 6.1.0-18-amd64, NVIDIA A100-PCIE-40GB (Ampere)): rdggen neither loads nvidia-peermem nor writes /etc/modules-load.d/60-rdggen-nvidia-peermem.conf") {
+		t.Errorf("apply on A100s: exit %d\n%s", code, out)
 	}
 
 	// The guide's V100s: an open module (which the V100 cannot have) does

@@ -41,11 +41,6 @@ const nvidiaVendor = "0x10de"
 //     (all zero when the kernel could not assign it);
 //   - efi: /sys/firmware/efi exists;
 //   - nvidia: the loaded driver's version (/sys/module/nvidia/version);
-//   - nvversion: /proc/driver/nvidia/version, whose first line says "Open
-//     Kernel Module" for NVIDIA's open GPU kernel modules (DMA-BUF's
-//     prerequisite); kernel: the running kernel's release
-//     (/proc/sys/kernel/osrelease); gpumodels: the "Model:" line of each GPU
-//     the driver took (/proc/driver/nvidia/gpus/BDF/information);
 //   - verbs: the RDMA devices userspace sees (ibv_devices when installed and
 //     no root prefix; else the kernel's verbs devices,
 //     /sys/class/infiniband_verbs/uverbs*/ibdev), one per line, after a
@@ -61,10 +56,6 @@ func guestProbe(w *remote.Script, inv *inventory.Inventory) {
 	w.Line(`fr gpus gpus`)
 	w.Line(`fr efi test -d "$R/sys/firmware/efi"`)
 	w.Line(`fr nvidia cat "$R/sys/module/nvidia/version"`)
-	w.Line(`fr nvversion cat "$R/proc/driver/nvidia/version"`)
-	w.Line(`fr kernel cat "$R/proc/sys/kernel/osrelease"`)
-	w.Line(`gpumodels() { for f in "$R"/proc/driver/nvidia/gpus/*/information; do [ -f "$f" ] && sed -n 's/^Model:[[:space:]]*//p' "$f"; done; return 0; }`)
-	w.Line(`fr gpumodels gpumodels`)
 	w.Line(`verbs() { if [ -z "$R" ] && command -v ibv_devices >/dev/null 2>&1; then echo source ibv_devices; ibv_devices | awk 'NR > 2 { print $1 }';`,
 		` else echo source /sys/class/infiniband_verbs; cat "$R"/sys/class/infiniband_verbs/uverbs*/ibdev 2>/dev/null; fi; return 0; }`)
 	w.Line(`fr verbs verbs`)
@@ -88,18 +79,9 @@ type guestGPU struct {
 
 // guestState is what guestProbe read.
 type guestState struct {
-	GPUs   []guestGPU
-	EFI    bool
-	Driver string // the NVIDIA driver's version, "" when not loaded
-	// OpenModule: /proc/driver/nvidia/version names the open GPU kernel
-	// module ("NVIDIA UNIX Open Kernel Module for x86_64  560.35.03 …").
-	OpenModule bool
-	// Kernel is the running kernel's release ("6.8.0-45-generic"), "" when
-	// not read.
-	Kernel string
-	// Models are the models the driver reports for its GPUs ("Tesla
-	// V100-PCIE-16GB").
-	Models  []string
+	GPUs    []guestGPU
+	EFI     bool
+	Driver  string // the NVIDIA driver's version, "" when not loaded
 	Verbs   []string
 	VerbsBy string // "ibv_devices" or the sysfs class
 	// Runtime is the runtime result ("" name when not read).
@@ -123,18 +105,6 @@ func parseGuest(rs []remote.Result) guestState {
 		case "nvidia":
 			if r.RC() == 0 {
 				g.Driver = strings.TrimSpace(string(r.Data))
-			}
-		case "nvversion":
-			g.OpenModule = r.RC() == 0 && strings.Contains(string(r.Data), "Open Kernel Module")
-		case "kernel":
-			if r.RC() == 0 {
-				g.Kernel = strings.TrimSpace(string(r.Data))
-			}
-		case "gpumodels":
-			for _, l := range strings.Split(string(r.Data), "\n") {
-				if l = strings.TrimSpace(l); l != "" {
-					g.Models = append(g.Models, l)
-				}
 			}
 		case "verbs":
 			for i, l := range strings.Split(strings.TrimSpace(string(r.Data)), "\n") {
@@ -275,7 +245,7 @@ func checkGuest(inv *inventory.Inventory, h *inventory.Host, g guestState, pm pe
 	}
 
 	// The peer-memory path: nvidia-peermem, or DMA-BUF where it applies.
-	db := dmabufPath(h, g)
+	db := dmabufPath(h, pm)
 	pmExpected := hostqos.PeermemSysfs + " loaded (" + hostqos.LegacyPeerModule + " with drivers before 470), only one of them; or DMA-BUF (open GPU kernel modules, Turing or later, Linux ≥ 5.12)"
 	switch {
 	case pm.Loaded && pm.Legacy:
@@ -423,18 +393,19 @@ type dmabuf struct {
 // dma-buf as a memory region (ib_umem_dmabuf, Linux 5.12).
 var dmaBufMinKernel = [2]int{5, 12}
 
-// dmabufPath judges DMA-BUF's prerequisites on the guest g of host h
+// dmabufPath judges DMA-BUF's prerequisites on host h from what the
+// peer-memory probe read (g)
 // (NVIDIA GPU Operator, "GPUDirect RDMA and GPUDirect Storage"): the NVIDIA
 // driver's open GPU kernel module, Linux ≥ 5.12, and GPUs of Turing or
 // later (the open modules drive no older GPU): the models the driver
 // reports, else the inventory's, by vmx.Architecture. NCCL ≥ 2.19 in the
 // worker image is the remaining condition, which the VM cannot show.
-func dmabufPath(h *inventory.Host, g guestState) dmabuf {
+func dmabufPath(h *inventory.Host, g peermemState) dmabuf {
 	var why, found []string
 	switch {
 	case g.Driver == "":
 		why = append(why, "no NVIDIA driver loaded")
-	case !g.OpenModule:
+	case !g.Open:
 		why = append(why, "the NVIDIA driver is the proprietary kernel module (/proc/driver/nvidia/version names no Open Kernel Module)")
 	default:
 		found = append(found, "NVIDIA open GPU kernel module "+g.Driver)
@@ -462,7 +433,7 @@ func dmabufPath(h *inventory.Host, g guestState) dmabuf {
 		seen[m] = true
 		a, ok := vmx.Architecture(m)
 		switch {
-		case !ok && g.OpenModule:
+		case !ok && g.Open:
 			archs = append(archs, m+" (not in rdggen's table; the open module drives only Turing and later)")
 		case !ok:
 			why = append(why, m+"'s architecture is not in rdggen's table")
