@@ -260,10 +260,12 @@ func planClones(ctx context.Context, c *vim25.Client, inv *inventory.Inventory, 
 			}
 		}
 		if a, ok := staticMgmt(h); ok && cp.err == nil && cloudinit.Enabled(h) {
-			cp.err = fixable(fmt.Errorf("mgmt %s is a static address, but the clone's management interface %s gets its address by DHCP (rdggen's cloud-init network config), on a MAC vCenter assigns at the clone, so no DHCP reservation can hold %s for it yet: rdggen apply --target hosts would connect to an address the clone never gets, so rdggen does not clone it",
-				a, t.MgmtInterface, a),
-				"mgmt a name the clone's DHCP lease registers (or left out: the host name)",
-				"set hosts[].mgmt to the name DNS gives the clone's DHCP lease (or leave it out), or create the VM yourself with that address")
+			if _, static := cloudinit.StaticMgmt(h); !static {
+				cp.err = fixable(fmt.Errorf("mgmt %s is a static address, but the clone's management interface %s gets its address by DHCP (rdggen's cloud-init network config without template.mgmt_prefix), on a MAC vCenter assigns at the clone, so no DHCP reservation can hold %s for it yet: rdggen apply --target hosts would connect to an address the clone never gets, so rdggen does not clone it",
+					a, t.MgmtInterface, a),
+					"template.mgmt_prefix set (the clone gets mgmt statically), or mgmt a name the clone's DHCP lease registers",
+					"set template.mgmt_prefix (with mgmt_gateway and mgmt_dns) so that cloud-init gives the clone "+a.String()+" statically, or set hosts[].mgmt to the name DNS gives the clone's DHCP lease (or leave it out)")
+			}
 		}
 		if hs := st.hosts[h.ESXi]; len(hs) == 1 {
 			cp.host = hs[0].Self
@@ -424,8 +426,15 @@ func firstBootChange(h *inventory.Host, state string, timeout time.Duration) app
 	case state == FirstBootBooting:
 		what = "power on (its identity is written)"
 	case cloudinit.Enabled(h):
-		what = fmt.Sprintf("cloud-init identity in guestinfo (hostname %s, %s by DHCP, %s %s MTU %d matched by the VF's MAC, the container routes, user %s), then power on",
-			h.Name, h.Template.MgmtInterface, h.DataInterface, h.Data.Address, h.DataMTU, h.Template.User)
+		mgmt := h.Template.MgmtInterface + " by DHCP"
+		if a, ok := cloudinit.StaticMgmt(h); ok {
+			mgmt = h.Template.MgmtInterface + " " + a.String()
+			if gw := h.Template.MgmtGateway; gw.IsValid() {
+				mgmt += " via " + gw.String()
+			}
+		}
+		what = fmt.Sprintf("cloud-init identity in guestinfo (hostname %s, %s, %s %s MTU %d matched by the VF's MAC, the container routes, user %s), then power on",
+			h.Name, mgmt, h.DataInterface, h.Data.Address, h.DataMTU, h.Template.User)
 	default:
 		what = "power on (no cloud-init: no identity written)"
 	}

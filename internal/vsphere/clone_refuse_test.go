@@ -9,6 +9,7 @@ import (
 
 	"github.com/rdggen/rdggen/internal/testing/vcsimtest"
 	"github.com/rdggen/rdggen/internal/vsphere"
+	"github.com/rdggen/rdggen/pkg/cloudinit"
 )
 
 // A clone onto an ESXi host whose SR-IOV becomes active only after the
@@ -58,7 +59,7 @@ func TestCloneRefusals(t *testing.T) {
 	res, out := e.applyWith(t, vsphere.Options{ToolsTimeout: 2 * time.Second})
 	want := []string{
 		`vm clx-mld-42: "gpu-vm-running" is a VM that is poweredOn, not a template or a powered-off VM: cloning it would copy its disks while its guest writes them (a crash-consistent copy, file systems mid-write, in every clone), so rdggen does not clone it`,
-		"vm clx-mld-43: mgmt 10.0.0.43 is a static address, but the clone's management interface eno0 gets its address by DHCP (rdggen's cloud-init network config), on a MAC vCenter assigns at the clone, so no DHCP reservation can hold 10.0.0.43 for it yet: rdggen apply --target hosts would connect to an address the clone never gets, so rdggen does not clone it",
+		"vm clx-mld-43: mgmt 10.0.0.43 is a static address, but the clone's management interface eno0 gets its address by DHCP (rdggen's cloud-init network config without template.mgmt_prefix), on a MAC vCenter assigns at the clone, so no DHCP reservation can hold 10.0.0.43 for it yet: rdggen apply --target hosts would connect to an address the clone never gets, so rdggen does not clone it",
 	}
 	if strings.Join(res.Failed, "\n") != strings.Join(want, "\n") {
 		t.Errorf("failures:\n%s\nwant:\n%s\n%s", strings.Join(res.Failed, "\n"), strings.Join(want, "\n"), out)
@@ -76,4 +77,42 @@ func TestCloneRefusals(t *testing.T) {
 		}
 	}
 	e.checkClone(t, vms["clx-mld-44"], &inv.Hosts[3])
+}
+
+// With template.mgmt_prefix (and mgmt_gateway, mgmt_dns), a host whose mgmt
+// is a static address is cloned, and its cloud-init network config in
+// guestinfo.metadata gives the management interface that address, the
+// default route and the name servers, matched by the MAC vCenter assigned;
+// a host whose mgmt is a name keeps DHCP.
+func TestCloneStaticMgmt(t *testing.T) {
+	inv := templated(t, "ssh_keys: [", "mgmt_prefix: 24, mgmt_gateway: 10.0.0.1, mgmt_dns: [10.0.0.2], ssh_keys: [",
+		"  - name: clx-mld-43\n    esxi: esx-43.example\n", "  - name: clx-mld-43\n    esxi: esx-43.example\n    mgmt: 10.0.0.43\n")
+	e := newEnv(t, inv, vcsimtest.Options{SkipVMs: allVMs(inv, "clx-mld-41"), Templates: templates})
+	res, out := e.applyWith(t, vsphere.Options{ToolsTimeout: 2 * time.Second})
+	if res.Err() != nil || strings.Contains(out, "FAILED") {
+		t.Fatalf("apply: %s\n%s", res.Summary(), out)
+	}
+	if !strings.Contains(out, "first boot: cloud-init identity in guestinfo (hostname clx-mld-43, eno0 10.0.0.43/24 via 10.0.0.1, enp1f0 31.31.31.43/24") {
+		t.Errorf("the plan does not show the static management address:\n%s", out)
+	}
+	vms := e.readAll(t)
+	meta := func(name string) string {
+		for _, o := range vms[name].Config.ExtraConfig {
+			if ov := o.GetOptionValue(); ov.Key == cloudinit.KeyMetadata {
+				return gunzip(t, ov.Value.(string))
+			}
+		}
+		t.Fatalf("%s: no %s", name, cloudinit.KeyMetadata)
+		return ""
+	}
+	m43 := meta("clx-mld-43")
+	for _, want := range []string{"      dhcp4: false\n      addresses:\n        - 10.0.0.43/24\n      routes:\n        - to: 0.0.0.0/0\n          via: 10.0.0.1\n      nameservers:\n        addresses:\n          - 10.0.0.2\n"} {
+		if !strings.Contains(m43, want) {
+			t.Errorf("clx-mld-43's metadata lacks %q:\n%s", want, m43)
+		}
+	}
+	if m44 := meta("clx-mld-44"); !strings.Contains(m44, "      dhcp4: true\n") || strings.Contains(m44, "0.0.0.0/0") {
+		t.Errorf("clx-mld-44 (mgmt a name) is not DHCP:\n%s", m44)
+	}
+	e.checkClone(t, vms["clx-mld-43"], &inv.Hosts[2])
 }

@@ -302,6 +302,9 @@ func (c *checker) inherit(h *Host, own, def base, p string) {
 				t.Name, h.OS, h.Name)
 		}
 	}
+	if h.Template != nil {
+		c.staticMgmt(h, h.Template, p, tp)
+	}
 	if h.Template != nil && h.DataInterface != "" && h.Template.MgmtInterface == h.DataInterface {
 		path := tp + ".mgmt_interface"
 		if !slices.ContainsFunc(c.rep.Findings, func(f Finding) bool { return f.Path == path }) {
