@@ -393,13 +393,13 @@ type dmabuf struct {
 // dma-buf as a memory region (ib_umem_dmabuf, Linux 5.12).
 var dmaBufMinKernel = [2]int{5, 12}
 
-// dmabufPath judges DMA-BUF's prerequisites on host h from what the
-// peer-memory probe read (g)
-// (NVIDIA GPU Operator, "GPUDirect RDMA and GPUDirect Storage"): the NVIDIA
-// driver's open GPU kernel module, Linux ≥ 5.12, and GPUs of Turing or
-// later (the open modules drive no older GPU): the models the driver
-// reports, else the inventory's, by vmx.Architecture. NCCL ≥ 2.19 in the
-// worker image is the remaining condition, which the VM cannot show.
+// dmabufPath judges DMA-BUF's prerequisites (NVIDIA GPU Operator,
+// "GPUDirect RDMA and GPUDirect Storage") on host h from what the
+// peer-memory probe read (g): the NVIDIA driver's open GPU kernel module,
+// Linux ≥ 5.12, and GPUs of Turing or later (the open modules drive no
+// older GPU): the models the driver reports, else the inventory's, by
+// vmx.Architecture. NCCL ≥ 2.19 in the worker image is the remaining
+// condition, which the VM cannot show.
 func dmabufPath(h *inventory.Host, g peermemState) dmabuf {
 	var why, found []string
 	switch {

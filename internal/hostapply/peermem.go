@@ -5,6 +5,7 @@ import (
 
 	"github.com/rdggen/rdggen/internal/remote"
 	"github.com/rdggen/rdggen/pkg/hostqos"
+	"github.com/rdggen/rdggen/pkg/quote"
 )
 
 // peermemProbe appends the read of GPUDirect RDMA's peer-memory module: one
@@ -54,13 +55,13 @@ func parsePeermem(out string) peermemState {
 		switch f := strings.Fields(l); {
 		case len(f) == 0:
 		case f[0] == "driver" && len(f) > 1:
-			s.Driver = f[1]
+			s.Driver = quote.Line(f[1])
 		case f[0] == "open":
 			s.Open = true
 		case f[0] == "kernel" && len(f) > 1:
-			s.Kernel = f[1]
+			s.Kernel = quote.Line(f[1])
 		case f[0] == "model" && len(f) > 1:
-			s.Models = append(s.Models, strings.TrimSpace(strings.TrimPrefix(l, "model ")))
+			s.Models = append(s.Models, quote.Line(strings.TrimSpace(strings.TrimPrefix(l, "model "))))
 		case f[0] == "loaded":
 			s.Loaded = true
 		case f[0] == "legacy":
