@@ -102,6 +102,14 @@ type guest struct {
 	// Peermem: nvidia_peermem loaded (and MLNX_OFED's memory_peers file);
 	// else the module is installed but not loaded.
 	Peermem bool
+	// Open: the driver is NVIDIA's open GPU kernel module (its
+	// /proc/driver/nvidia/version says so); else the proprietary one.
+	Open bool
+	// Kernel is /proc/sys/kernel/osrelease, absent when "".
+	Kernel string
+	// Model is what the driver reports for each GPU; "" is the guide's
+	// "Tesla V100-PCIE-16GB".
+	Model string
 }
 
 // healthyGuest is a VM with n V100 16 GB, ready for GPUDirect RDMA.
@@ -116,7 +124,7 @@ func healthyGuest(n int) guest { return guest{GPUs: n, Taken: n, BAR1MB: 16 << 1
 // BAR3 32 MiB.
 func stageGuest(t *testing.T, h *netnstest.Host, dev string, g guest) {
 	t.Helper()
-	for _, d := range []string{"/sys/bus/pci", "/sys/firmware", "/sys/module", "/sys/kernel/mm", "/sys/class/infiniband_verbs", "/proc/driver", "/usr/bin", "/lib/modules"} {
+	for _, d := range []string{"/sys/bus/pci", "/sys/firmware", "/sys/module", "/sys/kernel/mm", "/sys/class/infiniband_verbs", "/proc/driver", "/proc/sys", "/usr/bin", "/lib/modules"} {
 		if err := os.RemoveAll(h.File(d)); err != nil {
 			t.Fatal(err)
 		}
@@ -132,6 +140,16 @@ func stageGuest(t *testing.T, h *netnstest.Host, dev string, g guest) {
 	if !g.NoDriver {
 		files["/sys/module/nvidia/version"] = "535.183.06\n"
 		files["/proc/driver/nvidia/version"] = "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.183.06  Wed Jun 26 06:51:59 UTC 2024\n"
+		if g.Open {
+			files["/proc/driver/nvidia/version"] = "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  535.183.06  Release Build  (dvs-builder@U16-I3-B03-4-3)  Wed Jun 26 06:51:59 UTC 2024\n"
+		}
+	}
+	if g.Kernel != "" {
+		files["/proc/sys/kernel/osrelease"] = g.Kernel + "\n"
+	}
+	model := g.Model
+	if model == "" {
+		model = "Tesla V100-PCIE-16GB"
 	}
 	if g.Peermem {
 		files["/sys/module/nvidia_peermem/version"] = "535.183.06\n"
@@ -144,7 +162,7 @@ func stageGuest(t *testing.T, h *netnstest.Host, dev string, g guest) {
 		if i >= g.Taken {
 			bar1 = "0x0000000000000000 0x0000000000000000 0x0000000000000000"
 		} else if !g.NoDriver {
-			files["/proc/driver/nvidia/gpus/"+bdf+"/information"] = "Model: \t\t Tesla V100-PCIE-16GB\nBus Location: \t " + bdf + "\n"
+			files["/proc/driver/nvidia/gpus/"+bdf+"/information"] = "Model: \t\t " + model + "\nBus Location: \t " + bdf + "\n"
 		}
 		dir := "/sys/bus/pci/devices/" + bdf + "/"
 		files[dir+"vendor"] = "0x10de\n"
@@ -332,8 +350,9 @@ func TestCheckGuest(t *testing.T) {
 		"ns-02: gpus: FAILED: found 2 NVIDIA GPU(s) on the PCI bus (0000:0b:00.0, 0000:13:00.0), 1 taken by the driver; BAR1 unassigned on 0000:13:00.0; "+
 			"expected 2 (the inventory's gpus), each taken by the NVIDIA driver; "+
 			"fix: the 64-bit MMIO window may be too small (pciPassthru.64bitMMIOSizeGB = 64): check the VM's keys and firmware (rdggen check --target esxi, then rdggen apply --target esxi)",
-		"ns-03: peermem: FAILED: found nvidia-peermem installed, not loaded: NCCL turns GPUDirect RDMA off; "+
-			"expected nvidia_peermem loaded (nv_peer_mem with drivers before 470), only one of them; "+
+		"ns-03: peermem: FAILED: found nvidia-peermem installed, not loaded: NCCL turns GPUDirect RDMA off (no DMA-BUF path: "+
+			"Tesla V100-PCIE-16GB is Volta (the open GPU kernel modules drive Turing and later)); "+
+			"expected nvidia_peermem loaded (nv_peer_mem with drivers before 470), only one of them; or DMA-BUF (open GPU kernel modules, Turing or later, Linux ≥ 5.12); "+
 			"fix: rdggen apply --target hosts (loads it and keeps it loaded at boot through /etc/modules-load.d/60-rdggen-nvidia-peermem.conf)",
 	)
 	code, out, _ := checkCluster(t, c, "--target", "hosts")
@@ -380,8 +399,8 @@ func TestCheckGuest(t *testing.T) {
 			"expected 2 (the inventory's gpus), each taken by the NVIDIA driver; fix: install the NVIDIA driver (≥ 470, after MLNX_OFED: see the driver check)",
 		"ns-03: driver: FAILED: found no NVIDIA kernel module loaded (/sys/module/nvidia); expected the NVIDIA driver loaded (≥ 470 ships nvidia-peermem); "+
 			"fix: install the NVIDIA driver after MLNX_OFED (its nvidia-peermem needs MLNX_OFED's peer-memory API), then reboot or modprobe nvidia",
-		"ns-03: peermem: FAILED: found nvidia-peermem installed, not loaded: NCCL turns GPUDirect RDMA off; "+
-			"expected nvidia_peermem loaded (nv_peer_mem with drivers before 470), only one of them; "+
+		"ns-03: peermem: FAILED: found nvidia-peermem installed, not loaded: NCCL turns GPUDirect RDMA off (no DMA-BUF path: V100-PCIE-16GB is Volta (the open GPU kernel modules drive Turing and later)); "+
+			"expected nvidia_peermem loaded (nv_peer_mem with drivers before 470), only one of them; or DMA-BUF (open GPU kernel modules, Turing or later, Linux ≥ 5.12); "+
 			"fix: rdggen apply --target hosts (loads it and keeps it loaded at boot through /etc/modules-load.d/60-rdggen-nvidia-peermem.conf)",
 	)
 }

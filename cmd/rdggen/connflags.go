@@ -97,34 +97,34 @@ func pickTargets(fs *pflag.FlagSet, all []*applyTarget, spec string, stderr io.W
 	return targets, exitOK, true
 }
 
-// openIdentities refuses an --identity file that cannot be read.
-func (c *connFlags) openIdentities(stderr io.Writer) (int, bool) {
+// identityErrors are the --identity files that cannot be read.
+func (c *connFlags) identityErrors() []error {
+	var errs []error
 	for _, id := range *c.identities {
 		f, err := os.Open(id)
 		if err != nil {
-			fmt.Fprintf(stderr, "rdggen: --identity: %s\n", quote.Line(err.Error()))
-			return exitUsage, false
+			errs = append(errs, fmt.Errorf("--identity: %w", err))
+			continue
 		}
 		f.Close()
 	}
-	return exitOK, true
+	return errs
 }
 
-// requireKnownHosts refuses to go on without the known_hosts file when a
-// target connects over SSH: every host key is checked against it.
-func (c *connFlags) requireKnownHosts(targets []*applyTarget, inv *inventory.Inventory, stderr io.Writer) (int, bool) {
+// knownHostsError is the missing known_hosts file when a target connects
+// over SSH (every host key is checked against it), else nil.
+func (c *connFlags) knownHostsError(targets []*applyTarget, inv *inventory.Inventory) error {
 	if !usesSSH(targets, inv) {
-		return exitOK, true
+		return nil
 	}
 	kh := *c.knownHosts
 	if kh == "" {
 		kh = sshconn.DefaultKnownHosts()
 	}
 	if _, err := os.Stat(kh); err != nil {
-		fmt.Fprintf(stderr, "rdggen: %v\n", &sshconn.KnownHostsError{File: quote.Line(kh), Err: err})
-		return exitUsage, false
+		return &sshconn.KnownHostsError{File: kh, Err: err}
 	}
-	return exitOK, true
+	return nil
 }
 
 // env is what every target gets.
@@ -136,40 +136,44 @@ func (c *connFlags) env(inv *inventory.Inventory, dryRun bool, getenv func(strin
 // load reads the identities and the inventory, checks the known_hosts
 // file the targets need and what each target prepares (credentials, keys),
 // then returns the targets' environment; ok is false (with the exit
-// status) when one of those failed.
+// status) when one of those failed. Every missing prerequisite is said in
+// one round, each once, before anything is contacted: an unreadable
+// --identity, a target the inventory does not allow, the known_hosts file,
+// and each target's credentials and keys.
 func (c *connFlags) load(ctx context.Context, fs *pflag.FlagSet, file string, targets []*applyTarget, dryRun bool,
 	getenv func(string) string, stderr io.Writer) (*applyEnv, int, bool) {
-	if code, ok := c.openIdentities(stderr); !ok {
-		return nil, code, false
-	}
+	var errs []error
+	errs = append(errs, c.identityErrors()...)
 	inv, code, ok := load(ctx, fs, file, stderr)
 	if !ok {
+		printPrerequisites(stderr, errs, false)
 		return nil, code, false
 	}
 	for _, t := range targets {
-		if t.accept == nil {
-			continue
-		}
-		if err := t.accept(inv); err != nil {
-			fmt.Fprintf(stderr, "rdggen: %s\n", quote.Line(err.Error()))
-			return nil, exitUsage, false
+		if t.accept != nil {
+			errs = append(errs, t.accept(inv))
 		}
 	}
-	if code, ok := c.requireKnownHosts(targets, inv, stderr); !ok {
-		return nil, code, false
-	}
+	errs = append(errs, c.knownHostsError(targets, inv))
 	env := c.env(inv, dryRun, getenv)
-	if code, ok := prepareTargets(targets, env, stderr); !ok {
-		return nil, code, false
+	for _, t := range targets {
+		if t.prepare != nil {
+			errs = append(errs, t.prepare(env))
+		}
+	}
+	if printPrerequisites(stderr, errs, true) {
+		return nil, exitUsage, false
 	}
 	return env, exitOK, true
 }
 
-// prepareTargets runs every target's prepare and prints each distinct
-// error once (the hosts and workers targets share the VMs' credentials; a
-// prepare may return several, joined).
-func prepareTargets(targets []*applyTarget, env *applyEnv, stderr io.Writer) (int, bool) {
-	var errs []error
+// printPrerequisites prints each distinct error of errs once, one line
+// each (a prepare may return several, joined; the hosts and workers
+// targets share the VMs' credentials), and, when there was one and
+// sayNothingContacted is set, that nothing was contacted. It reports whether there
+// was one.
+func printPrerequisites(stderr io.Writer, errs []error, sayNothingContacted bool) bool {
+	var flat []error
 	seen := map[string]bool{}
 	var add func(err error)
 	add = func(err error) {
@@ -181,22 +185,22 @@ func prepareTargets(targets []*applyTarget, env *applyEnv, stderr io.Writer) (in
 		}
 		if err != nil && !seen[err.Error()] {
 			seen[err.Error()] = true
-			errs = append(errs, err)
+			flat = append(flat, err)
 		}
-	}
-	for _, t := range targets {
-		if t.prepare != nil {
-			add(t.prepare(env))
-		}
-	}
-	if len(errs) == 0 {
-		return exitOK, true
 	}
 	for _, err := range errs {
+		add(err)
+	}
+	if len(flat) == 0 {
+		return false
+	}
+	for _, err := range flat {
 		fmt.Fprintf(stderr, "rdggen: %s\n", quote.Line(err.Error()))
 	}
-	fmt.Fprintln(stderr, "rdggen: nothing was contacted")
-	return exitUsage, false
+	if sayNothingContacted {
+		fmt.Fprintln(stderr, "rdggen: nothing was contacted")
+	}
+	return true
 }
 
 // sshCredentials checks, without connecting, that there is something to log

@@ -34,16 +34,25 @@ func launchTorchrun(ctx context.Context, env *applyEnv, dryRun bool, cmd []strin
 	if !ok {
 		return exitFailed
 	}
+	rdzv, err := horovod.RendezvousAddress(inv)
+	if err != nil {
+		fmt.Fprintf(stderr, "rdggen: run: %v\n", err)
+		return exitFailed
+	}
 	jobs := make([]*remote.ContainerJob, len(inv.Hosts))
 	for i := range inv.Hosts {
 		var vars []string
 		for _, e := range horovod.TorchrunEnv(inv, i, gids[i]) {
 			vars = append(vars, e.Name+"="+e.Value)
 		}
+		argv, err := horovod.TorchrunArgs(inv, i, cmd)
+		if err != nil {
+			fmt.Fprintf(stderr, "rdggen: run: %v\n", err)
+			return exitFailed
+		}
 		jobs[i] = &remote.ContainerJob{Host: inv.Hosts[i].Name, Container: horovod.WorkerName, Env: vars,
-			Argv: horovod.TorchrunArgs(inv, i, cmd), Grace: interruptGrace, Group: true, Stop: "TERM"}
+			Argv: argv, Grace: interruptGrace, Group: true, Stop: "TERM"}
 	}
-	rdzv := horovod.RendezvousAddress(inv)
 	if dryRun {
 		fmt.Fprintf(stderr, "rdggen run: dry run, nothing launched; in every host's worker at once (rendezvous at %s, %d processes) it would run:\n",
 			rdzv, horovod.TorchrunWorldSize(inv))
@@ -83,7 +92,7 @@ func launchTorchrun(ctx context.Context, env *applyEnv, dryRun bool, cmd []strin
 		return exitFailed
 	}
 	fmt.Fprintf(stderr, "rdggen run: torchrun in %d workers at once, %d processes, rendezvous at %s (%s's worker): %s\n",
-		len(jobs), horovod.TorchrunWorldSize(inv), rdzv, inv.Hosts[0].Name, quote.Terminal(quote.ShJoin(horovod.TorchrunArgs(inv, 0, cmd))))
+		len(jobs), horovod.TorchrunWorldSize(inv), rdzv, inv.Hosts[0].Name, quote.Terminal(quote.ShJoin(jobs[0].Argv)))
 
 	jobCtx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -166,12 +175,19 @@ func launchTorchrun(ctx context.Context, env *applyEnv, dryRun bool, cmd []strin
 // (the global rank, in releases that print that instead).
 var torchrunTag = regexp.MustCompile(`^\[(?:` + horovod.TorchrunLocalRole + `(\d+)|rank(\d+))\]:`)
 
-// torchrunFailed is the line torchrun logs as soon as one of its processes
-// fails, before it waits for the other nodes at its exit barrier (up to
-// 300 s): "failed (exitcode: 3) local_rank: 0 (pid: 123) of binary: …"
-// (torch/distributed/elastic/multiprocessing/api.py, PyTorch 1.13 to 2.x).
-// A negative exit code is the signal that ended the process.
-var torchrunFailed = regexp.MustCompile(`\] ?failed \(exitcode: (-?\d+)\) local_rank: (\d+) |:failed \(exitcode: (-?\d+)\) local_rank: (\d+) `)
+// torchrunFailed is the line torchrun's launcher logs as soon as one of
+// its processes fails, before it waits for the other nodes at its exit
+// barrier (up to 300 s): "failed (exitcode: 3) local_rank: 0 (pid: 123) of
+// binary: …" (torch/distributed/elastic/multiprocessing/api.py, PyTorch
+// 1.13 to 2.x), behind the launcher's logger prefix, which it must start
+// with: Python logging's default "ERROR:torch.distributed.elastic.
+// multiprocessing.api:" (PyTorch 1.13 to 2.3) or the glog-style header
+// "E0101 10:00:00.000000 140 torch/distributed/elastic/multiprocessing/
+// api.py:881] " (PyTorch 2.4 and later). Only a line without torchrun's
+// process tag (torchrunTag) is the launcher's: a process that prints or
+// quotes such a report has its tag in front. A negative exit code is the
+// signal that ended the process.
+var torchrunFailed = regexp.MustCompile(`^(?:ERROR:torch\.distributed\.elastic\.multiprocessing\.api:|[EWIF]\d{4} [0-9:.]+ +\d+ [^\]\s]*multiprocessing/api\.py:\d+\] )failed \(exitcode: (-?\d+)\) local_rank: (\d+) `)
 
 // nodeLines serialises the lines of every node's output; failed (if not
 // nil) hears each process failure torchrun reports: the node, the local
@@ -220,7 +236,9 @@ func (n *nodeWriter) Flush() {
 func (n *nodeWriter) line(l []byte) {
 	text := strings.TrimSuffix(string(l), "\r")
 	prefix := n.host
+	launcher := true // a line without a process tag is the launcher's own
 	if m := torchrunTag.FindStringSubmatchIndex(text); m != nil {
+		launcher = false
 		if m[2] >= 0 {
 			local, _ := strconv.Atoi(text[m[2]:m[3]])
 			prefix = fmt.Sprintf("%s[rank %d, local %d]", n.host, n.first+local, local)
@@ -233,13 +251,12 @@ func (n *nodeWriter) line(l []byte) {
 	n.lines.mu.Lock()
 	fmt.Fprintf(n.w, "%s: %s\n", prefix, text)
 	n.lines.mu.Unlock()
-	if m := torchrunFailed.FindStringSubmatch(text); m != nil && n.lines.failed != nil {
-		c, l := m[1], m[2]
-		if c == "" {
-			c, l = m[3], m[4]
-		}
-		code, _ := strconv.Atoi(c)
-		local, _ := strconv.Atoi(l)
+	if !launcher || n.lines.failed == nil {
+		return
+	}
+	if m := torchrunFailed.FindStringSubmatch(text); m != nil {
+		code, _ := strconv.Atoi(m[1])
+		local, _ := strconv.Atoi(m[2])
 		if code < 0 {
 			code = 128 - code
 		}

@@ -142,7 +142,11 @@ func testTorchrunJob(t *testing.T, c *netnstest.Cluster, inv string, addrs map[s
 
 	// check --target workers: every worker reaches the rendezvous endpoint,
 	// and the listener sees its own address.
-	rdzv := horovod.RendezvousAddress(c.Inventory).Port()
+	rdzvAddr, err := horovod.RendezvousAddress(c.Inventory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdzv := rdzvAddr.Port()
 	first := ""
 	for a, h := range addrs {
 		if h == c.Hosts[0].Name {

@@ -23,7 +23,10 @@ func TestTorchrunNodeWriter(t *testing.T) {
 }
 
 // torchrun's report of a failed process is a failure at once, with the
-// process's status (a signal as 128+N).
+// process's status (a signal as 128+N); only the launcher's own line is:
+// a process's line (tagged "[default0]:" or "[rank3]:") that quotes the
+// report, or an untagged line that has it elsewhere than behind the
+// launcher's logger prefix, is output.
 func TestTorchrunFailureReport(t *testing.T) {
 	inv := inventory.Reference()
 	type fail struct{ node, local, code int }
@@ -32,8 +35,14 @@ func TestTorchrunFailureReport(t *testing.T) {
 	w := lines.writer(&bytes.Buffer{}, inv, 2)
 	_, _ = w.Write([]byte("ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 3) local_rank: 1 (pid: 57) of binary: /usr/bin/python3.11\n" +
 		"E0101 10:00:00.000 1 torch/distributed/elastic/multiprocessing/api.py:881] failed (exitcode: -9) local_rank: 0 (pid: 58) of binary: /usr/bin/python3\n" +
-		"[default0]:my own failed (exitcode: 4) local_rank: 0 text\n"))
-	if want := []fail{{2, 1, 3}, {2, 0, 137}}; len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		"[default0]:my own failed (exitcode: 4) local_rank: 0 text\n" +
+		"[default0]:E0101 10:00:00.000000 140 torch/distributed/elastic/multiprocessing/api.py:881] failed (exitcode: 1) local_rank: 0 (pid: 9) of binary: /usr/bin/python3\n" +
+		"[default1]:ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 1 (pid: 9) of binary: /usr/bin/python3\n" +
+		"[rank4]:retrying after: failed (exitcode: 1) local_rank: 0 (pid: 9)\n" +
+		"INFO:my.job:the last run ended: ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 9)\n" +
+		"epoch 3] failed (exitcode: 2) local_rank: 1 (pid: 9)\n" +
+		"E0904 06:36:35.123000 140 /usr/lib/python3/dist-packages/torch/distributed/elastic/multiprocessing/api.py:833] failed (exitcode: 1) local_rank: 1 (pid: 2215) of binary: /usr/bin/python3\n"))
+	if want := []fail{{2, 1, 3}, {2, 0, 137}, {2, 1, 1}}; len(got) != 3 || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
 		t.Errorf("failures %v, want %v", got, want)
 	}
 }

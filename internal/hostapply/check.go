@@ -63,8 +63,11 @@ func rdmaProbe(w *remote.Script, hca string) {
 type rdmaState struct {
 	Devices []string       // the RDMA devices present
 	State   *remote.Result // ports/1/state, nil when the port is absent
-	Layer   string
-	GIDs    []hostqos.GID
+	// Layer is ports/1/link_layer ("Ethernet", "InfiniBand"); "" when it
+	// could not be read, LayerErr then says why.
+	Layer    string
+	LayerErr string
+	GIDs     []hostqos.GID
 	// ActiveMTU is ibv_devinfo's active_mtu in bytes; 0 when not read.
 	ActiveMTU int
 }
@@ -83,7 +86,14 @@ func parseRDMA(rs []remote.Result) rdmaState {
 		case "ibstate":
 			s.State = r
 		case "iblayer":
-			s.Layer = strings.TrimSpace(string(r.Data))
+			switch text := strings.TrimSpace(string(r.Data)); {
+			case r.RC() != 0:
+				s.LayerErr = remote.FirstLine(text)
+			case text == "":
+				s.LayerErr = "link_layer is empty"
+			default:
+				s.Layer = text
+			}
 		case "gids":
 			s.GIDs = hostqos.ParseGIDTable(r.Data)
 		case "ibvinfo":
@@ -186,7 +196,12 @@ func checkRDMA(inv *inventory.Inventory, h *inventory.Host, s rdmaState) []readi
 		case name != "ACTIVE":
 			out = append(out, readiness.Fail(target, h.Name, CheckPortState, dev, state, "4: ACTIVE",
 				"bring the data link up (ip link set "+h.DataInterface+" up) and check its switch port (rdggen check --target switch)"))
-		case s.Layer != "" && s.Layer != "Ethernet":
+		case s.Layer == "":
+			// An ACTIVE port of unknown link layer may be InfiniBand: no
+			// RoCE. Not a pass.
+			out = append(out, readiness.UnsureFix(target, h.Name, CheckPortState, dev, state+", link layer not read ("+orText(s.LayerErr, "not probed")+")",
+				"link layer Ethernet (RoCE)", "read it on "+h.Name+": cat /sys/class/infiniband/"+hca+"/ports/"+strconv.Itoa(rdmaPort)+"/link_layer (or ibv_devinfo -d "+hca+"); it must say Ethernet"))
+		case s.Layer != "Ethernet":
 			out = append(out, readiness.Fail(target, h.Name, CheckPortState, dev, state+", link layer "+s.Layer, "link layer Ethernet (RoCE)",
 				"set the ConnectX port type to Ethernet (mlxconfig LINK_TYPE_P1=2) on the ESXi host"))
 		default:
@@ -205,7 +220,14 @@ func checkRDMA(inv *inventory.Inventory, h *inventory.Host, s rdmaState) []readi
 	case !ok:
 		out = append(out, readiness.Fail(target, h.Name, CheckGID, dev, "no RoCE v2 GID of "+addr.String()+" ("+gidSummary(s.GIDs)+")", expected,
 			"give "+h.DataInterface+" the address "+h.Data.Address.String()+" (the GID table follows the interface's addresses), and enable RoCE v2 on "+hca))
-	case g.NetDev != "" && g.NetDev != h.DataInterface:
+	case g.NetDev == "":
+		// The GID's network device (gid_attrs/ndevs) could not be read: the
+		// address may sit on another interface than data_interface, whose
+		// traffic then leaves by another port. Not a pass.
+		out = append(out, readiness.UnsureFix(target, h.Name, CheckGID, dev, g.String()+": its network device could not be read (gid_attrs/ndevs/"+strconv.Itoa(g.Index)+")",
+			expected+" on "+h.DataInterface,
+			"read it on "+h.Name+": cat /sys/class/infiniband/"+hca+"/ports/"+strconv.Itoa(rdmaPort)+"/gid_attrs/ndevs/"+strconv.Itoa(g.Index)+" (or show_gids); it must say "+h.DataInterface))
+	case g.NetDev != h.DataInterface:
 		out = append(out, readiness.Fail(target, h.Name, CheckGID, dev, g.String(), expected+" on "+h.DataInterface,
 			"set hosts[].data_interface to "+g.NetDev+" or move the address to "+h.DataInterface))
 	default:
@@ -223,6 +245,14 @@ func checkRDMA(inv *inventory.Inventory, h *inventory.Host, s rdmaState) []readi
 		}
 	}
 	return out
+}
+
+// orText is s, or alt when s is empty.
+func orText(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
 }
 
 // gidSummary lists a GID table's used entries for a finding ("index 0: RoCE

@@ -244,8 +244,9 @@ func checkGuest(inv *inventory.Inventory, h *inventory.Host, g guestState, pm pe
 		pass(CheckDriver, "", "NVIDIA driver "+g.Driver)
 	}
 
-	// The peer-memory module.
-	pmExpected := hostqos.PeermemSysfs + " loaded (" + hostqos.LegacyPeerModule + " with drivers before 470), only one of them"
+	// The peer-memory path: nvidia-peermem, or DMA-BUF where it applies.
+	db := dmabufPath(h, pm)
+	pmExpected := hostqos.PeermemSysfs + " loaded (" + hostqos.LegacyPeerModule + " with drivers before 470), only one of them; or DMA-BUF (open GPU kernel modules, Turing or later, Linux ≥ 5.12)"
 	switch {
 	case pm.Loaded && pm.Legacy:
 		fail(CheckPeermem, "", "both "+hostqos.PeermemSysfs+" and "+hostqos.LegacyPeerModule+" are loaded", pmExpected,
@@ -264,12 +265,18 @@ func checkGuest(inv *inventory.Inventory, h *inventory.Host, g guestState, pm pe
 		} else {
 			found += "; no /sys/kernel/mm/memory_peers/nv_mem/version: NCCL ≤ 2.22.3 does not see it (NVIDIA/nccl#1676), 2.23.4 and later do (/sys/module/nvidia_peermem/version)"
 		}
+		if db.ok {
+			found += "; DMA-BUF possible too (" + db.found + ")"
+		}
 		pass(CheckPeermem, "", found)
+	case db.ok:
+		pass(CheckPeermem, "", "GPUDirect RDMA through DMA-BUF, no "+hostqos.PeermemSysfs+" needed: "+db.found+
+			"; NCCL ≥ 2.19 registers GPU memory through it (NVIDIA GPU Operator: DMA-BUF is recommended over nvidia-peermem)")
 	case pm.Module:
-		fail(CheckPeermem, "", hostqos.PeermemModule+" installed, not loaded: NCCL turns GPUDirect RDMA off", pmExpected,
+		fail(CheckPeermem, "", hostqos.PeermemModule+" installed, not loaded: NCCL turns GPUDirect RDMA off (no DMA-BUF path: "+db.why+")", pmExpected,
 			"rdggen apply --target hosts (loads it and keeps it loaded at boot through "+hostqos.PeermemPath+")")
 	default:
-		fail(CheckPeermem, "", "no "+hostqos.PeermemModule+" module on the VM (NVIDIA driver < 470, or none)", pmExpected,
+		fail(CheckPeermem, "", "no "+hostqos.PeermemModule+" module on the VM (NVIDIA driver < 470, or none; no DMA-BUF path: "+db.why+")", pmExpected,
 			"install the NVIDIA driver ≥ 470 after MLNX_OFED (nvidia-peermem comes with it), then rdggen apply --target hosts")
 	}
 
@@ -372,4 +379,95 @@ func orNone(names []string) string {
 		return "none"
 	}
 	return strings.Join(names, ", ")
+}
+
+// dmabuf is whether GPUDirect RDMA can go through DMA-BUF on a guest
+// (docs/rules.md#gpudirect-rdma-through-dma-buf): ok with what shows it
+// (found), or why not.
+type dmabuf struct {
+	ok         bool
+	found, why string
+}
+
+// dmaBufMinKernel is the first Linux release whose RDMA core imports a
+// dma-buf as a memory region (ib_umem_dmabuf, Linux 5.12).
+var dmaBufMinKernel = [2]int{5, 12}
+
+// dmabufPath judges DMA-BUF's prerequisites (NVIDIA GPU Operator,
+// "GPUDirect RDMA and GPUDirect Storage") on host h from what the
+// peer-memory probe read (g): the NVIDIA driver's open GPU kernel module,
+// Linux ≥ 5.12, and GPUs of Turing or later (the open modules drive no
+// older GPU): the models the driver reports, else the inventory's, by
+// vmx.Architecture. NCCL ≥ 2.19 in the worker image is the remaining
+// condition, which the VM cannot show.
+func dmabufPath(h *inventory.Host, g peermemState) dmabuf {
+	var why, found []string
+	switch {
+	case g.Driver == "":
+		why = append(why, "no NVIDIA driver loaded")
+	case !g.Open:
+		why = append(why, "the NVIDIA driver is the proprietary kernel module (/proc/driver/nvidia/version names no Open Kernel Module)")
+	default:
+		found = append(found, "NVIDIA open GPU kernel module "+g.Driver)
+	}
+	switch maj, mnr, ok := kernelVersion(g.Kernel); {
+	case !ok:
+		why = append(why, "the kernel's release could not be read (/proc/sys/kernel/osrelease)")
+	case maj < dmaBufMinKernel[0] || maj == dmaBufMinKernel[0] && mnr < dmaBufMinKernel[1]:
+		why = append(why, "Linux "+g.Kernel+" is older than 5.12")
+	default:
+		found = append(found, "Linux "+g.Kernel)
+	}
+	models := g.Models
+	if len(models) == 0 {
+		for _, x := range h.GPUs {
+			models = append(models, x.Model)
+		}
+	}
+	var archs, archWhy []string
+	seen := map[string]bool{}
+	for _, m := range models {
+		if seen[m] {
+			continue
+		}
+		seen[m] = true
+		a, ok := vmx.Architecture(m)
+		switch {
+		case !ok && g.Open:
+			archs = append(archs, m+" (not in rdggen's table; the open module drives only Turing and later)")
+		case !ok:
+			why = append(why, m+"'s architecture is not in rdggen's table")
+		case !vmx.OpenModulesSupport(a):
+			archWhy = append(archWhy, m+" is "+a+" (the open GPU kernel modules drive Turing and later)")
+		default:
+			archs = append(archs, m+" ("+a+")")
+		}
+	}
+	if len(models) == 0 {
+		why = append(why, "no GPU model known")
+	}
+	if len(archWhy) > 0 { // decisive: such a GPU never has the DMA-BUF path
+		return dmabuf{why: strings.Join(archWhy, "; ")}
+	}
+	if len(why) > 0 {
+		return dmabuf{why: strings.Join(why, "; ")}
+	}
+	found = append(found, strings.Join(archs, ", "))
+	return dmabuf{ok: true, found: strings.Join(found, ", ")}
+}
+
+// kernelVersion is the major and minor number of a kernel release
+// ("6.8.0-45-generic" → 6, 8).
+func kernelVersion(release string) (major, minor int, ok bool) {
+	f := strings.SplitN(release, ".", 3)
+	if len(f) < 2 {
+		return 0, 0, false
+	}
+	m := f[1]
+	if i := strings.IndexFunc(m, func(r rune) bool { return r < '0' || r > '9' }); i >= 0 {
+		m = m[:i] // "12-rc1"
+	}
+	major, err1 := strconv.Atoi(f[0])
+	minor, err2 := strconv.Atoi(m)
+	return major, minor, err1 == nil && err2 == nil
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/rdggen/rdggen/internal/remote"
 	"github.com/rdggen/rdggen/pkg/hostqos"
+	"github.com/rdggen/rdggen/pkg/quote"
 )
 
 // peermemProbe appends the read of GPUDirect RDMA's peer-memory module: one
@@ -13,7 +14,12 @@ import (
 // "legacy" (nv_peer_mem, drivers before R470, is loaded), "memory_peers"
 // (/sys/kernel/mm/memory_peers/nv_mem/version, where NCCL ≤ 2.22.3 looks),
 // "version V" (the loaded module's), "module" (the module is installed:
-// modinfo, or under a root prefix a nvidia-peermem.ko below $R/lib/modules).
+// modinfo, or under a root prefix a nvidia-peermem.ko below $R/lib/modules);
+// and DMA-BUF's prerequisites (docs/rules.md#gpudirect-rdma-through-dma-buf):
+// "driver V" (/sys/module/nvidia/version), "open" (/proc/driver/nvidia/version
+// names the open GPU kernel module), "kernel R" (/proc/sys/kernel/osrelease),
+// "model M" per GPU the driver took (the Model: line of
+// /proc/driver/nvidia/gpus/BDF/information).
 func peermemProbe(w *remote.Script) {
 	w.Line(`pm() {`)
 	w.Line(`	[ -d "$R/sys/module/`, hostqos.PeermemSysfs, `" ] && echo loaded`)
@@ -22,6 +28,10 @@ func peermemProbe(w *remote.Script) {
 	w.Line(`	v=; read -r v <"$R/sys/module/`, hostqos.PeermemSysfs, `/version" 2>/dev/null && echo "version $v"`)
 	w.Line(`	if [ -z "$R" ]; then modinfo -n `, hostqos.PeermemModule, ` >/dev/null 2>&1 && echo module`)
 	w.Line(`	else [ -n "$(find "$R/lib/modules" -name '`, hostqos.PeermemModule, `.ko*' 2>/dev/null | head -n 1)" ] && echo module; fi`)
+	w.Line(`	v=; read -r v <"$R/sys/module/nvidia/version" 2>/dev/null && echo "driver $v"`)
+	w.Line(`	grep -q "Open Kernel Module" "$R/proc/driver/nvidia/version" 2>/dev/null && echo open`)
+	w.Line(`	v=; read -r v <"$R/proc/sys/kernel/osrelease" 2>/dev/null && echo "kernel $v"`)
+	w.Line(`	for f in "$R"/proc/driver/nvidia/gpus/*/information; do [ -f "$f" ] && sed -n 's/^Model:[[:space:]]*/model /p' "$f"; done`)
 	w.Line(`	return 0`)
 	w.Line(`}`)
 	w.Line(`fr peermem pm`)
@@ -31,6 +41,12 @@ func peermemProbe(w *remote.Script) {
 type peermemState struct {
 	Loaded, Legacy, MemoryPeers, Module bool
 	Version                             string
+	// Driver is the NVIDIA driver's version ("" when not loaded), Open
+	// whether it is the open GPU kernel module, Kernel the kernel's
+	// release, Models the models the driver reports for its GPUs.
+	Driver, Kernel string
+	Open           bool
+	Models         []string
 }
 
 func parsePeermem(out string) peermemState {
@@ -38,6 +54,14 @@ func parsePeermem(out string) peermemState {
 	for _, l := range strings.Split(out, "\n") {
 		switch f := strings.Fields(l); {
 		case len(f) == 0:
+		case f[0] == "driver" && len(f) > 1:
+			s.Driver = quote.Line(f[1])
+		case f[0] == "open":
+			s.Open = true
+		case f[0] == "kernel" && len(f) > 1:
+			s.Kernel = quote.Line(f[1])
+		case f[0] == "model" && len(f) > 1:
+			s.Models = append(s.Models, quote.Line(strings.TrimSpace(strings.TrimPrefix(l, "model "))))
 		case f[0] == "loaded":
 			s.Loaded = true
 		case f[0] == "legacy":

@@ -225,7 +225,8 @@ func makePlan(inv *inventory.Inventory, d *desired, st *hostState, po planOpts) 
 	// file (one of the files below), loaded now when it is installed. The
 	// file names a module, so it is written only where the module is
 	// there: systemd-modules-load fails at every boot on a module it cannot
-	// find (modules-load.d(5), systemd-modules-load.service(8)).
+	// find (modules-load.d(5), systemd-modules-load.service(8)). Where
+	// DMA-BUF carries GPUDirect RDMA, neither is needed.
 	pm := parsePeermem(st.Peermem.Out)
 	files := d.Files
 	withoutPeermem := func() []fileSpec {
@@ -238,6 +239,13 @@ func makePlan(inv *inventory.Inventory, d *desired, st *hostState, po planOpts) 
 		p.notes = append(p.notes, fmt.Sprintf("%s (the peer-memory module of NVIDIA drivers before R470) is loaded: rdggen neither loads %s nor writes %s (only one of them may be loaded)",
 			hostqos.LegacyPeerModule, hostqos.PeermemModule, hostqos.PeermemPath))
 	case pm.Loaded || pm.Legacy:
+	case dmabufPath(h, pm).ok:
+		// GPUDirect RDMA goes through DMA-BUF here (NVIDIA's recommended
+		// path, no MLNX_OFED needed; without MLNX_OFED nvidia-peermem
+		// cannot even load): nothing to load or persist.
+		files = withoutPeermem()
+		p.notes = append(p.notes, fmt.Sprintf("GPUDirect RDMA through DMA-BUF (%s): rdggen neither loads %s nor writes %s (docs/rules.md#gpudirect-rdma-through-dma-buf)",
+			dmabufPath(h, pm).found, hostqos.PeermemModule, hostqos.PeermemPath))
 	case !pm.Module:
 		// Neither written nor changed; one from an earlier apply stays.
 		files = withoutPeermem()

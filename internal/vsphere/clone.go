@@ -16,6 +16,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
+	"net/netip"
 	"slices"
 	"strings"
 	"sync"
@@ -237,6 +239,14 @@ func planClones(ctx context.Context, c *vim25.Client, inv *inventory.Inventory, 
 			cp.err = fmt.Errorf("VM %s does not exist and %d VMs or templates are named %q in vCenter: rename all but one", h.VM, len(ts), t.Name)
 		case ts[0].Config == nil:
 			cp.err = fmt.Errorf("template %q: its configuration cannot be read (is it inaccessible?)", t.Name)
+		case ts[0].Runtime.PowerState != types.VirtualMachinePowerStatePoweredOff:
+			// A clone copies the source's disks as they are: of a running
+			// (or suspended) VM that is a crash-consistent copy, the guest's
+			// file systems mid-write, in every clone.
+			cp.err = fixable(fmt.Errorf("%q is a VM that is %s, not a template or a powered-off VM: cloning it would copy its disks while its guest writes them (a crash-consistent copy, file systems mid-write, in every clone), so rdggen does not clone it",
+				t.Name, ts[0].Runtime.PowerState),
+				fmt.Sprintf("%q a template or a powered-off VM", t.Name),
+				"shut the VM down (or convert it to a template) before apply, or name a template in template.name")
 		case ts[0].Config.Firmware != vmx.Firmware:
 			cp.err = fixable(fmt.Errorf("template %q boots with %s firmware, not %s: passed-through GPUs with 64-bit BARs need EFI (VMware: \"the VM must boot with EFI\" for 64-bit MMIO), and a guest installed for BIOS does not boot once its VM is switched to EFI, so rdggen does not clone it",
 				t.Name, orUnset(ts[0].Config.Firmware), vmx.Firmware),
@@ -247,6 +257,14 @@ func planClones(ctx context.Context, c *vim25.Client, inv *inventory.Inventory, 
 			cp.hwVersion = ts[0].Config.Version
 			if !slices.Contains(tmpls, cp.tmpl.Self) {
 				tmpls = append(tmpls, cp.tmpl.Self)
+			}
+		}
+		if a, ok := staticMgmt(h); ok && cp.err == nil && cloudinit.Enabled(h) {
+			if _, static := cloudinit.StaticMgmt(h); !static {
+				cp.err = fixable(fmt.Errorf("mgmt %s is a static address, but the clone's management interface %s gets its address by DHCP (rdggen's cloud-init network config without template.mgmt_prefix), on a MAC vCenter assigns at the clone, so no DHCP reservation can hold %s for it yet: rdggen apply --target hosts would connect to an address the clone never gets, so rdggen does not clone it",
+					a, t.MgmtInterface, a),
+					"template.mgmt_prefix set (the clone gets mgmt statically), or mgmt a name the clone's DHCP lease registers",
+					"set template.mgmt_prefix (with mgmt_gateway and mgmt_dns) so that cloud-init gives the clone "+a.String()+" statically, or set hosts[].mgmt to the name DNS gives the clone's DHCP lease (or leave it out)")
 			}
 		}
 		if hs := st.hosts[h.ESXi]; len(hs) == 1 {
@@ -278,6 +296,17 @@ func planClones(ctx context.Context, c *vim25.Client, inv *inventory.Inventory, 
 		cp.plan(o)
 	}
 	return out, nil
+}
+
+// staticMgmt is h's mgmt when it is an IP address (with or without a
+// port) rather than a name.
+func staticMgmt(h *inventory.Host) (netip.Addr, bool) {
+	m := h.Mgmt
+	if host, _, err := net.SplitHostPort(m); err == nil {
+		m = host
+	}
+	a, err := netip.ParseAddr(m)
+	return a, err == nil
 }
 
 // place picks the clone's datastore, folder and resource pool.
@@ -397,8 +426,15 @@ func firstBootChange(h *inventory.Host, state string, timeout time.Duration) app
 	case state == FirstBootBooting:
 		what = "power on (its identity is written)"
 	case cloudinit.Enabled(h):
-		what = fmt.Sprintf("cloud-init identity in guestinfo (hostname %s, %s by DHCP, %s %s MTU %d matched by the VF's MAC, the container routes, user %s), then power on",
-			h.Name, h.Template.MgmtInterface, h.DataInterface, h.Data.Address, h.DataMTU, h.Template.User)
+		mgmt := h.Template.MgmtInterface + " by DHCP"
+		if a, ok := cloudinit.StaticMgmt(h); ok {
+			mgmt = h.Template.MgmtInterface + " " + a.String()
+			if gw := h.Template.MgmtGateway; gw.IsValid() {
+				mgmt += " via " + gw.String()
+			}
+		}
+		what = fmt.Sprintf("cloud-init identity in guestinfo (hostname %s, %s, %s %s MTU %d matched by the VF's MAC, the container routes, user %s), then power on",
+			h.Name, mgmt, h.DataInterface, h.Data.Address, h.DataMTU, h.Template.User)
 	default:
 		what = "power on (no cloud-init: no identity written)"
 	}
@@ -518,9 +554,20 @@ func finishFirstBoots(ctx context.Context, c *vim25.Client, w *taskWaiter, hosts
 	var todo []*vmPlan
 	for _, hp := range hosts {
 		for _, vp := range hp.vms {
-			if vp.boot != nil && vp.err == nil && vp.vm != nil {
-				todo = append(todo, vp)
+			if vp.boot == nil || vp.err != nil || vp.vm == nil {
+				continue
 			}
+			if vp.sriovWaits() {
+				// This run's reconfigure postponed the VF (the host's SR-IOV
+				// becomes active at its reboot): the identity matches the
+				// VF's MAC, so the first boot waits with it.
+				line := fmt.Sprintf("first boot waits for ESXi host %s's reboot: its SR-IOV adapter (whose MAC the cloud-init network config matches) is attached at the first apply after it; not powered on", hp.name)
+				vp.waiting = append(vp.waiting, line)
+				vp.boot = nil
+				fmt.Fprintf(out, "vm %s: %s\n", vp.inv.VM, line)
+				continue
+			}
+			todo = append(todo, vp)
 		}
 	}
 	if len(todo) == 0 {
@@ -560,6 +607,16 @@ func finishFirstBoots(ctx context.Context, c *vim25.Client, w *taskWaiter, hosts
 		mu.Unlock()
 	})
 	waitTools(ctx, c, up, toolsTimeout(opts), opts, out)
+}
+
+// sriovWaits reports whether vp's first boot needs its SR-IOV adapter (a
+// pending boot with cloud-init) and the adapter waits for the host's
+// reboot (planned waiting, or postponed by this run's reconfigure).
+func (vp *vmPlan) sriovWaits() bool {
+	if vp.boot == nil || vp.boot.state != FirstBootPending || !cloudinit.Enabled(vp.inv) {
+		return false
+	}
+	return vp.blockedBy || slices.ContainsFunc(vp.waiting, func(l string) bool { return strings.Contains(l, "SR-IOV adapter") })
 }
 
 // readDevicesOf reads the VMs' devices again: the adapters of a clone and

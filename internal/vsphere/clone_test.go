@@ -28,11 +28,12 @@ const testKey = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIE3dmPk0aHtG1nxEYhyJ5CHD/fL
 
 var nicLine = regexp.MustCompile(`(?m)^  nic: .*$`)
 
-// templated is the reference inventory with a template in defaults; edits
-// (old, new pairs) change it further.
+// templated is the reference inventory on Ubuntu 18.04 (a template with
+// cloud-init needs its VMware datasource, which 16.04 lacks) with a template
+// in defaults; edits (old, new pairs) change it further.
 func templated(t testing.TB, edits ...string) *inventory.Inventory {
 	t.Helper()
-	src := nicLine.ReplaceAllString(string(inventory.ReferenceYAML),
+	src := nicLine.ReplaceAllString(strings.Replace(string(inventory.ReferenceYAML), "  os: ubuntu-16.04 ", "  os: ubuntu-18.04 ", 1),
 		"  nic: {model: ConnectX-5, pf: vmnic4, vfs: 8}\n  template: {name: ubuntu-gpu-efi, cpus: 16, memory_gb: 32, user: rdg, ssh_keys: [\""+testKey+"\"]}")
 	for i := 0; i+1 < len(edits); i += 2 {
 		if !strings.Contains(src, edits[i]) {

@@ -80,7 +80,10 @@ except Exception as e:
 // are still made and say so. Results: one per host, check CheckRendezvous.
 func checkRendezvous(ctx context.Context, inv *inventory.Inventory, o *Options) []readiness.Result {
 	const target = readiness.TargetWorkers
-	rdzv := horovod.RendezvousAddress(inv)
+	rdzv, err := horovod.RendezvousAddress(inv)
+	if err != nil {
+		return nil // no hosts: nothing to check
+	}
 	subject := "to " + rdzv.String()
 	first := &inv.Hosts[0]
 	all := func(r func(h *inventory.Host) readiness.Result) []readiness.Result {

@@ -62,7 +62,7 @@ var checks = map[string][]CheckInfo{
 		{hostapply.CheckGPUs, "the inventory's GPUs on the PCI bus, taken by the driver"},
 		{hostapply.CheckBAR1, "per GPU: BAR1 as large as the inventory's"},
 		{hostapply.CheckDriver, "the NVIDIA kernel module loaded, its version"},
-		{hostapply.CheckPeermem, "nvidia-peermem (or nv_peer_mem) loaded, only one"},
+		{hostapply.CheckPeermem, "nvidia-peermem (or nv_peer_mem) loaded, only one; or GPUDirect RDMA through DMA-BUF (open GPU kernel module, Linux ≥ 5.12, Turing or later)"},
 		{hostapply.CheckVerbs, "ibv_devices (or the kernel's verbs devices) lists the HCA"},
 		{hostapply.CheckRuntime, "Docker can give the workers their GPUs (NVIDIA runtime)"},
 		{hostapply.CheckMTU, "the data interface's MTU"},

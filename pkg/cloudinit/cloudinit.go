@@ -2,9 +2,9 @@
 // `rdggen apply --target esxi` cloned from its template (inventory.Template):
 // the cloud-init meta-data (instance id, hostname), user-data (the login
 // user and its SSH keys) and network config, version 2: the management
-// interface by DHCP (the guide's) and the data VF with its address, the
-// data MTU and the same container routes `apply --target hosts` installs
-// (dockernet.Routes).
+// interface by DHCP (the guide's; or statically: StaticMgmt) and the data VF
+// with its address, the data MTU and the same container routes `apply
+// --target hosts` installs (dockernet.Routes).
 //
 // cloud-init's VMware datasource reads them from the VM's guestinfo keys
 // (GuestInfo): guestinfo.metadata with the network config under its
@@ -18,8 +18,10 @@
 //
 // Everything here is a pure function of a valid inventory and never fails.
 // Every inventory string written is held to a grammar at validation (host
-// names, interface names, the user name, SSH public key lines) and quoted
-// for YAML besides.
+// names, interface names, the user name, SSH public key lines) and, for a
+// Go caller who builds an Inventory without validation, made safe where it
+// is written besides: quoted as a YAML scalar (quote.YAML) in a value, and
+// escaped (quote.Line) in a comment, so no string adds a key or a line.
 package cloudinit
 
 import (
@@ -27,6 +29,8 @@ import (
 	"compress/gzip"
 	"encoding/base64"
 	"iter"
+	"net"
+	"net/netip"
 	"slices"
 	"strconv"
 
@@ -64,9 +68,18 @@ func InstanceID(inv *inventory.Inventory, h *inventory.Host) string { return inv
 // MetaData is h's meta-data document (YAML): instance-id and local-hostname.
 func MetaData(inv *inventory.Inventory, h *inventory.Host) []byte {
 	var b bytes.Buffer
-	b.WriteString("# rdggen: cloud-init meta-data of " + h.Name + " (VM " + h.VM + "), cluster " + inv.Name + ".\n")
+	b.WriteString(header("meta-data", inv, h))
 	writeMeta(&b, inv, h)
 	return b.Bytes()
+}
+
+// header is a document's first comment line, "# rdggen: cloud-init
+// <what> of <host> (VM <vm>), cluster <name>.": the names go through
+// quote.Line, so a name a Go caller built with a newline (which validation
+// refuses in an inventory file) stays inside the comment instead of
+// starting a YAML key of its own.
+func header(what string, inv *inventory.Inventory, h *inventory.Host) string {
+	return "# rdggen: cloud-init " + what + " of " + quote.Line(h.Name) + " (VM " + quote.Line(h.VM) + "), cluster " + quote.Line(inv.Name) + ".\n"
 }
 
 func writeMeta(b *bytes.Buffer, inv *inventory.Inventory, h *inventory.Host) {
@@ -86,7 +99,7 @@ func UserData(inv *inventory.Inventory, h *inventory.Host) []byte {
 	t := h.Template
 	var b bytes.Buffer
 	b.WriteString("#cloud-config\n")
-	b.WriteString("# rdggen: cloud-init user-data of " + h.Name + " (VM " + h.VM + "), cluster " + inv.Name + ".\n")
+	b.WriteString(header("user-data", inv, h))
 	b.WriteString("hostname: " + quote.YAML(h.Name) + "\n")
 	b.WriteString("preserve_hostname: false\n")
 	if t == nil || len(t.SSHKeys) == 0 {
@@ -107,12 +120,13 @@ func UserData(inv *inventory.Inventory, h *inventory.Host) []byte {
 
 // NetworkConfig is h's network config, version 2 (netplan's format, which
 // cloud-init renders to netplan, networkd or ENI): the management interface
-// by DHCP and the data interface with its address, the data MTU and
+// by DHCP (or, StaticMgmt, with its address, a default route via the
+// template's mgmt_gateway and its mgmt_dns) and the data interface with its address, the data MTU and
 // dockernet.Routes. Each interface is matched by macs' address with
 // set-name giving it its inventory name, or by that name when the MAC is "".
 func NetworkConfig(inv *inventory.Inventory, h *inventory.Host, macs MACs) []byte {
 	var b bytes.Buffer
-	b.WriteString("# rdggen: cloud-init network config of " + h.Name + " (VM " + h.VM + "), cluster " + inv.Name + ".\n")
+	b.WriteString(header("network config", inv, h))
 	writeNetwork(&b, inv, h, macs, "")
 	return b.Bytes()
 }
@@ -134,7 +148,22 @@ func writeNetwork(b *bytes.Buffer, inv *inventory.Inventory, h *inventory.Host, 
 		b.WriteString(in + "    set-name: " + quote.YAML(name) + "\n")
 	}
 	match(mgmt, macs.Mgmt)
-	b.WriteString(in + "    dhcp4: true\n")
+	if a, ok := StaticMgmt(h); ok {
+		t := h.Template
+		b.WriteString(in + "    dhcp4: false\n")
+		b.WriteString(in + "    addresses:\n" + in + "      - " + a.String() + "\n")
+		if t.MgmtGateway.IsValid() {
+			b.WriteString(in + "    routes:\n" + in + "      - to: 0.0.0.0/0\n" + in + "        via: " + t.MgmtGateway.String() + "\n")
+		}
+		if len(t.MgmtDNS) > 0 {
+			b.WriteString(in + "    nameservers:\n" + in + "      addresses:\n")
+			for _, d := range t.MgmtDNS {
+				b.WriteString(in + "        - " + d.String() + "\n")
+			}
+		}
+	} else {
+		b.WriteString(in + "    dhcp4: true\n")
+	}
 	match(h.DataInterface, macs.Data)
 	b.WriteString(in + "    dhcp4: false\n")
 	b.WriteString(in + "    addresses:\n" + in + "      - " + h.Data.Address.String() + "\n")
@@ -147,6 +176,25 @@ func writeNetwork(b *bytes.Buffer, inv *inventory.Inventory, h *inventory.Host, 
 	for _, r := range routes {
 		b.WriteString(in + "      - to: " + r.Dst.String() + "\n" + in + "        via: " + r.Via.String() + "\n")
 	}
+}
+
+// StaticMgmt is the management address with its prefix that h's clone
+// gets statically: h's mgmt when it is an IPv4 address (with or without a
+// port) and its template sets mgmt_prefix. False: the management interface
+// is configured by DHCP (the guide's).
+func StaticMgmt(h *inventory.Host) (netip.Prefix, bool) {
+	if h.Template == nil || h.Template.MgmtPrefix == 0 {
+		return netip.Prefix{}, false
+	}
+	m := h.Mgmt
+	if host, _, err := net.SplitHostPort(m); err == nil {
+		m = host
+	}
+	a, err := netip.ParseAddr(m)
+	if err != nil || !a.Is4() {
+		return netip.Prefix{}, false
+	}
+	return netip.PrefixFrom(a, h.Template.MgmtPrefix), true
 }
 
 // GuestData is h's metadata as the VMware datasource reads it from

@@ -70,15 +70,24 @@ func RunScript(inv *inventory.Inventory) []byte {
 			}
 			h := &inv.Hosts[i]
 			nodes = append(nodes, torchrunNode{Short: shortName(h.Name), GID: SysfsGID(h.Data.Address.Addr()),
-				Env: shellJoin(env), Args: shellJoin(TorchrunArgs(inv, i, []string{"${CMD[@]}"}))})
+				Env: shellJoin(env), Args: shellJoin(must(TorchrunArgs(inv, i, []string{"${CMD[@]}"})))})
 		}
-		data["Torchrun"], data["TorchrunWorld"], data["Rendezvous"] = nodes, TorchrunWorldSize(inv), RendezvousAddress(inv)
+		data["Torchrun"], data["TorchrunWorld"], data["Rendezvous"] = nodes, TorchrunWorldSize(inv), must(RendezvousAddress(inv))
 	}
 	var b strings.Builder
 	if err := runScript.Execute(&b, data); err != nil {
 		panic("horovod: run.sh template: " + err.Error()) // the template and its data are fixed
 	}
 	return []byte(b.String())
+}
+
+// must is v of a call that cannot fail here: RunScript's inventory has
+// hosts (it names the first one above) and its nodes are their indexes.
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }
 
 // shortName is what `hostname -s` prints for a host name.

@@ -1,6 +1,8 @@
 package horovod
 
 import (
+	"errors"
+	"fmt"
 	"net/netip"
 	"strconv"
 
@@ -62,11 +64,19 @@ func TorchrunFirstRank(inv *inventory.Inventory, node int) int {
 	return n
 }
 
+// ErrNoHosts is the error of RendezvousAddress and TorchrunArgs for an
+// inventory without hosts (one a Go caller built; validation refuses it).
+var ErrNoHosts = errors.New("horovod: the inventory has no hosts (torchrun's rendezvous is the first host's worker)")
+
 // RendezvousAddress is where every node's torchrun finds the rendezvous
 // store: the first worker's address (WorkerAddress: its container address
 // in bridge mode, its data address in host mode) and horovod.rdzv_port.
-func RendezvousAddress(inv *inventory.Inventory) netip.AddrPort {
-	return netip.AddrPortFrom(WorkerAddress(inv, &inv.Hosts[0]), uint16(inv.Horovod.RdzvPort))
+// It fails with ErrNoHosts when inv has no host.
+func RendezvousAddress(inv *inventory.Inventory) (netip.AddrPort, error) {
+	if len(inv.Hosts) == 0 {
+		return netip.AddrPort{}, ErrNoHosts
+	}
+	return netip.AddrPortFrom(WorkerAddress(inv, &inv.Hosts[0]), uint16(inv.Horovod.RdzvPort)), nil
 }
 
 // TorchrunArgs is torchrun's argv for the node'th host (inventory index,
@@ -85,10 +95,17 @@ func RendezvousAddress(inv *inventory.Inventory) netip.AddrPort {
 // torchrun turns the values 0 (the defaults) and 3 into None and fails
 // before it starts a process ("'NoneType' object has no attribute 'get'"
 // in torch/distributed/elastic/multiprocessing/api.py, Std.from_str);
-// 1 works there and in every later release.
-func TorchrunArgs(inv *inventory.Inventory, node int, cmd []string) []string {
+// 1 works there and in every later release. It fails with ErrNoHosts
+// when inv has no host, and when node is not an index of inv.Hosts.
+func TorchrunArgs(inv *inventory.Inventory, node int, cmd []string) ([]string, error) {
+	rdzv, err := RendezvousAddress(inv)
+	if err != nil {
+		return nil, err
+	}
+	if node < 0 || node >= len(inv.Hosts) {
+		return nil, fmt.Errorf("horovod: torchrun node %d: the inventory has hosts 0 to %d", node, len(inv.Hosts)-1)
+	}
 	h := &inv.Hosts[node]
-	rdzv := RendezvousAddress(inv)
 	args := []string{"torchrun",
 		"--nnodes=" + strconv.Itoa(len(inv.Hosts)),
 		"--nproc_per_node=" + strconv.Itoa(NprocPerNode(inv, h)),
@@ -101,7 +118,7 @@ func TorchrunArgs(inv *inventory.Inventory, node int, cmd []string) []string {
 		"--max_restarts=0",
 		"--redirects=1",
 		"--tee=1"}
-	return append(args, cmd...)
+	return append(args, cmd...), nil
 }
 
 // TorchrunSocketInterface is the interface the node's processes use for TCP

@@ -1,6 +1,7 @@
 package horovod
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -35,7 +36,10 @@ hosts:
 // the first worker's container address and the default port.
 func TestTorchrunArgs(t *testing.T) {
 	inv := torchrunInventory(t, "")
-	got := TorchrunArgs(inv, 1, []string{"train.py", "--lr", "0.1"})
+	got, err := TorchrunArgs(inv, 1, []string{"train.py", "--lr", "0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	want := []string{"torchrun", "--nnodes=3", "--nproc_per_node=1", "--node_rank=1", "--rdzv_backend=static",
 		"--master_addr=172.16.11.2", "--master_port=29400", "--rdzv_id=pt", "--role=default", "--max_restarts=0",
 		"--redirects=1", "--tee=1", "train.py", "--lr", "0.1"}
@@ -51,7 +55,9 @@ func TestTorchrunArgs(t *testing.T) {
 		}
 	}
 	inv = torchrunInventory(t, ", nproc_per_node: 4, rdzv_port: 29500, rdzv_id: job-7")
-	got = TorchrunArgs(inv, 2, nil)
+	if got, err = TorchrunArgs(inv, 2, nil); err != nil {
+		t.Fatal(err)
+	}
 	if s := strings.Join(got, " "); !strings.Contains(s, "--nproc_per_node=4 --node_rank=2 ") || !strings.Contains(s, "--master_port=29500 --rdzv_id=job-7 ") {
 		t.Errorf("with nproc_per_node, rdzv_port and rdzv_id: %s", s)
 	}
@@ -70,10 +76,29 @@ func TestTorchrunEnv(t *testing.T) {
 	if d := cmp.Diff(want, TorchrunEnv(inv, 1, 5)); d != "" {
 		t.Errorf("TorchrunEnv (-want +got):\n%s", d)
 	}
-	if a := RendezvousAddress(inv).String(); a != "10.1.0.11:29400" {
-		t.Errorf("host mode rendezvous at %s", a)
+	if a, err := RendezvousAddress(inv); err != nil || a.String() != "10.1.0.11:29400" {
+		t.Errorf("host mode rendezvous at %s (%v)", a, err)
 	}
 	if e := TorchrunEnv(torchrunInventory(t, ""), 1, 3); e[2].Value != "eth0" || e[5].Value != "eth0" {
 		t.Errorf("bridge mode: %v", e)
+	}
+}
+
+// A Go caller's inventory without hosts, or a node that is not a host, is
+// an error, not a panic.
+func TestTorchrunNoHosts(t *testing.T) {
+	inv := torchrunInventory(t, "")
+	if _, err := TorchrunArgs(inv, 3, nil); err == nil || err.Error() != "horovod: torchrun node 3: the inventory has hosts 0 to 2" {
+		t.Errorf("node 3 of 3 hosts: %v", err)
+	}
+	if _, err := TorchrunArgs(inv, -1, nil); err == nil {
+		t.Error("node -1: no error")
+	}
+	inv.Hosts = nil
+	if a, err := RendezvousAddress(inv); !errors.Is(err, ErrNoHosts) || a.IsValid() {
+		t.Errorf("RendezvousAddress without hosts: %v, %v", a, err)
+	}
+	if args, err := TorchrunArgs(inv, 0, []string{"train.py"}); !errors.Is(err, ErrNoHosts) || args != nil {
+		t.Errorf("TorchrunArgs without hosts: %q, %v", args, err)
 	}
 }

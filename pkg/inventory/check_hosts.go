@@ -294,6 +294,17 @@ func (c *checker) inherit(h *Host, own, def base, p string) {
 		t := *def.Template
 		h.Template, tp = &t, def.tmpl
 	}
+	if t := h.Template; t != nil && t.CloudInit && h.OS.Distro == "ubuntu" && !h.OS.Version.AtLeast(MinCloudInitUbuntu[0], MinCloudInitUbuntu[1]) {
+		// A finding per template, not per host that inherits it.
+		path := tp + ".cloud_init"
+		if !slices.ContainsFunc(c.rep.Findings, func(f Finding) bool { return f.Path == path }) {
+			c.errf(path, "template %q runs cloud-init, but %s (%s's os) has none with the VMware datasource (cloud-init 21.3, backported to Ubuntu 18.04 and later, never 16.04): the clone would keep the template's identity. Use an 18.04+ template and os, or set cloud_init: false (docs/inventory.md#template-prerequisites)",
+				t.Name, h.OS, h.Name)
+		}
+	}
+	if h.Template != nil {
+		c.staticMgmt(h, h.Template, p, tp)
+	}
 	if h.Template != nil && h.DataInterface != "" && h.Template.MgmtInterface == h.DataInterface {
 		path := tp + ".mgmt_interface"
 		if !slices.ContainsFunc(c.rep.Findings, func(f Finding) bool { return f.Path == path }) {

@@ -214,7 +214,8 @@ func (c *checker) crossHost() {
 	c.mgmtEndpoints()
 	dataNet, dataFrom := c.majorityDataNet()
 	mtu, mtuFrom := c.majorityDataMTU()
-	if inv.Docker.MTU == 0 {
+	dockerMTUSet := inv.Docker.MTU != 0
+	if !dockerMTUSet {
 		inv.Docker.MTU = mtu // no encapsulation between docker0 and the data link
 	}
 	var shortMTU []string
@@ -281,6 +282,12 @@ func (c *checker) crossHost() {
 		}
 		c.errf("docker.mtu", "%d is above the data link MTU of %s; raise data_mtu (rdggen sets it on the switch ports, the ESXi vSwitch and the VF) or lower docker.mtu (or leave it out: it follows data_mtu)",
 			inv.Docker.MTU, strings.Join(list, ", "))
+	}
+	if dockerMTUSet && inv.Docker.MTU < mtu && inv.Horovod.Network != NetworkHost {
+		// rdggen example writes docker.mtu: 1500: a user who then raises
+		// data_mtu gets jumbo frames everywhere but in the containers.
+		c.warnf("docker.mtu", "%d is below data_mtu %d (hosts[%d] and the others): docker0 and the bridge-mode workers stay at %d bytes while the data link carries %d; leave docker.mtu out to follow data_mtu, or set it to %d",
+			inv.Docker.MTU, mtu, mtuFrom, inv.Docker.MTU, mtu, mtu)
 	}
 	if inv.Horovod.Network == NetworkHost && inv.Horovod.SSHPort == 22 {
 		c.errf("horovod.ssh_port", "22 is the VM's own sshd: with host networking the workers' sshd must listen on another port (e.g. 12345)")

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -299,6 +300,18 @@ func parityCases() []struct {
 			{`["ssh-ed25519 AAAAC3Nz me@laptop"]`, []string{"ssh-ed25519 AAAAC3Nz me@laptop"}, false}}),
 		tmpl("MgmtInterface", "mgmt_interface", func(t *TemplateSpec, v any) { t.MgmtInterface = strPtr(v) },
 			[]parityValue{pStr("", true), pStr("ens224", true), pStr("a/b", true), pStr("ens192", false)}),
+		tmpl("MgmtPrefix", "mgmt_prefix", func(t *TemplateSpec, v any) { t.MgmtPrefix = intPtr(v) },
+			append(slices.Clone(hostileInts), pInt(33), parityValue{"24", 24, false})),
+		{"TemplateSpec.MgmtGateway", []string{"vfs: 8}\n", "vfs: 8}\n  template: {name: t1, mgmt_prefix: 24, mgmt_gateway: V}\n"}, func(s *Spec, v any) {
+			s.Defaults.Template = &TemplateSpec{Name: "t1", MgmtPrefix: intPtr(24), MgmtGateway: v.(string)}
+		}, []parityValue{pStr("10.0.0.1/24", true), pStr("gw", true), pStr("0.0.0.0", true), pStr("224.0.0.1", true), pStr("fe80::1", true), pStr("10.0.0.1", false), pStr("", false)}},
+		{"TemplateSpec.MgmtDNS", []string{"vfs: 8}\n", "vfs: 8}\n  template: {name: t1, mgmt_prefix: 24, mgmt_dns: V}\n"}, func(s *Spec, v any) {
+			s.Defaults.Template = &TemplateSpec{Name: "t1", MgmtPrefix: intPtr(24)}
+			if v != nil {
+				s.Defaults.Template.MgmtDNS = v.([]string)
+			}
+		}, []parityValue{{`["8.8.8.8\nx"]`, []string{"8.8.8.8\nx"}, true}, {`[""]`, []string{""}, true}, {`["127.0.0.1"]`, []string{"127.0.0.1"}, true},
+			{`["10.0.0.2", "8.8.8.8"]`, []string{"10.0.0.2", "8.8.8.8"}, false}, {"~", nil, false}}},
 		{"Spec.Hosts", []string{hostsTail, "hosts: V\n"}, func(s *Spec, v any) {
 			if v == nil {
 				s.Hosts = nil

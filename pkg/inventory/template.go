@@ -5,7 +5,9 @@ package inventory
 
 import (
 	"fmt"
+	"net/netip"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -44,7 +46,21 @@ type Template struct {
 	// template's first non-SR-IOV adapter), configured by DHCP (the guide);
 	// default DefaultMgmtInterface.
 	MgmtInterface string
+	// MgmtPrefix, when > 0, gives a clone whose host's mgmt is an IPv4
+	// address that address statically, with this prefix length (bits),
+	// instead of DHCP; MgmtGateway (invalid: none) is its default route and
+	// MgmtDNS its name servers. A host whose mgmt is a name keeps DHCP.
+	MgmtPrefix  int
+	MgmtGateway netip.Addr
+	MgmtDNS     []netip.Addr
 }
+
+// MinCloudInitUbuntu is the first Ubuntu release whose cloud-init has the
+// VMware datasource (guestinfo), which a template with cloud_init needs:
+// DataSourceVMware arrived in cloud-init 21.3 (canonical/cloud-init#953)
+// and Ubuntu's updates brought it to 18.04, 20.04 and 21.04
+// (canonical/cloud-init#975–977), never to 16.04 (docs/inventory.md#template-prerequisites).
+var MinCloudInitUbuntu = [2]int{18, 4}
 
 // Defaults and bounds of the template keys.
 const (
@@ -77,6 +93,12 @@ type TemplateSpec struct {
 	SSHKeys []string `yaml:"ssh_keys"`
 	// MgmtInterface is the management NIC's guest name (default eno0).
 	MgmtInterface *string `yaml:"mgmt_interface"`
+	// MgmtPrefix (bits, 1–32), MgmtGateway (an IPv4 address) and MgmtDNS
+	// (IPv4 addresses): the static management network of clones whose
+	// host's mgmt is an IPv4 address (default: DHCP).
+	MgmtPrefix  *int     `yaml:"mgmt_prefix"`
+	MgmtGateway string   `yaml:"mgmt_gateway"`
+	MgmtDNS     []string `yaml:"mgmt_dns"`
 }
 
 var (
@@ -138,7 +160,56 @@ func (c *checker) template(r *TemplateSpec, p string) *Template {
 			c.errf(p+".mgmt_interface", "%q is not a Linux interface name (1–15 letters, digits, '_', '.', '-')", t.MgmtInterface)
 		}
 	}
+	if r.MgmtPrefix != nil {
+		t.MgmtPrefix = c.intIn(p+".mgmt_prefix", r.MgmtPrefix, 0, 1, 32, "bits of the management network's prefix, e.g. 24")
+	}
+	unicast := func(a netip.Addr) bool {
+		return a.Is4() && !a.IsUnspecified() && !a.IsLoopback() && !a.IsMulticast() && a != netip.AddrFrom4([4]byte{255, 255, 255, 255})
+	}
+	if r.MgmtGateway != "" {
+		if a, err := netip.ParseAddr(r.MgmtGateway); err == nil && unicast(a) {
+			t.MgmtGateway = a
+		} else {
+			c.errf(p+".mgmt_gateway", "%q is not an IPv4 unicast address like 10.0.0.1", clip(r.MgmtGateway, 40))
+		}
+	}
+	for i, d := range r.MgmtDNS {
+		if a, err := netip.ParseAddr(d); err == nil && unicast(a) {
+			t.MgmtDNS = append(t.MgmtDNS, a)
+		} else {
+			c.errf(fmt.Sprintf("%s.mgmt_dns[%d]", p, i), "%q is not an IPv4 unicast address like 10.0.0.2", clip(d, 40))
+		}
+	}
+	if r.MgmtPrefix == nil && (r.MgmtGateway != "" || len(r.MgmtDNS) > 0) {
+		key := "mgmt_gateway"
+		if r.MgmtGateway == "" {
+			key = "mgmt_dns"
+		}
+		c.errf(p+"."+key, "needs mgmt_prefix: the static management network (address from hosts[].mgmt, prefix, gateway, DNS) is used only with mgmt_prefix set")
+	}
 	return t
+}
+
+// staticMgmt checks the static management network of template t (at path
+// tp) for host h (at path p), when t sets one and h's mgmt is an IPv4
+// address: the gateway must be on the host's management network and not
+// its address.
+func (c *checker) staticMgmt(h *Host, t *Template, p, tp string) {
+	a, ok := mgmtAddr(h.Mgmt)
+	if t.MgmtPrefix == 0 || !ok || !a.Is4() || !t.MgmtGateway.IsValid() {
+		return
+	}
+	n := netip.PrefixFrom(a, t.MgmtPrefix).Masked()
+	path := tp + ".mgmt_gateway"
+	if slices.ContainsFunc(c.rep.Findings, func(f Finding) bool { return f.Path == path }) {
+		return
+	}
+	switch {
+	case !n.Contains(t.MgmtGateway):
+		c.errf(path, "%s is not on %s's management network %s (%s.mgmt %s, mgmt_prefix %d): a default route needs an on-link gateway", t.MgmtGateway, h.Name, n, p, a, t.MgmtPrefix)
+	case t.MgmtGateway == a:
+		c.errf(path, "%s is %s's own management address (%s.mgmt)", t.MgmtGateway, h.Name, p)
+	}
 }
 
 // clip shortens s to n bytes for a finding.

@@ -2,11 +2,13 @@ package inventory
 
 import (
 	"errors"
+	"net/netip"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // `template: NAME` is `template: {name: NAME}`: the same inventory, under a
@@ -35,7 +37,7 @@ func TestTemplateShorthand(t *testing.T) {
 	if want.Hosts[2].Template == nil || want.Hosts[2].Template.Name != "plain-ubuntu" {
 		t.Fatalf("the long form's template: %+v", want.Hosts[2].Template)
 	}
-	if diff := cmp.Diff(want.Hosts[2].Template, got.Hosts[2].Template); diff != "" {
+	if diff := cmp.Diff(want.Hosts[2].Template, got.Hosts[2].Template, equateAddrs); diff != "" {
 		t.Errorf("host template: shorthand differs from the mapping (-mapping +shorthand):\n%s", diff)
 	}
 
@@ -47,7 +49,7 @@ func TestTemplateShorthand(t *testing.T) {
 		if a.Hosts[i].Template == nil || a.Hosts[i].Template.Name != "ubuntu-gpu" {
 			t.Fatalf("host %d: %+v", i, a.Hosts[i].Template)
 		}
-		if diff := cmp.Diff(a.Hosts[i].Template, b.Hosts[i].Template); diff != "" {
+		if diff := cmp.Diff(a.Hosts[i].Template, b.Hosts[i].Template, equateAddrs); diff != "" {
 			t.Errorf("defaults template, host %d (-mapping +shorthand):\n%s", i, diff)
 		}
 	}
@@ -91,3 +93,7 @@ func inventoryWithoutTemplate(t *testing.T, src []byte) []byte {
 	}
 	return []byte(strings.Join(out, "\n"))
 }
+
+// equateAddrs compares netip values (a template's static management
+// address and gateway) by value.
+var equateAddrs = cmpopts.EquateComparable(netip.Addr{}, netip.Prefix{})

@@ -29,6 +29,10 @@ func TestWarnings(t *testing.T) {
 			[]string{"mini.yaml:4:27: horovod.nproc_per_node: only torchrun reads it, and horovod.launcher is horovod: it has no effect"}},
 		{"more torchrun processes than GPUs", strings.Replace(baseYAML, "docker:\n", "horovod: {launcher: torchrun, nproc_per_node: 3}\ndocker:\n", 1),
 			[]string{"mini.yaml:4:47: horovod.nproc_per_node: 3 processes per worker, but a has 1 GPU(s)"}},
+		{"docker.mtu below data_mtu", strings.Replace(baseYAML, "  nic:", "  data_mtu: 9000\n  nic:", 1),
+			[]string{"mini.yaml:5:8: docker.mtu: 1500 is below data_mtu 9000 (hosts[0] and the others): docker0 and the bridge-mode workers stay at 1500 bytes while the data link carries 9000; leave docker.mtu out to follow data_mtu, or set it to 9000"}},
+		{"docker.mtu left out follows data_mtu", strings.Replace(strings.Replace(baseYAML, "  nic:", "  data_mtu: 9000\n  nic:", 1), "  mtu: 1500\n", "", 1), nil},
+		{"docker.mtu below data_mtu with host networking", strings.Replace(strings.Replace(baseYAML, "  nic:", "  data_mtu: 9000\n  nic:", 1), "docker:\n", "horovod: {network: host}\ndocker:\n", 1), nil},
 		{"torchrun processes within the GPUs", strings.Replace(baseYAML, "docker:\n", "horovod: {launcher: torchrun, nproc_per_node: 1}\ndocker:\n", 1), nil},
 		{"per-host routes at 2,048 hosts", string(scaleYAML(2048, false)), nil},
 		{"per-host routes at 2,049 hosts", string(scaleYAML(2049, false)), []string{
@@ -159,5 +163,35 @@ func TestParseVCenterURL(t *testing.T) {
 		if errors.Is(err, ErrVCenterCredentials) != strings.HasPrefix(tc.want, "must not carry") {
 			t.Errorf("%q: errors.Is(ErrVCenterCredentials) = %v", tc.in, !strings.HasPrefix(tc.want, "must not carry"))
 		}
+	}
+}
+
+// A template with cloud-init on Ubuntu 16.04, whose cloud-init has no
+// VMware datasource, is refused at the template's cloud_init (or the
+// template, when the key is not written), once per template; 18.04 and
+// cloud_init: false are valid.
+func TestTemplateCloudInitOS(t *testing.T) {
+	const rule = `template "t1" runs cloud-init, but ubuntu-16.04 (a's os) has none with the VMware datasource (cloud-init 21.3, backported to Ubuntu 18.04 and later, never 16.04): the clone would keep the template's identity. Use an 18.04+ template and os, or set cloud_init: false (docs/inventory.md#template-prerequisites)`
+	old := strings.Replace(baseYAML, "os: ubuntu-18.04", "os: ubuntu-16.04", 1)
+	for _, tc := range []struct {
+		name, src, want string
+	}{
+		{"16.04, cloud_init by default", strings.Replace(old, "vfs: 8}\n", "vfs: 8}\n  template: {name: t1}\n", 1), "mini.yaml:12:13: defaults.template.cloud_init: " + rule},
+		{"16.04, cloud_init written", strings.Replace(old, "vfs: 8}\n", "vfs: 8}\n  template:\n    name: t1\n    cloud_init: true\n", 1), "mini.yaml:14:17: defaults.template.cloud_init: " + rule},
+		{"16.04, a host's own template", strings.Replace(old, "    esxi: esx-a\n", "    esxi: esx-a\n    template: {name: t1}\n", 1), "mini.yaml:15:15: hosts[0].template.cloud_init: " + rule},
+		{"16.04 without cloud-init", strings.Replace(old, "vfs: 8}\n", "vfs: 8}\n  template: {name: t1, cloud_init: false}\n", 1), ""},
+		{"18.04", strings.Replace(baseYAML, "vfs: 8}\n", "vfs: 8}\n  template: {name: t1}\n", 1), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Load("mini.yaml", []byte(tc.src))
+			var rep *Report
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case tc.want == "":
+			case !errors.As(err, &rep) || len(rep.Findings) != 1 || rep.Findings[0].String() != tc.want:
+				t.Errorf("got %v\nwant %q (once per template)", err, tc.want)
+			}
+		})
 	}
 }

@@ -151,16 +151,24 @@ func (t *TerminalWriter) Write(p []byte) (int, error) {
 // when YAML would take it as text anyway (enp1f0), quoted when it would
 // otherwise be read as something else (null, 123, 1e3, and YAML 1.1's
 // booleans such as on, which libyaml-based readers like netplan may resolve)
-// or holds special characters.
+// or holds special characters. The result is always one line, so that it
+// fits any position (a list item, an indented value): a string with a line
+// break or another special character is double-quoted with escapes ("a\nb"),
+// never a block scalar, whose continuation lines would need the position's
+// indentation.
 func YAML(s string) string {
 	if yaml11Bool[strings.ToLower(s)] {
 		return strconv.Quote(s)
 	}
 	b, err := yaml.Marshal(&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s})
-	if err != nil {
-		return strconv.Quote(s)
+	if out := strings.TrimSuffix(string(b), "\n"); err == nil && !strings.Contains(out, "\n") {
+		return out
 	}
-	return strings.TrimSuffix(string(b), "\n")
+	b, err = yaml.Marshal(&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s, Style: yaml.DoubleQuotedStyle})
+	if out := strings.TrimSuffix(string(b), "\n"); err == nil && !strings.Contains(out, "\n") {
+		return out
+	}
+	return strconv.Quote(s) // a YAML double-quoted scalar too (invalid UTF-8 as \xNN escapes)
 }
 
 var yaml11Bool = map[string]bool{"y": true, "n": true, "yes": true, "no": true, "on": true, "off": true}

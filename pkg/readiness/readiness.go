@@ -58,7 +58,8 @@ type Result struct {
 	// read); Expected what the inventory or the rule wants.
 	Found    string `json:"found,omitempty"`
 	Expected string `json:"expected,omitempty"`
-	// Fix is the command or setting that makes a failed check pass.
+	// Fix is the command or setting that makes a failed check pass (for
+	// Unknown, when set: how to let the check see).
 	Fix string `json:"fix,omitempty"`
 }
 
@@ -77,6 +78,15 @@ func Fail(target, machine, check, subject, found, expected, fix string) Result {
 // Unsure is a check that could not tell; why says what was missing.
 func Unsure(target, machine, check, subject, why string) Result {
 	return Result{Target: target, Machine: machine, Check: check, Subject: subject, Status: Unknown, Found: why}
+}
+
+// UnsureFix is a check that could not tell, with what it needs to see
+// and how to look: why says what was missing, expected what passes, fix
+// how to read it (or make it readable).
+func UnsureFix(target, machine, check, subject, why, expected, fix string) Result {
+	r := Unsure(target, machine, check, subject, why)
+	r.Expected, r.Fix = expected, fix
+	return r
 }
 
 // Line is r for a person, one line without the target:
@@ -104,6 +114,12 @@ func (r Result) Line() string {
 		}
 	default:
 		b.WriteString(": COULD NOT TELL: " + orNone(r.Found))
+		if r.Expected != "" {
+			b.WriteString("; expected " + r.Expected)
+		}
+		if r.Fix != "" {
+			b.WriteString("; fix: " + r.Fix)
+		}
 	}
 	return b.String()
 }

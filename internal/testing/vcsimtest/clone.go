@@ -24,6 +24,9 @@ type Template struct {
 	Name, Firmware string
 	// Version is the hardware version, e.g. "vmx-21" (default vmx-19).
 	Version string
+	// PoweredOn makes it a running VM instead: not marked as a template,
+	// powered on.
+	PoweredOn bool
 }
 
 // CloneFault is a clone that fails on the named ESXi host: the task ends
@@ -168,7 +171,15 @@ func (s *Sim) createTemplates(ctx context.Context) error {
 			return fmt.Errorf("create template %s: %w", t.Name, err)
 		}
 		ref := info.Result.(types.ManagedObjectReference)
-		if err := object.NewVirtualMachine(c.Client, ref).MarkAsTemplate(ctx); err != nil {
+		if t.PoweredOn {
+			task, err := object.NewVirtualMachine(c.Client, ref).PowerOn(ctx)
+			if err == nil {
+				err = task.Wait(ctx)
+			}
+			if err != nil {
+				return fmt.Errorf("power on %s: %w", t.Name, err)
+			}
+		} else if err := object.NewVirtualMachine(c.Client, ref).MarkAsTemplate(ctx); err != nil {
 			return fmt.Errorf("mark %s as a template: %w", t.Name, err)
 		}
 		vm := s.Model.Map().Get(ref).(*simulator.VirtualMachine)
