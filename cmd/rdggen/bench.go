@@ -65,9 +65,10 @@ offline instead, each FILE's kind detected ('-' reads stdin):
     whether the inter-node channels use GPUDirect RDMA (a log with only
     [send] lines without /GDRDMA is too short to tell).
 A FILE that holds several kinds (a nccl-tests table and an ib_write_bw run)
-is judged for each, and one with several nccl-tests runs saved one after
-the other run by run, each under its own heading. At most 64 MiB of a FILE
-is read. With --evidence, the results of 'rdggen check -o json' say which of
+is judged for each, and one with several nccl-tests or perftest runs saved
+one after the other (a script or tee transcript) run by run, each under its
+own heading. A FILE is read once, line by line, in bounded memory, up to
+1 GiB. With --evidence, the results of 'rdggen check -o json' say which of
 the usual causes it is.
 
 With -o json the verdicts are one JSON document on stdout (schema
@@ -84,7 +85,7 @@ Examples:
 
 Exit status: 0 every verdict passed, 1 a verdict failed, could not be
 judged or errored (or the inventory is invalid), 2 usage error (also: a FILE
-that cannot be read or is larger than 64 MiB, --link-gbps outside 1 to 1600,
+that cannot be read or is larger than 1 GiB, --link-gbps outside 1 to 1600,
 missing credentials or known_hosts), 3 the bench could not run (a host
 without a usable RoCE v2 GID, an unreachable VM), measured nothing (no
 benchmark ran to its end, e.g. the workers are stopped) or was interrupted.
@@ -194,15 +195,16 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 			display = "(stdin)"
 		}
 		display = quote.Line(display)
-		b, err := readJudgeInput(name)
-		if err != nil {
+		parts, err := judgeInput(name, e)
+		var re readErr
+		if errors.As(err, &re) {
+			err = re.err
 			if errors.Is(err, errJudgeInputTooLarge) {
 				err = fmt.Errorf("%s: %w", display, err)
 			}
 			fmt.Fprintf(stderr, "rdggen: bench: %s\n", quote.Line(err.Error()))
 			return exitUsage
 		}
-		parts, err := bench.JudgeParts(b, e)
 		files[i] = judged{display, parts, err}
 	}
 
@@ -247,18 +249,38 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 }
 
 // maxJudgeInput is the most bytes `bench --judge` reads of one FILE (or of
-// stdin): 64 MiB. That holds the NCCL_DEBUG=INFO output of a sweep over
-// some 4,000 ranks (about 15 KB per rank at INIT,NET,ENV); a larger input
-// is not one benchmark's output but a training job's whole log, /dev/zero
-// or a core file; and judging holds about four times its input in memory
-// (250 MB for 64 MiB).
-const maxJudgeInput = 64 << 20
+// stdin): 1 GiB, some 17 times the NCCL_DEBUG=INFO output of a sweep over
+// 7,235 nodes (60 MB). The judge reads a file once, line by line, in
+// memory that does not grow with the file (bench.JudgeReader); the limit
+// only stops an input that never ends (/dev/zero, a pipe left open).
+const maxJudgeInput = 1 << 30
 
 var errJudgeInputTooLarge = fmt.Errorf("more than %d MiB, the most bench --judge reads of one input; judge the benchmark's own output (or cut the job's log to it)", maxJudgeInput>>20)
 
-// readJudgeInput reads name ("-": stdin) whole, or fails with
-// errJudgeInputTooLarge after maxJudgeInput + 1 bytes.
-func readJudgeInput(name string) ([]byte, error) {
+// readErr is an error reading a judge input (a usage error), as opposed to
+// a file that is none of the formats.
+type readErr struct{ err error }
+
+func (e readErr) Error() string { return e.err.Error() }
+func (e readErr) Unwrap() error { return e.err }
+
+// countReader counts the bytes read through it.
+type countReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// judgeInput judges name ("-": stdin) as it reads it, at most
+// maxJudgeInput bytes. An error reading it (errJudgeInputTooLarge after
+// maxJudgeInput + 1 bytes) is a readErr; otherwise the error is
+// bench.JudgeReader's.
+func judgeInput(name string, e bench.Expect) ([]bench.Part, error) {
 	var r io.Reader
 	if name == "-" {
 		r = console.In
@@ -268,25 +290,26 @@ func readJudgeInput(name string) ([]byte, error) {
 	} else {
 		f, err := os.Open(name)
 		if err != nil {
-			return nil, err
+			return nil, readErr{err}
 		}
 		defer f.Close()
 		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > maxJudgeInput {
-			return nil, errJudgeInputTooLarge
+			return nil, readErr{errJudgeInputTooLarge}
 		}
 		r = f
 	}
-	b, err := io.ReadAll(io.LimitReader(r, maxJudgeInput+1))
-	if err != nil {
+	c := &countReader{r: io.LimitReader(r, maxJudgeInput+1)}
+	parts, err := bench.JudgeReader(c, e)
+	if c.n > maxJudgeInput {
+		return nil, readErr{errJudgeInputTooLarge}
+	}
+	if err != nil && !errors.Is(err, bench.ErrNotRecognized) {
 		if name != "-" {
-			return nil, err // *PathError names the file
+			return nil, readErr{err} // *PathError names the file
 		}
-		return nil, fmt.Errorf("(stdin): %w", err)
+		return nil, readErr{fmt.Errorf("(stdin): %w", err)}
 	}
-	if len(b) > maxJudgeInput {
-		return nil, errJudgeInputTooLarge
-	}
-	return b, nil
+	return parts, err
 }
 
 // benchTally counts verdicts by status for bench's last line.

@@ -238,23 +238,23 @@ func TestBenchLinkGbpsRange(t *testing.T) {
 // and the limit.
 func TestBenchJudgeInputLimit(t *testing.T) {
 	code, _, stderr := rdggen(t, "bench", "--judge", "/dev/zero")
-	if code != exitUsage || !strings.Contains(stderr, "rdggen: bench: /dev/zero: more than 64 MiB") {
+	if code != exitUsage || !strings.Contains(stderr, "rdggen: bench: /dev/zero: more than 1024 MiB") {
 		t.Errorf("/dev/zero: exit %d\n%s", code, stderr)
 	}
 	big := filepath.Join(t.TempDir(), "big.log")
 	if err := os.WriteFile(big, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Truncate(big, 64<<20+1); err != nil { // sparse: no disk used
+	if err := os.Truncate(big, 1<<30+1); err != nil { // sparse: no disk used
 		t.Fatal(err)
 	}
-	if code, _, stderr := rdggen(t, "bench", "--judge", big); code != exitUsage || !strings.Contains(stderr, "big.log: more than 64 MiB") {
-		t.Errorf("64 MiB + 1: exit %d\n%s", code, stderr)
+	if code, _, stderr := rdggen(t, "bench", "--judge", big); code != exitUsage || !strings.Contains(stderr, "big.log: more than 1024 MiB") {
+		t.Errorf("1 GiB + 1: exit %d\n%s", code, stderr)
 	}
 	saved := console
 	console = consoleInfo{In: io.LimitReader(zeros{}, 1<<40)}
 	t.Cleanup(func() { console = saved })
-	if code, _, stderr := rdggen(t, "bench", "--judge", "-"); code != exitUsage || !strings.Contains(stderr, "(stdin): more than 64 MiB") {
+	if code, _, stderr := rdggen(t, "bench", "--judge", "-"); code != exitUsage || !strings.Contains(stderr, "(stdin): more than 1024 MiB") {
 		t.Errorf("stdin: exit %d\n%s", code, stderr)
 	}
 }

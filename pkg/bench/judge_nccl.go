@@ -222,11 +222,13 @@ func judgeTransport(l *NCCLLog, e Expect) (Verdict, bool) {
 			note(rdma, n.Host, "Using network "+n.Text)
 		}
 	}
-	for _, c := range l.NetChannels() {
-		if c.Net == "Socket" {
-			note(socket, c.Host, "channels via NET/Socket")
-		} else {
-			note(rdma, c.Host, "channels via NET/"+c.Net)
+	for _, h := range l.net.hostOrder { // every channel line, by host in order
+		for _, n := range l.net.hosts[h].nets {
+			if n == "Socket" {
+				note(socket, h, "channels via NET/Socket")
+			} else {
+				note(rdma, h, "channels via NET/"+n)
+			}
 		}
 	}
 	if len(l.Networks) == 0 {
@@ -287,23 +289,17 @@ func judgeGDR(l *NCCLLog, e Expect, ranks []NCCLRank) (Verdict, bool) {
 	for _, r := range ranks {
 		rankHost[r.Rank] = r.Host
 	}
-	who := func(c Channel) string {
-		if c.Host != "" {
-			return c.Host
+	who := func(k holderKey) string {
+		if k.host != "" {
+			return k.host
 		}
-		if h, ok := rankHost[c.LocalRank()]; ok {
+		if h, ok := rankHost[k.rank]; ok {
 			return h
 		}
-		return "rank " + strconv.Itoa(c.LocalRank())
-	}
-	var net []Channel
-	for _, c := range l.NetChannels() {
-		if c.Net != "Socket" {
-			net = append(net, c)
-		}
+		return "rank " + strconv.Itoa(k.rank)
 	}
 	var undecided *Verdict // channels that cannot tell; the summaries below may
-	if len(net) > 0 {
+	if l.net.n > 0 {
 		// Per holder: the receive channels are the proof. On GPUs before
 		// Ampere NCCL sends with GPUDirect RDMA (GDR reads) only between
 		// NVLink-connected GPUs or with NCCL_NET_GDR_READ=1
@@ -312,27 +308,26 @@ func judgeGDR(l *NCCLLog, e Expect, ranks []NCCLRank) (Verdict, bool) {
 		// A holder without receive lines is on when its channels use
 		// /GDRDMA, off when some do and others not (it can send with GDR),
 		// and unknown when none does: its sends alone prove nothing.
-		type tally struct{ recv, recvGDR, all, allGDR int }
+		// The counts are the parser's aggregates of every channel line.
+		type tally struct {
+			recv, recvGDR, all, allGDR int
+			parts                      []*chanHolder
+		}
 		per := map[string]*tally{}
 		var order []string
-		for _, c := range net {
-			k := who(c)
+		for _, h := range l.net.order {
+			k := who(h.key)
 			x := per[k]
 			if x == nil {
 				x = &tally{}
 				per[k] = x
 				order = append(order, k)
 			}
-			x.all++
-			if c.GDR {
-				x.allGDR++
-			}
-			if c.Dir == "receive" {
-				x.recv++
-				if c.GDR {
-					x.recvGDR++
-				}
-			}
+			x.all += h.all
+			x.allGDR += h.allGDR
+			x.recv += h.recv
+			x.recvGDR += h.recvGDR
+			x.parts = append(x.parts, h)
 		}
 		var on, off, unknown []string
 		sendOnly, offByRecv := true, true
@@ -353,20 +348,32 @@ func judgeGDR(l *NCCLLog, e Expect, ranks []NCCLRank) (Verdict, bool) {
 				unknown = append(unknown, k)
 			}
 		}
+		// the first channel (by line) of each kind, over the holders of a key
 		var example, unknownExample Channel
 		nOff, nUnknown := 0, 0
-		for _, c := range net {
-			switch k := who(c); {
-			case !c.GDR && slices.Contains(off, k) && (per[k].recv == 0 || c.Dir == "receive"):
-				if nOff == 0 {
-					example = c
+		earlier := func(have bool, cur, c Channel) bool { return !have || c.Line < cur.Line }
+		haveEx, haveUn := false, false
+		for _, k := range off {
+			x := per[k]
+			for _, h := range x.parts {
+				c, has := h.offAny, h.hasOffAny
+				n := h.all - h.allGDR
+				if x.recv > 0 {
+					c, has = h.offRecv, h.hasOffRecv
+					n = h.recv - h.recvGDR
 				}
-				nOff++
-			case slices.Contains(unknown, k):
-				if nUnknown == 0 {
-					unknownExample = c
+				nOff += n
+				if has && earlier(haveEx, example, c) {
+					example, haveEx = c, true
 				}
-				nUnknown++
+			}
+		}
+		for _, k := range unknown {
+			for _, h := range per[k].parts {
+				nUnknown += h.all
+				if earlier(haveUn, unknownExample, h.first) {
+					unknownExample, haveUn = h.first, true
+				}
 			}
 		}
 		what := "inter-node channel(s)"
@@ -381,7 +388,7 @@ func judgeGDR(l *NCCLLog, e Expect, ranks []NCCLRank) (Verdict, bool) {
 		switch {
 		case len(off) == 0 && len(unknown) == 0:
 			v.Status = StatusPass
-			v.Found = fmt.Sprintf("GPUDirect RDMA on every %s (%d channel(s) via NET/…/GDRDMA, %s)", strings.TrimSuffix(what, "(s)"), countGDR(net), strings.Join(order, ", "))
+			v.Found = fmt.Sprintf("GPUDirect RDMA on every %s (%d channel(s) via NET/…/GDRDMA, %s)", strings.TrimSuffix(what, "(s)"), l.net.gdr, strings.Join(order, ", "))
 			return v, true
 		case len(off) == 0:
 			u := v
@@ -592,15 +599,6 @@ func plural(n int, one, many string) string {
 	return fmt.Sprintf(many, n)
 }
 
-func countGDR(cs []Channel) int {
-	n := 0
-	for _, c := range cs {
-		if c.GDR {
-			n++
-		}
-	}
-	return n
-}
 
 // rowNotes says what of the table was not judged: rows that do not parse,
 // sizes missing from the sweep, rows after the table's end; "" when

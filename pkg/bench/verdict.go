@@ -1,7 +1,9 @@
 package bench
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"strings"
 )
 
@@ -301,15 +303,59 @@ type Part struct {
 
 // JudgeParts judges every kind of output in data, in this order: each
 // nccl-tests run (with the NCCL log printed in its lines;
-// [ParseNCCLTestsRuns]), the perftest report, tf_cnn_benchmarks output
-// (the Horovod benchmark), and the NCCL log when no
-// nccl-tests table holds it. A file of one kind gives one part. It fails
-// with an error wrapping [ErrNotRecognized] when data is none of the
-// formats.
+// [ParseNCCLTestsRuns]), each perftest run ([ParsePerftestRuns]),
+// tf_cnn_benchmarks output (the Horovod benchmark), and the NCCL log when
+// no nccl-tests table holds it. A file of one kind and one run gives one
+// part. It fails with an error wrapping [ErrNotRecognized] when data is
+// none of the formats. It is [JudgeReader] of data.
 func JudgeParts(data []byte, e Expect) ([]Part, error) {
+	return JudgeReader(bytes.NewReader(data), e)
+}
+
+// JudgeReader is [JudgeParts] of what r holds, read once, line by line, in
+// memory bounded by the aggregates the verdicts need (not by r's size): a
+// line longer than 64 KiB is read up to there. Each line goes to the
+// parsers of every format, each of which passes over a line that lacks its
+// literals without a regular expression; an error reading r is returned
+// as is.
+func JudgeReader(r io.Reader, e Expect) ([]Part, error) {
+	s := newScan()
+	if err := eachLine(r, s.feed); err != nil {
+		return nil, err
+	}
+	return s.parts(e)
+}
+
+// scan is the state of one pass over an input: a reader per format.
+type scan struct {
+	nt *ntStream
+	pf *pfStream
+	tf *tfStream
+}
+
+func newScan() *scan { return &scan{nt: newNTStream(), pf: &pfStream{}, tf: newTFStream()} }
+
+func (s *scan) feed(i int, l, raw string) {
+	// an NCCL log line in its usual form is read by the NCCL readers only
+	// (the perftest reader passes over NCCL lines; no tf_cnn_benchmarks
+	// line is one)
+	if strings.Contains(l, " NCCL ") {
+		t := strings.TrimSpace(l)
+		if host, level, msg, ok := fastNCCLLine(t); ok {
+			s.nt.feedNCCL(i, t, host, level, msg)
+			s.pf.lines = i + 1
+			return
+		}
+	}
+	s.nt.feed(i, l)
+	s.pf.feed(i, l)
+	s.tf.feed(raw)
+}
+
+// parts judges what the pass read.
+func (s *scan) parts(e Expect) ([]Part, error) {
 	var parts []Part
-	lines := splitLines(data) // once: the parsers read the same lines
-	runs, _ := parseNCCLTestsRuns(lines)
+	runs, whole := s.nt.finish()
 	for _, t := range runs {
 		p := Part{Kind: KindNCCLTests, Verdicts: JudgeNCCLTests(t, e)}
 		if t.Runs > 1 {
@@ -317,14 +363,18 @@ func JudgeParts(data []byte, e Expect) ([]Part, error) {
 		}
 		parts = append(parts, p)
 	}
-	if r, err := parsePerftestLines(lines); err == nil {
-		parts = append(parts, Part{Kind: KindPerftest, Verdicts: JudgePerftest(r, e)})
+	for _, r := range s.pf.finish() {
+		p := Part{Kind: KindPerftest, Verdicts: JudgePerftest(r, e)}
+		if r.Runs > 1 {
+			p.Name = fmt.Sprintf("run %d of %d (lines %d–%d, %s)", r.Run, r.Runs, r.FirstLine, r.LastLine, orDefault(r.Test, "ib_"+orDefault(r.Verb, "write")+"_bw"))
+		}
+		parts = append(parts, p)
 	}
-	if r, err := ParseTFCNN(data); err == nil {
+	if r, err := s.tf.finish(); err == nil {
 		parts = append(parts, Part{Kind: KindTFCNN, Verdicts: []Verdict{JudgeTFCNN(r)}})
 	}
 	if len(runs) == 0 {
-		if l := parseNCCLLogLines(lines, 0); !l.Empty() {
+		if l := whole; !l.Empty() {
 			vs := JudgeNCCLLog(l, e)
 			switch {
 			case len(vs) > 0:
