@@ -74,7 +74,6 @@ var reMPITag = regexp.MustCompile(`^\[\d+,\d+\]<(?:stdout|stderr|stddiag)>:`)
 // file of NULs) is read in milliseconds rather than minutes.
 const maxLineBytes = 64 << 10
 
-
 // clip shortens s for a finding: at most n bytes, on a rune boundary.
 func clip(s string, n int) string {
 	s = strings.TrimSpace(s)

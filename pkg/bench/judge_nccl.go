@@ -599,7 +599,6 @@ func plural(n int, one, many string) string {
 	return fmt.Sprintf(many, n)
 }
 
-
 // rowNotes says what of the table was not judged: rows that do not parse,
 // sizes missing from the sweep, rows after the table's end; "" when
 // nothing was lost.

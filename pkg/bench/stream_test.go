@@ -1,0 +1,120 @@
+package bench
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/iotest"
+)
+
+// fixtureLines are every line of the recorded fixtures, and variants of
+// each NCCL and channel line with its prefix and spacing changed.
+func fixtureLines(t testing.TB) []string {
+	files, err := filepath.Glob("testdata/*.txt")
+	if err != nil || len(files) == 0 {
+		t.Fatal(files, err)
+	}
+	var out []string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			l = strings.TrimSpace(l)
+			out = append(out, l, "x "+l, "[1] "+l, strings.Replace(l, " [", "  [", 1), strings.Replace(l, "] ", "] f.cc:12 ", 1),
+				strings.Replace(l, ":", "::", 1), strings.Replace(l, " NCCL", "\tNCCL", 1), strings.TrimSuffix(l, "/GDRDMA")+" # x",
+				"a:1:2 [0] b:3:4 [1] NCCL INFO "+l, "NCCL INFO "+l, strings.Replace(l, "[", "<stdout>[", 1))
+			if i := strings.Index(l, "NCCL INFO "); i >= 0 {
+				msg := l[i+10:]
+				out = append(out, msg, "Ring "+strings.TrimPrefix(msg, "Channel "), strings.Replace(msg, "/0 :", " :", 1),
+					strings.Replace(msg, "[send] ", "", 1), strings.Replace(msg, "->", "- >", 1), msg+"  ", msg+"#c",
+					strings.Replace(msg, "via ", "via #", 1), strings.Replace(msg, "[", "[zz", 1))
+			}
+		}
+	}
+	return out
+}
+
+// TestSplitNCCLLineAgrees: the hand-written reading of the usual NCCL
+// prefix gives what the regular expressions give, on every line of the
+// fixtures and variants of each.
+func TestSplitNCCLLineAgrees(t *testing.T) {
+	n := 0
+	for _, l := range fixtureLines(t) {
+		h, lv, msg, ok := fastNCCLLine(l)
+		if !ok {
+			continue
+		}
+		n++
+		m := reNCCLLine.FindStringSubmatch(l)
+		if m == nil || m[1] != h || m[5] != lv || m[6] != msg {
+			t.Errorf("%q: fast %q %q %q, regexp %q", l, h, lv, msg, m)
+		}
+	}
+	if n < 500 {
+		t.Errorf("only %d lines read by the fast path", n)
+	}
+}
+
+// TestParseChannelAgrees: the hand-written channel reader gives what
+// reNCCLChannel gives.
+func TestParseChannelAgrees(t *testing.T) {
+	n := 0
+	for _, l := range fixtureLines(t) {
+		c, ok := fastChannel(l)
+		if !ok {
+			continue
+		}
+		n++
+		m := reNCCLChannel.FindStringSubmatch(l)
+		if m == nil || m[3] != c.FromBus || m[5] != c.ToBus || m[6] != c.Dir || m[7] != c.Via {
+			t.Errorf("%q: fast %+v, regexp %q", l, c, m)
+			continue
+		}
+		if n := reNCCLNet.FindStringSubmatch(c.Via); (n == nil) != (c.Net == "") || (n != nil && (n[1] != c.Net || strings.Contains(n[3], "/GDRDMA") != c.GDR)) {
+			t.Errorf("%q: net %q gdr %v, regexp %q", c.Via, c.Net, c.GDR, n)
+		}
+	}
+	if n < 30 {
+		t.Errorf("only %d channel lines read by the fast path", n)
+	}
+}
+
+// TestJudgeReaderChunks: the verdicts do not depend on how the input
+// arrives (one byte per read), nor on a missing final line end.
+func TestJudgeReaderChunks(t *testing.T) {
+	files, _ := filepath.Glob("testdata/*.txt")
+	e := ExpectFor(nil, 100)
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err1 := JudgeParts(b, e)
+		got, err2 := JudgeReader(iotest.OneByteReader(bytes.NewReader(bytes.TrimSuffix(b, []byte("\n")))), e)
+		if (err1 == nil) != (err2 == nil) || len(want) != len(got) {
+			t.Fatalf("%s: %d parts %v, one byte at a time %d %v", f, len(want), err1, len(got), err2)
+		}
+		for i := range want {
+			if strings.Join(Lines(want[i].Verdicts), "\n") != strings.Join(Lines(got[i].Verdicts), "\n") {
+				t.Errorf("%s part %d differs", f, i)
+			}
+		}
+	}
+}
+
+// TestEachLineLong: a line longer than 64 KiB is read up to there, and the
+// lines after it are read.
+func TestEachLineLong(t *testing.T) {
+	in := "a\r\n" + strings.Repeat("x", maxLineBytes+10) + "\nb\n[1,0]<stdout>:c"
+	var got []string
+	if err := eachLine(strings.NewReader(in), func(i int, l, raw string) { got = append(got, l) }); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 4 || got[0] != "a" || len(got[1]) != maxLineBytes || got[2] != "b" || got[3] != "c" {
+		t.Errorf("%d lines: %q %d %q", len(got), got[0], len(got[1]), got[2:])
+	}
+}
