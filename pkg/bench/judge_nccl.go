@@ -28,6 +28,13 @@ func JudgeNCCLTests(t *NCCLTests, e Expect) []Verdict {
 
 func judgeBusBW(t *NCCLTests, e Expect, logVs []Verdict) Verdict {
 	pl := BusBWPassLine(e.link(), e.nics())
+	if e.LinkFrom != "" {
+		pl.Rule += " (link speed: " + e.LinkFrom
+		if e.NICsFrom != "" {
+			pl.Rule += "; NICs per node: " + e.NICsFrom
+		}
+		pl.Rule += ")"
+	}
 	v := Verdict{Check: CheckBusBW, PassLine: &pl,
 		Expected: fmt.Sprintf("≥ %s GB/s out-of-place busbw at the largest size (%s; %s)", trimFloat(pl.Value), pl.Rule, pl.Source)}
 	prog := orDefault(t.Program, "the test")
@@ -63,7 +70,16 @@ func judgeBusBW(t *NCCLTests, e Expect, logVs []Verdict) Verdict {
 	}
 	tailUnreadable := len(t.Unreadable) > 0 && len(t.Rows) > 0 && t.Unreadable[len(t.Unreadable)-1] > t.Rows[len(t.Rows)-1].Line
 	wrong, _ := t.Wrong()
+	errRows, errRow, errLimit := t.overTolerance()
 	hosts := t.Hosts()
+	ceiling := BusBWCeiling(e.link(), e.nics())
+	var over *NCCLRow
+	for i := range t.Rows {
+		x := &t.Rows[i]
+		if b := max(x.Out.BusBW, x.In.BusBW); b > ceiling*Ceiling && (over == nil || b > max(over.Out.BusBW, over.In.BusBW)) {
+			over = x
+		}
+	}
 	switch {
 	case len(t.Failures) > 0:
 		v.Status = StatusError
@@ -84,6 +100,19 @@ func judgeBusBW(t *NCCLTests, e Expect, logVs []Verdict) Verdict {
 		}
 		v.Causes = []Cause{{Layer: LayerBenchmark,
 			Finding: "the collective's result differs from the expected values, so its bandwidth means nothing",
+			Fix:     "rerun; if it repeats, report it with the NCCL version (a wrong-result bug is NCCL's or the hardware's, e.g. NVIDIA/nccl-tests#37)"}}
+	case errRows > 0:
+		v.Status = StatusError
+		v.Found = fmt.Sprintf("%s returned wrong results: the 'error' column (the largest deviation from the expected values) is %s at %s, %s, above nccl-tests' tolerance %g for %s",
+			prog, strconv.FormatFloat(max(errRow.Out.MaxError, errRow.In.MaxError), 'g', 4, 64), sizeText(errRow.Bytes), errRow.Type, errLimit, errRow.Type)
+		if errRows > 1 {
+			v.Found += fmt.Sprintf(" (%d rows above it)", errRows)
+		}
+		if got != "" {
+			v.Found += "; " + got
+		}
+		v.Causes = []Cause{{Layer: LayerBenchmark,
+			Finding: "the collective's result differs from the expected values beyond rounding, so its bandwidth means nothing (nccl-tests src/common.cu DeltaMaxValue: 1e-5 for float, 1e-12 for double, 5e-2 for half, none for integers)",
 			Fix:     "rerun; if it repeats, report it with the NCCL version (a wrong-result bug is NCCL's or the hardware's, e.g. NVIDIA/nccl-tests#37)"}}
 	case len(t.Rows) == 0:
 		v.Status = StatusTooShort
@@ -125,6 +154,16 @@ func judgeBusBW(t *NCCLTests, e Expect, logVs []Verdict) Verdict {
 		}
 		v.Causes = []Cause{{Layer: LayerBenchmark, Finding: "the largest size is too small to judge the network",
 			Fix: "rerun with -e 1G or more, e.g. all_reduce_perf -b 8 -e 4G -f 2 -g 1"}}
+	case over != nil:
+		v.Status = StatusError
+		b := max(over.Out.BusBW, over.In.BusBW)
+		v.Found = fmt.Sprintf("busbw %s GB/s at %s (line %d) is more than %s GB/s, twice what %d × %g Gb/s NIC(s) per node carry", strconv.FormatFloat(b, 'g', 6, 64),
+			sizeText(over.Bytes), over.Line, trimFloat(ceiling), e.nics(), e.link())
+		if got != "" {
+			v.Found += "; largest size: " + got
+		}
+		v.Causes = []Cause{impossibleCause(fmt.Sprintf("busbw counts each byte as a ring moves it, and even a tree or in-network reduction (SHARP, NVLS), which move each byte over the network once each way, reach at most twice the bandwidth of a node's NICs: %s GB/s through %d × %g Gb/s is impossible",
+			strconv.FormatFloat(b, 'g', 6, 64), e.nics(), e.link()), e, "--link-gbps and --nics-per-node")}
 	case v.Measured.Value >= pl.Value:
 		v.Status, v.Found = StatusPass, got
 	default:
@@ -181,7 +220,7 @@ func judgeNCCLGID(l *NCCLLog, e Expect) (Verdict, bool) {
 	}
 	v.Status = StatusFail
 	v.Expected = fmt.Sprintf("%d (the RoCE v2 GID of the data address)", e.GIDIndex)
-	c := gidCause(n, e)
+	c := gidCause(n, e, "")
 	c.Finding = strings.Replace(c.Finding, "perftest used GID index", "NCCL used GID index", 1)
 	c.Fix = fmt.Sprintf("launch with NCCL_IB_GID_INDEX=%d (rdggen's run.sh does), or leave it unset with NCCL 2.21 or later", e.GIDIndex)
 	if err != nil {
@@ -597,6 +636,52 @@ func plural(n int, one, many string) string {
 		return "the 1 " + one
 	}
 	return fmt.Sprintf(many, n)
+}
+
+// BusBWCeiling is the most busbw a run over nics × linkGbps NICs per node
+// can show, GB/s: twice their bandwidth. nccl-tests' busbw is algbw ×
+// 2(n−1)/n, the bytes a ring moves per rank (nccl-tests doc/PERFORMANCE.md),
+// which a ring carries through the node's NICs, so a ring's busbw stays
+// below their bandwidth; NCCL's tree and in-network reduction (SHARP,
+// NVLS) move each byte over the network once each way and reach up to
+// twice it on few nodes.
+func BusBWCeiling(linkGbps float64, nics int) float64 {
+	if nics <= 0 {
+		nics = 1
+	}
+	return 2 * float64(nics) * linkGbps / 8
+}
+
+// overTolerance counts the rows whose older "error" column (the largest
+// deviation from the expected values) is above nccl-tests' tolerance for
+// their type (src/common.cu DeltaMaxValue), and returns the first of them
+// with its tolerance. Types it does not know are judged at the loosest,
+// 5e-2.
+func (t *NCCLTests) overTolerance() (n int, first NCCLRow, limit float64) {
+	for _, r := range t.Rows {
+		lim := deltaMax(r.Type)
+		if max(r.Out.MaxError, r.In.MaxError) > lim {
+			if n == 0 {
+				first, limit = r, lim
+			}
+			n++
+		}
+	}
+	return n, first, limit
+}
+
+// deltaMax is nccl-tests' DeltaMaxValue for a type name as the table
+// prints it.
+func deltaMax(typ string) float64 {
+	switch typ {
+	case "float", "float32":
+		return 1e-5
+	case "double", "float64":
+		return 1e-12
+	case "int8", "uint8", "int32", "uint32", "int64", "uint64", "int", "char":
+		return 0
+	}
+	return 5e-2 // half, bfloat16, fp8 and others
 }
 
 // rowNotes says what of the table was not judged: rows that do not parse,

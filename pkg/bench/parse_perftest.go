@@ -449,6 +449,9 @@ func parsePerftestRow(l, unit string, sl bool) (PerftestRow, bool) {
 		return PerftestRow{}, false
 	}
 	row.AvgGbps, _ = toGbps(avg, unit)
+	if !finite(row.PeakGbps) || !finite(row.AvgGbps) { // 1e308 MB/sec
+		return PerftestRow{}, false
+	}
 	if len(f) > 4 {
 		if rate, err := strconv.ParseFloat(f[4], 64); err == nil && finite(rate) && rate >= 0 {
 			row.MsgRateMpps = rate

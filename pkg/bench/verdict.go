@@ -172,6 +172,9 @@ func BusBWPassLine(linkGbps float64, nics int) PassLine {
 }
 
 func round2(v float64) float64 {
+	if v > 1e15 || v < -1e15 || v != v { // beyond int64 cents: nothing to round
+		return v
+	}
 	if v < 0 {
 		return -round2(-v)
 	}
