@@ -14,13 +14,14 @@ import (
 	"github.com/rdggen/rdggen/internal/benchrun"
 	"github.com/rdggen/rdggen/pkg/bench"
 	"github.com/rdggen/rdggen/pkg/horovod"
+	"github.com/rdggen/rdggen/pkg/hostqos"
 	"github.com/rdggen/rdggen/pkg/quote"
 	"github.com/rdggen/rdggen/pkg/readiness"
 )
 
 const usageBench = `Usage: rdggen bench -f cluster.yaml [--only rdma|nccl|horovod] [--horovod] [--dry-run] [-o json] [flags]
        rdggen bench --judge FILE... [-f cluster.yaml] [--link-gbps N] [--nics-per-node N]
-                    [--gid-index N] [--evidence check.json] [-o json]
+                    [--mtu N] [--gid-index N] [--evidence check.json] [--svg DIR] [-o json]
 
 Measures the cluster through its workers (started by 'rdggen apply --target
 workers') and judges each measurement against a pass line derived from the
@@ -56,7 +57,8 @@ With --judge, saved outputs made by hand or by another tool are judged
 offline instead, each FILE's kind detected ('-' reads stdin):
   - perftest reports (ib_write_bw, ib_read_bw, ib_send_bw; client side): the
     BW average of the largest message size, and the header's MTU and link
-    type against the inventory's (the GID index against --gid-index);
+    type against the inventory's or --mtu's (the GID index against
+    --gid-index);
   - nccl-tests output (all_reduce_perf and the collectives with the same
     table): a sweep that stops below 1 GiB, a table cut short, a run on one
     host, or a table whose largest sizes are unreadable or missing is too
@@ -70,6 +72,14 @@ one after the other (a script or tee transcript) run by run, each under its
 own heading. A FILE is read once, line by line, in bounded memory, up to
 1 GiB. With --evidence, the results of 'rdggen check -o json' say which of
 the usual causes it is.
+
+A file from elsewhere is judged against the link it ran on: --link-gbps,
+--nics-per-node and --mtu (the data network's Ethernet MTU) stand in for
+an inventory, and the last lines say where each parameter came from.
+Without -f or --mtu the MTU is not checked. A figure above what that link
+can carry (a perftest BW above the link speed, a busbw above twice the
+NICs' bandwidth) is an error about the file or the parameters, never a
+pass.
 
 With -o json the verdicts are one JSON document on stdout (schema
 rdggen.bench/v1, described in docs/json.md); the text goes to stderr.
@@ -97,6 +107,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	judge := fs.Bool("judge", false, "judge the saved outputs named as arguments instead of running the benchmarks")
 	link := fs.Float64("link-gbps", 0, "data link speed per NIC, `Gb/s`, 1 to 1600 (default: the inventory's nic.speed_gbps, 100)")
 	nics := fs.Int("nics-per-node", 1, "data NICs per node NCCL uses, `N` (the busbw pass line scales with it)")
+	mtu := fs.Int("mtu", 0, "--judge: the data network's Ethernet `MTU` the files' hosts ran, 1280 to 9216, whose largest RoCE MTU perftest's header must show (default: the -f inventory's data_mtu; without -f not checked)")
 	evidence := fs.String("evidence", "", "`FILE` of 'rdggen check -o json' whose results explain the shortfalls")
 	gid := fs.Int("gid-index", -1, "--judge: the RoCE v2 GID `INDEX` of the host the files come from, compared with theirs (default: not compared)")
 	fs.Lookup("gid-index").DefValue = "0" // pflag prints no default for "0": the usage says "not compared", not "(default -1)"
@@ -133,11 +144,18 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	if *gid < -1 || *gid > 255 {
 		problems = append(problems, fmt.Errorf("--gid-index %d: want 0 to 255 (a GID table index)", *gid))
 	}
+	if fs.Changed("mtu") && (*mtu < 1280 || *mtu > 9216) {
+		problems = append(problems, fmt.Errorf("--mtu %d: want 1280 to 9216 (the data network's Ethernet MTU, e.g. 9000)", *mtu))
+	}
 	if *nics < 1 || *nics > 64 {
 		problems = append(problems, fmt.Errorf("--nics-per-node %d: want 1 to 64", *nics))
 	}
 	if code, ok := usageErrors(stderr, problems); !ok {
 		return code
+	}
+	if !*judge && fs.Changed("mtu") {
+		fmt.Fprintln(stderr, "rdggen: bench: --mtu is for --judge; a run takes the MTU from the inventory (data_mtu)")
+		return exitUsage
 	}
 	if !*judge {
 		if fs.NArg() > 0 {
@@ -166,6 +184,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	e := bench.ExpectFor(inv, *link) // 0: the inventory's nic.speed_gbps
 	e.NICsPerNode = *nics
 	e.GIDIndex = *gid
+	judgeSources(&e, *file, fs.Changed("link-gbps"), fs.Changed("nics-per-node"), *mtu)
 	if *evidence != "" {
 		ev, err := readEvidence(*evidence)
 		if err != nil {
@@ -241,11 +260,55 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	if tally.unknown > 0 {
 		summary += fmt.Sprintf(", %d file(s) not recognized", tally.unknown)
 	}
+	if tally.decided { // say what the pass lines came from when a verdict was decided against them
+		fmt.Fprintf(stderr, "rdggen bench: judged against %s\n", judgeParams(e))
+	}
 	fmt.Fprintf(stderr, "rdggen bench: %d file(s) at %g Gb/s × %d NIC(s) per node: %s\n", len(files), e.LinkGbps, e.NICsPerNode, summary)
 	if doc.OK {
 		return exitOK
 	}
 	return exitInvalid
+}
+
+// judgeSources fills e's parameter sources for --judge: each from its
+// flag, else the inventory given with -f, else a default that says so.
+// Without -f the reference inventory's data_mtu (1500) says nothing about
+// a file from elsewhere, so the MTU is not checked unless --mtu is given.
+func judgeSources(e *bench.Expect, file string, linkSet, nicsSet bool, mtu int) {
+	inv := "inventory " + quote.Line(file)
+	switch {
+	case linkSet:
+		e.LinkFrom = "--link-gbps"
+	case file != "":
+		e.LinkFrom = inv + " (the slowest host's nic.speed_gbps)"
+	default:
+		e.LinkFrom = "default: the deployment guide's 100 Gb/s; no -f inventory or --link-gbps"
+	}
+	if nicsSet {
+		e.NICsFrom = "--nics-per-node"
+	} else {
+		e.NICsFrom = "default: 1; no --nics-per-node"
+	}
+	switch {
+	case mtu > 0:
+		e.DataMTU, e.MTU = mtu, hostqos.RoCEPathMTU(mtu)
+		e.MTUFrom = fmt.Sprintf("--mtu %d", mtu)
+	case file != "":
+		e.MTUFrom = inv + fmt.Sprintf(" (data_mtu %d)", e.DataMTU)
+	default:
+		e.DataMTU, e.MTU = 0, 0
+		e.MTUFrom = "not checked: no -f inventory or --mtu"
+	}
+}
+
+// judgeParams is the line that says what --judge compared with and where
+// each parameter came from.
+func judgeParams(e bench.Expect) string {
+	mtu := "RDMA MTU " + e.MTUFrom
+	if e.MTU > 0 {
+		mtu = fmt.Sprintf("RDMA MTU %d B (%s)", e.MTU, e.MTUFrom)
+	}
+	return fmt.Sprintf("link %g Gb/s (%s), %d NIC(s) per node (%s), %s", e.LinkGbps, e.LinkFrom, e.NICsPerNode, e.NICsFrom, mtu)
 }
 
 // maxJudgeInput is the most bytes `bench --judge` reads of one FILE (or of
@@ -313,7 +376,12 @@ func judgeInput(name string, e bench.Expect) ([]bench.Part, error) {
 }
 
 // benchTally counts verdicts by status for bench's last line.
-type benchTally struct{ pass, fail, short, errs, unknown int }
+type benchTally struct {
+	pass, fail, short, errs, unknown int
+	// decided is true when a verdict passed, failed or errored against a
+	// pass line or the expected MTU.
+	decided bool
+}
 
 // print writes an input's heading and its verdicts (indented, each cause on
 // its own line) and counts them.
@@ -325,6 +393,9 @@ func (t *benchTally) print(w io.Writer, heading string, vs []bench.Verdict) {
 		}
 	}
 	for _, v := range vs {
+		if v.Status != bench.StatusTooShort && (v.PassLine != nil || v.Check == bench.CheckRDMAMTU) {
+			t.decided = true
+		}
 		switch v.Status {
 		case bench.StatusPass:
 			t.pass++

@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // JudgePerftest judges one perftest report against e:
@@ -21,6 +22,9 @@ func JudgePerftest(r *Perftest, e Expect) []Verdict {
 		exp := fmt.Sprintf("%d B", e.MTU)
 		if e.DataMTU > 0 {
 			exp += fmt.Sprintf(" (the largest RoCE MTU that fits data_mtu %d)", e.DataMTU)
+		}
+		if e.MTUFrom != "" {
+			exp += "; MTU from " + e.MTUFrom
 		}
 		if r.MTU == e.MTU {
 			v.Status = StatusPass
@@ -150,7 +154,7 @@ func impossibleCause(what string, e Expect, flags string) Cause {
 	from := ""
 	if e.LinkFrom != "" {
 		from = " (link speed: " + e.LinkFrom
-		if e.NICsFrom != "" {
+		if e.NICsFrom != "" && strings.Contains(flags, "--nics-per-node") {
 			from += "; NICs per node: " + e.NICsFrom
 		}
 		from += ")"
