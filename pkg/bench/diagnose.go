@@ -97,7 +97,7 @@ func evidenceCause(layer, what string, rs []readiness.Result) Cause {
 			fix = r.Fix
 		}
 	}
-	f := fmt.Sprintf("%s on %s (rdggen check %s: %s)", what, strings.Join(hosts, ", "), rs[0].Check, strings.Join(found, "; "))
+	f := fmt.Sprintf("%s on %s (rdggen check %s: %s)", what, Names(hosts), rs[0].Check, namesSep(found, "; "))
 	return Cause{Layer: layer, Finding: f, Fix: fix, Hosts: hosts}
 }
 
@@ -169,8 +169,8 @@ func gdrCauses(l *NCCLLog, e Expect, on, off []string) []Cause {
 	if len(on) > 0 && len(off) > 0 {
 		cs = append(cs, Cause{Layer: LayerGPUDirect, Hosts: off,
 			Finding: fmt.Sprintf("GPUDirect RDMA works on %s but not on %s: the peer-memory module is missing there (sjeaugey in NVIDIA/nccl#897: \"Perhaps the nv_peer_mem or nvidia-peermem module is not installed/loaded on the second node?\")",
-				strings.Join(on, ", "), strings.Join(off, ", ")),
-			Fix: "on " + strings.Join(off, ", ") + ": modprobe nvidia-peermem, and persist it in /etc/modules-load.d/nvidia-peermem.conf"})
+				Names(on), Names(off)),
+			Fix: "on " + Names(off) + ": modprobe nvidia-peermem, and persist it in /etc/modules-load.d/nvidia-peermem.conf"})
 	}
 	if rs := failedEvidence(e.Evidence, readiness.TargetHosts, EvidencePeermem); len(rs) > 0 {
 		cs = append(cs, evidenceCause(LayerGPUDirect, "nvidia_peermem is not loaded or not visible to NCCL", rs))

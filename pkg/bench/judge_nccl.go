@@ -295,7 +295,8 @@ func judgeTransport(l *NCCLLog, e Expect) (Verdict, bool) {
 		for _, h := range order {
 			parts = append(parts, hostPrefix(h)+strings.Join(rdma[h], ", "))
 		}
-		v.Found = "RDMA: " + clip(strings.Join(parts, "; "), 400)
+		v.Found = "RDMA: " + namesSep(parts, "; ")
+		v.named(nonEmpty(order))
 		return v, true
 	}
 	v.Status = StatusFail
@@ -306,7 +307,8 @@ func judgeTransport(l *NCCLLog, e Expect) (Verdict, bool) {
 			parts = append(parts, hostPrefix(h)+strings.Join(ev, ", "))
 		}
 	}
-	v.Found = "NCCL fell back to TCP sockets: " + clip(strings.Join(parts, "; "), 400)
+	v.Found = "NCCL fell back to TCP sockets: " + namesSep(parts, "; ")
+	v.named(nonEmpty(hosts))
 	v.Causes = socketCauses(l, e, nonEmpty(hosts))
 	return v, true
 }
@@ -422,19 +424,21 @@ func judgeGDR(l *NCCLLog, e Expect, ranks []NCCLRank) (Verdict, bool) {
 		var cannotTell string
 		if len(unknown) > 0 {
 			cannotTell = fmt.Sprintf("%d inter-node channel(s) of %s, none via /GDRDMA and none a [receive] line, e.g. %q",
-				nUnknown, strings.Join(unknown, ", "), channelText(unknownExample))
+				nUnknown, Names(unknown), channelText(unknownExample))
 		}
 		switch {
 		case len(off) == 0 && len(unknown) == 0:
 			v.Status = StatusPass
-			v.Found = fmt.Sprintf("GPUDirect RDMA on every %s (%d channel(s) via NET/…/GDRDMA, %s)", strings.TrimSuffix(what, "(s)"), l.net.gdr, strings.Join(order, ", "))
+			v.Found = fmt.Sprintf("GPUDirect RDMA on every %s (%d channel(s) via NET/…/GDRDMA, %s)", strings.TrimSuffix(what, "(s)"), l.net.gdr, Names(order))
+			v.named(order)
 			return v, true
 		case len(off) == 0:
 			u := v
 			u.Status = StatusTooShort
 			u.Found = cannotTell + ": before Ampere NCCL sends through host memory even when GPUDirect RDMA works (it lets the NIC read GPU memory only between NVLink-connected GPUs or with NCCL_NET_GDR_READ=1), so only [receive] lines show whether GPUDirect RDMA is used"
 			if len(on) > 0 {
-				u.Found = "GPUDirect RDMA on " + strings.Join(on, ", ") + "; " + u.Found
+				u.Found = "GPUDirect RDMA on " + Names(on) + "; " + u.Found
+				u.named(on)
 			}
 			u.Causes = []Cause{{Layer: LayerBenchmark,
 				Finding: "the log shows only the sending side of those channels (one rank's log, or an excerpt)",
@@ -454,7 +458,8 @@ func judgeGDR(l *NCCLLog, e Expect, ranks []NCCLRank) (Verdict, bool) {
 		default:
 			v.Status = StatusFail
 			v.Found = fmt.Sprintf("GPUDirect RDMA on %s but not on %s (%d %s without /GDRDMA, e.g. %q)",
-				strings.Join(on, ", "), strings.Join(off, ", "), nOff, what, channelText(example))
+				Names(on), Names(off), nOff, what, channelText(example))
+			v.named(off)
 			if cannotTell != "" {
 				v.Found += "; " + cannotTell
 			}
@@ -553,7 +558,8 @@ func judgeGDRSummaries(l *NCCLLog, e Expect) (Verdict, bool) {
 			}
 		}
 		v.Status = StatusFail
-		v.Found = "NET/IB : GPU Direct RDMA Disabled for " + strings.Join(names, ", ")
+		v.Found = "NET/IB : GPU Direct RDMA Disabled for " + Names(names)
+		v.named(names)
 		v.Causes = gdrCauses(l, e, nil, nil)
 		return v, true
 	}
@@ -588,13 +594,13 @@ func gpuList(gs []GDRGPU) string {
 	}
 	var parts []string
 	for _, k := range keys {
-		s := fmt.Sprintf("GPU %s / HCA %s (%s)", strings.Join(gpus[k], ", "), k.hca, k.dist)
+		s := fmt.Sprintf("GPU %s / HCA %s (%s)", Names(gpus[k]), k.hca, k.dist)
 		if k.host != "" {
 			s += " on " + k.host
 		}
 		parts = append(parts, s)
 	}
-	return strings.Join(parts, "; ")
+	return namesSep(parts, "; ")
 }
 
 var reIBVCall = regexp.MustCompile(`Call to (ibv_\w+) failed`)
@@ -624,7 +630,8 @@ func judgeNCCLErrors(l *NCCLLog, e Expect) (Verdict, bool) {
 	}
 	v.Found = fmt.Sprintf("%d NCCL warning(s), e.g. %q", len(hits), hits[0].Text)
 	if len(hosts) > 0 {
-		v.Found += " on " + strings.Join(hosts, ", ")
+		v.Found += " on " + Names(hosts)
+		v.named(hosts)
 	}
 	v.Causes = ncclErrorCauses(hits, e, hosts)
 	return v, true

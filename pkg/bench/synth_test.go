@@ -170,3 +170,39 @@ func benchJudge(b *testing.B, nodes int) {
 		}
 	}
 }
+
+// TestBoundedReports: on the synthetic run of 2,000 nodes, every verdict
+// that names nodes names at most MaxNamed and counts the rest, in the
+// same words; the JSON keeps every node.
+func TestBoundedReports(t *testing.T) {
+	var b bytes.Buffer
+	if err := writeSyntheticNCCLRun(&b, 2000); err != nil {
+		t.Fatal(err)
+	}
+	parts, err := JudgeParts(b.Bytes(), ExpectFor(nil, 100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, v := range parts[0].Verdicts {
+		l := v.Line()
+		if len(l) > 2000 {
+			t.Errorf("%s: %d characters", v.Check, len(l))
+		}
+		if strings.Contains(l, "gpu-node-00008") || strings.Contains(l, "gpu-node-01999") {
+			t.Errorf("%s names a ninth node: %s", v.Check, l)
+		}
+		if strings.Contains(l, "gpu-node-00007") {
+			n++
+			if !strings.Contains(l, "… and 1,992 more") || len(v.Named) != 2000 || v.Named[1999] != "gpu-node-01999" {
+				t.Errorf("%s: %d named\n%s", v.Check, len(v.Named), l)
+			}
+		}
+	}
+	if n != 2 { // transport and gpudirect-rdma
+		t.Errorf("%d verdicts name nodes:\n%s", n, strings.Join(Lines(parts[0].Verdicts), "\n"))
+	}
+	if Names([]string{"a", "b"}) != "a, b" || thousands(1234567) != "1,234,567" {
+		t.Error("Names")
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 )
 
@@ -103,6 +104,41 @@ type Verdict struct {
 	// what would make one too short to judge judgeable; each with its
 	// layer and fix.
 	Causes []Cause `json:"causes,omitempty"`
+	// Named is every host, node or rank of a list the text cut to its
+	// first MaxNamed ([Names]); absent when the text names them all.
+	Named []string `json:"named,omitempty"`
+}
+
+// MaxNamed is how many hosts, nodes or ranks a verdict's text names in
+// one list; the rest are counted ("… and 7,222 more"), and the verdict's
+// Named keeps them all.
+const MaxNamed = 8
+
+// Names is names joined with ", ", the first MaxNamed of them and then
+// "… and N more" (N with thousands separators).
+func Names(names []string) string { return namesSep(names, ", ") }
+
+func namesSep(names []string, sep string) string {
+	if len(names) <= MaxNamed {
+		return strings.Join(names, sep)
+	}
+	return strings.Join(names[:MaxNamed], sep) + sep + "… and " + thousands(len(names)-MaxNamed) + " more"
+}
+
+// named records on v the full list behind a text cut by Names.
+func (v *Verdict) named(names []string) {
+	if len(names) > MaxNamed && len(v.Named) == 0 {
+		v.Named = append([]string(nil), names...)
+	}
+}
+
+// thousands is n with a comma every three digits: 7222 → "7,222".
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 // Measure is a measured value.
