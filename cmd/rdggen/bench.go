@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -73,6 +74,12 @@ own heading. A FILE is read once, line by line, in bounded memory, up to
 1 GiB. With --evidence, the results of 'rdggen check -o json' say which of
 the usual causes it is.
 
+--svg DIR writes a picture of each nccl-tests sweep (busbw and algbw
+against the message size, the pass line, the link's ceiling and the size
+where busbw reaches its plateau) and of each file's perftest runs
+(bandwidth per run against the pass line); a live run writes them with
+--save DIR.
+
 A file from elsewhere is judged against the link it ran on: --link-gbps,
 --nics-per-node and --mtu (the data network's Ethernet MTU) stand in for
 an inventory, and the last lines say where each parameter came from.
@@ -116,7 +123,8 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	dryRun := fs.Bool("dry-run", false, "read the GID tables and print the schedule and the commands; run nothing")
 	seconds := fs.Int("perftest-seconds", benchrun.PerftestSeconds, "how long each ib_write_bw pair writes, `S` seconds (ib_write_bw -D)")
 	ncclTest := fs.String("nccl-test", strings.Join(benchrun.NCCLTest, " "), "the all_reduce_perf `COMMAND` of every rank (words split at spaces)")
-	save := fs.String("save", "", "`DIR` that receives every raw output (for --judge later)")
+	save := fs.String("save", "", "`DIR` that receives every raw output (for --judge later) and an SVG of the sweep and of each round of pairs")
+	svgDir := fs.String("svg", "", "--judge: `DIR` that receives an SVG per nccl-tests sweep (busbw and algbw against size) and per file of perftest runs (bandwidth per run against the pass line)")
 	hvd := fs.Bool("horovod", false, "also run the guide's Horovod benchmark (tf_cnn_benchmarks VGG16) on the cluster and on one VM: the scaling efficiency")
 	hvdCmd := fs.String("horovod-cmd", "", "the Horovod benchmark `COMMAND` of every rank (words split at spaces; default the VGG16 benchmark at "+horovod.BenchmarkScript+")")
 	sw := switchTarget()
@@ -155,6 +163,10 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	}
 	if !*judge && fs.Changed("mtu") {
 		fmt.Fprintln(stderr, "rdggen: bench: --mtu is for --judge; a run takes the MTU from the inventory (data_mtu)")
+		return exitUsage
+	}
+	if !*judge && fs.Changed("svg") {
+		fmt.Fprintln(stderr, "rdggen: bench: --svg is for --judge; a run writes its SVGs with --save DIR")
 		return exitUsage
 	}
 	if !*judge {
@@ -196,11 +208,6 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	// Each file is read and judged before anything is printed, so that a
 	// file that cannot be read is a usage error with no verdicts; only its
 	// verdicts are kept, not its bytes.
-	type judged struct {
-		display string
-		parts   []bench.Part
-		err     error
-	}
 	files := make([]judged, fs.NArg())
 	stdinUsed := false
 	for i, name := range fs.Args() {
@@ -250,6 +257,12 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 			doc.Add(bench.Input{Name: f.display, Kind: p.Kind, Part: p.Name, Verdicts: p.Verdicts})
 		}
 	}
+	if *svgDir != "" {
+		if err := writeJudgeSVGs(*svgDir, fs.Args(), files, e); err != nil {
+			fmt.Fprintf(stderr, "rdggen: --svg: %s\n", quote.Line(err.Error()))
+			return exitInvalid
+		}
+	}
 	if *output == "json" {
 		if err := doc.Encode(stdout); err != nil {
 			fmt.Fprintf(stderr, "rdggen: write the JSON document: %v\n", err)
@@ -268,6 +281,74 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		return exitOK
 	}
 	return exitInvalid
+}
+
+// writeJudgeSVGs writes into dir, for each judged file (names as given,
+// files as judged), NAME.sweep.svg per nccl-tests run (NAME.run-N.sweep.svg
+// when it holds several) and NAME.perftest.svg with one bar per perftest
+// run; NAME is the file's base name without its extension ("stdin" for
+// '-'; a second file of the same name gets NAME.2).
+func writeJudgeSVGs(dir string, names []string, files []judged, e bench.Expect) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	used := map[string]int{}
+	for i, f := range files {
+		base := filepath.Base(names[i])
+		if names[i] == "-" {
+			base = "stdin"
+		}
+		base = strings.TrimSuffix(base, filepath.Ext(base))
+		if n := used[base]; n > 0 { // two files of the same name from different directories
+			used[base]++
+			base = fmt.Sprintf("%s.%d", base, n+1)
+		} else {
+			used[base] = 1
+		}
+		var runs []*bench.Perftest
+		var runNames []string
+		for _, p := range f.parts {
+			switch {
+			case p.NCCLTests != nil:
+				name := base + ".sweep.svg"
+				title := names[i] + ": " + orDefaultStr(p.NCCLTests.Program, "nccl-tests")
+				if p.NCCLTests.Runs > 1 {
+					name = fmt.Sprintf("%s.run-%d.sweep.svg", base, p.NCCLTests.Run)
+					title += ", " + p.Name
+				}
+				title += fmt.Sprintf(" at %d × %g Gb/s per node", e.NICsPerNode, e.LinkGbps)
+				if err := os.WriteFile(filepath.Join(dir, name), bench.SweepSVG(title, p.NCCLTests, e), 0o644); err != nil {
+					return err
+				}
+			case p.Perftest != nil:
+				runs = append(runs, p.Perftest)
+				n := orDefaultStr(p.Perftest.Test, "perftest")
+				if p.Perftest.Runs > 1 {
+					n = fmt.Sprintf("run %d: %s", p.Perftest.Run, n)
+				}
+				runNames = append(runNames, n)
+			}
+		}
+		if len(runs) > 0 {
+			bidi := runs[0].Bidirectional
+			ceiling := e.LinkGbps
+			if bidi {
+				ceiling *= 2
+			}
+			svg := bench.BarsSVG(names[i]+": perftest", bench.PerftestBars(runNames, runs, e), bench.PerftestPassLine(e.LinkGbps, bidi), ceiling)
+			if err := os.WriteFile(filepath.Join(dir, base+".perftest.svg"), svg, 0o644); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func orDefaultStr(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
 }
 
 // judgeSources fills e's parameter sources for --judge: each from its
@@ -373,6 +454,14 @@ func judgeInput(name string, e bench.Expect) ([]bench.Part, error) {
 		return nil, readErr{fmt.Errorf("(stdin): %w", err)}
 	}
 	return parts, err
+}
+
+// judged is one --judge FILE: its name for the output, and its parts or
+// why it has none.
+type judged struct {
+	display string
+	parts   []bench.Part
+	err     error
 }
 
 // benchTally counts verdicts by status for bench's last line.

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"encoding/xml"
 	"fmt"
 	"io"
 	"os"
@@ -406,5 +408,43 @@ func TestBenchJudgeParameters(t *testing.T) {
 	}
 	if code, _, stderr := rdggen(t, "bench", "--judge", "--mtu", "100", f); code != exitUsage || !strings.Contains(stderr, "--mtu 100: want 1280 to 9216") {
 		t.Errorf("--mtu 100: exit %d\n%s", code, stderr)
+	}
+}
+
+// TestBenchJudgeSVG: --svg DIR writes one well-formed SVG per nccl-tests
+// run and one per file of perftest runs.
+func TestBenchJudgeSVG(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "pictures")
+	runs := concat(t, "runs.txt", "nccltests-a3mega-newformat.txt", "nccltests-superbench-single-node.txt")
+	code, _, stderr := rdggen(t, "bench", "--judge", "--svg", dir, runs, fixtureDir+"perftest-deepops-roce-gbits.txt", fixtureDir+"nccllog-660-gdrdma-baremetal.txt")
+	if code != exitInvalid {
+		t.Errorf("exit %d\n%s", code, stderr)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec := xml.NewDecoder(bytes.NewReader(b))
+		for {
+			if _, err := dec.Token(); err == io.EOF {
+				break
+			} else if err != nil {
+				t.Errorf("%s: %v", e.Name(), err)
+				break
+			}
+		}
+	}
+	if strings.Join(names, " ") != "perftest-deepops-roce-gbits.perftest.svg runs.run-1.sweep.svg runs.run-2.sweep.svg" {
+		t.Errorf("wrote %v", names)
+	}
+	if code, _, stderr := rdggen(t, "bench", "-f", "x.yaml", "--svg", dir); code != exitUsage || !strings.Contains(stderr, "--svg is for --judge") {
+		t.Errorf("exit %d\n%s", code, stderr)
 	}
 }

@@ -338,6 +338,10 @@ type Part struct {
 	// "run 2 of 3 (lines 118–240)"; "" when there are none.
 	Name     string
 	Verdicts []Verdict
+	// NCCLTests is the run a nccl-tests part judged, Perftest the report
+	// of a perftest part (for SweepSVG and BarsSVG); nil otherwise.
+	NCCLTests *NCCLTests
+	Perftest  *Perftest
 }
 
 // JudgeParts judges every kind of output in data, in this order: each
@@ -396,14 +400,14 @@ func (s *scan) parts(e Expect) ([]Part, error) {
 	var parts []Part
 	runs, whole := s.nt.finish()
 	for _, t := range runs {
-		p := Part{Kind: KindNCCLTests, Verdicts: JudgeNCCLTests(t, e)}
+		p := Part{Kind: KindNCCLTests, Verdicts: JudgeNCCLTests(t, e), NCCLTests: t}
 		if t.Runs > 1 {
 			p.Name = fmt.Sprintf("run %d of %d (lines %d–%d)", t.Run, t.Runs, t.FirstLine, t.LastLine)
 		}
 		parts = append(parts, p)
 	}
 	for _, r := range s.pf.finish() {
-		p := Part{Kind: KindPerftest, Verdicts: JudgePerftest(r, e)}
+		p := Part{Kind: KindPerftest, Verdicts: JudgePerftest(r, e), Perftest: r}
 		if r.Runs > 1 {
 			p.Name = fmt.Sprintf("run %d of %d (lines %d–%d, %s)", r.Run, r.Runs, r.FirstLine, r.LastLine, orDefault(r.Test, "ib_"+orDefault(r.Verb, "write")+"_bw"))
 		}
