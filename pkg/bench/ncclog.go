@@ -77,6 +77,9 @@ const MaxKeptChannels = 4096
 // lines without a host) the counts of channels and receive channels with
 // and without GPUDirect RDMA, with the first example of each.
 type netAgg struct {
+	last      *chanHolder // the holder of the previous channel line: lines of one rank come together
+	lastNets  *hostNets // and the networks of its host, lastHost
+	lastHost  string
 	hosts     map[string]*hostNets
 	hostOrder []string
 	holders   map[holderKey]*chanHolder
@@ -105,12 +108,16 @@ func (a *netAgg) add(c Channel) {
 	if a.hosts == nil {
 		a.hosts, a.holders = map[string]*hostNets{}, map[holderKey]*chanHolder{}
 	}
-	hn := a.hosts[c.Host]
+	hn := a.lastNets
+	if hn == nil || a.lastHost != c.Host {
+		hn = a.hosts[c.Host]
+	}
 	if hn == nil {
 		hn = &hostNets{}
 		a.hosts[c.Host] = hn
 		a.hostOrder = append(a.hostOrder, c.Host)
 	}
+	a.lastNets, a.lastHost = hn, c.Host
 	if !slices.Contains(hn.nets, c.Net) {
 		hn.nets = append(hn.nets, c.Net)
 	}
@@ -121,12 +128,16 @@ func (a *netAgg) add(c Channel) {
 	if c.Host == "" {
 		k.rank = c.LocalRank()
 	}
-	h := a.holders[k]
+	h := a.last
+	if h == nil || h.key != k {
+		h = a.holders[k]
+	}
 	if h == nil {
 		h = &chanHolder{key: k, first: c}
 		a.holders[k] = h
 		a.order = append(a.order, h)
 	}
+	a.last = h
 	a.n++
 	h.all++
 	if c.GDR {
@@ -507,8 +518,8 @@ func (l *NCCLLog) info(ht HostText, msg string, line int) {
 		}
 		l.Rings = append(l.Rings, r)
 	case strings.HasPrefix(msg, "NCCL_"):
-		if m := reNCCLEnv.FindStringSubmatch(msg); m != nil {
-			l.Env = append(l.Env, EnvSetting{Host: host, Name: m[1], Value: strings.TrimSpace(m[2])})
+		if name, value, ok := envLine(msg); ok {
+			l.Env = append(l.Env, EnvSetting{Host: host, Name: name, Value: value})
 		}
 	default:
 		if strings.Contains(msg, " via ") && strings.Contains(msg, " -> ") {
@@ -517,6 +528,34 @@ func (l *NCCLLog) info(ht HostText, msg string, line int) {
 			}
 		}
 	}
+}
+
+// envLine reads "NCCL_X set by environment to V." (or "set to V") as
+// reNCCLEnv does, the value trimmed.
+func envLine(msg string) (name, value string, ok bool) {
+	sp := strings.IndexByte(msg, ' ')
+	if sp <= len("NCCL_") {
+		return "", "", false
+	}
+	name = msg[:sp]
+	for i := len("NCCL_"); i < len(name); i++ {
+		if c := name[i]; !(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			return "", "", false
+		}
+	}
+	rest := msg[sp:]
+	switch {
+	case strings.HasPrefix(rest, " set by environment to "):
+		rest = rest[len(" set by environment to "):]
+	case strings.HasPrefix(rest, " set to "):
+		rest = rest[len(" set to "):]
+	default:
+		return "", "", false
+	}
+	// (.*?)\.?\s*$: the value less trailing space and one final '.'
+	rest = strings.TrimRight(rest, " \t\n\r\f")
+	rest = strings.TrimSuffix(rest, ".")
+	return name, strings.TrimSpace(rest), true
 }
 
 func (l *NCCLLog) channel(c Channel, host string, line int) {

@@ -366,7 +366,9 @@ func (p *ntStream) feed(i int, l string) {
 func (p *ntStream) feedNCCL(i int, l, host, level, msg string) {
 	p.lines = max(p.lines, i+1)
 	r := p.cur
-	if (strings.Contains(l, "failure") || strings.Contains(l, "completion with error")) && reNTFailure.MatchString(l) {
+	// reNTFailure on l: its words have spaces, which the host prefix has
+	// not, so only the message can hold them
+	if (strings.Contains(msg, "failure") || strings.Contains(msg, "completion with error")) && reNTFailure.MatchString(l) {
 		r.t.Failures = append(r.t.Failures, clip(l, 200))
 	}
 	r.lastOwn = i

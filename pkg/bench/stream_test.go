@@ -118,3 +118,27 @@ func TestEachLineLong(t *testing.T) {
 		t.Errorf("%d lines: %q %d %q", len(got), got[0], len(got[1]), got[2:])
 	}
 }
+
+// TestEnvLineAgrees: the hand-written reading of "NCCL_X set by
+// environment to V" gives what reNCCLEnv gives.
+func TestEnvLineAgrees(t *testing.T) {
+	n := 0
+	for _, l := range append(fixtureLines(t), "NCCL_A set to 1 .", "NCCL_B set by environment to x..", "NCCL_c set to 1", "NCCL_ set to 1",
+		"NCCL_D set to", "NCCL_E set to  \t", "NCCL_F set by environment to a b.  ") {
+		if i := strings.Index(l, "NCCL INFO "); i >= 0 {
+			l = l[i+10:]
+		}
+		if !strings.HasPrefix(l, "NCCL_") {
+			continue
+		}
+		n++
+		name, value, ok := envLine(l)
+		m := reNCCLEnv.FindStringSubmatch(l)
+		if ok != (m != nil) || (ok && (m[1] != name || strings.TrimSpace(m[2]) != value)) {
+			t.Errorf("%q: %q %q %v, regexp %q", l, name, value, ok, m)
+		}
+	}
+	if n < 10 {
+		t.Errorf("%d lines", n)
+	}
+}
