@@ -78,7 +78,7 @@ const MaxKeptChannels = 4096
 // and without GPUDirect RDMA, with the first example of each.
 type netAgg struct {
 	last      *chanHolder // the holder of the previous channel line: lines of one rank come together
-	lastNets  *hostNets // and the networks of its host, lastHost
+	lastNets  *hostNets   // and the networks of its host, lastHost
 	lastHost  string
 	hosts     map[string]*hostNets
 	hostOrder []string
