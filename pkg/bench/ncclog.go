@@ -534,7 +534,7 @@ func (l *NCCLLog) info(ht HostText, msg string, line int) {
 // reNCCLEnv does, the value trimmed.
 func envLine(msg string) (name, value string, ok bool) {
 	sp := strings.IndexByte(msg, ' ')
-	if sp <= len("NCCL_") {
+	if sp <= len("NCCL_") || !strings.HasPrefix(msg, "NCCL_") {
 		return "", "", false
 	}
 	name = msg[:sp]

@@ -142,3 +142,30 @@ func TestEnvLineAgrees(t *testing.T) {
 		t.Errorf("%d lines", n)
 	}
 }
+
+// FuzzFastPathsAgree: on any line, the hand-written readers (NCCL prefix,
+// channel, environment line) give what the regular expressions give
+// whenever they accept a line.
+func FuzzFastPathsAgree(f *testing.F) {
+	seed(f)
+	f.Add([]byte("h:1:2 [0] NCCL INFO Channel 00/0 : 1[a] -> 2[b] [send] via NET/IB/0/GDRDMA\nNCCL_X set to 1.\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, l := range strings.Split(string(data), "\n") {
+			if h, lv, msg, ok := fastNCCLLine(l); ok {
+				if m := reNCCLLine.FindStringSubmatch(l); m == nil || m[1] != h || m[5] != lv || m[6] != msg {
+					t.Fatalf("%q: fast %q %q %q, regexp %q", l, h, lv, msg, m)
+				}
+			}
+			if c, ok := fastChannel(l); ok {
+				if m := reNCCLChannel.FindStringSubmatch(l); m == nil || m[3] != c.FromBus || m[5] != c.ToBus || m[6] != c.Dir || m[7] != c.Via {
+					t.Fatalf("%q: fast %+v, regexp %q", l, c, m)
+				}
+			}
+			if name, value, ok := envLine(l); ok {
+				if m := reNCCLEnv.FindStringSubmatch(l); m == nil || m[1] != name || strings.TrimSpace(m[2]) != value {
+					t.Fatalf("%q: %q %q, regexp %q", l, name, value, m)
+				}
+			}
+		}
+	})
+}
