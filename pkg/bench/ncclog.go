@@ -24,6 +24,8 @@ type NCCLLog struct {
 	Hosts []string
 	// Networks are the "Using network IB|Socket|IBext_v8|AWS Libfabric"
 	// lines (NCCL ≥ 2.7): the transport chosen for inter-node traffic.
+	// It, IBDevices and SocketDevices keep the first line of each host and
+	// text (NCCL prints them again for every communicator).
 	Networks []HostText
 	// IBDevices are "NET/IB : Using [0]mlx5_0:1/RoCE …; OOB …" lines.
 	IBDevices []HostText
@@ -55,16 +57,37 @@ type NCCLLog struct {
 	Channels     []Channel
 	ChannelLines int
 	net          netAgg
+	seen         map[seenKey]bool  // firstOf
+	lastEnv      map[string]string // the last value of each "set by environment" name
+
 	// Rings are "Connected all rings" lines; GDR is the "use ring PXN n
 	// GDR n" value (≥ 2.24), -1 when the line has none.
 	Rings []RingSummary
-	// Env are "NCCL_X set by environment to V" lines, then the NCCL_X=V
+	// Env are "NCCL_X set by environment to V" lines (a line that repeats
+	// the name's last value is not kept again), then the NCCL_X=V
 	// settings of command lines in the file (mpirun -x NCCL_X=V, export
 	// NCCL_X=V), which show what the launch asked for when the log does
 	// not print it (NCCL_DEBUG=WARN, or no ENV subsystem).
 	Env []EnvSetting
 	// Warnings are every NCCL WARN line.
 	Warnings []HostText
+}
+
+type seenKey struct{ list, host, text string }
+
+// firstOf reports whether x is the first line of list with its host and
+// text: the lists that say which hosts printed what keep one line per
+// host and text, not one per communicator.
+func (l *NCCLLog) firstOf(list string, x HostText) bool {
+	k := seenKey{list, x.Host, x.Text}
+	if l.seen[k] {
+		return false
+	}
+	if l.seen == nil {
+		l.seen = map[seenKey]bool{}
+	}
+	l.seen[k] = true
+	return true
 }
 
 // MaxKeptChannels is how many channel lines [NCCLLog.Channels] keeps: a
@@ -491,14 +514,20 @@ func (l *NCCLLog) info(ht HostText, msg string, line int) {
 	switch {
 	case strings.HasPrefix(msg, "Using network "):
 		if m := reNCCLNetwork.FindStringSubmatch(msg); m != nil {
-			l.Networks = append(l.Networks, HostText{Host: host, Text: m[1], Line: line})
+			if l.firstOf("net", HostText{Host: host, Text: m[1]}) {
+				l.Networks = append(l.Networks, HostText{Host: host, Text: m[1], Line: line})
+			}
 		}
 	case strings.HasPrefix(msg, "NET/IB : Using"), strings.HasPrefix(msg, "NET/IB: Using"):
-		l.IBDevices = append(l.IBDevices, ht)
+		if l.firstOf("ib", ht) {
+			l.IBDevices = append(l.IBDevices, ht)
+		}
 	case strings.Contains(msg, "NET/IB : No device found"):
 		l.NoIBDevice = append(l.NoIBDevice, ht)
 	case strings.HasPrefix(msg, "NET/Socket : Using"):
-		l.SocketDevices = append(l.SocketDevices, ht)
+		if l.firstOf("sock", ht) {
+			l.SocketDevices = append(l.SocketDevices, ht)
+		}
 	case strings.Contains(msg, "GPU Direct RDMA"):
 		if m := reNCCLGDRHCA.FindStringSubmatch(msg); m != nil {
 			n, _ := strconv.Atoi(m[2])
@@ -519,7 +548,15 @@ func (l *NCCLLog) info(ht HostText, msg string, line int) {
 		l.Rings = append(l.Rings, r)
 	case strings.HasPrefix(msg, "NCCL_"):
 		if name, value, ok := envLine(msg); ok {
-			l.Env = append(l.Env, EnvSetting{Host: host, Name: name, Value: value})
+			// a setting equal to the name's last one changes nothing EnvValue
+			// says; every communicator of a job prints them again
+			if last, ok := l.lastEnv[name]; !ok || last != value {
+				if l.lastEnv == nil {
+					l.lastEnv = map[string]string{}
+				}
+				l.lastEnv[name] = value
+				l.Env = append(l.Env, EnvSetting{Host: host, Name: name, Value: value})
+			}
 		}
 	default:
 		if strings.Contains(msg, " via ") && strings.Contains(msg, " -> ") {

@@ -169,3 +169,18 @@ func FuzzFastPathsAgree(f *testing.F) {
 		}
 	})
 }
+
+// TestRepeatedCommunicators: the lines NCCL prints again for every
+// communicator of a job are kept once per host and text, so a log of
+// many communicators grows the lists by its hosts, not its lines.
+func TestRepeatedCommunicators(t *testing.T) {
+	one := "h1:1:2 [0] NCCL INFO Using network IB\nh1:1:2 [0] NCCL INFO NCCL_IB_GID_INDEX set by environment to 3.\n" +
+		"h1:1:2 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [RO]; OOB eth0:10.0.0.1<0>\n"
+	l := ParseNCCLLog([]byte(strings.Repeat(one, 1000) + strings.Replace(one, "h1", "h2", -1)))
+	if l.Lines != 3003 || len(l.Networks) != 2 || len(l.IBDevices) != 2 || len(l.Env) != 1 {
+		t.Errorf("%d lines: %d networks, %d devices, %d env", l.Lines, len(l.Networks), len(l.IBDevices), len(l.Env))
+	}
+	if v, ok := l.EnvValue("NCCL_IB_GID_INDEX"); !ok || v != "3" {
+		t.Errorf("%q %v", v, ok)
+	}
+}
