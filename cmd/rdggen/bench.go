@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -14,13 +15,14 @@ import (
 	"github.com/rdggen/rdggen/internal/benchrun"
 	"github.com/rdggen/rdggen/pkg/bench"
 	"github.com/rdggen/rdggen/pkg/horovod"
+	"github.com/rdggen/rdggen/pkg/hostqos"
 	"github.com/rdggen/rdggen/pkg/quote"
 	"github.com/rdggen/rdggen/pkg/readiness"
 )
 
 const usageBench = `Usage: rdggen bench -f cluster.yaml [--only rdma|nccl|horovod] [--horovod] [--dry-run] [-o json] [flags]
        rdggen bench --judge FILE... [-f cluster.yaml] [--link-gbps N] [--nics-per-node N]
-                    [--gid-index N] [--evidence check.json] [-o json]
+                    [--mtu N] [--gid-index N] [--evidence check.json] [--svg DIR] [-o json]
 
 Measures the cluster through its workers (started by 'rdggen apply --target
 workers') and judges each measurement against a pass line derived from the
@@ -56,7 +58,8 @@ With --judge, saved outputs made by hand or by another tool are judged
 offline instead, each FILE's kind detected ('-' reads stdin):
   - perftest reports (ib_write_bw, ib_read_bw, ib_send_bw; client side): the
     BW average of the largest message size, and the header's MTU and link
-    type against the inventory's (the GID index against --gid-index);
+    type against the inventory's or --mtu's (the GID index against
+    --gid-index);
   - nccl-tests output (all_reduce_perf and the collectives with the same
     table): a sweep that stops below 1 GiB, a table cut short, a run on one
     host, or a table whose largest sizes are unreadable or missing is too
@@ -65,10 +68,25 @@ offline instead, each FILE's kind detected ('-' reads stdin):
     whether the inter-node channels use GPUDirect RDMA (a log with only
     [send] lines without /GDRDMA is too short to tell).
 A FILE that holds several kinds (a nccl-tests table and an ib_write_bw run)
-is judged for each, and one with several nccl-tests runs saved one after
-the other run by run, each under its own heading. At most 64 MiB of a FILE
-is read. With --evidence, the results of 'rdggen check -o json' say which of
+is judged for each, and one with several nccl-tests or perftest runs saved
+one after the other (a script or tee transcript) run by run, each under its
+own heading. A FILE is read once, line by line, in bounded memory, up to
+1 GiB. With --evidence, the results of 'rdggen check -o json' say which of
 the usual causes it is.
+
+--svg DIR writes a picture of each nccl-tests sweep (busbw and algbw
+against the message size, the pass line, the link's ceiling and the size
+where busbw reaches its plateau) and of each file's perftest runs
+(bandwidth per run against the pass line); a live run writes them with
+--save DIR.
+
+A file from elsewhere is judged against the link it ran on: --link-gbps,
+--nics-per-node and --mtu (the data network's Ethernet MTU) stand in for
+an inventory, and the last lines say where each parameter came from.
+Without -f or --mtu the MTU is not checked. A figure above what that link
+can carry (a perftest BW above the link speed, a busbw above twice the
+NICs' bandwidth) is an error about the file or the parameters, never a
+pass.
 
 With -o json the verdicts are one JSON document on stdout (schema
 rdggen.bench/v1, described in docs/json.md); the text goes to stderr.
@@ -84,7 +102,7 @@ Examples:
 
 Exit status: 0 every verdict passed, 1 a verdict failed, could not be
 judged or errored (or the inventory is invalid), 2 usage error (also: a FILE
-that cannot be read or is larger than 64 MiB, --link-gbps outside 1 to 1600,
+that cannot be read or is larger than 1 GiB, --link-gbps outside 1 to 1600,
 missing credentials or known_hosts), 3 the bench could not run (a host
 without a usable RoCE v2 GID, an unreachable VM), measured nothing (no
 benchmark ran to its end, e.g. the workers are stopped) or was interrupted.
@@ -96,6 +114,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	judge := fs.Bool("judge", false, "judge the saved outputs named as arguments instead of running the benchmarks")
 	link := fs.Float64("link-gbps", 0, "data link speed per NIC, `Gb/s`, 1 to 1600 (default: the inventory's nic.speed_gbps, 100)")
 	nics := fs.Int("nics-per-node", 1, "data NICs per node NCCL uses, `N` (the busbw pass line scales with it)")
+	mtu := fs.Int("mtu", 0, "--judge: the data network's Ethernet `MTU` the files' hosts ran, 1280 to 9216, whose largest RoCE MTU perftest's header must show (default: the -f inventory's data_mtu; without -f not checked)")
 	evidence := fs.String("evidence", "", "`FILE` of 'rdggen check -o json' whose results explain the shortfalls")
 	gid := fs.Int("gid-index", -1, "--judge: the RoCE v2 GID `INDEX` of the host the files come from, compared with theirs (default: not compared)")
 	fs.Lookup("gid-index").DefValue = "0" // pflag prints no default for "0": the usage says "not compared", not "(default -1)"
@@ -104,7 +123,8 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	dryRun := fs.Bool("dry-run", false, "read the GID tables and print the schedule and the commands; run nothing")
 	seconds := fs.Int("perftest-seconds", benchrun.PerftestSeconds, "how long each ib_write_bw pair writes, `S` seconds (ib_write_bw -D)")
 	ncclTest := fs.String("nccl-test", strings.Join(benchrun.NCCLTest, " "), "the all_reduce_perf `COMMAND` of every rank (words split at spaces)")
-	save := fs.String("save", "", "`DIR` that receives every raw output (for --judge later)")
+	save := fs.String("save", "", "`DIR` that receives every raw output (for --judge later) and an SVG of the sweep and of each round of pairs")
+	svgDir := fs.String("svg", "", "--judge: `DIR` that receives an SVG per nccl-tests sweep (busbw and algbw against size) and per file of perftest runs (bandwidth per run against the pass line)")
 	hvd := fs.Bool("horovod", false, "also run the guide's Horovod benchmark (tf_cnn_benchmarks VGG16) on the cluster and on one VM: the scaling efficiency")
 	hvdCmd := fs.String("horovod-cmd", "", "the Horovod benchmark `COMMAND` of every rank (words split at spaces; default the VGG16 benchmark at "+horovod.BenchmarkScript+")")
 	sw := switchTarget()
@@ -132,11 +152,22 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	if *gid < -1 || *gid > 255 {
 		problems = append(problems, fmt.Errorf("--gid-index %d: want 0 to 255 (a GID table index)", *gid))
 	}
+	if fs.Changed("mtu") && (*mtu < 1280 || *mtu > 9216) {
+		problems = append(problems, fmt.Errorf("--mtu %d: want 1280 to 9216 (the data network's Ethernet MTU, e.g. 9000)", *mtu))
+	}
 	if *nics < 1 || *nics > 64 {
 		problems = append(problems, fmt.Errorf("--nics-per-node %d: want 1 to 64", *nics))
 	}
 	if code, ok := usageErrors(stderr, problems); !ok {
 		return code
+	}
+	if !*judge && fs.Changed("mtu") {
+		fmt.Fprintln(stderr, "rdggen: bench: --mtu is for --judge; a run takes the MTU from the inventory (data_mtu)")
+		return exitUsage
+	}
+	if !*judge && fs.Changed("svg") {
+		fmt.Fprintln(stderr, "rdggen: bench: --svg is for --judge; a run writes its SVGs with --save DIR")
+		return exitUsage
 	}
 	if !*judge {
 		if fs.NArg() > 0 {
@@ -165,6 +196,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	e := bench.ExpectFor(inv, *link) // 0: the inventory's nic.speed_gbps
 	e.NICsPerNode = *nics
 	e.GIDIndex = *gid
+	judgeSources(&e, *file, fs.Changed("link-gbps"), fs.Changed("nics-per-node"), *mtu)
 	if *evidence != "" {
 		ev, err := readEvidence(*evidence)
 		if err != nil {
@@ -176,11 +208,6 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	// Each file is read and judged before anything is printed, so that a
 	// file that cannot be read is a usage error with no verdicts; only its
 	// verdicts are kept, not its bytes.
-	type judged struct {
-		display string
-		parts   []bench.Part
-		err     error
-	}
 	files := make([]judged, fs.NArg())
 	stdinUsed := false
 	for i, name := range fs.Args() {
@@ -194,15 +221,16 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 			display = "(stdin)"
 		}
 		display = quote.Line(display)
-		b, err := readJudgeInput(name)
-		if err != nil {
+		parts, err := judgeInput(name, e)
+		var re readErr
+		if errors.As(err, &re) {
+			err = re.err
 			if errors.Is(err, errJudgeInputTooLarge) {
 				err = fmt.Errorf("%s: %w", display, err)
 			}
 			fmt.Fprintf(stderr, "rdggen: bench: %s\n", quote.Line(err.Error()))
 			return exitUsage
 		}
-		parts, err := bench.JudgeParts(b, e)
 		files[i] = judged{display, parts, err}
 	}
 
@@ -229,6 +257,12 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 			doc.Add(bench.Input{Name: f.display, Kind: p.Kind, Part: p.Name, Verdicts: p.Verdicts})
 		}
 	}
+	if *svgDir != "" {
+		if err := writeJudgeSVGs(*svgDir, fs.Args(), files, e); err != nil {
+			fmt.Fprintf(stderr, "rdggen: --svg: %s\n", quote.Line(err.Error()))
+			return exitInvalid
+		}
+	}
 	if *output == "json" {
 		if err := doc.Encode(stdout); err != nil {
 			fmt.Fprintf(stderr, "rdggen: write the JSON document: %v\n", err)
@@ -239,6 +273,9 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	if tally.unknown > 0 {
 		summary += fmt.Sprintf(", %d file(s) not recognized", tally.unknown)
 	}
+	if tally.decided { // say what the pass lines came from when a verdict was decided against them
+		fmt.Fprintf(stderr, "rdggen bench: judged against %s\n", judgeParams(e))
+	}
 	fmt.Fprintf(stderr, "rdggen bench: %d file(s) at %g Gb/s × %d NIC(s) per node: %s\n", len(files), e.LinkGbps, e.NICsPerNode, summary)
 	if doc.OK {
 		return exitOK
@@ -246,19 +283,148 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	return exitInvalid
 }
 
+// writeJudgeSVGs writes into dir, for each judged file (names as given,
+// files as judged), NAME.sweep.svg per nccl-tests run (NAME.run-N.sweep.svg
+// when it holds several) and NAME.perftest.svg with one bar per perftest
+// run; NAME is the file's base name without its extension ("stdin" for
+// '-'; a second file of the same name gets NAME.2).
+func writeJudgeSVGs(dir string, names []string, files []judged, e bench.Expect) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	used := map[string]int{}
+	for i, f := range files {
+		base := filepath.Base(names[i])
+		if names[i] == "-" {
+			base = "stdin"
+		}
+		base = strings.TrimSuffix(base, filepath.Ext(base))
+		if n := used[base]; n > 0 { // two files of the same name from different directories
+			used[base]++
+			base = fmt.Sprintf("%s.%d", base, n+1)
+		} else {
+			used[base] = 1
+		}
+		var runs []*bench.Perftest
+		var runNames []string
+		for _, p := range f.parts {
+			switch {
+			case p.NCCLTests != nil:
+				name := base + ".sweep.svg"
+				title := names[i] + ": " + orDefaultStr(p.NCCLTests.Program, "nccl-tests")
+				if p.NCCLTests.Runs > 1 {
+					name = fmt.Sprintf("%s.run-%d.sweep.svg", base, p.NCCLTests.Run)
+					title += ", " + p.Name
+				}
+				title += fmt.Sprintf(" at %d × %g Gb/s per node", e.NICsPerNode, e.LinkGbps)
+				if err := os.WriteFile(filepath.Join(dir, name), bench.SweepSVG(title, p.NCCLTests, e), 0o644); err != nil {
+					return err
+				}
+			case p.Perftest != nil:
+				runs = append(runs, p.Perftest)
+				n := orDefaultStr(p.Perftest.Test, "perftest")
+				if p.Perftest.Runs > 1 {
+					n = fmt.Sprintf("run %d: %s", p.Perftest.Run, n)
+				}
+				runNames = append(runNames, n)
+			}
+		}
+		if len(runs) > 0 {
+			bidi := runs[0].Bidirectional
+			ceiling := e.LinkGbps
+			if bidi {
+				ceiling *= 2
+			}
+			svg := bench.BarsSVG(names[i]+": perftest", bench.PerftestBars(runNames, runs, e), bench.PerftestPassLine(e.LinkGbps, bidi), ceiling)
+			if err := os.WriteFile(filepath.Join(dir, base+".perftest.svg"), svg, 0o644); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func orDefaultStr(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+// judgeSources fills e's parameter sources for --judge: each from its
+// flag, else the inventory given with -f, else a default that says so.
+// Without -f the reference inventory's data_mtu (1500) says nothing about
+// a file from elsewhere, so the MTU is not checked unless --mtu is given.
+func judgeSources(e *bench.Expect, file string, linkSet, nicsSet bool, mtu int) {
+	inv := "inventory " + quote.Line(file)
+	switch {
+	case linkSet:
+		e.LinkFrom = "--link-gbps"
+	case file != "":
+		e.LinkFrom = inv + " (the slowest host's nic.speed_gbps)"
+	default:
+		e.LinkFrom = "default: the deployment guide's 100 Gb/s; no -f inventory or --link-gbps"
+	}
+	if nicsSet {
+		e.NICsFrom = "--nics-per-node"
+	} else {
+		e.NICsFrom = "default: 1; no --nics-per-node"
+	}
+	switch {
+	case mtu > 0:
+		e.DataMTU, e.MTU = mtu, hostqos.RoCEPathMTU(mtu)
+		e.MTUFrom = fmt.Sprintf("--mtu %d", mtu)
+	case file != "":
+		e.MTUFrom = inv + fmt.Sprintf(" (data_mtu %d)", e.DataMTU)
+	default:
+		e.DataMTU, e.MTU = 0, 0
+		e.MTUFrom = "not checked: no -f inventory or --mtu"
+	}
+}
+
+// judgeParams is the line that says what --judge compared with and where
+// each parameter came from.
+func judgeParams(e bench.Expect) string {
+	mtu := "RDMA MTU " + e.MTUFrom
+	if e.MTU > 0 {
+		mtu = fmt.Sprintf("RDMA MTU %d B (%s)", e.MTU, e.MTUFrom)
+	}
+	return fmt.Sprintf("link %g Gb/s (%s), %d NIC(s) per node (%s), %s", e.LinkGbps, e.LinkFrom, e.NICsPerNode, e.NICsFrom, mtu)
+}
+
 // maxJudgeInput is the most bytes `bench --judge` reads of one FILE (or of
-// stdin): 64 MiB. That holds the NCCL_DEBUG=INFO output of a sweep over
-// some 4,000 ranks (about 15 KB per rank at INIT,NET,ENV); a larger input
-// is not one benchmark's output but a training job's whole log, /dev/zero
-// or a core file; and judging holds about four times its input in memory
-// (250 MB for 64 MiB).
-const maxJudgeInput = 64 << 20
+// stdin): 1 GiB, some 17 times the NCCL_DEBUG=INFO output of a sweep over
+// 7,235 nodes (60 MB). The judge reads a file once, line by line, in
+// memory that does not grow with the file (bench.JudgeReader); the limit
+// only stops an input that never ends (/dev/zero, a pipe left open).
+const maxJudgeInput = 1 << 30
 
 var errJudgeInputTooLarge = fmt.Errorf("more than %d MiB, the most bench --judge reads of one input; judge the benchmark's own output (or cut the job's log to it)", maxJudgeInput>>20)
 
-// readJudgeInput reads name ("-": stdin) whole, or fails with
-// errJudgeInputTooLarge after maxJudgeInput + 1 bytes.
-func readJudgeInput(name string) ([]byte, error) {
+// readErr is an error reading a judge input (a usage error), as opposed to
+// a file that is none of the formats.
+type readErr struct{ err error }
+
+func (e readErr) Error() string { return e.err.Error() }
+func (e readErr) Unwrap() error { return e.err }
+
+// countReader counts the bytes read through it.
+type countReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// judgeInput judges name ("-": stdin) as it reads it, at most
+// maxJudgeInput bytes. An error reading it (errJudgeInputTooLarge after
+// maxJudgeInput + 1 bytes) is a readErr; otherwise the error is
+// bench.JudgeReader's.
+func judgeInput(name string, e bench.Expect) ([]bench.Part, error) {
 	var r io.Reader
 	if name == "-" {
 		r = console.In
@@ -268,29 +434,43 @@ func readJudgeInput(name string) ([]byte, error) {
 	} else {
 		f, err := os.Open(name)
 		if err != nil {
-			return nil, err
+			return nil, readErr{err}
 		}
 		defer f.Close()
 		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > maxJudgeInput {
-			return nil, errJudgeInputTooLarge
+			return nil, readErr{errJudgeInputTooLarge}
 		}
 		r = f
 	}
-	b, err := io.ReadAll(io.LimitReader(r, maxJudgeInput+1))
-	if err != nil {
+	c := &countReader{r: io.LimitReader(r, maxJudgeInput+1)}
+	parts, err := bench.JudgeReader(c, e)
+	if c.n > maxJudgeInput {
+		return nil, readErr{errJudgeInputTooLarge}
+	}
+	if err != nil && !errors.Is(err, bench.ErrNotRecognized) {
 		if name != "-" {
-			return nil, err // *PathError names the file
+			return nil, readErr{err} // *PathError names the file
 		}
-		return nil, fmt.Errorf("(stdin): %w", err)
+		return nil, readErr{fmt.Errorf("(stdin): %w", err)}
 	}
-	if len(b) > maxJudgeInput {
-		return nil, errJudgeInputTooLarge
-	}
-	return b, nil
+	return parts, err
+}
+
+// judged is one --judge FILE: its name for the output, and its parts or
+// why it has none.
+type judged struct {
+	display string
+	parts   []bench.Part
+	err     error
 }
 
 // benchTally counts verdicts by status for bench's last line.
-type benchTally struct{ pass, fail, short, errs, unknown int }
+type benchTally struct {
+	pass, fail, short, errs, unknown int
+	// decided is true when a verdict passed, failed or errored against a
+	// pass line or the expected MTU.
+	decided bool
+}
 
 // print writes an input's heading and its verdicts (indented, each cause on
 // its own line) and counts them.
@@ -302,6 +482,9 @@ func (t *benchTally) print(w io.Writer, heading string, vs []bench.Verdict) {
 		}
 	}
 	for _, v := range vs {
+		if v.Status != bench.StatusTooShort && (v.PassLine != nil || v.Check == bench.CheckRDMAMTU) {
+			t.decided = true
+		}
 		switch v.Status {
 		case bench.StatusPass:
 			t.pass++

@@ -124,7 +124,8 @@ func TestBenchLive(t *testing.T) {
 			t.Errorf("%s's worker ran:\n%s", h.Name, log)
 		}
 	}
-	for _, f := range []string{"ib_write_bw-ns-01-to-ns-02.txt", "ib_write_bw-ns-01-to-ns-02.server.txt", "all_reduce_perf.txt"} {
+	for _, f := range []string{"ib_write_bw-ns-01-to-ns-02.txt", "ib_write_bw-ns-01-to-ns-02.server.txt", "all_reduce_perf.txt",
+		"ib_write_bw-round-1.svg", "all_reduce_perf.svg"} { // the pictures of the round and the sweep
 		b, err := os.ReadFile(filepath.Join(save, f))
 		if err != nil || len(b) == 0 {
 			t.Errorf("--save %s: %v", f, err)

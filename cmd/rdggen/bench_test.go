@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"encoding/xml"
 	"fmt"
 	"io"
 	"os"
@@ -50,9 +52,10 @@ func TestBenchJudgeJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if doc.Schema != bench.SchemaBench || doc.OK || len(doc.Inputs) != 4 || doc.Expect.LinkGbps != 100 || doc.Expect.MTU != 1024 ||
+	if doc.Schema != bench.SchemaBench || doc.OK || len(doc.Inputs) != 4 || doc.Expect.LinkGbps != 100 || doc.Expect.MTU != 0 ||
+		doc.Expect.MTUFrom != "not checked: no -f inventory or --mtu" ||
 		doc.Inputs[0].Verdicts[0].PassLine.Value != 10.8 || doc.Inputs[1].Verdicts[1].Status != bench.StatusTooShort ||
-		doc.Inputs[1].Verdicts[1].Causes[0].Layer != bench.LayerBenchmark || doc.Inputs[3].Verdicts[1].Status != bench.StatusFail {
+		doc.Inputs[1].Verdicts[1].Causes[0].Layer != bench.LayerBenchmark || doc.Inputs[3].Verdicts[0].Status != bench.StatusPass {
 		t.Errorf("%+v", doc)
 	}
 	if !strings.Contains(stderr, "nccllog-4921-no-gdrdma.txt: NCCL log\n  transport: passed") {
@@ -64,9 +67,9 @@ func TestBenchJudgeJSON(t *testing.T) {
 // TestBenchExit: 0 only when every verdict passes; 1 when one does not or
 // a file is none of the formats; 2 for usage errors.
 func TestBenchExit(t *testing.T) {
-	pass := []string{fixtureDir + "nccltests-deepops-roce-2x100g.txt", fixtureDir + "nccltests-a3mega-newformat.txt", fixtureDir + "nccllog-660-gdrdma-baremetal.txt"}
+	pass := []string{fixtureDir + "nccltests-deepops-roce-2x100g.txt", fixtureDir + "perftest-deepops-roce-gbits.txt", fixtureDir + "nccllog-660-gdrdma-baremetal.txt"}
 	code, stdout, stderr := rdggen(t, append([]string{"bench", "--judge"}, pass...)...)
-	if code != exitOK || !strings.Contains(stderr, "rdggen bench: 3 file(s) at 100 Gb/s × 1 NIC(s) per node: 4 passed, 0 failed, 0 too short to judge, 0 error(s)") {
+	if code != exitOK || !strings.Contains(stderr, "rdggen bench: 3 file(s) at 100 Gb/s × 1 NIC(s) per node: 5 passed, 0 failed, 0 too short to judge, 0 error(s)") {
 		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
 	}
 	// Twice the link: the DeepOps 2 × 100 GbE run is now below the line.
@@ -136,8 +139,10 @@ func TestBenchInventory(t *testing.T) {
 	if code != exitOK || !strings.Contains(stdout, "rdma-mtu: passed (MTU 4096 B in the perftest header)") {
 		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
 	}
+	// without -f the reference's data_mtu 1500 says nothing about a file
+	// from elsewhere: the MTU is not checked (--mtu checks it)
 	code, stdout, _ = rdggen(t, "bench", "--judge", report)
-	if code != exitInvalid || !strings.Contains(stdout, "rdma-mtu: FAILED: found MTU 4096 B in the perftest header; expected 1024 B (the largest RoCE MTU that fits data_mtu 1500)") {
+	if code != exitOK || strings.Contains(stdout, "rdma-mtu") {
 		t.Errorf("reference: exit %d\n%s", code, stdout)
 	}
 	bad := filepath.Join(t.TempDir(), "bad.yaml")
@@ -231,23 +236,23 @@ func TestBenchLinkGbpsRange(t *testing.T) {
 // and the limit.
 func TestBenchJudgeInputLimit(t *testing.T) {
 	code, _, stderr := rdggen(t, "bench", "--judge", "/dev/zero")
-	if code != exitUsage || !strings.Contains(stderr, "rdggen: bench: /dev/zero: more than 64 MiB") {
+	if code != exitUsage || !strings.Contains(stderr, "rdggen: bench: /dev/zero: more than 1024 MiB") {
 		t.Errorf("/dev/zero: exit %d\n%s", code, stderr)
 	}
 	big := filepath.Join(t.TempDir(), "big.log")
 	if err := os.WriteFile(big, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Truncate(big, 64<<20+1); err != nil { // sparse: no disk used
+	if err := os.Truncate(big, 1<<30+1); err != nil { // sparse: no disk used
 		t.Fatal(err)
 	}
-	if code, _, stderr := rdggen(t, "bench", "--judge", big); code != exitUsage || !strings.Contains(stderr, "big.log: more than 64 MiB") {
-		t.Errorf("64 MiB + 1: exit %d\n%s", code, stderr)
+	if code, _, stderr := rdggen(t, "bench", "--judge", big); code != exitUsage || !strings.Contains(stderr, "big.log: more than 1024 MiB") {
+		t.Errorf("1 GiB + 1: exit %d\n%s", code, stderr)
 	}
 	saved := console
 	console = consoleInfo{In: io.LimitReader(zeros{}, 1<<40)}
 	t.Cleanup(func() { console = saved })
-	if code, _, stderr := rdggen(t, "bench", "--judge", "-"); code != exitUsage || !strings.Contains(stderr, "(stdin): more than 64 MiB") {
+	if code, _, stderr := rdggen(t, "bench", "--judge", "-"); code != exitUsage || !strings.Contains(stderr, "(stdin): more than 1024 MiB") {
 		t.Errorf("stdin: exit %d\n%s", code, stderr)
 	}
 }
@@ -323,7 +328,7 @@ func TestBenchJudgeWholeFile(t *testing.T) {
 		t.Errorf("mixed: exit %d\n%s%s", code, stdout, stderr)
 	}
 	runs := concat(t, "runs.txt", "nccltests-a3mega-newformat.txt", "nccltests-superbench-single-node.txt")
-	code, stdout, stderr = rdggen(t, "bench", "--judge", "-o", "json", runs)
+	code, stdout, stderr = rdggen(t, "bench", "--judge", "-o", "json", "--link-gbps", "200", "--nics-per-node", "8", runs) // A3 Mega: 8 × 200 Gb/s
 	var doc bench.Document
 	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
 		t.Fatal(err)
@@ -361,5 +366,72 @@ func TestREADMEBenchCauses(t *testing.T) {
 	}
 	if n < 40 {
 		t.Errorf("only %d verdicts", n)
+	}
+}
+
+// TestBenchJudgeParameters: a file from elsewhere is judged against the
+// link given by flags, and the output says where each parameter came from;
+// without -f or --mtu a 9000-MTU perftest report's MTU 4096 is not failed
+// against the reference inventory's 1500.
+func TestBenchJudgeParameters(t *testing.T) {
+	f := filepath.Join("..", "..", "pkg", "bench", "testdata", "perftest-deepops-roce-gbits.txt")
+	code, stdout, stderr := rdggen(t, "bench", "--judge", f)
+	if code != exitOK || strings.Contains(stdout, "rdma-mtu") ||
+		!strings.Contains(stderr, "judged against link 100 Gb/s (default: the deployment guide's 100 Gb/s; no -f inventory or --link-gbps), 1 NIC(s) per node (default: 1; no --nics-per-node), RDMA MTU not checked: no -f inventory or --mtu") {
+		t.Errorf("no flags: exit %d\n%s%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = rdggen(t, "bench", "--judge", "--mtu", "9000", "--link-gbps", "100", "--nics-per-node", "2", f)
+	if code != exitOK || !strings.Contains(stdout, "rdma-mtu: passed") || !strings.Contains(stdout, "(link speed: --link-gbps)") ||
+		!strings.Contains(stderr, "link 100 Gb/s (--link-gbps), 2 NIC(s) per node (--nics-per-node), RDMA MTU 4096 B (--mtu 9000)") {
+		t.Errorf("--mtu 9000: exit %d\n%s%s", code, stdout, stderr)
+	}
+	code, stdout, _ = rdggen(t, "bench", "--judge", "--mtu", "1500", f)
+	if code != exitInvalid || !strings.Contains(stdout, "rdma-mtu: FAILED: found MTU 4096 B in the perftest header; expected 1024 B (the largest RoCE MTU that fits data_mtu 1500); MTU from --mtu 1500") {
+		t.Errorf("--mtu 1500: exit %d\n%s", code, stdout)
+	}
+	code, stdout, _ = rdggen(t, "bench", "--judge", "-o", "json", "--link-gbps", "25", f)
+	if code != exitInvalid || !strings.Contains(stdout, `"link_gbps_from": "--link-gbps"`) || !strings.Contains(stdout, `"status": "error"`) {
+		t.Errorf("92.40 Gb/s at 25 Gb/s: exit %d\n%s", code, stdout)
+	}
+	if code, _, stderr := rdggen(t, "bench", "--judge", "--mtu", "100", f); code != exitUsage || !strings.Contains(stderr, "--mtu 100: want 1280 to 9216") {
+		t.Errorf("--mtu 100: exit %d\n%s", code, stderr)
+	}
+}
+
+// TestBenchJudgeSVG: --svg DIR writes one well-formed SVG per nccl-tests
+// run and one per file of perftest runs.
+func TestBenchJudgeSVG(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "pictures")
+	runs := concat(t, "runs.txt", "nccltests-a3mega-newformat.txt", "nccltests-superbench-single-node.txt")
+	code, _, stderr := rdggen(t, "bench", "--judge", "--svg", dir, runs, fixtureDir+"perftest-deepops-roce-gbits.txt", fixtureDir+"nccllog-660-gdrdma-baremetal.txt")
+	if code != exitInvalid {
+		t.Errorf("exit %d\n%s", code, stderr)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec := xml.NewDecoder(bytes.NewReader(b))
+		for {
+			if _, err := dec.Token(); err == io.EOF {
+				break
+			} else if err != nil {
+				t.Errorf("%s: %v", e.Name(), err)
+				break
+			}
+		}
+	}
+	if strings.Join(names, " ") != "perftest-deepops-roce-gbits.perftest.svg runs.run-1.sweep.svg runs.run-2.sweep.svg" {
+		t.Errorf("wrote %v", names)
+	}
+	if code, _, stderr := rdggen(t, "bench", "-f", "x.yaml", "--svg", dir); code != exitUsage || !strings.Contains(stderr, "--svg is for --judge") {
+		t.Errorf("exit %d\n%s", code, stderr)
 	}
 }

@@ -304,6 +304,16 @@ func (r *runner) pairs(ctx context.Context) (bench.Input, error) {
 			r.printf("round %d: %s → %s: %s\n", k+1, g.Client.Host, g.Server.Host, status)
 		}
 		runs = append(runs, got...)
+		if r.o.Save != "" {
+			names := make([]string, len(got))
+			reports := make([]*bench.Perftest, len(got))
+			for j, g := range got {
+				names[j], reports[j] = g.Client.Host+" → "+g.Server.Host, g.Report
+			}
+			svg := bench.BarsSVG(fmt.Sprintf("ib_write_bw round %d of %d", k+1, len(rounds)), bench.PerftestBars(names, reports, r.o.Expect),
+				bench.PerftestPassLine(r.o.Expect.LinkGbps, false), r.o.Expect.LinkGbps)
+			r.save(fmt.Sprintf("ib_write_bw-round-%d.svg", k+1), string(svg))
+		}
 	}
 	var counters []bench.PortCounters
 	if r.o.Counters != nil && len(rounds) > 0 && ctx.Err() == nil {
@@ -482,6 +492,11 @@ func (r *runner) nccl(ctx context.Context) (bench.Input, error) {
 		return in, nil
 	}
 	in.Kind, in.Verdicts = kind, vs
+	if r.o.Save != "" {
+		if nt, err := bench.ParseNCCLTests(outb.Bytes()); err == nil {
+			r.save("all_reduce_perf.svg", string(bench.SweepSVG(in.Name, nt, e)))
+		}
+	}
 	if status != 0 {
 		in.Verdicts = append(in.Verdicts, bench.Verdict{Check: bench.CheckNCCLErrors, Status: bench.StatusError,
 			Found: fmt.Sprintf("mpirun exited with status %d: %s", status, remote.OneLine(lastLines(outb.String(), 2))),

@@ -57,19 +57,11 @@ var ErrNotRecognized = errors.New("not a perftest report (no 'BW Test' title, '#
 // interleaved with it; a perftest report is recognized by its title, its
 // result header or one of its failure messages after an ib_*_bw command.
 func Detect(data []byte) Kind {
-	if t, err := ParseNCCLTests(data); err == nil && t != nil {
-		return KindNCCLTests
+	parts, err := JudgeParts(data, Expect{GIDIndex: -1})
+	if err != nil {
+		return KindUnknown
 	}
-	if _, err := ParsePerftest(data); err == nil {
-		return KindPerftest
-	}
-	if _, err := ParseTFCNN(data); err == nil {
-		return KindTFCNN
-	}
-	if l := ParseNCCLLog(data); !l.Empty() {
-		return KindNCCLLog
-	}
-	return KindUnknown
+	return parts[0].Kind
 }
 
 // reMPITag is Open MPI's --tag-output prefix, "[1,0]<stdout>:".
@@ -81,30 +73,6 @@ var reMPITag = regexp.MustCompile(`^\[\d+,\d+\]<(?:stdout|stderr|stddiag)>:`)
 // proportion to a line's length, so a file of one huge line (a binary, a
 // file of NULs) is read in milliseconds rather than minutes.
 const maxLineBytes = 64 << 10
-
-// splitLines returns data's lines without line ends and without Open MPI's
-// --tag-output prefix, which launchers add to every line of a rank's
-// output, each cut to maxLineBytes.
-func splitLines(data []byte) []string {
-	s := string(data)
-	ls := strings.Split(s, "\n")
-	if len(ls) > 0 && ls[len(ls)-1] == "" {
-		ls = ls[:len(ls)-1]
-	}
-	for i, l := range ls {
-		if len(l) > maxLineBytes {
-			l = l[:maxLineBytes]
-		}
-		l = strings.TrimSuffix(l, "\r")
-		if strings.HasPrefix(l, "[") {
-			if m := reMPITag.FindString(l); m != "" {
-				l = l[len(m):]
-			}
-		}
-		ls[i] = l
-	}
-	return ls
-}
 
 // clip shortens s for a finding: at most n bytes, on a rune boundary.
 func clip(s string, n int) string {

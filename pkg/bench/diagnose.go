@@ -35,6 +35,10 @@ const (
 	// LayerBenchmark: the benchmark itself was run in a way that cannot
 	// be judged (too small, one host, built without MPI).
 	LayerBenchmark = "benchmark"
+	// LayerParameters is what the file was judged against: the link
+	// speed, NICs per node or MTU given to the judge (flags, inventory or
+	// defaults), when the file's own figures contradict them.
+	LayerParameters = "judge parameters"
 )
 
 // The `rdggen check` results (readiness.Result.Check, by target) that
@@ -93,7 +97,7 @@ func evidenceCause(layer, what string, rs []readiness.Result) Cause {
 			fix = r.Fix
 		}
 	}
-	f := fmt.Sprintf("%s on %s (rdggen check %s: %s)", what, strings.Join(hosts, ", "), rs[0].Check, strings.Join(found, "; "))
+	f := fmt.Sprintf("%s on %s (rdggen check %s: %s)", what, Names(hosts), rs[0].Check, namesSep(found, "; "))
 	return Cause{Layer: layer, Finding: f, Fix: fix, Hosts: hosts}
 }
 
@@ -165,8 +169,8 @@ func gdrCauses(l *NCCLLog, e Expect, on, off []string) []Cause {
 	if len(on) > 0 && len(off) > 0 {
 		cs = append(cs, Cause{Layer: LayerGPUDirect, Hosts: off,
 			Finding: fmt.Sprintf("GPUDirect RDMA works on %s but not on %s: the peer-memory module is missing there (sjeaugey in NVIDIA/nccl#897: \"Perhaps the nv_peer_mem or nvidia-peermem module is not installed/loaded on the second node?\")",
-				strings.Join(on, ", "), strings.Join(off, ", ")),
-			Fix: "on " + strings.Join(off, ", ") + ": modprobe nvidia-peermem, and persist it in /etc/modules-load.d/nvidia-peermem.conf"})
+				Names(on), Names(off)),
+			Fix: "on " + Names(off) + ": modprobe nvidia-peermem, and persist it in /etc/modules-load.d/nvidia-peermem.conf"})
 	}
 	if rs := failedEvidence(e.Evidence, readiness.TargetHosts, EvidencePeermem); len(rs) > 0 {
 		cs = append(cs, evidenceCause(LayerGPUDirect, "nvidia_peermem is not loaded or not visible to NCCL", rs))
@@ -363,14 +367,29 @@ func lowBusBWCauses(t *NCCLTests, e Expect, logVs []Verdict) []Cause {
 	if len(cs) > 0 {
 		return cs
 	}
-	if t.Log.Empty() {
+	rdma := false
+	for _, v := range logVs {
+		if v.Check == CheckTransport && v.Status == StatusPass {
+			rdma = true
+		}
+	}
+	switch {
+	case t.Log.Empty():
 		cs = append(cs, Cause{Layer: LayerBenchmark,
 			Finding: "the output has no NCCL log, so the transport and GPUDirect RDMA cannot be checked",
 			Fix:     "rerun with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,ENV (-x with mpirun) and judge the whole output"})
+		cs = append(cs, Cause{Layer: LayerFabric,
+			Finding: "busbw below the line, and the file does not show which transport carried it: TCP sockets, a slow host pair, a congested or lossy port, or one NIC per node fewer than the pass line assumes",
+			Fix:     "judge the run's NCCL log; run `rdggen bench` for ib_write_bw pair by pair and the switch counters; check --nics-per-node"})
+	case rdma:
+		cs = append(cs, Cause{Layer: LayerFabric,
+			Finding: "busbw below the line with RDMA in use (the log's transport verdict): a slow host pair, a congested or lossy port, or one NIC per node fewer than the pass line assumes",
+			Fix:     "run `rdggen bench` for ib_write_bw pair by pair and the switch counters; check --nics-per-node"})
+	default:
+		cs = append(cs, Cause{Layer: LayerFabric,
+			Finding: "busbw below the line; the NCCL log does not say which transport NCCL chose: a slow host pair, a congested or lossy port, or one NIC per node fewer than the pass line assumes",
+			Fix:     "run with NCCL_DEBUG_SUBSYS=INIT,NET to see the transport; run `rdggen bench` for ib_write_bw pair by pair and the switch counters; check --nics-per-node"})
 	}
-	cs = append(cs, Cause{Layer: LayerFabric,
-		Finding: "busbw below the line with RDMA in use: a slow host pair, a congested or lossy port, or one NIC per node fewer than the pass line assumes",
-		Fix:     "run `rdggen bench` for ib_write_bw pair by pair and the switch counters; check --nics-per-node"})
 	return cs
 }
 
@@ -428,10 +447,20 @@ func mtuCause(got int, e Expect) Cause {
 	return c
 }
 
-func gidCause(got int, e Expect) Cause {
+// gidCause explains a GID index other than e's. gid is the GID the file
+// shows at that index (perftest's "GID:" line), "" when it shows none: an
+// IPv4-mapped GID is the data address's, so only its RoCE version can be
+// wrong, which the file does not show.
+func gidCause(got int, e Expect, gid string) Cause {
 	c := Cause{Layer: LayerRDMAConfig,
 		Finding: fmt.Sprintf("perftest used GID index %d, not the RoCE v2 GID of the data address at index %d (mlx5's table for one IPv4 address: 0 and 1 link-local RoCE v1 and v2, 2 and 3 IPv4 RoCE v1 and v2): RoCE v1 frames carry no IP header, so no DSCP for the lossless class, and a link-local GID does not route between subnets", got, e.GIDIndex),
 		Fix:     fmt.Sprintf("run ib_write_bw with -x %d (rdggen check's gid names the index each host has)", e.GIDIndex)}
+	if a := gidIPv4(gid); a.IsValid() {
+		c.Finding = fmt.Sprintf("perftest used GID index %d, whose GID in the file is IPv4-mapped (%s, the data address's), not index %d: the file does not show that GID's RoCE version (v1 frames carry no IP header, so no DSCP for the lossless class); on this host the RoCE v2 GID of that address may simply sit at index %d", got, a, e.GIDIndex, got)
+		c.Fix = fmt.Sprintf("check the host's GID table (show_gids, or rdggen check's gid): if index %d is RoCE v2, judge with --gid-index %d; otherwise run ib_write_bw with -x set to its RoCE v2 index", got, got)
+	} else if strings.HasPrefix(gid, "254:128:") {
+		c.Finding = fmt.Sprintf("perftest used GID index %d, whose GID in the file is link-local (%s), not the RoCE v2 GID of the data address at index %d: a link-local GID does not route between subnets", got, gid, e.GIDIndex)
+	}
 	if rs := failedEvidence(e.Evidence, readiness.TargetHosts, EvidenceGID); len(rs) > 0 {
 		ec := evidenceCause(LayerRDMAConfig, "the RoCE v2 GID is at another index", rs)
 		c.Hosts = ec.Hosts

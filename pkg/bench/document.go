@@ -37,6 +37,12 @@ type DocumentExpect struct {
 	LinkLayer string `json:"link_layer,omitempty"`
 	// Evidence is how many `rdggen check` results were given.
 	Evidence int `json:"evidence"`
+	// LinkFrom, NICsFrom and MTUFrom say where the link speed, the NICs
+	// per node and the RDMA MTU came from (a flag, the inventory, a
+	// default); absent when not said.
+	LinkFrom string `json:"link_gbps_from,omitempty"`
+	NICsFrom string `json:"nics_per_node_from,omitempty"`
+	MTUFrom  string `json:"rdma_mtu_from,omitempty"`
 }
 
 // Input is one judged input: a file for --judge, a pair or the cluster run
@@ -62,7 +68,7 @@ type Input struct {
 func NewDocument(cluster, inventory string, e Expect) *Document {
 	return &Document{Schema: SchemaBench, Cluster: cluster, Inventory: inventory, Inputs: []Input{},
 		Expect: DocumentExpect{LinkGbps: e.link(), NICsPerNode: e.nics(), MTU: e.MTU, GIDIndex: e.GIDIndex,
-			LinkLayer: e.LinkLayer, Evidence: len(e.Evidence)}}
+			LinkLayer: e.LinkLayer, Evidence: len(e.Evidence), LinkFrom: e.LinkFrom, NICsFrom: e.NICsFrom, MTUFrom: e.MTUFrom}}
 }
 
 // Add appends an input and updates OK.

@@ -49,6 +49,19 @@ type Expect struct {
 	// Evidence are results of `rdggen check` that explain symptoms
 	// (see the Evidence* check names); nil when none were read.
 	Evidence []readiness.Result
+	// LinkFrom, NICsFrom and MTUFrom say where LinkGbps, NICsPerNode and
+	// MTU came from ("--link-gbps", "inventory cluster.yaml", "default
+	// …"), for the verdicts that use them; "" says nothing.
+	LinkFrom, NICsFrom, MTUFrom string
+}
+
+// linkRule is " (link speed from FROM)" when e says where its link speed
+// came from, for a pass line's rule.
+func (e Expect) linkRule() string {
+	if e.LinkFrom == "" {
+		return ""
+	}
+	return " (link speed: " + e.LinkFrom + ")"
 }
 
 // ExpectFor is the expectation of inv's cluster at linkGbps (0: the

@@ -29,11 +29,11 @@ var fixtures = map[string]fixture{
 		[]Status{StatusPass, StatusFail, StatusPass, StatusPass},
 		[]string{"92.40 Gb/s BW average at 65536 B", "pass line 90 Gb/s", "Mellanox/ngc_multinode_perf", "MTU 4096 B", "expected 1024 B"},
 		[]string{LayerRDMAConfig}},
-	"perftest-superbench-loopback-mb.txt": {KindPerftest,
+	"perftest-superbench-loopback-mb.txt": {KindPerftest, // a 200 Gb/s HDR port judged at 100 Gb/s
 		[]string{CheckRDMABandwidth, CheckLinkType},
-		[]Status{StatusPass, StatusFail},
-		[]string{"194.96 Gb/s BW average at 8388608 B", "23240.68 MB/sec × 2^20 × 8 / 10^9", "link type IB"},
-		[]string{LayerRDMAConfig}},
+		[]Status{StatusError, StatusFail},
+		[]string{"194.96 Gb/s BW average at 8388608 B", "23240.68 MB/sec × 2^20 × 8 / 10^9", "more than the 100 Gb/s link can carry", "link type IB"},
+		[]string{LayerParameters, LayerRDMAConfig}},
 	"perftest-273-postlist-8b.txt": {KindPerftest,
 		[]string{CheckRDMABandwidth, CheckRDMAMTU, CheckGIDIndex, CheckLinkType},
 		[]Status{StatusTooShort, StatusFail, StatusFail, StatusPass},
@@ -52,25 +52,27 @@ var fixtures = map[string]fixture{
 	"perftest-tf22077-gid1-server.txt": {KindPerftest,
 		[]string{CheckRDMABandwidth, CheckRDMAMTU, CheckGIDIndex, CheckLinkType},
 		[]Status{StatusTooShort, StatusPass, StatusFail, StatusPass},
-		[]string{"server side", "GID index 1"},
+		[]string{"server side", "GID index 1", "IPv4-mapped (12.12.12.16, the data address's)"},
 		[]string{LayerRDMAConfig}},
 
 	"nccltests-deepops-roce-2x100g.txt": {KindNCCLTests,
 		[]string{CheckBusBW}, []Status{StatusPass},
 		[]string{"22.92 GB/s out-of-place busbw at 2147483648 B (2 GiB)", "'# Avg bus bandwidth' 7.76739 GB/s is the mean", "pass line 10.8 GB/s", "NVIDIA/nccl-tests#119"},
 		nil},
-	"nccltests-deepops-dgxa100-4node.txt": {KindNCCLTests,
-		[]string{CheckBusBW}, []Status{StatusPass},
-		[]string{"191.05 GB/s out-of-place busbw at 4294967296 B (4 GiB)"}, nil},
+	"nccltests-deepops-dgxa100-4node.txt": {KindNCCLTests, // 8 × 200G per node: impossible through one 100G NIC
+		[]string{CheckBusBW}, []Status{StatusError},
+		[]string{"busbw 191.56 GB/s at 4294967296 B (4 GiB) (line 17) is more than 25 GB/s, twice what 1 × 100 Gb/s NIC(s) per node carry", "--nics-per-node"},
+		[]string{LayerParameters}},
 	"nccltests-a3mega-newformat.txt": {KindNCCLTests,
-		[]string{CheckBusBW}, []Status{StatusPass},
-		[]string{"338.82 GB/s out-of-place busbw at 8589934592 B (8 GiB), float sum (in-place 337.35)"}, nil},
+		[]string{CheckBusBW}, []Status{StatusError},
+		[]string{"338.82 GB/s out-of-place busbw at 8589934592 B (8 GiB), float sum (in-place 337.35)", "is more than 25 GB/s"},
+		[]string{LayerParameters}},
 	"nccltests-252-ring-8g.txt": {KindNCCLTests,
-		[]string{CheckBusBW}, []Status{StatusPass},
-		[]string{"95.10 GB/s out-of-place busbw at 8589934592 B"}, nil},
+		[]string{CheckBusBW}, []Status{StatusError},
+		[]string{"95.10 GB/s out-of-place busbw at 8589934592 B"}, []string{LayerParameters}},
 	"nccltests-rccl2078-concluded.txt": {KindNCCLTests,
-		[]string{CheckBusBW}, []Status{StatusPass},
-		[]string{"360.98 GB/s out-of-place busbw at 17179869184 B (16 GiB)"}, nil},
+		[]string{CheckBusBW}, []Status{StatusError},
+		[]string{"360.98 GB/s out-of-place busbw at 17179869184 B (16 GiB)"}, []string{LayerParameters}},
 	"nccltests-superbench-single-node.txt": {KindNCCLTests,
 		[]string{CheckBusBW}, []Status{StatusTooShort},
 		[]string{"all 8 rank(s) ran on localhost", "measured no network"},
@@ -221,6 +223,32 @@ func TestJudgeFixtures(t *testing.T) {
 				t.Errorf("Passed = %v", Passed(vs))
 			}
 		})
+	}
+}
+
+// TestFixturesAtTheirLink: the fixtures whose figures are impossible at
+// the reference's one 100 Gb/s NIC pass when judged with the link their
+// source names (--link-gbps, --nics-per-node).
+func TestFixturesAtTheirLink(t *testing.T) {
+	for _, c := range []struct {
+		file  string
+		gbps  float64
+		nics  int
+		found string
+	}{
+		{"nccltests-deepops-dgxa100-4node.txt", 200, 8, "191.05 GB/s"}, // 8 × 200G InfiniBand per DGX A100
+		{"nccltests-a3mega-newformat.txt", 200, 8, "338.82 GB/s"},      // A3 Mega: 8 × 200 Gb/s per VM
+		{"nccltests-252-ring-8g.txt", 200, 4, "95.10 GB/s"},            // "~24GB/s per NIC": 4 × 200G
+		{"nccltests-rccl2078-concluded.txt", 400, 8, "360.98 GB/s"},    // 8 × 400G AMD AINIC
+		{"nccltests-deepops-roce-2x100g.txt", 100, 2, "22.92 GB/s"},    // 2 × 100 GbE RoCE
+		{"perftest-superbench-loopback-mb.txt", 200, 1, "194.96 Gb/s"}, // one HDR port
+	} {
+		e := Expect{LinkGbps: c.gbps, NICsPerNode: c.nics, GIDIndex: -1, LinkFrom: "--link-gbps", NICsFrom: "--nics-per-node"}
+		_, vs, err := Judge(read(t, c.file), e)
+		if err != nil || vs[0].Status != StatusPass || !strings.Contains(vs[0].Found, c.found) ||
+			!strings.Contains(vs[0].PassLine.Rule, "(link speed: --link-gbps") {
+			t.Errorf("%s at %d × %g Gb/s: %v\n%s", c.file, c.nics, c.gbps, err, strings.Join(Lines(vs), "\n"))
+		}
 	}
 }
 

@@ -28,6 +28,13 @@ func JudgeNCCLTests(t *NCCLTests, e Expect) []Verdict {
 
 func judgeBusBW(t *NCCLTests, e Expect, logVs []Verdict) Verdict {
 	pl := BusBWPassLine(e.link(), e.nics())
+	if e.LinkFrom != "" {
+		pl.Rule += " (link speed: " + e.LinkFrom
+		if e.NICsFrom != "" {
+			pl.Rule += "; NICs per node: " + e.NICsFrom
+		}
+		pl.Rule += ")"
+	}
 	v := Verdict{Check: CheckBusBW, PassLine: &pl,
 		Expected: fmt.Sprintf("≥ %s GB/s out-of-place busbw at the largest size (%s; %s)", trimFloat(pl.Value), pl.Rule, pl.Source)}
 	prog := orDefault(t.Program, "the test")
@@ -63,7 +70,16 @@ func judgeBusBW(t *NCCLTests, e Expect, logVs []Verdict) Verdict {
 	}
 	tailUnreadable := len(t.Unreadable) > 0 && len(t.Rows) > 0 && t.Unreadable[len(t.Unreadable)-1] > t.Rows[len(t.Rows)-1].Line
 	wrong, _ := t.Wrong()
+	errRows, errRow, errLimit := t.overTolerance()
 	hosts := t.Hosts()
+	ceiling := BusBWCeiling(e.link(), e.nics())
+	var over *NCCLRow
+	for i := range t.Rows {
+		x := &t.Rows[i]
+		if b := max(x.Out.BusBW, x.In.BusBW); b > ceiling*Ceiling && (over == nil || b > max(over.Out.BusBW, over.In.BusBW)) {
+			over = x
+		}
+	}
 	switch {
 	case len(t.Failures) > 0:
 		v.Status = StatusError
@@ -84,6 +100,19 @@ func judgeBusBW(t *NCCLTests, e Expect, logVs []Verdict) Verdict {
 		}
 		v.Causes = []Cause{{Layer: LayerBenchmark,
 			Finding: "the collective's result differs from the expected values, so its bandwidth means nothing",
+			Fix:     "rerun; if it repeats, report it with the NCCL version (a wrong-result bug is NCCL's or the hardware's, e.g. NVIDIA/nccl-tests#37)"}}
+	case errRows > 0:
+		v.Status = StatusError
+		v.Found = fmt.Sprintf("%s returned wrong results: the 'error' column (the largest deviation from the expected values) is %s at %s, %s, above nccl-tests' tolerance %g for %s",
+			prog, strconv.FormatFloat(max(errRow.Out.MaxError, errRow.In.MaxError), 'g', 4, 64), sizeText(errRow.Bytes), errRow.Type, errLimit, errRow.Type)
+		if errRows > 1 {
+			v.Found += fmt.Sprintf(" (%d rows above it)", errRows)
+		}
+		if got != "" {
+			v.Found += "; " + got
+		}
+		v.Causes = []Cause{{Layer: LayerBenchmark,
+			Finding: "the collective's result differs from the expected values beyond rounding, so its bandwidth means nothing (nccl-tests src/common.cu DeltaMaxValue: 1e-5 for float, 1e-12 for double, 5e-2 for half, none for integers)",
 			Fix:     "rerun; if it repeats, report it with the NCCL version (a wrong-result bug is NCCL's or the hardware's, e.g. NVIDIA/nccl-tests#37)"}}
 	case len(t.Rows) == 0:
 		v.Status = StatusTooShort
@@ -125,6 +154,16 @@ func judgeBusBW(t *NCCLTests, e Expect, logVs []Verdict) Verdict {
 		}
 		v.Causes = []Cause{{Layer: LayerBenchmark, Finding: "the largest size is too small to judge the network",
 			Fix: "rerun with -e 1G or more, e.g. all_reduce_perf -b 8 -e 4G -f 2 -g 1"}}
+	case over != nil:
+		v.Status = StatusError
+		b := max(over.Out.BusBW, over.In.BusBW)
+		v.Found = fmt.Sprintf("busbw %s GB/s at %s (line %d) is more than %s GB/s, twice what %d × %g Gb/s NIC(s) per node carry", strconv.FormatFloat(b, 'g', 6, 64),
+			sizeText(over.Bytes), over.Line, trimFloat(ceiling), e.nics(), e.link())
+		if got != "" {
+			v.Found += "; largest size: " + got
+		}
+		v.Causes = []Cause{impossibleCause(fmt.Sprintf("busbw counts each byte as a ring moves it, and even a tree or in-network reduction (SHARP, NVLS), which move each byte over the network once each way, reach at most twice the bandwidth of a node's NICs: %s GB/s through %d × %g Gb/s is impossible",
+			strconv.FormatFloat(b, 'g', 6, 64), e.nics(), e.link()), e, "--link-gbps and --nics-per-node")}
 	case v.Measured.Value >= pl.Value:
 		v.Status, v.Found = StatusPass, got
 	default:
@@ -181,7 +220,7 @@ func judgeNCCLGID(l *NCCLLog, e Expect) (Verdict, bool) {
 	}
 	v.Status = StatusFail
 	v.Expected = fmt.Sprintf("%d (the RoCE v2 GID of the data address)", e.GIDIndex)
-	c := gidCause(n, e)
+	c := gidCause(n, e, "")
 	c.Finding = strings.Replace(c.Finding, "perftest used GID index", "NCCL used GID index", 1)
 	c.Fix = fmt.Sprintf("launch with NCCL_IB_GID_INDEX=%d (rdggen's run.sh does), or leave it unset with NCCL 2.21 or later", e.GIDIndex)
 	if err != nil {
@@ -222,11 +261,13 @@ func judgeTransport(l *NCCLLog, e Expect) (Verdict, bool) {
 			note(rdma, n.Host, "Using network "+n.Text)
 		}
 	}
-	for _, c := range l.NetChannels() {
-		if c.Net == "Socket" {
-			note(socket, c.Host, "channels via NET/Socket")
-		} else {
-			note(rdma, c.Host, "channels via NET/"+c.Net)
+	for _, h := range l.net.hostOrder { // every channel line, by host in order
+		for _, n := range l.net.hosts[h].nets {
+			if n == "Socket" {
+				note(socket, h, "channels via NET/Socket")
+			} else {
+				note(rdma, h, "channels via NET/"+n)
+			}
 		}
 	}
 	if len(l.Networks) == 0 {
@@ -254,7 +295,8 @@ func judgeTransport(l *NCCLLog, e Expect) (Verdict, bool) {
 		for _, h := range order {
 			parts = append(parts, hostPrefix(h)+strings.Join(rdma[h], ", "))
 		}
-		v.Found = "RDMA: " + clip(strings.Join(parts, "; "), 400)
+		v.Found = "RDMA: " + namesSep(parts, "; ")
+		v.named(nonEmpty(order))
 		return v, true
 	}
 	v.Status = StatusFail
@@ -265,7 +307,8 @@ func judgeTransport(l *NCCLLog, e Expect) (Verdict, bool) {
 			parts = append(parts, hostPrefix(h)+strings.Join(ev, ", "))
 		}
 	}
-	v.Found = "NCCL fell back to TCP sockets: " + clip(strings.Join(parts, "; "), 400)
+	v.Found = "NCCL fell back to TCP sockets: " + namesSep(parts, "; ")
+	v.named(nonEmpty(hosts))
 	v.Causes = socketCauses(l, e, nonEmpty(hosts))
 	return v, true
 }
@@ -287,23 +330,17 @@ func judgeGDR(l *NCCLLog, e Expect, ranks []NCCLRank) (Verdict, bool) {
 	for _, r := range ranks {
 		rankHost[r.Rank] = r.Host
 	}
-	who := func(c Channel) string {
-		if c.Host != "" {
-			return c.Host
+	who := func(k holderKey) string {
+		if k.host != "" {
+			return k.host
 		}
-		if h, ok := rankHost[c.LocalRank()]; ok {
+		if h, ok := rankHost[k.rank]; ok {
 			return h
 		}
-		return "rank " + strconv.Itoa(c.LocalRank())
-	}
-	var net []Channel
-	for _, c := range l.NetChannels() {
-		if c.Net != "Socket" {
-			net = append(net, c)
-		}
+		return "rank " + strconv.Itoa(k.rank)
 	}
 	var undecided *Verdict // channels that cannot tell; the summaries below may
-	if len(net) > 0 {
+	if l.net.n > 0 {
 		// Per holder: the receive channels are the proof. On GPUs before
 		// Ampere NCCL sends with GPUDirect RDMA (GDR reads) only between
 		// NVLink-connected GPUs or with NCCL_NET_GDR_READ=1
@@ -312,27 +349,26 @@ func judgeGDR(l *NCCLLog, e Expect, ranks []NCCLRank) (Verdict, bool) {
 		// A holder without receive lines is on when its channels use
 		// /GDRDMA, off when some do and others not (it can send with GDR),
 		// and unknown when none does: its sends alone prove nothing.
-		type tally struct{ recv, recvGDR, all, allGDR int }
+		// The counts are the parser's aggregates of every channel line.
+		type tally struct {
+			recv, recvGDR, all, allGDR int
+			parts                      []*chanHolder
+		}
 		per := map[string]*tally{}
 		var order []string
-		for _, c := range net {
-			k := who(c)
+		for _, h := range l.net.order {
+			k := who(h.key)
 			x := per[k]
 			if x == nil {
 				x = &tally{}
 				per[k] = x
 				order = append(order, k)
 			}
-			x.all++
-			if c.GDR {
-				x.allGDR++
-			}
-			if c.Dir == "receive" {
-				x.recv++
-				if c.GDR {
-					x.recvGDR++
-				}
-			}
+			x.all += h.all
+			x.allGDR += h.allGDR
+			x.recv += h.recv
+			x.recvGDR += h.recvGDR
+			x.parts = append(x.parts, h)
 		}
 		var on, off, unknown []string
 		sendOnly, offByRecv := true, true
@@ -353,20 +389,32 @@ func judgeGDR(l *NCCLLog, e Expect, ranks []NCCLRank) (Verdict, bool) {
 				unknown = append(unknown, k)
 			}
 		}
+		// the first channel (by line) of each kind, over the holders of a key
 		var example, unknownExample Channel
 		nOff, nUnknown := 0, 0
-		for _, c := range net {
-			switch k := who(c); {
-			case !c.GDR && slices.Contains(off, k) && (per[k].recv == 0 || c.Dir == "receive"):
-				if nOff == 0 {
-					example = c
+		earlier := func(have bool, cur, c Channel) bool { return !have || c.Line < cur.Line }
+		haveEx, haveUn := false, false
+		for _, k := range off {
+			x := per[k]
+			for _, h := range x.parts {
+				c, has := h.offAny, h.hasOffAny
+				n := h.all - h.allGDR
+				if x.recv > 0 {
+					c, has = h.offRecv, h.hasOffRecv
+					n = h.recv - h.recvGDR
 				}
-				nOff++
-			case slices.Contains(unknown, k):
-				if nUnknown == 0 {
-					unknownExample = c
+				nOff += n
+				if has && earlier(haveEx, example, c) {
+					example, haveEx = c, true
 				}
-				nUnknown++
+			}
+		}
+		for _, k := range unknown {
+			for _, h := range per[k].parts {
+				nUnknown += h.all
+				if earlier(haveUn, unknownExample, h.first) {
+					unknownExample, haveUn = h.first, true
+				}
 			}
 		}
 		what := "inter-node channel(s)"
@@ -376,19 +424,21 @@ func judgeGDR(l *NCCLLog, e Expect, ranks []NCCLRank) (Verdict, bool) {
 		var cannotTell string
 		if len(unknown) > 0 {
 			cannotTell = fmt.Sprintf("%d inter-node channel(s) of %s, none via /GDRDMA and none a [receive] line, e.g. %q",
-				nUnknown, strings.Join(unknown, ", "), channelText(unknownExample))
+				nUnknown, Names(unknown), channelText(unknownExample))
 		}
 		switch {
 		case len(off) == 0 && len(unknown) == 0:
 			v.Status = StatusPass
-			v.Found = fmt.Sprintf("GPUDirect RDMA on every %s (%d channel(s) via NET/…/GDRDMA, %s)", strings.TrimSuffix(what, "(s)"), countGDR(net), strings.Join(order, ", "))
+			v.Found = fmt.Sprintf("GPUDirect RDMA on every %s (%d channel(s) via NET/…/GDRDMA, %s)", strings.TrimSuffix(what, "(s)"), l.net.gdr, Names(order))
+			v.named(order)
 			return v, true
 		case len(off) == 0:
 			u := v
 			u.Status = StatusTooShort
 			u.Found = cannotTell + ": before Ampere NCCL sends through host memory even when GPUDirect RDMA works (it lets the NIC read GPU memory only between NVLink-connected GPUs or with NCCL_NET_GDR_READ=1), so only [receive] lines show whether GPUDirect RDMA is used"
 			if len(on) > 0 {
-				u.Found = "GPUDirect RDMA on " + strings.Join(on, ", ") + "; " + u.Found
+				u.Found = "GPUDirect RDMA on " + Names(on) + "; " + u.Found
+				u.named(on)
 			}
 			u.Causes = []Cause{{Layer: LayerBenchmark,
 				Finding: "the log shows only the sending side of those channels (one rank's log, or an excerpt)",
@@ -408,7 +458,8 @@ func judgeGDR(l *NCCLLog, e Expect, ranks []NCCLRank) (Verdict, bool) {
 		default:
 			v.Status = StatusFail
 			v.Found = fmt.Sprintf("GPUDirect RDMA on %s but not on %s (%d %s without /GDRDMA, e.g. %q)",
-				strings.Join(on, ", "), strings.Join(off, ", "), nOff, what, channelText(example))
+				Names(on), Names(off), nOff, what, channelText(example))
+			v.named(off)
 			if cannotTell != "" {
 				v.Found += "; " + cannotTell
 			}
@@ -507,7 +558,8 @@ func judgeGDRSummaries(l *NCCLLog, e Expect) (Verdict, bool) {
 			}
 		}
 		v.Status = StatusFail
-		v.Found = "NET/IB : GPU Direct RDMA Disabled for " + strings.Join(names, ", ")
+		v.Found = "NET/IB : GPU Direct RDMA Disabled for " + Names(names)
+		v.named(names)
 		v.Causes = gdrCauses(l, e, nil, nil)
 		return v, true
 	}
@@ -542,13 +594,13 @@ func gpuList(gs []GDRGPU) string {
 	}
 	var parts []string
 	for _, k := range keys {
-		s := fmt.Sprintf("GPU %s / HCA %s (%s)", strings.Join(gpus[k], ", "), k.hca, k.dist)
+		s := fmt.Sprintf("GPU %s / HCA %s (%s)", Names(gpus[k]), k.hca, k.dist)
 		if k.host != "" {
 			s += " on " + k.host
 		}
 		parts = append(parts, s)
 	}
-	return strings.Join(parts, "; ")
+	return namesSep(parts, "; ")
 }
 
 var reIBVCall = regexp.MustCompile(`Call to (ibv_\w+) failed`)
@@ -578,7 +630,8 @@ func judgeNCCLErrors(l *NCCLLog, e Expect) (Verdict, bool) {
 	}
 	v.Found = fmt.Sprintf("%d NCCL warning(s), e.g. %q", len(hits), hits[0].Text)
 	if len(hosts) > 0 {
-		v.Found += " on " + strings.Join(hosts, ", ")
+		v.Found += " on " + Names(hosts)
+		v.named(hosts)
 	}
 	v.Causes = ncclErrorCauses(hits, e, hosts)
 	return v, true
@@ -592,14 +645,50 @@ func plural(n int, one, many string) string {
 	return fmt.Sprintf(many, n)
 }
 
-func countGDR(cs []Channel) int {
-	n := 0
-	for _, c := range cs {
-		if c.GDR {
+// BusBWCeiling is the most busbw a run over nics × linkGbps NICs per node
+// can show, GB/s: twice their bandwidth. nccl-tests' busbw is algbw ×
+// 2(n−1)/n, the bytes a ring moves per rank (nccl-tests doc/PERFORMANCE.md),
+// which a ring carries through the node's NICs, so a ring's busbw stays
+// below their bandwidth; NCCL's tree and in-network reduction (SHARP,
+// NVLS) move each byte over the network once each way and reach up to
+// twice it on few nodes.
+func BusBWCeiling(linkGbps float64, nics int) float64 {
+	if nics <= 0 {
+		nics = 1
+	}
+	return 2 * float64(nics) * linkGbps / 8
+}
+
+// overTolerance counts the rows whose older "error" column (the largest
+// deviation from the expected values) is above nccl-tests' tolerance for
+// their type (src/common.cu DeltaMaxValue), and returns the first of them
+// with its tolerance. Types it does not know are judged at the loosest,
+// 5e-2.
+func (t *NCCLTests) overTolerance() (n int, first NCCLRow, limit float64) {
+	for _, r := range t.Rows {
+		lim := deltaMax(r.Type)
+		if max(r.Out.MaxError, r.In.MaxError) > lim {
+			if n == 0 {
+				first, limit = r, lim
+			}
 			n++
 		}
 	}
-	return n
+	return n, first, limit
+}
+
+// deltaMax is nccl-tests' DeltaMaxValue for a type name as the table
+// prints it.
+func deltaMax(typ string) float64 {
+	switch typ {
+	case "float", "float32":
+		return 1e-5
+	case "double", "float64":
+		return 1e-12
+	case "int8", "uint8", "int32", "uint32", "int64", "uint64", "int", "char":
+		return 0
+	}
+	return 5e-2 // half, bfloat16, fp8 and others
 }
 
 // rowNotes says what of the table was not judged: rows that do not parse,

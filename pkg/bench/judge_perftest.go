@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // JudgePerftest judges one perftest report against e:
@@ -22,6 +23,9 @@ func JudgePerftest(r *Perftest, e Expect) []Verdict {
 		if e.DataMTU > 0 {
 			exp += fmt.Sprintf(" (the largest RoCE MTU that fits data_mtu %d)", e.DataMTU)
 		}
+		if e.MTUFrom != "" {
+			exp += "; MTU from " + e.MTUFrom
+		}
 		if r.MTU == e.MTU {
 			v.Status = StatusPass
 		} else {
@@ -37,7 +41,7 @@ func JudgePerftest(r *Perftest, e Expect) []Verdict {
 		} else {
 			v.Status = StatusFail
 			v.Expected = fmt.Sprintf("%d (the RoCE v2 GID of the data address, NCCL_IB_GID_INDEX)", e.GIDIndex)
-			v.Causes = append(v.Causes, gidCause(r.GIDIndex, e))
+			v.Causes = append(v.Causes, gidCause(r.GIDIndex, e, r.localGID()))
 		}
 		vs = append(vs, v)
 	}
@@ -59,6 +63,7 @@ func JudgePerftest(r *Perftest, e Expect) []Verdict {
 
 func judgePerftestBW(r *Perftest, e Expect) Verdict {
 	pl := PerftestPassLine(e.link(), r.Bidirectional)
+	pl.Rule += e.linkRule()
 	v := Verdict{Check: CheckRDMABandwidth, PassLine: &pl,
 		Expected: fmt.Sprintf("≥ %s Gb/s (%s; %s)", trimFloat(pl.Value), pl.Rule, pl.Source)}
 	tool := "ib_" + orDefault(r.Verb, "write") + "_bw"
@@ -93,6 +98,16 @@ func judgePerftestBW(r *Perftest, e Expect) Verdict {
 	if r.Bidirectional {
 		got += ", both directions"
 	}
+	ceiling, dirs := e.link(), ""
+	if r.Bidirectional {
+		ceiling, dirs = 2*ceiling, " in both directions"
+	}
+	var over *PerftestRow
+	for i := range r.Rows {
+		if x := &r.Rows[i]; max(x.AvgGbps, x.PeakGbps) > ceiling*Ceiling && (over == nil || max(x.AvgGbps, x.PeakGbps) > max(over.AvgGbps, over.PeakGbps)) {
+			over = x
+		}
+	}
 	switch {
 	case !r.Closed:
 		v.Status = StatusTooShort
@@ -101,6 +116,12 @@ func judgePerftestBW(r *Perftest, e Expect) Verdict {
 		v.Status = StatusTooShort
 		v.Found = got + fmt.Sprintf(": messages below %d B cannot fill the link; run with perftest's default size (-s %d) or larger",
 			MinPerftestBytes, MinPerftestBytes)
+	case over != nil:
+		v.Status = StatusError
+		v.Found = got + fmt.Sprintf("; the row at %d B (line %d) shows %s Gb/s, more than the %g Gb/s link can carry%s",
+			over.Bytes, over.Line, strconv.FormatFloat(max(over.AvgGbps, over.PeakGbps), 'g', 6, 64), e.link(), dirs)
+		v.Causes = []Cause{impossibleCause(fmt.Sprintf("%s Gb/s through a %g Gb/s link is impossible",
+			strconv.FormatFloat(max(over.AvgGbps, over.PeakGbps), 'g', 6, 64), e.link()), e, "--link-gbps")}
 	case row.AvgGbps >= pl.Value:
 		v.Status, v.Found = StatusPass, got
 	default:
@@ -108,6 +129,39 @@ func judgePerftestBW(r *Perftest, e Expect) Verdict {
 		v.Causes = lowRDMACauses(r, e)
 	}
 	return v
+}
+
+// localGID is the GID of the report's first local endpoint, "" when it
+// shows none.
+func (r *Perftest) localGID() string {
+	if len(r.Local) == 0 {
+		return ""
+	}
+	return r.Local[0].GID
+}
+
+// Ceiling is how far above a link's line rate a measured figure may lie
+// before it is impossible rather than fast: 2 %, more than perftest's and
+// nccl-tests' rounding and timer error at the sizes judged (a run cannot
+// move more bits than the link carries).
+const Ceiling = 1.02
+
+// impossibleCause explains a figure above what the judged link carries:
+// either the file is not what it claims (a corrupt or edited figure) or the
+// link it ran on is faster or wider than the parameters it was judged
+// against.
+func impossibleCause(what string, e Expect, flags string) Cause {
+	from := ""
+	if e.LinkFrom != "" {
+		from = " (link speed: " + e.LinkFrom
+		if e.NICsFrom != "" && strings.Contains(flags, "--nics-per-node") {
+			from += "; NICs per node: " + e.NICsFrom
+		}
+		from += ")"
+	}
+	return Cause{Layer: LayerParameters,
+		Finding: what + from + ": either the run was on a faster or wider link than it was judged against, or the figure is not a measurement (a corrupt or edited file)",
+		Fix:     "judge it with the link it ran on (" + flags + ", or -f with its inventory); if those are right, the file cannot be trusted: rerun the benchmark"}
 }
 
 func orDefault(s, d string) string {

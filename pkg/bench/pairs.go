@@ -84,7 +84,8 @@ func JudgePairs(runs []PairRun, e Expect, counters []PortCounters) []Verdict {
 		for _, r := range slow {
 			names = append(names, r.Client.Host+" → "+r.Server.Host)
 		}
-		sum.Found = fmt.Sprintf("%d of %d pair(s) below the line: %s", len(slow), total, strings.Join(names, ", "))
+		sum.Found = fmt.Sprintf("%d of %d pair(s) below the line: %s", len(slow), total, Names(names))
+		sum.named(names)
 		sum.Causes = pairCauses(slow, fine, counters)
 	}
 	return append(vs, sum)
@@ -137,9 +138,9 @@ func pairCauses(slow, fine []PairRun, counters []PortCounters) []Cause {
 			hosts, ports = allSlow(slow, fine, hostsOfPair), allSlow(slow, fine, portsOfPair)
 		}
 		if len(hosts) > 0 {
-			what := "the slow pairs share " + strings.Join(hosts, ", ")
+			what := "the slow pairs share " + Names(hosts)
 			if len(ports) > 0 {
-				what += " (switch port " + strings.Join(ports, ", ") + ")"
+				what += " (switch port " + Names(ports) + ")"
 			}
 			cs = append(cs, Cause{Layer: LayerFabric, Hosts: hosts,
 				Finding: what + ", while the other pairs pass: that host's NIC, cable or switch port",
@@ -190,12 +191,12 @@ func counterCauses(suspect []string, counters []PortCounters) []Cause {
 	}
 	if len(rose) > 0 {
 		cs = append(cs, Cause{Layer: LayerFabric,
-			Finding: "PFC pauses or ECN marks rose during the run on " + strings.Join(rose, "; ") + ": the RoCE priority's buffers filled there (congestion, or a receiver that cannot keep up)",
+			Finding: "PFC pauses or ECN marks rose during the run on " + namesSep(rose, "; ") + ": the RoCE priority's buffers filled there (congestion, or a receiver that cannot keep up)",
 			Fix:     "check the ECN thresholds and PFC on those ports (rdggen check --target switch) and what else sends through them"})
 	}
 	if len(quiet) > 0 {
 		cs = append(cs, Cause{Layer: LayerFabric,
-			Finding: "no PFC pause or ECN mark rose on " + strings.Join(quiet, ", ") + " during the run: not congestion",
+			Finding: "no PFC pause or ECN mark rose on " + Names(quiet) + " during the run: not congestion",
 			Fix:     "check the link itself: its negotiated speed, FEC/symbol errors and the cable (show interfaces ethernet … on the switch)"})
 	}
 	return cs

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"regexp"
@@ -272,93 +273,231 @@ func ParseNCCLTests(data []byte) (*NCCLTests, error) {
 // process running its own test) are one run whose sizes go down
 // ([NCCLTests.Dropped]).
 func ParseNCCLTestsRuns(data []byte) ([]*NCCLTests, error) {
-	return parseNCCLTestsRuns(splitLines(data))
-}
-
-// parseNCCLTestsRuns is ParseNCCLTestsRuns of data's lines (splitLines).
-func parseNCCLTestsRuns(lines []string) ([]*NCCLTests, error) {
-	var runs []*NCCLTests
-	for start := 0; start == 0 || start < len(lines); {
-		t, ok, next := parseNCCLTestsLines(lines[start:], start)
-		if next < len(lines)-start {
-			t, ok, _ = parseNCCLTestsLines(lines[start:start+next], start)
-		}
-		if ok {
-			runs = append(runs, t)
-		}
-		start += max(next, 1)
-	}
+	p := newNTStream()
+	_ = eachLine(bytes.NewReader(data), func(i int, l, _ string) { p.feed(i, l) })
+	runs, _ := p.finish()
 	if len(runs) == 0 {
 		return nil, fmt.Errorf("nccl-tests: %w", ErrNotRecognized)
-	}
-	for i, t := range runs {
-		t.Run, t.Runs = i+1, len(runs)
 	}
 	return runs, nil
 }
 
-// parseNCCLTestsLines reads one run from lines, the first of which is the
-// input's line off+1. ok is false when they are not nccl-tests output;
-// next is the index in lines where another run starts (len(lines) when
-// none does).
-func parseNCCLTestsLines(lines []string, off int) (t *NCCLTests, ok bool, next int) {
-	t = &NCCLTests{Validation: -1, OutOfBounds: -1, FirstLine: off + 1, LastLine: off + len(lines)}
-	var (
-		cols      columns
-		haveCols  bool
-		params    bool
-		stopRows  bool
-		rowsSeen  int
-		last      = -1                 // the index of the run's last line read as its own
-		lastBytes = map[string]int64{} // per type and reduction
-	)
-	next = len(lines)
-	recognized := func() bool { return t.Header || params || rowsSeen >= 2 }
-lines:
-	for i, raw := range lines {
-		l := strings.TrimSpace(raw)
-		if l == "" {
-			continue
+// maxPending is how many lines after a run's last line of its own a
+// parser holds while it cannot tell whether they open the next run (a
+// launch command, say); older ones are given to the earlier run, so that
+// memory stays bounded whatever the text between two runs.
+const maxPending = 10000
+
+// ntStream reads nccl-tests runs one line at a time: each run, and the
+// NCCL log printed within its lines, in one pass. The lines after a run's
+// last line of its own wait (pending) until a line of the run follows
+// (they are then its own) or a new run starts (they are then the new
+// run's, as its launch command).
+type ntStream struct {
+	lines   int // lines read
+	cur     *ntRun
+	pending []numbered
+	runs    []*NCCLTests
+}
+
+type numbered struct {
+	i int
+	l string
+}
+
+// ntRun is the state of one run being read.
+type ntRun struct {
+	t                          *NCCLTests
+	log                        *logParser
+	cols                       columns
+	haveCols, params, stopRows bool
+	rowsSeen                   int
+	lastOwn                    int              // the last line read as the run's own, 0-based; -1 before
+	lastBytes                  map[string]int64 // per type and reduction
+}
+
+func newNTStream() *ntStream { return &ntStream{cur: newNTRun(0)} }
+
+func newNTRun(first int) *ntRun {
+	return &ntRun{t: &NCCLTests{Validation: -1, OutOfBounds: -1, FirstLine: first + 1}, log: newLogParser(),
+		lastOwn: -1, lastBytes: map[string]int64{}}
+}
+
+func (r *ntRun) recognized() bool { return r.t.Header || r.params || r.rowsSeen >= 2 }
+
+// feed reads line i.
+func (p *ntStream) feed(i int, l string) {
+	p.lines = max(p.lines, i+1)
+	switch p.cur.step(i, l) {
+	case lineOwn:
+		p.flush()
+		p.cur.log.feed(i, l)
+	case lineOther:
+		if !p.cur.recognized() { // nothing before recognition can open another run
+			p.cur.other(i, l)
+			return
 		}
+		p.pending = append(p.pending, numbered{i, l})
+		if len(p.pending) > maxPending {
+			p.cur.other(p.pending[0].i, p.pending[0].l)
+			p.pending = p.pending[1:]
+		}
+	case lineNewRun:
+		p.end()
+		first := i
+		if len(p.pending) > 0 {
+			first = p.pending[0].i
+		}
+		if p.cur.lastOwn >= 0 {
+			first = p.cur.lastOwn + 1 // blank lines after the last own line too
+		}
+		pend := p.pending
+		p.pending = nil
+		p.cur = newNTRun(first)
+		for _, x := range pend {
+			p.feed(x.i, x.l)
+		}
+		p.feed(i, l)
+	}
+}
+
+// feedNCCL is feed of an NCCL log line (trimmed) that fastNCCLLine read:
+// always the run's own.
+func (p *ntStream) feedNCCL(i int, l, host, level, msg string) {
+	p.lines = max(p.lines, i+1)
+	r := p.cur
+	// reNTFailure on l: its words have spaces, which the host prefix has
+	// not, so only the message can hold them
+	if (strings.Contains(msg, "failure") || strings.Contains(msg, "completion with error")) && reNTFailure.MatchString(l) {
+		r.t.Failures = append(r.t.Failures, clip(l, 200))
+	}
+	r.lastOwn = i
+	p.flush()
+	r.log.feedNCCL(i, l, host, level, msg)
+}
+
+// flush gives the pending lines to the current run.
+func (p *ntStream) flush() {
+	for _, x := range p.pending {
+		p.cur.other(x.i, x.l)
+	}
+	p.pending = p.pending[:0]
+}
+
+// end closes the current run, keeping it when it was nccl-tests output.
+func (p *ntStream) end() {
+	r := p.cur
+	if !r.recognized() {
+		return
+	}
+	r.t.LastLine = r.lastOwn + 1
+	r.t.Log = r.log.result()
+	p.runs = append(p.runs, r.t)
+}
+
+// finish ends the input: the runs read, numbered, and the NCCL log of the
+// whole input when it held no run.
+func (p *ntStream) finish() ([]*NCCLTests, *NCCLLog) {
+	p.flush()
+	r := p.cur
+	var whole *NCCLLog
+	if r.recognized() {
+		r.t.LastLine = p.lines
+		r.t.Log = r.log.result()
+		p.runs = append(p.runs, r.t)
+	} else if len(p.runs) == 0 {
+		whole = r.log.result()
+	}
+	for i, t := range p.runs {
+		t.Run, t.Runs = i+1, len(p.runs)
+	}
+	return p.runs, whole
+}
+
+// The ways a line relates to the run being read.
+const (
+	lineOwn    = iota // the run's own line
+	lineOther         // none of the run's: text around it, or the next run's launch line
+	lineNewRun        // it starts a new run
+	lineBlank         // empty
+)
+
+// other reads a line that is not the run's own but lies within it.
+func (r *ntRun) other(i int, l string) {
+	if r.t.Program == "" && strings.Contains(l, "_perf") {
+		if m := reNTProgram.FindStringSubmatch(l); m != nil {
+			r.t.Program = m[1]
+		}
+	}
+	r.log.feed(i, l)
+}
+
+// step reads line i of the input into the run (its own lines only).
+func (r *ntRun) step(i int, raw string) int {
+	t := r.t
+	l := strings.TrimSpace(raw)
+	if l == "" {
+		return lineBlank
+	}
+	if strings.Contains(l, "NCCL INFO") || strings.Contains(l, "NCCL WARN") {
 		if strings.Contains(l, " NCCL INFO ") || strings.Contains(l, " NCCL WARN ") ||
 			strings.HasPrefix(l, "NCCL INFO ") || strings.HasPrefix(l, "NCCL WARN ") {
-			if reNTFailure.MatchString(l) {
-				t.Failures = append(t.Failures, clip(l, 200))
+			if strings.Contains(l, "failure") || strings.Contains(l, "completion with error") {
+				if reNTFailure.MatchString(l) {
+					t.Failures = append(t.Failures, clip(l, 200))
+				}
 			}
-			last = i
-			continue
+			r.lastOwn = i
+			return lineOwn
 		}
-		body := strings.TrimSpace(strings.TrimLeft(l, "#"))
-		tok := strings.Fields(body)
-		if recognized() {
-			preamble := reNTVersion.MatchString(body) || reNTStarting.MatchString(body) || reNTParams.MatchString(body)
-			if (preamble && (rowsSeen > 0 || t.Footer)) || (t.Footer && isHeader(tok)) {
-				next = last + 1
-				break lines
-			}
+	}
+	body := strings.TrimSpace(strings.TrimLeft(l, "#"))
+	tok := strings.Fields(body)
+	if r.recognized() {
+		preamble := (strings.Contains(body, "nccl-tests version ") && reNTVersion.MatchString(body)) ||
+			(strings.Contains(body, "Collective test starting: ") && reNTStarting.MatchString(body)) ||
+			(strings.Contains(body, "minBytes") && reNTParams.MatchString(body))
+		if (preamble && (r.rowsSeen > 0 || t.Footer)) || (t.Footer && isHeader(tok)) {
+			return lineNewRun
 		}
-		prev := last
-		last = i
-		if body == "" { // nccl-tests' "#" between its blocks
-			continue
-		}
+	}
+	if body == "" { // nccl-tests' "#" between its blocks
+		r.lastOwn = i
+		return lineOwn
+	}
+	if own := r.ownLine(i, l, body, tok); own {
+		r.lastOwn = i
+		return lineOwn
+	}
+	return lineOther
+}
+
+// ownLine reads one non-empty line that is not an NCCL log line; it
+// reports whether the line is the run's own.
+func (r *ntRun) ownLine(i int, l, body string, tok []string) bool {
+	t := r.t
+	if strings.Contains(body, "nccl-tests version ") {
 		if m := reNTVersion.FindStringSubmatch(body); m != nil {
 			t.Version = m[1]
-			continue
+			return true
 		}
+	}
+	if strings.Contains(body, "Collective test ") {
 		if m := reNTStarting.FindStringSubmatch(body); m != nil {
 			t.Program = m[1]
-			continue
+			return true
 		}
 		if m := reNTConcluded.FindStringSubmatch(body); m != nil {
 			t.Concluded = true
 			if t.Program == "" {
 				t.Program = m[1]
 			}
-			continue
+			return true
 		}
+	}
+	if strings.Contains(body, "minBytes") {
 		if m := reNTParams.FindStringSubmatch(body); m != nil {
-			params = true
+			r.params = true
 			t.MinBytes, _ = strconv.ParseInt(m[1], 10, 64)
 			t.MaxBytes, _ = strconv.ParseInt(m[2], 10, 64)
 			if m := reNTThreads.FindStringSubmatch(body); m != nil {
@@ -378,98 +517,95 @@ lines:
 					t.StepBytes = n
 				}
 			}
-			continue
+			return true
 		}
+	}
+	if strings.HasPrefix(body, "Rank") {
 		if m := reNTRank.FindStringSubmatch(body); m != nil {
-			var r NCCLRank
-			r.Rank, _ = strconv.Atoi(m[1])
-			r.Group, _ = strconv.Atoi(m[2])
-			r.PID, _ = strconv.Atoi(m[3])
-			r.Host = m[4]
-			r.Device, _ = strconv.Atoi(m[5])
-			r.Bus, r.Name = m[6], strings.TrimSpace(m[7])
-			t.Ranks = append(t.Ranks, r)
-			continue
+			var rk NCCLRank
+			rk.Rank, _ = strconv.Atoi(m[1])
+			rk.Group, _ = strconv.Atoi(m[2])
+			rk.PID, _ = strconv.Atoi(m[3])
+			rk.Host = m[4]
+			rk.Device, _ = strconv.Atoi(m[5])
+			rk.Bus, rk.Name = m[6], strings.TrimSpace(m[7])
+			t.Ranks = append(t.Ranks, rk)
+			return true
 		}
+	}
+	if strings.HasPrefix(body, "Out of bounds values") {
 		if m := reNTOOB.FindStringSubmatch(body); m != nil {
 			t.OutOfBounds, _ = strconv.ParseInt(m[1], 10, 64)
-			t.Footer, stopRows = true, true
-			continue
+			t.Footer, r.stopRows = true, true
+			return true
 		}
+	}
+	if strings.HasPrefix(body, "Avg bus bandwidth") {
 		if m := reNTAvg.FindStringSubmatch(body); m != nil {
 			if v, err := strconv.ParseFloat(m[1], 64); err == nil && finite(v) {
 				t.AvgBusBW, t.HasAvg = v, true
 			}
 			t.AvgGate = m[2]
-			t.Footer, stopRows = true, true
-			continue
+			t.Footer, r.stopRows = true, true
+			return true
 		}
-		if reNTFailure.MatchString(l) {
-			t.Failures = append(t.Failures, clip(l, 200))
-			continue
-		}
+	}
+	if (strings.Contains(l, "failure") || strings.Contains(l, "completion with error")) && reNTFailure.MatchString(l) {
+		t.Failures = append(t.Failures, clip(l, 200))
+		return true
+	}
+	if strings.Contains(body, "Reducing maxBytes to ") {
 		if m := reNTReducing.FindStringSubmatch(body); m != nil {
 			t.Notes = append(t.Notes, clip(body, 200))
 			t.ReducedMaxBytes, _ = strconv.ParseInt(m[1], 10, 64)
-			continue
-		}
-		if c, ok := headerColumns(tok); ok {
-			t.Tables++
-			if t.Tables == 1 {
-				cols, haveCols, t.Header = c, true, true
-				t.Root, t.Redop = c.root >= 0, c.redop >= 0
-				t.WrongColumn = ""
-				if c.out.wrong >= 0 {
-					t.WrongColumn = tok[c.out.wrong]
-				}
-			} else if len(t.Rows) > 0 {
-				stopRows = true
-			}
-			continue
-		}
-		f := strings.Fields(l)
-		rc, ok := cols, haveCols
-		if !ok {
-			rc, ok = fallbackColumns(f)
-		}
-		if ok {
-			if row, ok := parseNCCLRow(f, rc); ok {
-				rowsSeen++
-				if stopRows {
-					if t.Ignored == 0 {
-						t.IgnoredLine = off + i + 1
-					}
-					t.Ignored++
-					continue
-				}
-				row.Line = off + i + 1
-				key := row.Type + " " + row.Redop
-				if last, ok := lastBytes[key]; ok && row.Bytes < last {
-					t.Dropped++
-					continue
-				}
-				lastBytes[key] = row.Bytes
-				t.Rows = append(t.Rows, row)
-				continue
-			}
-		}
-		if (t.Header || rowsSeen > 0) && !stopRows && len(f) > 0 && reNTSize.MatchString(f[0]) && !strings.HasPrefix(l, "#") {
-			t.Unreadable = append(t.Unreadable, off+i+1)
-			continue
-		}
-		last = prev // not the run's own: it may be the next run's launch line
-		if t.Program == "" {
-			if m := reNTProgram.FindStringSubmatch(l); m != nil {
-				t.Program = m[1]
-			}
+			return true
 		}
 	}
-	if !recognized() {
-		return nil, false, next
+	if c, ok := headerColumns(tok); ok {
+		t.Tables++
+		if t.Tables == 1 {
+			r.cols, r.haveCols, t.Header = c, true, true
+			t.Root, t.Redop = c.root >= 0, c.redop >= 0
+			t.WrongColumn = ""
+			if c.out.wrong >= 0 {
+				t.WrongColumn = tok[c.out.wrong]
+			}
+		} else if len(t.Rows) > 0 {
+			r.stopRows = true
+		}
+		return true
 	}
-	t.LastLine = off + next
-	t.Log = parseNCCLLogLines(lines[:next], off)
-	return t, true, next
+	f := strings.Fields(l)
+	rc, ok := r.cols, r.haveCols
+	if !ok {
+		rc, ok = fallbackColumns(f)
+	}
+	if ok {
+		if row, ok := parseNCCLRow(f, rc); ok {
+			r.rowsSeen++
+			if r.stopRows {
+				if t.Ignored == 0 {
+					t.IgnoredLine = i + 1
+				}
+				t.Ignored++
+				return true
+			}
+			row.Line = i + 1
+			key := row.Type + " " + row.Redop
+			if last, ok := r.lastBytes[key]; ok && row.Bytes < last {
+				t.Dropped++
+				return true
+			}
+			r.lastBytes[key] = row.Bytes
+			t.Rows = append(t.Rows, row)
+			return true
+		}
+	}
+	if (t.Header || r.rowsSeen > 0) && !r.stopRows && len(f) > 0 && allDigits(f[0]) && !strings.HasPrefix(l, "#") {
+		t.Unreadable = append(t.Unreadable, i+1)
+		return true
+	}
+	return false
 }
 
 // isHeader reports whether tok is a column header line's tokens.

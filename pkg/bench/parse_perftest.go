@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"net/netip"
@@ -63,6 +64,11 @@ type Perftest struct {
 	// Failures are perftest's error messages, e.g. "Couldn't allocate
 	// MR", "IB device mlx5_0 not found", "Couldn't connect to …".
 	Failures []string
+	// Run is this report's number (1-based) among the Runs reports of the
+	// input ([ParsePerftestRuns]); FirstLine and LastLine the lines it
+	// spans, 1-based.
+	Run, Runs           int
+	FirstLine, LastLine int
 }
 
 // Endpoint is one "local address:"/"remote address:" line and the GID line
@@ -146,7 +152,7 @@ var perftestFailures = []string{
 var reIBDeviceNotFound = regexp.MustCompile(`IB device \S+ not found`)
 
 func perftestFailure(l string) bool {
-	if reIBDeviceNotFound.MatchString(l) {
+	if strings.Contains(l, " not found") && reIBDeviceNotFound.MatchString(l) {
 		return true
 	}
 	for _, f := range perftestFailures {
@@ -179,122 +185,209 @@ func verbOf(s string) string {
 // fails with an error wrapping [ErrNotRecognized] when data has no
 // perftest title, result header, or failure message after an ib_*_bw
 // command line.
-func ParsePerftest(data []byte) (*Perftest, error) { return parsePerftestLines(splitLines(data)) }
+func ParsePerftest(data []byte) (*Perftest, error) {
+	runs, err := ParsePerftestRuns(data)
+	if err != nil {
+		return nil, err
+	}
+	return runs[0], nil
+}
 
-// parsePerftestLines is ParsePerftest of data's lines (splitLines).
-func parsePerftestLines(lines []string) (*Perftest, error) {
-	r := &Perftest{GIDIndex: -1}
-	var (
-		evidence  bool
-		inTable   bool
-		slColumn  bool
-		lastAddr  *Endpoint
-		afterRows bool
-	)
-	for i, raw := range lines {
-		l := strings.TrimSpace(raw)
-		if l == "" {
-			continue
-		}
-		if strings.Contains(l, "NCCL INFO") || strings.Contains(l, "NCCL WARN") {
-			continue // an NCCL log printed with the report, or beside it
-		}
-		if r.Command == "" {
-			if m := rePerftestCommand.FindString(l); m != "" && !strings.Contains(l, "NCCL") {
-				r.Command = clip(m, 300)
-				if strings.Contains(m, "--use_cuda") {
-					r.CUDA = true
-				}
+// ParsePerftestRuns reads every perftest run of data, as [ParsePerftest]
+// reads one: a file saved from several runs one after the other (a
+// `script` or `tee` transcript of ib_read_bw then ib_write_bw) holds one
+// report per run. A run starts at an ib_*_bw command line, or at a title,
+// after a report that has result rows or a failure; a title of another
+// test starts one too. Server and client output of the same run
+// interleaved (two titles before any row) stay one run.
+func ParsePerftestRuns(data []byte) ([]*Perftest, error) {
+	p := &pfStream{}
+	_ = eachLine(bytes.NewReader(data), func(i int, l, _ string) { p.feed(i, l) })
+	runs := p.finish()
+	if len(runs) == 0 {
+		return nil, fmt.Errorf("perftest: %w", ErrNotRecognized)
+	}
+	return runs, nil
+}
+
+// pfStream reads perftest runs one line at a time.
+type pfStream struct {
+	cur   *pfRun
+	runs  []*Perftest
+	lines int
+}
+
+// pfRun is the state of one report being read.
+type pfRun struct {
+	r                                  *Perftest
+	evidence, inTable, slColumn, after bool
+	lastAddr                           *Endpoint
+}
+
+func newPFRun(first int) *pfRun {
+	return &pfRun{r: &Perftest{GIDIndex: -1, FirstLine: first + 1}}
+}
+
+func (x *pfRun) recognized() bool {
+	return x.evidence || (x.r.Command != "" && len(x.r.Failures) > 0)
+}
+
+// done reports whether the report has what ends a run: rows, a closed
+// table or a failure.
+func (x *pfRun) done() bool { return len(x.r.Rows) > 0 || x.after || len(x.r.Failures) > 0 }
+
+func (p *pfStream) feed(i int, raw string) {
+	p.lines = i + 1
+	if p.cur == nil {
+		p.cur = newPFRun(i)
+	}
+	l := strings.TrimSpace(raw)
+	if l == "" || strings.Contains(l, "NCCL INFO") || strings.Contains(l, "NCCL WARN") {
+		return // an NCCL log printed with the report, or beside it
+	}
+	if p.cur.done() || p.cur.r.Test != "" {
+		cmd := strings.Contains(l, "_bw") && !strings.Contains(l, "NCCL") && rePerftestCommand.MatchString(l)
+		title := ""
+		if strings.Contains(l, "BW Test") && !strings.Contains(l, ":") {
+			if m := rePerftestTitle.FindStringSubmatch(l); m != nil {
+				title = m[1]
 			}
 		}
-		if perftestFailure(l) {
-			r.Failures = append(r.Failures, clip(l, 200))
-			continue
+		if (cmd && p.cur.done()) || (title != "" && (p.cur.done() || (p.cur.r.Test != "" && title != p.cur.r.Test))) {
+			p.end(i)
+			p.cur = newPFRun(i)
 		}
-		if strings.Contains(l, "Waiting for client") {
-			r.Server = true
-			continue
+	}
+	p.cur.line(i, l)
+}
+
+// end closes the current run at line i (0-based, the next run's first).
+func (p *pfStream) end(i int) {
+	if p.cur != nil && p.cur.finish() {
+		p.cur.r.LastLine = i
+		p.runs = append(p.runs, p.cur.r)
+	}
+}
+
+func (p *pfStream) finish() []*Perftest {
+	p.end(p.lines)
+	p.cur = nil
+	for i, r := range p.runs {
+		r.Run, r.Runs = i+1, len(p.runs)
+	}
+	return p.runs
+}
+
+// finish completes the report; false when it is not one.
+func (x *pfRun) finish() bool {
+	if !x.recognized() {
+		return false
+	}
+	if x.r.Verb == "" {
+		x.r.Verb = verbOf(x.r.Command)
+	}
+	return true
+}
+
+// line reads one non-empty line (trimmed) of the report.
+func (x *pfRun) line(i int, l string) {
+	r := x.r
+	if r.Command == "" && strings.Contains(l, "_bw") {
+		if m := rePerftestCommand.FindString(l); m != "" && !strings.Contains(l, "NCCL") {
+			r.Command = clip(m, 300)
+			if strings.Contains(m, "--use_cuda") {
+				r.CUDA = true
+			}
 		}
-		if strings.HasPrefix(l, "initializing CUDA") || strings.HasPrefix(l, "allocated GPU buffer") ||
-			strings.Contains(l, "CUDA tests with inline messages") {
-			r.CUDA = true
-			continue
-		}
-		if m := rePerftestTitle.FindStringSubmatch(l); m != nil && !strings.Contains(l, ":") {
+	}
+	if perftestFailure(l) {
+		r.Failures = append(r.Failures, clip(l, 200))
+		return
+	}
+	if strings.Contains(l, "Waiting for client") {
+		r.Server = true
+		return
+	}
+	if strings.HasPrefix(l, "initializing CUDA") || strings.HasPrefix(l, "allocated GPU buffer") ||
+		strings.Contains(l, "CUDA tests with inline messages") {
+		r.CUDA = true
+		return
+	}
+	if strings.Contains(l, "BW Test") && !strings.Contains(l, ":") {
+		if m := rePerftestTitle.FindStringSubmatch(l); m != nil {
 			if r.Test == "" {
 				r.Test = m[1]
 				r.Verb = verbOf(m[1])
 				r.Bidirectional = strings.Contains(m[1], "Bidirectional")
 			}
-			evidence = true
-			continue
+			x.evidence = true
+			return
 		}
-		if strings.Contains(l, "#bytes") && (strings.Contains(l, "BW average[") || strings.Contains(l, "BW peak[")) {
-			evidence = true
-			if m := rePerftestUnit.FindStringSubmatch(l); m != nil && r.Unit == "" {
-				r.Unit = m[1]
-			}
-			slColumn = strings.Contains(l, "#sl")
-			if !afterRows {
-				inTable = true
-			}
-			continue
+	}
+	if strings.Contains(l, "#bytes") && (strings.Contains(l, "BW average[") || strings.Contains(l, "BW peak[")) {
+		x.evidence = true
+		if m := rePerftestUnit.FindStringSubmatch(l); m != nil && r.Unit == "" {
+			r.Unit = m[1]
 		}
-		if inTable {
-			if rePerftestSep.MatchString(l) {
-				if len(r.Rows) > 0 {
-					r.Closed, inTable, afterRows = true, false, true
-				}
-				continue
-			}
-			if row, ok := parsePerftestRow(l, r.Unit, slColumn); ok {
-				row.Line = i + 1
-				if n := len(r.Rows); n > 0 && row.Bytes <= r.Rows[n-1].Bytes {
-					r.Warnings = append(r.Warnings, "repeated row ignored: "+clip(l, 120))
-					continue
-				}
-				r.Rows = append(r.Rows, row)
-				continue
-			}
-			r.Warnings = append(r.Warnings, clip(l, 200))
-			continue
+		x.slColumn = strings.Contains(l, "#sl")
+		if !x.after {
+			x.inTable = true
 		}
+		return
+	}
+	if x.inTable {
+		if strings.HasPrefix(l, "-") && rePerftestSep.MatchString(l) {
+			if len(r.Rows) > 0 {
+				r.Closed, x.inTable, x.after = true, false, true
+			}
+			return
+		}
+		if row, ok := parsePerftestRow(l, r.Unit, x.slColumn); ok {
+			row.Line = i + 1
+			if n := len(r.Rows); n > 0 && row.Bytes <= r.Rows[n-1].Bytes {
+				r.Warnings = append(r.Warnings, "repeated row ignored: "+clip(l, 120))
+				return
+			}
+			r.Rows = append(r.Rows, row)
+			return
+		}
+		r.Warnings = append(r.Warnings, clip(l, 200))
+		return
+	}
+	if strings.Contains(l, "address: LID ") {
 		if m := rePerftestAddr.FindStringSubmatch(l); m != nil {
 			e := Endpoint{LID: m[2], QPN: m[3]}
 			if m[1] == "local" {
 				r.Local = append(r.Local, e)
-				lastAddr = &r.Local[len(r.Local)-1]
+				x.lastAddr = &r.Local[len(r.Local)-1]
 			} else {
 				r.Remote = append(r.Remote, e)
-				lastAddr = &r.Remote[len(r.Remote)-1]
+				x.lastAddr = &r.Remote[len(r.Remote)-1]
 			}
-			continue
+			return
 		}
+	}
+	if strings.HasPrefix(l, "GID: ") {
 		if m := rePerftestGID.FindStringSubmatch(l); m != nil {
-			if lastAddr != nil && lastAddr.GID == "" {
-				lastAddr.GID = m[1]
-				lastAddr.IPv4 = gidIPv4(m[1])
+			if x.lastAddr != nil && x.lastAddr.GID == "" {
+				x.lastAddr.GID = m[1]
+				x.lastAddr.IPv4 = gidIPv4(m[1])
 			}
-			continue
+			return
 		}
-		if strings.HasPrefix(l, "WARNING:") {
-			r.Warnings = append(r.Warnings, clip(l, 200))
-			continue
-		}
-		if afterRows {
-			continue
-		}
+	}
+	if strings.HasPrefix(l, "WARNING:") {
+		r.Warnings = append(r.Warnings, clip(l, 200))
+		return
+	}
+	if x.after {
+		return
+	}
+	if strings.Contains(l, ":") {
 		for _, f := range rePerftestField.FindAllStringSubmatch(l, -1) {
 			r.setField(strings.ToLower(strings.TrimSpace(f[1])), f[2])
 		}
 	}
-	if !evidence && !(r.Command != "" && len(r.Failures) > 0) {
-		return nil, fmt.Errorf("perftest: %w", ErrNotRecognized)
-	}
-	if r.Verb == "" {
-		r.Verb = verbOf(r.Command)
-	}
-	return r, nil
 }
 
 func (r *Perftest) setField(name, value string) {
@@ -356,6 +449,9 @@ func parsePerftestRow(l, unit string, sl bool) (PerftestRow, bool) {
 		return PerftestRow{}, false
 	}
 	row.AvgGbps, _ = toGbps(avg, unit)
+	if !finite(row.PeakGbps) || !finite(row.AvgGbps) { // 1e308 MB/sec
+		return PerftestRow{}, false
+	}
 	if len(f) > 4 {
 		if rate, err := strconv.ParseFloat(f[4], 64); err == nil && finite(rate) && rate >= 0 {
 			row.MsgRateMpps = rate

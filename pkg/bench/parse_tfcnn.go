@@ -61,47 +61,77 @@ var ErrNoTFCNN = errors.New("not tf_cnn_benchmarks output (no 'images/sec: … +
 // tags and with tabs or spaces between the columns. A file without a total
 // still parses (Totals empty): the run did not end, which the verdict says.
 func ParseTFCNN(data []byte) (*TFCNN, error) {
-	r := &TFCNN{Rank0: -1}
-	seen := false
+	p := newTFStream()
 	for _, raw := range strings.Split(string(data), "\n") {
-		raw = strings.TrimSuffix(raw, "\r")
+		p.feed(strings.TrimSuffix(raw, "\r"))
+	}
+	return p.finish()
+}
+
+// tfStream reads tf_cnn_benchmarks output one line at a time.
+type tfStream struct {
+	r    *TFCNN
+	seen bool
+}
+
+func newTFStream() *tfStream { return &tfStream{r: &TFCNN{Rank0: -1}} }
+
+// feed reads one line (its line end removed, the launcher's prefix kept).
+func (p *tfStream) feed(raw string) {
+	r := p.r
+	// every line read below holds one of these (reTFFail: "Error: " or
+	// "Exception: ")
+	if !strings.Contains(raw, "images/sec") && !strings.Contains(raw, "Model:") && !strings.Contains(raw, " per device") &&
+		!strings.Contains(raw, "Error: ") && !strings.Contains(raw, "Exception: ") {
+		return
+	}
+	if strings.Contains(raw, "total images/sec:") {
 		if m := reTFTotal.FindStringSubmatch(raw); m != nil {
 			v, err := strconv.ParseFloat(m[2], 64)
 			if err != nil {
-				continue
+				return
 			}
 			r.Totals = append(r.Totals, v)
 			if m[1] == "0" && r.Rank0 < 0 {
 				r.Rank0 = v
 			}
-			seen = true
-			continue
+			p.seen = true
+			return
 		}
-		l := reLauncherTag.ReplaceAllString(raw, "")
+	}
+	l := raw
+	if strings.Contains(raw, "]<std") {
+		l = reLauncherTag.ReplaceAllString(raw, "")
+	}
+	if strings.Contains(l, "images/sec:") {
 		if m := reTFStep.FindStringSubmatch(l); m != nil {
 			step, err1 := strconv.Atoi(m[1])
 			rate, err2 := strconv.ParseFloat(m[2], 64)
 			if err1 == nil && err2 == nil && step >= r.Steps {
 				r.Steps, r.StepRate = step, rate
 			}
-			seen = true
-			continue
-		}
-		switch t := strings.TrimSpace(l); {
-		case strings.HasPrefix(t, "Model:") && r.Model == "":
-			r.Model = strings.TrimSpace(strings.TrimPrefix(t, "Model:"))
-		case reTFBatch.MatchString(l) && r.BatchPerDevice == 0:
-			if b, err := strconv.ParseFloat(reTFBatch.FindStringSubmatch(l)[1], 64); err == nil {
-				r.BatchPerDevice = b
-			}
-		case reTFFail.MatchString(t) && len(r.Failures) < 8 && !slices.Contains(r.Failures, clip(t, 200)):
-			r.Failures = append(r.Failures, clip(t, 200))
+			p.seen = true
+			return
 		}
 	}
-	if !seen {
+	switch t := strings.TrimSpace(l); {
+	case strings.HasPrefix(t, "Model:") && r.Model == "":
+		r.Model = strings.TrimSpace(strings.TrimPrefix(t, "Model:"))
+	case strings.Contains(l, " per device") && reTFBatch.MatchString(l) && r.BatchPerDevice == 0:
+		if b, err := strconv.ParseFloat(reTFBatch.FindStringSubmatch(l)[1], 64); err == nil {
+			r.BatchPerDevice = b
+		}
+	case (strings.Contains(t, "Error: ") || strings.Contains(t, "Exception: ")) && reTFFail.MatchString(t) &&
+		len(r.Failures) < 8 && !slices.Contains(r.Failures, clip(t, 200)):
+		r.Failures = append(r.Failures, clip(t, 200))
+	}
+}
+
+func (p *tfStream) finish() (*TFCNN, error) {
+	if !p.seen {
 		return nil, ErrNoTFCNN
 	}
-	return r, nil
+	return p.r, nil
 }
 
 // ImagesPerSec is the job's throughput, images/sec: rank 0's total when the

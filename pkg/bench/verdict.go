@@ -1,7 +1,10 @@
 package bench
 
 import (
+	"bytes"
 	"fmt"
+	"io"
+	"strconv"
 	"strings"
 )
 
@@ -101,6 +104,41 @@ type Verdict struct {
 	// what would make one too short to judge judgeable; each with its
 	// layer and fix.
 	Causes []Cause `json:"causes,omitempty"`
+	// Named is every host, node or rank of a list the text cut to its
+	// first MaxNamed ([Names]); absent when the text names them all.
+	Named []string `json:"named,omitempty"`
+}
+
+// MaxNamed is how many hosts, nodes or ranks a verdict's text names in
+// one list; the rest are counted ("… and 7,222 more"), and the verdict's
+// Named keeps them all.
+const MaxNamed = 8
+
+// Names is names joined with ", ", the first MaxNamed of them and then
+// "… and N more" (N with thousands separators).
+func Names(names []string) string { return namesSep(names, ", ") }
+
+func namesSep(names []string, sep string) string {
+	if len(names) <= MaxNamed {
+		return strings.Join(names, sep)
+	}
+	return strings.Join(names[:MaxNamed], sep) + sep + "… and " + thousands(len(names)-MaxNamed) + " more"
+}
+
+// named records on v the full list behind a text cut by Names.
+func (v *Verdict) named(names []string) {
+	if len(names) > MaxNamed && len(v.Named) == 0 {
+		v.Named = append([]string(nil), names...)
+	}
+}
+
+// thousands is n with a comma every three digits: 7222 → "7,222".
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 // Measure is a measured value.
@@ -170,6 +208,9 @@ func BusBWPassLine(linkGbps float64, nics int) PassLine {
 }
 
 func round2(v float64) float64 {
+	if v > 1e15 || v < -1e15 || v != v { // beyond int64 cents: nothing to round
+		return v
+	}
 	if v < 0 {
 		return -round2(-v)
 	}
@@ -297,34 +338,86 @@ type Part struct {
 	// "run 2 of 3 (lines 118–240)"; "" when there are none.
 	Name     string
 	Verdicts []Verdict
+	// NCCLTests is the run a nccl-tests part judged, Perftest the report
+	// of a perftest part (for SweepSVG and BarsSVG); nil otherwise.
+	NCCLTests *NCCLTests
+	Perftest  *Perftest
 }
 
 // JudgeParts judges every kind of output in data, in this order: each
 // nccl-tests run (with the NCCL log printed in its lines;
-// [ParseNCCLTestsRuns]), the perftest report, tf_cnn_benchmarks output
-// (the Horovod benchmark), and the NCCL log when no
-// nccl-tests table holds it. A file of one kind gives one part. It fails
-// with an error wrapping [ErrNotRecognized] when data is none of the
-// formats.
+// [ParseNCCLTestsRuns]), each perftest run ([ParsePerftestRuns]),
+// tf_cnn_benchmarks output (the Horovod benchmark), and the NCCL log when
+// no nccl-tests table holds it. A file of one kind and one run gives one
+// part. It fails with an error wrapping [ErrNotRecognized] when data is
+// none of the formats. It is [JudgeReader] of data.
 func JudgeParts(data []byte, e Expect) ([]Part, error) {
+	return JudgeReader(bytes.NewReader(data), e)
+}
+
+// JudgeReader is [JudgeParts] of what r holds, read once, line by line, in
+// memory bounded by the aggregates the verdicts need (not by r's size): a
+// line longer than 64 KiB is read up to there. Each line goes to the
+// parsers of every format, each of which passes over a line that lacks its
+// literals without a regular expression; an error reading r is returned
+// as is.
+func JudgeReader(r io.Reader, e Expect) ([]Part, error) {
+	s := newScan()
+	if err := eachLine(r, s.feed); err != nil {
+		return nil, err
+	}
+	return s.parts(e)
+}
+
+// scan is the state of one pass over an input: a reader per format.
+type scan struct {
+	nt *ntStream
+	pf *pfStream
+	tf *tfStream
+}
+
+func newScan() *scan { return &scan{nt: newNTStream(), pf: &pfStream{}, tf: newTFStream()} }
+
+func (s *scan) feed(i int, l, raw string) {
+	// an NCCL log line in its usual form is read by the NCCL readers only
+	// (the perftest reader passes over NCCL lines; no tf_cnn_benchmarks
+	// line is one)
+	if strings.Contains(l, " NCCL ") {
+		t := strings.TrimSpace(l)
+		if host, level, msg, ok := fastNCCLLine(t); ok {
+			s.nt.feedNCCL(i, t, host, level, msg)
+			s.pf.lines = i + 1
+			return
+		}
+	}
+	s.nt.feed(i, l)
+	s.pf.feed(i, l)
+	s.tf.feed(raw)
+}
+
+// parts judges what the pass read.
+func (s *scan) parts(e Expect) ([]Part, error) {
 	var parts []Part
-	lines := splitLines(data) // once: the parsers read the same lines
-	runs, _ := parseNCCLTestsRuns(lines)
+	runs, whole := s.nt.finish()
 	for _, t := range runs {
-		p := Part{Kind: KindNCCLTests, Verdicts: JudgeNCCLTests(t, e)}
+		p := Part{Kind: KindNCCLTests, Verdicts: JudgeNCCLTests(t, e), NCCLTests: t}
 		if t.Runs > 1 {
 			p.Name = fmt.Sprintf("run %d of %d (lines %d–%d)", t.Run, t.Runs, t.FirstLine, t.LastLine)
 		}
 		parts = append(parts, p)
 	}
-	if r, err := parsePerftestLines(lines); err == nil {
-		parts = append(parts, Part{Kind: KindPerftest, Verdicts: JudgePerftest(r, e)})
+	for _, r := range s.pf.finish() {
+		p := Part{Kind: KindPerftest, Verdicts: JudgePerftest(r, e), Perftest: r}
+		if r.Runs > 1 {
+			p.Name = fmt.Sprintf("run %d of %d (lines %d–%d, %s)", r.Run, r.Runs, r.FirstLine, r.LastLine, orDefault(r.Test, "ib_"+orDefault(r.Verb, "write")+"_bw"))
+		}
+		parts = append(parts, p)
 	}
-	if r, err := ParseTFCNN(data); err == nil {
+	if r, err := s.tf.finish(); err == nil {
 		parts = append(parts, Part{Kind: KindTFCNN, Verdicts: []Verdict{JudgeTFCNN(r)}})
 	}
 	if len(runs) == 0 {
-		if l := parseNCCLLogLines(lines, 0); !l.Empty() {
+		if l := whole; !l.Empty() {
 			vs := JudgeNCCLLog(l, e)
 			switch {
 			case len(vs) > 0:

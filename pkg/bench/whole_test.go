@@ -121,7 +121,7 @@ func a3megaWithout(t *testing.T, size string, repl string) []byte {
 // from the sweep, is said; lost rows at the top of the sweep make the
 // verdict too short, never a pass on the rows that remain.
 func TestJudgeNCCLTestsRowsLost(t *testing.T) {
-	e := refExpect()
+	e := a3megaExpect()
 	garbled := "     1048576        262144     float     sum      -1    203.2    5.16    9.6\n"
 	vs := JudgeNCCLTests(mustNCCL(t, a3megaWithout(t, "1048576", garbled)), e)
 	if v := vs[0]; v.Status != StatusPass || !strings.Contains(v.Found, "1 unreadable row skipped (line 49)") {
@@ -147,6 +147,14 @@ func TestJudgeNCCLTestsRowsLost(t *testing.T) {
 	}
 }
 
+// a3megaExpect is refExpect with the link of the A3 Mega fixture: 8 × 200
+// Gb/s per VM.
+func a3megaExpect() Expect {
+	e := refExpect()
+	e.LinkGbps, e.NICsPerNode = 200, 8
+	return e
+}
+
 func mustNCCL(t *testing.T, data []byte) *NCCLTests {
 	t.Helper()
 	nt, err := ParseNCCLTests(data)
@@ -160,12 +168,12 @@ func mustNCCL(t *testing.T, data []byte) *NCCLTests {
 // each; the second run's failure is not hidden by the first's pass.
 func TestJudgeNCCLTestsTwoRuns(t *testing.T) {
 	data := cat(t, "nccltests-a3mega-newformat.txt", "nccltests-superbench-single-node.txt")
-	_, vs, err := Judge(data, refExpect())
+	_, vs, err := Judge(data, a3megaExpect())
 	if err != nil || checkStatuses(vs) != "busbw=pass,busbw=too-short" || !strings.Contains(vs[1].Found, "all 8 rank(s) ran on localhost") {
 		t.Errorf("%v %s\n%s", err, checkStatuses(vs), strings.Join(Lines(vs), "\n"))
 	}
 	data = cat(t, "nccltests-superbench-single-node.txt", "nccltests-a3mega-newformat.txt")
-	if _, vs, err := Judge(data, refExpect()); err != nil || checkStatuses(vs) != "busbw=too-short,busbw=pass" || !strings.Contains(vs[1].Found, "338.82 GB/s") {
+	if _, vs, err := Judge(data, a3megaExpect()); err != nil || checkStatuses(vs) != "busbw=too-short,busbw=pass" || !strings.Contains(vs[1].Found, "338.82 GB/s") {
 		t.Errorf("%v %s\n%s", err, checkStatuses(vs), strings.Join(Lines(vs), "\n"))
 	}
 }
