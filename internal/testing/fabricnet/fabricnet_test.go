@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdggen/rdggen/internal/testing/netnstest"
 	"github.com/rdggen/rdggen/pkg/cumulus/nvuesim"
 	"github.com/rdggen/rdggen/pkg/onyx/onyxsim"
 )
@@ -244,8 +245,9 @@ func TestIfName(t *testing.T) {
 // machineState is what the test may not leave behind: namespaces, links
 // and routes of the machine's own namespace, iptables rules, and the
 // daemons this package runs.
-func machineState(t *testing.T) string {
+func machineState(t *testing.T, slot int) string {
 	t.Helper()
+	ours := regexp.MustCompile(fmt.Sprintf(`rdg%df`, slot))
 	var b strings.Builder
 	for _, args := range [][]string{
 		{"ip", "netns", "list"},
@@ -257,9 +259,10 @@ func machineState(t *testing.T) string {
 		out, _ := exec.Command(args[0], args[1:]...).Output()
 		var keep []string
 		for _, l := range strings.Split(string(out), "\n") {
-			// Other tests (netnstest clusters in their own slots) come
-			// and go in parallel: their rdg… names are left out, ours
-			// (rdg<slot>f…) kept.
+			// Other tests (netnstest clusters and fabrics in their own
+			// slots, in this package or another run in parallel) come and
+			// go: their rdg… names are left out, this slot's (rdg<slot>f…)
+			// kept.
 			if strings.Contains(l, "rdg") && !ours.MatchString(l) {
 				continue
 			}
@@ -268,15 +271,30 @@ func machineState(t *testing.T) string {
 		b.WriteString(strings.Join(args, " ") + ":\n" + strings.Join(keep, "\n") + "\n")
 	}
 	out, _ := exec.Command("ps", "-eo", "pid,args").Output()
+	dir := fmt.Sprintf("/tmp/rdggen-fabricnet/%d/", slot)
 	for _, l := range strings.Split(string(out), "\n") {
-		if strings.Contains(l, "/tmp/rdggen-fabricnet/") {
+		if strings.Contains(l, dir) {
 			b.WriteString("process: " + l + "\n")
 		}
 	}
 	return b.String()
 }
 
-var ours = regexp.MustCompile(`rdg[0-9]+f`)
+// cleanTest runs a fabric test in a subtest on a slot of its own, taken
+// here so that the slot's leftovers are not removed before they are
+// compared: the machine's state (this slot's names, and everything in the
+// machine's own namespace) must be as before.
+func cleanTest(t *testing.T, fabric func(t *testing.T, slot int)) {
+	Require(t)
+	slot := netnstest.TakeSlot(t)
+	before := machineState(t, slot)
+	t.Run("fabric", func(t *testing.T) { fabric(t, slot) })
+	if after := machineState(t, slot); after != before {
+		t.Errorf("the machine's own namespace changed:\nbefore:\n%s\nafter:\n%s", before, after)
+	} else {
+		t.Logf("cleanup: namespaces, links, routes, iptables rules and daemons as before (%d bytes of state compared)", len(before))
+	}
+}
 
 func cumulusSpec() Spec {
 	return Spec{
@@ -320,19 +338,10 @@ func allEstablished(f *Fabric, names ...string) (bool, string) {
 	return ok, b.String()
 }
 
-func TestCumulusFabric(t *testing.T) {
-	Require(t)
-	before := machineState(t)
-	t.Run("fabric", func(t *testing.T) { cumulusFabric(t) })
-	if after := machineState(t); after != before {
-		t.Errorf("the machine's own namespace changed:\nbefore:\n%s\nafter:\n%s", before, after)
-	} else {
-		t.Logf("cleanup: namespaces, links, routes, iptables rules and daemons as before (%d bytes of state compared)", len(before))
-	}
-}
+func TestCumulusFabric(t *testing.T) { cleanTest(t, cumulusFabric) }
 
-func cumulusFabric(t *testing.T) {
-	f := New(t, cumulusSpec(), Options{})
+func cumulusFabric(t *testing.T, slot int) {
+	f := New(t, cumulusSpec(), Options{Slot: slot})
 	sims := map[string]*nvuesim.Server{}
 	for _, sw := range f.Switches() {
 		var tree nvuesim.Tree
@@ -353,7 +362,7 @@ func cumulusFabric(t *testing.T) {
 			fmt.Sprintf("addr add 172.16.%d.2/32 dev lo", n))
 	}
 	names := []string{"spine1", "spine2", "leaf1", "leaf2"}
-	if st := machineState(t); !strings.Contains(st, fmt.Sprintf("rdg%dfleaf1", f.Slot)) || !strings.Contains(st, "/tmp/rdggen-fabricnet/") {
+	if st := machineState(t, f.Slot); !strings.Contains(st, fmt.Sprintf("rdg%dfleaf1", f.Slot)) || !strings.Contains(st, "/tmp/rdggen-fabricnet/") {
 		t.Errorf("machineState does not see the running fabric (its namespaces and daemons):\n%s", st)
 	}
 	waitFor(t, 60*time.Second, "BGP Established everywhere", func() (bool, string) { return allEstablished(f, names...) })

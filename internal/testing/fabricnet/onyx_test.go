@@ -10,16 +10,9 @@ import (
 	"github.com/rdggen/rdggen/pkg/onyx/onyxsim"
 )
 
-func TestONYXFabric(t *testing.T) {
-	Require(t)
-	before := machineState(t)
-	t.Run("fabric", func(t *testing.T) { onyxFabric(t) })
-	if after := machineState(t); after != before {
-		t.Errorf("the machine's own namespace changed:\nbefore:\n%s\nafter:\n%s", before, after)
-	}
-}
+func TestONYXFabric(t *testing.T) { cleanTest(t, onyxFabric) }
 
-func onyxFabric(t *testing.T) {
+func onyxFabric(t *testing.T, slot int) {
 	spec := Spec{
 		Switches: []Switch{{"spine1", ONYX}, {"spine2", ONYX}, {"leaf1", ONYX}, {"leaf2", ONYX}},
 		Links: []Link{
@@ -29,7 +22,7 @@ func onyxFabric(t *testing.T) {
 			{End{"leaf2", "1/32"}, End{"spine2", "1/2"}},
 		},
 	}
-	f := New(t, spec, Options{})
+	f := New(t, spec, Options{Slot: slot})
 	sims := map[string]*onyxsim.Server{}
 	for _, sw := range spec.Switches {
 		var seed []string
@@ -96,23 +89,16 @@ func onyxFabric(t *testing.T) {
 	})
 }
 
-func TestMixedFabric(t *testing.T) {
-	Require(t)
-	before := machineState(t)
-	t.Run("fabric", func(t *testing.T) { mixedFabric(t) })
-	if after := machineState(t); after != before {
-		t.Errorf("the machine's own namespace changed:\nbefore:\n%s\nafter:\n%s", before, after)
-	}
-}
+func TestMixedFabric(t *testing.T) { cleanTest(t, mixedFabric) }
 
 // mixedFabric: an ONYX leaf and a Cumulus spine, peering numbered on a /31
 // (BGP unnumbered needs RFC 5549 at both ends, which ONYX does not document).
-func mixedFabric(t *testing.T) {
+func mixedFabric(t *testing.T, slot int) {
 	spec := Spec{
 		Switches: []Switch{{"spine1", Cumulus}, {"leaf1", ONYX}},
 		Links:    []Link{{End{"leaf1", "1/31"}, End{"spine1", "swp1"}}},
 	}
-	f := New(t, spec, Options{})
+	f := New(t, spec, Options{Slot: slot})
 	leaf := onyxsim.Start(t, onyxsim.Options{Hostname: "leaf1", Seed: []string{
 		"ip routing vrf default",
 		"interface ethernet 1/31 no switchport force",
