@@ -161,10 +161,13 @@ type RunResult struct {
 //
 // A job that could not be launched is an error and nothing runs: a
 // *MachinesError (errors.Is ErrMachines) with Target "hosts" when hosts
-// have no usable RoCE v2 GID (RunResult.NotReady says why), or with Target
-// "workers" when a worker's VM could not be connected to; errors.As finds
-// through it the HostKeyError, KnownHostsError, AuthError or
-// UnreachableError.
+// have no usable RoCE v2 GID (RunResult.NotReady says why; one
+// MachineError per failed result, its text the result's line), or with
+// Target "workers" when a worker's VM could not be connected to; errors.As
+// finds through it the HostKeyError, KnownHostsError, AuthError or
+// UnreachableError of a VM that could not be connected to (for the GID
+// tables or the job). Other errors (the rendezvous address, the job's SSH
+// session on the first host) name their cause in their text.
 func Run(ctx context.Context, inv *inventory.Inventory, o RunOptions) (*RunResult, error) {
 	if o.Out == nil {
 		o.Out = io.Discard
