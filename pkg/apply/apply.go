@@ -18,8 +18,12 @@
 // worker, with its status and [applyplan.Change]s, the same data `rdggen
 // apply -o json` writes (docs/json.md); checks return [readiness.Result]s.
 //
-// `rdggen apply` and `rdggen check` are built on this package: what they
-// print is Result.Summary and the text written to Common.Out.
+// [Run] launches the training job in the workers (horovodrun, mpirun or
+// torchrun) and returns its exit status: `rdggen run` as a call.
+//
+// `rdggen apply`, `rdggen check` and `rdggen run` are built on this
+// package: what they print is Result.Summary and the text written to
+// Common.Out (RunOptions.Out and Err).
 package apply
 
 import (

@@ -2,6 +2,7 @@ package apply_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -44,4 +45,35 @@ func ExampleSwitches() {
 	// swx-mld-1-2 planned 10 changes
 	// add traffic pool roce type -> lossless
 	// add traffic pool roce memory -> percent 50.00
+}
+
+// Launch the training job in the workers, as `rdggen run` does, and tell a
+// job that failed (a status) from one that could not start (an error).
+// Not run here: it needs the cluster's VMs.
+func ExampleRun() {
+	inv := inventory.Reference()
+	res, err := apply.Run(context.Background(), inv, apply.RunOptions{
+		Launcher: apply.LauncherTorchrun,
+		Command:  []string{"/work/train.py", "--epochs", "3"},
+		SSH:      apply.SSH{User: "root", Identities: []string{"/root/.ssh/id_ed25519"}},
+		Parallel: 8,
+		Out:      os.Stdout, // the ranks' lines, "clx-mld-42[rank 3, local 1]: …"
+		Err:      os.Stderr, // their standard error and Run's own lines
+	})
+	var hk *apply.HostKeyError
+	var me *apply.MachinesError
+	switch {
+	case errors.As(err, &hk):
+		fmt.Println("not launched: the host key of", hk.Addr, "is not the known one")
+	case errors.As(err, &me) && me.Target == "hosts":
+		for _, r := range res.NotReady {
+			fmt.Println("not launched:", r.Line())
+		}
+	case err != nil:
+		fmt.Println("not launched:", err)
+	case res.Status != 0:
+		fmt.Printf("the job failed on %s with status %d\n", res.FailedHost, res.Status)
+	default:
+		fmt.Println("done; NCCL_IB_GID_INDEX per host:", res.GIDIndexes)
+	}
 }

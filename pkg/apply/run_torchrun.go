@@ -1,4 +1,4 @@
-package main
+package apply
 
 import (
 	"bytes"
@@ -23,21 +23,20 @@ import (
 // to each launcher's process group, which torchrun handles by stopping its
 // processes and which ends a process that does not handle it (SIGINT may be
 // ignored by processes started in the background), then SIGKILL after
-// interruptGrace. torchrun reports a failed process at once but exits only
+// o.Grace. torchrun reports a failed process at once but exits only
 // after its exit barrier (up to 300 s, until every node's launcher is
 // done), so rdggen acts on that report (torchrunFailed). The exit status is
 // that of the first failed process (or, without a report, of the first node
 // whose torchrun failed), else 0.
-func launchTorchrun(ctx context.Context, env *applyEnv, dryRun bool, cmd []string, stdout, stderr io.Writer) int {
-	inv := env.Inv
-	gids, ok := gidIndexes(ctx, env, true, stderr)
-	if !ok {
-		return exitFailed
+func launchTorchrun(ctx context.Context, inv *inventory.Inventory, o RunOptions, res *RunResult) error {
+	stdout, stderr := o.Out, o.Err
+	if err := gidIndexes(ctx, inv, o, res, true); err != nil {
+		return err
 	}
+	gids := res.GIDIndexes
 	rdzv, err := horovod.RendezvousAddress(inv)
 	if err != nil {
-		fmt.Fprintf(stderr, "rdggen: run: %v\n", err)
-		return exitFailed
+		return err
 	}
 	jobs := make([]*remote.ContainerJob, len(inv.Hosts))
 	for i := range inv.Hosts {
@@ -45,32 +44,27 @@ func launchTorchrun(ctx context.Context, env *applyEnv, dryRun bool, cmd []strin
 		for _, e := range horovod.TorchrunEnv(inv, i, gids[i]) {
 			vars = append(vars, e.Name+"="+e.Value)
 		}
-		argv, err := horovod.TorchrunArgs(inv, i, cmd)
+		argv, err := horovod.TorchrunArgs(inv, i, o.Command)
 		if err != nil {
-			fmt.Fprintf(stderr, "rdggen: run: %v\n", err)
-			return exitFailed
+			return err
 		}
 		jobs[i] = &remote.ContainerJob{Host: inv.Hosts[i].Name, Container: horovod.WorkerName, Env: vars,
-			Argv: argv, Grace: interruptGrace, Group: true, Stop: "TERM"}
+			Argv: argv, Grace: o.Grace, Group: true, Stop: "TERM"}
+		res.Launch = append(res.Launch, NodeLaunch{Host: inv.Hosts[i].Name, Mgmt: inv.Hosts[i].Mgmt, Env: vars, Argv: argv})
 	}
-	if dryRun {
+	if o.DryRun {
 		fmt.Fprintf(stderr, "rdggen run: dry run, nothing launched; in every host's worker at once (rendezvous at %s, %d processes) it would run:\n",
 			rdzv, horovod.TorchrunWorldSize(inv))
-		for i, j := range jobs {
-			exec := []string{"docker", "exec"}
-			for _, e := range j.Env {
-				exec = append(exec, "-e", e)
-			}
-			fmt.Fprintf(stdout, "%s: %s\n", inv.Hosts[i].Name, quote.Terminal(quote.ShJoin(append(append(exec, horovod.WorkerName), j.Argv...))))
+		for _, n := range res.Launch {
+			fmt.Fprintf(stdout, "%s: %s\n", n.Host, quote.Terminal(quote.ShJoin(n.Exec())))
 		}
-		return exitOK
+		return nil
 	}
 
 	// Connect to every host first: a job must start on all of them or none.
-	ssh := env.VM.ssh(env.KnownHosts, env.Identities, env.Getenv)
-	ssh.Timeout, ssh.TimeoutFlag = env.SSHTimeout, fmt.Sprintf("--ssh-timeout %s", env.SSHTimeout)
+	ssh := o.SSH.remote()
 	dialErr := make([]error, len(jobs))
-	remote.ForEach(len(jobs), env.Parallel, func(i int) {
+	remote.ForEach(len(jobs), max(o.Parallel, 1), func(i int) {
 		jobs[i].Conn, dialErr[i] = ssh.Dial(ctx, &inv.Hosts[i])
 	})
 	defer func() {
@@ -80,16 +74,14 @@ func launchTorchrun(ctx context.Context, env *applyEnv, dryRun bool, cmd []strin
 			}
 		}
 	}()
-	failedDial := false
-	for i, err := range dialErr {
+	for _, err := range dialErr {
 		if err != nil {
-			fmt.Fprintf(stderr, "rdggen: run: %s: %v\n", inv.Hosts[i].Name, remote.DialError(err))
-			failedDial = true
+			hosts := make([]string, len(jobs))
+			for i := range jobs {
+				hosts[i] = inv.Hosts[i].Name
+			}
+			return dialError("not launched: torchrun needs every host", hosts, dialErr)
 		}
-	}
-	if failedDial {
-		fmt.Fprintln(stderr, "rdggen run: not launched: torchrun needs every host")
-		return exitFailed
 	}
 	fmt.Fprintf(stderr, "rdggen run: torchrun in %d workers at once, %d processes, rendezvous at %s (%s's worker): %s\n",
 		len(jobs), horovod.TorchrunWorldSize(inv), rdzv, inv.Hosts[0].Name, quote.Terminal(quote.ShJoin(jobs[0].Argv)))
@@ -121,7 +113,7 @@ func launchTorchrun(ctx context.Context, env *applyEnv, dryRun bool, cmd []strin
 			mu.Lock()
 			defer mu.Unlock()
 			if sig == "KILL" {
-				fmt.Fprintf(stderr, "rdggen run: %s: the job did not stop within %s: SIGKILL to its process group\n", h.Name, interruptGrace)
+				fmt.Fprintf(stderr, "rdggen run: %s: the job did not stop within %s: SIGKILL to its process group\n", h.Name, o.Grace)
 			} else if !stopNoted {
 				stopNoted = true
 				if ctx.Err() != nil {
@@ -137,7 +129,7 @@ func launchTorchrun(ctx context.Context, env *applyEnv, dryRun bool, cmd []strin
 		defer mu.Unlock()
 		if err != nil {
 			fmt.Fprintf(stderr, "rdggen: run: %s: %v\n", h.Name, err)
-			st = exitFailed
+			st = StatusLost
 		}
 		status[i] = st
 		if st != 0 && first < 0 && ctx.Err() == nil {
@@ -158,16 +150,16 @@ func launchTorchrun(ctx context.Context, env *applyEnv, dryRun bool, cmd []strin
 			}
 		}
 		fmt.Fprintf(stderr, "rdggen run: the job stopped with status %d after the interrupt\n", code)
-		return code
+		res.Status, res.Interrupted = code, true
 	case first >= 0:
 		code := status[first]
 		if procFailed[first] != 0 {
 			code = procFailed[first]
 		}
 		fmt.Fprintf(stderr, "rdggen run: the job failed on %s (status %d)\n", inv.Hosts[first].Name, code)
-		return code
+		res.Status, res.FailedHost = code, inv.Hosts[first].Name
 	}
-	return exitOK
+	return nil
 }
 
 // torchrunTag is the prefix torchrun's --tee puts on a process's lines:
