@@ -226,8 +226,8 @@ func (c *checker) hosts(raw []HostSpec, defaults *base) {
 // unknown switch, have their own findings.
 func (c *checker) switchSpeed(h *Host, nicPath string, reported map[string]bool) {
 	sw := c.switchNamed(h.Data.Switch)
-	if sw == nil || nicPath == "" || !slices.Contains(ethernetSpeeds, h.NIC.SpeedGbps) {
-		return
+	if sw == nil || nicPath == "" || !slices.Contains(ethernetSpeeds, h.NIC.SpeedGbps) || h.Data.Port.Lane > 4 {
+		return // a lane past 4 has its own finding, and no speed
 	}
 	max := sw.PortSpeedGbps(h.Data.Port) // a lane of a split port runs at its share
 	key := nicPath + "\x00" + sw.Name

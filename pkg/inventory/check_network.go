@@ -197,7 +197,13 @@ func (c *checker) crossHost() {
 				if explicit != nil && explicit(f.path) && !explicit(path) {
 					at, other = f.path, i
 				}
-				c.errf(at, "duplicate %s %s (also hosts[%d])", kind, key, other)
+				hint := ""
+				if kind == "container subnet" && c.inv.IsFabric() && (explicit == nil || !explicit(at)) {
+					// Each leaf numbers its own hosts, but the derived subnet
+					// is the host's offset in its data subnet (docs/rules.md).
+					hint = ": derived from each host's offset in its own leaf's data subnet, which repeats across leaves; number the hosts apart across leaves (e.g. .11 on leaf1, .21 on leaf2), or set hosts[].docker.subnet"
+				}
+				c.errf(at, "duplicate %s %s (also hosts[%d])%s", kind, key, other, hint)
 				return
 			}
 			seen[k] = first{i, path}

@@ -76,7 +76,11 @@ func (c *checker) ports() {
 		}
 		key := h.Data.Switch + " " + h.Data.Port.String()
 		if j, ok := seen[key]; ok && inv.Hosts[j].ESXi != h.ESXi {
-			c.errf(fmt.Sprintf("hosts[%d].data.port", i), "duplicate switch port %s (also hosts[%d]); only VMs on one ESXi host share a port", key, j)
+			shown := key
+			if sw := inv.Switch(h.Data.Switch); sw != nil {
+				shown = h.Data.Switch + " " + sw.PortName(h.Data.Port)
+			}
+			c.errf(fmt.Sprintf("hosts[%d].data.port", i), "duplicate switch port %s (also hosts[%d]); only VMs on one ESXi host share a port", shown, j)
 			continue
 		} else if !ok {
 			seen[key] = i
