@@ -16,6 +16,9 @@ import (
 	"github.com/rdggen/rdggen/pkg/quote"
 )
 
+// envKnownHosts is --known-hosts's default when set (rdggen lab's env file sets it).
+const envKnownHosts = "RDGGEN_KNOWN_HOSTS"
+
 // connFlags are the flags apply and check share: how many machines at
 // once, how to reach them over SSH, and every target's own flags.
 type connFlags struct {
@@ -34,7 +37,7 @@ type connFlags struct {
 func registerConnFlags(fs *pflag.FlagSet, targets []*applyTarget, parallelHelp string) *connFlags {
 	c := &connFlags{
 		parallel:   fs.Int("parallel", 8, parallelHelp),
-		knownHosts: fs.String("known-hosts", "", "known_hosts `FILE` that SSH host keys must match, switches and VMs (default ~/.ssh/known_hosts)"),
+		knownHosts: fs.String("known-hosts", "", "known_hosts `FILE` that SSH host keys must match, switches and VMs (default $"+envKnownHosts+", else ~/.ssh/known_hosts)"),
 		identities: fs.StringArray("identity", nil, "private key `FILE` for SSH to switches and VMs (repeatable); ssh-agent keys are offered too"),
 		sshTimeout: fs.Duration("ssh-timeout", 15*time.Second, "bound on each SSH connect and handshake, switches and VMs (> 0)"),
 		vm:         &vmFlags{},
@@ -131,6 +134,11 @@ func (c *connFlags) env(inv *inventory.Inventory, dryRun bool, getenv func(strin
 // status) when one of those failed.
 func (c *connFlags) load(ctx context.Context, fs *pflag.FlagSet, file string, targets []*applyTarget, dryRun bool,
 	getenv func(string) string, stderr io.Writer) (*applyEnv, int, bool) {
+	if !fs.Changed("known-hosts") {
+		if v := getenv(envKnownHosts); v != "" {
+			*c.knownHosts = v
+		}
+	}
 	if code, ok := c.openIdentities(stderr); !ok {
 		return nil, code, false
 	}

@@ -1,0 +1,387 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/rdggen/rdggen/internal/golden"
+	"github.com/rdggen/rdggen/internal/lab"
+)
+
+// labInventory is a 3-host inventory on one switch of the OS sw ("onyx:
+// 3.6.8190" or "cumulus: 5.9.1").
+func labInventory(t *testing.T, sw, port string) string {
+	t.Helper()
+	src := `# a 3-host cluster to rehearse in rdggen lab
+name: lab-demo
+switches:
+  - {name: leaf1, model: SN2700, ` + sw + `}   # mgmt: the lab points it at the simulator
+docker: {version: "20.10", pool: 172.16.0.0/16, prefix: 24}
+defaults:
+  os: ubuntu-22.04
+  data_interface: ens224
+  data_mtu: 9000
+  gpus: [{model: A100-PCIE-40GB, memory_gb: 40}]
+  nic: {model: ConnectX-6 Dx, pf: vmnic4, vfs: 8}
+hosts:
+  - {name: gpu-1, esxi: esx-1.lab, data: {address: 10.10.0.1/24, port: ` + port + `1}}
+  - {name: gpu-2, esxi: esx-2.lab, data: {address: 10.10.0.2/24, port: ` + port + `2}}
+  - {name: gpu-3, esxi: esx-3.lab, data: {address: 10.10.0.3/24, port: ` + port + `3}}
+`
+	p := filepath.Join(t.TempDir(), "cluster.yaml")
+	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// machineState lists what a lab could leave behind on this machine:
+// processes running `lab serve`, network namespaces, interfaces, routes
+// and iptables rules of the machine's own namespace (the last four as
+// root only, with the tools present).
+func machineState(t *testing.T) string {
+	t.Helper()
+	var b strings.Builder
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	var serving []string
+	for _, p := range procs {
+		c, err := os.ReadFile(p)
+		if err == nil && bytes.Contains(c, []byte("lab\x00serve\x00")) {
+			serving = append(serving, strings.ReplaceAll(string(c), "\x00", " "))
+		}
+	}
+	sort.Strings(serving)
+	fmt.Fprintf(&b, "lab serve processes: %q\n", serving)
+	for _, args := range [][]string{{"ip", "netns", "list"}, {"ip", "-o", "link", "show"}, {"ip", "route", "show", "table", "all"}, {"iptables-save"}, {"ip6tables-save"}} {
+		if _, err := exec.LookPath(args[0]); err != nil {
+			continue
+		}
+		out, err := exec.Command(args[0], args[1:]...).Output()
+		if err != nil {
+			continue
+		}
+		// Counters and the generation time change by themselves; the
+		// namespaces, interfaces and routes of other test harnesses running
+		// on this machine at the same time (netnstest's and fabricnet's
+		// rdg<slot>…) come and go by themselves too.
+		s := regexp.MustCompile(`(?m)^# .*$|\[\d+:\d+\]|^.*\brdgm?\d+.*$`).ReplaceAllString(string(out), "")
+		s = regexp.MustCompile(`\n+`).ReplaceAllString(s, "\n")
+		fmt.Fprintf(&b, "%s:\n%s\n", strings.Join(args, " "), s)
+	}
+	return b.String()
+}
+
+// labEnv reads the lab's env file into a getenv function.
+func labEnv(t *testing.T, dir string) func(string) string {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, lab.FileEnv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	vars := map[string]string{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(strings.TrimPrefix(sc.Text(), "export "), "=")
+		if ok && !strings.HasPrefix(k, "#") {
+			vars[k] = strings.Trim(v, "'")
+		}
+	}
+	if vars["GOVC_URL"] == "" || vars[envNVUEPassword] == "" || vars[envKnownHosts] == "" || vars[envNVUECA] == "" {
+		t.Fatalf("env file lacks variables: %v", vars)
+	}
+	return func(k string) string { return vars[k] }
+}
+
+// session runs rdggen commands in-process and keeps a transcript.
+type session struct {
+	t      *testing.T
+	dir    string
+	getenv func(string) string
+	log    strings.Builder
+}
+
+// run runs one command; want is its exit status.
+func (s *session) run(want int, args ...string) string {
+	s.t.Helper()
+	var out bytes.Buffer
+	code := run(context.Background(), args, &out, &out, func(k string) string {
+		if s.getenv == nil {
+			return ""
+		}
+		return s.getenv(k)
+	})
+	text := out.String()
+	if args[0] == "check" {
+		// The transcript keeps check's failures and totals; its passed lines
+		// are many and say the same thing.
+		var kept []string
+		passed := 0
+		for _, l := range strings.SplitAfter(text, "\n") {
+			if strings.Contains(l, ": passed (") {
+				passed++
+				continue
+			}
+			kept = append(kept, l)
+		}
+		text = strings.Join(kept, "") + fmt.Sprintf("(%d passed line(s) left out here)\n", passed)
+	}
+	fmt.Fprintf(&s.log, "$ rdggen %s\n%s", strings.Join(args, " "), text)
+	if code != 0 {
+		fmt.Fprintf(&s.log, "(exit %d)\n", code)
+	}
+	fmt.Fprintln(&s.log)
+	if code != want {
+		s.t.Fatalf("rdggen %s: exit %d, want %d\n%s", strings.Join(args, " "), code, want, out.String())
+	}
+	return out.String()
+}
+
+// TestLab brings a lab up for a 3-host inventory (ONYX and Cumulus
+// variants), applies to vCenter and the switch through the CLI with the
+// lab's env file, applies again (nothing to do), checks, breaks it with
+// the faults and repairs it, then takes it down: no process, namespace,
+// interface, route or iptables rule of the lab remains. The Cumulus
+// session is docs/lab.md's transcript (go test -update rewrites it).
+func TestLab(t *testing.T) {
+	t.Setenv("RDGGEN_TEST_MAIN", "1") // the supervisor is this test binary, as rdggen
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, sw, port, portName, mtuCheck string }{
+		{"onyx", "onyx: 3.6.8190", "1/", "1/2", "leaf1: mtu Eth1/2: FAILED"},
+		{"cumulus", "cumulus: 5.9.1", "swp", "swp2", "leaf1: mtu swp2: FAILED"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := machineState(t)
+			inv := labInventory(t, tc.sw, tc.port)
+			t.Chdir(filepath.Dir(inv))
+			s := &session{t: t, dir: "rdg-lab"}
+			t.Cleanup(func() { _, _ = lab.Down(filepath.Join(filepath.Dir(inv), "rdg-lab")) })
+			out := s.run(exitOK, "lab", "up", "-f", "cluster.yaml")
+			for _, want := range []string{"vCenter     https://127.0.0.1:", "(3 ESXi hosts, 3 VMs", "switch      leaf1", "not simulated: targets hosts, workers"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("lab up lacks %q:\n%s", want, out)
+				}
+			}
+			st, err := lab.ReadState("rdg-lab")
+			if err != nil || !alivePID(st.PID) {
+				t.Fatalf("state %+v, %v", st, err)
+			}
+			s.getenv = labEnv(t, "rdg-lab")
+			args := []string{"-f", "rdg-lab/lab.yaml", "--target", "esxi,switch", "--parallel", "1"}
+			apply := append([]string{"apply"}, append(args, "--yes", "--backup-dir", "bk")...)
+			check := append([]string{"check"}, args...)
+			out = s.run(exitOK, apply...)
+			if !strings.Contains(out, "esxi: 3 VM(s) and 3 host(s) changed") || strings.Contains(out, "up to date, nothing to send") {
+				t.Errorf("first apply changed nothing?\n%s", out)
+			}
+			out = s.run(exitOK, apply...)
+			if !strings.Contains(out, "esxi: nothing to do") || !strings.Contains(out, "switch: 1 switch(es) up to date, nothing changed") {
+				t.Errorf("second apply is not a no-op:\n%s", out)
+			}
+			s.run(exitInvalid, check...) // the VMs are off until powered on (check exits 1: not ready)
+			s.run(exitOK, "lab", "power-on")
+			s.run(exitOK, check...)
+
+			// Faults: check names each, apply repairs it.
+			s.run(exitOK, "lab", "fault", "hide-gpu", "gpu-2")
+			out = s.run(exitInvalid, check...)
+			if !strings.Contains(out, "gpu-2: devices 0000:20:00.0: FAILED") {
+				t.Errorf("check after hide-gpu:\n%s", out)
+			}
+			out = s.run(exitFailed, apply...) // gpu-2 runs: rdggen does not power it off
+			if !strings.Contains(out, "vm gpu-2: cannot apply: VM gpu-2 is poweredOn") {
+				t.Errorf("apply to a running VM:\n%s", out)
+			}
+			s.run(exitOK, "lab", "power-off", "gpu-2")
+			s.run(exitOK, "lab", "fault", "mtu", "leaf1:"+tc.portName, "1500")
+			out = s.run(exitInvalid, check...)
+			if !strings.Contains(out, tc.mtuCheck) {
+				t.Errorf("check after the mtu fault:\n%s", out)
+			}
+			if tc.name == "cumulus" {
+				s.run(exitOK, "lab", "fault", "lose-answer", "leaf1")
+			}
+			out = s.run(exitOK, apply...)
+			if tc.name == "cumulus" && !strings.Contains(out, "note: the answer to the apply was lost") {
+				t.Errorf("apply with a lost answer:\n%s", out)
+			}
+			s.run(exitOK, "lab", "power-on", "gpu-2")
+			s.run(exitOK, check...)
+			out = s.run(exitOK, "lab", "status")
+			if !strings.Contains(out, "files: lab.json lab.yaml") {
+				t.Errorf("lab status:\n%s", out)
+			}
+			s.run(exitOK, "lab", "down")
+			if alivePID(st.PID) {
+				t.Errorf("the supervisor %d still runs after lab down", st.PID)
+			}
+			if _, err := os.Stat("rdg-lab"); !os.IsNotExist(err) {
+				t.Errorf("rdg-lab remains: %v", err)
+			}
+			if diff := cmp.Diff(before, machineState(t)); diff != "" {
+				t.Errorf("the lab left something behind (-before +after):\n%s", diff)
+			}
+			if tc.name == "cumulus" {
+				labTranscript(t, s.log.String(), filepath.Dir(inv), filepath.Join(wd, "..", "..", "docs", "lab.md"))
+			}
+		})
+	}
+}
+
+func alivePID(pid int) bool {
+	if pid <= 0 || syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	return err == nil && !strings.Contains(string(b), ") Z ")
+}
+
+// labTranscript puts the session into docs/lab.md between its markers,
+// with what changes from run to run (ports, PIDs, times, passwords, the
+// temporary directory) made stable, and the lines of targets running side
+// by side grouped by target.
+func labTranscript(t *testing.T, log, tmp, path string) {
+	t.Helper()
+	for _, r := range []struct{ re, to string }{
+		{regexp.QuoteMeta(tmp), "/home/you"},
+		{`127\.0\.0\.1:\d+`, "127.0.0.1:PORT"},
+		{`\d{4}-\d\d-\d\d_\d\d\.\d\d\.\d\d_[A-Z0-9]+`, "2026-01-01_12.00.00_ABCD"},
+		{`\d{8}T\d{6}Z(-\d+)?`, "20260101T120000Z"},
+		{`pid \d+`, "pid PID"},
+		{`process \d+`, "process PID"},
+		{`\(\d+(\.\d+)?(ms|s)\)`, "(0.0s)"},
+		{`\d+(\.\d+)?(ms|s) `, "0.0s "},
+	} {
+		log = regexp.MustCompile(r.re).ReplaceAllString(log, r.to)
+	}
+	log = groupTargets(log)
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const begin, end = "<!-- session: written by TestLab (go test ./cmd/rdggen -run TestLab -update) -->\n```console\n", "```\n<!-- session end -->\n"
+	i, j := bytes.Index(doc, []byte(begin)), bytes.Index(doc, []byte(end))
+	if i < 0 || j < i {
+		t.Fatalf("%s lacks the session markers", path)
+	}
+	got := string(doc[:i+len(begin)]) + log + string(doc[j:])
+	if *golden.Update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if diff := cmp.Diff(string(doc), got); diff != "" {
+		t.Errorf("docs/lab.md's session differs (-doc +test; go test ./cmd/rdggen -run TestLab -update rewrites it):\n%s", diff)
+	}
+}
+
+// groupTargets orders each run of "[target] …" lines, and of the
+// targets' summary lines, by target, keeping each target's own order
+// (targets run side by side).
+func groupTargets(s string) string {
+	lines := strings.Split(s, "\n")
+	tag := func(l string) string {
+		if strings.HasPrefix(l, "[") {
+			if i := strings.Index(l, "]"); i > 0 {
+				return l[:i+1]
+			}
+		}
+		for _, t := range []string{"esxi", "switch"} { // each target's last line
+			if strings.HasPrefix(l, t+": ") {
+				return "{" + t + "}"
+			}
+		}
+		return ""
+	}
+	for i := 0; i < len(lines); {
+		j := i
+		for j < len(lines) && tag(lines[j]) != "" {
+			j++
+		}
+		if j > i {
+			sort.SliceStable(lines[i:j], func(a, b int) bool { return tag(lines[i+a]) < tag(lines[i+b]) })
+			i = j
+		} else {
+			i++
+		}
+	}
+	// Machines finish in any order: runs of one target's completion lines
+	// (ending in their time) are sorted.
+	for i := 0; i < len(lines); {
+		j := i
+		for j < len(lines) && tag(lines[j]) != "" && tag(lines[j]) == tag(lines[i]) && strings.HasSuffix(lines[j], "(0.0s)") {
+			j++
+		}
+		sort.Strings(lines[i:j])
+		i = max(j, i+1)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// TestLabKilledHalfway kills `rdggen lab up` with SIGKILL while it waits
+// for its supervisor; `lab down` then stops the supervisor and removes
+// every file: nothing is left.
+func TestLabKilledHalfway(t *testing.T) {
+	before := machineState(t)
+	inv := labInventory(t, "cumulus: 5.9.1", "swp")
+	dir := filepath.Join(filepath.Dir(inv), "rdg-lab")
+	cmd := exec.Command(os.Args[0], "lab", "up", "-f", inv, "--dir", dir)
+	cmd.Env = append(os.Environ(), "RDGGEN_TEST_MAIN=1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	for deadline := time.Now().Add(30 * time.Second); pid == 0 && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		b, _ := os.ReadFile(filepath.Join(dir, lab.FilePID))
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+	}
+	if pid == 0 {
+		t.Fatal("lab up recorded no supervisor")
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	t.Cleanup(func() { _, _ = lab.Down(dir) })
+	if !alivePID(pid) {
+		t.Fatalf("the supervisor %d died with lab up: nothing to clean up, the test proves nothing", pid)
+	}
+	// The supervisor goes on (it is in its own session); status says what is there.
+	code, out, errs := rdggen(t, "lab", "status", "--dir", dir)
+	if code != exitOK || !strings.Contains(out, "files:") {
+		t.Errorf("lab status: exit %d\n%s%s", code, out, errs)
+	}
+	code, out, errs = rdggen(t, "lab", "down", "--dir", dir)
+	if code != exitOK || !strings.Contains(out, fmt.Sprintf("removed process %d (rdggen lab serve)", pid)) {
+		t.Fatalf("lab down: exit %d\n%s%s", code, out, errs)
+	}
+	if alivePID(pid) {
+		t.Errorf("the supervisor %d still runs", pid)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("%s remains: %v", dir, err)
+	}
+	if diff := cmp.Diff(before, machineState(t)); diff != "" {
+		t.Errorf("left behind (-before +after):\n%s", diff)
+	}
+	code, out, _ = rdggen(t, "lab", "down", "--dir", dir)
+	if code != exitOK || !strings.Contains(out, "no lab in") {
+		t.Errorf("a second lab down: exit %d\n%s", code, out)
+	}
+}
