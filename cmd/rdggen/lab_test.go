@@ -217,6 +217,15 @@ func TestLab(t *testing.T) {
 			}
 			if tc.name == "cumulus" {
 				s.run(exitOK, "lab", "fault", "lose-answer", "leaf1")
+			} else {
+				code, _, errs := rdggen(t, "lab", "fault", "lose-answer", "leaf1")
+				if code != exitFailed || !strings.Contains(errs, "leaf1 is an ONYX switch; the ONYX simulator cannot lose answers") {
+					t.Errorf("lose-answer on ONYX: exit %d, %s", code, errs)
+				}
+				code, _, errs = rdggen(t, "lab", "fault", "unplug", "leaf1")
+				if code != exitFailed || !strings.Contains(errs, "faults: hide-gpu VM | mtu SWITCH:PORT N | lose-answer SWITCH") {
+					t.Errorf("an unknown fault: exit %d, %s", code, errs)
+				}
 			}
 			out = s.run(exitOK, apply...)
 			if tc.name == "cumulus" && !strings.Contains(out, "note: the answer to the apply was lost") {
@@ -383,5 +392,50 @@ func TestLabKilledHalfway(t *testing.T) {
 	code, out, _ = rdggen(t, "lab", "down", "--dir", dir)
 	if code != exitOK || !strings.Contains(out, "no lab in") {
 		t.Errorf("a second lab down: exit %d\n%s", code, out)
+	}
+}
+
+// TestLabSupervisorKilled kills the supervisor itself with SIGKILL: the
+// next lab up cleans up what it left (its files and the simulators'
+// temporary files, which live in DIR) and starts a new one.
+func TestLabSupervisorKilled(t *testing.T) {
+	t.Setenv("RDGGEN_TEST_MAIN", "1")
+	inv := labInventory(t, "onyx: 3.6.8190", "1/")
+	dir := filepath.Join(filepath.Dir(inv), "rdg-lab")
+	t.Cleanup(func() { _, _ = lab.Down(dir) })
+	if code, out, errs := rdggen(t, "lab", "up", "-f", inv, "--dir", dir); code != exitOK {
+		t.Fatalf("lab up: exit %d\n%s%s", code, out, errs)
+	}
+	tmp, _ := os.ReadDir(filepath.Join(dir, lab.DirTemp))
+	if len(tmp) == 0 {
+		t.Errorf("the simulators' temporary files are not in %s", filepath.Join(dir, lab.DirTemp))
+	}
+	st, err := lab.ReadState(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(st.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; alivePID(st.PID) && i < 200; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	code, out, errs := rdggen(t, "lab", "status", "--dir", dir)
+	if code != exitOK || !strings.Contains(out, fmt.Sprintf("no supervisor runs (recorded pid %d)", st.PID)) {
+		t.Errorf("lab status: exit %d\n%s%s", code, out, errs)
+	}
+	code, out, errs = rdggen(t, "lab", "up", "-f", inv, "--dir", dir)
+	if code != exitOK || !strings.Contains(out, "cleaned up a previous lab: directory "+filepath.Join(dir, lab.DirTemp)) {
+		t.Fatalf("lab up over a dead lab: exit %d\n%s%s", code, out, errs)
+	}
+	st2, err := lab.ReadState(dir)
+	if err != nil || st2.PID == st.PID || !alivePID(st2.PID) {
+		t.Fatalf("new state %+v, %v", st2, err)
+	}
+	if code, out, errs := rdggen(t, "lab", "down", "--dir", dir); code != exitOK {
+		t.Fatalf("lab down: exit %d\n%s%s", code, out, errs)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("%s remains: %v", dir, err)
 	}
 }

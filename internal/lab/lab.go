@@ -56,6 +56,9 @@ const (
 	FileLog = "serve.log"
 	// FileSocket is the supervisor's control socket (mode 0600).
 	FileSocket = "control.sock"
+	// DirTemp is the supervisor's TMPDIR (the vCenter simulator's files), so
+	// that a supervisor killed with SIGKILL leaves nothing outside DIR.
+	DirTemp = "tmp"
 )
 
 // files are every file a lab writes into its directory, in the order Down
@@ -145,8 +148,11 @@ func Up(o UpOptions) (*State, error) {
 		return nil, err
 	}
 	defer logf.Close()
+	if err := os.MkdirAll(filepath.Join(dir, DirTemp), 0o700); err != nil {
+		return nil, err
+	}
 	cmd := exec.Command(o.Exe, "lab", "serve", "--dir", dir, "-f", inv)
-	cmd.Env = o.Env
+	cmd.Env = append(append([]string(nil), o.Env...), "TMPDIR="+filepath.Join(dir, DirTemp))
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -234,7 +240,7 @@ func ReadStatus(dir string) (*Status, error) {
 	if st.PID > 0 {
 		st.Running = isSupervisor(st.PID, dir)
 	}
-	for _, f := range files {
+	for _, f := range append(files, DirTemp) {
 		if exists(filepath.Join(dir, f)) {
 			st.Files = append(st.Files, f)
 		}
@@ -276,6 +282,13 @@ func Down(dir string) ([]string, error) {
 			gone = append(gone, "file "+p)
 		} else if !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, err)
+		}
+	}
+	if tmp := filepath.Join(dir, DirTemp); exists(tmp) {
+		if err := os.RemoveAll(tmp); err != nil {
+			errs = append(errs, err)
+		} else {
+			gone = append(gone, "directory "+tmp+" (the simulators' temporary files)")
 		}
 	}
 	if err := os.Remove(dir); err == nil {
