@@ -439,3 +439,81 @@ func TestLabSupervisorKilled(t *testing.T) {
 		t.Errorf("%s remains: %v", dir, err)
 	}
 }
+
+// TestLabNonRoot runs the lab as an unprivileged user (nobody, with
+// rdggen copied where that user can run it): lab up starts vCenter and the
+// switch and says that the VMs' insides are not simulated because it is
+// not root; apply --target esxi,switch (with the lab's env file sourced
+// by sh, as a user does) passes, a second apply changes nothing, and lab
+// down leaves nothing. Needs root to switch to nobody.
+func TestLabNonRoot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("already unprivileged: TestLab runs as this user")
+	}
+	base, err := os.MkdirTemp("", "rdglab-nonroot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	exe, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(base, "rdggen")
+	if err := os.WriteFile(bin, exe, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile(labInventory(t, "cumulus: 5.9.1", "swp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(base, "cluster.yaml"), src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	home := filepath.Join(base, "home")
+	if err := os.Mkdir(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(home, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = lab.Down(filepath.Join(home, "rdg-lab")) })
+	sh := func(script string) (string, error) {
+		cmd := exec.Command("sh", "-c", script)
+		cmd.Dir = home
+		cmd.Env = []string{"PATH=" + base + ":/usr/bin:/bin", "HOME=" + home, "RDGGEN_TEST_MAIN=1"}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	out, err := sh("rdggen lab up -f ../cluster.yaml")
+	if err != nil || !strings.Contains(out, "not simulated: targets hosts, workers (the VMs' operating systems and containers): the lab runs as uid 65534, and namespace hosts need root (ip netns); use --target esxi,switch") {
+		t.Fatalf("lab up as nobody: %v\n%s", err, out)
+	}
+	st, err := lab.ReadState(filepath.Join(home, "rdg-lab"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", st.PID)); !regexp.MustCompile(`(?m)^Uid:\s+65534\s`).Match(b) {
+		t.Errorf("the supervisor does not run as nobody:\n%s", b)
+	}
+	out, err = sh(`. rdg-lab/env && rdggen apply -f rdg-lab/lab.yaml --target esxi,switch --yes &&
+		rdggen apply -f rdg-lab/lab.yaml --target esxi,switch --yes`)
+	if err != nil || !strings.Contains(out, "esxi: 3 VM(s) and 3 host(s) changed") || !strings.Contains(out, "switch: 1 changed") ||
+		!strings.Contains(out, "esxi: nothing to do") || !strings.Contains(out, "switch: 1 switch(es) up to date, nothing changed") {
+		t.Fatalf("apply as nobody: %v\n%s", err, out)
+	}
+	out, err = sh(`rdggen lab power-on && . rdg-lab/env && rdggen check -f rdg-lab/lab.yaml --target esxi,switch && rdggen lab down`)
+	if err != nil || !strings.Contains(out, "rdggen check: all 50 check(s) passed") {
+		t.Fatalf("check as nobody: %v\n%s", err, out)
+	}
+	if alivePID(st.PID) {
+		t.Errorf("the supervisor %d still runs", st.PID)
+	}
+	if _, err := os.Stat(filepath.Join(home, "rdg-lab")); !os.IsNotExist(err) {
+		t.Errorf("rdg-lab remains: %v", err)
+	}
+}
