@@ -16,8 +16,12 @@ import (
 	"github.com/rdggen/rdggen/pkg/quote"
 )
 
-// envKnownHosts is --known-hosts's default when set (rdggen lab's env file sets it).
-const envKnownHosts = "RDGGEN_KNOWN_HOSTS"
+// Defaults of --known-hosts and --host-root when set (rdggen lab's env
+// file sets them).
+const (
+	envKnownHosts = "RDGGEN_KNOWN_HOSTS"
+	envHostRoot   = "RDGGEN_HOST_ROOT"
+)
 
 // connFlags are the flags apply and check share: how many machines at
 // once, how to reach them over SSH, and every target's own flags.
@@ -137,6 +141,11 @@ func (c *connFlags) load(ctx context.Context, fs *pflag.FlagSet, file string, ta
 	if !fs.Changed("known-hosts") {
 		if v := getenv(envKnownHosts); v != "" {
 			*c.knownHosts = v
+		}
+	}
+	if fs.Lookup("host-root") != nil && !fs.Changed("host-root") {
+		if v := getenv(envHostRoot); v != "" {
+			c.vm.root = v
 		}
 	}
 	if code, ok := c.openIdentities(stderr); !ok {

@@ -32,19 +32,26 @@ const usageLab = `Usage:
   rdggen lab down [--dir DIR]
                       stop every process the lab started and delete its files
 
-The stand-ins, all on 127.0.0.1: vCenter with the inventory's ESXi hosts, GPUs
+The stand-ins, on 127.0.0.1: vCenter with the inventory's ESXi hosts, GPUs
 (BAR1 sizes from the inventory), ConnectX PFs with SR-IOV and the VMs (govmomi's
 simulator, extended); each ONYX switch as a CLI over SSH, each Cumulus Linux
-switch as its NVUE REST API over HTTPS. The VMs' operating systems and
-containers (targets hosts and workers) are not simulated yet: lab up says so.
-What apply changes lives in the lab's memory and is gone with lab down.
+switch as its NVUE REST API over HTTPS. As root with sshd and dockerd
+installed, each VM also becomes a network namespace with its own sshd and
+dockerd, its data interface cabled to a switch namespace (target hosts);
+--no-hosts leaves them out. Worker images (target workers, run, bench) are not
+simulated: lab up says what is not, and why. What apply changes on vCenter and
+the switches lives in the lab's memory and is gone with lab down.
 
 lab up writes into DIR (default ./rdg-lab, mode 0700):
   lab.yaml        the inventory with vcenter and every switch's mgmt pointing at
                   its stand-in (comments kept)
   env             GOVC_URL, GOVC_USERNAME, GOVC_PASSWORD, GOVC_TLS_CA_CERTS and
                   RDGGEN_SWITCH_*, RDGGEN_NVUE_*, RDGGEN_KNOWN_HOSTS, RDGGEN_NVUE_CA
-  known_hosts, nvue-ca.pem, vcenter-ca.pem, lab.pid, lab.json, serve.log, control.sock
+                  (with namespace hosts: SSH_AUTH_SOCK, an agent holding their
+                  login key, and RDGGEN_HOST_ROOT, RDGGEN_DOCKER_RESTART,
+                  RDGGEN_DOCKER_VALIDATE: the hosts' file root and Docker commands)
+  known_hosts, nvue-ca.pem, vcenter-ca.pem, lab.pid, lab.json, serve.log, control.sock,
+  agent.sock, hosts.dirs (the namespace hosts' files, under /tmp/rdglab*), tmp/
 
 Then, unchanged:
   . rdg-lab/env
@@ -67,8 +74,10 @@ func cmdLab(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("lab", usageLab, stdout, stderr)
 	dir := fs.String("dir", "rdg-lab", "the lab's `DIR`ectory")
 	var file *string
+	var noHosts *bool
 	if sub == "up" || sub == "serve" {
 		file = fs.StringP("file", "f", "", "inventory `FILE` (required)")
+		noHosts = fs.Bool("no-hosts", false, "no namespace hosts even as root: vCenter and the switches only, as without root")
 	}
 	var err error
 	switch sub {
@@ -95,22 +104,28 @@ func cmdLab(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "rdggen: lab up: %v\n", err)
 			return exitFailed
 		}
-		st, err := lab.Up(lab.UpOptions{Inventory: *file, Dir: *dir, Exe: exe, Env: os.Environ(), Log: stdout})
+		st, err := lab.Up(lab.UpOptions{Inventory: *file, Dir: *dir, Exe: exe, Env: os.Environ(), Log: stdout, NoHosts: *noHosts})
 		if err != nil {
 			fmt.Fprintf(stderr, "rdggen: lab up: %s\n", quote.Terminal(err.Error()))
 			return exitFailed
 		}
 		abs, _ := filepath.Abs(*dir)
 		printLab(stdout, st, abs)
-		fmt.Fprintf(stdout, "lab up in %s (pid %d); next:\n  . %s\n  rdggen apply -f %s --target esxi,switch\n  rdggen lab down --dir %s\n",
-			abs, st.PID, quote.Sh(filepath.Join(abs, lab.FileEnv)), quote.Sh(filepath.Join(abs, lab.FileInventory)), quote.Sh(abs))
+		targets := "esxi,switch"
+		for _, e := range st.Endpoints {
+			if e.Kind == "host" {
+				targets = "esxi,switch,hosts"
+			}
+		}
+		fmt.Fprintf(stdout, "lab up in %s (pid %d); next:\n  . %s\n  rdggen apply -f %s --target %s\n  rdggen lab down --dir %s\n",
+			abs, st.PID, quote.Sh(filepath.Join(abs, lab.FileEnv)), quote.Sh(filepath.Join(abs, lab.FileInventory)), targets, quote.Sh(abs))
 		return exitOK
 	case "serve":
 		if *file == "" {
 			fmt.Fprintln(stderr, "rdggen: lab serve needs -f (it is started by lab up)")
 			return exitUsage
 		}
-		if err := lab.Serve(ctx, lab.ServeOptions{Dir: *dir, Inventory: *file, Log: stdout}); err != nil {
+		if err := lab.Serve(ctx, lab.ServeOptions{Dir: *dir, Inventory: *file, Log: stdout, NoHosts: *noHosts}); err != nil {
 			fmt.Fprintf(stderr, "rdggen: lab serve: %v\n", err)
 			return exitFailed
 		}

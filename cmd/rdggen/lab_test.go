@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/rdggen/rdggen/internal/golden"
 	"github.com/rdggen/rdggen/internal/lab"
+	"github.com/rdggen/rdggen/internal/testing/netnstest"
 )
 
 // labInventory is a 3-host inventory on one switch of the OS sw ("onyx:
@@ -52,8 +52,13 @@ hosts:
 // machineState lists what a lab could leave behind on this machine:
 // processes running `lab serve`, network namespaces, interfaces, routes
 // and iptables rules of the machine's own namespace (the last four as
-// root only, with the tools present).
-func machineState(t *testing.T) string {
+// root only, with the tools present). The names of netnstest's slots
+// (rdg<slot>…, rdgm<slot>) other than slot are left out: other tests on
+// this machine make and remove them meanwhile.
+func machineState(t *testing.T) string { return filterSlot(machineRaw(t), 0) }
+
+// machineRaw is machineState with every slot's names.
+func machineRaw(t *testing.T) string {
 	t.Helper()
 	var b strings.Builder
 	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
@@ -74,31 +79,44 @@ func machineState(t *testing.T) string {
 		if err != nil {
 			continue
 		}
-		// Counters and the generation time change by themselves; the
-		// namespaces, interfaces and routes of other test harnesses running
-		// on this machine at the same time (netnstest's and fabricnet's
-		// rdg<slot>…) come and go by themselves too.
-		s := regexp.MustCompile(`(?m)^# .*$|\[\d+:\d+\]|^.*\brdgm?\d+.*$`).ReplaceAllString(string(out), "")
-		s = regexp.MustCompile(`\n+`).ReplaceAllString(s, "\n")
+		// Counters and the generation time change by themselves.
+		s := regexp.MustCompile(`(?m)^# .*$|\[\d+:\d+\]`).ReplaceAllString(string(out), "")
 		fmt.Fprintf(&b, "%s:\n%s\n", strings.Join(args, " "), s)
 	}
 	return b.String()
 }
 
-// labEnv reads the lab's env file into a getenv function.
+// filterSlot drops the empty lines and those naming a netnstest slot
+// other than slot.
+func filterSlot(raw string, slot int) string {
+	var kept []string
+	for _, l := range strings.Split(raw, "\n") {
+		other := false
+		for _, m := range regexp.MustCompile(`\brdgm?(\d+)`).FindAllStringSubmatch(l, -1) {
+			other = other || m[1] != strconv.Itoa(slot)
+		}
+		// rdgprobe<pid>: netnstest.Require's probe of another test.
+		if l != "" && !other && !strings.Contains(l, "rdgprobe") {
+			kept = append(kept, l)
+		}
+	}
+	return strings.Join(kept, "\n")
+}
+
+// labEnv sources the lab's env file with sh, as a user does, and returns
+// the variables it set as a getenv function.
 func labEnv(t *testing.T, dir string) func(string) string {
 	t.Helper()
-	f, err := os.Open(filepath.Join(dir, lab.FileEnv))
+	cmd := exec.Command("sh", "-c", `. "$1" && env -0`, "sh", filepath.Join(dir, lab.FileEnv))
+	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	out, err := cmd.Output()
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("sourcing the env file: %v", err)
 	}
-	defer f.Close()
 	vars := map[string]string{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		k, v, ok := strings.Cut(strings.TrimPrefix(sc.Text(), "export "), "=")
-		if ok && !strings.HasPrefix(k, "#") {
-			vars[k] = strings.Trim(v, "'")
+	for _, kv := range strings.Split(string(out), "\x00") {
+		if k, v, ok := strings.Cut(kv, "="); ok && k != "PATH" && k != "PWD" && k != "SHLVL" && k != "_" {
+			vars[k] = v
 		}
 	}
 	if vars["GOVC_URL"] == "" || vars[envNVUEPassword] == "" || vars[envKnownHosts] == "" || vars[envNVUECA] == "" {
@@ -173,8 +191,8 @@ func TestLab(t *testing.T) {
 			t.Chdir(filepath.Dir(inv))
 			s := &session{t: t, dir: "rdg-lab"}
 			t.Cleanup(func() { _, _ = lab.Down(filepath.Join(filepath.Dir(inv), "rdg-lab")) })
-			out := s.run(exitOK, "lab", "up", "-f", "cluster.yaml")
-			for _, want := range []string{"vCenter     https://127.0.0.1:", "(3 ESXi hosts, 3 VMs", "switch      leaf1", "not simulated: targets hosts, workers"} {
+			out := s.run(exitOK, "lab", "up", "-f", "cluster.yaml", "--no-hosts")
+			for _, want := range []string{"vCenter     https://127.0.0.1:", "(3 ESXi hosts, 3 VMs", "switch      leaf1", "not simulated: targets hosts, workers (the VMs' operating systems and containers): lab up --no-hosts; use --target esxi,switch"} {
 				if !strings.Contains(out, want) {
 					t.Errorf("lab up lacks %q:\n%s", want, out)
 				}
@@ -248,7 +266,7 @@ func TestLab(t *testing.T) {
 				t.Errorf("the lab left something behind (-before +after):\n%s", diff)
 			}
 			if tc.name == "cumulus" {
-				labTranscript(t, s.log.String(), filepath.Dir(inv), filepath.Join(wd, "..", "..", "docs", "lab.md"))
+				labTranscript(t, s.log.String(), filepath.Dir(inv), filepath.Join(wd, "..", "..", "docs", "lab.md"), "faults")
 			}
 		})
 	}
@@ -266,13 +284,17 @@ func alivePID(pid int) bool {
 // with what changes from run to run (ports, PIDs, times, passwords, the
 // temporary directory) made stable, and the lines of targets running side
 // by side grouped by target.
-func labTranscript(t *testing.T, log, tmp, path string) {
+func labTranscript(t *testing.T, log, tmp, path, name string) {
 	t.Helper()
 	for _, r := range []struct{ re, to string }{
 		{regexp.QuoteMeta(tmp), "/home/you"},
 		{`127\.0\.0\.1:\d+`, "127.0.0.1:PORT"},
 		{`\d{4}-\d\d-\d\d_\d\d\.\d\d\.\d\d_[A-Z0-9]+`, "2026-01-01_12.00.00_ABCD"},
 		{`\d{8}T\d{6}Z(-\d+)?`, "20260101T120000Z"},
+		{`198\.19\.\d+\.`, "198.19.S."},
+		{`/tmp/rdglab\d+`, "/tmp/rdglabN"},
+		{`\d+(\.\d+)?s;`, "0.0s;"},
+		{`\(\d+(\.\d+)?s,`, "(0.0s,"},
 		{`pid \d+`, "pid PID"},
 		{`process \d+`, "process PID"},
 		{`\(\d+(\.\d+)?(ms|s)\)`, "(0.0s)"},
@@ -285,10 +307,10 @@ func labTranscript(t *testing.T, log, tmp, path string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const begin, end = "<!-- session: written by TestLab (go test ./cmd/rdggen -run TestLab -update) -->\n```console\n", "```\n<!-- session end -->\n"
+	begin, end := "<!-- "+name+": written by the test (go test ./cmd/rdggen -run TestLab -update) -->\n```console\n", "```\n<!-- "+name+" end -->\n"
 	i, j := bytes.Index(doc, []byte(begin)), bytes.Index(doc, []byte(end))
 	if i < 0 || j < i {
-		t.Fatalf("%s lacks the session markers", path)
+		t.Fatalf("%s lacks the %s markers", path, name)
 	}
 	got := string(doc[:i+len(begin)]) + log + string(doc[j:])
 	if *golden.Update {
@@ -516,4 +538,81 @@ func TestLabNonRoot(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(home, "rdg-lab")); !os.IsNotExist(err) {
 		t.Errorf("rdg-lab remains: %v", err)
 	}
+}
+
+// TestLabHosts is the lab as root with sshd and dockerd: every VM of a
+// 3-host Cumulus inventory becomes a namespace host cabled to the switch
+// namespace; apply to vCenter, the switch and the hosts through the CLI
+// with the lab's env file (an SSH agent, known_hosts, the hosts' file root
+// and Docker restart), a second apply that changes nothing, check, and lab
+// down: no process, namespace, interface, route or iptables rule of the
+// lab remains. The session is docs/lab.md's (go test -update rewrites it).
+func TestLabHosts(t *testing.T) {
+	netnstest.Require(t)
+	netnstest.RequireDocker(t)
+	t.Setenv("RDGGEN_TEST_MAIN", "1")
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := machineRaw(t)
+	inv := labInventory(t, "cumulus: 5.9.1", "swp")
+	t.Chdir(filepath.Dir(inv))
+	t.Cleanup(func() { _, _ = lab.Down(filepath.Join(filepath.Dir(inv), "rdg-lab")) })
+	s := &session{t: t, dir: "rdg-lab"}
+	out := s.run(exitOK, "lab", "up", "-f", "cluster.yaml")
+	if !strings.Contains(out, "host        gpu-3  198.19.") || !strings.Contains(out, "not simulated: target workers, and run and bench") {
+		t.Fatalf("lab up:\n%s", out)
+	}
+	st, err := lab.ReadState("rdg-lab")
+	if err != nil || len(st.Namespaces) != 4 {
+		t.Fatalf("state %+v, %v", st, err)
+	}
+	slot, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(st.Namespaces[0], "rdg"), "sw"))
+	if slot == 0 {
+		t.Fatalf("namespaces %q", st.Namespaces)
+	}
+	during := filterSlot(machineRaw(t), slot)
+	for _, name := range append(st.Namespaces, fmt.Sprintf("rdgm%d", slot)) {
+		if !strings.Contains(during, name) {
+			t.Errorf("%s is not in the listing while the lab runs: the comparison below would prove nothing", name)
+		}
+	}
+	s.getenv = labEnv(t, "rdg-lab")
+	t.Setenv("SSH_AUTH_SOCK", s.getenv("SSH_AUTH_SOCK")) // read from the process's environment, as ssh does
+	args := []string{"-f", "rdg-lab/lab.yaml", "--parallel", "1"}
+	apply := append([]string{"apply", "--target", "esxi,switch,hosts", "--yes", "--backup-dir", "bk"}, args...)
+	out = s.run(exitOK, apply...)
+	if !strings.Contains(out, "hosts: 3 changed, 0 up to date, 0 failed") {
+		t.Errorf("first apply:\n%s", out)
+	}
+	out = s.run(exitOK, apply...)
+	if !strings.Contains(out, "hosts: nothing to do: 3 up to date") || !strings.Contains(out, "esxi: nothing to do") {
+		t.Errorf("second apply:\n%s", out)
+	}
+	s.run(exitOK, "lab", "power-on")
+	s.run(exitOK, append([]string{"check", "--target", "esxi,switch"}, args...)...)
+	// The hosts' networking checks pass; what a namespace cannot have (GPUs,
+	// RDMA devices, EFI, the NVIDIA driver and runtime) fails, as it should.
+	code, hostsOut, _ := rdggen2(s, append([]string{"check", "--target", "hosts"}, args...)...)
+	if code != exitInvalid {
+		t.Errorf("check hosts: exit %d\n%s", code, hostsOut)
+	}
+	for _, want := range []string{"gpu-1: forwarding: passed", "gpu-2: routes: passed", "gpu-3: gpus: FAILED"} {
+		if !strings.Contains(hostsOut, want) {
+			t.Errorf("check hosts lacks %q:\n%s", want, hostsOut)
+		}
+	}
+	s.run(exitOK, "lab", "down")
+	if diff := cmp.Diff(filterSlot(before, slot), filterSlot(machineRaw(t), slot)); diff != "" {
+		t.Errorf("the lab left something behind (-before +after):\n%s", diff)
+	}
+	labTranscript(t, s.log.String(), filepath.Dir(inv), filepath.Join(wd, "..", "..", "docs", "lab.md"), "session")
+}
+
+// rdggen2 runs one command with the session's environment, outside its transcript.
+func rdggen2(s *session, args ...string) (int, string, string) {
+	var out bytes.Buffer
+	code := run(context.Background(), args, &out, &out, s.getenv)
+	return code, out.String(), ""
 }

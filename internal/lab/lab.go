@@ -63,7 +63,7 @@ const (
 
 // files are every file a lab writes into its directory, in the order Down
 // removes them.
-var files = []string{FileState, FileInventory, FileKnownHosts, FileNVUECA, FileVCenterCA, FileEnv, FileSocket, FileLog, FilePID}
+var files = []string{FileState, FileInventory, FileKnownHosts, FileNVUECA, FileVCenterCA, FileEnv, FileSocket, FileAgent, FileHostsDirs, FileLog, FilePID}
 
 // Endpoint is one simulated machine.
 type Endpoint struct {
@@ -104,17 +104,21 @@ type UpOptions struct {
 	// --dir DIR -f INVENTORY`); Env its environment.
 	Exe string
 	Env []string
-	// Timeout bounds the wait for the supervisor to be ready (default 60s).
+	// Timeout bounds the wait for the supervisor to be ready (default 3m:
+	// a dockerd per namespace host starts in a few seconds each).
 	Timeout time.Duration
 	// Log receives progress lines (may be nil).
 	Log io.Writer
+	// NoHosts leaves the namespace hosts out even as root (vCenter and the
+	// switches only, as without root).
+	NoHosts bool
 }
 
 // Up cleans up whatever a previous lab left in o.Dir, starts the
 // supervisor and waits until it is ready and every endpoint answers.
 func Up(o UpOptions) (*State, error) {
 	if o.Timeout <= 0 {
-		o.Timeout = 60 * time.Second
+		o.Timeout = 3 * time.Minute
 	}
 	logw := o.Log
 	if logw == nil {
@@ -151,7 +155,11 @@ func Up(o UpOptions) (*State, error) {
 	if err := os.MkdirAll(filepath.Join(dir, DirTemp), 0o700); err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(o.Exe, "lab", "serve", "--dir", dir, "-f", inv)
+	args := []string{"lab", "serve", "--dir", dir, "-f", inv}
+	if o.NoHosts {
+		args = append(args, "--no-hosts")
+	}
+	cmd := exec.Command(o.Exe, args...)
 	cmd.Env = append(append([]string(nil), o.Env...), "TMPDIR="+filepath.Join(dir, DirTemp))
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = logf, logf
@@ -275,7 +283,14 @@ func Down(dir string) ([]string, error) {
 		}
 		gone = append(gone, fmt.Sprintf("process %d (rdggen lab serve)", pid))
 	}
-	var errs []error
+	// The namespace hosts of a supervisor that died without tearing them
+	// down (SIGKILL); never those of a live process that reuses its PID.
+	if pid := readPID(dir); pid > 0 && !alive(pid) {
+		gone = append(gone, removeOrphans(pid)...)
+	}
+	hd, err := removeHostsDirs(dir)
+	gone = append(gone, hd...)
+	errs := []error{err}
 	for _, f := range files {
 		p := filepath.Join(dir, f)
 		if err := os.Remove(p); err == nil {

@@ -51,6 +51,8 @@ type ServeOptions struct {
 	Dir, Inventory string
 	// Log receives the supervisor's lines (its log file).
 	Log io.Writer
+	// NoHosts leaves the namespace hosts out (UpOptions.NoHosts).
+	NoHosts bool
 }
 
 // supervisor holds a running lab's simulators.
@@ -131,7 +133,36 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		st.Endpoints = append(st.Endpoints, Endpoint{Name: sw.Name, Kind: inventory.OSONYX, Addr: srv.Addr})
 		fmt.Fprintf(log, "switch %s: ONYX %s CLI over SSH on %s\n", sw.Name, sw.ONYX, srv.Addr)
 	}
-	st.NotSimulated = hostsNotSimulated()
+	var hs *hosts
+	why := "lab up --no-hosts"
+	if !o.NoHosts {
+		fmt.Fprintln(log, "namespace hosts: building")
+		hs, why = buildHosts(inv, dir, log)
+	}
+	if hs != nil {
+		defer hs.close()
+		if err := hs.serveAgent(filepath.Join(dir, FileAgent)); err != nil {
+			return err
+		}
+		kh, err := hs.knownHosts()
+		if err != nil {
+			return err
+		}
+		knownHosts.Write(kh)
+		for name, addr := range hs.mgmt() {
+			mgmt[name] = addr
+		}
+		for _, x := range hs.cluster.Hosts {
+			st.Endpoints = append(st.Endpoints, Endpoint{Name: x.Name, Kind: "host", Addr: net.JoinHostPort(x.Mgmt.String(), "22")})
+			fmt.Fprintf(log, "host %s: namespace %s, sshd on %s, dockerd\n", x.Name, x.NS, x.Mgmt)
+		}
+		st.Namespaces = hs.namespaces()
+		st.NotSimulated = []string{"target workers, and run and bench: the namespace hosts' dockerd has no worker image (" +
+			inv.Horovod.Image + ") and cannot pull one here"}
+	} else {
+		st.NotSimulated = []string{"targets hosts, workers (the VMs' operating systems and containers): " + why +
+			"; use --target esxi,switch"}
+	}
 
 	lab, err := Rewrite(src, s.vc.URL.String(), mgmt, o.Inventory)
 	if err != nil {
@@ -154,6 +185,10 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		"export " + EnvNVUEPassword + "=" + nvuePW,
 		"export " + EnvKnownHosts + "=" + quote.Sh(path(FileKnownHosts)),
 		"export " + EnvNVUECA + "=" + quote.Sh(path(FileNVUECA)),
+	}
+	if hs != nil {
+		env = append(env, "export "+EnvAgent+"="+quote.Sh(path(FileAgent)))
+		env = append(env, hs.env(quote.Sh)...)
 	}
 	for name, data := range map[string][]byte{
 		FileInventory: lab, FileKnownHosts: knownHosts.Bytes(), FileNVUECA: nvueCA.Bytes(),
@@ -200,18 +235,6 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		fmt.Fprintln(log, "stop: stopping")
 	}
 	return nil
-}
-
-// hostsNotSimulated says why the VMs' insides (targets hosts and workers)
-// have no stand-in. The namespace hosts with real sshd and dockerd plug in
-// here (see docs/lab.md#what-is-not-simulated).
-func hostsNotSimulated() []string {
-	why := "the lab does not build namespace hosts yet"
-	if os.Geteuid() != 0 {
-		why = fmt.Sprintf("the lab runs as uid %d, and namespace hosts need root (ip netns)", os.Geteuid())
-	}
-	return []string{"targets hosts, workers (the VMs' operating systems and containers): " + why +
-		"; use --target esxi,switch"}
 }
 
 func (s *supervisor) close() {

@@ -13,6 +13,9 @@ import (
 // switch's `mgmt` set to mgmt[name] (switches not in mgmt keep theirs). It
 // edits the YAML document's nodes, so the user's comments and key order
 // stay; a header comment says where the file came from.
+//
+// mgmt holds switches' and hosts' names alike (the inventory keeps them
+// distinct); a host not in it keeps its mgmt.
 func Rewrite(src []byte, vcenter string, mgmt map[string]string, from string) ([]byte, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(src, &doc); err != nil {
@@ -23,7 +26,11 @@ func Rewrite(src []byte, vcenter string, mgmt map[string]string, from string) ([
 	}
 	root := doc.Content[0]
 	setKey(root, "vcenter", vcenter, "rdggen lab: the simulated vCenter")
-	if sws := value(root, "switches"); sws != nil && sws.Kind == yaml.SequenceNode {
+	for _, list := range []string{"switches", "hosts"} {
+		sws := value(root, list)
+		if sws == nil || sws.Kind != yaml.SequenceNode {
+			continue
+		}
 		for _, sw := range sws.Content {
 			if sw.Kind != yaml.MappingNode {
 				continue
