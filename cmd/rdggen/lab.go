@@ -23,6 +23,7 @@ const usageLab = `Usage:
   rdggen lab fault [--dir DIR] FAULT
                       break the lab the way production breaks:
                         hide-gpu VM          a VM loses a GPU passthrough device in vCenter
+                        mtu HOST N           a namespace host's data interface MTU set to N
                         mtu SWITCH:PORT N    a switch port's MTU set by hand to N
                         lose-answer SWITCH   a Cumulus switch applies rdggen's next revision
                                              and the answer is lost on the way
@@ -165,7 +166,7 @@ func cmdLab(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	case "fault":
 		if fs.NArg() == 0 {
-			fmt.Fprintln(stderr, "rdggen: lab fault needs a fault: hide-gpu VM | mtu SWITCH:PORT N | lose-answer SWITCH (see rdggen lab --help)")
+			fmt.Fprintln(stderr, "rdggen: lab fault needs a fault: hide-gpu VM | mtu HOST|SWITCH:PORT N | lose-answer SWITCH (see rdggen lab --help)")
 			return exitUsage
 		}
 		msg, err := lab.Fault(*dir, fs.Args())

@@ -24,6 +24,7 @@ import (
 //
 //	hide-gpu VM          the VM loses its last GPU passthrough device in vCenter, as if
 //	                     edited by hand (check: esxi's gpus; apply adds it back)
+//	mtu HOST N           the namespace host's data interface MTU becomes N (ip link set)
 //	mtu SWITCH:PORT N    the switch port's MTU becomes N, as a person at the switch sets
 //	                     it (ONYX: `interface ethernet P mtu N force`; Cumulus: an NVUE
 //	                     revision applied with `interface swpP link mtu N`)
@@ -42,8 +43,11 @@ func (s *supervisor) fault(args []string) (string, error) {
 	case args[0] == "mtu" && len(args) == 3:
 		sw, port, ok := strings.Cut(args[1], ":")
 		n, err := strconv.Atoi(args[2])
-		if !ok || err != nil || n < 68 || n > 9216 {
-			return "", fmt.Errorf("mtu %s %s: want SWITCH:PORT and an MTU of 68-9216 bytes", args[1], args[2])
+		if err != nil || n < 68 || n > 9216 {
+			return "", fmt.Errorf("mtu %s %s: want HOST or SWITCH:PORT and an MTU of 68-9216 bytes", args[1], args[2])
+		}
+		if !ok {
+			return s.hostMTU(args[1], n)
 		}
 		return s.mtu(sw, port, n)
 	case args[0] == "lose-answer" && len(args) == 2:
@@ -208,4 +212,22 @@ func (s *supervisor) power(on bool, vms []string) (string, error) {
 		return fmt.Sprintf("%s: nothing to do", verb), nil
 	}
 	return fmt.Sprintf("%s: %d VM(s): %s", verb, len(done), strings.Join(done, ", ")), nil
+}
+
+// hostMTU sets a namespace host's data interface MTU behind rdggen's back.
+func (s *supervisor) hostMTU(name string, n int) (string, error) {
+	if s.hosts == nil {
+		return "", fmt.Errorf("mtu %s: no namespace hosts in this lab (mtu SWITCH:PORT N for a switch port)", name)
+	}
+	for _, h := range s.hosts.cluster.Hosts {
+		if h.Name != name {
+			continue
+		}
+		dev := s.inv.Hosts[h.Index].DataInterface
+		if out, err := s.hosts.cluster.Exec(h.NS, "ip", "link", "set", "dev", dev, "mtu", strconv.Itoa(n)); err != nil {
+			return "", fmt.Errorf("mtu %s: %v: %s", name, err, strings.TrimSpace(out))
+		}
+		return fmt.Sprintf("%s: %s mtu %d", name, dev, n), nil
+	}
+	return "", fmt.Errorf("mtu: no host %q in the inventory (mtu SWITCH:PORT N for a switch port)", name)
 }

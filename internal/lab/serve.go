@@ -65,9 +65,11 @@ type supervisor struct {
 	log  io.Writer
 	// nvuePW is the Cumulus switches' NVUE password.
 	nvuePW string
-	mu     sync.Mutex // serializes faults
-	stop   chan struct{}
-	once   sync.Once
+	// hosts are the namespace hosts (nil without).
+	hosts *hosts
+	mu    sync.Mutex // serializes faults
+	stop  chan struct{}
+	once  sync.Once
 }
 
 // Serve runs the lab's supervisor until ctx ends, SIGTERM or SIGINT
@@ -140,6 +142,7 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		hs, why = buildHosts(inv, dir, log)
 	}
 	if hs != nil {
+		s.hosts = hs
 		defer hs.close()
 		if err := hs.serveAgent(filepath.Join(dir, FileAgent)); err != nil {
 			return err
@@ -291,4 +294,4 @@ func (s *supervisor) control(ln net.Listener) {
 
 func oneLine(s string) string { return strings.ReplaceAll(s, "\n", "; ") }
 
-var errUsage = errors.New("faults: hide-gpu VM | mtu SWITCH:PORT N | lose-answer SWITCH | power-on|power-off [VM...] | stop")
+var errUsage = errors.New("faults: hide-gpu VM | mtu HOST|SWITCH:PORT N | lose-answer SWITCH | power-on|power-off [VM...] | stop")
