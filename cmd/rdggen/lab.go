@@ -54,15 +54,16 @@ lab up writes into DIR (default ./rdg-lab, mode 0700):
   known_hosts, nvue-ca.pem, vcenter-ca.pem, lab.pid, lab.json, serve.log, control.sock,
   agent.sock, hosts.dirs (the namespace hosts' files, under /tmp/rdglab*), tmp/
 
-Then, unchanged:
+Then, unchanged (as root with namespace hosts: --target esxi,switch,hosts):
   . rdg-lab/env
   rdggen apply -f rdg-lab/lab.yaml --target esxi,switch --yes
   rdggen lab power-on
   rdggen check -f rdg-lab/lab.yaml --target esxi,switch
   rdggen lab down
 
-A lab left behind (lab up killed, a reboot) is cleaned up by the next lab down or
-lab up in the same DIR. See docs/lab.md.
+A lab left behind (lab up or its supervisor killed) is cleaned up by the next
+lab down or lab up in the same DIR; lab up replaces a lab running in DIR.
+See docs/lab.md.
 
 Exit status: 0 done, 2 usage error, 3 the lab could not start, stop or take the fault.
 `

@@ -12,7 +12,9 @@
 // until a (fake) restart applies daemon.json's bip. S is a slot number taken
 // under a lock, so clusters of parallel test binaries never collide.
 //
-// Everything is torn down by t.Cleanup, also when the test fails.
+// Everything is torn down by t.Cleanup, also when the test fails. t is a TB:
+// a test's testing.TB, or internal/lab's, which builds the cluster for
+// `rdggen lab` (Options.Inventory).
 package netnstest
 
 import (
