@@ -38,9 +38,10 @@ The stand-ins, on 127.0.0.1: vCenter with the inventory's ESXi hosts, GPUs
 simulator, extended); each ONYX switch as a CLI over SSH, each Cumulus Linux
 switch as its NVUE REST API over HTTPS. As root with sshd and dockerd
 installed, each VM also becomes a network namespace with its own sshd and
-dockerd, its data interface cabled to a switch namespace (target hosts);
---no-hosts leaves them out. Worker images (target workers, run, bench) are not
-simulated: lab up says what is not, and why. What apply changes on vCenter and
+dockerd, its data interface cabled to a switch namespace (target hosts),
+and the worker image is built from this machine's Open MPI and sshd (target
+workers); --no-hosts leaves them out. run and bench need RDMA devices and GPUs,
+which a namespace has not: lab up says what is not simulated, and why. What apply changes on vCenter and
 the switches lives in the lab's memory and is gone with lab down.
 
 lab up writes into DIR (default ./rdg-lab, mode 0700):
@@ -50,11 +51,12 @@ lab up writes into DIR (default ./rdg-lab, mode 0700):
                   RDGGEN_SWITCH_*, RDGGEN_NVUE_*, RDGGEN_KNOWN_HOSTS, RDGGEN_NVUE_CA
                   (with namespace hosts: SSH_AUTH_SOCK, an agent holding their
                   login key, and RDGGEN_HOST_ROOT, RDGGEN_DOCKER_RESTART,
-                  RDGGEN_DOCKER_VALIDATE: the hosts' file root and Docker commands)
+                  RDGGEN_DOCKER_VALIDATE: the hosts' file root and Docker commands,
+                  XDG_CONFIG_HOME: where the worker SSH keys are kept, in DIR)
   known_hosts, nvue-ca.pem, vcenter-ca.pem, lab.pid, lab.json, serve.log, control.sock,
   agent.sock, hosts.dirs (the namespace hosts' files, under /tmp/rdglab*), tmp/
 
-Then, unchanged (as root with namespace hosts: --target esxi,switch,hosts):
+Then, unchanged (as root with namespace hosts: --target esxi,switch,hosts,workers):
   . rdg-lab/env
   rdggen apply -f rdg-lab/lab.yaml --target esxi,switch --yes
   rdggen lab power-on
@@ -116,7 +118,7 @@ func cmdLab(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		targets := "esxi,switch"
 		for _, e := range st.Endpoints {
 			if e.Kind == "host" {
-				targets = "esxi,switch,hosts"
+				targets = "esxi,switch,hosts,workers"
 			}
 		}
 		fmt.Fprintf(stdout, "lab up in %s (pid %d); next:\n  . %s\n  rdggen apply -f %s --target %s\n  rdggen lab down --dir %s\n",

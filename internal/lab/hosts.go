@@ -31,6 +31,11 @@ const (
 // key the namespace hosts' sshd accept.
 const FileAgent = "agent.sock"
 
+// DirConfig is XDG_CONFIG_HOME in DIR/env with namespace hosts: apply
+// --target workers keeps the cluster's worker SSH keys below it
+// (rdggen/<cluster>), inside the lab.
+const DirConfig = "config"
+
 // FileHostsDirs lists the namespace hosts' directories (their keys, sshd
 // configurations and file roots, dockerd's state), one per line: short
 // paths /tmp/rdglab*, outside DIR, that lab down removes.
@@ -117,6 +122,8 @@ type hosts struct {
 	tb      *hostsTB
 	cluster *netnstest.Cluster
 	agent   net.Listener
+	// image is why the worker image could not be made ("" when it was).
+	image string
 }
 
 // buildHosts makes every VM of inv a namespace host with its own sshd and
@@ -147,7 +154,33 @@ func buildHosts(inv *inventory.Inventory, dir string, log io.Writer) (h *hosts, 
 	netnstest.Require(tb)
 	netnstest.RequireDocker(tb)
 	c := netnstest.New(tb, netnstest.Options{Inventory: inv, Docker: true})
-	return &hosts{tb: tb, cluster: c}, ""
+	h = &hosts{tb: tb, cluster: c}
+	h.image = h.importWorkerImage(inv.Horovod.Image)
+	return h, ""
+}
+
+// importWorkerImage builds the worker image offline from this machine's
+// own binaries (sh, OpenSSH, Open MPI and an MPI test program, as the
+// tests build it: netnstest.WorkerImage) and imports it into every host's
+// dockerd under the inventory's image name. It returns "" or why not.
+func (h *hosts) importWorkerImage(name string) (why string) {
+	defer func() {
+		if r := recover(); r != nil {
+			stop, ok := r.(tbStop)
+			if !ok {
+				panic(r)
+			}
+			why = strings.TrimPrefix(strings.TrimPrefix(stop.msg, "CI=true, but "), "netnstest: ")
+			if first, _, more := strings.Cut(why, "\n"); more {
+				why = first + " (the rest in serve.log)"
+			}
+			fmt.Fprintf(h.tb.log, "worker image: %s\n", stop.msg)
+		}
+	}()
+	prog := netnstest.BuildMPIProgram(h.tb)
+	h.cluster.ImportImage(name, netnstest.WorkerImage(h.tb, prog))
+	fmt.Fprintf(h.tb.log, "worker image %s: built from this machine's binaries, imported into every host's dockerd\n", name)
+	return ""
 }
 
 // serveAgent serves an SSH agent holding the hosts' client key on path.
@@ -187,9 +220,10 @@ func (h *hosts) serveAgent(path string) error {
 }
 
 // env are the hosts' lines of DIR/env.
-func (h *hosts) env(q func(string) string) []string {
+func (h *hosts) env(q func(string) string, dir string) []string {
 	c := h.cluster
 	return []string{
+		"export XDG_CONFIG_HOME=" + q(filepath.Join(dir, DirConfig)),
 		"export " + EnvHostRoot + "=" + q(c.RootTemplate()),
 		"export " + EnvDockerRestart + "=" + q(c.DockerRestartCommand()),
 		"export " + EnvDockerValidate + "=" + q(c.DockerValidateCommand()),

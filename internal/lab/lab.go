@@ -299,6 +299,13 @@ func Down(dir string) ([]string, error) {
 			errs = append(errs, err)
 		}
 	}
+	if cfg := filepath.Join(dir, DirConfig); exists(cfg) {
+		if err := os.RemoveAll(cfg); err != nil {
+			errs = append(errs, err)
+		} else {
+			gone = append(gone, "directory "+cfg+" (the worker SSH keys)")
+		}
+	}
 	if tmp := filepath.Join(dir, DirTemp); exists(tmp) {
 		if err := os.RemoveAll(tmp); err != nil {
 			errs = append(errs, err)

@@ -160,8 +160,10 @@ func Serve(ctx context.Context, o ServeOptions) error {
 			fmt.Fprintf(log, "host %s: namespace %s, sshd on %s, dockerd\n", x.Name, x.NS, x.Mgmt)
 		}
 		st.Namespaces = hs.namespaces()
-		st.NotSimulated = []string{"target workers, and run and bench: the namespace hosts' dockerd has no worker image (" +
-			inv.Horovod.Image + ") and cannot pull one here"}
+		st.NotSimulated = []string{"run and bench: the namespace hosts have no GPUs and no RDMA devices (GID tables) for the job and the benchmarks"}
+		if hs.image != "" {
+			st.NotSimulated = append([]string{"target workers: no worker image " + inv.Horovod.Image + " (it is built from this machine's Open MPI and sshd): " + hs.image}, st.NotSimulated...)
+		}
 	} else {
 		st.NotSimulated = []string{"targets hosts, workers (the VMs' operating systems and containers): " + why +
 			"; use --target esxi,switch"}
@@ -191,7 +193,7 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	}
 	if hs != nil {
 		env = append(env, "export "+EnvAgent+"="+quote.Sh(path(FileAgent)))
-		env = append(env, hs.env(quote.Sh)...)
+		env = append(env, hs.env(quote.Sh, dir)...)
 	}
 	for name, data := range map[string][]byte{
 		FileInventory: lab, FileKnownHosts: knownHosts.Bytes(), FileNVUECA: nvueCA.Bytes(),
