@@ -20,6 +20,9 @@ const (
 	envSwitchPassword = "RDGGEN_SWITCH_PASSWORD"
 	envNVUEUser       = "RDGGEN_NVUE_USER"
 	envNVUEPassword   = "RDGGEN_NVUE_PASSWORD"
+	// envNVUECA is --nvue-ca's default when neither --nvue-ca nor
+	// --nvue-fingerprint is given (rdggen lab's env file sets it).
+	envNVUECA = "RDGGEN_NVUE_CA"
 )
 
 // switchTarget is `rdggen apply --target switch`: bring every switch to
@@ -49,6 +52,9 @@ func switchTarget() *applyTarget {
 				n.User = v
 			}
 		}
+		if n.CAFile == "" && n.Fingerprint == "" {
+			n.CAFile = env.Getenv(envNVUECA)
+		}
 		n.Password, n.PasswordVar = env.Getenv(envNVUEPassword), envNVUEPassword
 		return apply.SwitchOptions{
 			Common: tr.common(env),
@@ -74,7 +80,7 @@ func switchTarget() *applyTarget {
 			f.DurationVar(&timeout, "switch-timeout", 60*time.Second, "timeout per switch CLI command (> 0)")
 			f.StringVar(&nvue.User, "nvue-user", "cumulus", "NVUE API `USER` on the Cumulus switches (env "+envNVUEUser+"; password from "+envNVUEPassword+")")
 			f.IntVar(&nvue.Port, "nvue-port", 8765, "NVUE API HTTPS `PORT` of the Cumulus switches' mgmt addresses")
-			f.StringVar(&nvue.CAFile, "nvue-ca", "", "PEM `FILE` of the CA (or self-signed certificate) of the Cumulus switches' NVUE API (default: the system's roots)")
+			f.StringVar(&nvue.CAFile, "nvue-ca", "", "PEM `FILE` of the CA (or self-signed certificate) of the Cumulus switches' NVUE API (default $"+envNVUECA+", else the system's roots)")
 			f.StringVar(&nvue.Fingerprint, "nvue-fingerprint", "", "pin the Cumulus switches' NVUE API certificate instead: its `SHA256` in hex (openssl x509 -noout -fingerprint -sha256)")
 			f.DurationVar(&nvue.RequestTimeout, "nvue-timeout", 30*time.Second, "timeout per NVUE API request (> 0)")
 			f.DurationVar(&nvue.ConfirmTimeout, "nvue-confirm-timeout", 300*time.Second, "a Cumulus switch rolls an apply back by itself unless rdggen confirms it within this time (>= 1s)")

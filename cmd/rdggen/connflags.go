@@ -16,6 +16,13 @@ import (
 	"github.com/rdggen/rdggen/pkg/quote"
 )
 
+// Defaults of --known-hosts and --host-root when set (rdggen lab's env
+// file sets them).
+const (
+	envKnownHosts = "RDGGEN_KNOWN_HOSTS"
+	envHostRoot   = "RDGGEN_HOST_ROOT"
+)
+
 // connFlags are the flags apply and check share: how many machines at
 // once, how to reach them over SSH, and every target's own flags.
 type connFlags struct {
@@ -42,7 +49,7 @@ func registerConnFlags(fs *pflag.FlagSet, targets []*applyTarget, parallelHelp s
 	}
 	c := &connFlags{
 		parallel:   fs.Int("parallel", 8, parallelHelp),
-		knownHosts: fs.String("known-hosts", "", "known_hosts `FILE` that SSH host keys must match, "+who+" (default ~/.ssh/known_hosts)"),
+		knownHosts: fs.String("known-hosts", "", "known_hosts `FILE` that SSH host keys must match, "+who+" (default $"+envKnownHosts+", else ~/.ssh/known_hosts)"),
 		identities: fs.StringArray("identity", nil, "private key `FILE` for SSH to "+who+" (repeatable); ssh-agent keys are offered too"),
 		sshTimeout: fs.Duration("ssh-timeout", 15*time.Second, "bound on each SSH connect and handshake, "+who+" (> 0)"),
 		vm:         &vmFlags{},
@@ -142,6 +149,16 @@ func (c *connFlags) env(inv *inventory.Inventory, dryRun bool, getenv func(strin
 // and each target's credentials and keys.
 func (c *connFlags) load(ctx context.Context, fs *pflag.FlagSet, file string, targets []*applyTarget, dryRun bool,
 	getenv func(string) string, stderr io.Writer) (*applyEnv, int, bool) {
+	if !fs.Changed("known-hosts") {
+		if v := getenv(envKnownHosts); v != "" {
+			*c.knownHosts = v
+		}
+	}
+	if fs.Lookup("host-root") != nil && !fs.Changed("host-root") {
+		if v := getenv(envHostRoot); v != "" {
+			c.vm.root = v
+		}
+	}
 	var errs []error
 	errs = append(errs, c.identityErrors()...)
 	inv, code, ok := load(ctx, fs, file, stderr)

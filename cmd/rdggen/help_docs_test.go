@@ -20,6 +20,7 @@ var docPages = map[string][]string{
 	"check":    {"check"},
 	"run":      {"run"},
 	"bench":    {"bench", "bench-*"},
+	"lab":      {"lab"},
 }
 
 // helpFlag is a flag line of a command's help: "  -f, --file FILE  …" or

@@ -74,6 +74,8 @@ Usage:
                                         speed, each shortfall with its layer and fix
   rdggen bench --judge FILE...          the same verdicts for saved ib_write_bw / all_reduce_perf /
                                         NCCL log outputs
+  rdggen lab up -f cluster.yaml         rehearse without hardware: vCenter and the switches of the
+                                        inventory simulated on this machine (rdggen help lab)
   rdggen version                        rdggen's version (also --version)
 
 Without -f, generating and validating use the embedded reference cluster
@@ -151,6 +153,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 			return cmdRun(ctx, args[1:], stdout, stderr, getenv)
 		case "bench":
 			return cmdBench(ctx, args[1:], stdout, stderr, getenv)
+		case "lab":
+			return cmdLab(ctx, args[1:], stdout, stderr)
 		case "version", "--version":
 			return cmdVersion(args[1:], stdout, stderr)
 		case "help":
@@ -160,7 +164,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 			return run(ctx, []string{args[1], "--help"}, stdout, stderr, getenv)
 		}
 		if !strings.HasPrefix(args[0], "-") {
-			fmt.Fprintf(stderr, "rdggen: unknown command %q (commands: generate, the default, validate, example, apply, check, run, bench, version)\n", args[0])
+			fmt.Fprintf(stderr, "rdggen: unknown command %q (commands: generate, the default, validate, example, apply, check, run, bench, lab, version)\n", args[0])
 			return exitUsage
 		}
 	}
@@ -518,7 +522,7 @@ func cmdApply(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 }
 
 // commands are rdggen's commands besides generating.
-var commands = []string{"generate", "validate", "example", "apply", "check", "run", "version", "help"}
+var commands = []string{"generate", "validate", "example", "apply", "check", "run", "lab", "version", "help"}
 
 // Output formats of validate, apply and check (-o).
 var outputFormats = []string{"text", "json"}

@@ -27,7 +27,7 @@ func (v *vmFlags) register(f *pflag.FlagSet, withRoot bool) {
 	if !withRoot {
 		return
 	}
-	f.StringVar(&v.root, "host-root", "", "`DIR` prefixed to every file path on the VMs, {host} = the host's name (staging and tests);\n"+
+	f.StringVar(&v.root, "host-root", "", "`DIR` prefixed to every file path on the VMs, {host} = the host's name (staging, tests, rdggen lab: $"+envHostRoot+");\n"+
 		"live state (sysctl, routes, iptables, containers) is unaffected, and auto restart/validate are off")
 }
 

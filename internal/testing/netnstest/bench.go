@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"testing"
 )
 
 // BenchFiles are the worker image's stand-ins for ib_write_bw,
@@ -17,7 +16,7 @@ import (
 // /usr/share/rdgtest/fixtures, perftest and nccl become
 // /usr/share/rdgtest/perftest.txt and nccl.txt, which the replay prints.
 // Needs the go command (the tests run under it).
-func BenchFiles(t testing.TB, perftest, nccl string, fixtures ...string) []ImageFile {
+func BenchFiles(t TB, perftest, nccl string, fixtures ...string) []ImageFile {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "replay")
 	cmd := exec.Command("go", "build", "-o", bin, "github.com/rdggen/rdggen/internal/testing/netnstest/replay")
@@ -48,7 +47,7 @@ func BenchFiles(t testing.TB, perftest, nccl string, fixtures ...string) []Image
 
 // moduleRoot is the repository's root: the directory above this file's
 // internal/testing/netnstest.
-func moduleRoot(t testing.TB) string {
+func moduleRoot(t TB) string {
 	_, file, _, ok := runtime.Caller(0)
 	if !ok {
 		t.Fatal("netnstest: no caller information")

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"testing"
 	"time"
 )
 
@@ -37,7 +36,7 @@ import (
 
 // RequireDocker is Unavailable unless dockerd, containerd and runc are
 // installed (Debian: docker.io) and cgroup v1 controllers exist.
-func RequireDocker(t testing.TB) {
+func RequireDocker(t TB) {
 	t.Helper()
 	for _, tool := range []string{"dockerd", "containerd", "runc", "docker", "ssh-keyscan"} {
 		if _, err := exec.LookPath(tool); err != nil {

@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"testing"
 )
 
 // WorkerImage is a root filesystem tar for `docker import`, made from this
@@ -18,7 +17,7 @@ import (
 // tests — sh, bash, OpenSSH's sshd and ssh, Open MPI (mpirun, orted, its
 // plugins and help texts), the test program prog at /usr/local/bin/allreduce
 // (BuildMPIProgram) and the extra files. Nothing is pulled. Needs RequireMPI.
-func WorkerImage(t testing.TB, prog string, extra ...ImageFile) []byte {
+func WorkerImage(t TB, prog string, extra ...ImageFile) []byte {
 	t.Helper()
 	return buildImage(t, prog, nil, extra...)
 }
@@ -32,14 +31,14 @@ type ImageFile struct {
 
 // ImageWithoutSSHD is WorkerImage without sshd and Open MPI: a worker made
 // from it cannot start.
-func ImageWithoutSSHD(t testing.TB) []byte {
+func ImageWithoutSSHD(t TB) []byte {
 	t.Helper()
 	return buildImage(t, "", nil)
 }
 
 // buildImage builds the image; more are further paths (files with their
 // libraries, or directory trees) it adds as they are here.
-func buildImage(t testing.TB, prog string, more []string, extra ...ImageFile) []byte {
+func buildImage(t TB, prog string, more []string, extra ...ImageFile) []byte {
 	b := &imageBuilder{seen: map[string]bool{}}
 	b.tw = tar.NewWriter(&b.buf)
 	for _, d := range []struct {

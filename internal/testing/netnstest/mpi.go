@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
-	"testing"
 
 	"github.com/rdggen/rdggen/pkg/horovod"
 )
@@ -17,7 +16,7 @@ import (
 // Unavailable skips t with the reason, or fails it when CI=true: in CI every
 // prerequisite is installed, so a missing one is a broken set-up, not a
 // reason to skip.
-func Unavailable(t testing.TB, format string, args ...any) {
+func Unavailable(t TB, format string, args ...any) {
 	t.Helper()
 	if os.Getenv("CI") == "true" {
 		t.Fatalf("CI=true, but "+format, args...)
@@ -30,7 +29,7 @@ var allreduceSource []byte
 
 // RequireMPI is Unavailable unless Open MPI's mpicc, mpirun and orted exist
 // (Debian: openmpi-bin, libopenmpi-dev).
-func RequireMPI(t testing.TB) {
+func RequireMPI(t TB) {
 	t.Helper()
 	for _, tool := range []string{"mpicc", "mpirun", "orted", "ssh"} {
 		if _, err := exec.LookPath(tool); err != nil {
@@ -43,7 +42,7 @@ func RequireMPI(t testing.TB) {
 // mpicc and returns its path. Run with mpirun, every rank prints
 // "rank R of N: alltoall ok, allreduce S"; "exit=N" makes rank 1 exit with
 // status N, "sleep=S" makes every rank sleep first.
-func BuildMPIProgram(t testing.TB) string {
+func BuildMPIProgram(t TB) string {
 	t.Helper()
 	RequireMPI(t)
 	dir := t.TempDir()

@@ -12,7 +12,9 @@
 // until a (fake) restart applies daemon.json's bip. S is a slot number taken
 // under a lock, so clusters of parallel test binaries never collide.
 //
-// Everything is torn down by t.Cleanup, also when the test fails.
+// Everything is torn down by t.Cleanup, also when the test fails. t is a TB:
+// a test's testing.TB, or internal/lab's, which builds the cluster for
+// `rdggen lab` (Options.Inventory).
 package netnstest
 
 import (
@@ -31,7 +33,6 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"testing"
 	"time"
 
 	"golang.org/x/crypto/ssh"
@@ -46,7 +47,7 @@ const SSHD = "/usr/sbin/sshd"
 // Require skips t (fails it when CI=true, see Unavailable) unless the
 // process is root and ip, iptables, iptables-restore and sshd are present and
 // `ip netns` works.
-func Require(t testing.TB) {
+func Require(t TB) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		Unavailable(t, "netnstest: needs root to create network namespaces (run the tests as root, as CI does)")
@@ -110,6 +111,13 @@ type Options struct {
 	// ForwardAccept, when set, leaves FORWARD's policy at ACCEPT on host i, as
 	// dockerd does where forwarding was already on when it started.
 	ForwardAccept func(i int) bool
+	// Inventory, when set, gives the hosts instead of a generated
+	// inventory (Hosts, OS, DockerVersion, HorovodNetwork, Routing, Image,
+	// GPUs and DataMTU are then ignored): one host per inventory host, with
+	// its name, data address, container subnet, data interface name and
+	// data MTU; the management addresses stay 198.19.S.N (Host.Mgmt). The
+	// caller points the inventory's mgmt at them (rdggen lab does).
+	Inventory *inventory.Inventory
 	// Users, when set, adds a login user (and a stand-in sudo that refuses,
 	// as sudo -n does without a NOPASSWD rule) to host i's sshd; "" for none.
 	User func(i int) string
@@ -129,7 +137,7 @@ type Cluster struct {
 	// Identity is the client's private key (unencrypted OpenSSH format).
 	KnownHosts, Identity string
 
-	t        testing.TB
+	t        TB
 	docker   bool
 	switchNS string
 	mgmtBr   string
@@ -154,14 +162,22 @@ type Host struct {
 	sshdDir string
 	sshd    *exec.Cmd
 	user    string
+	dataIf  string // the data interface's name (data0, or the inventory's)
 }
 
 const lockFile = "/tmp/rdggen-netnstest.lock"
 
+// slotDir holds one file per slot in use, <slot>.pid, with its owner's PID.
+const slotDir = "/tmp/rdggen-netnstest"
+
 // New builds a cluster of o.Hosts hosts; it is torn down by t.Cleanup.
-func New(t testing.TB, o Options) *Cluster {
+func New(t TB, o Options) *Cluster {
 	t.Helper()
 	Require(t)
+	if o.Inventory != nil {
+		o.Hosts = len(o.Inventory.Hosts)
+		o.DataMTU = o.Inventory.Hosts[0].DataMTU
+	}
 	if o.Hosts < 1 || o.Hosts > 250 {
 		t.Fatalf("netnstest: %d hosts (1–250)", o.Hosts)
 	}
@@ -207,6 +223,12 @@ func New(t testing.TB, o Options) *Cluster {
 			h.user = o.User(i)
 		}
 		h.Container = netip.AddrFrom4([4]byte{172, 16, byte(n), 2})
+		h.dataIf = "data0"
+		if o.Inventory != nil {
+			ih := o.Inventory.Hosts[i]
+			h.Name, h.Data, h.Subnet, h.dataIf = ih.Name, ih.Data.Address, ih.Subnet, ih.DataInterface
+			h.Container = h.Subnet.Addr().Next().Next()
+		}
 		if o.Docker {
 			h.ContainerNS = ""
 		}
@@ -221,7 +243,11 @@ func New(t testing.TB, o Options) *Cluster {
 		}
 		c.batch(c.switchNS, "link set br0 mtu 9216")
 	}
-	c.writeInventory(o)
+	if o.Inventory != nil {
+		c.Inventory = o.Inventory
+	} else {
+		c.writeInventory(o)
+	}
 	var wg sync.WaitGroup
 	errs := make([]error, len(c.Hosts))
 	for i, h := range c.Hosts {
@@ -262,7 +288,7 @@ func (c *Cluster) takeSlot() int {
 		c.t.Fatal(err)
 	}
 	defer syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-	dir := "/tmp/rdggen-netnstest"
+	dir := slotDir
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		c.t.Fatal(err)
 	}
@@ -288,7 +314,7 @@ func (c *Cluster) takeSlot() int {
 // namespaces are named rdg<slot>f<name> (internal/testing/fabricnet); the
 // slot is released, and whatever such namespaces a killed run left behind
 // removed, by t.Cleanup and by the next taker of the slot.
-func TakeSlot(t testing.TB) int {
+func TakeSlot(t TB) int {
 	t.Helper()
 	c := &Cluster{t: t}
 	s := c.takeSlot()
@@ -373,7 +399,7 @@ func (c *Cluster) teardown() {
 	}
 	if c.Slot > 0 {
 		removeSlot(c.Slot)
-		_ = os.Remove(filepath.Join("/tmp/rdggen-netnstest", strconv.Itoa(c.Slot)+".pid"))
+		_ = os.Remove(filepath.Join(slotDir, strconv.Itoa(c.Slot)+".pid"))
 	}
 }
 
@@ -427,14 +453,14 @@ func (c *Cluster) buildHost(h *Host, forwardAccept bool) {
 			"link set "+fmt.Sprintf("rdg%dm%d", c.Slot, h.Index+1)+" master "+c.mgmtBr+" up")
 		port := fmt.Sprintf("p%d", h.Index+1)
 		c.batch(c.switchNS,
-			"link add "+port+" type veth peer name data0 netns "+h.NS,
+			"link add "+port+" type veth peer name "+h.dataIf+" netns "+h.NS,
 			"link set "+port+" master br0 up")
 		c.batch(h.NS,
 			"link set lo up",
 			"addr add "+h.Mgmt.String()+"/24 dev mgmt0",
 			"link set mgmt0 up",
-			"addr add "+h.Data.String()+" dev data0",
-			"link set data0 up")
+			"addr add "+h.Data.String()+" dev "+h.dataIf,
+			"link set "+h.dataIf+" up")
 		if err := os.MkdirAll(h.Root, 0o755); err != nil {
 			c.t.Fatal(err)
 		}
@@ -447,15 +473,15 @@ func (c *Cluster) buildHost(h *Host, forwardAccept bool) {
 		"link set "+mgmtPeer+" master "+c.mgmtBr+" up")
 	port := fmt.Sprintf("p%d", h.Index+1)
 	c.batch(c.switchNS,
-		"link add "+port+" type veth peer name data0 netns "+h.NS,
+		"link add "+port+" type veth peer name "+h.dataIf+" netns "+h.NS,
 		"link set "+port+" master br0 up")
 	c.batch(h.ContainerNS, "link add eth0 type veth peer name vethc netns "+h.NS)
 	c.batch(h.NS,
 		"link set lo up",
 		"addr add "+h.Mgmt.String()+"/24 dev mgmt0",
 		"link set mgmt0 up",
-		"addr add "+h.Data.String()+" dev data0",
-		"link set data0 up",
+		"addr add "+h.Data.String()+" dev "+h.dataIf,
+		"link set "+h.dataIf+" up",
 		"link add docker0 type bridge",
 		"addr add 172.17.0.1/16 dev docker0",
 		"link set docker0 up",
@@ -488,7 +514,7 @@ func (c *Cluster) buildHost(h *Host, forwardAccept bool) {
 func (c *Cluster) pinDataNeighbours() {
 	macs := make([]string, len(c.Hosts))
 	for i, h := range c.Hosts {
-		out, err := exec.Command("ip", "-n", h.NS, "-br", "link", "show", "data0").Output()
+		out, err := exec.Command("ip", "-n", h.NS, "-br", "link", "show", h.dataIf).Output()
 		f := strings.Fields(string(out))
 		if err != nil || len(f) < 3 {
 			c.t.Fatalf("netnstest: %s: data0's MAC: %v %q", h.Name, err, out)
@@ -499,7 +525,7 @@ func (c *Cluster) pinDataNeighbours() {
 		var lines []string
 		for j, o := range c.Hosts {
 			if j != i {
-				lines = append(lines, "neigh replace "+o.Data.Addr().String()+" lladdr "+macs[j]+" dev data0 nud permanent")
+				lines = append(lines, "neigh replace "+o.Data.Addr().String()+" lladdr "+macs[j]+" dev "+h.dataIf+" nud permanent")
 			}
 		}
 		if len(lines) > 0 {
@@ -586,7 +612,7 @@ func (c *Cluster) keys(n int) {
 	}
 }
 
-func writeKey(t testing.TB, path string, key ed25519.PrivateKey) {
+func writeKey(t TB, path string, key ed25519.PrivateKey) {
 	block, err := ssh.MarshalPrivateKey(key, "")
 	if err != nil {
 		t.Fatal(err)
@@ -809,4 +835,26 @@ func (h *Host) File(path string) string { return filepath.Join(h.Root, filepath.
 func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
+}
+
+// SlotsOf returns the slots whose owner, as recorded under the slot lock,
+// is process pid (a cluster's owner is the process that built it).
+func SlotsOf(pid int) []int {
+	var slots []int
+	for s := 1; s <= 250; s++ {
+		b, err := os.ReadFile(filepath.Join(slotDir, strconv.Itoa(s)+".pid"))
+		if err == nil && strings.TrimSpace(string(b)) == strconv.Itoa(pid) {
+			slots = append(slots, s)
+		}
+	}
+	return slots
+}
+
+// RemoveSlot deletes what slot s's cluster left behind when its owner
+// died without tearing it down: its namespaces (killing their processes:
+// sshd, dockerd, containers), its management bridge and veths, and its
+// record. Call it only for a slot whose owner is gone (SlotsOf).
+func RemoveSlot(s int) {
+	removeSlot(s)
+	_ = os.Remove(filepath.Join(slotDir, strconv.Itoa(s)+".pid"))
 }

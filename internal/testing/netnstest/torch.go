@@ -4,7 +4,6 @@ import (
 	_ "embed"
 	"os"
 	"os/exec"
-	"testing"
 )
 
 //go:embed testdata/ddp.py
@@ -29,7 +28,7 @@ var torchPaths = []string{"/usr/bin/python3", "/usr/bin/torchrun", "/usr/bin/set
 
 // RequireTorch is Unavailable unless Debian's python3-torch is installed
 // (torchrun and the torch module of /usr/bin/python3).
-func RequireTorch(t testing.TB) {
+func RequireTorch(t TB) {
 	t.Helper()
 	for _, p := range torchPaths {
 		if _, err := os.Stat(p); err != nil {
@@ -45,7 +44,7 @@ func RequireTorch(t testing.TB) {
 // python3, torchrun, torch with every library it loads, setsid, and the DDP
 // job at DDPScript. It is large (about 600 MB: torch's libraries alone are
 // most of it). Needs RequireMPI and RequireTorch.
-func TorchWorkerImage(t testing.TB, prog string) []byte {
+func TorchWorkerImage(t TB, prog string) []byte {
 	t.Helper()
 	RequireTorch(t)
 	return buildImage(t, prog, torchPaths, ImageFile{Path: DDPScript, Mode: 0o755, Data: ddpScript})

@@ -6,7 +6,7 @@
 // HostKernelModuleSystem over an nmlx5_core parameter store.
 //
 // The model carries the inventory's names (ESXi hosts, VMs) and is served over
-// HTTPS. Import it only from _test.go files.
+// HTTPS. Import it only from _test.go files and internal/lab (rdggen lab).
 package vcsimtest
 
 import (

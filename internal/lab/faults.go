@@ -1,0 +1,233 @@
+package lab
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/vmware/govmomi/simulator"
+	"github.com/vmware/govmomi/vim25/types"
+
+	"github.com/rdggen/rdggen/pkg/cumulus/nvuesim"
+	"github.com/rdggen/rdggen/pkg/inventory"
+)
+
+// Faults are the control socket's requests (`rdggen lab fault`):
+//
+//	hide-gpu VM          the VM loses its last GPU passthrough device in vCenter, as if
+//	                     edited by hand (check: esxi's gpus; apply adds it back)
+//	mtu HOST N           the namespace host's data interface MTU becomes N (ip link set)
+//	mtu SWITCH:PORT N    the switch port's MTU becomes N, as a person at the switch sets
+//	                     it (ONYX: `interface ethernet P mtu N force`; Cumulus: an NVUE
+//	                     revision applied with `interface swpP link mtu N`)
+//	lose-answer SWITCH   a Cumulus switch applies the next revision rdggen applies, and
+//	                     the connection drops before its answer (nvuesim.LoseAnswer)
+//	power-on [VM...]     power the VMs (default all) on or off, as a person does in
+//	power-off [VM...]    vSphere (rdggen never powers a VM off; a device change needs it)
+//	stop                 the supervisor stops (lab down sends SIGTERM instead)
+func (s *supervisor) fault(args []string) (string, error) {
+	if len(args) == 0 {
+		return "", errUsage
+	}
+	switch {
+	case args[0] == "hide-gpu" && len(args) == 2:
+		return s.hideGPU(args[1])
+	case args[0] == "mtu" && len(args) == 3:
+		sw, port, ok := strings.Cut(args[1], ":")
+		n, err := strconv.Atoi(args[2])
+		if err != nil || n < 68 || n > 9216 {
+			return "", fmt.Errorf("mtu %s %s: want HOST or SWITCH:PORT and an MTU of 68-9216 bytes", args[1], args[2])
+		}
+		if !ok {
+			return s.hostMTU(args[1], n)
+		}
+		return s.mtu(sw, port, n)
+	case args[0] == "lose-answer" && len(args) == 2:
+		srv, ok := s.nvue[args[1]]
+		if !ok {
+			if _, onyx := s.onyx[args[1]]; onyx {
+				return "", fmt.Errorf("lose-answer: %s is an ONYX switch; the ONYX simulator cannot lose answers (Cumulus switches only)", args[1])
+			}
+			return "", fmt.Errorf("lose-answer: no switch %q in the inventory", args[1])
+		}
+		srv.Inject(http.MethodPatch, "/revision", nvuesim.LoseAnswer)
+		return fmt.Sprintf("%s will apply the next revision and lose the answer", args[1]), nil
+	case args[0] == "power-on" || args[0] == "power-off":
+		return s.power(args[0] == "power-on", args[1:])
+	case args[0] == "stop" && len(args) == 1:
+		s.once.Do(func() { close(s.stop) })
+		return "stopping", nil
+	}
+	return "", errUsage
+}
+
+// hideGPU removes the VM's last GPU passthrough device (the PF's VF
+// adapter is a VirtualSriovEthernetCard and stays).
+func (s *supervisor) hideGPU(vm string) (string, error) {
+	var removed string
+	found := s.vc.EditVM(vm, func(v *simulator.VirtualMachine) {
+		devs := v.Config.Hardware.Device
+		for i := len(devs) - 1; i >= 0; i-- {
+			p, ok := devs[i].(*types.VirtualPCIPassthrough)
+			if !ok {
+				continue
+			}
+			if b, ok := p.Backing.(*types.VirtualPCIPassthroughDeviceBackingInfo); ok {
+				removed = b.Id
+			} else {
+				removed = fmt.Sprintf("device %d", p.Key)
+			}
+			v.Config.Hardware.Device = append(devs[:i:i], devs[i+1:]...)
+			return
+		}
+	})
+	switch {
+	case !found:
+		return "", fmt.Errorf("hide-gpu: no VM %q in vCenter", vm)
+	case removed == "":
+		return "", fmt.Errorf("hide-gpu: VM %s has no GPU passed through (run rdggen apply --target esxi first)", vm)
+	}
+	return fmt.Sprintf("VM %s lost its GPU %s", vm, removed), nil
+}
+
+// mtu sets a switch port's MTU behind rdggen's back.
+func (s *supervisor) mtu(sw, port string, n int) (string, error) {
+	var spec *inventory.Switch
+	for i := range s.inv.Switches {
+		if s.inv.Switches[i].Name == sw {
+			spec = &s.inv.Switches[i]
+		}
+	}
+	if spec == nil {
+		return "", fmt.Errorf("mtu: no switch %q in the inventory", sw)
+	}
+	if srv, ok := s.onyx[sw]; ok {
+		p := strings.TrimPrefix(port, "ethernet ")
+		if err := srv.Configure(fmt.Sprintf("interface ethernet %s mtu %d force", p, n)); err != nil {
+			return "", fmt.Errorf("mtu: %w", err)
+		}
+		return fmt.Sprintf("%s: interface ethernet %s mtu %d", sw, p, n), nil
+	}
+	srv := s.nvue[sw]
+	if !strings.HasPrefix(port, "swp") {
+		return "", fmt.Errorf("mtu: %s is a Cumulus switch: name the port swpN", sw)
+	}
+	if err := nvueSet(srv, NVUEUser, s.nvuePW, "/interface/"+url.PathEscape(port)+"/link", map[string]any{"mtu": n}); err != nil {
+		return "", fmt.Errorf("mtu: %s: %w", sw, err)
+	}
+	return fmt.Sprintf("%s: interface %s link mtu %d (applied)", sw, port, n), nil
+}
+
+// nvueSet applies one change to a simulated Cumulus switch through its
+// NVUE REST API, as `nv set …; nv config apply -y` does: a new revision,
+// a PATCH into it, and its state set to apply.
+func nvueSet(srv *nvuesim.Server, user, password, path string, body any) error {
+	pool := x509.NewCertPool()
+	pool.AddCert(srv.Certificate())
+	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	do := func(method, p string, body any) (map[string]any, error) {
+		var r *bytes.Reader
+		if body != nil {
+			b, _ := json.Marshal(body)
+			r = bytes.NewReader(b)
+		} else {
+			r = bytes.NewReader(nil)
+		}
+		req, err := http.NewRequest(method, srv.URL+"/nvue_v1"+p, r)
+		if err != nil {
+			return nil, err
+		}
+		req.SetBasicAuth(user, password)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := c.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&out)
+		if resp.StatusCode/100 != 2 {
+			return nil, fmt.Errorf("%s %s: %s %v", method, p, resp.Status, out)
+		}
+		return out, nil
+	}
+	rev, err := do(http.MethodPost, "/revision", nil)
+	if err != nil {
+		return err
+	}
+	var id string
+	for k := range rev {
+		id = k
+	}
+	if _, err := do(http.MethodPatch, path+"?rev="+url.QueryEscape(id), body); err != nil {
+		return err
+	}
+	_, err = do(http.MethodPatch, "/revision/"+url.PathEscape(id),
+		map[string]any{"state": "apply", "auto-prompt": map[string]any{"ays": "ays_yes"}})
+	return err
+}
+
+// power powers the named VMs, or every VM of the inventory, on or off.
+func (s *supervisor) power(on bool, vms []string) (string, error) {
+	verb, want := "power-off", types.VirtualMachinePowerStatePoweredOff
+	if on {
+		verb, want = "power-on", types.VirtualMachinePowerStatePoweredOn
+	}
+	if len(vms) == 0 {
+		for _, h := range s.inv.Hosts {
+			vms = append(vms, h.VM)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var done []string
+	for _, vm := range vms {
+		v := s.vc.VM(vm)
+		if v == nil {
+			return "", fmt.Errorf("%s: no VM %q in vCenter", verb, vm)
+		}
+		var state types.VirtualMachinePowerState
+		s.vc.Lock(v.Self, func() { state = v.Runtime.PowerState })
+		if state == want {
+			continue
+		}
+		op := s.vc.PowerOff
+		if on {
+			op = s.vc.PowerOn
+		}
+		if err := op(ctx, vm); err != nil {
+			return "", fmt.Errorf("%s %s: %w", verb, vm, err)
+		}
+		done = append(done, vm)
+	}
+	if len(done) == 0 {
+		return fmt.Sprintf("%s: nothing to do", verb), nil
+	}
+	return fmt.Sprintf("%s: %d VM(s): %s", verb, len(done), strings.Join(done, ", ")), nil
+}
+
+// hostMTU sets a namespace host's data interface MTU behind rdggen's back.
+func (s *supervisor) hostMTU(name string, n int) (string, error) {
+	if s.hosts == nil {
+		return "", fmt.Errorf("mtu %s: no namespace hosts in this lab (mtu SWITCH:PORT N for a switch port)", name)
+	}
+	for _, h := range s.hosts.cluster.Hosts {
+		if h.Name != name {
+			continue
+		}
+		dev := s.inv.Hosts[h.Index].DataInterface
+		if out, err := s.hosts.cluster.Exec(h.NS, "ip", "link", "set", "dev", dev, "mtu", strconv.Itoa(n)); err != nil {
+			return "", fmt.Errorf("mtu %s: %v: %s", name, err, strings.TrimSpace(out))
+		}
+		return fmt.Sprintf("%s: %s mtu %d", name, dev, n), nil
+	}
+	return "", fmt.Errorf("mtu: no host %q in the inventory (mtu SWITCH:PORT N for a switch port)", name)
+}

@@ -1,0 +1,412 @@
+// Package lab runs a stand-in for every machine an inventory names on this
+// machine, for rehearsing `rdggen apply`, `check`, `bench` and `run` without
+// hardware (docs/lab.md): vCenter with the inventory's ESXi hosts, GPUs,
+// ConnectX PFs and VMs (govmomi's simulator as internal/testing/vcsimtest
+// extends it), and each switch (pkg/onyx/onyxsim over SSH, or
+// pkg/cumulus/nvuesim over HTTPS), all on 127.0.0.1.
+//
+// A lab lives in a directory DIR. Up starts a supervisor process (the
+// caller's executable re-run as `rdggen lab serve`, in its own session) that
+// holds the simulators in memory, and waits until everything answers. The
+// supervisor writes DIR/lab.yaml (the user's inventory with every management
+// address and vcenter pointing at its stand-in), DIR/known_hosts,
+// DIR/nvue-ca.pem, DIR/vcenter-ca.pem and DIR/env (the variables rdggen
+// reads), then DIR/lab.json (State) last, when it is ready. Down stops the
+// supervisor by the PID recorded in DIR/lab.pid and deletes the files; a lab
+// whose `up` was killed half-way is cleaned up by the next Down or Up.
+// Faults are sent to the supervisor over DIR/control.sock (mode 0600).
+//
+// The simulators' state (what apply configured) lives in the supervisor's
+// memory only: it is gone with `lab down`.
+package lab
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// The files of a lab directory.
+const (
+	// FileInventory is the user's inventory pointed at the stand-ins.
+	FileInventory = "lab.yaml"
+	// FileKnownHosts holds the SSH host keys of the simulated ONYX switches.
+	FileKnownHosts = "known_hosts"
+	// FileNVUECA holds the certificates of the simulated NVUE APIs (PEM).
+	FileNVUECA = "nvue-ca.pem"
+	// FileVCenterCA is the simulated vCenter's certificate (PEM).
+	FileVCenterCA = "vcenter-ca.pem"
+	// FileEnv is a POSIX sh file of export lines (mode 0600).
+	FileEnv = "env"
+	// FileState is State as JSON, written when the lab is ready.
+	FileState = "lab.json"
+	// FilePID holds the supervisor's process ID.
+	FilePID = "lab.pid"
+	// FileLog is the supervisor's standard output and error.
+	FileLog = "serve.log"
+	// FileSocket is the supervisor's control socket (mode 0600).
+	FileSocket = "control.sock"
+	// DirTemp is the supervisor's TMPDIR (the vCenter simulator's files), so
+	// that a supervisor killed with SIGKILL leaves nothing outside DIR.
+	DirTemp = "tmp"
+)
+
+// files are every file a lab writes into its directory, in the order Down
+// removes them.
+var files = []string{FileState, FileInventory, FileKnownHosts, FileNVUECA, FileVCenterCA, FileEnv, FileSocket, FileAgent, FileHostsDirs, FileLog, FilePID}
+
+// Endpoint is one simulated machine.
+type Endpoint struct {
+	// Name is the inventory's name (switch, ESXi host or VM).
+	Name string `json:"name"`
+	// Kind is "vcenter", "onyx", "cumulus" or "host".
+	Kind string `json:"kind"`
+	// Addr is where it answers, 127.0.0.1:PORT (a URL for vCenter).
+	Addr string `json:"addr"`
+}
+
+// State is a ready lab, as DIR/lab.json records it.
+type State struct {
+	// PID is the supervisor's process ID.
+	PID int `json:"pid"`
+	// Inventory is the user's inventory file (absolute).
+	Inventory string `json:"inventory"`
+	// Started is when the supervisor was ready (UTC).
+	Started time.Time `json:"started"`
+	// Endpoints are vCenter, then the switches in inventory order.
+	Endpoints []Endpoint `json:"endpoints"`
+	// ESXi and VMs count the simulated ESXi hosts and VMs (inside vCenter).
+	ESXi int `json:"esxi"`
+	VMs  int `json:"vms"`
+	// NotSimulated says, one line each, which targets have no stand-in and why.
+	NotSimulated []string `json:"not_simulated,omitempty"`
+	// Namespaces are the network namespaces the lab created (none yet:
+	// the namespace hosts and the switches' data plane plug in here).
+	Namespaces []string `json:"namespaces,omitempty"`
+}
+
+// UpOptions shape Up.
+type UpOptions struct {
+	// Inventory is the user's inventory file; Dir the lab directory
+	// (created with mode 0700 when missing).
+	Inventory, Dir string
+	// Exe is the rdggen executable the supervisor runs as (`Exe lab serve
+	// --dir DIR -f INVENTORY`); Env its environment.
+	Exe string
+	Env []string
+	// Timeout bounds the wait for the supervisor to be ready (default 3m:
+	// a dockerd per namespace host starts in a few seconds each).
+	Timeout time.Duration
+	// Log receives progress lines (may be nil).
+	Log io.Writer
+	// NoHosts leaves the namespace hosts out even as root (vCenter and the
+	// switches only, as without root).
+	NoHosts bool
+}
+
+// Up cleans up whatever a previous lab left in o.Dir, starts the
+// supervisor and waits until it is ready and every endpoint answers.
+func Up(o UpOptions) (*State, error) {
+	if o.Timeout <= 0 {
+		o.Timeout = 3 * time.Minute
+	}
+	logw := o.Log
+	if logw == nil {
+		logw = io.Discard
+	}
+	dir, err := filepath.Abs(o.Dir)
+	if err != nil {
+		return nil, err
+	}
+	inv, err := filepath.Abs(o.Inventory)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	if pid := readPID(dir); pid > 0 || exists(filepath.Join(dir, FileState)) {
+		gone, err := Down(dir)
+		if err != nil {
+			return nil, fmt.Errorf("cleaning up the previous lab in %s: %w", dir, err)
+		}
+		for _, g := range gone {
+			fmt.Fprintf(logw, "cleaned up a previous lab: %s\n", g)
+		}
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, err
+		}
+	}
+	logf, err := os.OpenFile(filepath.Join(dir, FileLog), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close()
+	if err := os.MkdirAll(filepath.Join(dir, DirTemp), 0o700); err != nil {
+		return nil, err
+	}
+	args := []string{"lab", "serve", "--dir", dir, "-f", inv}
+	if o.NoHosts {
+		args = append(args, "--no-hosts")
+	}
+	cmd := exec.Command(o.Exe, args...)
+	cmd.Env = append(append([]string(nil), o.Env...), "TMPDIR="+filepath.Join(dir, DirTemp))
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting the supervisor: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, FilePID), []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o600); err != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		return nil, err
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	deadline := time.After(o.Timeout)
+	for {
+		if st, err := ReadState(dir); err == nil && st.PID == cmd.Process.Pid {
+			if err := st.probe(); err != nil {
+				_, _ = Down(dir)
+				return nil, err
+			}
+			return st, nil
+		}
+		select {
+		case err := <-exited:
+			msg := tail(filepath.Join(dir, FileLog))
+			_, _ = Down(dir)
+			return nil, fmt.Errorf("the supervisor exited (%v) before the lab was ready:\n%s", err, msg)
+		case <-deadline:
+			msg := tail(filepath.Join(dir, FileLog))
+			_, _ = Down(dir)
+			return nil, fmt.Errorf("the lab was not ready within %s:\n%s", o.Timeout, msg)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// probe checks that every endpoint accepts a TCP connection.
+func (s *State) probe() error {
+	for _, e := range s.Endpoints {
+		addr := e.Addr
+		if i := strings.Index(addr, "://"); i >= 0 {
+			addr = strings.SplitN(addr[i+3:], "/", 2)[0]
+		}
+		c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+		if err != nil {
+			return fmt.Errorf("%s %s does not answer: %w", e.Kind, e.Name, err)
+		}
+		c.Close()
+	}
+	return nil
+}
+
+// ReadState reads DIR/lab.json.
+func ReadState(dir string) (*State, error) {
+	b, err := os.ReadFile(filepath.Join(dir, FileState))
+	if err != nil {
+		return nil, err
+	}
+	var s State
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, FileState), err)
+	}
+	return &s, nil
+}
+
+// Status is what `lab status` shows: the state (nil when the lab never
+// became ready), whether the supervisor runs, and the lab's files present.
+type Status struct {
+	State *State
+	// PID is the recorded supervisor (0: none); Running whether it is alive
+	// and is this lab's supervisor.
+	PID     int
+	Running bool
+	// Files are the lab's files present in the directory.
+	Files []string
+}
+
+// ReadStatus inspects dir without changing anything.
+func ReadStatus(dir string) (*Status, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	st := &Status{PID: readPID(dir)}
+	st.State, _ = ReadState(dir)
+	if st.PID > 0 {
+		st.Running = isSupervisor(st.PID, dir)
+	}
+	for _, f := range append(files, DirTemp) {
+		if exists(filepath.Join(dir, f)) {
+			st.Files = append(st.Files, f)
+		}
+	}
+	return st, nil
+}
+
+// Down stops the lab's supervisor (SIGTERM to its process group, SIGKILL
+// after 5 s), deletes its files and, when it is then empty, the directory.
+// It returns what it removed, one line each. A directory without a lab is
+// not an error (nothing is removed).
+func Down(dir string) ([]string, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	var gone []string
+	if pid := readPID(dir); pid > 0 && isSupervisor(pid, dir) {
+		_ = syscall.Kill(-pid, syscall.SIGTERM)
+		deadline := time.Now().Add(5 * time.Second)
+		for alive(pid) && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if alive(pid) {
+			_ = syscall.Kill(-pid, syscall.SIGKILL)
+			for i := 0; alive(pid) && i < 100; i++ {
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
+		if alive(pid) {
+			return gone, fmt.Errorf("the supervisor (pid %d) does not stop", pid)
+		}
+		gone = append(gone, fmt.Sprintf("process %d (rdggen lab serve)", pid))
+	}
+	// The namespace hosts of a supervisor that died without tearing them
+	// down (SIGKILL); never those of a live process that reuses its PID.
+	if pid := readPID(dir); pid > 0 && !alive(pid) {
+		gone = append(gone, removeOrphans(pid)...)
+	}
+	hd, err := removeHostsDirs(dir)
+	gone = append(gone, hd...)
+	errs := []error{err}
+	for _, f := range files {
+		p := filepath.Join(dir, f)
+		if err := os.Remove(p); err == nil {
+			gone = append(gone, "file "+p)
+		} else if !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	if cfg := filepath.Join(dir, DirConfig); exists(cfg) {
+		if err := os.RemoveAll(cfg); err != nil {
+			errs = append(errs, err)
+		} else {
+			gone = append(gone, "directory "+cfg+" (the worker SSH keys)")
+		}
+	}
+	if tmp := filepath.Join(dir, DirTemp); exists(tmp) {
+		if err := os.RemoveAll(tmp); err != nil {
+			errs = append(errs, err)
+		} else {
+			gone = append(gone, "directory "+tmp+" (the simulators' temporary files)")
+		}
+	}
+	if err := os.Remove(dir); err == nil {
+		gone = append(gone, "directory "+dir)
+	}
+	return gone, errors.Join(errs...)
+}
+
+// readPID returns the PID recorded in DIR/lab.pid, 0 when none.
+func readPID(dir string) int {
+	b, err := os.ReadFile(filepath.Join(dir, FilePID))
+	if err != nil {
+		return 0
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return pid
+}
+
+// alive reports whether pid exists and is not a zombie.
+func alive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
+		return s[i+2] != 'Z'
+	}
+	return true
+}
+
+// isSupervisor reports whether pid is alive and runs `lab serve --dir DIR`
+// (a recycled PID of another program is never signalled).
+func isSupervisor(pid int, dir string) bool {
+	if !alive(pid) {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return false
+	}
+	args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+	for i := 0; i+3 < len(args); i++ {
+		if args[i] == "lab" && args[i+1] == "serve" && args[i+2] == "--dir" && args[i+3] == dir {
+			return true
+		}
+	}
+	return false
+}
+
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}
+
+// tail returns the last lines of a file (the supervisor's log).
+func tail(p string) string {
+	b, _ := os.ReadFile(p)
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > 20 {
+		lines = lines[len(lines)-20:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Fault sends one fault line (e.g. "hide-gpu clx-mld-41") to the lab's
+// supervisor and returns its answer.
+func Fault(dir string, args []string) (string, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	for _, a := range args {
+		if strings.ContainsAny(a, "\n\r") || a == "" {
+			return "", fmt.Errorf("fault argument %q: empty or with a line break", a)
+		}
+	}
+	c, err := net.DialTimeout("unix", filepath.Join(dir, FileSocket), 5*time.Second)
+	if err != nil {
+		return "", fmt.Errorf("no lab runs in %s (%v): start one with rdggen lab up", dir, err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+	if _, err := fmt.Fprintf(c, "%s\n", strings.Join(args, "\t")); err != nil {
+		return "", err
+	}
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		return "", fmt.Errorf("the supervisor did not answer: %w", err)
+	}
+	line = strings.TrimSuffix(line, "\n")
+	if msg, ok := strings.CutPrefix(line, "error: "); ok {
+		return "", errors.New(msg)
+	}
+	return strings.TrimPrefix(line, "ok: "), nil
+}
