@@ -181,8 +181,15 @@ func Apply(ctx context.Context, c *vim25.Client, inv *inventory.Inventory, opts 
 			return proveUnchanged(id, inv, s, opts.Record)
 		}
 	}
-	st, err := readStateProving(ctx, c, prove, managedKeys(inv), inventoryVMs(inv), inv.ESXiHosts(), opts.Parallel)
+	var hints []string
+	if !opts.Full {
+		hints = vswitchHints(id, inv, opts.Record)
+	}
+	st, err := readStateProving(ctx, c, prove, hints, managedKeys(inv), inventoryVMs(inv), inv.ESXiHosts(), opts.Parallel)
 	if err != nil {
+		return nil, err
+	}
+	if err := completeVSwitches(ctx, c, inv, st); err != nil {
 		return nil, err
 	}
 	if st.clones, err = planClones(ctx, c, inv, st, opts); err != nil {

@@ -41,7 +41,7 @@ var (
 	}
 	hostProps = []string{
 		"name", "network", "config.pciPassthruInfo",
-		"config.network.pnic", "config.network.vswitch", "config.network.proxySwitch",
+		"config.network.pnic", vswitchProp, "config.network.proxySwitch",
 		"configManager.pciPassthruSystem", "configManager.networkSystem", "configManager.kernelModuleSystem",
 		"config.product.version", // the ESXi version: the passthrough limit (limits.go)
 	}
@@ -68,6 +68,16 @@ const extraConfigPrefix = "config.extraConfig["
 
 // extraConfigPath is the property path of one ExtraConfig key.
 func extraConfigPath(key string) string { return fmt.Sprintf("%s%q]", extraConfigPrefix, key) }
+
+// vswitchProp is a host's list of standard vSwitches; vswitchPrefix starts
+// a keyed path into it, one vSwitch by its key (HostVirtualSwitch.key).
+const (
+	vswitchProp   = "config.network.vswitch"
+	vswitchPrefix = vswitchProp + "["
+)
+
+// vswitchPath is the property path of the vSwitch whose key is key.
+func vswitchPath(key string) string { return fmt.Sprintf("%s%q]", vswitchPrefix, key) }
 
 // managedKeys lists the ExtraConfig keys apply sets for any VM of inv.
 func managedKeys(inv *inventory.Inventory) []string {
@@ -120,6 +130,11 @@ type state struct {
 	// (record.go): their device lists were not read. Empty in Check and
 	// in a full read.
 	proven map[types.ManagedObjectReference]*VMRecord
+	// vswitchPart marks the hosts whose config.network.vswitch holds only
+	// the vSwitches read by key (vswitchPath) in the first retrieve, not
+	// the whole list: completeVSwitches reads it whole for every
+	// inventory host where none of them carries the PF (record.go).
+	vswitchPart map[types.ManagedObjectReference]bool
 }
 
 // dvs is a distributed switch as read, and what apply does to it: its
@@ -153,14 +168,17 @@ type network struct {
 // hostExtra are host properties beyond hostProps (Check reads
 // summary.rebootRequired).
 func readState(ctx context.Context, c *vim25.Client, extraKeys, vmNames, hostNames []string, parallel int, hostExtra ...string) (*state, error) {
-	return readStateProving(ctx, c, nil, extraKeys, vmNames, hostNames, parallel, hostExtra...)
+	return readStateProving(ctx, c, nil, nil, extraKeys, vmNames, hostNames, parallel, hostExtra...)
 }
 
 // readStateProving is readState, except that the VMs prove returns (given
 // the state of the first retrieve) are taken as unchanged: their device
-// lists are not read (state.proven). prove nil reads every VM whole.
+// lists are not read (state.proven). prove nil reads every VM whole. With
+// vswitchKeys (the record's hint, record.go), the hosts' vSwitches are read
+// by those keys only (state.vswitchPart): the caller completes them
+// (completeVSwitches) before planning.
 func readStateProving(ctx context.Context, c *vim25.Client, prove func(*state) map[types.ManagedObjectReference]*VMRecord,
-	extraKeys, vmNames, hostNames []string, parallel int, hostExtra ...string) (*state, error) {
+	vswitchKeys, extraKeys, vmNames, hostNames []string, parallel int, hostExtra ...string) (*state, error) {
 	m := view.NewManager(c)
 	kinds := []string{"VirtualMachine", "HostSystem", "Network", "DistributedVirtualPortgroup", "DistributedVirtualSwitch"}
 	v, err := m.CreateContainerView(ctx, c.ServiceContent.RootFolder, kinds, true)
@@ -180,7 +198,7 @@ func readStateProving(ctx context.Context, c *vim25.Client, prove func(*state) m
 			}},
 			PropSet: []types.PropertySpec{
 				{Type: "VirtualMachine", PathSet: vmPaths},
-				{Type: "HostSystem", PathSet: append(slices.Clone(hostProps), hostExtra...)},
+				{Type: "HostSystem", PathSet: append(hostPaths(vswitchKeys), hostExtra...)},
 				{Type: "Network", PathSet: netProps},
 				{Type: "DistributedVirtualPortgroup", PathSet: dvpgProps},
 				{Type: "DistributedVirtualSwitch", PathSet: dvsProps},
@@ -197,13 +215,14 @@ func readStateProving(ctx context.Context, c *vim25.Client, prove func(*state) m
 		byType[oc.Obj.Type] = append(byType[oc.Obj.Type], oc)
 	}
 	s := &state{
-		vms:       map[string][]*mo.VirtualMachine{},
-		vmByRef:   map[types.ManagedObjectReference]*mo.VirtualMachine{},
-		hosts:     map[string][]*mo.HostSystem{},
-		networks:  map[types.ManagedObjectReference]network{},
-		vmsOnHost: map[types.ManagedObjectReference][]*mo.VirtualMachine{},
-		dvs:       map[string]*dvs{},
-		proven:    map[types.ManagedObjectReference]*VMRecord{},
+		vms:         map[string][]*mo.VirtualMachine{},
+		vmByRef:     map[types.ManagedObjectReference]*mo.VirtualMachine{},
+		hosts:       map[string][]*mo.HostSystem{},
+		networks:    map[types.ManagedObjectReference]network{},
+		vmsOnHost:   map[types.ManagedObjectReference][]*mo.VirtualMachine{},
+		dvs:         map[string]*dvs{},
+		proven:      map[types.ManagedObjectReference]*VMRecord{},
+		vswitchPart: map[types.ManagedObjectReference]bool{},
 	}
 	var vms []mo.VirtualMachine
 	if err := mo.LoadObjectContent(byType["VirtualMachine"], &vms); err != nil {
@@ -217,12 +236,27 @@ func readStateProving(ctx context.Context, c *vim25.Client, prove func(*state) m
 			s.vmsOnHost[*vm.Runtime.Host] = append(s.vmsOnHost[*vm.Runtime.Host], vm)
 		}
 	}
+	hostOCs := byType["HostSystem"]
+	keyedVS := make([][]types.HostVirtualSwitch, len(hostOCs))
+	if len(vswitchKeys) > 0 {
+		for i := range hostOCs {
+			hostOCs[i], keyedVS[i] = splitVSwitches(hostOCs[i])
+		}
+	}
 	var hosts []mo.HostSystem
-	if err := mo.LoadObjectContent(byType["HostSystem"], &hosts); err != nil {
+	if err := mo.LoadObjectContent(hostOCs, &hosts); err != nil {
 		return nil, fmt.Errorf("decode hosts: %w", err)
 	}
 	for i := range hosts {
-		s.hosts[hosts[i].Name] = append(s.hosts[hosts[i].Name], &hosts[i])
+		h := &hosts[i]
+		if len(vswitchKeys) > 0 && h.Config != nil && i < len(keyedVS) && hostOCs[i].Obj == h.Self {
+			if h.Config.Network == nil {
+				h.Config.Network = &types.HostNetworkInfo{}
+			}
+			h.Config.Network.Vswitch = keyedVS[i]
+			s.vswitchPart[h.Self] = true
+		}
+		s.hosts[h.Name] = append(s.hosts[h.Name], h)
 	}
 	var nets []mo.Network
 	if err := mo.LoadObjectContent(byType["Network"], &nets); err != nil {
@@ -418,6 +452,136 @@ func splitExtraConfig(oc types.ObjectContent) (types.ObjectContent, []types.Base
 	}
 	oc.MissingSet = missing
 	return oc, opts
+}
+
+// hostPaths is the first retrieve's host properties: hostProps, with the
+// vSwitch list read by the keys vswitchKeys instead of whole when there are
+// any.
+func hostPaths(vswitchKeys []string) []string {
+	if len(vswitchKeys) == 0 {
+		return slices.Clone(hostProps)
+	}
+	var out []string
+	for _, p := range hostProps {
+		if p != vswitchProp {
+			out = append(out, p)
+		}
+	}
+	for _, k := range vswitchKeys {
+		out = append(out, vswitchPath(k))
+	}
+	return out
+}
+
+// splitVSwitches takes the keyed vSwitch properties out of a host's content
+// (mo cannot load them; a key the host lacks comes back empty or in the
+// missing set, and is simply not there) and returns the vSwitches.
+func splitVSwitches(oc types.ObjectContent) (types.ObjectContent, []types.HostVirtualSwitch) {
+	var out []types.HostVirtualSwitch
+	props := oc.PropSet[:0:0]
+	for _, p := range oc.PropSet {
+		if !strings.HasPrefix(p.Name, vswitchPrefix) {
+			props = append(props, p)
+			continue
+		}
+		switch v := p.Val.(type) {
+		case types.HostVirtualSwitch:
+			out = append(out, v)
+		case *types.HostVirtualSwitch:
+			out = append(out, *v)
+		}
+	}
+	oc.PropSet = props
+	missing := oc.MissingSet[:0:0]
+	for _, m := range oc.MissingSet {
+		if !strings.HasPrefix(m.Path, vswitchPrefix) {
+			missing = append(missing, m)
+		}
+	}
+	oc.MissingSet = missing
+	return oc, out
+}
+
+// completeVSwitches reads whole the vSwitch list of every host of the
+// inventory read by key (state.vswitchPart) on which none of the vSwitches
+// read carries the PF (vmx.HostNIC): one retrieve for all of them, none
+// when every keyed read found its PF. A host's PF is an uplink of at most
+// one virtual switch (vSphere Networking: a physical adapter belongs to one
+// switch), so the vSwitch that carries it, read by key, is the one the
+// whole list would give planMTU; anything else (the PF moved to another
+// vSwitch or to a distributed switch, the vSwitch gone or renamed) reads
+// the whole list, as without the record.
+func completeVSwitches(ctx context.Context, c *vim25.Client, inv *inventory.Inventory, s *state) error {
+	var objs []types.ObjectSpec
+	byRef := map[types.ManagedObjectReference]*mo.HostSystem{}
+	for _, name := range inv.ESXiHosts() {
+		nic, _ := vmx.HostNIC(inv, name)
+		for _, h := range s.hosts[name] {
+			if !s.vswitchPart[h.Self] || carriesPF(h, nic.PF) {
+				continue
+			}
+			objs = append(objs, types.ObjectSpec{Obj: h.Self})
+			byRef[h.Self] = h
+		}
+	}
+	if len(objs) == 0 {
+		return nil
+	}
+	res, err := property.DefaultCollector(c).RetrieveProperties(ctx, types.RetrieveProperties{SpecSet: []types.PropertyFilterSpec{{
+		ObjectSet: objs,
+		PropSet:   []types.PropertySpec{{Type: "HostSystem", PathSet: []string{vswitchProp}}},
+	}}})
+	if err != nil {
+		return fmt.Errorf("retrieve vSwitches: %w", err)
+	}
+	for _, oc := range res.Returnval {
+		dst := byRef[oc.Obj]
+		if dst == nil {
+			continue
+		}
+		var h mo.HostSystem
+		if err := mo.LoadObjectContent([]types.ObjectContent{oc}, &h); err != nil {
+			return fmt.Errorf("decode vSwitches of %s: %w", dst.Name, err)
+		}
+		dst.Config.Network.Vswitch = nil
+		if h.Config != nil && h.Config.Network != nil {
+			dst.Config.Network.Vswitch = h.Config.Network.Vswitch
+		}
+		delete(s.vswitchPart, dst.Self)
+	}
+	for _, h := range byRef {
+		if s.vswitchPart[h.Self] {
+			return fmt.Errorf("retrieve vSwitches: ESXi host %s not returned", h.Name)
+		}
+	}
+	return nil
+}
+
+// carriesPF reports whether one of h's vSwitches has the uplink pf (by its
+// physical NIC's key, or in its bond bridge): the test planMTU makes.
+func carriesPF(h *mo.HostSystem, pf string) bool {
+	if h.Config == nil || h.Config.Network == nil || pf == "" {
+		return false
+	}
+	pnicKey := ""
+	for _, pn := range h.Config.Network.Pnic {
+		if pn.Device == pf {
+			pnicKey = pn.Key
+		}
+	}
+	for i := range h.Config.Network.Vswitch {
+		if vswitchCarries(&h.Config.Network.Vswitch[i], pnicKey, pf) {
+			return true
+		}
+	}
+	return false
+}
+
+// vswitchCarries reports whether vs has the uplink pf, whose physical NIC's
+// key is pnicKey.
+func vswitchCarries(vs *types.HostVirtualSwitch, pnicKey, pf string) bool {
+	bond, _ := vs.Spec.Bridge.(*types.HostVirtualSwitchBondBridge)
+	return (pnicKey != "" && slices.Contains(vs.Pnic, pnicKey)) || (bond != nil && slices.Contains(bond.NicDevice, pf))
 }
 
 func isInvalidProperty(err error) bool {
