@@ -518,6 +518,7 @@ func execute(ctx context.Context, c *vim25.Client, hosts []*hostPlan, opts Optio
 	}
 	opts.Track.Phase(fmt.Sprintf("changing ESXi hosts and VMs through vCenter, %d at a time", opts.Parallel), n)
 	reconfigureDVS(ctx, c, waiter, hosts)
+	readManagers(ctx, c, hosts)
 	sem := make(chan struct{}, opts.Parallel)
 	acquire := func() bool {
 		select {

@@ -16,6 +16,9 @@ import (
 const (
 	vswitchKeyed = "config.network.vswitch["
 	vswitchWhole = "config.network.vswitch</pathSet>"
+	// managers marks the reads of the hosts' manager references, which
+	// only an apply that changes a host needs.
+	managers = "configManager.networkSystem"
 )
 
 // The record names, per ESXi host, the vSwitch that carries its PF; a no-op
@@ -32,6 +35,7 @@ func TestRecordVSwitchChangesBehindItsBack(t *testing.T) {
 	}
 	e.counter.Watch(vswitchKeyed)
 	e.counter.Watch(vswitchWhole)
+	e.counter.Watch(managers)
 	esxi := e.inv.ESXiHosts()
 	want := "key-vim.host.VirtualSwitch-" + vcsimtest.DataVSwitch
 	for _, name := range esxi {
@@ -50,6 +54,9 @@ func TestRecordVSwitchChangesBehindItsBack(t *testing.T) {
 	}
 	if k, w, r := e.counter.Matched(vswitchKeyed), e.counter.Matched(vswitchWhole), e.counter.Count("RetrievePropertiesEx"); k != 1 || w != 0 || r != 1 {
 		t.Errorf("no-op: %d keyed and %d whole vSwitch reads (want 1, 0), %d retrieves (want 1): %s", k, w, r, e.counter)
+	}
+	if n := e.counter.Matched(managers); n != 0 {
+		t.Errorf("no-op: %d reads of the hosts' managers, want 0: %s", n, e.counter)
 	}
 
 	// Another client lowers the data vSwitch's MTU on one host, through
@@ -107,6 +114,11 @@ func TestRecordVSwitchChangesBehindItsBack(t *testing.T) {
 	}
 	if k, w, r := e.counter.Matched(vswitchKeyed), e.counter.Matched(vswitchWhole), e.counter.Count("RetrievePropertiesEx"); k != 1 || w != 1 {
 		t.Errorf("apply: %d keyed and %d whole vSwitch reads (want 1, 1; %d retrieves): %s", k, w, r, e.counter)
+	}
+	// The two hosts to change add no device: their network systems are
+	// read for the change, in one retrieve.
+	if n := e.counter.Matched(managers); n != 1 {
+		t.Errorf("apply: %d reads of the hosts' managers, want 1: %s", n, e.counter)
 	}
 	if got := e.sim.VSwitchMTU(lowered); got != mtu {
 		t.Errorf("%s: %s MTU %d after apply, want %d", lowered, vcsimtest.DataVSwitch, got, mtu)

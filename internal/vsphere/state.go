@@ -42,8 +42,8 @@ var (
 	hostProps = []string{
 		"name", "network", "config.pciPassthruInfo",
 		"config.network.pnic", vswitchProp, "config.network.proxySwitch",
-		"configManager.pciPassthruSystem", "configManager.networkSystem", "configManager.kernelModuleSystem",
-		"config.product.version", // the ESXi version: the passthrough limit (limits.go)
+		"configManager.kernelModuleSystem", // every apply reads the nmlx5_core parameters through it
+		"config.product.version",           // the ESXi version: the passthrough limit (limits.go)
 	}
 	netProps  = []string{"name"}
 	dvpgProps = []string{"name", "key"}
@@ -58,8 +58,12 @@ var (
 	// changed between the two reads is not recorded (record.go).
 	vmHardwareProps = []string{"config.hardware.device", "config.changeVersion"}
 
+	// The managers a host change is sent to: read only for the hosts
+	// that change (readDevices, readManagers), not by every no-op.
+	hostManagerProps = []string{"configManager.pciPassthruSystem", "configManager.networkSystem"}
+
 	// Second retrieve (readDevices).
-	hostDeviceProps = []string{"hardware.pciDevice"}
+	hostDeviceProps = append([]string{"hardware.pciDevice"}, hostManagerProps...)
 	vmDeviceProps   = []string{"environmentBrowser"}
 )
 
@@ -505,10 +509,11 @@ func splitVSwitches(oc types.ObjectContent) (types.ObjectContent, []types.HostVi
 // completeVSwitches reads whole the vSwitch list of every host of the
 // inventory read by key (state.vswitchPart) on which none of the vSwitches
 // read carries the PF (vmx.HostNIC): one retrieve for all of them, none
-// when every keyed read found its PF. A host's PF is an uplink of at most
-// one virtual switch (vSphere Networking: a physical adapter belongs to one
-// switch), so the vSwitch that carries it, read by key, is the one the
-// whole list would give planMTU; anything else (the PF moved to another
+// when every keyed read found its PF. ESXi attaches a physical NIC to one
+// virtual switch at a time (adding one in use to another switch migrates
+// it: VMware PowerCLI reference, Add-VirtualSwitchPhysicalNetworkAdapter),
+// so the vSwitch read by key that carries the PF is the one the whole list
+// would give planMTU; anything else (the PF moved to another
 // vSwitch or to a distributed switch, the vSwitch gone or renamed) reads
 // the whole list, as without the record.
 func completeVSwitches(ctx context.Context, c *vim25.Client, inv *inventory.Inventory, s *state) error {
@@ -639,6 +644,7 @@ func readDevices(ctx context.Context, c *vim25.Client, hosts []*mo.HostSystem, v
 					h.Hardware.NumaInfo = dst.Hardware.NumaInfo // read by the first retrieve (Check)
 				}
 				dst.Hardware = h.Hardware
+				setManagers(dst, &h)
 			}
 		case "VirtualMachine":
 			var vm mo.VirtualMachine
@@ -651,6 +657,61 @@ func readDevices(ctx context.Context, c *vim25.Client, hosts []*mo.HostSystem, v
 		}
 	}
 	return nil
+}
+
+// setManagers copies the manager references of hostManagerProps read into
+// src to dst.
+func setManagers(dst, src *mo.HostSystem) {
+	if r := src.ConfigManager.PciPassthruSystem; r != nil {
+		dst.ConfigManager.PciPassthruSystem = r
+	}
+	if r := src.ConfigManager.NetworkSystem; r != nil {
+		dst.ConfigManager.NetworkSystem = r
+	}
+}
+
+// readManagers reads the manager references (hostManagerProps) of the
+// hosts whose plan sends a passthrough, SR-IOV or vSwitch change and that
+// readDevices did not read: one retrieve for all of them, none when no
+// host needs one. A host it cannot read fails.
+func readManagers(ctx context.Context, c *vim25.Client, hosts []*hostPlan) {
+	var objs []types.ObjectSpec
+	byRef := map[types.ManagedObjectReference]*hostPlan{}
+	for _, hp := range hosts {
+		if hp.err != nil || hp.host == nil {
+			continue
+		}
+		cm := hp.host.ConfigManager
+		if (len(hp.passthru) > 0 && cm.PciPassthruSystem == nil) || (hp.vswitchSpec != nil && cm.NetworkSystem == nil) {
+			objs = append(objs, types.ObjectSpec{Obj: hp.host.Self})
+			byRef[hp.host.Self] = hp
+		}
+	}
+	if len(objs) == 0 {
+		return
+	}
+	res, err := property.DefaultCollector(c).RetrieveProperties(ctx, types.RetrieveProperties{SpecSet: []types.PropertyFilterSpec{{
+		ObjectSet: objs,
+		PropSet:   []types.PropertySpec{{Type: "HostSystem", PathSet: hostManagerProps}},
+	}}})
+	if err == nil {
+		for _, oc := range res.Returnval {
+			hp := byRef[oc.Obj]
+			if hp == nil {
+				continue
+			}
+			var h mo.HostSystem
+			if err = mo.LoadObjectContent([]types.ObjectContent{oc}, &h); err != nil {
+				break
+			}
+			setManagers(hp.host, &h)
+		}
+	}
+	if err != nil {
+		for _, hp := range byRef {
+			hp.fail(fmt.Errorf("ESXi host %s: read its managers: %w", hp.name, err))
+		}
+	}
 }
 
 // hostNetwork returns the network named name that host is connected to.
