@@ -2,6 +2,7 @@ package vsphere_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -132,6 +133,43 @@ func TestRecordVSwitchChangesBehindItsBack(t *testing.T) {
 	})
 	if r := e.record.Hosts[moved]; r.VSwitch != "key-vim.host.VirtualSwitch-vSwitchNew" {
 		t.Errorf("record of %s after the move: %+v", moved, r)
+	}
+
+	// On a third host the PF moves to a distributed switch's proxy switch:
+	// read with the whole vSwitch list (the first retrieve leaves proxy
+	// switches out when it reads vSwitches by key), the plan sees it there.
+	onDVS := esxi[2]
+	var saved types.HostNetworkInfo
+	e.sim.EditHostNetwork(onDVS, func(net *types.HostNetworkInfo) {
+		saved = *net
+		saved.Vswitch = slices.Clone(net.Vswitch)
+		for i := range net.Vswitch {
+			vs := &net.Vswitch[i]
+			if vs.Name == vcsimtest.DataVSwitch {
+				net.ProxySwitch = append(net.ProxySwitch, types.HostProxySwitch{DvsUuid: "uuid-elsewhere", DvsName: "DVS-elsewhere", Key: "uuid-elsewhere", Pnic: vs.Pnic, Mtu: 1500})
+				vs.Pnic, vs.Spec.Bridge = nil, nil
+			}
+		}
+	})
+	res, out = e.applyRecord(t, false)
+	if res.Err() != nil || !strings.Contains(out, "is on distributed switch DVS-elsewhere, which vCenter did not list") {
+		t.Fatalf("apply with the PF on a distributed switch: %s\n%s", res.Summary(), out)
+	}
+	if k, w := e.counter.Matched(vswitchKeyed), e.counter.Matched(vswitchWhole); k != 1 || w != 1 {
+		t.Errorf("apply with the PF on a distributed switch: %d keyed and %d whole vSwitch reads, want 1 and 1: %s", k, w, e.counter)
+	}
+	if r, ok := e.record.Hosts[onDVS]; ok {
+		t.Errorf("record of %s, whose PF is on no vSwitch: %+v", onDVS, r)
+	}
+	// Back on its vSwitch: with a host the record names no vSwitch of,
+	// every vSwitch is read whole, once, and the host recorded again.
+	e.sim.EditHostNetwork(onDVS, func(net *types.HostNetworkInfo) { *net = saved })
+	res, out = e.applyRecord(t, false)
+	if res.Err() != nil || res.HostsChanged != 0 {
+		t.Fatalf("apply with the PF back: %s\n%s", res.Summary(), out)
+	}
+	if k, w := e.counter.Matched(vswitchKeyed), e.counter.Matched(vswitchWhole); k != 0 || w != 1 {
+		t.Errorf("apply with the PF back: %d keyed and %d whole vSwitch reads, want 0 and 1: %s", k, w, e.counter)
 	}
 
 	// Nothing left to do: the next apply reads by key again (two keys now)

@@ -41,7 +41,7 @@ var (
 	}
 	hostProps = []string{
 		"name", "network", "config.pciPassthruInfo",
-		"config.network.pnic", vswitchProp, "config.network.proxySwitch",
+		"config.network.pnic", vswitchProp, proxySwitchProp,
 		"configManager.kernelModuleSystem", // every apply reads the nmlx5_core parameters through it
 		"config.product.version",           // the ESXi version: the passthrough limit (limits.go)
 	}
@@ -78,6 +78,9 @@ func extraConfigPath(key string) string { return fmt.Sprintf("%s%q]", extraConfi
 const (
 	vswitchProp   = "config.network.vswitch"
 	vswitchPrefix = vswitchProp + "["
+	// proxySwitchProp is a host's list of distributed switches' proxy
+	// switches.
+	proxySwitchProp = "config.network.proxySwitch"
 )
 
 // vswitchPath is the property path of the vSwitch whose key is key.
@@ -136,7 +139,8 @@ type state struct {
 	proven map[types.ManagedObjectReference]*VMRecord
 	// vswitchPart marks the hosts whose config.network.vswitch holds only
 	// the vSwitches read by key (vswitchPath) in the first retrieve, not
-	// the whole list: completeVSwitches reads it whole for every
+	// the whole list, and whose proxy switches were not read:
+	// completeVSwitches reads it whole for every
 	// inventory host where none of them carries the PF (record.go).
 	vswitchPart map[types.ManagedObjectReference]bool
 }
@@ -460,14 +464,16 @@ func splitExtraConfig(oc types.ObjectContent) (types.ObjectContent, []types.Base
 
 // hostPaths is the first retrieve's host properties: hostProps, with the
 // vSwitch list read by the keys vswitchKeys instead of whole when there are
-// any.
+// any, and then without the distributed switches' proxy switches (planMTU
+// looks at them only for a PF on no vSwitch: completeVSwitches reads them
+// with the whole vSwitch list).
 func hostPaths(vswitchKeys []string) []string {
 	if len(vswitchKeys) == 0 {
 		return slices.Clone(hostProps)
 	}
 	var out []string
 	for _, p := range hostProps {
-		if p != vswitchProp {
+		if p != vswitchProp && p != proxySwitchProp {
 			out = append(out, p)
 		}
 	}
@@ -506,8 +512,8 @@ func splitVSwitches(oc types.ObjectContent) (types.ObjectContent, []types.HostVi
 	return oc, out
 }
 
-// completeVSwitches reads whole the vSwitch list of every host of the
-// inventory read by key (state.vswitchPart) on which none of the vSwitches
+// completeVSwitches reads whole the vSwitch list (and the proxy switches)
+// of every host of the inventory read by key (state.vswitchPart) on which none of the vSwitches
 // read carries the PF (vmx.HostNIC): one retrieve for all of them, none
 // when every keyed read found its PF. ESXi attaches a physical NIC to one
 // virtual switch at a time (adding one in use to another switch migrates
@@ -534,7 +540,7 @@ func completeVSwitches(ctx context.Context, c *vim25.Client, inv *inventory.Inve
 	}
 	res, err := property.DefaultCollector(c).RetrieveProperties(ctx, types.RetrieveProperties{SpecSet: []types.PropertyFilterSpec{{
 		ObjectSet: objs,
-		PropSet:   []types.PropertySpec{{Type: "HostSystem", PathSet: []string{vswitchProp}}},
+		PropSet:   []types.PropertySpec{{Type: "HostSystem", PathSet: []string{vswitchProp, proxySwitchProp}}},
 	}}})
 	if err != nil {
 		return fmt.Errorf("retrieve vSwitches: %w", err)
@@ -548,9 +554,9 @@ func completeVSwitches(ctx context.Context, c *vim25.Client, inv *inventory.Inve
 		if err := mo.LoadObjectContent([]types.ObjectContent{oc}, &h); err != nil {
 			return fmt.Errorf("decode vSwitches of %s: %w", dst.Name, err)
 		}
-		dst.Config.Network.Vswitch = nil
+		dst.Config.Network.Vswitch, dst.Config.Network.ProxySwitch = nil, nil
 		if h.Config != nil && h.Config.Network != nil {
-			dst.Config.Network.Vswitch = h.Config.Network.Vswitch
+			dst.Config.Network.Vswitch, dst.Config.Network.ProxySwitch = h.Config.Network.Vswitch, h.Config.Network.ProxySwitch
 		}
 		delete(s.vswitchPart, dst.Self)
 	}
