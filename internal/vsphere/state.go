@@ -215,6 +215,12 @@ func readStateProving(ctx context.Context, c *vim25.Client, prove func(*state) m
 	}
 	pc := property.DefaultCollector(c)
 	res, err := pc.RetrieveProperties(ctx, spec(vmIDProps))
+	if err != nil && isInvalidProperty(err) && len(vswitchKeys) > 0 {
+		// A server that does not take the keyed vSwitch paths: read the
+		// vSwitches whole, as without the record.
+		vswitchKeys = nil
+		res, err = pc.RetrieveProperties(ctx, spec(vmIDProps))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("retrieve VMs and hosts: %w", err)
 	}
