@@ -181,8 +181,15 @@ func Apply(ctx context.Context, c *vim25.Client, inv *inventory.Inventory, opts 
 			return proveUnchanged(id, inv, s, opts.Record)
 		}
 	}
-	st, err := readStateProving(ctx, c, prove, managedKeys(inv), inventoryVMs(inv), inv.ESXiHosts(), opts.Parallel)
+	var hints []string
+	if !opts.Full {
+		hints = vswitchHints(id, inv, opts.Record)
+	}
+	st, err := readStateProving(ctx, c, prove, hints, managedKeys(inv), inventoryVMs(inv), inv.ESXiHosts(), opts.Parallel)
 	if err != nil {
+		return nil, err
+	}
+	if err := completeVSwitches(ctx, c, inv, st); err != nil {
 		return nil, err
 	}
 	if st.clones, err = planClones(ctx, c, inv, st, opts); err != nil {
@@ -511,6 +518,7 @@ func execute(ctx context.Context, c *vim25.Client, hosts []*hostPlan, opts Optio
 	}
 	opts.Track.Phase(fmt.Sprintf("changing ESXi hosts and VMs through vCenter, %d at a time", opts.Parallel), n)
 	reconfigureDVS(ctx, c, waiter, hosts)
+	readManagers(ctx, c, hosts)
 	sem := make(chan struct{}, opts.Parallel)
 	acquire := func() bool {
 		select {

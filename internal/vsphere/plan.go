@@ -63,7 +63,10 @@ type hostPlan struct {
 	// vswitchSpec is the standard vSwitch's whole spec with the new MTU
 	// (UpdateVirtualSwitch replaces the spec; nil: no change); dvs is the
 	// distributed switch the PF is on instead.
-	vswitch     string
+	vswitch string
+	// vswitchKey is the key of the vSwitch that carries the PF ("" if
+	// none): the record's hint for the next apply's read (record.go).
+	vswitchKey  string
 	vswitchSpec *types.HostVirtualSwitchSpec
 	dvs         *dvs
 	notes       []string
@@ -434,10 +437,10 @@ func (hp *hostPlan) planMTU(st *state, want int) {
 	}
 	for i := range h.Config.Network.Vswitch {
 		vs := &h.Config.Network.Vswitch[i]
-		bond, _ := vs.Spec.Bridge.(*types.HostVirtualSwitchBondBridge)
-		if !slices.Contains(vs.Pnic, pnicKey) && (bond == nil || !slices.Contains(bond.NicDevice, hp.nic.PF)) {
+		if !vswitchCarries(vs, pnicKey, hp.nic.PF) {
 			continue
 		}
+		hp.vswitchKey = vs.Key
 		cur := vs.Mtu
 		if cur == 0 {
 			cur = vs.Spec.Mtu

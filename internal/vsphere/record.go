@@ -52,6 +52,22 @@ type Record struct {
 	VCenter string `json:"vcenter"`
 	// VMs by VM name.
 	VMs map[string]VMRecord `json:"vms"`
+	// Hosts by ESXi host name: hints, not proofs (see HostRecord).
+	Hosts map[string]HostRecord `json:"hosts,omitempty"`
+}
+
+// HostRecord is what the last apply saw of an ESXi host that lets the next
+// read less of it. It proves nothing: whatever it names is read again and
+// checked; a wrong hint costs one more retrieve, never a skipped change.
+type HostRecord struct {
+	// Ref is the host's managed object id, e.g. "host-21".
+	Ref string `json:"ref"`
+	// VSwitch is the key (HostVirtualSwitch.key) of the standard vSwitch
+	// that carried the host's PF. The next apply reads only the vSwitches
+	// of such keys (config.network.vswitch["KEY"]) instead of every
+	// vSwitch, and reads the whole list of a host where none of them
+	// carries the PF any more (completeVSwitches).
+	VSwitch string `json:"vswitch,omitempty"`
 }
 
 // RecordSchema names the record's format and the plan rules its digests
@@ -143,6 +159,26 @@ func proveUnchanged(c vcenterID, inv *inventory.Inventory, st *state, rec *Recor
 	return out
 }
 
+// vswitchHints lists, sorted and once each, the vSwitch keys the record
+// holds for the ESXi hosts of inv; nil (read every vSwitch) when the record
+// is missing, of another schema or vCenter, or names no key for one of
+// them (so that a host the record does not know costs no extra retrieve).
+func vswitchHints(c vcenterID, inv *inventory.Inventory, rec *Record) []string {
+	if rec == nil || rec.Schema != RecordSchema || rec.VCenter == "" || rec.VCenter != string(c) {
+		return nil
+	}
+	var keys []string
+	for _, name := range inv.ESXiHosts() {
+		r, ok := rec.Hosts[name]
+		if !ok || r.VSwitch == "" {
+			return nil
+		}
+		keys = append(keys, r.VSwitch)
+	}
+	slices.Sort(keys)
+	return slices.Compact(keys)
+}
+
 // vcenterID is a vCenter's InstanceUuid.
 type vcenterID string
 
@@ -151,7 +187,7 @@ type vcenterID string
 // changeVersion and planned with nothing to do (see Record), and the old
 // entries of VMs not in inv, as they were.
 func newRecord(c vcenterID, inv *inventory.Inventory, st *state, hosts []*hostPlan, old *Record) *Record {
-	rec := &Record{Schema: RecordSchema, VCenter: string(c), VMs: map[string]VMRecord{}}
+	rec := &Record{Schema: RecordSchema, VCenter: string(c), VMs: map[string]VMRecord{}, Hosts: map[string]HostRecord{}}
 	if old != nil && old.Schema == RecordSchema && old.VCenter == string(c) {
 		mine := map[string]bool{}
 		for i := range inv.Hosts {
@@ -162,9 +198,19 @@ func newRecord(c vcenterID, inv *inventory.Inventory, st *state, hosts []*hostPl
 				rec.VMs[name] = r
 			}
 		}
+		for name, r := range old.Hosts {
+			if !slices.Contains(inv.ESXiHosts(), name) {
+				rec.Hosts[name] = r
+			}
+		}
 	}
 	if c == "" {
 		return rec
+	}
+	for _, hp := range hosts {
+		if hp.host != nil && hp.vswitchKey != "" {
+			rec.Hosts[hp.name] = HostRecord{Ref: hp.host.Self.Value, VSwitch: hp.vswitchKey}
+		}
 	}
 	for _, hp := range hosts {
 		for _, vp := range hp.vms {

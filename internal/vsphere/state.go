@@ -41,9 +41,9 @@ var (
 	}
 	hostProps = []string{
 		"name", "network", "config.pciPassthruInfo",
-		"config.network.pnic", "config.network.vswitch", "config.network.proxySwitch",
-		"configManager.pciPassthruSystem", "configManager.networkSystem", "configManager.kernelModuleSystem",
-		"config.product.version", // the ESXi version: the passthrough limit (limits.go)
+		"config.network.pnic", vswitchProp, proxySwitchProp,
+		"configManager.kernelModuleSystem", // every apply reads the nmlx5_core parameters through it
+		"config.product.version",           // the ESXi version: the passthrough limit (limits.go)
 	}
 	netProps  = []string{"name"}
 	dvpgProps = []string{"name", "key"}
@@ -58,8 +58,12 @@ var (
 	// changed between the two reads is not recorded (record.go).
 	vmHardwareProps = []string{"config.hardware.device", "config.changeVersion"}
 
+	// The managers a host change is sent to: read only for the hosts
+	// that change (readDevices, readManagers), not by every no-op.
+	hostManagerProps = []string{"configManager.pciPassthruSystem", "configManager.networkSystem"}
+
 	// Second retrieve (readDevices).
-	hostDeviceProps = []string{"hardware.pciDevice"}
+	hostDeviceProps = append([]string{"hardware.pciDevice"}, hostManagerProps...)
 	vmDeviceProps   = []string{"environmentBrowser"}
 )
 
@@ -68,6 +72,19 @@ const extraConfigPrefix = "config.extraConfig["
 
 // extraConfigPath is the property path of one ExtraConfig key.
 func extraConfigPath(key string) string { return fmt.Sprintf("%s%q]", extraConfigPrefix, key) }
+
+// vswitchProp is a host's list of standard vSwitches; vswitchPrefix starts
+// a keyed path into it, one vSwitch by its key (HostVirtualSwitch.key).
+const (
+	vswitchProp   = "config.network.vswitch"
+	vswitchPrefix = vswitchProp + "["
+	// proxySwitchProp is a host's list of distributed switches' proxy
+	// switches.
+	proxySwitchProp = "config.network.proxySwitch"
+)
+
+// vswitchPath is the property path of the vSwitch whose key is key.
+func vswitchPath(key string) string { return fmt.Sprintf("%s%q]", vswitchPrefix, key) }
 
 // managedKeys lists the ExtraConfig keys apply sets for any VM of inv.
 func managedKeys(inv *inventory.Inventory) []string {
@@ -120,6 +137,12 @@ type state struct {
 	// (record.go): their device lists were not read. Empty in Check and
 	// in a full read.
 	proven map[types.ManagedObjectReference]*VMRecord
+	// vswitchPart marks the hosts whose config.network.vswitch holds only
+	// the vSwitches read by key (vswitchPath) in the first retrieve, not
+	// the whole list, and whose proxy switches were not read:
+	// completeVSwitches reads it whole for every
+	// inventory host where none of them carries the PF (record.go).
+	vswitchPart map[types.ManagedObjectReference]bool
 }
 
 // dvs is a distributed switch as read, and what apply does to it: its
@@ -153,14 +176,17 @@ type network struct {
 // hostExtra are host properties beyond hostProps (Check reads
 // summary.rebootRequired).
 func readState(ctx context.Context, c *vim25.Client, extraKeys, vmNames, hostNames []string, parallel int, hostExtra ...string) (*state, error) {
-	return readStateProving(ctx, c, nil, extraKeys, vmNames, hostNames, parallel, hostExtra...)
+	return readStateProving(ctx, c, nil, nil, extraKeys, vmNames, hostNames, parallel, hostExtra...)
 }
 
 // readStateProving is readState, except that the VMs prove returns (given
 // the state of the first retrieve) are taken as unchanged: their device
-// lists are not read (state.proven). prove nil reads every VM whole.
+// lists are not read (state.proven). prove nil reads every VM whole. With
+// vswitchKeys (the record's hint, record.go), the hosts' vSwitches are read
+// by those keys only (state.vswitchPart): the caller completes them
+// (completeVSwitches) before planning.
 func readStateProving(ctx context.Context, c *vim25.Client, prove func(*state) map[types.ManagedObjectReference]*VMRecord,
-	extraKeys, vmNames, hostNames []string, parallel int, hostExtra ...string) (*state, error) {
+	vswitchKeys, extraKeys, vmNames, hostNames []string, parallel int, hostExtra ...string) (*state, error) {
 	m := view.NewManager(c)
 	kinds := []string{"VirtualMachine", "HostSystem", "Network", "DistributedVirtualPortgroup", "DistributedVirtualSwitch"}
 	v, err := m.CreateContainerView(ctx, c.ServiceContent.RootFolder, kinds, true)
@@ -180,7 +206,7 @@ func readStateProving(ctx context.Context, c *vim25.Client, prove func(*state) m
 			}},
 			PropSet: []types.PropertySpec{
 				{Type: "VirtualMachine", PathSet: vmPaths},
-				{Type: "HostSystem", PathSet: append(slices.Clone(hostProps), hostExtra...)},
+				{Type: "HostSystem", PathSet: append(hostPaths(vswitchKeys), hostExtra...)},
 				{Type: "Network", PathSet: netProps},
 				{Type: "DistributedVirtualPortgroup", PathSet: dvpgProps},
 				{Type: "DistributedVirtualSwitch", PathSet: dvsProps},
@@ -189,6 +215,12 @@ func readStateProving(ctx context.Context, c *vim25.Client, prove func(*state) m
 	}
 	pc := property.DefaultCollector(c)
 	res, err := pc.RetrieveProperties(ctx, spec(vmIDProps))
+	if err != nil && isInvalidProperty(err) && len(vswitchKeys) > 0 {
+		// A server that does not take the keyed vSwitch paths: read the
+		// vSwitches whole, as without the record.
+		vswitchKeys = nil
+		res, err = pc.RetrieveProperties(ctx, spec(vmIDProps))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("retrieve VMs and hosts: %w", err)
 	}
@@ -197,13 +229,14 @@ func readStateProving(ctx context.Context, c *vim25.Client, prove func(*state) m
 		byType[oc.Obj.Type] = append(byType[oc.Obj.Type], oc)
 	}
 	s := &state{
-		vms:       map[string][]*mo.VirtualMachine{},
-		vmByRef:   map[types.ManagedObjectReference]*mo.VirtualMachine{},
-		hosts:     map[string][]*mo.HostSystem{},
-		networks:  map[types.ManagedObjectReference]network{},
-		vmsOnHost: map[types.ManagedObjectReference][]*mo.VirtualMachine{},
-		dvs:       map[string]*dvs{},
-		proven:    map[types.ManagedObjectReference]*VMRecord{},
+		vms:         map[string][]*mo.VirtualMachine{},
+		vmByRef:     map[types.ManagedObjectReference]*mo.VirtualMachine{},
+		hosts:       map[string][]*mo.HostSystem{},
+		networks:    map[types.ManagedObjectReference]network{},
+		vmsOnHost:   map[types.ManagedObjectReference][]*mo.VirtualMachine{},
+		dvs:         map[string]*dvs{},
+		proven:      map[types.ManagedObjectReference]*VMRecord{},
+		vswitchPart: map[types.ManagedObjectReference]bool{},
 	}
 	var vms []mo.VirtualMachine
 	if err := mo.LoadObjectContent(byType["VirtualMachine"], &vms); err != nil {
@@ -217,12 +250,27 @@ func readStateProving(ctx context.Context, c *vim25.Client, prove func(*state) m
 			s.vmsOnHost[*vm.Runtime.Host] = append(s.vmsOnHost[*vm.Runtime.Host], vm)
 		}
 	}
+	hostOCs := byType["HostSystem"]
+	keyedVS := make([][]types.HostVirtualSwitch, len(hostOCs))
+	if len(vswitchKeys) > 0 {
+		for i := range hostOCs {
+			hostOCs[i], keyedVS[i] = splitVSwitches(hostOCs[i])
+		}
+	}
 	var hosts []mo.HostSystem
-	if err := mo.LoadObjectContent(byType["HostSystem"], &hosts); err != nil {
+	if err := mo.LoadObjectContent(hostOCs, &hosts); err != nil {
 		return nil, fmt.Errorf("decode hosts: %w", err)
 	}
 	for i := range hosts {
-		s.hosts[hosts[i].Name] = append(s.hosts[hosts[i].Name], &hosts[i])
+		h := &hosts[i]
+		if len(vswitchKeys) > 0 && h.Config != nil && i < len(keyedVS) && hostOCs[i].Obj == h.Self {
+			if h.Config.Network == nil {
+				h.Config.Network = &types.HostNetworkInfo{}
+			}
+			h.Config.Network.Vswitch = keyedVS[i]
+			s.vswitchPart[h.Self] = true
+		}
+		s.hosts[h.Name] = append(s.hosts[h.Name], h)
 	}
 	var nets []mo.Network
 	if err := mo.LoadObjectContent(byType["Network"], &nets); err != nil {
@@ -420,6 +468,139 @@ func splitExtraConfig(oc types.ObjectContent) (types.ObjectContent, []types.Base
 	return oc, opts
 }
 
+// hostPaths is the first retrieve's host properties: hostProps, with the
+// vSwitch list read by the keys vswitchKeys instead of whole when there are
+// any, and then without the distributed switches' proxy switches (planMTU
+// looks at them only for a PF on no vSwitch: completeVSwitches reads them
+// with the whole vSwitch list).
+func hostPaths(vswitchKeys []string) []string {
+	if len(vswitchKeys) == 0 {
+		return slices.Clone(hostProps)
+	}
+	var out []string
+	for _, p := range hostProps {
+		if p != vswitchProp && p != proxySwitchProp {
+			out = append(out, p)
+		}
+	}
+	for _, k := range vswitchKeys {
+		out = append(out, vswitchPath(k))
+	}
+	return out
+}
+
+// splitVSwitches takes the keyed vSwitch properties out of a host's content
+// (mo cannot load them; a key the host lacks comes back empty or in the
+// missing set, and is simply not there) and returns the vSwitches.
+func splitVSwitches(oc types.ObjectContent) (types.ObjectContent, []types.HostVirtualSwitch) {
+	var out []types.HostVirtualSwitch
+	props := oc.PropSet[:0:0]
+	for _, p := range oc.PropSet {
+		if !strings.HasPrefix(p.Name, vswitchPrefix) {
+			props = append(props, p)
+			continue
+		}
+		switch v := p.Val.(type) {
+		case types.HostVirtualSwitch:
+			out = append(out, v)
+		case *types.HostVirtualSwitch:
+			out = append(out, *v)
+		}
+	}
+	oc.PropSet = props
+	missing := oc.MissingSet[:0:0]
+	for _, m := range oc.MissingSet {
+		if !strings.HasPrefix(m.Path, vswitchPrefix) {
+			missing = append(missing, m)
+		}
+	}
+	oc.MissingSet = missing
+	return oc, out
+}
+
+// completeVSwitches reads whole the vSwitch list (and the proxy switches)
+// of every host of the inventory read by key (state.vswitchPart) on which none of the vSwitches
+// read carries the PF (vmx.HostNIC): one retrieve for all of them, none
+// when every keyed read found its PF. ESXi attaches a physical NIC to one
+// virtual switch at a time (adding one in use to another switch migrates
+// it: VMware PowerCLI reference, Add-VirtualSwitchPhysicalNetworkAdapter),
+// so the vSwitch read by key that carries the PF is the one the whole list
+// would give planMTU; anything else (the PF moved to another
+// vSwitch or to a distributed switch, the vSwitch gone or renamed) reads
+// the whole list, as without the record.
+func completeVSwitches(ctx context.Context, c *vim25.Client, inv *inventory.Inventory, s *state) error {
+	var objs []types.ObjectSpec
+	byRef := map[types.ManagedObjectReference]*mo.HostSystem{}
+	for _, name := range inv.ESXiHosts() {
+		nic, _ := vmx.HostNIC(inv, name)
+		for _, h := range s.hosts[name] {
+			if !s.vswitchPart[h.Self] || carriesPF(h, nic.PF) {
+				continue
+			}
+			objs = append(objs, types.ObjectSpec{Obj: h.Self})
+			byRef[h.Self] = h
+		}
+	}
+	if len(objs) == 0 {
+		return nil
+	}
+	res, err := property.DefaultCollector(c).RetrieveProperties(ctx, types.RetrieveProperties{SpecSet: []types.PropertyFilterSpec{{
+		ObjectSet: objs,
+		PropSet:   []types.PropertySpec{{Type: "HostSystem", PathSet: []string{vswitchProp, proxySwitchProp}}},
+	}}})
+	if err != nil {
+		return fmt.Errorf("retrieve vSwitches: %w", err)
+	}
+	for _, oc := range res.Returnval {
+		dst := byRef[oc.Obj]
+		if dst == nil {
+			continue
+		}
+		var h mo.HostSystem
+		if err := mo.LoadObjectContent([]types.ObjectContent{oc}, &h); err != nil {
+			return fmt.Errorf("decode vSwitches of %s: %w", dst.Name, err)
+		}
+		dst.Config.Network.Vswitch, dst.Config.Network.ProxySwitch = nil, nil
+		if h.Config != nil && h.Config.Network != nil {
+			dst.Config.Network.Vswitch, dst.Config.Network.ProxySwitch = h.Config.Network.Vswitch, h.Config.Network.ProxySwitch
+		}
+		delete(s.vswitchPart, dst.Self)
+	}
+	for _, h := range byRef {
+		if s.vswitchPart[h.Self] {
+			return fmt.Errorf("retrieve vSwitches: ESXi host %s not returned", h.Name)
+		}
+	}
+	return nil
+}
+
+// carriesPF reports whether one of h's vSwitches has the uplink pf (by its
+// physical NIC's key, or in its bond bridge): the test planMTU makes.
+func carriesPF(h *mo.HostSystem, pf string) bool {
+	if h.Config == nil || h.Config.Network == nil || pf == "" {
+		return false
+	}
+	pnicKey := ""
+	for _, pn := range h.Config.Network.Pnic {
+		if pn.Device == pf {
+			pnicKey = pn.Key
+		}
+	}
+	for i := range h.Config.Network.Vswitch {
+		if vswitchCarries(&h.Config.Network.Vswitch[i], pnicKey, pf) {
+			return true
+		}
+	}
+	return false
+}
+
+// vswitchCarries reports whether vs has the uplink pf, whose physical NIC's
+// key is pnicKey.
+func vswitchCarries(vs *types.HostVirtualSwitch, pnicKey, pf string) bool {
+	bond, _ := vs.Spec.Bridge.(*types.HostVirtualSwitchBondBridge)
+	return (pnicKey != "" && slices.Contains(vs.Pnic, pnicKey)) || (bond != nil && slices.Contains(bond.NicDevice, pf))
+}
+
 func isInvalidProperty(err error) bool {
 	if !soap.IsSoapFault(err) {
 		return false
@@ -475,6 +656,7 @@ func readDevices(ctx context.Context, c *vim25.Client, hosts []*mo.HostSystem, v
 					h.Hardware.NumaInfo = dst.Hardware.NumaInfo // read by the first retrieve (Check)
 				}
 				dst.Hardware = h.Hardware
+				setManagers(dst, &h)
 			}
 		case "VirtualMachine":
 			var vm mo.VirtualMachine
@@ -487,6 +669,61 @@ func readDevices(ctx context.Context, c *vim25.Client, hosts []*mo.HostSystem, v
 		}
 	}
 	return nil
+}
+
+// setManagers copies the manager references of hostManagerProps read into
+// src to dst.
+func setManagers(dst, src *mo.HostSystem) {
+	if r := src.ConfigManager.PciPassthruSystem; r != nil {
+		dst.ConfigManager.PciPassthruSystem = r
+	}
+	if r := src.ConfigManager.NetworkSystem; r != nil {
+		dst.ConfigManager.NetworkSystem = r
+	}
+}
+
+// readManagers reads the manager references (hostManagerProps) of the
+// hosts whose plan sends a passthrough, SR-IOV or vSwitch change and that
+// readDevices did not read: one retrieve for all of them, none when no
+// host needs one. A host it cannot read fails.
+func readManagers(ctx context.Context, c *vim25.Client, hosts []*hostPlan) {
+	var objs []types.ObjectSpec
+	byRef := map[types.ManagedObjectReference]*hostPlan{}
+	for _, hp := range hosts {
+		if hp.err != nil || hp.host == nil {
+			continue
+		}
+		cm := hp.host.ConfigManager
+		if (len(hp.passthru) > 0 && cm.PciPassthruSystem == nil) || (hp.vswitchSpec != nil && cm.NetworkSystem == nil) {
+			objs = append(objs, types.ObjectSpec{Obj: hp.host.Self})
+			byRef[hp.host.Self] = hp
+		}
+	}
+	if len(objs) == 0 {
+		return
+	}
+	res, err := property.DefaultCollector(c).RetrieveProperties(ctx, types.RetrieveProperties{SpecSet: []types.PropertyFilterSpec{{
+		ObjectSet: objs,
+		PropSet:   []types.PropertySpec{{Type: "HostSystem", PathSet: hostManagerProps}},
+	}}})
+	if err == nil {
+		for _, oc := range res.Returnval {
+			hp := byRef[oc.Obj]
+			if hp == nil {
+				continue
+			}
+			var h mo.HostSystem
+			if err = mo.LoadObjectContent([]types.ObjectContent{oc}, &h); err != nil {
+				break
+			}
+			setManagers(hp.host, &h)
+		}
+	}
+	if err != nil {
+		for _, hp := range byRef {
+			hp.fail(fmt.Errorf("ESXi host %s: read its managers: %w", hp.name, err))
+		}
+	}
 }
 
 // hostNetwork returns the network named name that host is connected to.

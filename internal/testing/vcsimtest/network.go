@@ -91,3 +91,20 @@ func (s *Sim) VSwitchMTU(esxi string) int32 {
 	})
 	return mtu
 }
+
+// EditHostNetwork changes an ESXi host's config.network in place, as a
+// change made on the host itself (esxcli, the host client) would: f gets a
+// copy, which replaces the host's. false: no such host.
+func (s *Sim) EditHostNetwork(esxi string, f func(net *types.HostNetworkInfo)) bool {
+	h := s.hosts[esxi]
+	if h == nil {
+		return false
+	}
+	s.Lock(h.Self, func() {
+		net := *h.Config.Network
+		net.Vswitch = append([]types.HostVirtualSwitch(nil), net.Vswitch...)
+		f(&net)
+		h.Config.Network = &net
+	})
+	return true
+}
