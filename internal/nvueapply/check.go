@@ -267,7 +267,7 @@ func (k *checker) ports() {
 		ifc, err := k.c.GetTree(k.ctx, []string{"interface", name}, "")
 		if err != nil {
 			for _, c := range []string{CheckLink, CheckMTU, CheckPauseCounters} {
-				k.unsure(c, name, "GET /nvue_v1/interface/"+name+": "+err.Error())
+				k.unsure(c, name, err.Error()) // the error names the request
 			}
 			continue
 		}
@@ -283,7 +283,11 @@ func (k *checker) ports() {
 		}
 		switch {
 		case oper == "up":
-			k.pass(CheckLink, name, fmt.Sprintf("up, %v", link["speed"]))
+			found := "up"
+			if speed, ok := link["speed"]; ok && speed != nil {
+				found = fmt.Sprintf("up, %v", speed)
+			}
+			k.pass(CheckLink, name, found)
 		case admin == "down":
 			k.fail(CheckLink, name, "administratively down", "up", NVCommand([]string{"interface", name, "link", "state", "up"}, map[string]any{})+applyFix)
 		default:
@@ -305,7 +309,7 @@ func (k *checker) ports() {
 func (k *checker) pause(name string) {
 	stats, err := k.c.GetTree(k.ctx, []string{"interface", name, "counters", "qos", "pfc-stats"}, "")
 	if err != nil {
-		k.unsure(CheckPauseCounters, name, "GET /nvue_v1/interface/"+name+"/counters/qos/pfc-stats: "+err.Error())
+		k.unsure(CheckPauseCounters, name, err.Error()) // the error names the request
 		return
 	}
 	prio, _ := lookup(stats, []string{"switch-priority", strconv.Itoa(k.inv.RoCE.Priority)})

@@ -2,6 +2,7 @@ package nvuesim
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -27,8 +28,18 @@ func (s *Server) operational() Tree {
 		ifaces = map[string]any{}
 		t["interface"] = ifaces
 	}
+	names := make([]string, 0, s.opt.Ports)
 	for i := 1; i <= s.opt.Ports; i++ {
-		name := fmt.Sprintf("swp%d", i)
+		names = append(names, fmt.Sprintf("swp%d", i))
+	}
+	// A broken-out port's lanes (swp1s0 … swp1s3) exist once configured
+	// ("Switch Port Attributes", breakout ports).
+	for name := range ifaces {
+		if breakoutLane.MatchString(name) {
+			names = append(names, name)
+		}
+	}
+	for _, name := range names {
 		ifc, _ := ifaces[name].(map[string]any)
 		if ifc == nil {
 			ifc = map[string]any{}
@@ -127,3 +138,6 @@ func (s *Server) roceView() map[string]any {
 	}
 	return v
 }
+
+// breakoutLane is a lane of a broken-out front-panel port: swp<N>s<M>.
+var breakoutLane = regexp.MustCompile(`^swp[0-9]+s[0-9]+$`)
