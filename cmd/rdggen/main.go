@@ -208,6 +208,8 @@ func parsed(fs *pflag.FlagSet, err error, stdout io.Writer) (int, bool) {
 		hint := ""
 		if fs.Name() == "rdggen" && slices.Contains(commands, fs.Arg(0)) {
 			hint = fmt.Sprintf(": the command comes first (rdggen %s [flags])", fs.Arg(0))
+		} else if a := fs.Arg(0); (strings.HasSuffix(a, ".yaml") || strings.HasSuffix(a, ".yml")) && fs.Lookup("file") != nil {
+			hint = fmt.Sprintf(": the inventory goes after -f (-f %s)", quote.Terminal(quote.Sh(a)))
 		}
 		fmt.Fprintf(fs.Output(), "rdggen: unexpected argument %s%s\n", strconv.Quote(fs.Arg(0)), hint)
 		return exitUsage, false
