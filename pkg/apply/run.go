@@ -315,7 +315,7 @@ type rankWriter struct {
 	mu    sync.Mutex
 	w     io.Writer
 	ranks []*inventory.Host
-	buf   []byte
+	lines lineBuffer
 }
 
 func newRankWriter(w io.Writer, ranks []*inventory.Host) *rankWriter {
@@ -325,24 +325,36 @@ func newRankWriter(w io.Writer, ranks []*inventory.Host) *rankWriter {
 func (r *rankWriter) Write(p []byte) (int, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.buf = append(r.buf, p...)
-	for {
-		i := bytes.IndexByte(r.buf, '\n')
-		if i < 0 {
-			return len(p), nil
-		}
-		r.line(r.buf[:i])
-		r.buf = r.buf[i+1:]
-	}
+	return r.lines.write(p, r.line)
 }
 
 // Flush writes a last line without its newline.
 func (r *rankWriter) Flush() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if len(r.buf) > 0 {
-		r.line(r.buf)
-		r.buf = nil
+	r.lines.flush(r.line)
+}
+
+// lineBuffer gathers written bytes into whole lines: write hands each
+// complete line (without its newline) to line, flush the last one.
+type lineBuffer struct{ buf []byte }
+
+func (b *lineBuffer) write(p []byte, line func([]byte)) (int, error) {
+	b.buf = append(b.buf, p...)
+	for {
+		i := bytes.IndexByte(b.buf, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		line(b.buf[:i])
+		b.buf = b.buf[i+1:]
+	}
+}
+
+func (b *lineBuffer) flush(line func([]byte)) {
+	if len(b.buf) > 0 {
+		line(b.buf)
+		b.buf = nil
 	}
 }
 

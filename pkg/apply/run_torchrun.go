@@ -1,7 +1,6 @@
 package apply
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -202,28 +201,13 @@ type nodeWriter struct {
 	node  int
 	host  string
 	first int
-	buf   []byte
+	out   lineBuffer
 }
 
-func (n *nodeWriter) Write(p []byte) (int, error) {
-	n.buf = append(n.buf, p...)
-	for {
-		i := bytes.IndexByte(n.buf, '\n')
-		if i < 0 {
-			return len(p), nil
-		}
-		n.line(n.buf[:i])
-		n.buf = n.buf[i+1:]
-	}
-}
+func (n *nodeWriter) Write(p []byte) (int, error) { return n.out.write(p, n.line) }
 
 // Flush writes a last line without its newline.
-func (n *nodeWriter) Flush() {
-	if len(n.buf) > 0 {
-		n.line(n.buf)
-		n.buf = nil
-	}
-}
+func (n *nodeWriter) Flush() { n.out.flush(n.line) }
 
 func (n *nodeWriter) line(l []byte) {
 	text := strings.TrimSuffix(string(l), "\r")
