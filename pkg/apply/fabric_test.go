@@ -1,0 +1,247 @@
+package apply_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rdggen/rdggen/internal/testing/fabricnet"
+	"github.com/rdggen/rdggen/pkg/apply"
+	"github.com/rdggen/rdggen/pkg/applyplan"
+	"github.com/rdggen/rdggen/pkg/cumulus/nvuesim"
+	"github.com/rdggen/rdggen/pkg/inventory"
+)
+
+// cumulusFabric is the golden 2 × 2 Cumulus fabric (testdata/golden/
+// fabric-cumulus) on fabricnet: each switch an nvuesim whose applied
+// configuration FRR and the kernel follow, each host a stand-in namespace
+// on its leaf port with its data address, its leaf as default gateway and
+// its docker0 address on lo. leaf1 starts with a user's own BGP: an
+// eBGP neighbor and a network of its own, under the AS rdggen assigns it.
+type cumulusFabric struct {
+	inv  *inventory.Inventory
+	f    *fabricnet.Fabric
+	sims map[string]*nvuesim.Server
+	ns   map[string]string // host → namespace
+	opts apply.SwitchOptions
+}
+
+// userNeighbor and userNetwork are leaf1's user BGP configuration.
+const userNeighbor, userNetwork = "192.0.2.9", "198.51.100.0/24"
+
+func newCumulusFabric(t *testing.T) *cumulusFabric {
+	t.Helper()
+	src, err := os.ReadFile("../../testdata/golden/fabric-cumulus/inventory.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv, err := inventory.Load("inventory.yaml", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &cumulusFabric{inv: inv, sims: map[string]*nvuesim.Server{}, ns: map[string]string{}}
+	c.f = fabricnet.New(t, fabricnet.SpecOf(inv), fabricnet.Options{})
+	for i, sw := range inv.Switches {
+		var seed nvuesim.Tree
+		if sw.Name == "leaf1" {
+			seed = nvuesim.Tree{
+				"router": map[string]any{"bgp": map[string]any{"autonomous-system": int64(65101)}},
+				"vrf": map[string]any{"default": map[string]any{"router": map[string]any{"bgp": map[string]any{
+					"neighbor":       map[string]any{userNeighbor: map[string]any{"remote-as": int64(65500)}},
+					"address-family": map[string]any{"ipv4-unicast": map[string]any{"network": map[string]any{userNetwork: map[string]any{}}}},
+				}}}},
+			}
+		}
+		s := nvuesim.Start(t, nvuesim.Options{Version: sw.Cumulus.String(), Hostname: sw.Name, Ports: sw.Ports, Applied: seed})
+		c.sims[sw.Name] = s
+		c.f.FollowNVUE(sw.Name, s)
+		inv.Switches[i].Mgmt = s.Addr
+	}
+	for _, h := range inv.Hosts {
+		ns := c.f.HostNS(h.Name)
+		c.ns[h.Name] = ns
+		leaf := inv.LeafOf(&h)
+		c.f.Attach(leaf.Name, leaf.PortName(h.Data.Port), ns, "data0")
+		ipns(t, ns, "addr", "add", h.Data.Address.String(), "dev", "data0")
+		ipns(t, ns, "route", "add", "default", "via", leaf.Fabric.Gateway.String())
+		ipns(t, ns, "addr", "add", netip.PrefixFrom(h.Bridge().Addr(), 32).String(), "dev", "lo")
+	}
+	// Every simulator serves httptest's one certificate: one pin for all.
+	c.opts = apply.SwitchOptions{
+		Common:    apply.Common{Parallel: 4},
+		NVUE:      apply.NVUE{Password: "cumulus", Fingerprint: c.sims["spine1"].Fingerprint()},
+		BackupDir: filepath.Join(t.TempDir(), "bk"),
+	}
+	return c
+}
+
+func ipns(t *testing.T, ns string, args ...string) {
+	t.Helper()
+	if out, err := exec.Command("ip", append([]string{"-n", ns}, args...)...).CombinedOutput(); err != nil {
+		t.Fatalf("ip -n %s %s: %v: %s", ns, strings.Join(args, " "), err, out)
+	}
+}
+
+// plannedPeers are each switch's planned BGP sessions: the uplinks' ports
+// (unnumbered).
+func (c *cumulusFabric) plannedPeers(sw string) []string {
+	var out []string
+	s := c.inv.Switch(sw)
+	for _, u := range c.inv.Uplinks(sw) {
+		out = append(out, s.PortName(u.Port))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// established reports whether every planned session is Established.
+func (c *cumulusFabric) established() (bool, string) {
+	var b strings.Builder
+	ok := true
+	for _, sw := range c.inv.Switches {
+		s, err := c.f.BGPSummary(sw.Name)
+		if err != nil {
+			return false, err.Error()
+		}
+		fmt.Fprintf(&b, "%s:\n%s", sw.Name, s)
+		state := map[string]string{}
+		for _, p := range s.Peers {
+			state[p.Neighbor] = p.State
+		}
+		for _, p := range c.plannedPeers(sw.Name) {
+			ok = ok && state[p] == "Established"
+		}
+	}
+	return ok, b.String()
+}
+
+func waitUntil(t *testing.T, d time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		ok, detail := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not after %s:\n%s", what, d, detail)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// Every switch of a 2 × 2 Cumulus fabric in one plan and one question,
+// applied in parallel; FRR then brings every planned session up and each
+// leaf routes the other leaf's container subnets over both spines; the
+// user's own BGP neighbor and network on leaf1 survive; a second apply
+// changes nothing.
+func TestSwitchesCumulusFabric(t *testing.T) {
+	c := newCumulusFabric(t)
+	ctx := context.Background()
+	asked := 0
+	var out bytes.Buffer
+	o := c.opts
+	o.Out = &out
+	o.Confirm = func(_ context.Context, planned []applyplan.Machine) bool {
+		asked++
+		var names []string
+		for _, m := range planned {
+			names = append(names, m.Name)
+		}
+		if got := strings.Join(names, ","); got != "spine1,spine2,leaf1,leaf2" {
+			t.Errorf("the question's switches: %s", got)
+		}
+		return true
+	}
+	res, err := apply.Switches(ctx, c.inv, o)
+	if err != nil {
+		t.Fatalf("apply: %v\n%s", err, out.String())
+	}
+	if asked != 1 {
+		t.Errorf("asked %d times, want once for the whole fabric", asked)
+	}
+	for _, m := range res.Machines {
+		if m.Status != applyplan.Changed {
+			t.Errorf("%s: %s %s", m.Name, m.Status, m.Error)
+		}
+	}
+	if !strings.Contains(res.Summary, "switch: 4 changed, 0 up to date, 0 failed; 4 NVUE revision(s) applied") {
+		t.Errorf("summary: %s", res.Summary)
+	}
+	for _, sw := range c.inv.Switches {
+		c.f.Sync(sw.Name)
+	}
+
+	// The user's BGP configuration on leaf1 is still there, beside rdggen's.
+	applied := c.sims["leaf1"].Applied()
+	bgp := dig(applied, "vrf", "default", "router", "bgp")
+	if dig(bgp, "neighbor", userNeighbor, "remote-as") == nil || dig(bgp, "address-family", "ipv4-unicast", "network", userNetwork) == nil {
+		t.Errorf("the user's neighbor %s or network %s is gone from leaf1:\n%v", userNeighbor, userNetwork, bgp)
+	}
+	if dig(bgp, "neighbor", "swp63", "type") != "unnumbered" || dig(bgp, "address-family", "ipv4-unicast", "network", "172.16.11.0/24") == nil {
+		t.Errorf("rdggen's neighbor or network is missing on leaf1:\n%v", bgp)
+	}
+
+	waitUntil(t, 90*time.Second, "every planned BGP session Established", c.established)
+	for _, sw := range c.inv.Switches {
+		s, _ := c.f.BGPSummary(sw.Name)
+		t.Logf("%s show bgp summary:\n%s", sw.Name, s)
+	}
+	for leaf, dsts := range map[string][]string{"leaf1": {"172.16.21.0/24", "172.16.22.0/24", "10.1.2.0/24"}, "leaf2": {"172.16.11.0/24", "172.16.12.0/24", "10.1.1.0/24"}} {
+		for _, d := range dsts {
+			dst := netip.MustParsePrefix(d)
+			waitUntil(t, 60*time.Second, leaf+"'s route to "+d+" over both spines", func() (bool, string) {
+				r, ok, err := c.f.Route(leaf, dst)
+				return err == nil && ok && len(r.NextHops) == 2 && r.Protocol == "bgp", fmt.Sprint(r, ok, err)
+			})
+			r, _, _ := c.f.Route(leaf, dst)
+			var devs []string
+			for _, h := range r.NextHops {
+				devs = append(devs, h.Dev)
+			}
+			sort.Strings(devs)
+			if strings.Join(devs, ",") != "swp63,swp64" {
+				t.Errorf("%s %s: next hops %v, want via swp63 and swp64", leaf, d, r.NextHops)
+			}
+			t.Logf("%s: %s proto %s nexthops %v", leaf, r.Dst, r.Protocol, r.NextHops)
+		}
+	}
+	// Container address to container address across a spine.
+	h11, h21 := c.inv.Hosts[0], c.inv.Hosts[2]
+	waitUntil(t, 20*time.Second, "h11's containers reach h21's", func() (bool, string) {
+		out, err := exec.Command("ip", "netns", "exec", c.ns["h11"], "ping", "-c", "1", "-W", "1", "-I", h11.Bridge().Addr().String(), h21.Bridge().Addr().String()).CombinedOutput()
+		return err == nil, string(out)
+	})
+
+	// A second apply finds nothing to do.
+	o.Confirm = nil
+	res, err = apply.Switches(ctx, c.inv, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range res.Machines {
+		if m.Status != applyplan.UpToDate {
+			t.Errorf("second apply: %s %s %+v", m.Name, m.Status, m.Changes)
+		}
+	}
+}
+
+// dig walks a decoded JSON tree.
+func dig(v any, keys ...string) any {
+	for _, k := range keys {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[k]
+	}
+	return v
+}
