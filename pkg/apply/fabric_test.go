@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -18,6 +19,7 @@ import (
 	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/cumulus/nvuesim"
 	"github.com/rdggen/rdggen/pkg/inventory"
+	"github.com/rdggen/rdggen/pkg/readiness"
 )
 
 // cumulusFabric is the golden 2 × 2 Cumulus fabric (testdata/golden/
@@ -232,6 +234,107 @@ func TestSwitchesCumulusFabric(t *testing.T) {
 			t.Errorf("second apply: %s %s %+v", m.Name, m.Status, m.Changes)
 		}
 	}
+
+	t.Run("check passes", func(t *testing.T) {
+		var bad []readiness.Result
+		waitUntil(t, 60*time.Second, "check passes (LLDP neighbors learnt)", func() (bool, string) {
+			bad = c.failures(t)
+			return len(bad) == 0, lines(bad)
+		})
+		rs, _ := apply.CheckSwitches(ctx, c.inv, c.opts)
+		var fabric []string
+		for _, r := range rs {
+			if r.Check == "bgp" || r.Check == "lldp" || (r.Check == "mtu" && !strings.HasPrefix(r.Subject, "swp1s")) {
+				fabric = append(fabric, r.Line())
+			}
+		}
+		if len(fabric) != 4*2*3 {
+			t.Errorf("%d fabric results (bgp, lldp, mtu), want 24 (4 switches × 2 uplinks × 3)", len(fabric))
+		}
+		t.Logf("check, the fabric's results:\n%s", strings.Join(fabric, "\n"))
+	})
+	t.Run("swapped cable", func(t *testing.T) {
+		c.f.Unplug(fabricnet.End{Switch: "leaf1", Port: "swp63"})
+		c.f.Unplug(fabricnet.End{Switch: "leaf1", Port: "swp64"})
+		c.f.Plug(fabricnet.Link{A: fabricnet.End{Switch: "leaf1", Port: "swp63"}, B: fabricnet.End{Switch: "spine2", Port: "swp1"}})
+		c.f.Plug(fabricnet.Link{A: fabricnet.End{Switch: "leaf1", Port: "swp64"}, B: fabricnet.End{Switch: "spine1", Port: "swp1"}})
+		want := []string{"leaf1 lldp swp63", "leaf1 lldp swp64", "spine1 lldp swp1", "spine2 lldp swp1"}
+		bad := c.waitFindings(t, want)
+		for _, r := range bad {
+			if r.Machine == "leaf1" && r.Subject == "swp63" && !strings.Contains(r.Fix, "miswired: leaf1 swp63 is cabled to spine2 swp1, the plan cables it to spine1 swp1: move the cable at leaf1 swp63 to spine1 swp1") {
+				t.Errorf("leaf1 swp63's fix: %s", r.Fix)
+			}
+		}
+		c.f.Unplug(fabricnet.End{Switch: "leaf1", Port: "swp63"})
+		c.f.Unplug(fabricnet.End{Switch: "leaf1", Port: "swp64"})
+		c.f.Plug(fabricnet.Link{A: fabricnet.End{Switch: "leaf1", Port: "swp63"}, B: fabricnet.End{Switch: "spine1", Port: "swp1"}})
+		c.f.Plug(fabricnet.Link{A: fabricnet.End{Switch: "leaf1", Port: "swp64"}, B: fabricnet.End{Switch: "spine2", Port: "swp1"}})
+		c.waitFindings(t, nil)
+	})
+	t.Run("stopped bgpd", func(t *testing.T) {
+		c.f.StopDaemon("leaf2", "bgpd")
+		c.waitFindings(t, []string{"spine1 bgp swp2", "spine2 bgp swp2", "leaf2 bgp swp63", "leaf2 bgp swp64"})
+		c.f.StartDaemon("leaf2", "bgpd")
+		c.waitFindings(t, nil)
+	})
+	t.Run("lowered MTU", func(t *testing.T) {
+		ipns(t, c.f.NS("leaf2"), "link", "set", "swp64", "mtu", "1500")
+		bad := c.waitFindings(t, []string{"leaf2 mtu swp64"})
+		if r := bad[0]; r.Found != "1500" || r.Expected != "9216" || !strings.HasPrefix(r.Fix, "nv set interface swp64 link mtu 9216 && nv config apply; every hop of the fabric carries MTU 9216, spine2 swp2 too") {
+			t.Errorf("the MTU finding: %+v", r)
+		}
+		ipns(t, c.f.NS("leaf2"), "link", "set", "swp64", "mtu", "9216")
+		c.waitFindings(t, nil)
+	})
+}
+
+// failures are the check's results other than passed.
+func (c *cumulusFabric) failures(t *testing.T) []readiness.Result {
+	t.Helper()
+	rs, err := apply.CheckSwitches(context.Background(), c.inv, c.opts)
+	if err != nil {
+		t.Fatalf("check: %v", err)
+	}
+	var bad []readiness.Result
+	for _, r := range rs {
+		if r.Status != readiness.Passed {
+			bad = append(bad, r)
+		}
+	}
+	return bad
+}
+
+// waitFindings waits until the check's findings are exactly want
+// ("machine check subject", sorted) and returns them; nil waits for a
+// check that passes.
+func (c *cumulusFabric) waitFindings(t *testing.T, want []string) []readiness.Result {
+	t.Helper()
+	var bad []readiness.Result
+	want = slices.Sorted(slices.Values(want))
+	waitUntil(t, 90*time.Second, fmt.Sprintf("findings %q", want), func() (bool, string) {
+		bad = c.failures(t)
+		var got []string
+		settled := true
+		for _, r := range bad {
+			got = append(got, r.Machine+" "+r.Check+" "+r.Subject)
+			// lldpd keeps a port's old neighbor until its TTL: wait for one.
+			settled = settled && !strings.Contains(r.Found, ", ")
+		}
+		sort.Strings(got)
+		return settled && strings.Join(got, "\n") == strings.Join(want, "\n"), lines(bad)
+	})
+	if len(bad) > 0 {
+		t.Logf("check:\n%s", lines(bad))
+	}
+	return bad
+}
+
+func lines(rs []readiness.Result) string {
+	var b strings.Builder
+	for _, r := range rs {
+		b.WriteString(r.Line() + "\n")
+	}
+	return b.String()
 }
 
 // dig walks a decoded JSON tree.

@@ -27,8 +27,17 @@ func (s *Server) operational() Tree {
 		ifaces = map[string]any{}
 		t["interface"] = ifaces
 	}
+	names := make([]string, 0, s.opt.Ports)
 	for i := 1; i <= s.opt.Ports; i++ {
-		name := fmt.Sprintf("swp%d", i)
+		names = append(names, fmt.Sprintf("swp%d", i))
+	}
+	for name := range ifaces {
+		// A broken-out port (swp1s0 … swp1s3) exists once configured.
+		if n, lane, ok := strings.Cut(strings.TrimPrefix(name, "swp"), "s"); ok && strings.HasPrefix(name, "swp") && isDigits(n) && isDigits(lane) {
+			names = append(names, name)
+		}
+	}
+	for _, name := range names {
 		ifc, _ := ifaces[name].(map[string]any)
 		if ifc == nil {
 			ifc = map[string]any{}
@@ -68,6 +77,11 @@ func (s *Server) operational() Tree {
 	if s.bgpOp != nil {
 		if live := s.bgpOp(); len(live) > 0 {
 			mergePatch(t, []string{"vrf", "default", "router", "bgp", "neighbor"}, live)
+		}
+	}
+	if s.ifOp != nil {
+		for name, v := range s.ifOp() {
+			mergePatch(t, []string{"interface", name}, v)
 		}
 	}
 	return t
@@ -126,4 +140,13 @@ func (s *Server) roceView() map[string]any {
 		}
 	}
 	return v
+}
+
+func isDigits(s string) bool {
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
