@@ -19,6 +19,7 @@ import (
 	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/cumulus/nvuesim"
 	"github.com/rdggen/rdggen/pkg/inventory"
+	"github.com/rdggen/rdggen/pkg/onyx/onyxsim"
 	"github.com/rdggen/rdggen/pkg/readiness"
 )
 
@@ -347,4 +348,119 @@ func dig(v any, keys ...string) any {
 		v = m[k]
 	}
 	return v
+}
+
+// The golden 2 × 2 ONYX fabric (testdata/golden/fabric-onyx) on fabricnet:
+// every switch an onyxsim that apply configures over SSH, FRR following
+// its running-config; numbered eBGP on the /31s comes up on every planned
+// session, each leaf routes the other's subnets over both spines, a
+// second apply sends nothing, and the read-only check finds nothing
+// wrong. (The ONYX check reads ports, PFC and ECN; BGP sessions and LLDP
+// are checked on Cumulus switches only: docs/fabric.md.)
+func TestSwitchesONYXFabric(t *testing.T) {
+	src, err := os.ReadFile("../../testdata/golden/fabric-onyx/inventory.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv, err := inventory.Load("inventory.yaml", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := fabricnet.New(t, fabricnet.SpecOf(inv), fabricnet.Options{})
+	kh := filepath.Join(t.TempDir(), "known_hosts")
+	var known []string
+	for i, sw := range inv.Switches {
+		s := onyxsim.Start(t, onyxsim.Options{Hostname: sw.Name, Version: sw.ONYX.String(), Ports: sw.Ports})
+		f.FollowONYX(sw.Name, s)
+		inv.Switches[i].Mgmt = s.Addr
+		known = append(known, s.KnownHostsLine())
+	}
+	if err := os.WriteFile(kh, []byte(strings.Join(known, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range inv.Hosts {
+		ns := f.HostNS(h.Name)
+		leaf := inv.LeafOf(&h)
+		f.Attach(leaf.Name, leaf.PortName(h.Data.Port), ns, "data0")
+		ipns(t, ns, "addr", "add", h.Data.Address.String(), "dev", "data0")
+		ipns(t, ns, "route", "add", "default", "via", leaf.Fabric.Gateway.String())
+		ipns(t, ns, "addr", "add", netip.PrefixFrom(h.Bridge().Addr(), 32).String(), "dev", "lo")
+	}
+	o := apply.SwitchOptions{Common: apply.Common{Parallel: 4}, SSH: apply.SSH{Password: "admin", KnownHosts: kh}, BackupDir: filepath.Join(t.TempDir(), "bk")}
+	ctx := context.Background()
+	var out bytes.Buffer
+	o.Out = &out
+	res, err := apply.Switches(ctx, inv, o)
+	if err != nil {
+		t.Fatalf("apply: %v\n%s", err, out.String())
+	}
+	for _, m := range res.Machines {
+		if m.Status != applyplan.Changed {
+			t.Errorf("%s: %s %s", m.Name, m.Status, m.Error)
+		}
+	}
+	t.Log(res.Summary)
+	for _, sw := range inv.Switches {
+		f.Sync(sw.Name)
+	}
+	waitUntil(t, 90*time.Second, "every planned BGP session Established", func() (bool, string) {
+		var b strings.Builder
+		ok := true
+		for _, sw := range inv.Switches {
+			s, err := f.BGPSummary(sw.Name)
+			if err != nil {
+				return false, err.Error()
+			}
+			fmt.Fprintf(&b, "%s:\n%s", sw.Name, s)
+			state := map[string]string{}
+			for _, p := range s.Peers {
+				state[p.Neighbor] = p.State
+			}
+			for _, u := range inv.Uplinks(sw.Name) {
+				ok = ok && state[u.Remote.Addr().String()] == "Established"
+			}
+		}
+		return ok, b.String()
+	})
+	for _, sw := range inv.Switches {
+		s, _ := f.BGPSummary(sw.Name)
+		t.Logf("%s show bgp summary:\n%s", sw.Name, s)
+	}
+	for leaf, d := range map[string]string{"leaf1": "172.16.21.0/24", "leaf2": "172.16.11.0/24"} {
+		dst := netip.MustParsePrefix(d)
+		waitUntil(t, 60*time.Second, leaf+"'s route to "+d+" over both spines", func() (bool, string) {
+			r, ok, err := f.Route(leaf, dst)
+			return err == nil && ok && len(r.NextHops) == 2, fmt.Sprint(r, ok, err)
+		})
+		r, _, _ := f.Route(leaf, dst)
+		t.Logf("%s: %s proto %s nexthops %v", leaf, r.Dst, r.Protocol, r.NextHops)
+	}
+	h11, h21 := inv.Hosts[0], inv.Hosts[2]
+	ns11 := fmt.Sprintf("rdg%df%s", f.Slot, h11.Name)
+	waitUntil(t, 20*time.Second, "h11's containers reach h21's", func() (bool, string) {
+		out, err := exec.Command("ip", "netns", "exec", ns11, "ping", "-c", "1", "-W", "1", "-I", h11.Bridge().Addr().String(), h21.Bridge().Addr().String()).CombinedOutput()
+		return err == nil, string(out)
+	})
+	res, err = apply.Switches(ctx, inv, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range res.Machines {
+		if m.Status != applyplan.UpToDate {
+			t.Errorf("second apply: %s %s %+v", m.Name, m.Status, m.Changes)
+		}
+	}
+	rs, err := apply.CheckSwitches(ctx, inv, o)
+	if err != nil {
+		t.Fatalf("check: %v", err)
+	}
+	var bad []readiness.Result
+	for _, r := range rs {
+		if r.Status == readiness.Failed {
+			bad = append(bad, r)
+		}
+	}
+	if len(bad) > 0 || len(rs) == 0 {
+		t.Errorf("check of the converged ONYX fabric (%d results):\n%s", len(rs), lines(bad))
+	}
 }
