@@ -24,16 +24,16 @@ import (
 // A 2 spines × 2 leaves × 2 hosts Cumulus fabric end to end: the switches
 // are nvuesim servers whose applied configuration FRR (zebra, staticd,
 // bgpd) and lldpd run in network namespaces (fabricnet), the hosts are
-// netnstest namespace hosts (real sshd, a Docker-like docker0 and
-// container namespace) cabled to their leaf ports. `apply` of the switches
-// (one plan, in parallel) and of the hosts (`rdggen apply --target
-// hosts`) brings every BGP session up, each leaf routes the other leaf's
-// container subnets over both spines, every container reaches every other
-// with its own address, a real Open MPI job runs with ranks on both
-// leaves, and the check passes.
+// netnstest namespace hosts (real sshd and dockerd) cabled to their leaf
+// ports. `apply` of the switches (one plan, in parallel), of the hosts and
+// of the workers brings every BGP session up, each leaf routes the other
+// leaf's container subnets over both spines, every container reaches
+// every other with its own address, a real Open MPI job started by `rdggen
+// run` runs with ranks on both leaves, and the check passes.
 func TestFabricEndToEnd(t *testing.T) {
 	prog := netnstest.BuildMPIProgram(t)
-	c := netnstest.New(t, netnstest.Options{Hosts: 4})
+	c := netnstest.New(t, netnstest.Options{Hosts: 4, Docker: true, Image: testImage})
+	c.ImportImage(testImage, netnstest.WorkerImage(t, prog))
 	f := fabricnet.New(t, fabricnet.Spec{
 		Switches: []fabricnet.Switch{{Name: "spine1", OS: fabricnet.Cumulus}, {Name: "spine2", OS: fabricnet.Cumulus},
 			{Name: "leaf1", OS: fabricnet.Cumulus}, {Name: "leaf2", OS: fabricnet.Cumulus}},
@@ -116,18 +116,25 @@ fabric:
 		}
 		f.Sync(m.Name)
 	}
-	args := []string{"apply", "--yes", "--target", "hosts", "-f", file,
-		"--ssh-user", "root", "--identity", c.Identity, "--known-hosts", c.KnownHosts, "--host-root", c.RootTemplate(),
-		"--docker-restart", c.DockerRestartCommand(), "--docker-validate", c.DockerValidateCommand()}
-	var hout, herr bytes.Buffer
-	if code := run(ctx, args, &hout, &herr, func(string) string { return "" }); code != exitOK {
-		t.Fatalf("apply --target hosts: exit %d\n%s%s", code, hout.String(), herr.String())
+	rdggen := func(args ...string) string {
+		t.Helper()
+		var out, errb bytes.Buffer
+		start := time.Now()
+		code := run(ctx, args, &out, &errb, func(string) string { return "" })
+		t.Logf("rdggen %s → exit %d in %.1fs\n%s%s", args[0]+" "+args[1]+" "+args[2]+" "+args[3], code, time.Since(start).Seconds(), lastLines(out.String(), 6), errb.String())
+		if code != exitOK {
+			t.Fatalf("rdggen %s: exit %d\n%s", strings.Join(args, " "), code, out.String())
+		}
+		return out.String()
 	}
-	t.Logf("rdggen apply --target hosts:\n%s", lastLines(hout.String(), 3))
+	login := []string{"-f", file, "--ssh-user", "root", "--identity", c.Identity, "--known-hosts", c.KnownHosts, "--host-root", c.RootTemplate()}
+	docker := []string{"--docker-restart", c.DockerRestartCommand(), "--docker-validate", c.DockerValidateCommand(), "--keys", filepath.Join(c.Dir, "keys")}
+	rdggen(append(append([]string{"apply", "--yes", "--target", "hosts"}, login...), docker...)...)
 	for _, h := range c.Hosts {
 		rs, err := c.HostRoutes(h)
 		t.Logf("%s's routes on data0: %q %v", h.Name, rs, err)
 	}
+	rdggen(append(append([]string{"apply", "--yes", "--target", "workers"}, login...), docker...)...)
 
 	established := func() (bool, string) {
 		var b strings.Builder
@@ -168,38 +175,40 @@ fabric:
 		}
 	}
 
-	jctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-	defer cancel()
-	if ok, failed := c.Reachability(jctx); len(failed) != 0 || len(ok) != 12 {
-		t.Fatalf("%d container pairs connect with their own source address; these do not: %v", len(ok), failed)
-	}
-	keys, err := horovod.GenerateWorkerKeys()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.StartWorkers(horovod.WorkerFiles(inv, keys), false)
-	argv := horovod.LaunchArgs(inv, true, []string{prog}, make([]int, len(inv.Hosts)))
-	mctx, mcancel := context.WithTimeout(jctx, 90*time.Second)
-	defer mcancel()
-	start := time.Now()
-	mout, err := c.MPIJob(mctx, c.Hosts[0], false, argv...)
-	t.Logf("mpirun across leaves (%.1fs): %v\n%s", time.Since(start).Seconds(), err, mout)
-	lines := netnstest.RankLines(mout)
-	if err != nil || len(lines) != 4 {
-		t.Fatalf("the MPI job across leaves failed: %v", err)
-	}
-	for r := range 4 {
-		if !strings.Contains(strings.Join(lines, "\n"), fmt.Sprintf("rank %d of 4: alltoall ok", r)) {
-			t.Errorf("rank %d's line missing: %q", r, lines)
+	// From each worker on leaf1 to each on leaf2 and back: ssh on the
+	// worker port, the receiver's sshd logs the sender's container address.
+	for _, a := range c.Hosts {
+		for _, b := range c.Hosts {
+			if inv.Hosts[a.Index].Data.Switch == inv.Hosts[b.Index].Data.Switch {
+				continue
+			}
+			out, err := a.Docker("exec", horovod.WorkerName, "ssh", b.Container.String(), "echo", "from-"+a.Name)
+			if err != nil || strings.TrimSpace(out) != "from-"+a.Name {
+				t.Errorf("%s -> %s: %v %s", a.Name, b.Name, err, out)
+			}
+			if log, _ := b.Docker("logs", horovod.WorkerName); !strings.Contains(log, "Accepted publickey for root from "+a.Container.String()+" ") {
+				t.Errorf("%s's sshd did not see %s's container address:\n%s", b.Name, a.Name, log)
+			}
 		}
-		h := inv.Hosts[r]
-		t.Logf("rank %d on %s (%s, container %s)", r, h.Name, h.Data.Switch, c.Hosts[r].Container)
 	}
 
-	// The launcher's SSH logins reached the workers on both leaves from
-	// its container's own address.
-	for _, h := range c.Hosts[1:] {
-		if log := c.WorkerLog(h); !strings.Contains(log, "Accepted publickey for root from "+c.Hosts[0].Container.String()+" ") {
+	// rdggen run: a real MPI job over the four workers, from ns-01's; each
+	// host has a RoCE v2 GID of its fabric data address (staged: no RDMA here).
+	for i, h := range c.Hosts {
+		stageRDMA(t, h, inv.Horovod.HCA, inv.Hosts[i].DataInterface, roceTable(inv.Hosts[i].Data.Address.Addr(), 3))
+	}
+	mout := rdggen(append(append([]string{"run"}, login...), "--mpirun", "--", "/usr/local/bin/allreduce")...)
+	t.Logf("rdggen run --mpirun across leaves:\n%s", mout)
+	for r, h := range inv.Hosts {
+		want := fmt.Sprintf("%s[%d]: rank %d of 4: alltoall ok, allreduce 10\n", h.Name, r, r)
+		if !strings.Contains(mout, want) {
+			t.Errorf("rdggen run's output lacks %q", want)
+		}
+		t.Logf("rank %d on %s (%s, container %s)", r, h.Name, h.Data.Switch, c.Hosts[r].Container)
+	}
+	// The workers on leaf2 saw the launcher's own container address.
+	for _, h := range c.Hosts[2:] {
+		if log, _ := h.Docker("logs", horovod.WorkerName); !strings.Contains(log, "Accepted publickey for root from "+c.Hosts[0].Container.String()+" ") {
 			t.Errorf("%s's worker sshd did not log a login from %s:\n%s", h.Name, c.Hosts[0].Container, log)
 		}
 	}
