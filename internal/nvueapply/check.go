@@ -351,12 +351,24 @@ func peerEnd(u inventory.Uplink) string {
 // lldp compares uplink name's LLDP neighbor with the plan.
 func (k *checker) lldp(name string, u inventory.Uplink, ifc Tree) {
 	want := peerEnd(u)
-	nbs, _ := lookup(ifc, []string{"lldp", "neighbor"})
+	nbs, present := lookup(ifc, []string{"lldp", "neighbor"})
 	m, _ := nbs.(map[string]any)
+	if !present {
+		if _, lldpOn := ifc["lldp"]; !lldpOn {
+			k.unsure(CheckLLDP, name, "GET /nvue_v1/interface/"+name+" has no lldp view: is LLDP running (`nv show service lldp`)?")
+			return
+		}
+	}
 	var seen []string
 	for id, v := range m {
 		sys, _ := lookup(Tree{"n": v}, []string{"n", "chassis", "system-name"})
-		port, _ := lookup(Tree{"n": v}, []string{"n", "port", "name"})
+		port, hasPort := lookup(Tree{"n": v}, []string{"n", "port", "name"})
+		if !hasPort {
+			// The view's shape is inferred (docs/nvue.md): say what was
+			// read rather than call the link miswired.
+			k.unsure(CheckLLDP, name, fmt.Sprintf("the LLDP neighbor %q is shown without port.name; compare `nv show interface %s lldp neighbor` with %s by hand", quote.Terminal(id), name, want))
+			return
+		}
 		sysName := fmt.Sprint(sys)
 		if sys == nil {
 			sysName = id

@@ -164,10 +164,11 @@ func (f *Fabric) NVUEInterfaces(sw string) map[string]any {
 		if l.Up {
 			oper = "up"
 		}
-		v := map[string]any{"link": map[string]any{"mtu": int64(l.MTU), "oper-status": oper}}
-		if nb := lldp[port]; nb != nil {
-			v["lldp"] = map[string]any{"neighbor": nb}
+		nb := lldp[port]
+		if nb == nil {
+			nb = map[string]any{} // LLDP runs; no neighbor on this port
 		}
+		v := map[string]any{"link": map[string]any{"mtu": int64(l.MTU), "oper-status": oper}, "lldp": map[string]any{"neighbor": nb}}
 		out[port] = v
 	}
 	return out
