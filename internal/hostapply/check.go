@@ -386,9 +386,20 @@ func roceFound(st *hostState) string {
 
 // routesFound describes the routes a passing routes check found.
 func routesFound(inv *inventory.Inventory, d *desired, h *inventory.Host) string {
-	if inv.Docker.SwitchRouted() && len(d.Routes) == 1 {
+	if inv.Docker.SwitchRouted() && len(d.Routes) >= 1 {
+		// The pool route first (dockernet.Routes); in a leaf-spine fabric
+		// each other leaf's data subnet follows, via the same gateway:
+		// 1 + (leaves − 1) routes.
 		r := d.Routes[0]
-		return fmt.Sprintf("the container pool %s via %s (%s) on %s", r.Dst, r.Via, r.Host, h.DataInterface)
+		found := fmt.Sprintf("the container pool %s via %s (%s) on %s", r.Dst, r.Via, r.Host, h.DataInterface)
+		if len(d.Routes) > 1 {
+			var others []string
+			for _, o := range d.Routes[1:] {
+				others = append(others, o.Dst.String())
+			}
+			found += fmt.Sprintf(", and the other leaves' data subnets %s via %s", strings.Join(others, ", "), d.Routes[1].Via)
+		}
+		return found
 	}
 	return fmt.Sprintf("%d route(s) to the other hosts' container subnets via %s", len(d.Routes), h.DataInterface)
 }

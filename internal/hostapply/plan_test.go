@@ -3,6 +3,7 @@ package hostapply
 import (
 	"fmt"
 	"net/netip"
+	"os"
 	"strings"
 	"testing"
 
@@ -314,4 +315,35 @@ func TestCheckFilesWithoutPeermem(t *testing.T) {
 	if files == nil || files.Found != want {
 		t.Errorf("files check %+v, want found %q", files, want)
 	}
+}
+
+// A fabric host has 1 + (leaves − 1) routes: the pool and each other
+// leaf's data subnet, all via its leaf's gateway; the routes check names
+// them all.
+func TestRoutesFoundFabric(t *testing.T) {
+	inv := loadGolden(t, "fabric-cumulus")
+	h := &inv.Hosts[0]
+	d := desiredFor(inv, h)
+	if len(d.Routes) != 2 {
+		t.Fatalf("%d routes, want 2 (pool + leaf2's subnet): %+v", len(d.Routes), d.Routes)
+	}
+	got := routesFound(inv, d, h)
+	want := "the container pool 172.16.0.0/16 via 10.1.1.254 (the container pool, routed by leaf leaf1) on enp1f0, and the other leaves' data subnets 10.1.2.0/24 via 10.1.1.254"
+	if got != want {
+		t.Errorf("routes found:\n got %s\nwant %s", got, want)
+	}
+}
+
+func loadGolden(t *testing.T, name string) *inventory.Inventory {
+	t.Helper()
+	p := "../../testdata/golden/" + name + "/inventory.yaml"
+	src, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv, err := inventory.Load(p, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inv
 }

@@ -47,6 +47,18 @@ const (
 	// and sent; Unknown when the switch does not report them. Never
 	// failed: pause frames are normal on a lossless fabric.
 	CheckPauseCounters = "pause-counters"
+	// CheckBGP reads, on a fabric switch (a role), the operational view
+	// of the default VRF's BGP neighbors (GET /nvue_v1/vrf/default/router/
+	// bgp/neighbor, `nv show vrf default router bgp neighbor`): each
+	// planned session (an uplink's port for an unnumbered one, the peer's
+	// /31 address for a numbered one) passes when its state is
+	// established, Subject the neighbor.
+	CheckBGP = "bgp"
+	// CheckLLDP compares, on each uplink, the LLDP neighbor the switch
+	// sees (`nv show interface <swp> lldp neighbor`: its system name and
+	// port) with the planned end of the link in fabric.links; a miswired
+	// link names both ends and the fix.
+	CheckLLDP = "lldp"
 )
 
 // applyFix is appended to `nv set` fixes: NVUE changes take effect on
@@ -142,6 +154,9 @@ func checkSwitch(ctx context.Context, inv *inventory.Inventory, sw inventory.Swi
 	}
 	k.roce(t.applied)
 	k.ports()
+	if sw.Fabric.Role != "" {
+		k.bgp()
+	}
 	return k.rs, ""
 }
 
@@ -260,13 +275,25 @@ func near(got float64, want int, shown any) bool {
 	return math.Abs(got-float64(want)) <= tol+1e-9
 }
 
-// ports checks each data port: link, MTU, pause counters.
+// ports checks each data port and, on a fabric switch, each uplink: link,
+// MTU, pause counters, and on an uplink its LLDP neighbor.
 func (k *checker) ports() {
-	for _, p := range cumulus.DataPorts(k.inv, k.sw) {
+	uplinks := map[string]inventory.Uplink{}
+	ports := cumulus.DataPorts(k.inv, k.sw)
+	for _, u := range k.inv.Uplinks(k.sw.Name) {
+		uplinks[k.sw.PortName(u.Port)] = u
+		ports = append(ports, u.Port)
+	}
+	for _, p := range ports {
 		name := k.sw.PortName(p)
+		u, isUplink := uplinks[name]
 		ifc, err := k.c.GetTree(k.ctx, []string{"interface", name}, "")
 		if err != nil {
-			for _, c := range []string{CheckLink, CheckMTU, CheckPauseCounters} {
+			checks := []string{CheckLink, CheckMTU, CheckPauseCounters}
+			if isUplink {
+				checks = append(checks, CheckLLDP)
+			}
+			for _, c := range checks {
 				k.unsure(c, name, err.Error()) // the error names the request
 			}
 			continue
@@ -281,6 +308,10 @@ func (k *checker) ports() {
 				oper = k
 			}
 		}
+		noLink := "the port is enabled but has no link: check the cable and the host's NIC (its data port)"
+		if isUplink {
+			noLink = fmt.Sprintf("the port is enabled but has no link: check the cable to %s and that port there (fabric.links[%d])", peerEnd(u), u.Link)
+		}
 		switch {
 		case oper == "up":
 			found := "up"
@@ -291,7 +322,7 @@ func (k *checker) ports() {
 		case admin == "down":
 			k.fail(CheckLink, name, "administratively down", "up", NVCommand([]string{"interface", name, "link", "state", "up"}, map[string]any{})+applyFix)
 		default:
-			k.fail(CheckLink, name, "down ("+orDash(oper)+")", "up", "the port is enabled but has no link: check the cable and the host's NIC (its data port)")
+			k.fail(CheckLink, name, "down ("+orDash(oper)+")", "up", noLink)
 		}
 		want, ok := lookup(k.intent, []string{"interface", name, "link", "mtu"})
 		if !ok {
@@ -300,9 +331,103 @@ func (k *checker) ports() {
 		if jsonEqual(link["mtu"], want) {
 			k.pass(CheckMTU, name, fmt.Sprint(link["mtu"]))
 		} else {
-			k.fail(CheckMTU, name, fmt.Sprint(link["mtu"]), fmt.Sprint(want), NVCommand([]string{"interface", name, "link", "mtu"}, want)+applyFix)
+			fix := NVCommand([]string{"interface", name, "link", "mtu"}, want) + applyFix
+			if isUplink {
+				fix += fmt.Sprintf("; every hop of the fabric carries MTU %v, %s too (a smaller hop drops large RoCE frames while pings pass)", want, peerEnd(u))
+			}
+			k.fail(CheckMTU, name, fmt.Sprint(link["mtu"]), fmt.Sprint(want), fix)
 		}
 		k.pause(name)
+		if isUplink {
+			k.lldp(name, u, ifc)
+		}
+	}
+}
+
+// peerEnd is the far end of uplink u: "spine1 swp1".
+func peerEnd(u inventory.Uplink) string {
+	if u.Peer == nil {
+		return "?"
+	}
+	return u.Peer.Name + " " + u.Peer.PortName(u.PeerPort)
+}
+
+// lldp compares uplink name's LLDP neighbor with the plan.
+func (k *checker) lldp(name string, u inventory.Uplink, ifc Tree) {
+	want := peerEnd(u)
+	nbs, present := lookup(ifc, []string{"lldp", "neighbor"})
+	m, _ := nbs.(map[string]any)
+	if !present {
+		if _, lldpOn := ifc["lldp"]; !lldpOn {
+			k.unsure(CheckLLDP, name, "GET /nvue_v1/interface/"+name+" has no lldp view: is LLDP running (`nv show service lldp`)?")
+			return
+		}
+	}
+	var seen []string
+	for id, v := range m {
+		sys, _ := lookup(Tree{"n": v}, []string{"n", "chassis", "system-name"})
+		port, hasPort := lookup(Tree{"n": v}, []string{"n", "port", "name"})
+		if !hasPort {
+			// The view's shape is inferred (docs/nvue.md): say what was
+			// read rather than call the link miswired.
+			k.unsure(CheckLLDP, name, fmt.Sprintf("the LLDP neighbor %q is shown without port.name; compare `nv show interface %s lldp neighbor` with %s by hand", quote.Terminal(id), name, want))
+			return
+		}
+		sysName := fmt.Sprint(sys)
+		if sys == nil {
+			sysName = id
+		}
+		seen = append(seen, quote.Terminal(sysName+" "+fmt.Sprint(port)))
+	}
+	slices.Sort(seen)
+	here := k.sw.Name + " " + name
+	switch {
+	case len(seen) == 1 && seen[0] == want:
+		k.pass(CheckLLDP, name, want)
+	case len(seen) == 0:
+		k.fail(CheckLLDP, name, "no LLDP neighbor", want+" (fabric.links["+strconv.Itoa(u.Link)+"])",
+			"no LLDP frames arrive on "+here+": check the cable to "+want+" and that LLDP runs on "+u.Peer.Name)
+	default:
+		got := strings.Join(seen, ", ")
+		k.fail(CheckLLDP, name, got, want+" (fabric.links["+strconv.Itoa(u.Link)+"])",
+			fmt.Sprintf("miswired: %s is cabled to %s, the plan cables it to %s: move the cable at %s to %s (or, if this cabling is the intended one, correct fabric.links[%d] and apply again)",
+				here, got, want, here, want, u.Link))
+	}
+}
+
+// bgp checks every planned BGP session of a fabric switch.
+func (k *checker) bgp() {
+	const path = "/nvue_v1/vrf/default/router/bgp/neighbor"
+	op, err := k.c.GetTree(k.ctx, []string{"vrf", "default", "router", "bgp", "neighbor"}, "")
+	for _, u := range k.inv.Uplinks(k.sw.Name) {
+		key, peerKey := k.sw.PortName(u.Port), u.Peer.PortName(u.PeerPort)
+		if u.Numbered {
+			key, peerKey = u.Remote.Addr().String(), u.Local.Addr().String()
+		}
+		if err != nil {
+			k.unsure(CheckBGP, key, "GET "+path+": "+err.Error())
+			continue
+		}
+		want := fmt.Sprintf("established with %s (AS %d)", u.Peer.Name, u.Peer.Fabric.ASN)
+		entry, _ := op[key].(map[string]any)
+		state, _ := entry["state"].(string)
+		peerCmd := "`nv show vrf default router bgp neighbor " + peerKey + "` on " + u.Peer.Name
+		if !u.Peer.IsCumulus() {
+			peerCmd = "`show ip bgp summary` on " + u.Peer.Name
+		}
+		switch {
+		case entry == nil:
+			k.fail(CheckBGP, key, "not configured", want, NVCommand([]string{"vrf", "default", "router", "bgp", "neighbor", key}, map[string]any{})+" (or rdggen apply --target switch)")
+		case strings.EqualFold(state, "established"):
+			rx, _ := lookup(entry, []string{"address-family", "ipv4-unicast", "rx-prefix"})
+			k.pass(CheckBGP, key, fmt.Sprintf("established with %v (AS %v), %v prefixes received", orDash(fmt.Sprint(entry["peer-hostname"])), entry["remote-as"], rx))
+		case state == "":
+			k.fail(CheckBGP, key, "no session state: the switch's BGP daemon does not answer", want,
+				"on "+k.sw.Name+": `sudo systemctl restart frr` (bgpd), then `nv show vrf default router bgp neighbor "+key+"`")
+		default:
+			k.fail(CheckBGP, key, state, want,
+				fmt.Sprintf("check %s's BGP (%s) and the link %s %s ↔ %s (link and lldp checks)", u.Peer.Name, peerCmd, k.sw.Name, k.sw.PortName(u.Port), peerEnd(u)))
+		}
 	}
 }
 

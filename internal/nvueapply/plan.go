@@ -230,7 +230,9 @@ func isEmptyObject(v any) bool {
 // the `nv unset` command that removes it.
 func Reconcile(inv *inventory.Inventory, sw inventory.Switch, intent, applied Tree) Plan {
 	var p Plan
+	intent, asNote := foreignBGP(sw, intent, applied)
 	want, notes := withRecord(intent, applied)
+	notes = append(notes, asNote...)
 	removals, kept := stale(inv, want, applied)
 	for _, path := range removals {
 		from, _ := lookup(applied, path)
@@ -251,6 +253,33 @@ func Reconcile(inv *inventory.Inventory, sw inventory.Switch, intent, applied Tr
 	}
 	p.Warnings = append(p.Warnings, notes...)
 	return p
+}
+
+// foreignBGP leaves BGP alone on a switch whose applied configuration
+// already runs BGP as another AS than the inventory's (`router bgp
+// autonomous-system`): rdggen would otherwise rewrite BGP configuration it
+// did not write. The intent's `router bgp` and `vrf default router bgp`
+// subtrees are dropped and a note names the AS and the two ways out. A
+// user's own neighbors and networks under rdggen's AS are never touched
+// either: Diff changes only what the intent names.
+func foreignBGP(sw inventory.Switch, intent, applied Tree) (Tree, []string) {
+	have, ok := lookup(applied, []string{"router", "bgp", "autonomous-system"})
+	want, wanted := lookup(intent, []string{"router", "bgp", "autonomous-system"})
+	if !ok || !wanted || jsonEqual(have, want) {
+		return intent, nil
+	}
+	out := clone(intent).(map[string]any)
+	if r, ok := out["router"].(map[string]any); ok {
+		delete(r, "bgp")
+		if len(r) == 0 {
+			delete(out, "router")
+		}
+	}
+	if r, ok := lookup(out, []string{"vrf", "default", "router"}); ok {
+		delete(r.(map[string]any), "bgp")
+	}
+	return out, []string{fmt.Sprintf("the switch runs BGP as AS %v, not rdggen's AS %v for %s: rdggen writes no BGP setting here and leaves that configuration alone; change it yourself (nv set router bgp autonomous-system %v) or set switches[].asn to %v, then apply again",
+		value(have, true), value(want, true), sw.Name, value(want, true), value(have, true))}
 }
 
 // recordPath is where rdggen keeps its record: the description of the data

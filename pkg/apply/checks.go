@@ -95,9 +95,11 @@ var checks = map[string][]CheckInfo{
 var cumulusChecks = []CheckInfo{
 	{nvueapply.CheckConfig, "the applied configuration against the inventory (apply's plan)"},
 	{nvueapply.CheckRoCE, "qos roce operational = applied: mode, PFC priority, ECN, traffic class"},
-	{nvueapply.CheckLink, "per data port: the link up"},
-	{nvueapply.CheckMTU, "per data port: the operational MTU as apply sets it (9216)"},
-	{nvueapply.CheckPauseCounters, "per data port: PFC pause frames on roce.priority (never fails)"},
+	{nvueapply.CheckLink, "per data port and fabric uplink: the link up"},
+	{nvueapply.CheckMTU, "per data port and fabric uplink: the operational MTU as apply sets it (9216)"},
+	{nvueapply.CheckPauseCounters, "per data port and fabric uplink: PFC pause frames on roce.priority (never fails)"},
+	{nvueapply.CheckLLDP, "per fabric uplink: the LLDP neighbor is the switch and port fabric.links plans"},
+	{nvueapply.CheckBGP, "per planned BGP session of a fabric switch: established"},
 }
 
 // CumulusSwitchChecks lists the checks the switch target reports for a

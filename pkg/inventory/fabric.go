@@ -713,6 +713,22 @@ func (c *checker) fabricSpread() {
 			}
 		}
 	}
+	// Management is out of band (docs/fabric.md): apply reaches each
+	// switch at its mgmt address while it changes the fabric's addresses
+	// and routes, so a mgmt address the fabric routes would be cut by the
+	// very change apply pushes.
+	for i, sw := range inv.Switches {
+		a, ok := mgmtAddr(sw.Mgmt)
+		if !ok {
+			continue
+		}
+		for _, s := range spaces {
+			if s.n.IsValid() && s.n.Contains(a.Unmap()) {
+				c.errf(fmt.Sprintf("switches[%d].mgmt", i), "%s is inside %s (%s), which the fabric routes: apply reaches %s at this address while it changes those routes and addresses, and would cut its own path; use the switch's out-of-band management port (eth0 on Cumulus Linux, mgmt0 on ONYX) and its address", a, s.path, s.n, sw.Name)
+				break
+			}
+		}
+	}
 }
 
 // fabricRouting is docker.routing and docker.gateway in a fabric: the

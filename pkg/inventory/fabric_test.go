@@ -154,6 +154,10 @@ func TestFabricFindings(t *testing.T) {
 			"fab.yaml:5:5: switches[2]: leaf leaf1 is oversubscribed 1.2:1: 500 Gb/s towards its hosts, 400 Gb/s towards the spines", true},
 		{"role typo", "cumulus: 5.9.1, role: spine}\n  - {name: spine2", "cumulus: 5.9.1, role: spin}\n  - {name: spine2",
 			"fab.yaml:3:57: switches[0].role: \"spin\" is neither \"leaf\"", false},
+		{"in-band mgmt in a leaf subnet", "{name: leaf1, model: SN3700, cumulus: 5.9.1, role: leaf}", "{name: leaf1, model: SN3700, cumulus: 5.9.1, role: leaf, mgmt: 10.1.2.200}",
+			"switches[2].mgmt: 10.1.2.200 is inside switches[3].subnet (10.1.2.0/24), which the fabric routes: apply reaches leaf1 at this address while it changes those routes and addresses, and would cut its own path", false},
+		{"in-band mgmt on a loopback", "{name: spine1, model: SN3700, cumulus: 5.9.1, role: spine}", "{name: spine1, model: SN3700, cumulus: 5.9.1, role: spine, mgmt: '10.10.10.1:8765'}",
+			"switches[0].mgmt: 10.10.10.1 is inside fabric.loopbacks (10.10.10.0/24)", false},
 		{"ports: all on Cumulus", "{name: leaf1, model: SN3700, cumulus: 5.9.1, role: leaf}", "{name: leaf1, model: SN3700, cumulus: 5.9.1, role: leaf, ports: all}",
 			"switches[2].ports: all: Cumulus Linux's `qos roce` is switch-global", false},
 	} {

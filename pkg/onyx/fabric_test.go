@@ -63,3 +63,57 @@ func TestFabricStatements(t *testing.T) {
 		t.Errorf("reference: %v", s)
 	}
 }
+
+// A user's own BGP lines on an rdggen leaf (a neighbor, its route map, a
+// network) are neither removed nor rewritten; a BGP instance of another AS
+// makes rdggen leave BGP alone, with a note.
+func TestReconcileKeepsUserBGP(t *testing.T) {
+	src, err := os.ReadFile("../../testdata/golden/fabric-onyx/inventory.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv, err := inventory.Load("inventory.yaml", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf := *inv.Switch("leaf1")
+	user := []string{
+		"route-map FROM-WAN permit 10",
+		"router bgp 65101 vrf default neighbor 192.0.2.9 remote-as 65500",
+		"router bgp 65101 vrf default neighbor 192.0.2.9 route-map FROM-WAN in",
+		"router bgp 65101 vrf default network 198.51.100.0 /24",
+	}
+	current := Parse(string(Config(inv, leaf)) + strings.Join(user, "\n") + "\n")
+	p := Reconcile(inv, leaf, current)
+	if len(p.Commands()) != 0 {
+		t.Errorf("rdggen's leaf with the user's BGP lines plans %q", p.Commands())
+	}
+	// From scratch but with the user's lines: only rdggen's lines, none of the user's negated.
+	p = Reconcile(inv, leaf, Parse(strings.Join(user, "\n")+"\n"))
+	got := strings.Join(p.Commands(), "\n")
+	if !strings.Contains(got, "router bgp 65101 vrf default neighbor 10.254.0.1 remote-as 65100") {
+		t.Errorf("no rdggen neighbor planned:\n%s", got)
+	}
+	for _, u := range user {
+		if strings.Contains(got, u) {
+			t.Errorf("the plan touches the user's %q:\n%s", u, got)
+		}
+	}
+	if strings.Contains(got, "no router bgp") || strings.Contains(got, "no route-map") {
+		t.Errorf("the plan removes BGP configuration:\n%s", got)
+	}
+
+	// Another AS's instance in the default VRF: no BGP line sent.
+	p = Reconcile(inv, leaf, Parse("protocol bgp\nrouter bgp 64999 vrf default\nrouter bgp 64999 vrf default neighbor 192.0.2.1 remote-as 65000\n"))
+	got = strings.Join(p.Commands(), "\n")
+	if strings.Contains(got, "router bgp") {
+		t.Errorf("BGP lines planned beside AS 64999's instance:\n%s", got)
+	}
+	if !strings.Contains(got, "interface ethernet 1/31 ip address 10.254.0.0/31 primary") {
+		t.Errorf("the rest of the fabric is no longer planned:\n%s", got)
+	}
+	want := `the switch runs "router bgp 64999 vrf default", not rdggen's AS 65101 (ONYX holds one BGP instance per VRF): rdggen writes no BGP line here`
+	if !strings.Contains(strings.Join(p.Warnings, "\n"), want) {
+		t.Errorf("warnings lack %q:\n%s", want, strings.Join(p.Warnings, "\n"))
+	}
+}

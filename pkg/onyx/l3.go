@@ -290,6 +290,7 @@ func Reconcile(inv *inventory.Inventory, sw inventory.Switch, current []Statemen
 			}
 		}
 	}
+	desired, notes = foreignBGP(sw, desired, current, notes)
 	plan := Diff(desired, current)
 	rm, kept, warnings := stale(inv, sw, desired, current)
 	if len(rm) > 0 {
@@ -306,6 +307,39 @@ func Reconcile(inv *inventory.Inventory, sw inventory.Switch, current []Statemen
 	plan.Warnings = append(plan.Warnings, notes...)
 	plan.Warnings = append(plan.Warnings, warnings...)
 	return plan
+}
+
+// foreignBGP leaves BGP alone on a switch that already runs a BGP instance
+// of another AS in the default VRF: ONYX holds one instance per VRF, so
+// rdggen's `router bgp <asn> vrf default` lines would rewrite (or be
+// refused over) configuration that is not rdggen's. The desired BGP lines
+// are dropped and a note says so, naming the instance. A user's own
+// neighbors, networks and route maps under rdggen's AS are never touched
+// either: Diff only adds lines, and Reconcile removes no BGP line.
+func foreignBGP(sw inventory.Switch, desired, current []Statement, notes []string) ([]Statement, []string) {
+	if sw.Fabric.ASN == 0 {
+		return desired, notes
+	}
+	asn := strconv.Itoa(sw.Fabric.ASN)
+	foreign := ""
+	for _, s := range current {
+		w := strings.Fields(s.Body)
+		if s.Kind == KindBGP && !s.Negated() && len(w) >= 5 && w[3] == "vrf" && w[4] == "default" && w[2] != asn {
+			foreign = strings.Join(w[:5], " ")
+			break
+		}
+	}
+	if foreign == "" {
+		return desired, notes
+	}
+	kept := desired[:0:0]
+	for _, d := range desired {
+		if d.Kind != KindBGP {
+			kept = append(kept, d)
+		}
+	}
+	return kept, append(notes, fmt.Sprintf("the switch runs %q, not rdggen's AS %d (ONYX holds one BGP instance per VRF): rdggen writes no BGP line here and leaves that instance alone; remove it yourself (no %s) or set switches[].asn to its AS, then apply again",
+		foreign, sw.Fabric.ASN, foreign))
 }
 
 // currentStatement is the statement with the given ID that the switch

@@ -88,6 +88,7 @@ func ParseLine(line string) []Statement {
 var ownedHeads = map[string]bool{
 	"interface": true, "vlan": true, "no": true, "cli": true, "traffic": true,
 	"dcb": true, "lldp": true, "hostname": true, "roce": true, "ip": true,
+	"protocol": true, "router": true,
 }
 
 func singleSpaced(s string) bool {

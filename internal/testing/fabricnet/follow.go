@@ -23,6 +23,7 @@ func (f *Fabric) FollowNVUE(sw string, s *nvuesim.Server) {
 	f.follow(n, func() (Router, error) { return RenderNVUE(s.Applied(), sw) })
 	s.OnApply(f.debounced(n))
 	s.SetBGPNeighbors(func() map[string]any { return f.NVUEBGPNeighbors(sw) })
+	s.SetInterfaces(func() map[string]any { return f.NVUEInterfaces(sw) })
 }
 
 // FollowONYX makes switch sw route as the simulated ONYX switch s's
@@ -125,6 +126,50 @@ func (f *Fabric) NVUEBGPNeighbors(sw string) map[string]any {
 				"rx-prefix": int64(p.PfxRcd), "tx-prefix": int64(p.PfxSnt),
 			}},
 		}
+	}
+	return out
+}
+
+// NVUEInterfaces is switch sw's cabled ports in the shape of NVUE's
+// operational interface view, read from the kernel and lldpd: per port
+// link "mtu" and "oper-status" ("up" or "down"), and lldp.neighbor keyed
+// by the neighbor's system name with chassis.system-name and port.name
+// (nvuesim.Server.SetInterfaces says which of these names are inferred).
+// A port that cannot be read is left out.
+func (f *Fabric) NVUEInterfaces(sw string) map[string]any {
+	n := f.node(sw)
+	n.mu.Lock()
+	var ports []string
+	for p := range n.ports {
+		ports = append(ports, p)
+	}
+	n.mu.Unlock()
+	lldp := map[string]map[string]any{}
+	if list, err := f.LLDPNeighbors(sw); err == nil {
+		for _, nb := range list {
+			if lldp[nb.Port] == nil {
+				lldp[nb.Port] = map[string]any{}
+			}
+			lldp[nb.Port][nb.SysName] = map[string]any{"chassis": map[string]any{"system-name": nb.SysName}, "port": map[string]any{"name": nb.PortID}}
+		}
+	}
+	out := map[string]any{}
+	for _, ifname := range ports {
+		port := PortName(n.sw.OS, ifname)
+		l, err := f.Link(sw, port)
+		if err != nil {
+			continue
+		}
+		oper := "down"
+		if l.Up {
+			oper = "up"
+		}
+		nb := lldp[port]
+		if nb == nil {
+			nb = map[string]any{} // LLDP runs; no neighbor on this port
+		}
+		v := map[string]any{"link": map[string]any{"mtu": int64(l.MTU), "oper-status": oper}, "lldp": map[string]any{"neighbor": nb}}
+		out[port] = v
 	}
 	return out
 }

@@ -3,6 +3,7 @@ package fabricnet
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"testing"
 	"time"
 
@@ -51,7 +52,10 @@ func onyxFabric(t *testing.T, slot int) {
 		t.Errorf("leaf1's summary: %+v", s)
 	}
 	r, _, _ := f.Route("leaf1", lo2)
-	if fmt.Sprint(r.NextHops) != "[{10.0.1.1 1/31} {10.0.2.1 1/32}]" {
+	// The kernel lists ECMP next hops in the order the paths were installed.
+	hops := slices.Clone(r.NextHops)
+	slices.SortFunc(hops, func(a, b NextHop) int { return a.Via.Compare(b.Via) })
+	if fmt.Sprint(hops) != "[{10.0.1.1 1/31} {10.0.2.1 1/32}]" {
 		t.Errorf("leaf1 → %s: %v, want via 10.0.1.1 on 1/31 and 10.0.2.1 on 1/32", lo2, r.NextHops)
 	}
 	t.Logf("leaf1: %s proto %s nexthops %v", r.Dst, r.Protocol, r.NextHops)

@@ -103,6 +103,7 @@ type Server struct {
 	// A data plane's hooks (OnApply, SetBGPNeighbors), under mu.
 	onApply func()
 	bgpOp   func() map[string]any
+	ifOp    func() map[string]any
 
 	mu       sync.Mutex
 	applied  Tree
@@ -224,6 +225,23 @@ func (s *Server) SetBGPNeighbors(f func() map[string]any) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.bgpOp = f
+}
+
+// SetInterfaces backs the operational view of the interfaces (GET
+// /nvue_v1/interface/<id>, `nv show interface <id>`) by f: its entries,
+// keyed by interface name, are merged over the view, e.g. {"swp63":
+// {"link": {"mtu": 1500, "oper-status": "up"}, "lldp": {"neighbor":
+// {"spine1": {"chassis": {"system-name": "spine1"}, "port": {"name":
+// "swp1"}}}}}} from the kernel and lldpd of a data plane. The LLDP shape
+// (`nv show interface <id> lldp neighbor <neighbor-id>`, its system name
+// and port as the documented `nv show interface lldp` table's "Remote
+// Host" and "Remote Port") is inferred, as docs/nvue.md says of the other
+// operational views. f runs on every operational read, with the server
+// locked: it must not call the server.
+func (s *Server) SetInterfaces(f func() map[string]any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ifOp = f
 }
 
 // changed runs the OnApply callback (s.mu held).

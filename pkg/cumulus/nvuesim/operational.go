@@ -81,6 +81,11 @@ func (s *Server) operational() Tree {
 			mergePatch(t, []string{"vrf", "default", "router", "bgp", "neighbor"}, live)
 		}
 	}
+	if s.ifOp != nil {
+		for name, v := range s.ifOp() {
+			mergePatch(t, []string{"interface", name}, v)
+		}
+	}
 	return t
 }
 

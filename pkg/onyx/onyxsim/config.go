@@ -191,6 +191,8 @@ func (c *config) configCommand(line string, prefixModes bool) outcome {
 		return c.vlanCommand(w, neg, line)
 	case "router":
 		return c.bgpCommand(w, neg, prefixModes)
+	case "protocol":
+		return c.protocolCommand(w, neg)
 	case "ip":
 		if o, handled := c.ipCommand(w, neg); handled {
 			return o

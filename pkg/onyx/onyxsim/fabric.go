@@ -27,6 +27,7 @@ import (
 const (
 	rankLoopback = rankRoute + 1 + iota
 	rankLoopbackAddr
+	rankProtocolBGP
 	rankBGP
 )
 
@@ -105,10 +106,13 @@ func (c *config) loopbackCommand(id string, w []string, neg bool) outcome {
 	if err != nil || !p.Addr().Is4() || (len(w) == 4 && w[3] != "primary") {
 		return fail("Invalid IP address %s", strings.Join(w[2:], " "))
 	}
+	body := "interface loopback " + id + " ip address " + p.String()
+	if len(w) == 4 {
+		body += " primary" // shown as typed, as the ethernet ports' addresses are
+	}
 	return ok(func() {
 		c.set(slot, &entry{sec: secL3, rank: rankLoopback, order: uint64(n), body: "interface loopback " + id})
-		c.set(slot+"|address", &entry{sec: secL3, rank: rankLoopbackAddr, order: uint64(n),
-			body: "interface loopback " + id + " ip address " + p.String()})
+		c.set(slot+"|address", &entry{sec: secL3, rank: rankLoopbackAddr, order: uint64(n), body: body})
 	})
 }
 
@@ -195,4 +199,19 @@ func (c *config) bgpCommand(w []string, neg, prefixModes bool) outcome {
 	return ok(func() {
 		c.set("bgp|"+key, &entry{sec: secL3, rank: rankBGP, order: 1, body: head + " " + body})
 	})
+}
+
+// protocolCommand is `protocol bgp` (and its `no`): ONYX enables the BGP
+// protocol before any `router bgp` line (CANU's ONYX configs: protocol bgp
+// before its features). Like the other fabric lines its place in
+// running-config (the L3 section, before the router lines) is a guess
+// [INF]. The simulator does not refuse `router bgp` without it.
+func (c *config) protocolCommand(w []string, neg bool) outcome {
+	if len(w) != 2 || w[1] != "bgp" {
+		return unrecognized(w[len(w)-1])
+	}
+	if neg {
+		return ok(func() { c.del("protocol bgp") })
+	}
+	return ok(func() { c.set("protocol bgp", &entry{sec: secL3, rank: rankProtocolBGP, body: "protocol bgp"}) })
 }
