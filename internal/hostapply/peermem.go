@@ -8,7 +8,8 @@ import (
 	"github.com/rdggen/rdggen/pkg/quote"
 )
 
-// peermemProbe appends the read of GPUDirect RDMA's peer-memory module: one
+// peermemProbe appends pm (scripts/peermem.sh; probe.sh runs it as result
+// "peermem"), the read of GPUDirect RDMA's peer-memory module: one
 // line per fact (drivers/nvidia-peermem and MLNX_OFED's peer-memory API,
 // docs/rules.md#nvidia-peermem): "loaded" (/sys/module/nvidia_peermem),
 // "legacy" (nv_peer_mem, drivers before R470, is loaded), "memory_peers"
@@ -21,20 +22,10 @@ import (
 // "model M" per GPU the driver took (the Model: line of
 // /proc/driver/nvidia/gpus/BDF/information).
 func peermemProbe(w *remote.Script) {
-	w.Line(`pm() {`)
-	w.Line(`	[ -d "$R/sys/module/`, hostqos.PeermemSysfs, `" ] && echo loaded`)
-	w.Line(`	[ -d "$R/sys/module/`, hostqos.LegacyPeerModule, `" ] && echo legacy`)
-	w.Line(`	[ -e "$R/sys/kernel/mm/memory_peers/nv_mem/version" ] && echo memory_peers`)
-	w.Line(`	v=; read -r v <"$R/sys/module/`, hostqos.PeermemSysfs, `/version" 2>/dev/null && echo "version $v"`)
-	w.Line(`	if [ -z "$R" ]; then modinfo -n `, hostqos.PeermemModule, ` >/dev/null 2>&1 && echo module`)
-	w.Line(`	else [ -n "$(find "$R/lib/modules" -name '`, hostqos.PeermemModule, `.ko*' 2>/dev/null | head -n 1)" ] && echo module; fi`)
-	w.Line(`	v=; read -r v <"$R/sys/module/nvidia/version" 2>/dev/null && echo "driver $v"`)
-	w.Line(`	grep -q "Open Kernel Module" "$R/proc/driver/nvidia/version" 2>/dev/null && echo open`)
-	w.Line(`	v=; read -r v <"$R/proc/sys/kernel/osrelease" 2>/dev/null && echo "kernel $v"`)
-	w.Line(`	for f in "$R"/proc/driver/nvidia/gpus/*/information; do [ -f "$f" ] && sed -n 's/^Model:[[:space:]]*/model /p' "$f"; done`)
-	w.Line(`	return 0`)
-	w.Line(`}`)
-	w.Line(`fr peermem pm`)
+	w.Set("pm_sysfs", hostqos.PeermemSysfs)
+	w.Set("pm_legacy", hostqos.LegacyPeerModule)
+	w.Set("pm_module", hostqos.PeermemModule)
+	w.Text(script("peermem.sh"))
 }
 
 // peermemState is what peermemProbe read.
@@ -79,13 +70,7 @@ func parsePeermem(out string) peermemState {
 
 // loadFunc is the script's load_module NAME.
 func loadFunc(mode string) string {
-	switch mode {
-	case ModeNone:
-		return `load_module() { echo "module load skipped (--module-load none): modprobe $1 on the VM"; }`
-	case ModeAuto:
-		return `load_module() { modprobe "$1"; }`
-	}
-	return "load_module() { sh -c " + remote.Quote(mode) + ` rdggen-load "$1"; }`
+	return remote.Assign("load_mode", mode) + "\n" + script("load.sh")
 }
 
 // loadHint is what a failed load of nvidia-peermem means, from modprobe's
