@@ -1,6 +1,8 @@
 package hostapply
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/rdggen/rdggen/internal/remote"
@@ -85,4 +87,53 @@ func loadHint(out string) string {
 		return "MLNX_OFED changed after the NVIDIA driver was built: reinstall the NVIDIA driver, then rdggen apply --target hosts"
 	}
 	return ""
+}
+
+// planPeermem plans the peer-memory module and returns the desired files
+// less those left out for it.
+func (p *plan) planPeermem(st *hostState, po planOpts) []fileSpec {
+	h := p.d.Host
+	d := p.d
+	// GPUDirect RDMA's peer-memory module: persisted by its modules-load.d
+	// file (one of the files below), loaded now when it is installed. The
+	// file names a module, so it is written only where the module is
+	// there: systemd-modules-load fails at every boot on a module it cannot
+	// find (modules-load.d(5), systemd-modules-load.service(8)). Where
+	// DMA-BUF carries GPUDirect RDMA, neither is needed.
+	pm := parsePeermem(st.Peermem.Out)
+	files := d.Files
+	withoutPeermem := func() []fileSpec {
+		return slices.DeleteFunc(slices.Clone(d.Files), func(f fileSpec) bool { return f.Path == hostqos.PeermemPath })
+	}
+	switch {
+	case pm.Legacy && st.Files[hostqos.PeermemPath].Kind == "absent":
+		// Only one peer-memory module may be loaded: leave nv_peer_mem's setup.
+		files = withoutPeermem()
+		p.notes = append(p.notes, fmt.Sprintf("%s (the peer-memory module of NVIDIA drivers before R470) is loaded: rdggen neither loads %s nor writes %s (only one of them may be loaded)",
+			hostqos.LegacyPeerModule, hostqos.PeermemModule, hostqos.PeermemPath))
+	case pm.Loaded || pm.Legacy:
+	case dmabufPath(h, pm).ok:
+		// GPUDirect RDMA goes through DMA-BUF here (NVIDIA's recommended
+		// path, no MLNX_OFED needed; without MLNX_OFED nvidia-peermem
+		// cannot even load): nothing to load or persist.
+		files = withoutPeermem()
+		p.notes = append(p.notes, fmt.Sprintf("GPUDirect RDMA through DMA-BUF (%s): rdggen neither loads %s nor writes %s (docs/rules.md#gpudirect-rdma-through-dma-buf)",
+			dmabufPath(h, pm).found, hostqos.PeermemModule, hostqos.PeermemPath))
+	case !pm.Module:
+		// Neither written nor changed; one from an earlier apply stays.
+		files = withoutPeermem()
+		then := fmt.Sprintf("writes %s, which it leaves out until then (systemd-modules-load would fail at every boot)", hostqos.PeermemPath)
+		if st.Files[hostqos.PeermemPath].Kind != "absent" {
+			then = fmt.Sprintf("keeps %s, which makes systemd-modules-load fail at every boot until the module is installed (remove the file if it will not be)", hostqos.PeermemPath)
+		}
+		p.notes = append(p.notes, fmt.Sprintf("%s is not installed (NVIDIA driver < 470, or none yet): GPUDirect RDMA needs it. "+
+			"Install the NVIDIA driver ≥ 470 (it ships %s) after MLNX_OFED, then rdggen apply --target hosts again: it loads the module and %s",
+			hostqos.PeermemModule, hostqos.PeermemModule, then))
+	case po.modules:
+		p.loadPeermem = true
+	default:
+		p.notes = append(p.notes, fmt.Sprintf("%s is installed but not loaded, and loading is off (--module-load none or --host-root): load it with modprobe %s",
+			hostqos.PeermemModule, hostqos.PeermemModule))
+	}
+	return files
 }

@@ -1,0 +1,15 @@
+package hostapply
+
+import "strconv"
+
+// planMTU plans the data network's MTU on the data interface.
+func (p *plan) planMTU(st *hostState) {
+	h := p.d.Host
+	// The data network's MTU on the data interface.
+	if cur, _ := parseLink(st.Link.Out); st.Link.RC != 0 || cur != h.DataMTU {
+		p.mtu = strconv.Itoa(cur)
+		if cur == 0 {
+			p.mtu = "unknown"
+		}
+	}
+}

@@ -1,0 +1,22 @@
+package hostapply
+
+import (
+	"github.com/rdggen/rdggen/internal/remote"
+	"github.com/rdggen/rdggen/pkg/hostqos"
+)
+
+// planRoCE plans the in-VM RoCE settings the RoCE script's check found
+// different or failed.
+func (p *plan) planRoCE(st *hostState) error {
+	// In-VM RoCE settings.
+	rs := roceResults(st.RoCE.Out)
+	if len(rs) == 0 {
+		return hostErrorf("RoCE check did not run (exit %d): %s", st.RoCE.RC, remote.FirstLine(st.RoCE.Out))
+	}
+	for _, r := range rs {
+		if r.State == hostqos.StateDiffers || r.State == hostqos.StateFailed {
+			p.roce = append(p.roce, r)
+		}
+	}
+	return nil
+}
