@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/rdggen/rdggen/internal/remote"
 	"github.com/rdggen/rdggen/pkg/dockernet"
 )
 
@@ -51,4 +52,41 @@ func (p *plan) planDaemon(st *hostState, po planOpts) error {
 		}
 	}
 	return nil
+}
+
+// applyDaemon appends daemon.json's install (scripts/daemon.sh, with
+// validate.sh and restart.sh) or Docker's restart.
+func (p *plan) applyDaemon(w *remote.Script, o *Options, stamp string) {
+	if p.daemon != nil || p.restart != "" {
+		w.Text(validateFunc(o.validateMode()))
+		w.Text(restartFunc(o.restartMode()))
+	}
+	if dc := p.daemon; dc != nil {
+		w.Text(daemonInstallFunc())
+		src := w.Data(dc.New)
+		sum := dc.OldSum
+		if !dc.Existed {
+			sum = "-"
+		}
+		backup := `"$R"` + remote.Quote(dockernet.DaemonPath+".rdggen-"+stamp+".bak")
+		w.Line("step daemon daemon_install ", fmt.Sprintf("%o", dc.Mode.Perm()), " ", sum, " ", backup, " ", src)
+	} else if p.restart != "" {
+		w.Line("step restart restart_docker")
+	}
+}
+
+// validateFunc is the script's validate_daemon CANDIDATE (scripts/validate.sh).
+func validateFunc(mode string) string {
+	return remote.Assign("validate_mode", mode) + "\n" + script("validate.sh")
+}
+
+// restartFunc is the script's restart_docker (scripts/restart.sh).
+func restartFunc(mode string) string {
+	return remote.Assign("restart_mode", mode) + "\n" + script("restart.sh")
+}
+
+// daemonInstallFunc is daemon_install MODE OLDSUM BACKUP NEWDATA
+// (scripts/daemon.sh).
+func daemonInstallFunc() string {
+	return remote.Assign("daemon_path", dockernet.DaemonPath) + "\n" + script("daemon.sh")
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/rdggen/rdggen/internal/remote"
 	"github.com/rdggen/rdggen/pkg/dockernet"
 	"github.com/rdggen/rdggen/pkg/inventory"
 )
@@ -66,4 +67,22 @@ func (p *plan) planFiles(inv *inventory.Inventory, st *hostState, files []fileSp
 		}
 	}
 	return nil
+}
+
+// applyFiles appends the steps of the files, the links, the removals and
+// the unit reload (scripts/reload.sh).
+func (p *plan) applyFiles(w *remote.Script) {
+	for _, f := range p.files {
+		w.Line("step ", remote.Quote("file:"+f.Path), " put_file ", remote.RootPath(f.Path), " ", fmt.Sprintf("%o", f.Mode.Perm()), " ", w.Data(f.Data))
+	}
+	for _, l := range p.links {
+		w.Line("step ", remote.Quote("link:"+l.Path), " put_link ", remote.RootPath(l.Path), " ", remote.Quote(l.Target))
+	}
+	for _, f := range p.remove {
+		w.Line("step ", remote.Quote("remove:"+f.Path), " rm -f ", remote.RootPath(f.Path))
+	}
+	if p.reload {
+		w.Text(script("reload.sh"))
+		w.Line("step reload systemd_reload")
+	}
 }

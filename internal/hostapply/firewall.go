@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/rdggen/rdggen/internal/remote"
 	"github.com/rdggen/rdggen/pkg/dockernet"
 )
 
@@ -54,4 +55,16 @@ func jumpProblem(j dockernet.Jump, in cmdOut) string {
 		return fmt.Sprintf("%d copies", len(at))
 	}
 	return ""
+}
+
+// applyFirewall appends the firewall step (dockernet.FirewallScript).
+func (p *plan) applyFirewall(w *remote.Script) {
+	if p.firewall() {
+		w.Line("step firewall sh ", w.Data(p.d.Firewall))
+	}
+}
+
+// differs, or Docker restarts (it puts its MASQUERADE rule back on top).
+func (p *plan) firewall() bool {
+	return len(p.chains)+len(p.jumps) > 0 || p.daemon != nil || p.restart != ""
 }

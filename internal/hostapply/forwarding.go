@@ -1,6 +1,11 @@
 package hostapply
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/rdggen/rdggen/internal/remote"
+	"github.com/rdggen/rdggen/pkg/dockernet"
+)
 
 // planForwarding plans IPv4 forwarding.
 func (p *plan) planForwarding(st *hostState) {
@@ -11,5 +16,12 @@ func (p *plan) planForwarding(st *hostState) {
 		if p.forwarding == "" {
 			p.forwarding = "unknown"
 		}
+	}
+}
+
+// applyForwarding appends the forwarding step.
+func (p *plan) applyForwarding(w *remote.Script) {
+	if p.forwarding != "" {
+		w.Line("step forwarding sysctl -qw ", dockernet.ForwardingKey, "=", p.d.Forwarding)
 	}
 }

@@ -1,6 +1,11 @@
 package hostapply
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/rdggen/rdggen/internal/remote"
+	"github.com/rdggen/rdggen/pkg/dockernet"
+)
 
 // planMTU plans the data network's MTU on the data interface.
 func (p *plan) planMTU(st *hostState) {
@@ -11,5 +16,12 @@ func (p *plan) planMTU(st *hostState) {
 		if cur == 0 {
 			p.mtu = "unknown"
 		}
+	}
+}
+
+// applyMTU appends the MTU step.
+func (p *plan) applyMTU(w *remote.Script) {
+	if p.mtu != "" {
+		w.Line("step mtu ip ", dockernet.MTUCommand(p.d.Host))
 	}
 }

@@ -137,3 +137,11 @@ func (p *plan) planPeermem(st *hostState, po planOpts) []fileSpec {
 	}
 	return files
 }
+
+// applyPeermem appends the module's load (scripts/load.sh).
+func (p *plan) applyPeermem(w *remote.Script, o *Options) {
+	if p.loadPeermem {
+		w.Text(loadFunc(o.loadMode()))
+		w.Line("step peermem load_module ", hostqos.PeermemModule)
+	}
+}

@@ -210,7 +210,3 @@ const peermemItem = "kernel module " + hostqos.PeermemSysfs
 func (p *plan) describe() []string { return remote.Texts(p.changes()) }
 
 // firewall reports whether the firewall script must run: a chain or jump
-// differs, or Docker restarts (it puts its MASQUERADE rule back on top).
-func (p *plan) firewall() bool {
-	return len(p.chains)+len(p.jumps) > 0 || p.daemon != nil || p.restart != ""
-}

@@ -20,3 +20,10 @@ func (p *plan) planRoCE(st *hostState) error {
 	}
 	return nil
 }
+
+// applyRoCE appends the RoCE script's apply.
+func (p *plan) applyRoCE(w *remote.Script) {
+	if len(p.roce) > 0 {
+		w.Line(`step roce env RDGGEN_SYSFS="$R/sys" sh -c "$RS" rdggen-roce-qos apply`)
+	}
+}

@@ -2,7 +2,9 @@ package hostapply
 
 import (
 	"net/netip"
+	"strings"
 
+	"github.com/rdggen/rdggen/internal/remote"
 	"github.com/rdggen/rdggen/pkg/inventory"
 )
 
@@ -34,5 +36,22 @@ func (p *plan) planRoutes(inv *inventory.Inventory, st *hostState) {
 		if e.Via.IsValid() && e.Dev == h.DataInterface && pool.Contains(e.Dst.Addr()) && e.Dst.Bits() >= pool.Bits() && !want[e.Dst] {
 			p.stale = append(p.stale, e)
 		}
+	}
+}
+
+// applyRoutes appends the routes step (one ip -batch).
+func (p *plan) applyRoutes(w *remote.Script) {
+	if len(p.routes)+len(p.stale) > 0 {
+		// New routes first, then the stale ones go: switching the routing
+		// mode (per-host routes <-> one route for the pool) never leaves a
+		// moment without a path between the containers.
+		var b strings.Builder
+		for _, r := range p.routes {
+			b.WriteString(r.Route.Command() + "\n")
+		}
+		for _, e := range p.stale {
+			b.WriteString("route del " + e.String() + "\n")
+		}
+		w.Line("step routes ip -force -batch ", w.Data([]byte(b.String())))
 	}
 }
