@@ -27,19 +27,10 @@ func probe(w *remote.Script, d *desired) {
 	w.Set("bridge", dockernet.DockerBridge)
 	peermemProbe(w)
 	w.Text(script("probe.sh"))
-	w.Line("probe_files", words(d.paths()))
+	w.Line("probe_files", remote.Words(d.paths()))
 	var dirs []string
 	if d.Host.OS.UsesNetplan() {
 		dirs = netplanDirs
 	}
-	w.Line("probe_host", words(dirs))
-}
-
-// words is each of s quoted as one sh word, each after a space.
-func words(s []string) string {
-	var b strings.Builder
-	for _, x := range s {
-		b.WriteString(" " + remote.Quote(x))
-	}
-	return b.String()
+	w.Line("probe_host", remote.Words(dirs))
 }

@@ -2,7 +2,8 @@ package hostapply
 
 import (
 	"embed"
-	"path"
+
+	"github.com/rdggen/rdggen/internal/remote"
 )
 
 // The shell this engine sends lives in scripts/, one file per part, each
@@ -14,22 +15,11 @@ import (
 //go:embed scripts/*.sh
 var scriptFS embed.FS
 
+var shellFiles = remote.ShellFiles{FS: scriptFS}
+
 // script is the embedded file scripts/name.
-func script(name string) string {
-	b, err := scriptFS.ReadFile(path.Join("scripts", name))
-	if err != nil {
-		panic(err) // a file the build embeds: a programming error
-	}
-	return string(b)
-}
+func script(name string) string { return shellFiles.Get(name) }
 
 // Scripts are the embedded shell files by name, for the tests that parse
 // them and run shellcheck on them.
-func Scripts() map[string]string {
-	m := map[string]string{}
-	ents, _ := scriptFS.ReadDir("scripts")
-	for _, e := range ents {
-		m[e.Name()] = script(e.Name())
-	}
-	return m
-}
+func Scripts() map[string]string { return shellFiles.All() }

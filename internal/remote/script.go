@@ -8,10 +8,11 @@ package remote
 import (
 	"bytes"
 	"crypto/rand"
-	_ "embed"
+	"embed"
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"path"
 	"strconv"
 	"strings"
 
@@ -39,16 +40,50 @@ func Quote(s string) string { return quote.Sh(s) }
 // The prelude (R's and N's uses, fr, step) and the temp directory's helpers
 // (T, put_file, put_link) are shell files beside this one: scripts/.
 var (
-	//go:embed scripts/prelude.sh
-	prelude string
-	//go:embed scripts/temp.sh
-	tempPrelude string
+	//go:embed scripts/*.sh
+	scriptFS    embed.FS
+	shellFiles  = ShellFiles{FS: scriptFS}
+	prelude     = shellFiles.Get("prelude.sh")
+	tempPrelude = shellFiles.Get("temp.sh")
 )
 
 // Scripts are the embedded shell files, by name, for the tests that parse
 // them and run shellcheck on them.
-func Scripts() map[string]string {
-	return map[string]string{"prelude.sh": prelude, "temp.sh": tempPrelude}
+func Scripts() map[string]string { return shellFiles.All() }
+
+// ShellFiles are a package's shell files (scripts/*.sh, embedded with
+// //go:embed), each headed by what it does and the variables Go sets before
+// it (Set, Assign): no inventory text is spliced into a script's body.
+type ShellFiles struct{ FS embed.FS }
+
+// Get is the file scripts/name; it panics when the build did not embed it
+// (a programming error).
+func (f ShellFiles) Get(name string) string {
+	b, err := f.FS.ReadFile(path.Join("scripts", name))
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// All are the files by name.
+func (f ShellFiles) All() map[string]string {
+	m := map[string]string{}
+	ents, _ := f.FS.ReadDir("scripts")
+	for _, e := range ents {
+		m[e.Name()] = f.Get(e.Name())
+	}
+	return m
+}
+
+// Words is each of s quoted as one sh word, each after a space: the
+// arguments of a call to a script's function.
+func Words(s []string) string {
+	var b strings.Builder
+	for _, x := range s {
+		b.WriteString(" " + Quote(x))
+	}
+	return b.String()
 }
 
 // Script builds one round trip's script.

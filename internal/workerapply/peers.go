@@ -106,7 +106,7 @@ func workerProbe(w *remote.Script, d *desired, peers []peer) {
 	for _, p := range peers {
 		args = append(args, p.Address.String())
 	}
-	w.Line("worker_probe", words(args))
+	w.Line("worker_probe", remote.Words(args))
 }
 
 func workerMark(w *remote.Script) string { return "rdggen-part-" + w.Nonce() }
@@ -178,7 +178,7 @@ func rulesProbe(w *remote.Script, peers []peer) {
 	for _, p := range peers {
 		addrs = append(addrs, p.Address.String())
 	}
-	w.Line("rules_probe", words(addrs))
+	w.Line("rules_probe", remote.Words(addrs))
 }
 
 // routeHops parses `ip -o route get` answers: per destination, "via X dev

@@ -67,16 +67,7 @@ func probe(w *remote.Script, d *desired) {
 	for _, f := range d.Files {
 		names = append(names, f.Name)
 	}
-	w.Line("probe_worker", words(names))
-}
-
-// words is each of s quoted as one sh word, each after a space.
-func words(s []string) string {
-	var b strings.Builder
-	for _, x := range s {
-		b.WriteString(" " + remote.Quote(x))
-	}
-	return b.String()
+	w.Line("probe_worker", remote.Words(names))
 }
 
 // fileState is an SSH file as the probe found it.
@@ -337,9 +328,9 @@ func applyScript(w *remote.Script, p *plan, o *Options) {
 	}
 	switch p.action {
 	case actCreate:
-		w.Line("step container", words(p.d.Run))
+		w.Line("step container", remote.Words(p.d.Run))
 	case actRecreate:
-		w.Line("step container recreate", words(p.d.Run))
+		w.Line("step container recreate", remote.Words(p.d.Run))
 	case actStart, actRestart:
 		w.Line("step container docker ", p.action, " ", horovod.WorkerName)
 	}
