@@ -6,20 +6,14 @@ import (
 	"github.com/rdggen/rdggen/internal/remote"
 )
 
-// The shell this engine sends lives in scripts/, one file per part, each
-// headed by what it does and the variables Go sets before it (quoted with
-// remote.Assign; no inventory text is ever spliced into a script's body).
-// testdata/golden/scripts/workers holds the composed scripts for the
-// reference cluster's first host.
+// The workers engine's scripts (remote.ShellFiles), composed for the
+// reference cluster's first host in testdata/golden/scripts/workers.
 //
 //go:embed scripts/*.sh
-var scriptFS embed.FS
+var workerScripts embed.FS
 
-var shellFiles = remote.ShellFiles{FS: scriptFS}
+// script is scripts/name.
+func script(name string) string { return remote.ShellFiles{FS: workerScripts}.Get(name) }
 
-// script is the embedded file scripts/name.
-func script(name string) string { return shellFiles.Get(name) }
-
-// Scripts are the embedded shell files by name, for the tests that parse
-// them and run shellcheck on them.
-func Scripts() map[string]string { return shellFiles.All() }
+// Scripts are the embedded shell files by name, for the tests.
+func Scripts() map[string]string { return remote.ShellFiles{FS: workerScripts}.All() }
