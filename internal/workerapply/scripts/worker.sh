@@ -29,7 +29,6 @@ o=$({ inside; } 2>&1); printf '\n%s inside %s\n%s\n' "$mark" "$?" "$o"
 i=0 n=0
 for a in "$@"; do
 	i=$((i + 1))
-	# shellcheck disable=SC2016 # $SSH_CONNECTION is the peer's, expanded by its shell
 	{ o=$(ssh -p "$port" -o BatchMode=yes -o ConnectTimeout="$wait" "$a" 'echo "$SSH_CONNECTION"' </dev/null 2>&1); printf '\n%s %s %s\n%s\n' "$mark" "$i" "$?" "$o"; } &
 	n=$((n + 1))
 	if [ "$n" -ge "$most" ]; then wait; n=0; fi
