@@ -49,14 +49,9 @@ const (
 // zero GID and its attributes fail to read), and ibv_devinfo's port view
 // when it is installed. Paths are under $R (the root prefix).
 func rdmaProbe(w *remote.Script, hca string) {
-	w.Line(`ib="$R/sys/class/infiniband"`)
-	w.Line(`fr ibdevs ls -1 "$ib"`)
-	w.Line(`p="$ib/"`, remote.Quote(hca), `/ports/`, strconv.Itoa(rdmaPort))
-	w.Line(`gidtab() { for f in "$1"/gids/*; do [ -f "$f" ] || continue; i=${f##*/}; g=; t=; n=; read -r g <"$f" 2>/dev/null || continue;`,
-		` case $g in 0000:0000:0000:0000:0000:0000:0000:0000) ;; *) read -r t <"$1/gid_attrs/types/$i" 2>/dev/null; read -r n <"$1/gid_attrs/ndevs/$i" 2>/dev/null;; esac;`,
-		` printf '%s\t%s\t%s\t%s\n' "$i" "$g" "$t" "$n"; done; }`)
-	w.Line(`if [ -d "$p" ]; then fr ibstate cat "$p/state"; fr iblayer cat "$p/link_layer"; fr gids gidtab "$p"; fi`)
-	w.Line(`if [ -z "$R" ] && command -v ibv_devinfo >/dev/null 2>&1; then fr ibvinfo ibv_devinfo -d `, remote.Quote(hca), ` -i `, strconv.Itoa(rdmaPort), `; fi`)
+	w.Set("hca", hca)
+	w.Set("port", strconv.Itoa(rdmaPort))
+	w.Text(script("rdma.sh"))
 }
 
 // rdmaState is what rdmaProbe read.

@@ -50,21 +50,12 @@ const nvidiaVendor = "0x10de"
 //     `docker info` (without a root prefix; else daemon.json's, which the
 //     probe reads anyway).
 func guestProbe(w *remote.Script, inv *inventory.Inventory) {
-	w.Line(`gpus() { for d in "$R"/sys/bus/pci/devices/*; do v=; read -r v <"$d/vendor" 2>/dev/null || continue; [ "$v" = `, nvidiaVendor, ` ] || continue;`,
-		` c=; read -r c <"$d/class" 2>/dev/null; case $c in 0x0300*|0x0302*) ;; *) continue ;; esac; b=${d##*/};`,
-		` r=$(sed -n 2p "$d/resource" 2>/dev/null); t=no; [ -e "$R/proc/driver/nvidia/gpus/$b" ] && t=yes; printf '%s\t%s\t%s\n' "$b" "$r" "$t"; done; }`)
-	w.Line(`fr gpus gpus`)
-	w.Line(`fr efi test -d "$R/sys/firmware/efi"`)
-	w.Line(`fr nvidia cat "$R/sys/module/nvidia/version"`)
-	w.Line(`verbs() { if [ -z "$R" ] && command -v ibv_devices >/dev/null 2>&1; then echo source ibv_devices; ibv_devices | awk 'NR > 2 { print $1 }';`,
-		` else echo source /sys/class/infiniband_verbs; cat "$R"/sys/class/infiniband_verbs/uverbs*/ibdev 2>/dev/null; fi; return 0; }`)
-	w.Line(`fr verbs verbs`)
+	w.Set("nvidia_vendor", nvidiaVendor)
+	w.Text(script("guest.sh"))
 	if inv.Docker.Version.AtLeast(19, 3) {
-		w.Line(`hook() { for b in nvidia-container-runtime-hook nvidia-container-toolkit; do`,
-			` if [ -n "$R" ]; then for d in /usr/bin /usr/local/bin /usr/sbin; do [ -x "$R$d/$b" ] && { echo "$d/$b"; return 0; }; done; else command -v "$b" && return 0; fi; done; return 1; }`)
-		w.Line(`fr runtime hook`)
+		w.Text(script("runtime.sh"))
 	} else {
-		w.Line(`if [ -z "$R" ] && command -v docker >/dev/null 2>&1; then fr runtime docker info --format '{{json .Runtimes}}'; fi`)
+		w.Text(script("runtime-old.sh"))
 	}
 }
 

@@ -1,6 +1,8 @@
 package hostapply
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/rdggen/rdggen/internal/remote"
@@ -8,7 +10,8 @@ import (
 	"github.com/rdggen/rdggen/pkg/quote"
 )
 
-// peermemProbe appends the read of GPUDirect RDMA's peer-memory module: one
+// peermemProbe appends pm (scripts/peermem.sh; probe.sh runs it as result
+// "peermem"), the read of GPUDirect RDMA's peer-memory module: one
 // line per fact (drivers/nvidia-peermem and MLNX_OFED's peer-memory API,
 // docs/rules.md#nvidia-peermem): "loaded" (/sys/module/nvidia_peermem),
 // "legacy" (nv_peer_mem, drivers before R470, is loaded), "memory_peers"
@@ -21,20 +24,10 @@ import (
 // "model M" per GPU the driver took (the Model: line of
 // /proc/driver/nvidia/gpus/BDF/information).
 func peermemProbe(w *remote.Script) {
-	w.Line(`pm() {`)
-	w.Line(`	[ -d "$R/sys/module/`, hostqos.PeermemSysfs, `" ] && echo loaded`)
-	w.Line(`	[ -d "$R/sys/module/`, hostqos.LegacyPeerModule, `" ] && echo legacy`)
-	w.Line(`	[ -e "$R/sys/kernel/mm/memory_peers/nv_mem/version" ] && echo memory_peers`)
-	w.Line(`	v=; read -r v <"$R/sys/module/`, hostqos.PeermemSysfs, `/version" 2>/dev/null && echo "version $v"`)
-	w.Line(`	if [ -z "$R" ]; then modinfo -n `, hostqos.PeermemModule, ` >/dev/null 2>&1 && echo module`)
-	w.Line(`	else [ -n "$(find "$R/lib/modules" -name '`, hostqos.PeermemModule, `.ko*' 2>/dev/null | head -n 1)" ] && echo module; fi`)
-	w.Line(`	v=; read -r v <"$R/sys/module/nvidia/version" 2>/dev/null && echo "driver $v"`)
-	w.Line(`	grep -q "Open Kernel Module" "$R/proc/driver/nvidia/version" 2>/dev/null && echo open`)
-	w.Line(`	v=; read -r v <"$R/proc/sys/kernel/osrelease" 2>/dev/null && echo "kernel $v"`)
-	w.Line(`	for f in "$R"/proc/driver/nvidia/gpus/*/information; do [ -f "$f" ] && sed -n 's/^Model:[[:space:]]*/model /p' "$f"; done`)
-	w.Line(`	return 0`)
-	w.Line(`}`)
-	w.Line(`fr peermem pm`)
+	w.Set("pm_sysfs", hostqos.PeermemSysfs)
+	w.Set("pm_legacy", hostqos.LegacyPeerModule)
+	w.Set("pm_module", hostqos.PeermemModule)
+	w.Text(script("peermem.sh"))
 }
 
 // peermemState is what peermemProbe read.
@@ -79,13 +72,7 @@ func parsePeermem(out string) peermemState {
 
 // loadFunc is the script's load_module NAME.
 func loadFunc(mode string) string {
-	switch mode {
-	case ModeNone:
-		return `load_module() { echo "module load skipped (--module-load none): modprobe $1 on the VM"; }`
-	case ModeAuto:
-		return `load_module() { modprobe "$1"; }`
-	}
-	return "load_module() { sh -c " + remote.Quote(mode) + ` rdggen-load "$1"; }`
+	return remote.Assign("load_mode", mode) + "\n" + script("load.sh")
 }
 
 // loadHint is what a failed load of nvidia-peermem means, from modprobe's
@@ -100,4 +87,61 @@ func loadHint(out string) string {
 		return "MLNX_OFED changed after the NVIDIA driver was built: reinstall the NVIDIA driver, then rdggen apply --target hosts"
 	}
 	return ""
+}
+
+// planPeermem plans the peer-memory module and returns the desired files
+// less those left out for it.
+func (p *plan) planPeermem(st *hostState, po planOpts) []fileSpec {
+	h := p.d.Host
+	d := p.d
+	// GPUDirect RDMA's peer-memory module: persisted by its modules-load.d
+	// file (one of the files below), loaded now when it is installed. The
+	// file names a module, so it is written only where the module is
+	// there: systemd-modules-load fails at every boot on a module it cannot
+	// find (modules-load.d(5), systemd-modules-load.service(8)). Where
+	// DMA-BUF carries GPUDirect RDMA, neither is needed.
+	pm := parsePeermem(st.Peermem.Out)
+	files := d.Files
+	withoutPeermem := func() []fileSpec {
+		return slices.DeleteFunc(slices.Clone(d.Files), func(f fileSpec) bool { return f.Path == hostqos.PeermemPath })
+	}
+	switch {
+	case pm.Legacy && st.Files[hostqos.PeermemPath].Kind == "absent":
+		// Only one peer-memory module may be loaded: leave nv_peer_mem's setup.
+		files = withoutPeermem()
+		p.notes = append(p.notes, fmt.Sprintf("%s (the peer-memory module of NVIDIA drivers before R470) is loaded: rdggen neither loads %s nor writes %s (only one of them may be loaded)",
+			hostqos.LegacyPeerModule, hostqos.PeermemModule, hostqos.PeermemPath))
+	case pm.Loaded || pm.Legacy:
+	case dmabufPath(h, pm).ok:
+		// GPUDirect RDMA goes through DMA-BUF here (NVIDIA's recommended
+		// path, no MLNX_OFED needed; without MLNX_OFED nvidia-peermem
+		// cannot even load): nothing to load or persist.
+		files = withoutPeermem()
+		p.notes = append(p.notes, fmt.Sprintf("GPUDirect RDMA through DMA-BUF (%s): rdggen neither loads %s nor writes %s (docs/rules.md#gpudirect-rdma-through-dma-buf)",
+			dmabufPath(h, pm).found, hostqos.PeermemModule, hostqos.PeermemPath))
+	case !pm.Module:
+		// Neither written nor changed; one from an earlier apply stays.
+		files = withoutPeermem()
+		then := fmt.Sprintf("writes %s, which it leaves out until then (systemd-modules-load would fail at every boot)", hostqos.PeermemPath)
+		if st.Files[hostqos.PeermemPath].Kind != "absent" {
+			then = fmt.Sprintf("keeps %s, which makes systemd-modules-load fail at every boot until the module is installed (remove the file if it will not be)", hostqos.PeermemPath)
+		}
+		p.notes = append(p.notes, fmt.Sprintf("%s is not installed (NVIDIA driver < 470, or none yet): GPUDirect RDMA needs it. "+
+			"Install the NVIDIA driver ≥ 470 (it ships %s) after MLNX_OFED, then rdggen apply --target hosts again: it loads the module and %s",
+			hostqos.PeermemModule, hostqos.PeermemModule, then))
+	case po.modules:
+		p.loadPeermem = true
+	default:
+		p.notes = append(p.notes, fmt.Sprintf("%s is installed but not loaded, and loading is off (--module-load none or --host-root): load it with modprobe %s",
+			hostqos.PeermemModule, hostqos.PeermemModule))
+	}
+	return files
+}
+
+// applyPeermem appends the module's load (scripts/load.sh).
+func (p *plan) applyPeermem(w *remote.Script, o *Options) {
+	if p.loadPeermem {
+		w.Text(loadFunc(o.loadMode()))
+		w.Line("step peermem load_module ", hostqos.PeermemModule)
+	}
 }

@@ -1,13 +1,8 @@
 package hostapply
 
 import (
-	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io/fs"
-	"net/netip"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -99,258 +94,30 @@ type planOpts struct {
 	modules bool
 }
 
-// makePlan compares st with d. It returns a *hostError when the host cannot
-// be changed safely (a daemon.json that is not JSON, a missing data address).
+// makePlan compares st with d, one setting at a time (each in its own file).
+// It returns a *hostError when the host cannot be changed safely (a
+// daemon.json that is not JSON, a missing data address).
 func makePlan(inv *inventory.Inventory, d *desired, st *hostState, po planOpts) (*plan, error) {
-	h := d.Host
-	checkDocker0 := po.docker0
 	p := &plan{d: d, newFiles: map[string]bool{}, fileWhy: map[string]string{}}
-
-	// The data interface must carry the inventory's address: routes use it.
-	if st.Addr.RC != 0 {
-		return nil, hostErrorf("data interface %s: %s", h.DataInterface, remote.FirstLine(st.Addr.Out))
+	if err := p.planAddress(st); err != nil {
+		return nil, err
 	}
-	if addrs := parseAddrs(st.Addr.Out); !slices.Contains(addrs, h.Data.Address) {
-		return nil, hostErrorf("data interface %s does not carry %s (hosts[%d].data.address; it has %v): configure it first, the routes' next hops must be on-link",
-			h.DataInterface, h.Data.Address, h.Index, addrs)
+	if err := p.planDaemon(st, po); err != nil {
+		return nil, err
 	}
-
-	// daemon.json: merged, never overwritten when it does not parse.
-	cur := st.Files[dockernet.DaemonPath]
-	switch cur.Kind {
-	case "link", "other":
-		return nil, hostErrorf("%s is not a regular file (%s); rdggen does not write through it", dockernet.DaemonPath, cur.Kind)
+	p.planMTU(st)
+	p.planForwarding(st)
+	p.planFirewall(st)
+	p.planRoutes(inv, st)
+	if err := p.planRoCE(st); err != nil {
+		return nil, err
 	}
-	merged, err := dockernet.Merge(cur.Data, d.Daemon)
-	if err != nil {
-		return nil, hostErrorf("%s: %v; the file was not changed", dockernet.DaemonPath, strings.TrimPrefix(err.Error(), "existing daemon.json: "))
+	files := p.planPeermem(st, po)
+	if err := p.planFiles(inv, st, files); err != nil {
+		return nil, err
 	}
-	if cur.Kind == "absent" || !bytes.Equal(merged, cur.Data) {
-		if err := dockernet.Validate(merged); err != nil {
-			return nil, hostErrorf("%s: the merged file would not be valid, so it was not installed: %v", dockernet.DaemonPath, err)
-		}
-		dc := &daemonChange{Existed: cur.Kind == "file", Old: cur.Data, Mode: 0o644, New: merged}
-		if dc.Existed {
-			sum := sha256.Sum256(cur.Data)
-			dc.OldSum, dc.Mode = hex.EncodeToString(sum[:]), cur.Mode
-		}
-		dc.Changed = dockernet.ChangedKeys(cur.Data, merged)
-		ours := dockernet.Keys(d.Daemon)
-		for _, k := range dockernet.Keys(cur.Data) {
-			if !slices.Contains(ours, k) {
-				dc.Kept = append(dc.Kept, k)
-			}
-		}
-		p.daemon = dc
-	} else if checkDocker0 && st.Docker0.RC == 0 {
-		// The file is right; is the running Docker using it?
-		if bip := h.Bridge(); !slices.Contains(parseAddrs(st.Docker0.Out), bip) {
-			p.restart = fmt.Sprintf("docker0 has %v, daemon.json says bip %s", parseAddrs(st.Docker0.Out), bip)
-		}
-	}
-
-	// The data network's MTU on the data interface.
-	if cur, _ := parseLink(st.Link.Out); st.Link.RC != 0 || cur != h.DataMTU {
-		p.mtu = strconv.Itoa(cur)
-		if cur == 0 {
-			p.mtu = "unknown"
-		}
-	}
-
-	// Forwarding.
-	if v := strings.TrimSpace(st.Forwarding.Out); st.Forwarding.RC != 0 || v != d.Forwarding {
-		p.forwarding = v
-		if p.forwarding == "" {
-			p.forwarding = "unknown"
-		}
-	}
-
-	// Firewall and address translation: each chain as a block, each jump
-	// first in its chain, once.
-	for _, c := range []struct {
-		table, chain string
-		st           cmdOut
-		want         []string
-	}{
-		{"filter", dockernet.FirewallChain, st.Chain, d.ChainRules},
-		{"nat", dockernet.NATChain, st.NAT, d.NATRules},
-	} {
-		if have := chainRules(c.st.Out); c.st.RC != 0 || !slices.Equal(have, c.want) {
-			p.chains = append(p.chains, chainChange{Table: c.table, Chain: c.chain, Want: len(c.want), Was: have, New: c.st.RC != 0})
-		}
-	}
-	for i, in := range []cmdOut{st.DockerUser, st.Postrouting} {
-		if why := jumpProblem(dockernet.Jumps[i], in); why != "" {
-			p.jumps = append(p.jumps, jumpChange{Jump: dockernet.Jumps[i], Why: why})
-		}
-	}
-
-	// Routes: replace what is missing or different, delete stale routes into
-	// the pool via the data interface (a host that left the inventory).
-	table := parseRoutes(st.Routes.Out)
-	byDst := map[netip.Prefix][]routeEntry{}
-	for _, e := range table {
-		byDst[e.Dst] = append(byDst[e.Dst], e)
-	}
-	want := map[netip.Prefix]bool{}
-	for _, r := range d.Routes {
-		want[r.Dst] = true
-		ok := false
-		for _, e := range byDst[r.Dst] {
-			ok = ok || (e.Via == r.Via && e.Dev == r.Dev)
-		}
-		if !ok {
-			p.routes = append(p.routes, routeChange{Route: r, Was: byDst[r.Dst]})
-		}
-	}
-	pool := inv.Docker.Pool
-	for _, e := range table {
-		if e.Via.IsValid() && e.Dev == h.DataInterface && pool.Contains(e.Dst.Addr()) && e.Dst.Bits() >= pool.Bits() && !want[e.Dst] {
-			p.stale = append(p.stale, e)
-		}
-	}
-
-	// In-VM RoCE settings.
-	rs := roceResults(st.RoCE.Out)
-	if len(rs) == 0 {
-		return nil, hostErrorf("RoCE check did not run (exit %d): %s", st.RoCE.RC, remote.FirstLine(st.RoCE.Out))
-	}
-	for _, r := range rs {
-		if r.State == hostqos.StateDiffers || r.State == hostqos.StateFailed {
-			p.roce = append(p.roce, r)
-		}
-	}
-
-	// GPUDirect RDMA's peer-memory module: persisted by its modules-load.d
-	// file (one of the files below), loaded now when it is installed. The
-	// file names a module, so it is written only where the module is
-	// there: systemd-modules-load fails at every boot on a module it cannot
-	// find (modules-load.d(5), systemd-modules-load.service(8)). Where
-	// DMA-BUF carries GPUDirect RDMA, neither is needed.
-	pm := parsePeermem(st.Peermem.Out)
-	files := d.Files
-	withoutPeermem := func() []fileSpec {
-		return slices.DeleteFunc(slices.Clone(d.Files), func(f fileSpec) bool { return f.Path == hostqos.PeermemPath })
-	}
-	switch {
-	case pm.Legacy && st.Files[hostqos.PeermemPath].Kind == "absent":
-		// Only one peer-memory module may be loaded: leave nv_peer_mem's setup.
-		files = withoutPeermem()
-		p.notes = append(p.notes, fmt.Sprintf("%s (the peer-memory module of NVIDIA drivers before R470) is loaded: rdggen neither loads %s nor writes %s (only one of them may be loaded)",
-			hostqos.LegacyPeerModule, hostqos.PeermemModule, hostqos.PeermemPath))
-	case pm.Loaded || pm.Legacy:
-	case dmabufPath(h, pm).ok:
-		// GPUDirect RDMA goes through DMA-BUF here (NVIDIA's recommended
-		// path, no MLNX_OFED needed; without MLNX_OFED nvidia-peermem
-		// cannot even load): nothing to load or persist.
-		files = withoutPeermem()
-		p.notes = append(p.notes, fmt.Sprintf("GPUDirect RDMA through DMA-BUF (%s): rdggen neither loads %s nor writes %s (docs/rules.md#gpudirect-rdma-through-dma-buf)",
-			dmabufPath(h, pm).found, hostqos.PeermemModule, hostqos.PeermemPath))
-	case !pm.Module:
-		// Neither written nor changed; one from an earlier apply stays.
-		files = withoutPeermem()
-		then := fmt.Sprintf("writes %s, which it leaves out until then (systemd-modules-load would fail at every boot)", hostqos.PeermemPath)
-		if st.Files[hostqos.PeermemPath].Kind != "absent" {
-			then = fmt.Sprintf("keeps %s, which makes systemd-modules-load fail at every boot until the module is installed (remove the file if it will not be)", hostqos.PeermemPath)
-		}
-		p.notes = append(p.notes, fmt.Sprintf("%s is not installed (NVIDIA driver < 470, or none yet): GPUDirect RDMA needs it. "+
-			"Install the NVIDIA driver ≥ 470 (it ships %s) after MLNX_OFED, then rdggen apply --target hosts again: it loads the module and %s",
-			hostqos.PeermemModule, hostqos.PeermemModule, then))
-	case po.modules:
-		p.loadPeermem = true
-	default:
-		p.notes = append(p.notes, fmt.Sprintf("%s is installed but not loaded, and loading is off (--module-load none or --host-root): load it with modprobe %s",
-			hostqos.PeermemModule, hostqos.PeermemModule))
-	}
-
-	// Files rdggen owns whole, their enabling links, and the other OS form.
-	// The netplan file depends on the host: its routes and MTU go under the
-	// ID of the host's own definition of the data interface.
-	if h.OS.UsesNetplan() {
-		_, mac := parseLink(st.Link.Out)
-		id, how, ok := netplanID(st.Netplan, h.DataInterface, mac)
-		if !ok {
-			id = h.DataInterface
-			p.notes = append(p.notes, fmt.Sprintf("no netplan file configures %s: rdggen's %s defines it under its name (its address must come from there or elsewhere)", h.DataInterface, dockernet.NetplanPath))
-		}
-		files = slices.Clone(files)
-		for i := range files {
-			if files[i].Path == dockernet.NetplanPath {
-				files[i].Data = dockernet.NetplanFor(inv, h, id, how)
-				if ok {
-					p.fileWhy[files[i].Path] = "routes and MTU under netplan ID " + id + ", " + how
-				}
-			}
-		}
-	}
-	p.managed = len(files) + len(d.Links)
-	for _, f := range files {
-		s := st.Files[f.Path]
-		switch {
-		case s.Kind == "other" || s.Kind == "link":
-			return nil, hostErrorf("%s is not a regular file (%s); remove it and run apply again", f.Path, s.Kind)
-		case s.Kind == "file" && bytes.Equal(s.Data, f.Data) && s.Mode == f.Mode:
-			continue
-		}
-		p.files = append(p.files, f)
-		p.newFiles[f.Path] = s.Kind == "absent"
-		p.reload = p.reload || f.Unit
-	}
-	for _, l := range d.Links {
-		if s := st.Files[l.Path]; s.Kind != "link" || string(s.Data) != l.Target {
-			p.links = append(p.links, l)
-			p.reload = true
-		}
-	}
-	for _, f := range d.Foreign {
-		s := st.Files[f.Path]
-		if s.Kind == "absent" {
-			continue
-		}
-		if s.Kind == "file" && bytes.Contains(s.Data, []byte(f.Mark)) {
-			p.remove = append(p.remove, f)
-		} else {
-			p.notes = append(p.notes, fmt.Sprintf("%s exists but was not written by rdggen: left alone", f.Path))
-		}
-	}
-
-	// Docker version against the inventory's.
-	if v, ok := dockerVersion(st.Dockerd.Out); ok {
-		have := inventory.MustVersion(fmt.Sprintf("%d.%d.%d", v[0], v[1], v[2]))
-		switch {
-		case have.AtLeast(28, 2) && !inv.Docker.AllowDirectRouting():
-			p.notes = append(p.notes, fmt.Sprintf("dockerd is %d.%d.%d but the inventory says docker.version %s: without \"allow-direct-routing\" Docker ≥ 28.2 drops routed traffic to containers; set docker.version", v[0], v[1], v[2], inv.Docker.Version))
-		case !have.AtLeast(28, 2) && inv.Docker.AllowDirectRouting():
-			p.notes = append(p.notes, fmt.Sprintf("dockerd is %d.%d.%d but the inventory says docker.version %s: dockerd < 28.2 rejects \"allow-direct-routing\"", v[0], v[1], v[2], inv.Docker.Version))
-		}
-	} else if st.Dockerd.RC == 127 {
-		p.notes = append(p.notes, "dockerd is not installed: daemon.json and the firewall unit take effect when Docker is")
-	}
+	p.planDockerVersion(inv, st)
 	return p, nil
-}
-
-// jumpProblem says why j is not the first rule of its chain exactly once
-// ("" when it is); in is `iptables -S <chain>`.
-func jumpProblem(j dockernet.Jump, in cmdOut) string {
-	if in.RC != 0 {
-		return "no chain " + j.Chain
-	}
-	rules := chainRules(in.Out)
-	var at []int
-	for i, r := range rules {
-		if r == j.Rule() {
-			at = append(at, i+1)
-		}
-	}
-	switch {
-	case len(at) == 0:
-		return "absent"
-	case at[0] != 1:
-		return fmt.Sprintf("rule %d, after %q", at[0], rules[0])
-	case len(at) > 1:
-		return fmt.Sprintf("%d copies", len(at))
-	}
-	return ""
 }
 
 // changes returns the plan's changes, typed, each with its line for a
@@ -443,7 +210,3 @@ const peermemItem = "kernel module " + hostqos.PeermemSysfs
 func (p *plan) describe() []string { return remote.Texts(p.changes()) }
 
 // firewall reports whether the firewall script must run: a chain or jump
-// differs, or Docker restarts (it puts its MASQUERADE rule back on top).
-func (p *plan) firewall() bool {
-	return len(p.chains)+len(p.jumps) > 0 || p.daemon != nil || p.restart != ""
-}

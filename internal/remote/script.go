@@ -8,9 +8,11 @@ package remote
 import (
 	"bytes"
 	"crypto/rand"
+	"embed"
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"path"
 	"strconv"
 	"strings"
 
@@ -35,32 +37,54 @@ const RemoteCommand = `if [ "$(id -u)" = 0 ]; then exec /bin/sh -s; else exec su
 // Quote quotes s as one sh word (quote.Sh).
 func Quote(s string) string { return quote.Sh(s) }
 
-// prelude follows R (the root prefix) and N (the nonce). Every command's
-// stdin is /dev/null: the script itself is on the shell's stdin. `fr NAME CMD…`
-// runs CMD and frames its output and status as result NAME; `step NAME CMD…`
-// is the same for a change, as result "step:NAME".
-const prelude = `umask 022
-PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:$PATH
-export PATH
-export RDGGEN_ROOT="$R"
-fr() { printf '@rdggen %s %s\n' "$N" "$1"; shift; "$@" </dev/null 2>&1; printf '\n@rdggen %s end %s\n' "$N" "$?"; }
-step() { n=$1; shift; fr "step:$n" "$@"; }
-`
+// The prelude (R's and N's uses, fr, step) and the temp directory's helpers
+// (T, put_file, put_link) are shell files beside this one: scripts/.
+var (
+	//go:embed scripts/*.sh
+	scriptFS    embed.FS
+	shellFiles  = ShellFiles{FS: scriptFS}
+	prelude     = shellFiles.Get("prelude.sh")
+	tempPrelude = shellFiles.Get("temp.sh")
+)
 
-// tempPrelude adds a private temp directory, removed on exit, and the file
-// helpers; scripts that change files need them, probes do not.
-const tempPrelude = `T=$(mktemp -d) || { echo "rdggen: mktemp failed" >&2; exit 97; }
-trap 'rm -rf "$T"' EXIT
-# put_file PATH MODE SRC: install SRC as PATH atomically (temp file beside it, then rename).
-put_file() {
-	d=${1%/*}; mkdir -p "$d" || return 1
-	t="$d/.${1##*/}.rdggen-tmp"
-	{ cp "$3" "$t" && chmod "$2" "$t"; } || { rm -f "$t"; return 1; }
-	sync "$t" 2>/dev/null
-	mv -f "$t" "$1"
+// Scripts are the embedded shell files, by name, for the tests that parse
+// them and run shellcheck on them.
+func Scripts() map[string]string { return shellFiles.All() }
+
+// ShellFiles are a package's shell files (scripts/*.sh, embedded with
+// //go:embed), each headed by what it does and the variables Go sets before
+// it (Set, Assign): no inventory text is spliced into a script's body.
+type ShellFiles struct{ FS embed.FS }
+
+// Get is the file scripts/name; it panics when the build did not embed it
+// (a programming error).
+func (f ShellFiles) Get(name string) string {
+	b, err := f.FS.ReadFile(path.Join("scripts", name))
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
 }
-put_link() { mkdir -p "${1%/*}" && ln -sfn "$2" "$1"; }
-`
+
+// All are the files by name.
+func (f ShellFiles) All() map[string]string {
+	m := map[string]string{}
+	ents, _ := f.FS.ReadDir("scripts")
+	for _, e := range ents {
+		m[e.Name()] = f.Get(e.Name())
+	}
+	return m
+}
+
+// Words is each of s quoted as one sh word, each after a space: the
+// arguments of a call to a script's function.
+func Words(s []string) string {
+	var b strings.Builder
+	for _, x := range s {
+		b.WriteString(" " + Quote(x))
+	}
+	return b.String()
+}
 
 // Script builds one round trip's script.
 type Script struct {
@@ -74,7 +98,13 @@ type Script struct {
 func NewScript(root string) *Script {
 	var raw [8]byte
 	_, _ = rand.Read(raw[:])
-	w := &Script{nonce: hex.EncodeToString(raw[:])}
+	return NewScriptNonce(root, hex.EncodeToString(raw[:]))
+}
+
+// NewScriptNonce is NewScript with a given nonce (hex digits): the golden
+// copies of the scripts are made with a fixed one.
+func NewScriptNonce(root, nonce string) *Script {
+	w := &Script{nonce: nonce}
 	w.b.WriteString("R=" + Quote(root) + "\nN=" + w.nonce + "\n")
 	w.b.WriteString(prelude)
 	return w
@@ -93,6 +123,48 @@ func (w *Script) Nonce() string { return w.nonce }
 func (w *Script) End() []byte {
 	w.Line(`printf '@rdggen %s done\n' "$N"`)
 	return w.b.Bytes()
+}
+
+// Set appends the assignment name=value, value quoted as one sh word: how Go
+// hands the embedded shell files what they work on.
+func (w *Script) Set(name, value string) { w.Line(Assign(name, value)) }
+
+// SetScript is Set for a variable that holds a whole script, run later with
+// sh -c "$name": the value's $ and quotes are that script's own, which the
+// comment before it tells shellcheck (SC2016, "expressions don't expand in
+// single quotes").
+func (w *Script) SetScript(name, script string) {
+	w.Line("# shellcheck disable=SC2016 # ", name, " holds a script, run by sh -c \"$", name, "\": its expansions are its own")
+	w.Set(name, script)
+}
+
+// Assign is the sh assignment name=value, value quoted as one sh word; it
+// panics when name is not a shell name (a programming error).
+func Assign(name, value string) string {
+	if !isName(name) {
+		panic("remote.Assign: not a shell variable name: " + name)
+	}
+	return name + "=" + Quote(value)
+}
+
+func isName(s string) bool {
+	if s == "" || s[0] >= '0' && s[0] <= '9' {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if c != '_' && (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// Text appends an embedded shell file's text as it is (with a final newline).
+func (w *Script) Text(s string) {
+	w.b.WriteString(s)
+	if !strings.HasSuffix(s, "\n") {
+		w.b.WriteByte('\n')
+	}
 }
 
 // Line appends the concatenation of s and a newline.

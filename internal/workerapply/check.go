@@ -27,15 +27,6 @@ const (
 	CheckPeerRules  = "peer-rules"     // the NAT exemption, routes and accept rules decide every pair
 )
 
-// containerScript prints, inside the worker (part "inside" of workerScript), what NCCL needs of it for RDMA
-// with GPUDirect: "memlock N" (ulimit -l, KiB or "unlimited": memory
-// registration pins buffers, NVIDIA/nccl-tests#206), "gdr V" (the
-// container's NCCL_NET_GDR_LEVEL) and "dev NAME" per entry of
-// /dev/infiniband (libibverbs opens uverbsN there; without it NCCL falls back
-// to sockets, NVIDIA/nccl#451).
-const containerScript = `echo "memlock $(ulimit -l)"; echo "gdr ${NCCL_NET_GDR_LEVEL-}"; ` +
-	`for f in /dev/infiniband/*; do [ -e "$f" ] && echo "dev ${f##*/}"; done; true`
-
 // peerConnectTimeout bounds each worker-to-worker connection, seconds.
 const peerConnectTimeout = 5
 
@@ -119,6 +110,7 @@ func checkWorker(ctx context.Context, inv *inventory.Inventory, o *Options, h *i
 	d := desiredFor(inv, h, o.Keys, o.rootFor(h))
 	w := remote.NewScript(d.Root).WithTemp()
 	probe(w, d)
+	peersScript(w)
 	workerProbe(w, d, logins)
 	if !d.HostNetwork {
 		rulesProbe(w, others)
@@ -305,7 +297,7 @@ func fixRules(h *inventory.Host) string {
 	return "on " + h.Name + ": run " + dockernet.FirewallScriptPath + " (or rdggen apply --target hosts, which also installs the routes)"
 }
 
-// checkInside judges containerScript's output: the RDMA devices, memlock
+// checkInside judges the "inside" part of scripts/worker.sh: the RDMA devices, memlock
 // and the GDR level inside the worker.
 func checkInside(h *inventory.Host, r remote.Result) []readiness.Result {
 	const target = readiness.TargetWorkers

@@ -9,7 +9,6 @@ import (
 	"github.com/rdggen/rdggen/internal/remote"
 	"github.com/rdggen/rdggen/pkg/bench"
 	"github.com/rdggen/rdggen/pkg/dockernet"
-	"github.com/rdggen/rdggen/pkg/horovod"
 	"github.com/rdggen/rdggen/pkg/inventory"
 )
 
@@ -88,46 +87,31 @@ func thousands(n int) string {
 	return s
 }
 
-// workerScript runs inside the worker (sh -c, then: the result mark, the
-// sshd port, the connect timeout in seconds, how many logins at once and
-// the peers' addresses), in one `docker exec`: the worker's interfaces
-// (result "ifaces"), containerScript's report ("inside"), then an ssh login
-// to each peer that prints $SSH_CONNECTION, the source address its sshd saw
-// ("1", "2", … in the peers' order), at most "at once" at a time. Each part
-// reports, when it ends, "\n<mark> <name> <exit status>\n" and its output in
-// one printf: one write to the pipe, which POSIX keeps whole up to PIPE_BUF
-// (at least 512 bytes, 4096 on Linux; a login prints one line), so logins
-// that end together do not mix their lines. It needs nothing but the shell,
-// ls, cat and ssh: a worker image may lack mktemp and rm. BatchMode: the
-// cluster's key or nothing, never a prompt.
-const workerScript = `mark=$1 port=$2 wait=$3 most=$4; shift 4
-o=$(ls /sys/class/net 2>&1); printf '\n%s ifaces %s\n%s\n' "$mark" "$?" "$o"
-o=$({ ` + containerScript + `; } 2>&1); printf '\n%s inside %s\n%s\n' "$mark" "$?" "$o"
-i=0 n=0
-for a in "$@"; do
-	i=$((i + 1))
-	{ o=$(ssh -p "$port" -o BatchMode=yes -o ConnectTimeout="$wait" "$a" 'echo "$SSH_CONNECTION"' </dev/null 2>&1); printf '\n%s %s %s\n%s\n' "$mark" "$i" "$?" "$o"; } &
-	n=$((n + 1))
-	if [ "$n" -ge "$most" ]; then wait; n=0; fi
-done
-wait`
+// peersScript appends scripts/peers.sh (worker_probe, rules_probe) and its
+// variables; probe's come first.
+func peersScript(w *remote.Script) {
+	w.Set("fw_chain", dockernet.FirewallChain)
+	w.Set("user_chain", dockernet.DockerUserChain)
+	w.Set("nat_chain", dockernet.NATChain)
+	w.Text(script("peers.sh"))
+}
 
-// workerProbe appends, when the worker runs, workerScript in it with the
-// peers it logs in to: result "worker".
+// workerProbe appends, when the worker runs, scripts/worker.sh in it with
+// the peers it logs in to (scripts/peers.sh): result "worker", split into
+// parts "ifaces", "inside" (what NCCL needs of the container: checkWorker)
+// and one per login, "1", "2", … in the peers' order.
 func workerProbe(w *remote.Script, d *desired, peers []peer) {
-	args := []string{"fr worker docker exec ", horovod.WorkerName, " sh -c ", remote.Quote(workerScript), " rdggen ", workerMark(w), " ",
-		strconv.Itoa(d.Port), " ", strconv.Itoa(peerConnectTimeout), " ", strconv.Itoa(peersAtOnce)}
+	w.SetScript("WS", script("worker.sh"))
+	args := []string{workerMark(w), strconv.Itoa(d.Port), strconv.Itoa(peerConnectTimeout), strconv.Itoa(peersAtOnce)}
 	for _, p := range peers {
-		args = append(args, " ", p.Address.String())
+		args = append(args, p.Address.String())
 	}
-	w.Line("if [ \"$(docker inspect --type container -f '{{.State.Running}}' ", horovod.WorkerName, " 2>/dev/null)\" = true ]; then")
-	w.Line(args...)
-	w.Line("fi")
+	w.Line("worker_probe", remote.Words(args))
 }
 
 func workerMark(w *remote.Script) string { return "rdggen-part-" + w.Nonce() }
 
-// part is one part of workerScript's report: its exit status and output.
+// part is one part of scripts/worker.sh's report: its exit status and output.
 type part struct {
 	rc   int
 	text string
@@ -187,22 +171,14 @@ func loginNames(n int) []string {
 
 // rulesProbe appends the rule check's reads: nat POSTROUTING and
 // RDGGEN-POSTROUTING, DOCKER-USER and RDGGEN-CONTAINERS, and `ip route get`
-// of every peer's worker address (one `ip -batch`).
+// of every peer's worker address (one `ip -batch`), with rules_probe
+// (peersScript).
 func rulesProbe(w *remote.Script, peers []peer) {
-	w.Line("fr postrouting iptables -w -t nat -S POSTROUTING")
-	w.Line("fr natchain iptables -w -t nat -S ", dockernet.NATChain)
-	w.Line("fr dockeruser iptables -w -S ", dockernet.DockerUserChain)
-	w.Line("fr fwchain iptables -w -S ", dockernet.FirewallChain)
-	if len(peers) == 0 {
-		return
-	}
-	args := []string{"routes_get() { printf 'route get %s\\n'"}
+	var addrs []string
 	for _, p := range peers {
-		args = append(args, " ", p.Address.String())
+		addrs = append(addrs, p.Address.String())
 	}
-	args = append(args, " | ip -o -force -batch - 2>&1; }")
-	w.Line(args...)
-	w.Line("fr routes routes_get")
+	w.Line("rules_probe", remote.Words(addrs))
 }
 
 // routeHops parses `ip -o route get` answers: per destination, "via X dev

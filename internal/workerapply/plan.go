@@ -52,25 +52,22 @@ func desiredFor(inv *inventory.Inventory, h *inventory.Host, k horovod.WorkerKey
 	}
 }
 
-// probe appends the read-only part: docker's version, the SSH directory's
+// probe appends the read-only part (scripts/probe.sh): docker's version, the SSH directory's
 // mode, each SSH file's mode and SHA-256 (never a private key's bytes), the
 // worker container, the image, and — when the worker runs — the host key its
 // sshd presents at the hostfile's address (ssh-keyscan, 3 s).
 func probe(w *remote.Script, d *desired) {
+	w.Set("ssh_dir", horovod.WorkerSSHDir)
+	w.Set("worker", horovod.WorkerName)
+	w.Set("image", d.Image)
+	w.Set("port", strconv.Itoa(d.Port))
+	w.Set("addr", d.Address.String())
+	w.Text(script("probe.sh"))
 	var names []string
 	for _, f := range d.Files {
-		names = append(names, remote.Quote(f.Name))
+		names = append(names, f.Name)
 	}
-	dir := remote.RootPath(horovod.WorkerSSHDir)
-	w.Line(`nodocker() { echo "docker: command not found"; return 127; }`)
-	w.Line(`if command -v docker >/dev/null 2>&1; then fr docker docker version --format '{{.Server.Version}}'; else fr docker nodocker; fi`)
-	w.Line("fr dir stat -c %a ", dir)
-	w.Line("files() { cd ", dir, " 2>/dev/null || return 0; for f in ", strings.Join(names, " "), `; do [ -f "$f" ] && printf '%s %s ' "$f" "$(stat -c %a "$f")" && sha256sum <"$f"; done; return 0; }`)
-	w.Line("fr files files")
-	w.Line("fr inspect docker inspect --type container ", horovod.WorkerName)
-	w.Line("fr image docker image inspect --format '{{.Id}}' ", remote.Quote(d.Image))
-	w.Line("if [ \"$(docker inspect --type container -f '{{.State.Running}}' ", horovod.WorkerName, " 2>/dev/null)\" = true ]; then fr keyscan ssh-keyscan -T 3 -t ed25519 -p ",
-		strconv.Itoa(d.Port), " ", d.Address.String(), "; fi")
+	w.Line("probe_worker", remote.Words(names))
 }
 
 // fileState is an SSH file as the probe found it.
@@ -314,53 +311,30 @@ func (p *plan) changes() []applyplan.Change {
 // describe is the text of every change.
 func (p *plan) describe() []string { return remote.Texts(p.changes()) }
 
-// waitFunc is wait_worker ADDR PORT SECONDS KEY: until the worker's sshd
-// presents KEY at ADDR:PORT, or the container stops or restarts, or SECONDS
-// pass; then its log.
-const waitFunc = `wait_worker() {
-	i=0
-	while [ "$i" -lt "$3" ]; do
-		st=$(docker inspect --type container -f '{{.State.Status}} {{.RestartCount}}' ` + horovod.WorkerName + `) || return 1
-		case $st in
-		"running 0") ;;
-		*) echo "` + horovod.WorkerName + ` is not running (state, restarts: $st): its sshd did not start. Its log:"; docker logs --tail 15 ` + horovod.WorkerName + ` 2>&1; return 1;;
-		esac
-		if ssh-keyscan -T 2 -t ed25519 -p "$2" "$1" 2>/dev/null | grep -qF "$4"; then return 0; fi
-		sleep 1; i=$((i + 1))
-	done
-	echo "the sshd of ` + horovod.WorkerName + ` does not answer on $1 port $2 with the cluster's host key after $3 s. Its log:"
-	docker logs --tail 15 ` + horovod.WorkerName + ` 2>&1
-	return 1
-}`
-
-// applyScript appends the plan's changes: the directory (0700, before any
+// applyScript appends the plan's changes (scripts/apply.sh): the directory (0700, before any
 // private key is written into it), the files, the container, and the wait
 // for its sshd.
 func applyScript(w *remote.Script, p *plan, o *Options) {
+	w.Set("worker", horovod.WorkerName)
+	w.Text(script("apply.sh"))
 	dir := remote.RootPath(horovod.WorkerSSHDir)
 	w.Line("umask 077")
 	if p.dir {
-		w.Line("step dir sh -c ", remote.Quote(`mkdir -p "$1" && chmod 700 "$1"`), " rdggen ", dir)
+		w.Line("step dir make_dir ", dir)
 	}
 	for _, f := range p.files {
 		w.Line("step ", remote.Quote("file:"+f.Name), " put_file ", remote.RootPath(horovod.WorkerSSHDir+"/"+f.Name),
 			" ", fmt.Sprintf("%o", f.Mode.Perm()), " ", w.Data(f.Data))
 	}
-	var run []string
-	for _, a := range p.d.Run {
-		run = append(run, remote.Quote(a))
-	}
 	switch p.action {
 	case actCreate:
-		w.Line("step container ", strings.Join(run, " "))
+		w.Line("step container", remote.Words(p.d.Run))
 	case actRecreate:
-		w.Line("recreate() { docker rm -f ", horovod.WorkerName, " >/dev/null && \"$@\"; }")
-		w.Line("step container recreate ", strings.Join(run, " "))
+		w.Line("step container recreate", remote.Words(p.d.Run))
 	case actStart, actRestart:
 		w.Line("step container docker ", p.action, " ", horovod.WorkerName)
 	}
 	if p.action != "" {
-		w.Line(waitFunc)
 		w.Line("step ready wait_worker ", p.d.Address.String(), " ", strconv.Itoa(p.d.Port), " ",
 			strconv.Itoa(int(o.ReadyTimeout.Seconds())), " ", remote.Quote(p.d.HostKey))
 	}
