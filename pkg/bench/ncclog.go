@@ -270,16 +270,6 @@ func ParseNCCLLog(data []byte) *NCCLLog {
 	return p.result()
 }
 
-// parseNCCLLogLines is ParseNCCLLog of lines (from splitLines), the first
-// of which is line off+1 of the input.
-func parseNCCLLogLines(lines []string, off int) *NCCLLog {
-	p := newLogParser()
-	for i, l := range lines {
-		p.feed(off+i, l)
-	}
-	return p.result()
-}
-
 // logParser reads an NCCL log one line at a time, keeping aggregates of
 // the channel lines rather than every line.
 type logParser struct {

@@ -153,7 +153,6 @@ var (
 	reNTType      = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 	reNTReducing  = regexp.MustCompile(`Reducing maxBytes to (\d+)`)
 	reNTStep      = regexp.MustCompile(`step:\s*(\d+)\((factor|bytes)\)`)
-	reNTSize      = regexp.MustCompile(`^\d+$`)
 )
 
 // columns maps a column header to token positions: row field i is header
