@@ -277,7 +277,8 @@ func (c *Cluster) mgmtAddr(n int) netip.Addr {
 }
 
 // takeSlot reserves a slot 1–250 under a file lock: the smallest whose owner
-// process is gone; leftovers of a killed run are removed first.
+// process is gone; the leftovers of every slot whose owner is gone are
+// removed first.
 func (c *Cluster) takeSlot() int {
 	f, err := os.OpenFile(lockFile, os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
@@ -292,12 +293,28 @@ func (c *Cluster) takeSlot() int {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		c.t.Fatal(err)
 	}
+	live := func(pidFile string) bool {
+		b, err := os.ReadFile(pidFile)
+		if err != nil {
+			return false
+		}
+		pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		return pid > 0 && syscall.Kill(pid, 0) == nil
+	}
+	// Every slot whose owner is gone (a run killed by go test's -timeout
+	// runs no cleanup) is cleared now, not only when its number is taken
+	// again: its daemons (sshd, dockerd, containerd) would run on.
+	stale, _ := filepath.Glob(filepath.Join(dir, "*.pid"))
+	for _, pidFile := range stale {
+		if s, err := strconv.Atoi(strings.TrimSuffix(filepath.Base(pidFile), ".pid")); err == nil && !live(pidFile) {
+			removeSlot(s)
+			_ = os.Remove(pidFile)
+		}
+	}
 	for s := 1; s <= 250; s++ {
 		pidFile := filepath.Join(dir, strconv.Itoa(s)+".pid")
-		if b, err := os.ReadFile(pidFile); err == nil {
-			if pid, _ := strconv.Atoi(strings.TrimSpace(string(b))); pid > 0 && syscall.Kill(pid, 0) == nil {
-				continue // in use by a live process
-			}
+		if live(pidFile) {
+			continue // in use by a live process
 		}
 		removeSlot(s)
 		if err := os.WriteFile(pidFile, []byte(strconv.Itoa(os.Getpid())), 0o600); err != nil {
