@@ -443,13 +443,9 @@ func readVMDeviceChunk(ctx context.Context, c *vim25.Client, vms []*mo.VirtualMa
 // content (mo cannot load them; a key the VM lacks may come back in the
 // missing set) and returns them as option values.
 func splitExtraConfig(oc types.ObjectContent) (types.ObjectContent, []types.BaseOptionValue) {
+	oc, keyed := takeKeyed(oc, extraConfigPrefix)
 	var opts []types.BaseOptionValue
-	props := oc.PropSet[:0:0]
-	for _, p := range oc.PropSet {
-		if !strings.HasPrefix(p.Name, extraConfigPrefix) {
-			props = append(props, p)
-			continue
-		}
+	for _, p := range keyed {
 		switch v := p.Val.(type) {
 		case types.OptionValue:
 			opts = append(opts, &v)
@@ -457,15 +453,31 @@ func splitExtraConfig(oc types.ObjectContent) (types.ObjectContent, []types.Base
 			opts = append(opts, v)
 		}
 	}
+	return oc, opts
+}
+
+// takeKeyed takes out of oc the properties read by keyed paths under prefix
+// (`config.extraConfig["…"]`, `config.network.vswitch["…"]`), which mo
+// cannot load, and drops their entries from the missing set.
+func takeKeyed(oc types.ObjectContent, prefix string) (types.ObjectContent, []types.DynamicProperty) {
+	var keyed []types.DynamicProperty
+	props := oc.PropSet[:0:0]
+	for _, p := range oc.PropSet {
+		if strings.HasPrefix(p.Name, prefix) {
+			keyed = append(keyed, p)
+		} else {
+			props = append(props, p)
+		}
+	}
 	oc.PropSet = props
 	missing := oc.MissingSet[:0:0]
 	for _, m := range oc.MissingSet {
-		if !strings.HasPrefix(m.Path, extraConfigPrefix) {
+		if !strings.HasPrefix(m.Path, prefix) {
 			missing = append(missing, m)
 		}
 	}
 	oc.MissingSet = missing
-	return oc, opts
+	return oc, keyed
 }
 
 // hostPaths is the first retrieve's host properties: hostProps, with the
@@ -493,13 +505,9 @@ func hostPaths(vswitchKeys []string) []string {
 // (mo cannot load them; a key the host lacks comes back empty or in the
 // missing set, and is simply not there) and returns the vSwitches.
 func splitVSwitches(oc types.ObjectContent) (types.ObjectContent, []types.HostVirtualSwitch) {
+	oc, keyed := takeKeyed(oc, vswitchPrefix)
 	var out []types.HostVirtualSwitch
-	props := oc.PropSet[:0:0]
-	for _, p := range oc.PropSet {
-		if !strings.HasPrefix(p.Name, vswitchPrefix) {
-			props = append(props, p)
-			continue
-		}
+	for _, p := range keyed {
 		switch v := p.Val.(type) {
 		case types.HostVirtualSwitch:
 			out = append(out, v)
@@ -507,14 +515,6 @@ func splitVSwitches(oc types.ObjectContent) (types.ObjectContent, []types.HostVi
 			out = append(out, *v)
 		}
 	}
-	oc.PropSet = props
-	missing := oc.MissingSet[:0:0]
-	for _, m := range oc.MissingSet {
-		if !strings.HasPrefix(m.Path, vswitchPrefix) {
-			missing = append(missing, m)
-		}
-	}
-	oc.MissingSet = missing
 	return oc, out
 }
 
