@@ -375,7 +375,8 @@ Warnings (valid, but probably not meant) go to stderr as
 "rdggen: warning: FILE:LINE:COL: field: text" and do not change the exit status.
 With -o json, one document on stdout instead (schema rdggen.validate/v1,
 described in docs/json.md), findings and warnings in it.
-Exit status 0 when valid, 1 when not.
+Exit status 0 when valid, 1 when not, 2 when FILE cannot be read or a flag
+is wrong (a usage error).
 `
 
 func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) int {

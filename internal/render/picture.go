@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -58,6 +59,12 @@ func Picture(inv *inventory.Inventory) artifact.File {
 				fmt.Fprintf(&b, "  uplink %s -> %s (%s)\n", sw.PortName(u.Port), uplinkPeer(u), how)
 			}
 		}
+		if split := splitPorts(inv, sw, bySwitch[sw.Name]); split != "" {
+			fmt.Fprintf(&b, "  split ports: %s; rdggen does not split ports: split them on the switch before apply (docs/rules.md, split ports)\n", split)
+		}
+		if len(bySwitch[sw.Name]) == 0 {
+			continue // a spine: no hosts, no host table
+		}
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "  port\thost\tdata address\tinterface\tcontainer subnet\tdocker0 (bip)\tGPUs\tESXi host\tVM")
 		for _, h := range bySwitch[sw.Name] {
@@ -67,6 +74,37 @@ func Picture(inv *inventory.Inventory) artifact.File {
 		tw.Flush()
 	}
 	return artifact.File{Path: "cluster.txt", Mode: 0o644, Data: []byte(b.String())}
+}
+
+// splitPorts names the switch's split (broken-out) ports that the
+// inventory cables, hosts' data ports and fabric uplinks, each with the
+// lanes in use, e.g. "swp1 (swp1s0 swp1s1)"; "" when none is split.
+func splitPorts(inv *inventory.Inventory, sw inventory.Switch, hosts []*inventory.Host) string {
+	lanes := map[int][]string{}
+	var parents []int
+	add := func(p inventory.Port) {
+		if p.Lane == 0 || slices.Contains(lanes[p.Number], sw.PortName(p)) {
+			return
+		}
+		if lanes[p.Number] == nil {
+			parents = append(parents, p.Number)
+		}
+		lanes[p.Number] = append(lanes[p.Number], sw.PortName(p))
+	}
+	for _, h := range hosts {
+		add(h.Data.Port)
+	}
+	for _, u := range inv.Uplinks(sw.Name) {
+		add(u.Port)
+	}
+	slices.Sort(parents)
+	var parts []string
+	for _, n := range parents {
+		l := lanes[n]
+		slices.Sort(l)
+		parts = append(parts, fmt.Sprintf("%s (%s)", sw.PortName(inventory.Port{Module: 1, Number: n}), strings.Join(l, " ")))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // switchPortMTU is the MTU rdggen gives the switches' data ports: ONYX's
