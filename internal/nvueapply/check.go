@@ -219,7 +219,7 @@ func (k *checker) roce(applied Tree) {
 		k.fail(CheckRoCE, "ecn", fmt.Sprintf("ECN, %v-%v", cc["min-threshold"], cc["max-threshold"]), wantECN,
 			"the qos roce template marks at 150 KB-1500 KB: set roce.ecn_min_kb/ecn_max_kb to those, or configure a qos congestion-control profile by hand")
 	default:
-		k.pass(CheckRoCE, "ecn", fmt.Sprintf("ECN, %v-%v", cc["min-threshold"], cc["max-threshold"]))
+		k.pass(CheckRoCE, "ecn", ecnFound(k.inv.RoCE.ECNMinKB, k.inv.RoCE.ECNMaxKB, cc["min-threshold"], cc["max-threshold"]))
 	}
 	tcs := strings.Split(strings.ReplaceAll(fmt.Sprint(cc["enabled-tc"]), " ", ""), ",")
 	if cc != nil && slices.Contains(tcs, roceTC) {
@@ -227,6 +227,19 @@ func (k *checker) roce(applied Tree) {
 	} else {
 		k.fail(CheckRoCE, "enabled-tc", fmt.Sprintf("%v", cc["enabled-tc"]), "traffic class "+roceTC+" among them", fixMode)
 	}
+}
+
+// ecnFound is a passed ECN check's finding in KB, the unit of the
+// inventory and cluster.txt: the thresholds passed because the switch's
+// display equals the inventory's KB within its rounding, so those are
+// given, with the display beside them when it differs ("ECN, 150 KB-1500
+// KB (shown rounded as 150.00 KB-1.46 MB)").
+func ecnFound(minKB, maxKB int, shownMin, shownMax any) string {
+	s := fmt.Sprintf("ECN, %d KB-%d KB", minKB, maxKB)
+	if shown := fmt.Sprintf("%v-%v", shownMin, shownMax); shown != fmt.Sprintf("%d KB-%d KB", minKB, maxKB) {
+		s += " (shown rounded as " + shown + ")"
+	}
+	return s
 }
 
 func orDash(s string) string {

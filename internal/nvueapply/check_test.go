@@ -54,7 +54,7 @@ func TestCheck(t *testing.T) {
 	if c := find(rs, CheckPauseCounters, "swp2"); c == nil || c.Found != "priority 3: 7 pause frames received, 9 sent" {
 		t.Errorf("pause counters: %+v", c)
 	}
-	if c := find(rs, CheckRoCE, "ecn"); c == nil || c.Found != "ECN, 150.00 KB-1.46 MB" {
+	if c := find(rs, CheckRoCE, "ecn"); c == nil || c.Found != "ECN, 150 KB-1500 KB (shown rounded as 150.00 KB-1.46 MB)" {
 		t.Errorf("ecn: %+v", c)
 	}
 	if n := len(rs); n != 1+4+8*3 {
