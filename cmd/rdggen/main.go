@@ -342,7 +342,7 @@ func cmdGenerate(ctx context.Context, usage string, args []string, stdout, stder
 		return exitUsage
 	}
 	if isFormatWord(*out) {
-		fmt.Fprintf(stderr, "rdggen: -o %s: that is an output format, and generating writes files into -o DIR; for a directory of that name write -o ./%s; -o json is the format of rdggen validate, apply and check (e.g. rdggen validate -f cluster.yaml -o json)\n",
+		fmt.Fprintf(stderr, "rdggen: -o %s: that is an output format, and generating writes files into -o DIR; for a directory of that name write -o ./%s; -o json is the format of rdggen validate, apply, check and bench (e.g. rdggen validate -f cluster.yaml -o json)\n",
 			quote.Line(*out), quote.Line(*out))
 		return exitUsage
 	}

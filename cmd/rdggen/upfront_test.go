@@ -105,7 +105,7 @@ func TestOutputFlagMeaning(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"-o", "json"}, exitUsage, "rdggen: -o json: that is an output format, and generating writes files into -o DIR; for a directory of that name write -o ./json; -o json is the format of rdggen validate, apply and check"},
+		{[]string{"-o", "json"}, exitUsage, "rdggen: -o json: that is an output format, and generating writes files into -o DIR; for a directory of that name write -o ./json; -o json is the format of rdggen validate, apply, check and bench"},
 		{[]string{"generate", "-o", "YAML"}, exitUsage, "for a directory of that name write -o ./YAML"},
 		{[]string{"-o", "jsonpath={.hosts}"}, exitUsage, "that is an output format"},
 		{[]string{"-o", "wide"}, exitUsage, "that is an output format"},
