@@ -163,9 +163,10 @@ func (t *NCCLTests) Plateau() (NCCLRow, bool) {
 
 // SweepSVG draws the sweep of a nccl-tests run as an SVG: out-of-place
 // busbw and algbw (GB/s) against the message size on a log₂ axis, the
-// busbw pass line and the link's ceiling (the NICs' bandwidth, nics ×
-// link / 8 GB/s) of e, and the size where busbw reaches its plateau
-// (within 5 % of its best). title names the run; every text is escaped.
+// busbw pass line and the NICs' bandwidth (nics × link / 8 GB/s) of e (a
+// ring's ceiling; NCCL's tree and NVLS may reach up to twice it,
+// [BusBWCeiling], so a curve above it is not by itself wrong), and the
+// size where busbw reaches its plateau (within 5 % of its best). title names the run; every text is escaped.
 func SweepSVG(title string, t *NCCLTests, e Expect) []byte {
 	var d svgDoc
 	d.open(title)
@@ -198,7 +199,7 @@ func SweepSVG(title string, t *NCCLTests, e Expect) []byte {
 	}
 	d.text((x0+x1)/2, float64(svgH)-12, "middle", colAxis, 12, "message size (log₂ scale)")
 	d.line(x0, y(ceiling), x1, y(ceiling), colCeiling, 1.5, "2,3")
-	d.text(x1-4, y(ceiling)-5, "end", colCeiling, 11, fmt.Sprintf("link ceiling %s GB/s", trimFloat(ceiling)))
+	d.text(x1-4, y(ceiling)-5, "end", colCeiling, 11, fmt.Sprintf("NIC bandwidth %s GB/s (a ring's ceiling)", trimFloat(ceiling)))
 	d.line(x0, y(pl.Value), x1, y(pl.Value), colPassLine, 1.5, "8,4")
 	d.text(x0+6, y(pl.Value)-5, "start", colPassLine, 11, fmt.Sprintf("pass line %s GB/s", trimFloat(pl.Value)))
 	if p, ok := t.Plateau(); ok {
@@ -220,7 +221,7 @@ func SweepSVG(title string, t *NCCLTests, e Expect) []byte {
 		}
 	}
 	d.legend([][3]string{{colBusBW, "", "busbw (out-of-place)"}, {colAlgBW, "", "algbw (out-of-place)"},
-		{colPassLine, "8,4", "pass line"}, {colCeiling, "2,3", "link ceiling"}, {colPlateau, "4,3", "plateau size"}})
+		{colPassLine, "8,4", "pass line"}, {colCeiling, "2,3", "NIC bandwidth"}, {colPlateau, "4,3", "plateau size"}})
 	return d.close()
 }
 

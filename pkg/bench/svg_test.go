@@ -63,7 +63,7 @@ func TestSweepSVG(t *testing.T) {
 	if rows != 29 || n["polyline"] != 2 || n["circle"] != 2*rows || n["title"] != 1+2*rows {
 		t.Errorf("%d rows, elements %v", rows, n)
 	}
-	for _, s := range []string{"pass line 21.6 GB/s", "link ceiling 25 GB/s", "plateau from 32 MiB", "busbw (out-of-place)", "algbw (out-of-place)", "2 GiB", "8 B",
+	for _, s := range []string{"pass line 21.6 GB/s", "NIC bandwidth 25 GB/s (a ring's ceiling)", "plateau from 32 MiB", "busbw (out-of-place)", "algbw (out-of-place)", "2 GiB", "8 B",
 		"2147483648 B (2 GiB): 22.92 GB/s"} {
 		if !strings.Contains(text, s) {
 			t.Errorf("the SVG lacks %q", s)
