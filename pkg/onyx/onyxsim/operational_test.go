@@ -43,7 +43,9 @@ func TestOperational(t *testing.T) {
 		LLDP: func() map[string][]LLDPNeighbor {
 			return map[string][]LLDPNeighbor{"1/31": {{SystemName: "spine1", PortID: "Eth1/1", ChassisID: "7c:fe:90:00:00:01"}}, "1/32": {{SystemName: "spine2", PortID: "swp1"}}}
 		},
-		Links: func() map[string]Link { return map[string]Link{"1/31": {Up: true, MTU: 9216}, "1/32": {Up: false, MTU: 1500}} },
+		Links: func() map[string]Link {
+			return map[string]Link{"1/31": {Up: true, MTU: 9216}, "1/32": {Up: false, MTU: 1500}}
+		},
 	})
 	text := answer(t, s, "show ip bgp summary")
 	if !strings.Contains(text, "1:02:03:04    ESTABLISHED/5\n") {
