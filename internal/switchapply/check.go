@@ -436,6 +436,9 @@ func (c *checker) lldp(u inventory.Uplink, nbs map[string][]onyx.LLDPRemote, err
 	}
 	var seen []string
 	for _, nb := range nbs[name] {
+		if nb.SystemName == "" && nb.PortID == "" && nb.ChassisID == "" {
+			continue // every TLV "Not Advertised" (CANU's fixture): no neighbor
+		}
 		sys := nb.SystemName
 		if sys == "" {
 			sys = "(no system name, chassis " + orDash(nb.ChassisID) + ")"

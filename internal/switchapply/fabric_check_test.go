@@ -60,6 +60,10 @@ func TestCheckFabric(t *testing.T) {
 			}
 		},
 	})
+	// spine2 1/1 lists an entry with nothing advertised: no neighbor.
+	r.sims[1].SetOperational(onyxsim.Operational{LLDP: func() map[string][]onyxsim.LLDPNeighbor {
+		return map[string][]onyxsim.LLDPNeighbor{"1/1": {{}}, "1/2": {{SystemName: "leaf2", PortID: "Eth1/32"}}}
+	}})
 	rs, err := r.check(t)
 	if err != nil {
 		t.Fatal(err)
@@ -78,6 +82,8 @@ func TestCheckFabric(t *testing.T) {
 		"leaf1 pfc Eth1/32":     "passed (PFC enabled, priority 3 enabled, Eth1/32 PFC admin on, oper Enabled)",
 		"leaf1 ecn Eth1/31":     "passed (traffic class 3: ECN, absolute 150-1500 KB, 0 packets marked)",
 		"spine1 mtu Eth1/2":     "passed (9216 bytes)",
+		"spine2 lldp Eth1/1":    "FAILED: found no LLDP neighbor; expected leaf1 1/32 (fabric.links[1]); fix: no LLDP frames arrive on spine2 1/1: check the cable to leaf1 1/32 and that LLDP runs on leaf1",
+		"spine2 lldp Eth1/2":    "passed (leaf2 1/32)",
 		"spine1 lldp Eth1/1":    "FAILED: found no LLDP neighbor; expected leaf1 1/31 (fabric.links[0]); fix: no LLDP frames arrive on spine1 1/1: check the cable to leaf1 1/31 and that LLDP runs on leaf1",
 		"spine1 bgp 10.254.0.0": "FAILED: found no session to 10.254.0.0 in `show ip bgp summary`; expected established with leaf1 (AS 65101); fix: rdggen apply --target switch, or in config mode: router bgp 65100 vrf default neighbor 10.254.0.0 remote-as 65101; if `show running-config` has it, BGP does not run it: `show protocols | include bgp` must say enabled (`protocol bgp`), then `clear ip bgp all`",
 	} {
