@@ -568,7 +568,7 @@ func TestCheckUsage(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("check --help: exit %d", code)
 	}
-	for _, want := range []string{"  switch   each switch, read-only", "   ONYX, over SSH (show commands only):", "    pfc             per data port: PFC on",
+	for _, want := range []string{"  switch   each switch, read-only", "   ONYX, over SSH (show commands only):", "    pfc             per data port and fabric uplink: PFC on",
 		"   Cumulus Linux, through the NVUE REST API (GET requests only):", "    qos-roce        qos roce operational = applied", "  esxi     vCenter's view of each ESXi host",
 		"    p2p             per VM: the PCIe peer-to-peer keys", "  hosts    each VM over SSH", "    peermem         nvidia-peermem", "  workers  each worker container",
 		"    gdr-level       NCCL_NET_GDR_LEVEL", "--switch-timeout", "--vcenter-timeout", "--host-root", "--keys"} {

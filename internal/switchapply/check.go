@@ -12,14 +12,18 @@ import (
 	"github.com/rdggen/rdggen/internal/sshcli"
 	"github.com/rdggen/rdggen/pkg/inventory"
 	"github.com/rdggen/rdggen/pkg/onyx"
+	"github.com/rdggen/rdggen/pkg/quote"
 	"github.com/rdggen/rdggen/pkg/readiness"
 )
 
 // The checks of `rdggen check --target switch` (readiness.Result.Check).
 // CheckConnect and CheckConfig concern the whole switch (Subject ""/the
-// setting); the others are made on every data port, i.e. every port of the
-// switch that a host's data link is cabled to (hosts[].data.port), with
-// Subject the port's ONYX name ("Eth1/3").
+// setting); CheckLink … CheckECN are made on every data port, i.e. every
+// port of the switch that a host's data link is cabled to
+// (hosts[].data.port), and on a fabric switch on every uplink
+// (fabric.links) too, with Subject the port's ONYX name ("Eth1/3");
+// CheckLLDP on every uplink and CheckBGP on every planned BGP session of a
+// fabric switch.
 const (
 	// CheckConnect is reported only when the switch could not be reached
 	// (no mgmt address, SSH, login or the CLI failed): Unknown, with why.
@@ -45,8 +49,10 @@ const (
 	// host's NIC looked at.
 	CheckLink = "link"
 	// CheckMTU reads "MTU" of `show interfaces ethernet | json-print`:
-	// passed when it is at least onyx.PortMTU (9216 bytes for a jumbo-frame
-	// data network, else 1500); fix `interface ethernet 1/N mtu 9216 force`.
+	// passed when it is at least onyx.SwitchPortMTU (9216 bytes for a
+	// jumbo-frame data network and on every port of a fabric switch, else
+	// 1500); fix `interface ethernet 1/N mtu 9216 force`, on an uplink with
+	// the far end of the link named (every hop carries the fabric's MTU).
 	CheckMTU = "mtu"
 	// CheckPFC reads `show dcb priority-flow-control | json-print`: passed
 	// when PFC is enabled globally, the RoCE priority (roce.priority) is in
@@ -67,10 +73,30 @@ const (
 	// the command pkg/onyx generates, `interface ethernet 1/N traffic-class
 	// 3 congestion-control ecn minimum-absolute 150 maximum-absolute 1500`.
 	CheckECN = "ecn"
+	// CheckLLDP compares, on each uplink of a fabric switch, the LLDP
+	// neighbor the switch hears (onyx.ShowLLDPRemoteCommand, `show lldp
+	// interfaces ethernet remote | json-print`: "Remote system name" and
+	// "Remote port-id") with the planned end of the link in fabric.links:
+	// passed when the one neighbor is that switch and port (an ONYX port id
+	// "Eth1/1" is port 1/1); a miswired link names both ends and the fix
+	// (move the cable, or correct fabric.links); no neighbor fails with the
+	// cable to check. Unknown when the output cannot be read.
+	CheckLLDP = "lldp"
+	// CheckBGP reads, on a fabric switch, `show ip bgp summary`
+	// (onyx.ShowBGPSummaryCommand): each planned session (every uplink's
+	// peer /31 address; ONYX peers numbered only) passes when the default
+	// VRF's row of that neighbor is ESTABLISHED, Subject the neighbor's
+	// address. A row in another state fails with the state word and the
+	// peer and link to look at; a session missing from the table fails
+	// with the neighbor command apply writes and how to see whether BGP
+	// runs (`show protocols | include bgp`). Unknown when the output is not
+	// a BGP summary (an error line, BGP not enabled), with how to look by
+	// hand.
+	CheckBGP = "bgp"
 )
 
-// PortChecks are the checks made on each data port, in the order they are
-// reported.
+// PortChecks are the checks made on each data port and uplink, in the
+// order they are reported (an uplink's CheckLLDP follows them).
 var PortChecks = []string{CheckLink, CheckMTU, CheckPFC, CheckPauseCounters, CheckECN}
 
 // applyCommand is the fix of a configuration drift.
@@ -82,7 +108,9 @@ const applyCommand = "rdggen apply --target switch"
 // command, writes no backup and ignores DryRun, Gate, BackupDir, Now and
 // Out), reads the running-config and the live state of each data port, and
 // returns the results in inventory order: per switch the CheckConfig
-// result(s), then per data port (in port order) the PortChecks. A switch
+// result(s), then per data port (in port order) the PortChecks, then per
+// uplink (in fabric.links order) the PortChecks and CheckLLDP, then
+// CheckBGP per planned session. A switch
 // that cannot be reached gives one Unknown CheckConnect result; err names
 // the switches that could not be checked (unreachable, or the session
 // failed midway), and is nil when every switch answered, whatever the
@@ -185,6 +213,9 @@ func checkSwitch(ctx context.Context, inv *inventory.Inventory, sw inventory.Swi
 		c.config()
 	}
 	c.ports()
+	if sw.Fabric.Role != "" {
+		c.bgp()
+	}
 	if c.lost != nil {
 		return c.rs, fmt.Errorf("%s: the session failed: %v", sw.Name, c.lost)
 	}
@@ -251,9 +282,25 @@ func dataPorts(inv *inventory.Inventory, sw string) ([]inventory.Port, map[inven
 	return ports, hosts
 }
 
-// ports checks every data port.
+// port is one port the check reads: a data port with its hosts, or an
+// uplink.
+type port struct {
+	iface  onyx.Iface
+	hosts  []*inventory.Host
+	uplink *inventory.Uplink
+}
+
+// ports checks every data port and uplink.
 func (c *checker) ports() {
-	ports, hosts := dataPorts(c.inv, c.t.sw.Name)
+	dps, hosts := dataPorts(c.inv, c.t.sw.Name)
+	var ports []port
+	for _, p := range dps {
+		ports = append(ports, port{iface: onyx.PortIface(p), hosts: hosts[p]})
+	}
+	ups := c.inv.Uplinks(c.t.sw.Name)
+	for i := range ups {
+		ports = append(ports, port{iface: onyx.PortIface(ups[i].Port), uplink: &ups[i]})
+	}
 	if len(ports) == 0 {
 		return
 	}
@@ -267,22 +314,46 @@ func (c *checker) ports() {
 	if pfcErr == nil {
 		pfc, pfcErr = onyx.ParsePFC(out)
 	}
+	var lldp map[string][]onyx.LLDPRemote
+	var lldpErr error
+	if len(ups) > 0 {
+		out, lldpErr = c.send(onyx.ShowLLDPRemoteCommand)
+		if lldpErr == nil {
+			lldp, lldpErr = onyx.ParseLLDPRemote(out)
+		}
+	}
 	for _, p := range ports {
-		iface := onyx.Ethernet(p.Module, p.Number)
+		iface := p.iface
 		name := iface.ShortName()
 		st, listed := ifaces[name]
 		if ifErr == nil && !listed {
+			what, field := "the port of "+hostList(p.hosts)+", up", "hosts[].data.port"
+			if p.uplink != nil {
+				what, field = "the uplink to "+peerEnd(p.uplink)+", up", fmt.Sprintf("fabric.links[%d]", p.uplink.Link)
+			}
 			c.fail(CheckLink, name, fmt.Sprintf("%s is not listed by %q", name, onyx.ShowInterfacesCommand(onyx.Iface{})),
-				"the port of "+hostList(hosts[p])+", up", "check switches[].model and hosts[].data.port in the inventory")
+				what, "check switches[].model and "+field+" in the inventory")
 			c.unsure(CheckMTU, name, "the port is not listed by the switch")
 		} else {
-			c.link(iface, st, ifErr, hosts[p])
-			c.mtu(iface, st, ifErr)
+			c.link(iface, st, ifErr, p)
+			c.mtu(iface, st, ifErr, p.uplink)
 		}
 		c.pfc(iface, pfc, pfcErr)
 		c.pauseCounters(iface)
 		c.ecn(iface)
+		if p.uplink != nil {
+			c.lldp(*p.uplink, lldp, lldpErr)
+		}
 	}
+}
+
+// peerEnd is the far end of uplink u: "spine1 1/1" (a Cumulus peer's port
+// "swp1").
+func peerEnd(u *inventory.Uplink) string {
+	if u.Peer == nil {
+		return "?"
+	}
+	return u.Peer.Name + " " + u.Peer.PortName(u.PeerPort)
 }
 
 // hostList names the hosts on a port and their ESXi uplinks, e.g.
@@ -295,7 +366,7 @@ func hostList(hs []*inventory.Host) string {
 	return strings.Join(out, ", ")
 }
 
-func (c *checker) link(iface onyx.Iface, st onyx.PortStatus, err error, hs []*inventory.Host) {
+func (c *checker) link(iface onyx.Iface, st onyx.PortStatus, err error, p port) {
 	name := iface.ShortName()
 	speed := st.Speed
 	if speed == "" {
@@ -307,17 +378,22 @@ func (c *checker) link(iface onyx.Iface, st onyx.PortStatus, err error, hs []*in
 	case !st.AdminUp():
 		c.fail(CheckLink, name, fmt.Sprintf("admin state %s, operational state %s", orDash(st.Admin), orDash(st.Oper)),
 			"enabled and up", onyx.NoShutdown(iface).Command())
+	case !st.OperUp() && p.uplink != nil:
+		c.fail(CheckLink, name, fmt.Sprintf("admin state %s, operational state %s", st.Admin, orDash(st.Oper)),
+			"up", fmt.Sprintf("check the cable to %s and that port there (fabric.links[%d]); the switch side is enabled", peerEnd(p.uplink), p.uplink.Link))
 	case !st.OperUp():
 		c.fail(CheckLink, name, fmt.Sprintf("admin state %s, operational state %s", st.Admin, orDash(st.Oper)),
-			"up", "check the cable and the far end, "+hostList(hs)+"; the switch side is enabled")
+			"up", "check the cable and the far end, "+hostList(p.hosts)+"; the switch side is enabled")
+	case p.uplink != nil:
+		c.pass(CheckLink, name, fmt.Sprintf("up, %s, uplink to %s", speed, peerEnd(p.uplink)))
 	default:
 		c.pass(CheckLink, name, fmt.Sprintf("up, %s", speed))
 	}
 }
 
-func (c *checker) mtu(iface onyx.Iface, st onyx.PortStatus, err error) {
+func (c *checker) mtu(iface onyx.Iface, st onyx.PortStatus, err error, u *inventory.Uplink) {
 	name := iface.ShortName()
-	want := onyx.PortMTU(c.inv)
+	want := onyx.SwitchPortMTU(c.inv, c.t.sw)
 	switch {
 	case err != nil:
 		c.unsure(CheckMTU, name, err.Error())
@@ -325,9 +401,121 @@ func (c *checker) mtu(iface onyx.Iface, st onyx.PortStatus, err error) {
 		c.unsure(CheckMTU, name, "the port's MTU is not in the output of "+strconv.Quote(onyx.ShowInterfacesCommand(onyx.Iface{})))
 	case st.MTU >= want:
 		c.pass(CheckMTU, name, fmt.Sprintf("%d bytes", st.MTU))
+	case c.t.sw.Fabric.Role != "":
+		fix := onyx.MTU(iface, want).Command()
+		if u != nil {
+			fix += fmt.Sprintf("; every hop of the fabric carries MTU %d, %s too (a smaller hop drops large RoCE frames while pings pass)", want, peerEnd(u))
+		}
+		c.fail(CheckMTU, name, fmt.Sprintf("%d bytes", st.MTU),
+			fmt.Sprintf("at least %d bytes (the fabric's MTU on every hop)", want), fix)
 	default:
 		c.fail(CheckMTU, name, fmt.Sprintf("%d bytes", st.MTU),
 			fmt.Sprintf("at least %d bytes (data_mtu %d)", want, c.inv.DataMTU()), onyx.MTU(iface, want).Command())
+	}
+}
+
+// lldpPort reads an LLDP port id as the port name of the switch it names:
+// ONYX advertises "Eth1/1" for port 1/1 (CANU's fixture); any other id is
+// kept.
+func lldpPort(peer *inventory.Switch, id string) string {
+	if peer != nil && !peer.IsCumulus() && len(id) > 3 && strings.EqualFold(id[:3], "eth") && id[3] >= '0' && id[3] <= '9' {
+		return id[3:]
+	}
+	return id
+}
+
+// lldp compares uplink u's LLDP neighbors with the plan.
+func (c *checker) lldp(u inventory.Uplink, nbs map[string][]onyx.LLDPRemote, err error) {
+	name := onyx.PortIface(u.Port).ShortName()
+	want := peerEnd(&u)
+	here := c.t.sw.Name + " " + c.t.sw.PortName(u.Port)
+	planned := want + fmt.Sprintf(" (fabric.links[%d])", u.Link)
+	if err != nil {
+		c.unsure(CheckLLDP, name, fmt.Sprintf("%v; compare `show lldp interfaces ethernet remote` on %s by hand with the plan, %s", err, c.t.sw.Name, planned))
+		return
+	}
+	var seen []string
+	for _, nb := range nbs[name] {
+		if nb.SystemName == "" && nb.PortID == "" && nb.ChassisID == "" {
+			continue // every TLV "Not Advertised" (CANU's fixture): no neighbor
+		}
+		sys := nb.SystemName
+		if sys == "" {
+			sys = "(no system name, chassis " + orDash(nb.ChassisID) + ")"
+		}
+		seen = append(seen, quote.Terminal(sys+" "+lldpPort(c.inv.Switch(nb.SystemName), orDash(nb.PortID))))
+	}
+	slices.Sort(seen)
+	switch {
+	case len(seen) == 1 && seen[0] == want:
+		c.pass(CheckLLDP, name, want)
+	case len(seen) == 0:
+		c.fail(CheckLLDP, name, "no LLDP neighbor", planned,
+			"no LLDP frames arrive on "+here+": check the cable to "+want+" and that LLDP runs on "+u.Peer.Name)
+	default:
+		got := strings.Join(seen, ", ")
+		c.fail(CheckLLDP, name, got, planned,
+			fmt.Sprintf("miswired: %s is cabled to %s, the plan cables it to %s: move the cable at %s to %s (or, if this cabling is the intended one, correct fabric.links[%d] and apply again)",
+				here, got, want, here, want, u.Link))
+	}
+}
+
+// bgp checks every planned BGP session of a fabric switch.
+func (c *checker) bgp() {
+	ups := c.inv.Uplinks(c.t.sw.Name)
+	if len(ups) == 0 {
+		return
+	}
+	out, err := c.send(onyx.ShowBGPSummaryCommand)
+	var vrf onyx.BGPVRF
+	if err == nil {
+		var vrfs []onyx.BGPVRF
+		vrfs, err = onyx.ParseBGPSummary(out)
+		found := false
+		for _, v := range vrfs {
+			if v.VRF == "default" {
+				vrf, found = v, true
+			}
+		}
+		if err == nil && !found {
+			err = errors.New("show ip bgp summary: no VRF default in the output")
+		}
+	}
+	asn := c.t.sw.Fabric.ASN
+	for _, u := range ups {
+		if !u.Numbered || !u.Remote.IsValid() || u.Peer == nil {
+			continue // ONYX peers numbered only: validation gives every ONYX link a /31
+		}
+		key := u.Remote.Addr().String()
+		if err != nil {
+			c.unsure(CheckBGP, key, fmt.Sprintf("%v; look by hand: `show ip bgp summary` on %s (the session to %s must be ESTABLISHED), `show protocols | include bgp` (bgp: enabled)", err, c.t.sw.Name, key))
+			continue
+		}
+		want := fmt.Sprintf("established with %s (AS %d)", u.Peer.Name, u.Peer.Fabric.ASN)
+		n, ok := vrf.Neighbor(u.Remote.Addr())
+		peerCmd := "`show ip bgp summary` on " + u.Peer.Name
+		if u.Peer.IsCumulus() {
+			peerCmd = "`nv show vrf default router bgp neighbor " + u.Local.Addr().String() + "` on " + u.Peer.Name
+		}
+		neighbor := fmt.Sprintf("router bgp %d vrf default neighbor %s remote-as %d", asn, key, u.Peer.Fabric.ASN)
+		switch {
+		case !ok:
+			c.fail(CheckBGP, key, "no session to "+key+" in `show ip bgp summary`", want,
+				applyCommand+", or in config mode: "+neighbor+"; if `show running-config` has it, BGP does not run it: `show protocols | include bgp` must say enabled (`protocol bgp`), then `clear ip bgp all`")
+		case n.Established():
+			pfx := ""
+			if n.PfxRcd >= 0 {
+				pfx = fmt.Sprintf(", %d prefixes received", n.PfxRcd)
+			}
+			up := ""
+			if n.UpDown != "" {
+				up = ", up " + n.UpDown
+			}
+			c.pass(CheckBGP, key, fmt.Sprintf("established with %s (AS %d)%s%s", u.Peer.Name, n.AS, pfx, up))
+		default:
+			c.fail(CheckBGP, key, quote.Terminal(n.State), want,
+				fmt.Sprintf("check %s's BGP (%s) and the link %s ↔ %s (link and lldp checks)", u.Peer.Name, peerCmd, c.t.sw.Name+" "+c.t.sw.PortName(u.Port), peerEnd(&u)))
+		}
 	}
 }
 

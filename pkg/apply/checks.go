@@ -31,11 +31,13 @@ type CheckInfo struct {
 var checks = map[string][]CheckInfo{
 	readiness.TargetSwitch: {
 		{switchapply.CheckConfig, "the running-config against the inventory (apply's plan)"},
-		{switchapply.CheckLink, "per data port: the link up; its speed as found"},
-		{switchapply.CheckMTU, "per data port: MTU ≥ 9216 (jumbo data network) or 1500"},
-		{switchapply.CheckPFC, "per data port: PFC on, on roce.priority, oper Enabled"},
-		{switchapply.CheckPauseCounters, "per data port: pause frames on roce.priority (never fails)"},
-		{switchapply.CheckECN, "per data port: ECN on the RoCE class at roce.ecn_min/max_kb"},
+		{switchapply.CheckLink, "per data port and fabric uplink: the link up; its speed as found"},
+		{switchapply.CheckMTU, "per data port and fabric uplink: MTU ≥ 9216 (jumbo data network, fabric) or 1500"},
+		{switchapply.CheckPFC, "per data port and fabric uplink: PFC on, on roce.priority, oper Enabled"},
+		{switchapply.CheckPauseCounters, "per data port and fabric uplink: pause frames on roce.priority (never fails)"},
+		{switchapply.CheckECN, "per data port and fabric uplink: ECN on the RoCE class at roce.ecn_min/max_kb"},
+		{switchapply.CheckLLDP, "per fabric uplink: the LLDP neighbor is the switch and port fabric.links plans"},
+		{switchapply.CheckBGP, "per planned BGP session of a fabric switch: ESTABLISHED (show ip bgp summary)"},
 	},
 	readiness.TargetESXi: {
 		{vsphere.CheckExists, "the ESXi host or VM is in vCenter, once (shown when not)"},

@@ -292,7 +292,13 @@ func TestSwitchesCumulusFabric(t *testing.T) {
 // failures are the check's results other than passed.
 func (c *cumulusFabric) failures(t *testing.T) []readiness.Result {
 	t.Helper()
-	rs, err := apply.CheckSwitches(context.Background(), c.inv, c.opts)
+	return checkFailures(t, c.inv, c.opts)
+}
+
+// checkFailures are the switch check's results other than passed.
+func checkFailures(t *testing.T, inv *inventory.Inventory, o apply.SwitchOptions) []readiness.Result {
+	t.Helper()
+	rs, err := apply.CheckSwitches(context.Background(), inv, o)
 	if err != nil {
 		t.Fatalf("check: %v", err)
 	}
@@ -310,10 +316,18 @@ func (c *cumulusFabric) failures(t *testing.T) []readiness.Result {
 // check that passes.
 func (c *cumulusFabric) waitFindings(t *testing.T, want []string) []readiness.Result {
 	t.Helper()
+	return waitFindings(t, c.inv, c.opts, want)
+}
+
+// waitFindings waits until the switch check's findings are exactly want
+// ("machine check subject", sorted) and returns them; nil waits for a
+// check that passes.
+func waitFindings(t *testing.T, inv *inventory.Inventory, o apply.SwitchOptions, want []string) []readiness.Result {
+	t.Helper()
 	var bad []readiness.Result
 	want = slices.Sorted(slices.Values(want))
 	waitUntil(t, 90*time.Second, fmt.Sprintf("findings %q", want), func() (bool, string) {
-		bad = c.failures(t)
+		bad = checkFailures(t, inv, o)
 		var got []string
 		settled := true
 		for _, r := range bad {
@@ -351,25 +365,147 @@ func dig(v any, keys ...string) any {
 }
 
 // The golden 2 × 2 ONYX fabric (testdata/golden/fabric-onyx) on fabricnet:
-// every switch an onyxsim that apply configures over SSH, FRR following
-// its running-config; numbered eBGP on the /31s comes up on every planned
-// session, each leaf routes the other's subnets over both spines, a
-// second apply sends nothing, and the read-only check finds nothing
-// wrong. (The ONYX check reads ports, PFC and ECN; BGP sessions and LLDP
-// are checked on Cumulus switches only: docs/fabric.md.)
-func TestSwitchesONYXFabric(t *testing.T) { goldenFabric(t, "fabric-onyx") }
+// every switch an onyxsim that apply configures over SSH, FRR and lldpd
+// following its running-config and answering its `show ip bgp summary`,
+// `show lldp interfaces ethernet remote` and ports' links; numbered eBGP on
+// the /31s comes up on every planned session, each leaf routes the other's
+// subnets over both spines, a second apply sends nothing, and the
+// read-only check passes with every session, LLDP neighbor and uplink
+// read. Then a swapped pair of cables at leaf1, a stopped bgpd on leaf2
+// and one uplink at MTU 1500 each give exactly their findings, and the
+// check passes again once each is undone.
+func TestSwitchesONYXFabric(t *testing.T) {
+	inv, f, o := goldenFabric(t, "fabric-onyx")
+	ctx := context.Background()
+	// bgpKey is switch sw's BGP subject on link i: the peer's address.
+	bgpKey := func(sw string, link int) string {
+		for _, u := range inv.Uplinks(sw) {
+			if u.Link == link {
+				return sw + " bgp " + u.Remote.Addr().String()
+			}
+		}
+		t.Fatalf("%s has no fabric.links[%d]", sw, link)
+		return ""
+	}
+	t.Run("check passes", func(t *testing.T) {
+		rs, err := apply.CheckSwitches(ctx, inv, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		count := map[string]int{}
+		var fabric []string
+		for _, r := range rs {
+			if r.Status != readiness.Passed {
+				t.Errorf("not passed: %s", r.Line())
+			}
+			count[r.Check]++
+			if r.Check == "bgp" || r.Check == "lldp" || (r.Check == "mtu" && (strings.HasPrefix(r.Machine, "spine") || r.Subject == "Eth1/31" || r.Subject == "Eth1/32")) {
+				fabric = append(fabric, r.Line())
+			}
+		}
+		// 4 switches × 2 uplinks; link … ecn on 2 uplinks per switch and
+		// 2 host ports per leaf.
+		if count["bgp"] != 8 || count["lldp"] != 8 || count["mtu"] != 12 || count["link"] != 12 || count["pfc"] != 12 || count["ecn"] != 12 || count["pause-counters"] != 12 {
+			t.Errorf("results per check %v, want bgp 8, lldp 8, and 12 of each port check", count)
+		}
+		if len(fabric) != 24 {
+			t.Errorf("%d fabric results (bgp, lldp, uplink mtu), want 24", len(fabric))
+		}
+		for _, want := range []string{"leaf1: lldp Eth1/31: passed (spine1 1/1)", "spine2: lldp Eth1/2: passed (leaf2 1/32)", "leaf2: mtu Eth1/32: passed (9216 bytes)"} {
+			if !slices.Contains(fabric, want) {
+				t.Errorf("no result %q", want)
+			}
+		}
+		for _, l := range fabric {
+			if strings.Contains(l, ": bgp ") && !strings.Contains(l, ": passed (established with ") {
+				t.Errorf("bgp: %s", l)
+			}
+		}
+		t.Logf("check, the fabric's results:\n%s", strings.Join(fabric, "\n"))
+	})
+	t.Run("swapped cable", func(t *testing.T) {
+		f.Unplug(fabricnet.End{Switch: "leaf1", Port: "1/31"})
+		f.Unplug(fabricnet.End{Switch: "leaf1", Port: "1/32"})
+		f.Plug(fabricnet.Link{A: fabricnet.End{Switch: "leaf1", Port: "1/31"}, B: fabricnet.End{Switch: "spine2", Port: "1/1"}})
+		f.Plug(fabricnet.Link{A: fabricnet.End{Switch: "leaf1", Port: "1/32"}, B: fabricnet.End{Switch: "spine1", Port: "1/1"}})
+		// Numbered: each /31 now faces a stranger, so the four sessions
+		// of the two links drop too.
+		want := []string{"leaf1 lldp Eth1/31", "leaf1 lldp Eth1/32", "spine1 lldp Eth1/1", "spine2 lldp Eth1/1",
+			bgpKey("leaf1", 0), bgpKey("leaf1", 1), bgpKey("spine1", 0), bgpKey("spine2", 1)}
+		bad := waitFindings(t, inv, o, want)
+		for _, r := range bad {
+			if r.Machine == "leaf1" && r.Check == "lldp" && r.Subject == "Eth1/31" && !strings.Contains(r.Fix, "miswired: leaf1 1/31 is cabled to spine2 1/1, the plan cables it to spine1 1/1: move the cable at leaf1 1/31 to spine1 1/1") {
+				t.Errorf("leaf1 Eth1/31's fix: %s", r.Fix)
+			}
+		}
+		f.Unplug(fabricnet.End{Switch: "leaf1", Port: "1/31"})
+		f.Unplug(fabricnet.End{Switch: "leaf1", Port: "1/32"})
+		f.Plug(fabricnet.Link{A: fabricnet.End{Switch: "leaf1", Port: "1/31"}, B: fabricnet.End{Switch: "spine1", Port: "1/1"}})
+		f.Plug(fabricnet.Link{A: fabricnet.End{Switch: "leaf1", Port: "1/32"}, B: fabricnet.End{Switch: "spine2", Port: "1/1"}})
+		waitFindings(t, inv, o, nil)
+	})
+	t.Run("stopped bgpd", func(t *testing.T) {
+		f.StopDaemon("leaf2", "bgpd")
+		bad := waitFindings(t, inv, o, []string{bgpKey("spine1", 2), bgpKey("spine2", 3), bgpKey("leaf2", 2), bgpKey("leaf2", 3)})
+		for _, r := range bad {
+			if r.Machine == "leaf2" && !strings.HasPrefix(r.Found, "no session to ") {
+				t.Errorf("leaf2's finding: %+v", r)
+			}
+			if r.Machine != "leaf2" && (r.Found == "ESTABLISHED" || !strings.Contains(r.Fix, "check leaf2's BGP (`show ip bgp summary` on leaf2)")) {
+				t.Errorf("%s's finding: %+v", r.Machine, r)
+			}
+		}
+		f.StartDaemon("leaf2", "bgpd")
+		waitFindings(t, inv, o, nil)
+	})
+	t.Run("lowered MTU", func(t *testing.T) {
+		ns := f.NS("leaf2")
+		ipns(t, ns, "link", "set", fabricnet.IfName(fabricnet.ONYX, "1/32"), "mtu", "1500")
+		bad := waitFindings(t, inv, o, []string{"leaf2 mtu Eth1/32"})
+		if r := bad[0]; r.Found != "1500 bytes" || r.Expected != "at least 9216 bytes (the fabric's MTU on every hop)" ||
+			!strings.HasPrefix(r.Fix, "interface ethernet 1/32 mtu 9216 force; every hop of the fabric carries MTU 9216, spine2 1/2 too") {
+			t.Errorf("the MTU finding: %+v", r)
+		}
+		ipns(t, ns, "link", "set", fabricnet.IfName(fabricnet.ONYX, "1/32"), "mtu", "9216")
+		waitFindings(t, inv, o, nil)
+	})
+}
 
 // The golden mixed fabric (testdata/golden/fabric-mixed: a Cumulus and an
 // ONYX spine, a Cumulus and an ONYX leaf): unnumbered between the two
 // Cumulus switches, numbered /31s wherever ONYX is on an end, 4-byte ASNs;
-// the Cumulus switches' check reads every planned session, numbered ones
-// by the peer's address, established.
-func TestSwitchesMixedFabric(t *testing.T) { goldenFabric(t, "fabric-mixed") }
+// the check reads every planned session on every switch (numbered ones by
+// the peer's address) established and every uplink's LLDP neighbor as
+// planned, whichever OS is at either end.
+func TestSwitchesMixedFabric(t *testing.T) {
+	inv, _, o := goldenFabric(t, "fabric-mixed")
+	rs, err := apply.CheckSwitches(context.Background(), inv, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	for _, r := range rs {
+		if r.Check != "bgp" && r.Check != "lldp" {
+			continue
+		}
+		if r.Status != readiness.Passed {
+			t.Errorf("not passed: %s", r.Line())
+		}
+		got[r.Machine+" "+r.Check]++
+	}
+	for _, sw := range inv.Switches {
+		if got[sw.Name+" bgp"] != 2 || got[sw.Name+" lldp"] != 2 {
+			t.Errorf("%s: %d bgp and %d lldp results, want 2 of each (one per uplink)", sw.Name, got[sw.Name+" bgp"], got[sw.Name+" lldp"])
+		}
+	}
+}
 
 // goldenFabric brings the golden inventory's fabric up on fabricnet (an
 // nvuesim or onyxsim per switch, stand-in hosts on the leaf ports), applies
-// it, and checks convergence, a second apply and the check.
-func goldenFabric(t *testing.T, golden string) {
+// it, and checks convergence, a second apply and that the check passes
+// (every result passed); it returns the inventory (each switch's mgmt its
+// simulator), the fabric and the options that check it.
+func goldenFabric(t *testing.T, golden string) (*inventory.Inventory, *fabricnet.Fabric, apply.SwitchOptions) {
 	src, err := os.ReadFile("../../testdata/golden/" + golden + "/inventory.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -480,14 +616,14 @@ func goldenFabric(t *testing.T, golden string) {
 		}
 	}
 	var rs []readiness.Result
-	waitUntil(t, 60*time.Second, "check passes", func() (bool, string) {
+	waitUntil(t, 60*time.Second, "check passes (LLDP neighbors learnt)", func() (bool, string) {
 		rs, err = apply.CheckSwitches(ctx, inv, o)
 		if err != nil {
 			return false, err.Error()
 		}
 		var bad []readiness.Result
 		for _, r := range rs {
-			if r.Status == readiness.Failed {
+			if r.Status != readiness.Passed {
 				bad = append(bad, r)
 			}
 		}
@@ -500,4 +636,5 @@ func goldenFabric(t *testing.T, golden string) {
 		}
 	}
 	t.Logf("check, BGP and LLDP:\n%s", strings.Join(fabric, "\n"))
+	return inv, f, o
 }

@@ -53,11 +53,7 @@ func Desired(inv *inventory.Inventory, sw inventory.Switch) []Statement {
 			)
 		}
 	}
-	mtu := PortMTU(inv)
-	if sw.Fabric.Role != "" {
-		mtu = JumboPortMTU // one MTU on every hop of the fabric, uplinks included
-	}
-	if mtu != DefaultPortMTU {
+	if mtu := SwitchPortMTU(inv, sw); mtu != DefaultPortMTU {
 		for _, p := range Ports(inv, sw) {
 			out = append(out, MTU(p, mtu))
 		}
@@ -91,6 +87,16 @@ func PortMTU(inv *inventory.Inventory) int {
 		return JumboPortMTU
 	}
 	return DefaultPortMTU
+}
+
+// SwitchPortMTU is the MTU apply sets on switch sw's ports: PortMTU, and
+// JumboPortMTU on every port of a fabric switch (one MTU on every hop of
+// the fabric, uplinks included).
+func SwitchPortMTU(inv *inventory.Inventory, sw inventory.Switch) int {
+	if sw.Fabric.Role != "" {
+		return JumboPortMTU
+	}
+	return PortMTU(inv)
 }
 
 // FrontPanel returns the switch's front-panel ports 1/1 … 1/sw.Ports (the

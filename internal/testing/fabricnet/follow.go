@@ -29,7 +29,10 @@ func (f *Fabric) FollowNVUE(sw string, s *nvuesim.Server) {
 // FollowONYX makes switch sw route as the simulated ONYX switch s's
 // running-config says (RenderONYX), now and after every configuration
 // change (s's OnChange hook, debounced: a change is programmed once the
-// commands have paused for 300 ms; see Sync).
+// commands have paused for 300 ms; see Sync), and backs s's operational
+// state by the namespace (ONYXOperational): `show ip bgp summary` by FRR,
+// `show lldp interfaces ethernet remote` by lldpd, the cabled ports' link
+// and MTU in `show interfaces ethernet` by the kernel.
 func (f *Fabric) FollowONYX(sw string, s *onyxsim.Server) {
 	f.t.Helper()
 	n := f.node(sw)
@@ -38,6 +41,63 @@ func (f *Fabric) FollowONYX(sw string, s *onyxsim.Server) {
 	}
 	f.follow(n, func() (Router, error) { return RenderONYX(s.RunningConfig(), sw) })
 	s.OnChange(f.debounced(n))
+	s.SetOperational(f.ONYXOperational(sw))
+}
+
+// ONYXOperational are the hooks that give onyxsim switch sw's operational
+// state from the namespace: BGP from FRR's `show bgp summary json` (no
+// answer when bgpd does not run), the LLDP neighbors from lldpd (a fabric
+// ONYX neighbor's port id as ONYX names its port, "Eth1/1"; a Cumulus
+// one's "swp1"), and each cabled port's carrier and MTU from the kernel.
+// The namespace's veths carry no PFC: the pause and ECN counters stay the
+// simulator's (onyxsim.Server.SetPauseCounters).
+func (f *Fabric) ONYXOperational(sw string) onyxsim.Operational {
+	return onyxsim.Operational{
+		BGP: func() (onyxsim.BGP, bool) {
+			s, err := f.BGPSummary(sw)
+			if err != nil {
+				return onyxsim.BGP{}, false
+			}
+			b := onyxsim.BGP{RouterID: s.RouterID, AS: s.AS}
+			for _, p := range s.Peers {
+				b.Peers = append(b.Peers, onyxsim.BGPPeer{Neighbor: p.Neighbor, RemoteAS: p.RemoteAS, State: p.State,
+					MsgRcvd: p.MsgRcvd, MsgSent: p.MsgSent, Uptime: time.Duration(p.UptimeMsec) * time.Millisecond, PfxRcd: p.PfxRcd})
+			}
+			return b, true
+		},
+		LLDP: func() map[string][]onyxsim.LLDPNeighbor {
+			list, err := f.LLDPNeighbors(sw)
+			if err != nil {
+				return nil
+			}
+			out := map[string][]onyxsim.LLDPNeighbor{}
+			for _, nb := range list {
+				id := nb.PortID
+				if peer := f.switches[nb.SysName]; peer != nil && peer.sw.OS == ONYX {
+					id = "Eth" + id
+				}
+				out[nb.Port] = append(out[nb.Port], onyxsim.LLDPNeighbor{SystemName: nb.SysName, PortID: id})
+			}
+			return out
+		},
+		Links: func() map[string]onyxsim.Link {
+			n := f.node(sw)
+			n.mu.Lock()
+			var ports []string
+			for p := range n.ports {
+				ports = append(ports, p)
+			}
+			n.mu.Unlock()
+			out := map[string]onyxsim.Link{}
+			for _, ifname := range ports {
+				port := PortName(ONYX, ifname)
+				if l, err := f.Link(sw, port); err == nil {
+					out[port] = onyxsim.Link{Up: l.Up, MTU: l.MTU}
+				}
+			}
+			return out
+		},
+	}
 }
 
 func (f *Fabric) follow(n *node, gen func() (Router, error)) {

@@ -20,7 +20,7 @@ func TestParsers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := fmt.Sprintf("%s %d %+v", s.RouterID, s.AS, s.Peers); got != "10.10.10.101 65199 [{Neighbor:swp1 Hostname:leaf1 RemoteAS:65101 State:Established PfxRcd:3 PfxSnt:4 Uptime:00:00:05}]" || !s.Established() {
+	if got := fmt.Sprintf("%s %d %+v", s.RouterID, s.AS, s.Peers); got != "10.10.10.101 65199 [{Neighbor:swp1 Hostname:leaf1 RemoteAS:65101 State:Established PfxRcd:3 PfxSnt:4 Uptime:00:00:05 MsgRcvd:9 MsgSent:8 UptimeMsec:5000}]" || !s.Established() {
 		t.Errorf("bgp summary: %s", got)
 	}
 	if s, err := ParseBGPSummary([]byte("{}")); err != nil || s.Established() {

@@ -29,6 +29,10 @@ type BGPPeer struct {
 	PfxRcd, PfxSnt int
 	// Uptime is FRR's peerUptime text ("00:00:12"; "never").
 	Uptime string
+	// MsgRcvd and MsgSent are the BGP messages received and sent;
+	// UptimeMsec is peerUptimeMsec, the uptime in milliseconds.
+	MsgRcvd, MsgSent int
+	UptimeMsec       int64
 }
 
 // BGPSummary is a switch's IPv4 unicast BGP summary.
@@ -102,6 +106,9 @@ func ParseBGPSummary(b []byte) (BGPSummary, error) {
 				PfxRcd   int    `json:"pfxRcd"`
 				PfxSnt   int    `json:"pfxSnt"`
 				Uptime   string `json:"peerUptime"`
+				MsgRcvd  int    `json:"msgRcvd"`
+				MsgSent  int    `json:"msgSent"`
+				Msec     int64  `json:"peerUptimeMsec"`
 			} `json:"peers"`
 		} `json:"ipv4Unicast"`
 	}
@@ -115,7 +122,7 @@ func ParseBGPSummary(b []byte) (BGPSummary, error) {
 	s.RouterID, s.AS = doc.IPv4.RouterID, doc.IPv4.AS
 	for name, p := range doc.IPv4.Peers {
 		s.Peers = append(s.Peers, BGPPeer{Neighbor: name, Hostname: p.Hostname, RemoteAS: p.RemoteAS,
-			State: p.State, PfxRcd: p.PfxRcd, PfxSnt: p.PfxSnt, Uptime: p.Uptime})
+			State: p.State, PfxRcd: p.PfxRcd, PfxSnt: p.PfxSnt, Uptime: p.Uptime, MsgRcvd: p.MsgRcvd, MsgSent: p.MsgSent, UptimeMsec: p.Msec})
 	}
 	sort.Slice(s.Peers, func(i, j int) bool { return s.Peers[i].Neighbor < s.Peers[j].Neighbor })
 	return s, nil

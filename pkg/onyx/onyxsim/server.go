@@ -123,6 +123,7 @@ type Server struct {
 	conns       map[net.Conn]bool
 	closed      bool
 	onChange    func()
+	op          Operational // operational.go
 }
 
 // New runs a simulated switch on 127.0.0.1 (a free port, in Addr) until

@@ -91,6 +91,7 @@ func (c *cli) show(line string) (out string, ok bool) {
 	cmd, jsonOut := strings.CutSuffix(line, " | json-print")
 	w := strings.Fields(cmd)
 	s := c.srv
+	l := s.fetch(cmd)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, p := range s.opts.NoShow {
@@ -98,6 +99,12 @@ func (c *cli) show(line string) (out string, ok bool) {
 			f := strings.Fields(p)
 			return fmt.Sprintf("%% Unrecognized command %q.\nType \"?\" for help.\n", f[len(f)-1]), true
 		}
+	}
+	switch cmd {
+	case "show ip bgp summary", "show ip bgp vrf all summary":
+		return s.showBGPSummary(l, jsonOut), true
+	case "show lldp interfaces ethernet remote":
+		return s.showLLDPRemote(l, jsonOut), true
 	}
 	known := (len(w) >= 3 && w[1] == "interfaces" && w[2] == "ethernet") || cmd == "show dcb priority-flow-control"
 	if !known {
@@ -107,7 +114,7 @@ func (c *cli) show(line string) (out string, ok bool) {
 		return s.showPFC(jsonOut), true
 	}
 	if len(w) == 3 {
-		return s.showInterfaces(nil, jsonOut), true
+		return s.showInterfaces(nil, l.links, jsonOut), true
 	}
 	n, exists := s.cfg.port(w[3])
 	if !exists {
@@ -115,7 +122,7 @@ func (c *cli) show(line string) (out string, ok bool) {
 	}
 	switch rest := w[4:]; {
 	case len(rest) == 0:
-		return s.showInterfaces([]int{n}, jsonOut), true
+		return s.showInterfaces([]int{n}, l.links, jsonOut), true
 	case len(rest) == 1 && rest[0] == "congestion-control" && jsonOut:
 		return s.showCongestion(n), true
 	case len(rest) == 4 && rest[0] == "counters" && rest[1] == "pfc" && rest[2] == "prio" && !jsonOut:
@@ -139,8 +146,9 @@ func jsonText(v any) string {
 
 // showInterfaces is `show interfaces ethernet [1/n]` (s.mu held): every
 // port when ports is nil. JSON in the ≥ 3.6.6000 layout {"Eth1/1": [{…}]};
-// text as "key: value" lines per port.
-func (s *Server) showInterfaces(ports []int, jsonOut bool) string {
+// text as "key: value" lines per port. A port in links (Operational.Links)
+// shows the data plane's carrier and MTU.
+func (s *Server) showInterfaces(ports []int, links map[string]Link, jsonOut bool) string {
 	if ports == nil {
 		for n := 1; n <= len(s.links); n++ {
 			ports = append(ports, n)
@@ -158,6 +166,14 @@ func (s *Server) showInterfaces(ports []int, jsonOut bool) string {
 			oper = "Up"
 		}
 		mtu := s.cfg.portMTU(id)
+		if ln, ok := links[id]; ok {
+			if admin == "Enabled" {
+				oper = map[bool]string{true: "Up", false: "Down"}[ln.Up]
+			}
+			if ln.MTU != 0 {
+				mtu = ln.MTU
+			}
+		}
 		desc := "N\\A"
 		if e := s.cfg.slots["eth|"+id+"|description"]; e != nil {
 			desc = strings.TrimPrefix(e.body, "description ")
