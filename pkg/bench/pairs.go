@@ -30,6 +30,10 @@ type PortCounters struct {
 	Port                    string
 	PauseBefore, PauseAfter int64
 	ECNBefore, ECNAfter     int64
+	// NoECN says the port's ECN marks were not read (a Cumulus Linux
+	// port: see internal/nvueapply's Counters); ECNBefore and ECNAfter
+	// are then 0 and mean nothing.
+	NoECN bool
 }
 
 // JudgePairs judges ib_write_bw pair by pair (each pair's verdicts from
@@ -172,7 +176,8 @@ func pairCauses(slow, fine []PairRun, counters []PortCounters, uplinks []FabricU
 				Fix:     "compare the slow pairs' switch ports and the uplinks between them"})
 		}
 	}
-	if fc, fabricPorts := fabricCause(slow, fine, hosts, uplinks); fc != nil {
+	fc, fabricPorts := fabricCause(slow, fine, hosts, uplinks)
+	if fc != nil {
 		cs = append(cs, *fc)
 		for _, p := range fabricPorts {
 			if !slices.Contains(ports, p) {
@@ -182,6 +187,9 @@ func pairCauses(slow, fine []PairRun, counters []PortCounters, uplinks []FabricU
 	}
 	if len(counters) > 0 {
 		cs = append(cs, counterCauses(ports, counters)...)
+		if uc := unreadCause(fabricPorts, counters); uc != nil {
+			cs = append(cs, *uc)
+		}
 	}
 	return cs
 }
@@ -209,12 +217,21 @@ func allSlow(slow, fine []PairRun, get func(PairRun) []string) []string {
 // ports first.
 func counterCauses(suspect []string, counters []PortCounters) []Cause {
 	var cs []Cause
-	var rose, quiet []string
+	var rose, quiet, quietPause []string
 	for _, c := range counters {
 		dp, de := c.PauseAfter-c.PauseBefore, c.ECNAfter-c.ECNBefore
-		if dp > 0 || de > 0 {
+		if c.NoECN {
+			de = 0
+		}
+		switch {
+		case (dp > 0 || de > 0) && c.NoECN:
+			rose = append(rose, fmt.Sprintf("%s: %d pause frame(s) (ECN marks not read)", c.Port, max(dp, 0)))
+		case dp > 0 || de > 0:
 			rose = append(rose, fmt.Sprintf("%s: %d pause frame(s), %d ECN mark(s)", c.Port, max(dp, 0), max(de, 0)))
-		} else if slices.Contains(suspect, c.Port) {
+		case !slices.Contains(suspect, c.Port):
+		case c.NoECN:
+			quietPause = append(quietPause, c.Port)
+		default:
 			quiet = append(quiet, c.Port)
 		}
 	}
@@ -228,7 +245,29 @@ func counterCauses(suspect []string, counters []PortCounters) []Cause {
 			Finding: "no PFC pause or ECN mark rose on " + Names(quiet) + " during the run: not congestion",
 			Fix:     "check the link itself: its negotiated speed, FEC/symbol errors and the cable (show interfaces ethernet … on the switch)"})
 	}
+	if len(quietPause) > 0 {
+		cs = append(cs, Cause{Layer: LayerFabric,
+			Finding: "no PFC pause frame rose on " + Names(quietPause) + " during the run (their ECN marks were not read): no backpressure on the lossless priority there",
+			Fix:     "check the link itself: its negotiated speed, FEC/symbol errors and the cable (nv show interface <swp> on the switch)"})
+	}
 	return cs
+}
+
+// unreadCause names the fabric ports whose counters were not read while
+// others were.
+func unreadCause(ports []string, counters []PortCounters) *Cause {
+	var missing []string
+	for _, p := range ports {
+		if !slices.ContainsFunc(counters, func(c PortCounters) bool { return c.Port == p }) {
+			missing = append(missing, p)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return &Cause{Layer: LayerFabric,
+		Finding: "the counters of " + Names(missing) + " were not read before and after the run: whether pauses rose there is unknown",
+		Fix:     "give those switches a mgmt address and credentials (ONYX: SSH; Cumulus Linux: the NVUE API) and rerun the bench"}
 }
 
 // crosses reports whether pair r runs between two leaves (through a
@@ -259,13 +298,14 @@ func fabricCause(slow, fine []PairRun, hosts []string, uplinks []FabricUplink) (
 			pairNames = append(pairNames, n)
 		}
 	}
-	fineCross, fineInside := 0, 0
+	fineCross := 0
+	var inside []string
 	for _, r := range fine {
 		switch {
 		case crosses(r):
 			fineCross++
 		case r.Client.Leaf != "" && r.Client.Leaf == r.Server.Leaf:
-			fineInside++
+			inside = append(inside, r.Client.Host+" → "+r.Server.Host)
 		}
 	}
 	if len(hosts) > 0 && fineCross > 0 {
@@ -273,8 +313,8 @@ func fabricCause(slow, fine []PairRun, hosts []string, uplinks []FabricUplink) (
 	}
 	finding := fmt.Sprintf("every slow pair crosses leaves (%s), through a spine", namesSep(pairNames, ", "))
 	switch {
-	case fineInside > 0:
-		finding += fmt.Sprintf(", while the %d pair(s) inside one leaf pass: the hosts' NICs and host ports run at the line, the path between the leaves does not", fineInside)
+	case len(inside) > 0:
+		finding += fmt.Sprintf(", while the pair(s) inside one leaf pass (%s): those hosts reach the line through their leaf, the pairs through a spine do not", Names(inside))
 	default:
 		finding += ", and no pair inside one leaf was measured at the line: this run cannot tell the fabric from the hosts"
 	}
