@@ -87,33 +87,7 @@ func Bench(ctx context.Context, inv *inventory.Inventory, o BenchOptions) (*benc
 		Out: r.track.Writer(), Track: r.track,
 	}
 	if o.Switch != nil {
-		sw := *o.Switch
-		var cum []inventory.Switch
-		for _, s := range cumulusSwitches(inv) {
-			if s.Mgmt != "" {
-				cum = append(cum, s)
-			}
-		}
-		onyx := len(cumulusSwitches(inv)) < len(inv.Switches)
-		bo.Counters = func(ctx context.Context) ([]benchrun.PortCount, error) {
-			var out []benchrun.PortCount
-			var errs []error
-			if onyx {
-				cs, _, err := switchapply.Counters(ctx, inv, sw.engine(r))
-				for _, c := range cs {
-					out = append(out, benchrun.PortCount{Port: c.Port, Pause: c.Pause, ECN: c.ECN})
-				}
-				errs = append(errs, err)
-			}
-			if len(cum) > 0 {
-				cs, err := nvueapply.Counters(ctx, inv, cum, sw.nvueEngine(r))
-				for _, c := range cs {
-					out = append(out, benchrun.PortCount{Port: c.Port, Pause: c.Pause, ECN: -1})
-				}
-				errs = append(errs, err)
-			}
-			return out, errors.Join(errs...)
-		}
+		bo.Counters = benchCounters(inv, *o.Switch, r)
 	}
 	doc, err := benchrun.Run(ctx, inv, bo)
 	var nr *benchrun.NotReady
@@ -121,4 +95,39 @@ func Bench(ctx context.Context, inv *inventory.Inventory, o BenchOptions) (*benc
 		return nil, &BenchNotReady{Results: nr.Results, msg: nr.Error()}
 	}
 	return doc, err
+}
+
+// benchCounters reads the PFC pause (and, on ONYX, ECN) counters of every
+// data port and fabric uplink of the switches with a mgmt address: ONYX
+// switches over SSH (switchapply.Counters), Cumulus Linux ones through the
+// NVUE API (nvueapply.Counters, pause frames only: their ECN is -1, not
+// read). The counters read are returned with the error of those that were
+// not.
+func benchCounters(inv *inventory.Inventory, sw SwitchOptions, r *run) func(ctx context.Context) ([]benchrun.PortCount, error) {
+	var cum []inventory.Switch
+	for _, s := range cumulusSwitches(inv) {
+		if s.Mgmt != "" {
+			cum = append(cum, s)
+		}
+	}
+	onyx := len(cumulusSwitches(inv)) < len(inv.Switches)
+	return func(ctx context.Context) ([]benchrun.PortCount, error) {
+		var out []benchrun.PortCount
+		var errs []error
+		if onyx {
+			cs, _, err := switchapply.Counters(ctx, inv, sw.engine(r))
+			for _, c := range cs {
+				out = append(out, benchrun.PortCount{Port: c.Port, Pause: c.Pause, ECN: c.ECN})
+			}
+			errs = append(errs, err)
+		}
+		if len(cum) > 0 {
+			cs, err := nvueapply.Counters(ctx, inv, cum, sw.nvueEngine(r))
+			for _, c := range cs {
+				out = append(out, benchrun.PortCount{Port: c.Port, Pause: c.Pause, ECN: -1})
+			}
+			errs = append(errs, err)
+		}
+		return out, errors.Join(errs...)
+	}
 }
