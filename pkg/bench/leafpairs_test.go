@@ -179,3 +179,55 @@ func TestJudgePairsFabricBalanced(t *testing.T) {
 		t.Errorf("one bad host:\n%s", text)
 	}
 }
+
+// The fabric sample of docs/bench-live.md is this judge's output for
+// TestJudgePairsFabricAcrossLeaves's run (" …" in the manual stands for
+// the rest of a line, a line "…" for verdicts left out).
+func TestBenchLiveFabricSample(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/bench-live.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(doc), "```\nib_write_bw pairs:\n  …\n")
+	if !ok {
+		t.Fatal("docs/bench-live.md has no fabric sample")
+	}
+	block, _, _ = strings.Cut(block, "```")
+	inv := mixedFabric(t)
+	runs := fabricRuns(t, inv, func(c, s HostPort) bool { return c.Leaf != s.Leaf })
+	counters := []PortCounters{
+		{Port: "spine2 Eth1/1", PauseBefore: 100, PauseAfter: 5100},
+		{Port: "leaf1 swp31", PauseBefore: 7, PauseAfter: 7, NoECN: true},
+		{Port: "spine1 swp1", NoECN: true},
+	}
+	var keep []Verdict
+	for _, v := range JudgePairsFabric(runs, ExpectFor(inv, 100), counters, FabricUplinks(inv)) {
+		if v.Check == CheckRDMALeafPair || v.Check == CheckRDMAPairs {
+			keep = append(keep, v)
+		}
+	}
+	var got []string
+	for _, l := range Lines(keep) {
+		for _, part := range strings.Split(l, "\n") {
+			got = append(got, "  "+part)
+		}
+	}
+	want := strings.Split(strings.TrimSuffix(block, "\n"), "\n")
+	if len(want) != len(got) {
+		t.Fatalf("the manual shows %d lines, the judge prints %d:\n%s", len(want), len(got), strings.Join(got, "\n"))
+	}
+	for i := range want {
+		rest, ok := got[i], true
+		for j, part := range strings.Split(want[i], " …") {
+			k := strings.Index(rest, part)
+			if k < 0 || j == 0 && k != 0 {
+				ok = false
+				break
+			}
+			rest = rest[k+len(part):]
+		}
+		if !ok || !strings.Contains(want[i], " …") && rest != "" {
+			t.Errorf("line %d:\nmanual %q\njudge  %q", i+1, want[i], got[i])
+		}
+	}
+}
