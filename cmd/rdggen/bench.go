@@ -35,7 +35,11 @@ data link's speed (the inventory's nic.speed_gbps, 100 Gb/s by default):
     odd: never more). Pass: the BW average at least 90 % of the link speed
     (Mellanox/ngc_multinode_perf). Slow pairs name the hosts and switch ports
     they share and, where the switches have a mgmt address, whether PFC
-    pauses or ECN marks rose on those ports during the rounds;
+    pauses or ECN marks rose on those ports during the rounds. On a
+    leaf-spine fabric the ring alternates leaves, so nearly every pair
+    crosses a spine (a pair inside one leaf never does), the pairs are
+    also reported per leaf pair (min / median Gb/s), and a shortfall only
+    across leaves names the leaves' uplinks, the spines and their counters;
   - NCCL, the whole cluster: all_reduce_perf (nccl-tests built with MPI=1, in
     the image) launched with the cluster's mpirun line and NCCL environment,
     NCCL_DEBUG=INFO, sizes 8 B to 4 GiB. Pass: the out-of-place busbw of the

@@ -92,18 +92,29 @@ func (b *liveBench) run(ctx context.Context, fs *pflag.FlagSet, stdout, stderr i
 		RDMA: b.only == "" || b.only == "rdma", NCCL: b.only == "" || b.only == "nccl", Horovod: b.horovod || b.only == "horovod",
 		HorovodCmd: b.horovodCmd, PerftestSeconds: b.seconds, NCCLTest: b.ncclTest, Save: b.save,
 	}
-	var withMgmt []string
+	var withMgmt, cumulusMgmt []string
 	for _, s := range inv.Switches {
 		if s.Mgmt != "" {
 			withMgmt = append(withMgmt, s.Name)
+			if s.IsCumulus() {
+				cumulusMgmt = append(cumulusMgmt, s.Name)
+			}
 		}
 	}
+	// ONYX switches are read over SSH, Cumulus Linux ones through the
+	// NVUE API (its password from RDGGEN_NVUE_PASSWORD).
+	sshCreds := getenv(envSwitchPassword) != "" || sshAgentSet(getenv) || len(env.Identities) > 0
+	nvueCreds := getenv(envNVUEPassword) != ""
 	switch {
 	case !opts.RDMA:
 	case len(withMgmt) == 0:
 		fmt.Fprintln(text, "rdggen bench: no switch has a mgmt address: the PFC pause and ECN counters of the data ports are not read")
-	case getenv(envSwitchPassword) == "" && !sshAgentSet(getenv) && len(env.Identities) == 0:
+	case len(cumulusMgmt) == 0 && !sshCreds:
 		fmt.Fprintf(text, "rdggen bench: no SSH credentials for the switches (%s, ssh-agent or --identity): their counters are not read\n", envSwitchPassword)
+	case len(cumulusMgmt) == len(withMgmt) && !nvueCreds:
+		fmt.Fprintf(text, "rdggen bench: no NVUE API password for the Cumulus switches (%s): their counters are not read\n", envNVUEPassword)
+	case len(cumulusMgmt) > 0 && len(cumulusMgmt) < len(withMgmt) && !sshCreds && !nvueCreds:
+		fmt.Fprintf(text, "rdggen bench: no credentials for the switches (%s, ssh-agent or --identity for ONYX; %s for Cumulus): their counters are not read\n", envSwitchPassword, envNVUEPassword)
 	default:
 		so := b.sw.switchOptions(env)
 		opts.Switch = &so

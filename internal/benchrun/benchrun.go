@@ -72,8 +72,11 @@ type Options struct {
 	PerftestSeconds int
 	// NCCLTest is the all_reduce_perf command of every rank (nil: NCCLTest).
 	NCCLTest []string
-	// Counters reads the switch ports' RoCE counters; nil when the
-	// switches are not read (the pair verdicts then say nothing of pauses).
+	// Counters reads the switch ports' RoCE counters (on a fabric also
+	// the leaves' and spines' uplinks); nil when the switches are not read
+	// (the pair verdicts then say nothing of pauses). The ports it read
+	// before and after the rounds are compared even when it also returns
+	// an error for others.
 	Counters func(ctx context.Context) ([]PortCount, error)
 	// Save, when not "", is a directory that receives every raw output,
 	// for `rdggen bench --judge` later.
@@ -223,9 +226,21 @@ func (r *runner) ncclArgs() []string {
 // plan prints what a run would do.
 func (r *runner) plan() {
 	n := len(r.inv.Hosts)
-	rounds := bench.Rounds(n)
+	leaves := bench.HostLeaves(r.inv)
+	rounds := bench.RoundsByLeaf(leaves)
 	if r.o.RDMA {
 		r.printf("ib_write_bw: %d host(s), %d pair(s) in %d round(s) of disjoint pairs; every host once as client and once as server\n", n, pairCount(rounds), len(rounds))
+		if r.inv.IsFabric() {
+			cross := 0
+			for _, round := range rounds {
+				for _, p := range round {
+					if leaves[p.Client] != leaves[p.Server] {
+						cross++
+					}
+				}
+			}
+			r.printf("  leaf-spine fabric: %d of %d pair(s) across leaves (through a spine) first, %d inside one leaf\n", cross, pairCount(rounds), pairCount(rounds)-cross)
+		}
 		for k, round := range rounds {
 			var ps []string
 			for _, p := range round {
@@ -268,11 +283,11 @@ func (r *runner) job(c *remote.SSHConn, i int, argv []string) *remote.ContainerJ
 	return &remote.ContainerJob{Conn: c, Host: r.inv.Hosts[i].Name, Container: horovod.WorkerName, Argv: argv, Grace: 5 * time.Second}
 }
 
-// pairs runs the ib_write_bw rounds and judges them.
+// pairs runs the ib_write_bw rounds (bench.RoundsByLeaf: on a fabric the
+// pairs across leaves first) and judges them (bench.JudgePairsFabric).
 func (r *runner) pairs(ctx context.Context) (bench.Input, error) {
 	in := bench.Input{Name: "ib_write_bw pairs", Kind: bench.KindPerftest}
-	n := len(r.inv.Hosts)
-	rounds := bench.Rounds(n)
+	rounds := bench.RoundsByLeaf(bench.HostLeaves(r.inv))
 	hp := bench.HostPorts(r.inv)
 	var before []PortCount
 	var countersErr error
@@ -318,13 +333,12 @@ func (r *runner) pairs(ctx context.Context) (bench.Input, error) {
 	var counters []bench.PortCounters
 	if r.o.Counters != nil && len(rounds) > 0 && ctx.Err() == nil {
 		after, err := r.o.Counters(ctx)
-		if err == nil && countersErr == nil {
-			counters = diffCounters(before, after)
-		} else {
-			r.printf("switch counters: not compared: %v\n", errors.Join(countersErr, err))
+		counters = diffCounters(before, after)
+		if err != nil || countersErr != nil {
+			r.printf("switch counters: %d port(s) compared; not read: %v\n", len(counters), errors.Join(countersErr, err))
 		}
 	}
-	in.Verdicts = bench.JudgePairs(runs, r.o.Expect, counters)
+	in.Verdicts = bench.JudgePairsFabric(runs, r.o.Expect, counters, bench.FabricUplinks(r.inv))
 	return in, ctx.Err()
 }
 
@@ -343,6 +357,8 @@ func diffCounters(before, after []PortCount) []bench.PortCounters {
 		pc := bench.PortCounters{Port: a.Port, PauseBefore: b.Pause, PauseAfter: a.Pause}
 		if a.ECN >= 0 && b.ECN >= 0 {
 			pc.ECNBefore, pc.ECNAfter = b.ECN, a.ECN
+		} else {
+			pc.NoECN = true // not read (a Cumulus port): say nothing of ECN
 		}
 		out = append(out, pc)
 	}

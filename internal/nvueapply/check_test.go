@@ -2,10 +2,12 @@ package nvueapply
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/rdggen/rdggen/pkg/cumulus/nvuesim"
+	"github.com/rdggen/rdggen/pkg/inventory"
 	"github.com/rdggen/rdggen/pkg/readiness"
 )
 
@@ -137,5 +139,38 @@ func TestApplyBringsDataPortUp(t *testing.T) {
 	rs, _ := Check(context.Background(), inv, inv.Switches, r.o)
 	if c := find(rs, CheckLink, "swp4"); c == nil || c.Status != readiness.Passed {
 		t.Errorf("swp4 after apply: %+v", c)
+	}
+}
+
+// Counters reads, on the Cumulus golden fabric's leaf1, the pause frames
+// of roce.priority (received + sent) on its host ports and on its two
+// uplinks, named as pkg/bench names Cumulus ports; GET requests only.
+func TestCountersFabricLeaf(t *testing.T) {
+	r := newRig(t, nvuesim.Options{Ports: 64}) // an SN5600
+	inv := loadInv(t, "fabric-cumulus", "")
+	leaf1 := inv.Switch("leaf1")
+	leaf1.Mgmt = r.sim.Addr
+	if res, err := Run(context.Background(), inv, []inventory.Switch{*leaf1}, r.o); err != nil {
+		t.Fatalf("%v: %v\n%s", err, res[0].Err, r.out)
+	}
+	r.sim.ResetRequests()
+	r.sim.SetPauseCounters("swp64", 3, 120, 4000)
+	r.sim.SetPauseCounters("swp1s0", 3, 0, 5)
+	r.sim.SetPauseCounters("swp63", 5, 99, 99) // another priority: not counted
+	got, err := Counters(context.Background(), inv, []inventory.Switch{*leaf1}, r.o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "[{leaf1 swp1s0 5} {leaf1 swp1s1 0} {leaf1 swp63 0} {leaf1 swp64 4120}]"
+	if fmt.Sprint(got) != want {
+		t.Errorf("counters %v, want %s", got, want)
+	}
+	if configPatches(r.sim) != 0 || r.sim.Count("POST", "") != 0 || r.sim.Count("PATCH", "") != 0 {
+		t.Errorf("counters changed something: %v", r.sim.Requests())
+	}
+	// A switch that cannot be reached is named; nothing is returned for it.
+	leaf1.Mgmt = ""
+	if got, err := Counters(context.Background(), inv, []inventory.Switch{*leaf1}, r.o); err == nil || len(got) != 0 || !strings.Contains(err.Error(), "leaf1 has no mgmt address") {
+		t.Errorf("no mgmt: %v %v", got, err)
 	}
 }

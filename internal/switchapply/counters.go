@@ -3,6 +3,7 @@ package switchapply
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/rdggen/rdggen/internal/progress"
@@ -10,7 +11,7 @@ import (
 	"github.com/rdggen/rdggen/pkg/onyx"
 )
 
-// PortCounters are one data port's RoCE counters at one moment: the PFC
+// PortCounters are one data port's (or fabric uplink's) RoCE counters at one moment: the PFC
 // pause frames of the RoCE priority (rx + tx, `show interfaces ethernet 1/N
 // counters pfc prio P`) and the packets ECN-marked on its traffic class
 // (`show interfaces ethernet 1/N congestion-control`); -1 when not read.
@@ -20,8 +21,9 @@ type PortCounters struct {
 	Pause, ECN int64
 }
 
-// Counters reads the RoCE counters of every data port of the switches that
-// have a mgmt address, read-only (enable mode, as Check), o.Parallel
+// Counters reads the RoCE counters of every data port, and on a fabric
+// switch (a leaf or a spine) of every uplink in fabric.links, of the
+// switches that have a mgmt address, read-only (enable mode, as Check), o.Parallel
 // switches at a time. Switches without mgmt, or that o.Select leaves out
 // (Cumulus Linux ones, whose counters this engine cannot read), are
 // skipped and named in skipped; a switch that cannot be read makes err name it (the others'
@@ -64,6 +66,11 @@ func switchCounters(ctx context.Context, inv *inventory.Inventory, sw inventory.
 	}
 	c := &checker{ctx: ctx, inv: inv, t: t}
 	ports, _ := dataPorts(inv, sw.Name)
+	for _, u := range inv.Uplinks(sw.Name) {
+		if !slices.Contains(ports, u.Port) {
+			ports = append(ports, u.Port) // a fabric switch's uplinks, in fabric.links order
+		}
+	}
 	var out []PortCounters
 	for _, p := range ports {
 		iface := onyx.Ethernet(p.Module, p.Number)

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/rdggen/rdggen/internal/benchrun"
+	"github.com/rdggen/rdggen/internal/nvueapply"
 	"github.com/rdggen/rdggen/internal/remote"
 	"github.com/rdggen/rdggen/internal/switchapply"
 	"github.com/rdggen/rdggen/pkg/bench"
@@ -26,7 +27,10 @@ type BenchOptions struct {
 	// Switch, when set, reaches the switches (those with a mgmt address):
 	// their ports' PFC pause and ECN counters are read before and after
 	// the ib_write_bw rounds, so a slow pair's verdict says whether pauses
-	// rose on its ports.
+	// rose on its ports. On a fabric the uplinks of every leaf and spine
+	// are read too. ONYX switches are read over SSH (pause and ECN),
+	// Cumulus Linux ones through the NVUE API (pause frames only, see
+	// nvueapply.Counters).
 	Switch *SwitchOptions
 	// Expect is what the outputs are judged against (bench.ExpectFor).
 	Expect bench.Expect
@@ -62,7 +66,9 @@ func (e *BenchNotReady) Unwrap() error { return ErrBenchNotReady }
 
 // Bench measures the cluster through the workers: ib_write_bw between
 // the hosts, every host once as client and once as server, in rounds of
-// disjoint pairs (bench.Rounds: 2 rounds for an even count, 3 for odd),
+// disjoint pairs (bench.Rounds: 2 rounds for an even count, 3 for odd; on
+// a leaf-spine fabric bench.RoundsByLeaf, pairs across leaves first, and
+// a verdict per leaf pair),
 // all_reduce_perf launched with the cluster's mpirun line and, with
 // o.Horovod, the Horovod benchmark on the cluster and on one VM; it reads
 // every host's GID table first and uses each host's RoCE v2 GID index. It
@@ -81,15 +87,7 @@ func Bench(ctx context.Context, inv *inventory.Inventory, o BenchOptions) (*benc
 		Out: r.track.Writer(), Track: r.track,
 	}
 	if o.Switch != nil {
-		sw := *o.Switch
-		bo.Counters = func(ctx context.Context) ([]benchrun.PortCount, error) {
-			cs, _, err := switchapply.Counters(ctx, inv, sw.engine(r))
-			out := make([]benchrun.PortCount, len(cs))
-			for i, c := range cs {
-				out[i] = benchrun.PortCount{Port: c.Port, Pause: c.Pause, ECN: c.ECN}
-			}
-			return out, err
-		}
+		bo.Counters = benchCounters(inv, *o.Switch, r)
 	}
 	doc, err := benchrun.Run(ctx, inv, bo)
 	var nr *benchrun.NotReady
@@ -97,4 +95,39 @@ func Bench(ctx context.Context, inv *inventory.Inventory, o BenchOptions) (*benc
 		return nil, &BenchNotReady{Results: nr.Results, msg: nr.Error()}
 	}
 	return doc, err
+}
+
+// benchCounters reads the PFC pause (and, on ONYX, ECN) counters of every
+// data port and fabric uplink of the switches with a mgmt address: ONYX
+// switches over SSH (switchapply.Counters), Cumulus Linux ones through the
+// NVUE API (nvueapply.Counters, pause frames only: their ECN is -1, not
+// read). The counters read are returned with the error of those that were
+// not.
+func benchCounters(inv *inventory.Inventory, sw SwitchOptions, r *run) func(ctx context.Context) ([]benchrun.PortCount, error) {
+	var cum []inventory.Switch
+	for _, s := range cumulusSwitches(inv) {
+		if s.Mgmt != "" {
+			cum = append(cum, s)
+		}
+	}
+	onyx := len(cumulusSwitches(inv)) < len(inv.Switches)
+	return func(ctx context.Context) ([]benchrun.PortCount, error) {
+		var out []benchrun.PortCount
+		var errs []error
+		if onyx {
+			cs, _, err := switchapply.Counters(ctx, inv, sw.engine(r))
+			for _, c := range cs {
+				out = append(out, benchrun.PortCount{Port: c.Port, Pause: c.Pause, ECN: c.ECN})
+			}
+			errs = append(errs, err)
+		}
+		if len(cum) > 0 {
+			cs, err := nvueapply.Counters(ctx, inv, cum, sw.nvueEngine(r))
+			for _, c := range cs {
+				out = append(out, benchrun.PortCount{Port: c.Port, Pause: c.Pause, ECN: -1})
+			}
+			errs = append(errs, err)
+		}
+		return out, errors.Join(errs...)
+	}
 }

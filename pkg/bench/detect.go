@@ -11,8 +11,11 @@
 // from the data link's speed ([Expect]) and explain each shortfall with
 // [Cause]s (layer, finding, fix), using the results of `rdggen check` as
 // evidence where the caller has them. [Rounds] schedules ib_write_bw pairs
-// so that n hosts take a constant number of rounds, and [JudgePairs] names
-// the hosts and switch ports that slow pairs share. [Document] is the
+// so that n hosts take a constant number of rounds ([RoundsByLeaf] across
+// the leaves of a leaf-spine fabric first), and [JudgePairs] names the
+// hosts and switch ports that slow pairs share ([JudgePairsFabric] also
+// per leaf pair, and the uplinks and spines when only pairs across leaves
+// are slow). [Document] is the
 // `-o json` form (schema [SchemaBench]).
 //
 // Units are exact throughout: Gb/s is 10^9 bits per second (perftest's

@@ -117,18 +117,85 @@ func (e Expect) nics() int {
 type HostPort struct {
 	// Host is the inventory's host name.
 	Host string
-	// Port is "switch Eth1/N", "" when unknown.
+	// Port is the switch port as [PortLabel] names it ("switch Eth1/N" on
+	// ONYX, "switch swpN" on Cumulus Linux), "" when unknown.
 	Port string
+	// Leaf is the leaf switch the host is cabled to in a leaf-spine
+	// fabric; "" outside a fabric. JudgePairs groups pairs by their
+	// hosts' leaves when it is set.
+	Leaf string
 }
 
-// HostPorts lists inv's hosts with their switch ports, in inventory order
-// (the host indexes of [Rounds]).
+// HostPorts lists inv's hosts with their switch ports (and, in a fabric,
+// their leaves), in inventory order (the host indexes of [Rounds] and
+// [RoundsByLeaf]).
 func HostPorts(inv *inventory.Inventory) []HostPort {
 	out := make([]HostPort, len(inv.Hosts))
-	for i, h := range inv.Hosts {
+	for i := range inv.Hosts {
+		h := &inv.Hosts[i]
 		out[i] = HostPort{Host: h.Name}
 		if h.Data.Port.Number > 0 {
-			out[i].Port = strings.TrimSpace(h.Data.Switch + " Eth" + h.Data.Port.String())
+			if sw := inv.Switch(h.Data.Switch); sw != nil {
+				out[i].Port = PortLabel(sw, h.Data.Port)
+			} else {
+				out[i].Port = strings.TrimSpace(h.Data.Switch + " Eth" + h.Data.Port.String())
+			}
+		}
+		if l := inv.LeafOf(h); l != nil {
+			out[i].Leaf = l.Name
+		}
+	}
+	return out
+}
+
+// HostLeaves is each host's leaf (inventory order), "" outside a fabric:
+// the argument of [RoundsByLeaf].
+func HostLeaves(inv *inventory.Inventory) []string {
+	out := make([]string, len(inv.Hosts))
+	for i := range inv.Hosts {
+		if l := inv.LeafOf(&inv.Hosts[i]); l != nil {
+			out[i] = l.Name
+		}
+	}
+	return out
+}
+
+// PortLabel names port p of switch sw as the pair verdicts and the switch
+// counters do: "switch Eth1/N" on ONYX (its `show interfaces ethernet
+// 1/N` short name, Eth1/N/M for a lane), "switch swpN" on Cumulus Linux
+// (its own port name, swpNsM for a lane).
+func PortLabel(sw *inventory.Switch, p inventory.Port) string {
+	if sw.IsCumulus() {
+		return sw.Name + " " + sw.PortName(p)
+	}
+	return sw.Name + " Eth" + p.String()
+}
+
+// FabricUplink is one link between a leaf and a spine of a leaf-spine
+// fabric (the inventory's fabric.links), for the fabric causes of
+// [JudgePairsFabric].
+type FabricUplink struct {
+	// Leaf and Spine are the switches; Port and SpinePort each end's port
+	// as [PortLabel] names it ("leaf1 swp63", "spine1 swp1").
+	Leaf, Port       string
+	Spine, SpinePort string
+}
+
+// FabricUplinks lists every leaf's links to the spines, in the order of
+// fabric.links; nil outside a fabric. A link between two leaves or two
+// spines (not a leaf-spine design) is left out.
+func FabricUplinks(inv *inventory.Inventory) []FabricUplink {
+	var out []FabricUplink
+	for _, l := range inv.Fabric.Links {
+		a, b := inv.Switch(l.A.Switch), inv.Switch(l.B.Switch)
+		if a == nil || b == nil {
+			continue
+		}
+		switch {
+		case a.IsLeaf() && b.IsSpine():
+			out = append(out, FabricUplink{Leaf: a.Name, Port: PortLabel(a, l.A.Port), Spine: b.Name, SpinePort: PortLabel(b, l.B.Port)})
+		case b.IsLeaf() && a.IsSpine():
+			out = append(out, FabricUplink{Leaf: b.Name, Port: PortLabel(b, l.B.Port), Spine: a.Name, SpinePort: PortLabel(a, l.A.Port)})
 		}
 	}
 	return out

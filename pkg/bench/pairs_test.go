@@ -128,7 +128,7 @@ func TestJudgePairsOthers(t *testing.T) {
 // TestHostPorts: the reference inventory's hosts on swx-mld-1-2 ports 1/1…1/8.
 func TestHostPorts(t *testing.T) {
 	hp := HostPorts(inventory.Reference())
-	if len(hp) != 8 || hp[0] != (HostPort{"clx-mld-41", "swx-mld-1-2 Eth1/1"}) || hp[7].Port != "swx-mld-1-2 Eth1/8" {
+	if len(hp) != 8 || hp[0] != (HostPort{Host: "clx-mld-41", Port: "swx-mld-1-2 Eth1/1"}) || hp[7].Port != "swx-mld-1-2 Eth1/8" {
 		t.Errorf("%+v", hp)
 	}
 }

@@ -107,6 +107,8 @@ type Verdict struct {
 	// Named is every host, node or rank of a list the text cut to its
 	// first MaxNamed ([Names]); absent when the text names them all.
 	Named []string `json:"named,omitempty"`
+	// LeafPair, on a CheckRDMALeafPair verdict, is its pairs' numbers.
+	LeafPair *LeafPair `json:"leaf_pair,omitempty"`
 }
 
 // MaxNamed is how many hosts, nodes or ranks a verdict's text names in
