@@ -25,6 +25,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rdggen/rdggen/internal/driver"
 	"github.com/rdggen/rdggen/internal/progress"
 	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/cumulus"
@@ -221,7 +222,7 @@ func Run(ctx context.Context, inv *inventory.Inventory, sws []inventory.Switch, 
 	for i, sw := range sws {
 		names[i] = sw.Name
 	}
-	targets := progress.ReadPlanPush(ctx, names, progress.Run{What: "Cumulus switch(es)", Reading: "reading the applied configuration of",
+	targets := driver.ReadPlanPush(ctx, names, driver.Run{ReadPhase: "reading the applied configuration of %d Cumulus switch(es)", PushPhase: "changing %d Cumulus switch(es)",
 		Parallel: o.Parallel, DryRun: o.DryRun, Gate: o.Gate, Track: o.Track, Out: o.Out},
 		func(i int) *target { return prepare(ctx, inv, sws[i], o) })
 	results := make([]*Result, len(targets))

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/rdggen/rdggen/internal/progress"
+	"github.com/rdggen/rdggen/internal/driver"
 	"github.com/rdggen/rdggen/pkg/cumulus"
 	"github.com/rdggen/rdggen/pkg/inventory"
 	"github.com/rdggen/rdggen/pkg/quote"
@@ -73,7 +73,7 @@ func Check(ctx context.Context, inv *inventory.Inventory, sws []inventory.Switch
 	results := make([][]readiness.Result, len(sws))
 	errs := make([]string, len(sws))
 	o.Track.Phase(fmt.Sprintf("checking %d Cumulus switch(es), read-only", len(sws)), len(sws))
-	progress.ForEach(len(sws), o.Parallel, func(i int) {
+	driver.ForEach(len(sws), o.Parallel, func(i int) {
 		o.Track.Begin(sws[i].Name)
 		results[i], errs[i] = checkSwitch(ctx, inv, sws[i], o)
 		o.Track.End(sws[i].Name)

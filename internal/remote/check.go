@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/rdggen/rdggen/internal/driver"
 	"github.com/rdggen/rdggen/internal/progress"
 	"github.com/rdggen/rdggen/pkg/inventory"
 	"github.com/rdggen/rdggen/pkg/readiness"
@@ -24,7 +25,7 @@ func Unread(target, host string, err error) []readiness.Result {
 func CheckEach(hosts []inventory.Host, parallel int, track *progress.Tracker, phase string, check func(h *inventory.Host) []readiness.Result) ([]readiness.Result, error) {
 	per := make([][]readiness.Result, len(hosts))
 	track.Phase(phase, len(hosts))
-	ForEach(len(hosts), parallel, func(i int) {
+	driver.ForEach(len(hosts), parallel, func(i int) {
 		h := &hosts[i]
 		track.Begin(h.Name)
 		per[i] = check(h)

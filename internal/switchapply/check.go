@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/rdggen/rdggen/internal/progress"
+	"github.com/rdggen/rdggen/internal/driver"
 	"github.com/rdggen/rdggen/internal/sshcli"
 	"github.com/rdggen/rdggen/pkg/inventory"
 	"github.com/rdggen/rdggen/pkg/onyx"
@@ -96,7 +96,7 @@ func Check(ctx context.Context, inv *inventory.Inventory, o Options) ([]readines
 	results := make([][]readiness.Result, n)
 	errs := make([]error, n)
 	o.Track.Phase(fmt.Sprintf("checking %d switch(es), read-only", n), n)
-	progress.ForEach(n, o.Parallel, func(i int) {
+	driver.ForEach(n, o.Parallel, func(i int) {
 		sw := sws[i]
 		o.Track.Begin(sw.Name)
 		results[i], errs[i] = checkSwitch(ctx, inv, sw, o)

@@ -21,6 +21,7 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
+	"github.com/rdggen/rdggen/internal/driver"
 	"github.com/rdggen/rdggen/internal/progress"
 	"github.com/rdggen/rdggen/internal/sshcli"
 	"github.com/rdggen/rdggen/internal/sshconn"
@@ -265,7 +266,7 @@ func Run(ctx context.Context, inv *inventory.Inventory, o Options) ([]*Result, e
 	for i, sw := range sws {
 		names[i] = sw.Name
 	}
-	targets := progress.ReadPlanPush(ctx, names, progress.Run{What: "switch(es)", Reading: "reading the running-config of",
+	targets := driver.ReadPlanPush(ctx, names, driver.Run{ReadPhase: "reading the running-config of %d switch(es)", PushPhase: "changing %d switch(es)",
 		Parallel: o.Parallel, DryRun: o.DryRun, Gate: o.Gate, Track: o.Track, Out: o.Out},
 		func(i int) *target { return prepare(ctx, inv, sws[i], o) })
 	results := make([]*Result, len(targets))

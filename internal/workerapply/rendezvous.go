@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rdggen/rdggen/internal/driver"
 	"github.com/rdggen/rdggen/internal/remote"
 	"github.com/rdggen/rdggen/pkg/horovod"
 	"github.com/rdggen/rdggen/pkg/inventory"
@@ -127,7 +128,7 @@ func checkRendezvous(ctx context.Context, inv *inventory.Inventory, o *Options) 
 	}
 
 	out := make([]readiness.Result, len(inv.Hosts))
-	remote.ForEach(len(inv.Hosts), o.Parallel, func(i int) {
+	driver.ForEach(len(inv.Hosts), o.Parallel, func(i int) {
 		h := &inv.Hosts[i]
 		own := horovod.WorkerAddress(inv, h).String()
 		c, err := o.Dial(ctx, h)
