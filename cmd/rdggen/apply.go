@@ -185,7 +185,7 @@ func usesSSH(targets []*applyTarget, inv *inventory.Inventory) bool {
 			return true
 		case "switch":
 			for _, sw := range inv.Switches {
-				if sw.Mgmt != "" && !sw.IsCumulus() { // Cumulus: HTTPS, not SSH
+				if sw.Mgmt != "" && sw.OS().OverSSH() { // Cumulus: HTTPS, not SSH
 					return true
 				}
 			}

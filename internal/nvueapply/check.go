@@ -412,7 +412,7 @@ func (k *checker) bgp() {
 		entry, _ := op[key].(map[string]any)
 		state, _ := entry["state"].(string)
 		peerCmd := "`nv show vrf default router bgp neighbor " + peerKey + "` on " + u.Peer.Name
-		if !u.Peer.IsCumulus() {
+		if u.Peer.OS() != inventory.OSCumulus {
 			peerCmd = "`show ip bgp summary` on " + u.Peer.Name
 		}
 		switch {

@@ -301,7 +301,7 @@ type target struct {
 
 func prepare(ctx context.Context, inv *inventory.Inventory, sw inventory.Switch, o Options) *target {
 	t := &target{o: o, sw: sw, res: &Result{Switch: sw.Name, Addr: sw.Mgmt, timeoutFlag: o.CommandTimeoutFlag}}
-	if sw.IsCumulus() {
+	if sw.OS() != inventory.OSONYX {
 		// This engine speaks ONYX's CLI over SSH; it never sends ONYX
 		// commands to a Cumulus switch.
 		t.res.Err = fmt.Errorf("switch %s runs %s: %w: pkg/apply (rdggen apply and check) sends it to the NVUE engine, internal/nvueapply", sw.Name, sw.Release(), ErrCumulus)

@@ -383,7 +383,7 @@ func goldenFabric(t *testing.T, golden string) {
 	known := []string{""}
 	o := apply.SwitchOptions{Common: apply.Common{Parallel: 4}, SSH: apply.SSH{Password: "admin", KnownHosts: kh}, BackupDir: filepath.Join(t.TempDir(), "bk")}
 	for i, sw := range inv.Switches {
-		if sw.IsCumulus() {
+		if sw.OS() == inventory.OSCumulus {
 			s := nvuesim.Start(t, nvuesim.Options{Version: sw.Cumulus.String(), Hostname: sw.Name, Ports: sw.Ports})
 			f.FollowNVUE(sw.Name, s)
 			inv.Switches[i].Mgmt = s.Addr
@@ -439,7 +439,7 @@ func goldenFabric(t *testing.T, golden string) {
 				key := sw.PortName(u.Port)
 				if u.Numbered {
 					key = u.Remote.Addr().String()
-				} else if !sw.IsCumulus() {
+				} else if !(sw.OS() == inventory.OSCumulus) {
 					key = fabricnet.IfName(fabricnet.ONYX, key)
 				}
 				ok = ok && state[key] == "Established"

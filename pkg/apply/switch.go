@@ -81,7 +81,7 @@ func (o SwitchOptions) engine(r *run) switchapply.Options {
 		CommandTimeout: o.CommandTimeout, DialTimeout: o.SSH.Timeout, DialTimeoutFlag: o.SSH.TimeoutFlag,
 		CommandTimeoutFlag: o.CommandTimeoutFlag, PasswordVar: o.SSH.PasswordVar, Batch: o.Batch,
 		Out: r.track.Writer(), Track: r.track, Gate: o.Confirm,
-		Select: func(sw inventory.Switch) bool { return !sw.IsCumulus() },
+		Select: func(sw inventory.Switch) bool { return sw.OS() == inventory.OSONYX },
 	}
 }
 
@@ -97,13 +97,7 @@ func (o SwitchOptions) nvueEngine(r *run) nvueapply.Options {
 
 // cumulusSwitches are the inventory's Cumulus Linux switches.
 func cumulusSwitches(inv *inventory.Inventory) []inventory.Switch {
-	var out []inventory.Switch
-	for _, sw := range inv.Switches {
-		if sw.IsCumulus() {
-			out = append(out, sw)
-		}
-	}
-	return out
+	return inv.SwitchesOf(inventory.OSCumulus)
 }
 
 // Switches brings every switch of the inventory to the lossless RoCE
