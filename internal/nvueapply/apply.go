@@ -193,7 +193,7 @@ func valueOrEmpty(v any) string {
 	if v == nil {
 		return ""
 	}
-	return value(v, true)
+	return cumulus.LeafText(v, true)
 }
 
 // target is one switch between the phases.
@@ -271,7 +271,7 @@ func prepare(ctx context.Context, inv *inventory.Inventory, sw inventory.Switch,
 	}
 	t.applied = applied
 	t.intent = o.Intent(inv, sw)
-	t.res.Plan = Reconcile(inv, sw, t.intent, applied)
+	t.res.Plan = cumulus.Reconcile(inv, sw, t.intent, applied)
 	w, err := t.versionNote(ctx)
 	if err != nil {
 		t.res.Err = fmt.Errorf("%s: %w", sw.Name, err)
@@ -534,7 +534,7 @@ func (t *target) push(ctx context.Context) {
 	// left to roll back rather than confirmed.
 	now, err := c.GetTree(ctx, nil, "applied")
 	if err == nil {
-		if left := Reconcile(t.inv, t.sw, t.intent, now); !left.Empty() {
+		if left := cumulus.Reconcile(t.inv, t.sw, t.intent, now); !left.Empty() {
 			err = fmt.Errorf("the revision was applied, but the applied configuration still differs (%d change(s), first %s)", len(left.Changes), left.Changes[0])
 		}
 	}
