@@ -212,6 +212,26 @@ type target struct {
 	revErr error
 }
 
+// Prepared is one Cumulus switch read and planned: a driver.Unit, whose
+// Push backs the switch up and applies the plan as one revision.
+type Prepared struct{ *target }
+
+// Prepare reads switch sw's applied configuration through the NVUE API and
+// plans it (Run does it for the switches it is given; pkg/apply for the
+// Cumulus ones). Finish it.
+func Prepare(ctx context.Context, inv *inventory.Inventory, sw inventory.Switch, o Options) *Prepared {
+	o.defaults()
+	return &Prepared{prepare(ctx, inv, sw, o)}
+}
+
+// Finish closes the switch's client and returns what was done there.
+func (p *Prepared) Finish() *Result {
+	if p.client != nil {
+		p.client.Close()
+	}
+	return p.res
+}
+
 // Run applies the inventory to the given Cumulus switches: it reads and
 // plans all (Parallel at a time), prints every plan, stops there on a dry
 // run, else (when Gate agrees) pushes (Parallel at a time) and prints each
@@ -224,14 +244,11 @@ func Run(ctx context.Context, inv *inventory.Inventory, sws []inventory.Switch, 
 	}
 	targets := driver.ReadPlanPush(ctx, names, driver.Run{ReadPhase: "reading the applied configuration of %d Cumulus switch(es)", PushPhase: "changing %d Cumulus switch(es)",
 		Parallel: o.Parallel, DryRun: o.DryRun, Gate: o.Gate, Track: o.Track, Out: o.Out},
-		func(i int) *target { return prepare(ctx, inv, sws[i], o) })
+		func(i int) *Prepared { return Prepare(ctx, inv, sws[i], o) })
 	results := make([]*Result, len(targets))
 	var failed []string
 	for i, t := range targets {
-		if t.client != nil {
-			t.client.Close()
-		}
-		results[i] = t.res
+		results[i] = t.Finish()
 		if t.res.Err != nil {
 			failed = append(failed, t.res.Switch)
 		}

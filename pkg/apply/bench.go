@@ -83,7 +83,9 @@ func Bench(ctx context.Context, inv *inventory.Inventory, o BenchOptions) (*benc
 	if o.Switch != nil {
 		sw := *o.Switch
 		bo.Counters = func(ctx context.Context) ([]benchrun.PortCount, error) {
-			cs, _, err := switchapply.Counters(ctx, inv, sw.engine(r))
+			// The PFC and ECN counters are read from the ONYX switches.
+			eo := onyxEngine(sw, r).(onyxEngineT).only(inv.SwitchesOf(inventory.OSONYX))
+			cs, _, err := switchapply.Counters(ctx, inv, eo)
 			out := make([]benchrun.PortCount, len(cs))
 			for i, c := range cs {
 				out[i] = benchrun.PortCount{Port: c.Port, Pause: c.Pause, ECN: c.ECN}
