@@ -201,7 +201,7 @@ func checkTargets(ctx context.Context, env *applyEnv, targets []*applyTarget, te
 			r.results, r.err = t.inspect(ctx, env, tr)
 			r.seconds = time.Since(t0).Seconds()
 			if r.err != nil && len(r.results) == 0 {
-				r.results = []readiness.Result{readiness.Unsure(t.name, t.name, apply.CheckConnect, "", r.err.Error())}
+				r.results = []readiness.Result{readiness.Result{Target: t.name, Machine: t.name, Check: apply.CheckConnect, Subject: "", Status: readiness.Unknown, Found: r.err.Error()}}
 			}
 			var b strings.Builder
 			for _, x := range r.results {

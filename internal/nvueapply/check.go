@@ -102,15 +102,15 @@ type checker struct {
 }
 
 func (k *checker) pass(check, subject, found string) {
-	k.rs = append(k.rs, readiness.Pass(readiness.TargetSwitch, k.sw.Name, check, subject, found))
+	k.rs = append(k.rs, readiness.Result{Target: readiness.TargetSwitch, Machine: k.sw.Name, Check: check, Subject: subject, Status: readiness.Passed, Found: found})
 }
 
 func (k *checker) fail(check, subject, found, expected, fix string) {
-	k.rs = append(k.rs, readiness.Fail(readiness.TargetSwitch, k.sw.Name, check, subject, found, expected, fix))
+	k.rs = append(k.rs, readiness.Result{Target: readiness.TargetSwitch, Machine: k.sw.Name, Check: check, Subject: subject, Status: readiness.Failed, Found: found, Expected: expected, Fix: fix})
 }
 
 func (k *checker) unsure(check, subject, why string) {
-	k.rs = append(k.rs, readiness.Unsure(readiness.TargetSwitch, k.sw.Name, check, subject, why))
+	k.rs = append(k.rs, readiness.Result{Target: readiness.TargetSwitch, Machine: k.sw.Name, Check: check, Subject: subject, Status: readiness.Unknown, Found: why})
 }
 
 func checkSwitch(ctx context.Context, inv *inventory.Inventory, sw inventory.Switch, o Options) ([]readiness.Result, string) {

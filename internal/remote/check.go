@@ -16,7 +16,7 @@ const CheckConnect = "connect"
 
 // Unread is a host's only result when it could not be read: why.
 func Unread(target, host string, err error) []readiness.Result {
-	return []readiness.Result{readiness.Unsure(target, host, CheckConnect, "", err.Error())}
+	return []readiness.Result{readiness.Result{Target: target, Machine: host, Check: CheckConnect, Subject: "", Status: readiness.Unknown, Found: err.Error()}}
 }
 
 // CheckEach runs check for every host (parallel at once), following it on

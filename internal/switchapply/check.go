@@ -129,15 +129,15 @@ type checker struct {
 }
 
 func (c *checker) pass(check, subject, found string) {
-	c.rs = append(c.rs, readiness.Pass(readiness.TargetSwitch, c.t.sw.Name, check, subject, found))
+	c.rs = append(c.rs, readiness.Result{Target: readiness.TargetSwitch, Machine: c.t.sw.Name, Check: check, Subject: subject, Status: readiness.Passed, Found: found})
 }
 
 func (c *checker) fail(check, subject, found, expected, fix string) {
-	c.rs = append(c.rs, readiness.Fail(readiness.TargetSwitch, c.t.sw.Name, check, subject, found, expected, fix))
+	c.rs = append(c.rs, readiness.Result{Target: readiness.TargetSwitch, Machine: c.t.sw.Name, Check: check, Subject: subject, Status: readiness.Failed, Found: found, Expected: expected, Fix: fix})
 }
 
 func (c *checker) unsure(check, subject, why string) {
-	c.rs = append(c.rs, readiness.Unsure(readiness.TargetSwitch, c.t.sw.Name, check, subject, why))
+	c.rs = append(c.rs, readiness.Result{Target: readiness.TargetSwitch, Machine: c.t.sw.Name, Check: check, Subject: subject, Status: readiness.Unknown, Found: why})
 }
 
 // send runs one show command. After a transport error (timeout, closed

@@ -88,7 +88,7 @@ func TestJudgeGDRSendOnly(t *testing.T) {
 		}
 	}
 	ev := e
-	ev.Evidence = []readiness.Result{readiness.Fail(readiness.TargetHosts, "clx-mld-44", EvidencePeermem, "", "nvidia_peermem not loaded", "loaded", "modprobe nvidia-peermem")}
+	ev.Evidence = []readiness.Result{readiness.Result{Target: readiness.TargetHosts, Machine: "clx-mld-44", Check: EvidencePeermem, Subject: "", Status: readiness.Failed, Found: "nvidia_peermem not loaded", Expected: "loaded", Fix: "modprobe nvidia-peermem"}}
 	if v := verdict(JudgeNCCLLog(ParseNCCLLog([]byte(send)), ev), CheckGPUDirect); v.Status != StatusFail ||
 		len(v.Causes) != 1 || !strings.Contains(v.Causes[0].Finding, "on clx-mld-44") {
 		t.Errorf("send only + peermem evidence: %s", v.Line())
