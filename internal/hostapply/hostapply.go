@@ -125,7 +125,7 @@ func Run(ctx context.Context, inv *inventory.Inventory, o Options) (*Report, err
 	}()
 	stamp := o.Now().UTC().Format("20060102T150405Z")
 	return remote.Drive(ctx, remote.Engine{
-		Target: "hosts", Kind: applyplan.KindHost, Hosts: hosts,
+		Target: applyplan.TargetHosts, Kind: applyplan.KindHost, Hosts: hosts,
 		Parallel: o.Parallel, DryRun: o.DryRun, Out: o.Out, Track: o.Track, Gate: o.Gate,
 		Probe: func(ctx context.Context, i int) remote.PlannedHost {
 			r := runs[i]

@@ -172,7 +172,7 @@ func (r *Result) errText() string {
 // Machine is r for `--output json` (docs/json.md): one change per NVUE
 // leaf, Item its path, From/To its values, Text the plan line.
 func (r *Result) Machine() applyplan.Machine {
-	m := applyplan.Machine{Target: "switch", Name: r.Switch, Kind: applyplan.KindSwitch, Address: r.Addr,
+	m := applyplan.Machine{Target: applyplan.TargetSwitch, Name: r.Switch, Kind: applyplan.KindSwitch, Address: r.Addr,
 		Changes: []applyplan.Change{}, Notes: append([]string(nil), r.Plan.Warnings...), Seconds: r.Seconds}
 	for _, c := range r.Plan.Changes {
 		m.Changes = append(m.Changes, applyplan.Change{Op: c.Op, Item: c.Key(),

@@ -6,6 +6,7 @@ import (
 
 	"github.com/rdggen/rdggen/internal/driver"
 	"github.com/rdggen/rdggen/internal/progress"
+	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/inventory"
 	"github.com/rdggen/rdggen/pkg/readiness"
 )
@@ -15,7 +16,7 @@ import (
 const CheckConnect = "connect"
 
 // Unread is a host's only result when it could not be read: why.
-func Unread(target, host string, err error) []readiness.Result {
+func Unread(target applyplan.TargetName, host string, err error) []readiness.Result {
 	return []readiness.Result{readiness.Result{Target: target, Machine: host, Check: CheckConnect, Subject: "", Status: readiness.Unknown, Found: err.Error()}}
 }
 

@@ -79,7 +79,7 @@ func (r *Report) Err() error {
 
 // Summary is the engine's last line, e.g. "hosts: 2 changed, 6 up to date,
 // 0 failed (1.20s)"; upToDate and changed add what a run of each kind cost.
-func (r *Report) Summary(target string, dryRun bool, upToDate, changed string) string {
+func (r *Report) Summary(target applyplan.TargetName, dryRun bool, upToDate, changed string) string {
 	secs := r.TotalElapsed.Seconds()
 	failed := ""
 	if f := r.FailedHosts(); len(f) > 0 {
@@ -156,8 +156,9 @@ func Texts(changes []applyplan.Change) []string {
 type Engine struct {
 	// Target is the engine's --target ("hosts"); Kind its machines'
 	// applyplan kind.
-	Target, Kind string
-	Hosts        []*inventory.Host
+	Target applyplan.TargetName
+	Kind   string
+	Hosts  []*inventory.Host
 	// Parallel bounds the hosts probed or changed at once (≥ 1).
 	Parallel int
 	DryRun   bool

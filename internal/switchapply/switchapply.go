@@ -148,7 +148,7 @@ func (r *Result) errText() string {
 
 // Machine is r for `--output json`.
 func (r *Result) Machine() applyplan.Machine {
-	m := applyplan.Machine{Target: "switch", Name: r.Switch, Kind: applyplan.KindSwitch, Address: r.Addr,
+	m := applyplan.Machine{Target: applyplan.TargetSwitch, Name: r.Switch, Kind: applyplan.KindSwitch, Address: r.Addr,
 		Changes: []applyplan.Change{}, Notes: r.Plan.Warnings, Seconds: r.Seconds}
 	for _, c := range r.Plan.Changes {
 		// A replaced setting's From is the switch's current command(s).

@@ -460,7 +460,7 @@ func machines(hosts []*hostPlan) []applyplan.Machine {
 		return applyplan.Planned, ""
 	}
 	for _, hp := range hosts {
-		m := applyplan.Machine{Target: "esxi", Name: hp.name, Kind: applyplan.KindESXiHost, Changes: slices.Clone(hp.changes),
+		m := applyplan.Machine{Target: applyplan.TargetESXi, Name: hp.name, Kind: applyplan.KindESXiHost, Changes: slices.Clone(hp.changes),
 			Notes: slices.Clone(hp.notes), Seconds: hp.seconds}
 		if m.Changes == nil {
 			m.Changes = []applyplan.Change{}
@@ -477,7 +477,7 @@ func machines(hosts []*hostPlan) []applyplan.Machine {
 		}
 		out = append(out, m)
 		for _, vp := range hp.vms {
-			v := applyplan.Machine{Target: "esxi", Name: vp.inv.VM, Kind: applyplan.KindVM, Address: hp.name,
+			v := applyplan.Machine{Target: applyplan.TargetESXi, Name: vp.inv.VM, Kind: applyplan.KindVM, Address: hp.name,
 				Changes: vp.allChanges(), Waiting: slices.Clone(vp.waiting), Seconds: vp.seconds}
 			if vp.clone != nil && vp.clone.err == nil && vp.vm == nil {
 				v.Notes = slices.Clone(vp.clone.notes)

@@ -95,7 +95,7 @@ func Run(ctx context.Context, inv *inventory.Inventory, o Options) (*Report, err
 		return fmt.Sprintf("%s at %s, sshd on port %d", horovod.WorkerName, r.d.Address, inv.Horovod.SSHPort)
 	}
 	return remote.Drive(ctx, remote.Engine{
-		Target: "workers", Kind: applyplan.KindWorker, Hosts: hosts,
+		Target: applyplan.TargetWorkers, Kind: applyplan.KindWorker, Hosts: hosts,
 		Parallel: o.Parallel, DryRun: o.DryRun, Out: o.Out, Track: o.Track, Gate: o.Gate,
 		Probe: func(ctx context.Context, i int) remote.PlannedHost {
 			r := runs[i]

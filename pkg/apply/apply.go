@@ -57,14 +57,14 @@ type Common struct {
 // run holds one target's plumbing: the writer, the progress tracker, the
 // clock.
 type run struct {
-	target  string
+	target  applyplan.TargetName
 	display *progress.Display
 	track   *progress.Tracker
 	out     io.Writer
 	start   time.Time
 }
 
-func (c Common) begin(target string) *run {
+func (c Common) begin(target applyplan.TargetName) *run {
 	out := c.Out
 	if out == nil {
 		out = io.Discard
@@ -72,7 +72,7 @@ func (c Common) begin(target string) *run {
 	d := progress.Lines(out)
 	d.Listen = c.Events
 	r := &run{target: target, display: d, out: out, start: time.Now()}
-	r.track = d.Track(target)
+	r.track = d.Track(target.String())
 	return r
 }
 
@@ -87,7 +87,7 @@ func (c Common) parallel() int { return max(c.Parallel, 1) }
 // Result is what one target did.
 type Result struct {
 	// Target is "switch", "esxi", "hosts" or "workers".
-	Target string
+	Target applyplan.TargetName
 	// Machines are the switches, ESXi hosts and VMs, or VMs' workers, in
 	// inventory order, each with its status and changes (a plan after a
 	// dry run or a declined confirmation).

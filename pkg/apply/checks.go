@@ -7,6 +7,7 @@ import (
 	"github.com/rdggen/rdggen/internal/switchapply"
 	"github.com/rdggen/rdggen/internal/vsphere"
 	"github.com/rdggen/rdggen/internal/workerapply"
+	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/readiness"
 )
 
@@ -28,7 +29,7 @@ type CheckInfo struct {
 // internal/switchapply, internal/vsphere, internal/hostapply (check.go,
 // guest.go; docs/rules.md#the-guest-ready-for-gpudirect-rdma) and
 // internal/workerapply.
-var checks = map[string][]CheckInfo{
+var checks = map[applyplan.TargetName][]CheckInfo{
 	readiness.TargetSwitch: {
 		{switchapply.CheckConfig, "the running-config against the inventory (apply's plan)"},
 		{switchapply.CheckLink, "per data port: the link up; its speed as found"},
@@ -113,6 +114,6 @@ func CumulusSwitchChecks() []CheckInfo {
 // TargetHosts or TargetWorkers) reports, with what each reads, except
 // CheckConnect, which every target has; nil for another target. The slice
 // is the caller's.
-func Checks(target string) []CheckInfo {
+func Checks(target applyplan.TargetName) []CheckInfo {
 	return append([]CheckInfo(nil), checks[target]...)
 }

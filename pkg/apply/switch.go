@@ -11,6 +11,7 @@ import (
 	"github.com/rdggen/rdggen/internal/driver"
 	"github.com/rdggen/rdggen/internal/nvueapply"
 	"github.com/rdggen/rdggen/internal/switchapply"
+	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/inventory"
 	"github.com/rdggen/rdggen/pkg/readiness"
 )
@@ -203,7 +204,7 @@ func (u nvueUnit) Finish() switchOutcome {
 // once, with the plans of both kinds. The error wraps ErrMachines when
 // switches failed (each has its error in Result.Machines).
 func Switches(ctx context.Context, inv *inventory.Inventory, o SwitchOptions) (*Result, error) {
-	r := o.begin("switch")
+	r := o.begin(applyplan.TargetSwitch)
 	// Every switch goes to its OS's engine; one driver loop reads and
 	// plans them all, asks once and pushes.
 	engines := map[inventory.SwitchOS]engine{}
@@ -229,7 +230,7 @@ func Switches(ctx context.Context, inv *inventory.Inventory, o SwitchOptions) (*
 		sw := inv.Switches[i]
 		return engines[sw.OS()].Plan(ctx, inv, sw)
 	})
-	res := &Result{Target: "switch"}
+	res := &Result{Target: applyplan.TargetSwitch}
 	outcomes := make([]switchOutcome, len(units))
 	failed := map[inventory.SwitchOS][]string{}
 	for i, u := range units {
@@ -254,7 +255,7 @@ func Switches(ctx context.Context, inv *inventory.Inventory, o SwitchOptions) (*
 		}
 	}
 	if len(msgs) > 0 {
-		return res, machinesErr("switch", res.Machines, msgs...)
+		return res, machinesErr(applyplan.TargetSwitch, res.Machines, msgs...)
 	}
 	return res, nil
 }
@@ -269,7 +270,7 @@ func Switches(ctx context.Context, inv *inventory.Inventory, o SwitchOptions) (*
 // that fixes it (only GET requests are sent). The error names the switches
 // that could not be read.
 func CheckSwitches(ctx context.Context, inv *inventory.Inventory, o SwitchOptions) ([]readiness.Result, error) {
-	r := o.begin("switch")
+	r := o.begin(applyplan.TargetSwitch)
 	defer r.end()
 	var out []readiness.Result
 	var errs []error

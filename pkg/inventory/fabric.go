@@ -734,8 +734,8 @@ func (c *checker) fabricSpread() {
 func (c *checker) fabricRouting(r *DockerSpec) {
 	d := &c.inv.Docker
 	d.Routing = RoutingSwitch
-	if r.Routing != nil && *r.Routing != RoutingSwitch {
-		if *r.Routing == RoutingHosts {
+	if r.Routing != nil && RoutingMode(*r.Routing) != RoutingSwitch {
+		if RoutingMode(*r.Routing) == RoutingHosts {
 			c.errf("docker.routing", "routing: hosts routes each host's container subnet via that host's data address, which needs every host on one L2 data network; in a leaf-spine fabric each leaf has its own subnet and routes its hosts' container subnets (routing: switch, the default here): remove the key or write switch")
 		} else {
 			c.errf("docker.routing", "%q is not a routing mode; in a fabric the leaves route the pool (%q, the default)", *r.Routing, RoutingSwitch)

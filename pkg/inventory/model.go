@@ -253,7 +253,7 @@ type Docker struct {
 	// RoutingHosts (default, the guide's design: every host has a route to
 	// every other host's subnet) or RoutingSwitch (every host has one route
 	// for Pool via Gateway, and the switch has one route per host's subnet).
-	Routing string
+	Routing RoutingMode
 	// Gateway is the switch's address on the data network in RoutingSwitch
 	// mode: docker.gateway, or by default the data network's last host
 	// address (31.31.31.254 in 31.31.31.0/24). It is set in both modes when
@@ -287,7 +287,7 @@ type Horovod struct {
 	// Launcher is the job's launcher: LauncherHorovod (default: horovodrun
 	// or mpirun from the first worker, ranks started over the workers' SSH)
 	// or LauncherTorchrun (one torchrun per worker, docs/rules.md#torchrun).
-	Launcher string
+	Launcher Launcher
 	// NprocPerNode is torchrun's --nproc_per_node, the processes of each
 	// worker; 0 (the default) means each host's GPU count (Host.Slots).
 	NprocPerNode int
@@ -299,10 +299,17 @@ type Horovod struct {
 	RdzvID string
 }
 
+// Launcher is what starts the training job's ranks: the value of
+// horovod.launcher.
+type Launcher string
+
+// String is the launcher as the inventory writes it.
+func (l Launcher) String() string { return string(l) }
+
 // Job launchers (horovod.launcher).
 const (
-	LauncherHorovod  = "horovod"  // horovodrun (or mpirun) from the first worker, the guide's
-	LauncherTorchrun = "torchrun" // PyTorch's torchrun in every worker
+	LauncherHorovod  Launcher = "horovod"  // horovodrun (or mpirun) from the first worker, the guide's
+	LauncherTorchrun Launcher = "torchrun" // PyTorch's torchrun in every worker
 )
 
 // Host is one training VM on one ESXi host, defaults resolved.

@@ -13,6 +13,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/rdggen/rdggen/pkg/applyplan"
 )
 
 // SchemaCheck marks the document of `rdggen check`.
@@ -32,12 +34,12 @@ const (
 	Unknown Status = "unknown"
 )
 
-// The targets, as `--target` names them.
+// The targets, as `--target` names them (applyplan's).
 const (
-	TargetSwitch  = "switch"
-	TargetESXi    = "esxi"
-	TargetHosts   = "hosts"
-	TargetWorkers = "workers"
+	TargetSwitch  = applyplan.TargetSwitch
+	TargetESXi    = applyplan.TargetESXi
+	TargetHosts   = applyplan.TargetHosts
+	TargetWorkers = applyplan.TargetWorkers
 )
 
 // Result is one check of one machine. Build it as a struct literal with
@@ -48,7 +50,7 @@ const (
 //		Expected: "oper Enabled", Fix: "interface ethernet 1/3 dcb priority-flow-control mode on force"}
 type Result struct {
 	// Target is the --target the check belongs to (TargetSwitch, …).
-	Target string `json:"target"`
+	Target applyplan.TargetName `json:"target"`
 	// Machine is the switch, ESXi host, VM or worker checked, by its
 	// inventory name.
 	Machine string `json:"machine"`
@@ -141,7 +143,7 @@ func (t Tally) String() string {
 
 // Target is one target's part of a Document.
 type Target struct {
-	Name string `json:"target"`
+	Name applyplan.TargetName `json:"target"`
 	Tally
 	// Error is why the target could not check everything (no vCenter, no
 	// credentials), "" otherwise; its machines' checks are then Unknown or
