@@ -39,7 +39,7 @@ func TestBenchJudgeGolden(t *testing.T) {
 	golden.Check(t, "../../testdata/golden/cli/bench/judge.txt", []byte(strings.ReplaceAll(got, fixtureDir, "")))
 }
 
-// TestBenchJudgeJSON: the rdggen.bench/v1 document of a passing input, two
+// TestBenchJudgeJSON: the rdggen.bench/v2 document of a passing input, two
 // too short to judge and one with a failed verdict.
 func TestBenchJudgeJSON(t *testing.T) {
 	files := []string{fixtureDir + "nccltests-deepops-roce-2x100g.txt", fixtureDir + "nccllog-4921-no-gdrdma.txt",

@@ -66,7 +66,7 @@ func (e *BenchNotReady) Unwrap() error { return ErrBenchNotReady }
 // all_reduce_perf launched with the cluster's mpirun line and, with
 // o.Horovod, the Horovod benchmark on the cluster and on one VM; it reads
 // every host's GID table first and uses each host's RoCE v2 GID index. It
-// returns the judged document (rdggen.bench/v1). The error is a
+// returns the judged document (rdggen.bench/v2). The error is a
 // *BenchNotReady when nothing could run, or ctx's when interrupted (every
 // process started is stopped; the document holds what was measured).
 func Bench(ctx context.Context, inv *inventory.Inventory, o BenchOptions) (*bench.Document, error) {
