@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rdggen/rdggen/internal/driver"
 	"github.com/rdggen/rdggen/internal/remote"
 	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/dockernet"
@@ -110,13 +111,13 @@ func parseRDMA(rs []remote.Result) rdmaState {
 // The error names the hosts that could not be read; their checks are
 // Unknown.
 func Check(ctx context.Context, inv *inventory.Inventory, o Options) ([]readiness.Result, error) {
-	return remote.CheckEach(inv.Hosts, o.Parallel, o.Track, fmt.Sprintf("checking %d VM(s) over SSH", len(inv.Hosts)),
+	return driver.CheckEach(inv.Hosts, o.Parallel, o.Track, fmt.Sprintf("checking %d VM(s) over SSH", len(inv.Hosts)),
 		func(h *inventory.Host) []readiness.Result { return checkHost(ctx, inv, &o, h) })
 }
 
 func checkHost(ctx context.Context, inv *inventory.Inventory, o *Options, h *inventory.Host) []readiness.Result {
 	const target = readiness.TargetHosts
-	unsure := func(err error) []readiness.Result { return remote.Unread(target, h.Name, err) }
+	unsure := func(err error) []readiness.Result { return driver.Unread(target, h.Name, err) }
 	conn, err := o.Dial(ctx, h)
 	if err != nil {
 		return unsure(remote.DialError(err))
@@ -396,7 +397,7 @@ func NotReadySummary(bad []readiness.Result) string {
 	var noGID, unread []string
 	for _, r := range bad {
 		list := &noGID
-		if r.Check == remote.CheckConnect {
+		if r.Check == driver.CheckConnect {
 			list = &unread
 		}
 		if !slices.Contains(*list, r.Machine) {
@@ -422,12 +423,12 @@ func NotReadySummary(bad []readiness.Result) string {
 // it could not be read. `rdggen run` launches only when bad is empty.
 func GIDIndexes(ctx context.Context, inv *inventory.Inventory, o Options) (gids []int, bad []readiness.Result) {
 	gids = make([]int, len(inv.Hosts))
-	rs, _ := remote.CheckEach(inv.Hosts, o.Parallel, o.Track, fmt.Sprintf("reading the GID tables of %d VM(s) over SSH", len(inv.Hosts)),
+	rs, _ := driver.CheckEach(inv.Hosts, o.Parallel, o.Track, fmt.Sprintf("reading the GID tables of %d VM(s) over SSH", len(inv.Hosts)),
 		func(h *inventory.Host) []readiness.Result {
 			gids[h.Index] = -1
 			conn, err := o.Dial(ctx, h)
 			if err != nil {
-				return remote.Unread(readiness.TargetHosts, h.Name, remote.DialError(err))
+				return driver.Unread(readiness.TargetHosts, h.Name, remote.DialError(err))
 			}
 			defer conn.Close()
 			w := remote.NewScript(o.rootFor(h))
@@ -446,7 +447,7 @@ func GIDIndexes(ctx context.Context, inv *inventory.Inventory, o Options) (gids 
 					return out
 				}
 			}
-			return remote.Unread(readiness.TargetHosts, h.Name, err)
+			return driver.Unread(readiness.TargetHosts, h.Name, err)
 		})
 	for _, r := range rs {
 		if r.Status != readiness.Passed && r.Check != CheckRDMAMTU {

@@ -3,7 +3,7 @@ package hostapply
 import (
 	"testing"
 
-	"github.com/rdggen/rdggen/internal/remote"
+	"github.com/rdggen/rdggen/internal/driver"
 	"github.com/rdggen/rdggen/pkg/readiness"
 )
 
@@ -11,10 +11,10 @@ import (
 // VM without a RoCE v2 GID, and each host is named once.
 func TestNotReadySummary(t *testing.T) {
 	bad := []readiness.Result{
-		readiness.Result{Target: readiness.TargetHosts, Machine: "vm-01", Check: remote.CheckConnect, Subject: "", Status: readiness.Unknown, Found: "dial tcp 192.0.2.1:22: connection refused"},
+		readiness.Result{Target: readiness.TargetHosts, Machine: "vm-01", Check: driver.CheckConnect, Subject: "", Status: readiness.Unknown, Found: "dial tcp 192.0.2.1:22: connection refused"},
 		readiness.Result{Target: readiness.TargetHosts, Machine: "vm-03", Check: CheckGID, Subject: "mlx5_0 port 1", Status: readiness.Failed, Found: "none", Expected: "RoCE v2", Fix: "fix"},
 		readiness.Result{Target: readiness.TargetHosts, Machine: "vm-03", Check: CheckPortState, Subject: "mlx5_0 port 1", Status: readiness.Failed, Found: "DOWN", Expected: "ACTIVE", Fix: "fix"},
-		readiness.Result{Target: readiness.TargetHosts, Machine: "vm-02", Check: remote.CheckConnect, Subject: "", Status: readiness.Unknown, Found: "timeout"},
+		readiness.Result{Target: readiness.TargetHosts, Machine: "vm-02", Check: driver.CheckConnect, Subject: "", Status: readiness.Unknown, Found: "timeout"},
 	}
 	for _, c := range []struct {
 		in   []readiness.Result

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rdggen/rdggen/internal/driver"
 	"github.com/rdggen/rdggen/internal/remote"
 	"github.com/rdggen/rdggen/pkg/dockernet"
 	"github.com/rdggen/rdggen/pkg/horovod"
@@ -71,7 +72,7 @@ func Check(ctx context.Context, inv *inventory.Inventory, o Options) ([]readines
 	}
 	s := newSchedule(n, o.AllPairs)
 	verdicts := make([]ruleVerdict, n)
-	rs, err := remote.CheckEach(inv.Hosts, o.Parallel, o.Track, fmt.Sprintf("checking %d worker(s): %s, the rule check for all %s pair(s)", n, s.describe(), thousands(n*(n-1))),
+	rs, err := driver.CheckEach(inv.Hosts, o.Parallel, o.Track, fmt.Sprintf("checking %d worker(s): %s, the rule check for all %s pair(s)", n, s.describe(), thousands(n*(n-1))),
 		func(h *inventory.Host) []readiness.Result {
 			to := make([]peer, 0, len(s.out[h.Index]))
 			for _, j := range s.out[h.Index] {
@@ -100,7 +101,7 @@ func Check(ctx context.Context, inv *inventory.Inventory, o Options) ([]readines
 func checkWorker(ctx context.Context, inv *inventory.Inventory, o *Options, h *inventory.Host, others, logins []peer) ([]readiness.Result, ruleVerdict) {
 	const target = readiness.TargetWorkers
 	unsure := func(err error) ([]readiness.Result, ruleVerdict) {
-		return remote.Unread(target, h.Name, err), ruleVerdict{}
+		return driver.Unread(target, h.Name, err), ruleVerdict{}
 	}
 	conn, err := o.Dial(ctx, h)
 	if err != nil {

@@ -30,6 +30,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/rdggen/rdggen/internal/driver"
 	"github.com/rdggen/rdggen/internal/progress"
 	"github.com/rdggen/rdggen/internal/remote"
 	"github.com/rdggen/rdggen/pkg/applyplan"
@@ -140,7 +141,7 @@ func (s SSH) remote() remote.SSH {
 }
 
 // sshReport is an SSH engine's report as a Result.
-func (r *run) sshReport(rep *remote.Report, err error, seconds float64) (*Result, error) {
+func (r *run) sshReport(rep *driver.Report, err error, seconds float64) (*Result, error) {
 	res := &Result{Target: r.target, Seconds: seconds}
 	if rep != nil {
 		res.Machines = rep.Machines

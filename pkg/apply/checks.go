@@ -1,9 +1,9 @@
 package apply
 
 import (
+	"github.com/rdggen/rdggen/internal/driver"
 	"github.com/rdggen/rdggen/internal/hostapply"
 	"github.com/rdggen/rdggen/internal/nvueapply"
-	"github.com/rdggen/rdggen/internal/remote"
 	"github.com/rdggen/rdggen/internal/switchapply"
 	"github.com/rdggen/rdggen/internal/vsphere"
 	"github.com/rdggen/rdggen/internal/workerapply"
@@ -15,7 +15,7 @@ import (
 // result (Unknown, with why), when the machine could not be reached or
 // read; `rdggen check` also reports it for a target that failed before
 // any result.
-const CheckConnect = remote.CheckConnect
+const CheckConnect = driver.CheckConnect
 
 // CheckInfo is one check of a target: its name, as readiness.Result.Check
 // carries it, and what it reads and wants, in a line for a person.

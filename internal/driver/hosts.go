@@ -1,4 +1,4 @@
-package remote
+package driver
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rdggen/rdggen/internal/driver"
 	"github.com/rdggen/rdggen/internal/progress"
 	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/inventory"
@@ -180,7 +179,7 @@ type Engine struct {
 	UpToDateCost, ChangedCost string
 }
 
-// Drive runs an SSH engine through the driver: probe every host (Parallel
+// Drive runs an SSH engine (hosts, workers) through ReadPlanPush: probe every host (Parallel
 // at once), print the plan in inventory order, pass the gate, apply the
 // hosts that have changes (Parallel at once) printing each one's line with
 // its time as it finishes, then the summary. One host's failure never stops
@@ -199,7 +198,7 @@ func Drive(ctx context.Context, e Engine) (*Report, error) {
 		mu     sync.Mutex
 		probed time.Duration
 	)
-	units := driver.ReadPlanPush(ctx, names, driver.Run{
+	units := ReadPlanPush(ctx, names, Run{
 		ReadPhase: "reading the state of %d VM(s) over SSH", PushPhase: "changing %d VM(s)",
 		Announce: func(n int) string {
 			return fmt.Sprintf("applying to %d host(s), %d at a time\n", n, max(e.Parallel, 1))

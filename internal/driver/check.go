@@ -1,10 +1,9 @@
-package remote
+package driver
 
 import (
 	"fmt"
 	"strings"
 
-	"github.com/rdggen/rdggen/internal/driver"
 	"github.com/rdggen/rdggen/internal/progress"
 	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/inventory"
@@ -26,7 +25,7 @@ func Unread(target applyplan.TargetName, host string, err error) []readiness.Res
 func CheckEach(hosts []inventory.Host, parallel int, track *progress.Tracker, phase string, check func(h *inventory.Host) []readiness.Result) ([]readiness.Result, error) {
 	per := make([][]readiness.Result, len(hosts))
 	track.Phase(phase, len(hosts))
-	driver.ForEach(len(hosts), parallel, func(i int) {
+	ForEach(len(hosts), parallel, func(i int) {
 		h := &hosts[i]
 		track.Begin(h.Name)
 		per[i] = check(h)
