@@ -2,8 +2,10 @@
 // (the switches of each OS, the ESXi hosts, the VMs, the workers): read
 // every machine and plan it, print the plans in inventory order, ask once,
 // push the machines that have changes, each push verified by its engine,
-// and print each result as it ends. It also holds the one bounded ForEach
-// the engines use for their reads and checks.
+// and print each result as it ends (ReadPlanPush; Drive for the engines
+// that reach the VMs over SSH, with their per-host lines and summary). It
+// also holds the one bounded ForEach the engines use for their reads and
+// checks, and the check loop of the VMs (CheckEach).
 //
 // The engines know their machines (what to read, how to plan, what to send
 // and how to verify it); package progress only displays; the transports
