@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/rdggen/rdggen/pkg/applyplan"
+	"github.com/rdggen/rdggen/pkg/readiness"
 )
 
 type fakeUnit struct {
@@ -96,5 +97,23 @@ func TestForEachBound(t *testing.T) {
 	})
 	if runs.Load() != 20 || most.Load() > 3 {
 		t.Errorf("ran %d (want 20), at most %d at once (want ≤ 3)", runs.Load(), most.Load())
+	}
+}
+
+func TestCheckOrder(t *testing.T) {
+	names := []string{"a", "b", "c", "d"}
+	results, errs := Check(names, 2, nil, "checking %d", func(i int) ([]readiness.Result, error) {
+		if i == 2 {
+			return nil, fmt.Errorf("%s unreachable", names[i])
+		}
+		return []readiness.Result{{Machine: names[i], Check: "x", Status: readiness.Passed}}, nil
+	})
+	for i, n := range names {
+		switch {
+		case i == 2 && (errs[i] == nil || errs[i].Error() != "c unreachable" || results[i] != nil):
+			t.Errorf("c: %v %v", results[i], errs[i])
+		case i != 2 && (errs[i] != nil || len(results[i]) != 1 || results[i][0].Machine != n):
+			t.Errorf("%s: %v %v", n, results[i], errs[i])
+		}
 	}
 }

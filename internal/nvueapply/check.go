@@ -70,14 +70,17 @@ const applyFix = " && nv config apply"
 // not be read (their results say why).
 func Check(ctx context.Context, inv *inventory.Inventory, sws []inventory.Switch, o Options) ([]readiness.Result, error) {
 	o.defaults()
-	results := make([][]readiness.Result, len(sws))
+	names := make([]string, len(sws))
+	for i, sw := range sws {
+		names[i] = sw.Name
+	}
 	errs := make([]string, len(sws))
-	o.Track.Phase(fmt.Sprintf("checking %d Cumulus switch(es), read-only", len(sws)), len(sws))
-	driver.ForEach(len(sws), o.Parallel, func(i int) {
-		o.Track.Begin(sws[i].Name)
-		results[i], errs[i] = checkSwitch(ctx, inv, sws[i], o)
-		o.Track.End(sws[i].Name)
-	})
+	results, _ := driver.Check(names, o.Parallel, o.Track, fmt.Sprintf("checking %d Cumulus switch(es), read-only", len(sws)),
+		func(i int) ([]readiness.Result, error) {
+			var rs []readiness.Result
+			rs, errs[i] = checkSwitch(ctx, inv, sws[i], o)
+			return rs, nil
+		})
 	var out []readiness.Result
 	var failed []string
 	for i := range sws {

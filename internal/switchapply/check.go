@@ -93,15 +93,12 @@ func Check(ctx context.Context, inv *inventory.Inventory, o Options) ([]readines
 	}
 	sws := o.switches(inv)
 	n := len(sws)
-	results := make([][]readiness.Result, n)
-	errs := make([]error, n)
-	o.Track.Phase(fmt.Sprintf("checking %d switch(es), read-only", n), n)
-	driver.ForEach(n, o.Parallel, func(i int) {
-		sw := sws[i]
-		o.Track.Begin(sw.Name)
-		results[i], errs[i] = checkSwitch(ctx, inv, sw, o)
-		o.Track.End(sw.Name)
-	})
+	names := make([]string, n)
+	for i, sw := range sws {
+		names[i] = sw.Name
+	}
+	results, errs := driver.Check(names, o.Parallel, o.Track, fmt.Sprintf("checking %d switch(es), read-only", n),
+		func(i int) ([]readiness.Result, error) { return checkSwitch(ctx, inv, sws[i], o) })
 	var out []readiness.Result
 	var failed []string
 	for i, rs := range results {
