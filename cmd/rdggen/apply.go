@@ -101,7 +101,7 @@ func (e *partFailed) Error() string { return e.msg }
 // pushes, sets tr.Machines and tr.Summary, and returns a non-nil error when
 // anything failed (a *partFailed when only some machines did).
 type applyTarget struct {
-	name    string
+	name    applyplan.TargetName
 	help    string
 	flags   func(fs *pflag.FlagSet)
 	check   func() error
@@ -144,7 +144,7 @@ func applyTargets() []*applyTarget {
 func targetNames(ts []*applyTarget) string {
 	names := make([]string, len(ts))
 	for i, t := range ts {
-		names[i] = t.name
+		names[i] = t.name.String()
 	}
 	return strings.Join(names, ",")
 }
@@ -164,7 +164,7 @@ func selectTargets(all []*applyTarget, spec string) ([]*applyTarget, error) {
 		seen[name] = true
 		var found *applyTarget
 		for _, t := range all {
-			if t.name == name {
+			if t.name.String() == name {
 				found = t
 			}
 		}
@@ -185,7 +185,7 @@ func usesSSH(targets []*applyTarget, inv *inventory.Inventory) bool {
 			return true
 		case "switch":
 			for _, sw := range inv.Switches {
-				if sw.Mgmt != "" && !sw.IsCumulus() { // Cumulus: HTTPS, not SSH
+				if sw.Mgmt != "" && sw.OS().OverSSH() { // Cumulus: HTTPS, not SSH
 					return true
 				}
 			}

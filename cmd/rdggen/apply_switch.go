@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rdggen/rdggen/pkg/apply"
+	"github.com/rdggen/rdggen/pkg/inventory"
 	"github.com/rdggen/rdggen/pkg/readiness"
 )
 
@@ -111,7 +112,7 @@ func switchTarget() *applyTarget {
 			for _, sw := range env.Inv.Switches {
 				switch {
 				case sw.Mgmt == "":
-				case sw.IsCumulus():
+				case sw.OS() == inventory.OSCumulus:
 					cum = append(cum, sw.Name)
 				default:
 					mgmt = append(mgmt, sw.Name)

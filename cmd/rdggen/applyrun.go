@@ -65,7 +65,7 @@ func (a *applyRun) do(ctx context.Context) *outcome {
 	var hostsDone chan struct{}
 	for i, t := range a.targets {
 		tr := &targetRun{t: t, done: make(chan struct{})}
-		tr.Track = display.Track(t.name)
+		tr.Track = display.Track(t.name.String())
 		tr.Out = tr.Track.Writer()
 		runs[i] = tr
 		if t.name == "hosts" {
@@ -164,10 +164,10 @@ func perTarget(ms []applyplan.Machine) string {
 	n := map[string]int{}
 	for _, m := range ms {
 		if c, _ := applyplan.Count([]applyplan.Machine{m}); c > 0 {
-			if n[m.Target] == 0 {
-				names = append(names, m.Target)
+			if n[m.Target.String()] == 0 {
+				names = append(names, m.Target.String())
 			}
-			n[m.Target] += c
+			n[m.Target.String()] += c
 		}
 	}
 	parts := make([]string, len(names))
@@ -219,7 +219,7 @@ func (b *barrier) waitingFor(i int, runs []*targetRun) string {
 	var names []string
 	for j, tr := range runs {
 		if j != i && !b.arrived[j] {
-			names = append(names, tr.t.name)
+			names = append(names, tr.t.name.String())
 		}
 	}
 	if len(names) == 0 {
@@ -284,7 +284,7 @@ func (o *outcome) report(stderr io.Writer) int {
 			continue
 		}
 		fmt.Fprintf(stderr, "rdggen: apply %s: %v\n", tr.t.name, tr.err)
-		failed = append(failed, tr.t.name)
+		failed = append(failed, tr.t.name.String())
 	}
 	if o.interrupted && o.dryRun {
 		fmt.Fprintln(stderr, "rdggen: interrupted: nothing was changed (dry run)")
@@ -294,7 +294,7 @@ func (o *outcome) report(stderr io.Writer) int {
 		var changed, notChanged, during []string
 		for _, tr := range o.runs {
 			for _, m := range tr.Machines {
-				name := m.Target + " " + m.Name
+				name := m.Target.String() + " " + m.Name
 				switch m.Status {
 				case applyplan.Changed:
 					changed = append(changed, name)

@@ -93,7 +93,7 @@ NICs' bandwidth) is an error about the file or the parameters, never a
 pass.
 
 With -o json the verdicts are one JSON document on stdout (schema
-rdggen.bench/v1, described in docs/json.md); the text goes to stderr.
+rdggen.bench/v2, described in docs/json.md); the text goes to stderr.
 
 Examples:
   rdggen bench -f cluster.yaml

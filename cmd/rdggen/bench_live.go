@@ -96,7 +96,7 @@ func (b *liveBench) run(ctx context.Context, fs *pflag.FlagSet, stdout, stderr i
 	for _, s := range inv.Switches {
 		if s.Mgmt != "" {
 			withMgmt = append(withMgmt, s.Name)
-			if s.IsCumulus() {
+			if !s.OS().OverSSH() { // the NVUE API of Cumulus Linux
 				cumulusMgmt = append(cumulusMgmt, s.Name)
 			}
 		}

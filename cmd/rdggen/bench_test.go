@@ -39,7 +39,7 @@ func TestBenchJudgeGolden(t *testing.T) {
 	golden.Check(t, "../../testdata/golden/cli/bench/judge.txt", []byte(strings.ReplaceAll(got, fixtureDir, "")))
 }
 
-// TestBenchJudgeJSON: the rdggen.bench/v1 document of a passing input, two
+// TestBenchJudgeJSON: the rdggen.bench/v2 document of a passing input, two
 // too short to judge and one with a failed verdict.
 func TestBenchJudgeJSON(t *testing.T) {
 	files := []string{fixtureDir + "nccltests-deepops-roce-2x100g.txt", fixtureDir + "nccllog-4921-no-gdrdma.txt",
@@ -158,8 +158,7 @@ func TestBenchInventory(t *testing.T) {
 // of a Socket fallback.
 func TestBenchEvidence(t *testing.T) {
 	doc := readiness.Document{Schema: readiness.SchemaCheck, Cluster: "clx-mld", Results: []readiness.Result{
-		readiness.Fail(readiness.TargetWorkers, "clx-mld-42", bench.EvidenceDevices, "", "no /dev/infiniband in hvd-worker",
-			"/dev/infiniband/uverbs0", "rdggen apply --target workers"),
+		readiness.Result{Target: readiness.TargetWorkers, Machine: "clx-mld-42", Check: bench.EvidenceDevices, Subject: "", Status: readiness.Failed, Found: "no /dev/infiniband in hvd-worker", Expected: "/dev/infiniband/uverbs0", Fix: "rdggen apply --target workers"},
 	}}
 	path := filepath.Join(t.TempDir(), "check.json")
 	f, err := os.Create(path)

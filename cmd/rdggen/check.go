@@ -29,7 +29,7 @@ Targets (default: all), each with the checks it reports (a result line is
 MACHINE: CHECK [SUBJECT]: verdict):
 `)
 	for _, t := range ts {
-		fmt.Fprintf(&b, "  %-8s %s\n", t.name, checkHelp[t.name])
+		fmt.Fprintf(&b, "  %-8s %s\n", t.name, checkHelp[t.name.String()])
 		if t.name == readiness.TargetSwitch {
 			b.WriteString("   ONYX, over SSH (show commands only):\n")
 		}
@@ -190,7 +190,7 @@ func checkTargets(ctx context.Context, env *applyEnv, targets []*applyTarget, te
 	var wg sync.WaitGroup
 	for i, t := range targets {
 		tr := &targetRun{t: t}
-		tr.Track = display.Track(t.name)
+		tr.Track = display.Track(t.name.String())
 		tr.Out = tr.Track.Writer()
 		r := &checkRun{t: t, tr: tr}
 		runs[i] = r
@@ -201,7 +201,7 @@ func checkTargets(ctx context.Context, env *applyEnv, targets []*applyTarget, te
 			r.results, r.err = t.inspect(ctx, env, tr)
 			r.seconds = time.Since(t0).Seconds()
 			if r.err != nil && len(r.results) == 0 {
-				r.results = []readiness.Result{readiness.Unsure(t.name, t.name, apply.CheckConnect, "", r.err.Error())}
+				r.results = []readiness.Result{readiness.Result{Target: t.name, Machine: t.name.String(), Check: apply.CheckConnect, Subject: "", Status: readiness.Unknown, Found: r.err.Error()}}
 			}
 			var b strings.Builder
 			for _, x := range r.results {

@@ -23,6 +23,7 @@ import (
 	"github.com/rdggen/rdggen/internal/testing/netnstest"
 	"github.com/rdggen/rdggen/internal/testing/vcsimtest"
 	"github.com/rdggen/rdggen/internal/vsphere"
+	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/onyx/onyxsim"
 	"github.com/rdggen/rdggen/pkg/readiness"
 )
@@ -586,19 +587,19 @@ func TestCheckUsage(t *testing.T) {
 // checkSources are the packages whose results `rdggen check` prints, by
 // the target they serve ("" for every target).
 var checkSources = map[string]string{
-	"../../internal/switchapply": readiness.TargetSwitch,
-	"../../internal/vsphere":     readiness.TargetESXi,
-	"../../internal/hostapply":   readiness.TargetHosts,
-	"../../internal/workerapply": readiness.TargetWorkers,
-	"../../internal/nvueapply":   readiness.TargetSwitch,
+	"../../internal/switchapply": readiness.TargetSwitch.String(),
+	"../../internal/vsphere":     readiness.TargetESXi.String(),
+	"../../internal/hostapply":   readiness.TargetHosts.String(),
+	"../../internal/workerapply": readiness.TargetWorkers.String(),
+	"../../internal/nvueapply":   readiness.TargetSwitch.String(),
 	"../../internal/remote":      "",
 	".":                          "",
 }
 
 // emittedChecks reads the check names the code can emit from its source:
 // every exported Check… string constant of the packages of checkSources,
-// and the check argument of every readiness.Pass, Fail and Unsure call
-// there that is written as a literal. Test files are skipped.
+// and the Check field of every readiness.Result literal there that is
+// written as a string literal. Test files are skipped.
 func emittedChecks(t *testing.T) map[string][]string {
 	t.Helper()
 	out := map[string][]string{}
@@ -643,18 +644,27 @@ func emittedChecks(t *testing.T) map[string][]string {
 							}
 						}
 					}
-				case *ast.CallExpr:
-					sel, ok := n.Fun.(*ast.SelectorExpr)
+				case *ast.CompositeLit:
+					sel, ok := n.Type.(*ast.SelectorExpr)
 					if !ok {
 						return true
 					}
-					if x, ok := sel.X.(*ast.Ident); !ok || x.Name != "readiness" || !slices.Contains([]string{"Pass", "Fail", "Unsure"}, sel.Sel.Name) || len(n.Args) < 3 {
+					if x, ok := sel.X.(*ast.Ident); !ok || x.Name != "readiness" || sel.Sel.Name != "Result" {
 						return true
 					}
-					if lit, ok := n.Args[2].(*ast.BasicLit); ok && lit.Kind == token.STRING {
-						v, _ := strconv.Unquote(lit.Value)
-						t.Errorf("%s: check name %q written as a literal: make it a Check constant", fset.Position(lit.Pos()), v)
-						add(target, v)
+					for _, e := range n.Elts {
+						kv, ok := e.(*ast.KeyValueExpr)
+						if !ok {
+							continue
+						}
+						if key, ok := kv.Key.(*ast.Ident); !ok || key.Name != "Check" {
+							continue
+						}
+						if lit, ok := kv.Value.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+							v, _ := strconv.Unquote(lit.Value)
+							t.Errorf("%s: check name %q written as a literal: make it a Check constant", fset.Position(lit.Pos()), v)
+							add(target, v)
+						}
 					}
 				}
 				return true
@@ -684,7 +694,7 @@ func TestCheckHelpNamesEveryCheck(t *testing.T) {
 			// a switch OS's heading ("   Cumulus Linux, …:") within the target
 		case strings.HasPrefix(l, "    ") && target != "":
 			listed[target] = append(listed[target], f[0])
-		case strings.HasPrefix(l, "  ") && slices.Contains([]string{readiness.TargetSwitch, readiness.TargetESXi, readiness.TargetHosts, readiness.TargetWorkers}, f[0]):
+		case strings.HasPrefix(l, "  ") && slices.Contains(applyplan.Targets, applyplan.TargetName(f[0])):
 			target = f[0]
 		default:
 			target = ""
@@ -718,7 +728,7 @@ func TestCheckHelpNamesEveryCheck(t *testing.T) {
 	}
 	rows := map[string]string{}
 	for _, l := range strings.Split(string(readme), "\n") {
-		for _, tg := range []string{readiness.TargetSwitch, readiness.TargetESXi, readiness.TargetHosts, readiness.TargetWorkers, "any"} {
+		for _, tg := range []string{"switch", "esxi", "hosts", "workers", "any"} {
 			// "| switch | `…`" or, per switch OS, "| switch (ONYX) | `…`"
 			if strings.HasPrefix(l, "| "+tg+" | `") || strings.HasPrefix(l, "| "+tg+" (") {
 				_, rest, _ := strings.Cut(strings.TrimPrefix(l, "| "), " | ")

@@ -91,7 +91,7 @@ func TestApplyAllTargetsHungVCenter(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
 		t.Fatalf("stdout is not the JSON result: %v\n%s", err, out.String())
 	}
-	secs := map[string]float64{}
+	secs := map[applyplan.TargetName]float64{}
 	var sum, slowest float64
 	for _, tg := range doc.Targets {
 		secs[tg.Name] = tg.Seconds

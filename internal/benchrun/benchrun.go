@@ -21,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rdggen/rdggen/internal/driver"
 	"github.com/rdggen/rdggen/internal/hostapply"
 	"github.com/rdggen/rdggen/internal/progress"
 	"github.com/rdggen/rdggen/internal/remote"
@@ -301,7 +302,7 @@ func (r *runner) pairs(ctx context.Context) (bench.Input, error) {
 		}
 		r.o.Track.Phase(fmt.Sprintf("ib_write_bw round %d of %d: %d pair(s)", k+1, len(rounds), len(round)), len(round))
 		got := make([]bench.PairRun, len(round))
-		remote.ForEach(len(round), r.o.Parallel, func(j int) {
+		driver.ForEach(len(round), r.o.Parallel, func(j int) {
 			p := round[j]
 			name := r.inv.Hosts[p.Client].Name + " → " + r.inv.Hosts[p.Server].Name
 			r.o.Track.Begin(name)

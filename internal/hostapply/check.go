@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rdggen/rdggen/internal/driver"
 	"github.com/rdggen/rdggen/internal/remote"
 	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/dockernet"
@@ -110,13 +111,13 @@ func parseRDMA(rs []remote.Result) rdmaState {
 // The error names the hosts that could not be read; their checks are
 // Unknown.
 func Check(ctx context.Context, inv *inventory.Inventory, o Options) ([]readiness.Result, error) {
-	return remote.CheckEach(inv.Hosts, o.Parallel, o.Track, fmt.Sprintf("checking %d VM(s) over SSH", len(inv.Hosts)),
+	return driver.CheckEach(inv.Hosts, o.Parallel, o.Track, fmt.Sprintf("checking %d VM(s) over SSH", len(inv.Hosts)),
 		func(h *inventory.Host) []readiness.Result { return checkHost(ctx, inv, &o, h) })
 }
 
 func checkHost(ctx context.Context, inv *inventory.Inventory, o *Options, h *inventory.Host) []readiness.Result {
 	const target = readiness.TargetHosts
-	unsure := func(err error) []readiness.Result { return remote.Unread(target, h.Name, err) }
+	unsure := func(err error) []readiness.Result { return driver.Unread(target, h.Name, err) }
 	conn, err := o.Dial(ctx, h)
 	if err != nil {
 		return unsure(remote.DialError(err))
@@ -170,37 +171,34 @@ func checkRDMA(inv *inventory.Inventory, h *inventory.Host, s rdmaState) []readi
 		}
 		needs := "needs " + hca + ", which is absent"
 		return []readiness.Result{
-			readiness.Fail(target, h.Name, CheckRDMADevice, hca, found, hca+" (horovod.hca, NCCL_IB_HCA)",
-				"set horovod.hca to the VF's device (ls /sys/class/infiniband on "+h.Name+"), or load mlx5_ib and check that the VF is passed through (rdggen check --target esxi)"),
-			readiness.Unsure(target, h.Name, CheckPortState, dev, needs),
-			readiness.Unsure(target, h.Name, CheckGID, dev, needs),
+			readiness.Result{Target: target, Machine: h.Name, Check: CheckRDMADevice, Subject: hca, Status: readiness.Failed, Found: found, Expected: hca + " (horovod.hca, NCCL_IB_HCA)", Fix: "set horovod.hca to the VF's device (ls /sys/class/infiniband on " + h.Name + "), or load mlx5_ib and check that the VF is passed through (rdggen check --target esxi)"},
+
+			readiness.Result{Target: target, Machine: h.Name, Check: CheckPortState, Subject: dev, Status: readiness.Unknown, Found: needs},
+			readiness.Result{Target: target, Machine: h.Name, Check: CheckGID, Subject: dev, Status: readiness.Unknown, Found: needs},
 		}
 	}
-	out := []readiness.Result{readiness.Pass(target, h.Name, CheckRDMADevice, hca, "/sys/class/infiniband/"+hca)}
+	out := []readiness.Result{readiness.Result{Target: target, Machine: h.Name, Check: CheckRDMADevice, Subject: hca, Status: readiness.Passed, Found: "/sys/class/infiniband/" + hca}}
 
 	// Port state: "4: ACTIVE" (drivers/infiniband/core/sysfs.c, state_show).
 	switch {
 	case s.State == nil:
-		out = append(out, readiness.Fail(target, h.Name, CheckPortState, dev, "no port "+strconv.Itoa(rdmaPort), "4: ACTIVE", "check the VF and its driver on "+h.Name))
+		out = append(out, readiness.Result{Target: target, Machine: h.Name, Check: CheckPortState, Subject: dev, Status: readiness.Failed, Found: "no port " + strconv.Itoa(rdmaPort), Expected: "4: ACTIVE", Fix: "check the VF and its driver on " + h.Name})
 	case s.State.RC() != 0:
-		out = append(out, readiness.Unsure(target, h.Name, CheckPortState, dev, "cannot read its state: "+remote.FirstLine(string(s.State.Data))))
+		out = append(out, readiness.Result{Target: target, Machine: h.Name, Check: CheckPortState, Subject: dev, Status: readiness.Unknown, Found: "cannot read its state: " + remote.FirstLine(string(s.State.Data))})
 	default:
 		state := strings.TrimSpace(string(s.State.Data))
 		_, name, _ := strings.Cut(state, ": ")
 		switch {
 		case name != "ACTIVE":
-			out = append(out, readiness.Fail(target, h.Name, CheckPortState, dev, state, "4: ACTIVE",
-				"bring the data link up (ip link set "+h.DataInterface+" up) and check its switch port (rdggen check --target switch)"))
+			out = append(out, readiness.Result{Target: target, Machine: h.Name, Check: CheckPortState, Subject: dev, Status: readiness.Failed, Found: state, Expected: "4: ACTIVE", Fix: "bring the data link up (ip link set " + h.DataInterface + " up) and check its switch port (rdggen check --target switch)"})
 		case s.Layer == "":
 			// An ACTIVE port of unknown link layer may be InfiniBand: no
 			// RoCE. Not a pass.
-			out = append(out, readiness.UnsureFix(target, h.Name, CheckPortState, dev, state+", link layer not read ("+orText(s.LayerErr, "not probed")+")",
-				"link layer Ethernet (RoCE)", "read it on "+h.Name+": cat /sys/class/infiniband/"+hca+"/ports/"+strconv.Itoa(rdmaPort)+"/link_layer (or ibv_devinfo -d "+hca+"); it must say Ethernet"))
+			out = append(out, readiness.Result{Target: target, Machine: h.Name, Check: CheckPortState, Subject: dev, Status: readiness.Unknown, Found: state + ", link layer not read (" + orText(s.LayerErr, "not probed") + ")", Expected: "link layer Ethernet (RoCE)", Fix: "read it on " + h.Name + ": cat /sys/class/infiniband/" + hca + "/ports/" + strconv.Itoa(rdmaPort) + "/link_layer (or ibv_devinfo -d " + hca + "); it must say Ethernet"})
 		case s.Layer != "Ethernet":
-			out = append(out, readiness.Fail(target, h.Name, CheckPortState, dev, state+", link layer "+s.Layer, "link layer Ethernet (RoCE)",
-				"set the ConnectX port type to Ethernet (mlxconfig LINK_TYPE_P1=2) on the ESXi host"))
+			out = append(out, readiness.Result{Target: target, Machine: h.Name, Check: CheckPortState, Subject: dev, Status: readiness.Failed, Found: state + ", link layer " + s.Layer, Expected: "link layer Ethernet (RoCE)", Fix: "set the ConnectX port type to Ethernet (mlxconfig LINK_TYPE_P1=2) on the ESXi host"})
 		default:
-			out = append(out, readiness.Pass(target, h.Name, CheckPortState, dev, state+", link layer "+s.Layer))
+			out = append(out, readiness.Result{Target: target, Machine: h.Name, Check: CheckPortState, Subject: dev, Status: readiness.Passed, Found: state + ", link layer " + s.Layer})
 		}
 	}
 
@@ -211,32 +209,26 @@ func checkRDMA(inv *inventory.Inventory, h *inventory.Host, s rdmaState) []readi
 	g, ok := hostqos.FindRoCEv2(s.GIDs, addr)
 	switch {
 	case s.State == nil:
-		out = append(out, readiness.Unsure(target, h.Name, CheckGID, dev, "no port to read the GID table of"))
+		out = append(out, readiness.Result{Target: target, Machine: h.Name, Check: CheckGID, Subject: dev, Status: readiness.Unknown, Found: "no port to read the GID table of"})
 	case !ok:
-		out = append(out, readiness.Fail(target, h.Name, CheckGID, dev, "no RoCE v2 GID of "+addr.String()+" ("+gidSummary(s.GIDs)+")", expected,
-			"give "+h.DataInterface+" the address "+h.Data.Address.String()+" (the GID table follows the interface's addresses), and enable RoCE v2 on "+hca))
+		out = append(out, readiness.Result{Target: target, Machine: h.Name, Check: CheckGID, Subject: dev, Status: readiness.Failed, Found: "no RoCE v2 GID of " + addr.String() + " (" + gidSummary(s.GIDs) + ")", Expected: expected, Fix: "give " + h.DataInterface + " the address " + h.Data.Address.String() + " (the GID table follows the interface's addresses), and enable RoCE v2 on " + hca})
 	case g.NetDev == "":
 		// The GID's network device (gid_attrs/ndevs) could not be read: the
 		// address may sit on another interface than data_interface, whose
 		// traffic then leaves by another port. Not a pass.
-		out = append(out, readiness.UnsureFix(target, h.Name, CheckGID, dev, g.String()+": its network device could not be read (gid_attrs/ndevs/"+strconv.Itoa(g.Index)+")",
-			expected+" on "+h.DataInterface,
-			"read it on "+h.Name+": cat /sys/class/infiniband/"+hca+"/ports/"+strconv.Itoa(rdmaPort)+"/gid_attrs/ndevs/"+strconv.Itoa(g.Index)+" (or show_gids); it must say "+h.DataInterface))
+		out = append(out, readiness.Result{Target: target, Machine: h.Name, Check: CheckGID, Subject: dev, Status: readiness.Unknown, Found: g.String() + ": its network device could not be read (gid_attrs/ndevs/" + strconv.Itoa(g.Index) + ")", Expected: expected + " on " + h.DataInterface, Fix: "read it on " + h.Name + ": cat /sys/class/infiniband/" + hca + "/ports/" + strconv.Itoa(rdmaPort) + "/gid_attrs/ndevs/" + strconv.Itoa(g.Index) + " (or show_gids); it must say " + h.DataInterface})
 	case g.NetDev != h.DataInterface:
-		out = append(out, readiness.Fail(target, h.Name, CheckGID, dev, g.String(), expected+" on "+h.DataInterface,
-			"set hosts[].data_interface to "+g.NetDev+" or move the address to "+h.DataInterface))
+		out = append(out, readiness.Result{Target: target, Machine: h.Name, Check: CheckGID, Subject: dev, Status: readiness.Failed, Found: g.String(), Expected: expected + " on " + h.DataInterface, Fix: "set hosts[].data_interface to " + g.NetDev + " or move the address to " + h.DataInterface})
 	default:
-		out = append(out, readiness.Pass(target, h.Name, CheckGID, dev, g.String()))
+		out = append(out, readiness.Result{Target: target, Machine: h.Name, Check: CheckGID, Subject: dev, Status: readiness.Passed, Found: g.String()})
 	}
 
 	// Active MTU, when ibv_devinfo is there to say it.
 	if s.ActiveMTU > 0 {
 		if wantMTU := hostqos.RoCEPathMTU(h.DataMTU); s.ActiveMTU != wantMTU {
-			out = append(out, readiness.Fail(target, h.Name, CheckRDMAMTU, dev, fmt.Sprintf("active_mtu %d", s.ActiveMTU),
-				fmt.Sprintf("active_mtu %d (the largest RoCE MTU that fits data_mtu %d)", wantMTU, h.DataMTU),
-				"set the MTU of "+h.DataInterface+" to "+strconv.Itoa(h.DataMTU)+" (rdggen apply --target hosts) and of the switch port and the ESXi vSwitch (rdggen apply)"))
+			out = append(out, readiness.Result{Target: target, Machine: h.Name, Check: CheckRDMAMTU, Subject: dev, Status: readiness.Failed, Found: fmt.Sprintf("active_mtu %d", s.ActiveMTU), Expected: fmt.Sprintf("active_mtu %d (the largest RoCE MTU that fits data_mtu %d)", wantMTU, h.DataMTU), Fix: "set the MTU of " + h.DataInterface + " to " + strconv.Itoa(h.DataMTU) + " (rdggen apply --target hosts) and of the switch port and the ESXi vSwitch (rdggen apply)"})
 		} else {
-			out = append(out, readiness.Pass(target, h.Name, CheckRDMAMTU, dev, fmt.Sprintf("active_mtu %d", s.ActiveMTU)))
+			out = append(out, readiness.Result{Target: target, Machine: h.Name, Check: CheckRDMAMTU, Subject: dev, Status: readiness.Passed, Found: fmt.Sprintf("active_mtu %d", s.ActiveMTU)})
 		}
 	}
 	return out
@@ -295,9 +287,9 @@ func checkConfig(inv *inventory.Inventory, h *inventory.Host, d *desired, st *ho
 	if err != nil {
 		var he *hostError
 		if errors.As(err, &he) {
-			return []readiness.Result{readiness.Fail(target, h.Name, CheckConfig, "", he.msg, "a host apply can configure", "fix what the message says, then rdggen apply --target hosts")}
+			return []readiness.Result{readiness.Result{Target: target, Machine: h.Name, Check: CheckConfig, Subject: "", Status: readiness.Failed, Found: he.msg, Expected: "a host apply can configure", Fix: "fix what the message says, then rdggen apply --target hosts"}}
 		}
-		return []readiness.Result{readiness.Unsure(target, h.Name, CheckConfig, "", err.Error())}
+		return []readiness.Result{readiness.Result{Target: target, Machine: h.Name, Check: CheckConfig, Subject: "", Status: readiness.Unknown, Found: err.Error()}}
 	}
 	failed := map[string][]applyplan.Change{}
 	for _, c := range p.changes() {
@@ -326,13 +318,11 @@ func checkConfig(inv *inventory.Inventory, h *inventory.Host, d *desired, st *ho
 	// docker0 carries bip: Docker applied daemon.json.
 	switch {
 	case st.Docker0.RC != 0:
-		out = append(out, readiness.Fail(target, h.Name, CheckDocker0, "", "no docker0 ("+remote.FirstLine(st.Docker0.Out)+")", h.Bridge().String(),
-			"install and start Docker, then rdggen apply --target hosts"))
+		out = append(out, readiness.Result{Target: target, Machine: h.Name, Check: CheckDocker0, Subject: "", Status: readiness.Failed, Found: "no docker0 (" + remote.FirstLine(st.Docker0.Out) + ")", Expected: h.Bridge().String(), Fix: "install and start Docker, then rdggen apply --target hosts"})
 	case !slices.Contains(bridge, h.Bridge()):
-		out = append(out, readiness.Fail(target, h.Name, CheckDocker0, "", fmt.Sprint(bridge), h.Bridge().String()+" (bip)",
-			"restart Docker after rdggen apply --target hosts has set bip in "+dockernet.DaemonPath))
+		out = append(out, readiness.Result{Target: target, Machine: h.Name, Check: CheckDocker0, Subject: "", Status: readiness.Failed, Found: fmt.Sprint(bridge), Expected: h.Bridge().String() + " (bip)", Fix: "restart Docker after rdggen apply --target hosts has set bip in " + dockernet.DaemonPath})
 	default:
-		out = append(out, readiness.Pass(target, h.Name, CheckDocker0, "", h.Bridge().String()))
+		out = append(out, readiness.Result{Target: target, Machine: h.Name, Check: CheckDocker0, Subject: "", Status: readiness.Passed, Found: h.Bridge().String()})
 	}
 	for _, k := range []string{CheckDocker, CheckForwarding, CheckRoutes, CheckFirewall, CheckNAT, CheckFiles} {
 		out = append(out, configResults(h, k, failed[k], passed[k])...)
@@ -343,7 +333,7 @@ func checkConfig(inv *inventory.Inventory, h *inventory.Host, d *desired, st *ho
 // configResults is check k's result: passed with found, or one failure per change.
 func configResults(h *inventory.Host, k string, changes []applyplan.Change, found string) []readiness.Result {
 	if len(changes) == 0 {
-		return []readiness.Result{readiness.Pass(readiness.TargetHosts, h.Name, k, "", found)}
+		return []readiness.Result{readiness.Result{Target: readiness.TargetHosts, Machine: h.Name, Check: k, Subject: "", Status: readiness.Passed, Found: found}}
 	}
 	out := make([]readiness.Result, 0, len(changes))
 	for _, c := range changes {
@@ -359,7 +349,7 @@ func configResults(h *inventory.Host, k string, changes []applyplan.Change, foun
 		if want == "" {
 			want = strings.TrimSpace(strings.TrimLeft(c.Text, "+~-"))
 		}
-		out = append(out, readiness.Fail(readiness.TargetHosts, h.Name, k, c.Item, was, want, fixHosts(h, k)))
+		out = append(out, readiness.Result{Target: readiness.TargetHosts, Machine: h.Name, Check: k, Subject: c.Item, Status: readiness.Failed, Found: was, Expected: want, Fix: fixHosts(h, k)})
 	}
 	return out
 }
@@ -407,7 +397,7 @@ func NotReadySummary(bad []readiness.Result) string {
 	var noGID, unread []string
 	for _, r := range bad {
 		list := &noGID
-		if r.Check == remote.CheckConnect {
+		if r.Check == driver.CheckConnect {
 			list = &unread
 		}
 		if !slices.Contains(*list, r.Machine) {
@@ -433,12 +423,12 @@ func NotReadySummary(bad []readiness.Result) string {
 // it could not be read. `rdggen run` launches only when bad is empty.
 func GIDIndexes(ctx context.Context, inv *inventory.Inventory, o Options) (gids []int, bad []readiness.Result) {
 	gids = make([]int, len(inv.Hosts))
-	rs, _ := remote.CheckEach(inv.Hosts, o.Parallel, o.Track, fmt.Sprintf("reading the GID tables of %d VM(s) over SSH", len(inv.Hosts)),
+	rs, _ := driver.CheckEach(inv.Hosts, o.Parallel, o.Track, fmt.Sprintf("reading the GID tables of %d VM(s) over SSH", len(inv.Hosts)),
 		func(h *inventory.Host) []readiness.Result {
 			gids[h.Index] = -1
 			conn, err := o.Dial(ctx, h)
 			if err != nil {
-				return remote.Unread(readiness.TargetHosts, h.Name, remote.DialError(err))
+				return driver.Unread(readiness.TargetHosts, h.Name, remote.DialError(err))
 			}
 			defer conn.Close()
 			w := remote.NewScript(o.rootFor(h))
@@ -457,7 +447,7 @@ func GIDIndexes(ctx context.Context, inv *inventory.Inventory, o Options) (gids 
 					return out
 				}
 			}
-			return remote.Unread(readiness.TargetHosts, h.Name, err)
+			return driver.Unread(readiness.TargetHosts, h.Name, err)
 		})
 	for _, r := range rs {
 		if r.Status != readiness.Passed && r.Check != CheckRDMAMTU {

@@ -142,10 +142,10 @@ func checkGuest(inv *inventory.Inventory, h *inventory.Host, g guestState, pm pe
 	const target = readiness.TargetHosts
 	var out []readiness.Result
 	pass := func(check, subject, found string) {
-		out = append(out, readiness.Pass(target, h.Name, check, subject, found))
+		out = append(out, readiness.Result{Target: target, Machine: h.Name, Check: check, Subject: subject, Status: readiness.Passed, Found: found})
 	}
 	fail := func(check, subject, found, expected, fix string) {
-		out = append(out, readiness.Fail(target, h.Name, check, subject, found, expected, fix))
+		out = append(out, readiness.Result{Target: target, Machine: h.Name, Check: check, Subject: subject, Status: readiness.Failed, Found: found, Expected: expected, Fix: fix})
 	}
 	fixESXi := "rdggen check --target esxi, then rdggen apply --target esxi"
 	mmio := vmx.MMIOSizeGB(h.GPUs)

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rdggen/rdggen/internal/driver"
 	"github.com/rdggen/rdggen/internal/progress"
 	"github.com/rdggen/rdggen/internal/remote"
 	"github.com/rdggen/rdggen/pkg/applyplan"
@@ -85,8 +86,8 @@ func (o *Options) planFor() planOpts {
 
 // HostResult and Report are the engines' shared result types.
 type (
-	HostResult = remote.HostResult
-	Report     = remote.Report
+	HostResult = driver.HostResult
+	Report     = driver.Report
 )
 
 type hostRun struct {
@@ -124,13 +125,13 @@ func Run(ctx context.Context, inv *inventory.Inventory, o Options) (*Report, err
 		}
 	}()
 	stamp := o.Now().UTC().Format("20060102T150405Z")
-	return remote.Drive(ctx, remote.Engine{
-		Target: "hosts", Kind: applyplan.KindHost, Hosts: hosts,
+	return driver.Drive(ctx, driver.Engine{
+		Target: applyplan.TargetHosts, Kind: applyplan.KindHost, Hosts: hosts,
 		Parallel: o.Parallel, DryRun: o.DryRun, Out: o.Out, Track: o.Track, Gate: o.Gate,
-		Probe: func(ctx context.Context, i int) remote.PlannedHost {
+		Probe: func(ctx context.Context, i int) driver.PlannedHost {
 			r := runs[i]
 			probeHost(ctx, inv, &o, r)
-			p := remote.PlannedHost{Err: r.err}
+			p := driver.PlannedHost{Err: r.err}
 			if r.plan != nil {
 				p.Changes, p.Notes = r.plan.changes(), r.plan.notes
 			}

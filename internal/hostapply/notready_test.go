@@ -3,7 +3,7 @@ package hostapply
 import (
 	"testing"
 
-	"github.com/rdggen/rdggen/internal/remote"
+	"github.com/rdggen/rdggen/internal/driver"
 	"github.com/rdggen/rdggen/pkg/readiness"
 )
 
@@ -11,10 +11,10 @@ import (
 // VM without a RoCE v2 GID, and each host is named once.
 func TestNotReadySummary(t *testing.T) {
 	bad := []readiness.Result{
-		readiness.Unsure(readiness.TargetHosts, "vm-01", remote.CheckConnect, "", "dial tcp 192.0.2.1:22: connection refused"),
-		readiness.Fail(readiness.TargetHosts, "vm-03", CheckGID, "mlx5_0 port 1", "none", "RoCE v2", "fix"),
-		readiness.Fail(readiness.TargetHosts, "vm-03", CheckPortState, "mlx5_0 port 1", "DOWN", "ACTIVE", "fix"),
-		readiness.Unsure(readiness.TargetHosts, "vm-02", remote.CheckConnect, "", "timeout"),
+		readiness.Result{Target: readiness.TargetHosts, Machine: "vm-01", Check: driver.CheckConnect, Subject: "", Status: readiness.Unknown, Found: "dial tcp 192.0.2.1:22: connection refused"},
+		readiness.Result{Target: readiness.TargetHosts, Machine: "vm-03", Check: CheckGID, Subject: "mlx5_0 port 1", Status: readiness.Failed, Found: "none", Expected: "RoCE v2", Fix: "fix"},
+		readiness.Result{Target: readiness.TargetHosts, Machine: "vm-03", Check: CheckPortState, Subject: "mlx5_0 port 1", Status: readiness.Failed, Found: "DOWN", Expected: "ACTIVE", Fix: "fix"},
+		readiness.Result{Target: readiness.TargetHosts, Machine: "vm-02", Check: driver.CheckConnect, Subject: "", Status: readiness.Unknown, Found: "timeout"},
 	}
 	for _, c := range []struct {
 		in   []readiness.Result

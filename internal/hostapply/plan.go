@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/rdggen/rdggen/internal/remote"
+	"github.com/rdggen/rdggen/internal/driver"
 	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/dockernet"
 	"github.com/rdggen/rdggen/pkg/hostqos"
@@ -207,6 +207,6 @@ func (p *plan) changes() []applyplan.Change {
 const peermemItem = "kernel module " + hostqos.PeermemSysfs
 
 // describe is the text of every change (no line is cut).
-func (p *plan) describe() []string { return remote.Texts(p.changes()) }
+func (p *plan) describe() []string { return driver.Texts(p.changes()) }
 
 // firewall reports whether the firewall script must run: a chain or jump

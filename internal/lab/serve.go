@@ -114,13 +114,13 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	var knownHosts, nvueCA bytes.Buffer
 	mgmt := map[string]string{}
 	for _, sw := range inv.Switches {
-		if sw.IsCumulus() {
+		if sw.OS() == inventory.OSCumulus {
 			srv := nvuesim.New(nvuesim.Options{Hostname: sw.Name, Ports: sw.Ports, Version: sw.Cumulus.String(),
 				User: NVUEUser, Password: nvuePW})
 			s.nvue[sw.Name] = srv
 			mgmt[sw.Name] = srv.Addr
 			_ = pem.Encode(&nvueCA, &pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
-			st.Endpoints = append(st.Endpoints, Endpoint{Name: sw.Name, Kind: inventory.OSCumulus, Addr: srv.Addr})
+			st.Endpoints = append(st.Endpoints, Endpoint{Name: sw.Name, Kind: inventory.OSCumulus.String(), Addr: srv.Addr})
 			fmt.Fprintf(log, "switch %s: NVUE API (Cumulus Linux %s) on https://%s\n", sw.Name, sw.Cumulus, srv.Addr)
 			continue
 		}
@@ -132,7 +132,7 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		s.onyx[sw.Name] = srv
 		mgmt[sw.Name] = srv.Addr
 		knownHosts.WriteString(srv.KnownHostsLine() + "\n")
-		st.Endpoints = append(st.Endpoints, Endpoint{Name: sw.Name, Kind: inventory.OSONYX, Addr: srv.Addr})
+		st.Endpoints = append(st.Endpoints, Endpoint{Name: sw.Name, Kind: inventory.OSONYX.String(), Addr: srv.Addr})
 		fmt.Fprintf(log, "switch %s: ONYX %s CLI over SSH on %s\n", sw.Name, sw.ONYX, srv.Addr)
 	}
 	var hs *hosts

@@ -25,6 +25,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rdggen/rdggen/internal/driver"
 	"github.com/rdggen/rdggen/internal/progress"
 	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/cumulus"
@@ -171,7 +172,7 @@ func (r *Result) errText() string {
 // Machine is r for `--output json` (docs/json.md): one change per NVUE
 // leaf, Item its path, From/To its values, Text the plan line.
 func (r *Result) Machine() applyplan.Machine {
-	m := applyplan.Machine{Target: "switch", Name: r.Switch, Kind: applyplan.KindSwitch, Address: r.Addr,
+	m := applyplan.Machine{Target: applyplan.TargetSwitch, Name: r.Switch, Kind: applyplan.KindSwitch, Address: r.Addr,
 		Changes: []applyplan.Change{}, Notes: append([]string(nil), r.Plan.Warnings...), Seconds: r.Seconds}
 	for _, c := range r.Plan.Changes {
 		m.Changes = append(m.Changes, applyplan.Change{Op: c.Op, Item: c.Key(),
@@ -192,7 +193,7 @@ func valueOrEmpty(v any) string {
 	if v == nil {
 		return ""
 	}
-	return value(v, true)
+	return cumulus.LeafText(v, true)
 }
 
 // target is one switch between the phases.
@@ -211,6 +212,26 @@ type target struct {
 	revErr error
 }
 
+// Prepared is one Cumulus switch read and planned: a driver.Unit, whose
+// Push backs the switch up and applies the plan as one revision.
+type Prepared struct{ *target }
+
+// Prepare reads switch sw's applied configuration through the NVUE API and
+// plans it (Run does it for the switches it is given; pkg/apply for the
+// Cumulus ones). Finish it.
+func Prepare(ctx context.Context, inv *inventory.Inventory, sw inventory.Switch, o Options) *Prepared {
+	o.defaults()
+	return &Prepared{prepare(ctx, inv, sw, o)}
+}
+
+// Finish closes the switch's client and returns what was done there.
+func (p *Prepared) Finish() *Result {
+	if p.client != nil {
+		p.client.Close()
+	}
+	return p.res
+}
+
 // Run applies the inventory to the given Cumulus switches: it reads and
 // plans all (Parallel at a time), prints every plan, stops there on a dry
 // run, else (when Gate agrees) pushes (Parallel at a time) and prints each
@@ -221,16 +242,13 @@ func Run(ctx context.Context, inv *inventory.Inventory, sws []inventory.Switch, 
 	for i, sw := range sws {
 		names[i] = sw.Name
 	}
-	targets := progress.ReadPlanPush(ctx, names, progress.Run{What: "Cumulus switch(es)", Reading: "reading the applied configuration of",
+	targets := driver.ReadPlanPush(ctx, names, driver.Run{ReadPhase: "reading the applied configuration of %d Cumulus switch(es)", PushPhase: "changing %d Cumulus switch(es)",
 		Parallel: o.Parallel, DryRun: o.DryRun, Gate: o.Gate, Track: o.Track, Out: o.Out},
-		func(i int) *target { return prepare(ctx, inv, sws[i], o) })
+		func(i int) *Prepared { return Prepare(ctx, inv, sws[i], o) })
 	results := make([]*Result, len(targets))
 	var failed []string
 	for i, t := range targets {
-		if t.client != nil {
-			t.client.Close()
-		}
-		results[i] = t.res
+		results[i] = t.Finish()
 		if t.res.Err != nil {
 			failed = append(failed, t.res.Switch)
 		}
@@ -270,7 +288,7 @@ func prepare(ctx context.Context, inv *inventory.Inventory, sw inventory.Switch,
 	}
 	t.applied = applied
 	t.intent = o.Intent(inv, sw)
-	t.res.Plan = Reconcile(inv, sw, t.intent, applied)
+	t.res.Plan = cumulus.Reconcile(inv, sw, t.intent, applied)
 	w, err := t.versionNote(ctx)
 	if err != nil {
 		t.res.Err = fmt.Errorf("%s: %w", sw.Name, err)
@@ -533,7 +551,7 @@ func (t *target) push(ctx context.Context) {
 	// left to roll back rather than confirmed.
 	now, err := c.GetTree(ctx, nil, "applied")
 	if err == nil {
-		if left := Reconcile(t.inv, t.sw, t.intent, now); !left.Empty() {
+		if left := cumulus.Reconcile(t.inv, t.sw, t.intent, now); !left.Empty() {
 			err = fmt.Errorf("the revision was applied, but the applied configuration still differs (%d change(s), first %s)", len(left.Changes), left.Changes[0])
 		}
 	}

@@ -75,7 +75,7 @@ func configPatches(sim *nvuesim.Server) int {
 
 // leaf is the value at a dotted path of t.
 func leaf(t Tree, path ...string) any {
-	v, _ := lookup(t, path)
+	v, _ := cumulus.Lookup(t, path)
 	return v
 }
 
@@ -166,11 +166,11 @@ func TestKeepsUserConfig(t *testing.T) {
 			t.Errorf("%s = %v, want %v", path, got, want)
 		}
 	}
-	if _, ok := lookup(applied, []string{"interface", "eth0", "ip", "address", "10.10.0.2/24"}); !ok {
+	if _, ok := cumulus.Lookup(applied, []string{"interface", "eth0", "ip", "address", "10.10.0.2/24"}); !ok {
 		t.Error("eth0's address is gone")
 	}
 	for _, dst := range []string{"10.99.0.0/16", "172.16.99.0/24"} {
-		if _, ok := lookup(applied, []string{"vrf", "default", "router", "static", dst}); !ok {
+		if _, ok := cumulus.Lookup(applied, []string{"vrf", "default", "router", "static", dst}); !ok {
 			t.Errorf("the user's route %s is gone", dst)
 		}
 	}
@@ -320,12 +320,12 @@ func TestRoutingModes(t *testing.T) {
 	}
 	applied := r.sim.Applied()
 	for _, h := range routed.Hosts {
-		via, _ := lookup(applied, append(append([]string(nil), static...), h.Subnet.String(), "via", h.Data.Address.Addr().String()))
+		via, _ := cumulus.Lookup(applied, append(append([]string(nil), static...), h.Subnet.String(), "via", h.Data.Address.Addr().String()))
 		if via == nil {
 			t.Errorf("no route for %s via %s", h.Subnet, h.Data.Address.Addr())
 		}
 	}
-	if _, ok := lookup(applied, []string{"interface", "vlan1", "ip", "address", gw}); !ok {
+	if _, ok := cumulus.Lookup(applied, []string{"interface", "vlan1", "ip", "address", gw}); !ok {
 		t.Errorf("no gateway %s on vlan1", gw)
 	}
 
@@ -335,11 +335,11 @@ func TestRoutingModes(t *testing.T) {
 		t.Fatalf("per-host: %v\n%s", err, r.out)
 	}
 	applied = r.sim.Applied()
-	routes, _ := lookup(applied, static)
+	routes, _ := cumulus.Lookup(applied, static)
 	if diff := cmp.Diff([]string{"10.99.0.0/16", "172.16.99.0/24"}, sortedKeys(routes.(map[string]any))); diff != "" {
 		t.Errorf("routes left (-want +got):\n%s\n%s", diff, r.out)
 	}
-	if _, ok := lookup(applied, []string{"interface", "vlan1", "ip", "address", gw}); ok {
+	if _, ok := cumulus.Lookup(applied, []string{"interface", "vlan1", "ip", "address", gw}); ok {
 		t.Errorf("gateway %s still on vlan1", gw)
 	}
 	if !strings.Contains(r.out.String(), "vrf.default.router.static[172.16.41.0/24]: (set) → (unset)") &&
@@ -355,7 +355,7 @@ func TestRoutingModes(t *testing.T) {
 	if _, err := r.run(t, routed); err != nil {
 		t.Fatalf("back to routed: %v", err)
 	}
-	if _, ok := lookup(r.sim.Applied(), []string{"interface", "vlan1", "ip", "address", gw}); !ok {
+	if _, ok := cumulus.Lookup(r.sim.Applied(), []string{"interface", "vlan1", "ip", "address", gw}); !ok {
 		t.Error("gateway not restored")
 	}
 }

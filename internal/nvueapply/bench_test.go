@@ -15,8 +15,8 @@ func BenchmarkReconcile(b *testing.B) {
 	inv := loadInv(b, "cumulus-routed", "127.0.0.1")
 	sw := inv.Switches[0]
 	intent := cumulus.Intent(inv, sw)
-	withRec, _ := withRecord(intent, Tree{}) // as rdggen left it: with its record
-	applied := clone(withRec).(map[string]any)
+	withRec, _ := cumulus.WithRecord(intent, Tree{}) // as rdggen left it: with its record
+	applied := cumulus.CloneTree(withRec).(map[string]any)
 	ifaces := applied["interface"].(map[string]any)
 	for i := 9; i <= 64; i++ {
 		ifaces[fmt.Sprintf("swp%d", i)] = Tree{"link": Tree{"description": "uplink", "mtu": int64(9216)}}
@@ -27,7 +27,7 @@ func BenchmarkReconcile(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if p := Reconcile(inv, sw, intent, applied); !p.Empty() {
+		if p := cumulus.Reconcile(inv, sw, intent, applied); !p.Empty() {
 			b.Fatal(p.Changes[0])
 		}
 	}

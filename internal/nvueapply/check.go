@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/rdggen/rdggen/internal/progress"
+	"github.com/rdggen/rdggen/internal/driver"
 	"github.com/rdggen/rdggen/pkg/cumulus"
 	"github.com/rdggen/rdggen/pkg/inventory"
 	"github.com/rdggen/rdggen/pkg/quote"
@@ -70,14 +70,17 @@ const applyFix = " && nv config apply"
 // not be read (their results say why).
 func Check(ctx context.Context, inv *inventory.Inventory, sws []inventory.Switch, o Options) ([]readiness.Result, error) {
 	o.defaults()
-	results := make([][]readiness.Result, len(sws))
+	names := make([]string, len(sws))
+	for i, sw := range sws {
+		names[i] = sw.Name
+	}
 	errs := make([]string, len(sws))
-	o.Track.Phase(fmt.Sprintf("checking %d Cumulus switch(es), read-only", len(sws)), len(sws))
-	progress.ForEach(len(sws), o.Parallel, func(i int) {
-		o.Track.Begin(sws[i].Name)
-		results[i], errs[i] = checkSwitch(ctx, inv, sws[i], o)
-		o.Track.End(sws[i].Name)
-	})
+	results, _ := driver.Check(names, o.Parallel, o.Track, fmt.Sprintf("checking %d Cumulus switch(es), read-only", len(sws)),
+		func(i int) ([]readiness.Result, error) {
+			var rs []readiness.Result
+			rs, errs[i] = checkSwitch(ctx, inv, sws[i], o)
+			return rs, nil
+		})
 	var out []readiness.Result
 	var failed []string
 	for i := range sws {
@@ -102,15 +105,15 @@ type checker struct {
 }
 
 func (k *checker) pass(check, subject, found string) {
-	k.rs = append(k.rs, readiness.Pass(readiness.TargetSwitch, k.sw.Name, check, subject, found))
+	k.rs = append(k.rs, readiness.Result{Target: readiness.TargetSwitch, Machine: k.sw.Name, Check: check, Subject: subject, Status: readiness.Passed, Found: found})
 }
 
 func (k *checker) fail(check, subject, found, expected, fix string) {
-	k.rs = append(k.rs, readiness.Fail(readiness.TargetSwitch, k.sw.Name, check, subject, found, expected, fix))
+	k.rs = append(k.rs, readiness.Result{Target: readiness.TargetSwitch, Machine: k.sw.Name, Check: check, Subject: subject, Status: readiness.Failed, Found: found, Expected: expected, Fix: fix})
 }
 
 func (k *checker) unsure(check, subject, why string) {
-	k.rs = append(k.rs, readiness.Unsure(readiness.TargetSwitch, k.sw.Name, check, subject, why))
+	k.rs = append(k.rs, readiness.Result{Target: readiness.TargetSwitch, Machine: k.sw.Name, Check: check, Subject: subject, Status: readiness.Unknown, Found: why})
 }
 
 func checkSwitch(ctx context.Context, inv *inventory.Inventory, sw inventory.Switch, o Options) ([]readiness.Result, string) {
@@ -140,17 +143,17 @@ func checkSwitch(ctx context.Context, inv *inventory.Inventory, sw inventory.Swi
 		if c.IsRecord() {
 			// rdggen's bookkeeping, not the switch's behaviour (a switch
 			// configured from switch/<name>.sh has none).
-			k.pass(CheckConfig, c.Key(), "rdggen's record of what it wrote is "+value(c.From, c.From != nil)+"; the next `rdggen apply --target switch` writes "+value(c.To, c.To != nil))
+			k.pass(CheckConfig, c.Key(), "rdggen's record of what it wrote is "+cumulus.LeafText(c.From, c.From != nil)+"; the next `rdggen apply --target switch` writes "+cumulus.LeafText(c.To, c.To != nil))
 			continue
 		}
 		drift++
-		k.fail(CheckConfig, c.Key(), value(c.From, c.From != nil), value(c.To, c.To != nil), c.Command()+applyFix+" (or rdggen apply --target switch)")
+		k.fail(CheckConfig, c.Key(), cumulus.LeafText(c.From, c.From != nil), cumulus.LeafText(c.To, c.To != nil), c.Command()+applyFix+" (or rdggen apply --target switch)")
 	}
 	if drift == 0 && !provisional {
 		k.pass(CheckConfig, "", "the applied configuration has every NVUE setting rdggen owns")
 	}
 	for _, kept := range t.res.Plan.Kept {
-		k.pass(CheckConfig, PathString(kept.Path), kept.Reason+"; to remove it: "+kept.Command)
+		k.pass(CheckConfig, cumulus.PathString(kept.Path), kept.Reason+"; to remove it: "+kept.Command)
 	}
 	k.roce(t.applied)
 	k.ports()
@@ -169,11 +172,11 @@ func (k *checker) roce(applied Tree) {
 		return
 	}
 	wantMode := "lossless"
-	if m, ok := lookup(k.intent, []string{"qos", "roce", "mode"}); ok {
+	if m, ok := cumulus.Lookup(k.intent, []string{"qos", "roce", "mode"}); ok {
 		wantMode = fmt.Sprint(m)
 	}
 	appliedMode := "(none)"
-	if cfg, ok := lookup(applied, []string{"qos", "roce"}); ok {
+	if cfg, ok := cumulus.Lookup(applied, []string{"qos", "roce"}); ok {
 		appliedMode = "lossless" // `nv set qos roce` alone
 		if m, ok := cfg.(map[string]any)["mode"].(string); ok {
 			appliedMode = m
@@ -186,7 +189,7 @@ func (k *checker) roce(applied Tree) {
 			appliedMode = "(off)"
 		}
 	}
-	fixMode := NVCommand([]string{"qos", "roce", "mode"}, wantMode) + applyFix
+	fixMode := cumulus.NVCommand([]string{"qos", "roce", "mode"}, wantMode) + applyFix
 	opMode, _ := op["mode"].(string)
 	switch {
 	case opMode != wantMode:
@@ -333,18 +336,18 @@ func (k *checker) ports() {
 			}
 			k.pass(CheckLink, name, found)
 		case admin == "down":
-			k.fail(CheckLink, name, "administratively down", "up", NVCommand([]string{"interface", name, "link", "state", "up"}, map[string]any{})+applyFix)
+			k.fail(CheckLink, name, "administratively down", "up", cumulus.NVCommand([]string{"interface", name, "link", "state", "up"}, map[string]any{})+applyFix)
 		default:
 			k.fail(CheckLink, name, "down ("+orDash(oper)+")", "up", noLink)
 		}
-		want, ok := lookup(k.intent, []string{"interface", name, "link", "mtu"})
+		want, ok := cumulus.Lookup(k.intent, []string{"interface", name, "link", "mtu"})
 		if !ok {
 			want = int64(9216)
 		}
-		if jsonEqual(link["mtu"], want) {
+		if cumulus.JSONEqual(link["mtu"], want) {
 			k.pass(CheckMTU, name, fmt.Sprint(link["mtu"]))
 		} else {
-			fix := NVCommand([]string{"interface", name, "link", "mtu"}, want) + applyFix
+			fix := cumulus.NVCommand([]string{"interface", name, "link", "mtu"}, want) + applyFix
 			if isUplink {
 				fix += fmt.Sprintf("; every hop of the fabric carries MTU %v, %s too (a smaller hop drops large RoCE frames while pings pass)", want, peerEnd(u))
 			}
@@ -368,7 +371,7 @@ func peerEnd(u inventory.Uplink) string {
 // lldp compares uplink name's LLDP neighbor with the plan.
 func (k *checker) lldp(name string, u inventory.Uplink, ifc Tree) {
 	want := peerEnd(u)
-	nbs, present := lookup(ifc, []string{"lldp", "neighbor"})
+	nbs, present := cumulus.Lookup(ifc, []string{"lldp", "neighbor"})
 	m, _ := nbs.(map[string]any)
 	if !present {
 		if _, lldpOn := ifc["lldp"]; !lldpOn {
@@ -378,8 +381,8 @@ func (k *checker) lldp(name string, u inventory.Uplink, ifc Tree) {
 	}
 	var seen []string
 	for id, v := range m {
-		sys, _ := lookup(Tree{"n": v}, []string{"n", "chassis", "system-name"})
-		port, hasPort := lookup(Tree{"n": v}, []string{"n", "port", "name"})
+		sys, _ := cumulus.Lookup(Tree{"n": v}, []string{"n", "chassis", "system-name"})
+		port, hasPort := cumulus.Lookup(Tree{"n": v}, []string{"n", "port", "name"})
 		if !hasPort {
 			// The view's shape is inferred (docs/nvue.md): say what was
 			// read rather than call the link miswired.
@@ -425,14 +428,14 @@ func (k *checker) bgp() {
 		entry, _ := op[key].(map[string]any)
 		state, _ := entry["state"].(string)
 		peerCmd := "`nv show vrf default router bgp neighbor " + peerKey + "` on " + u.Peer.Name
-		if !u.Peer.IsCumulus() {
+		if u.Peer.OS() != inventory.OSCumulus {
 			peerCmd = "`show ip bgp summary` on " + u.Peer.Name
 		}
 		switch {
 		case entry == nil:
-			k.fail(CheckBGP, key, "not configured", want, NVCommand([]string{"vrf", "default", "router", "bgp", "neighbor", key}, map[string]any{})+" (or rdggen apply --target switch)")
+			k.fail(CheckBGP, key, "not configured", want, cumulus.NVCommand([]string{"vrf", "default", "router", "bgp", "neighbor", key}, map[string]any{})+" (or rdggen apply --target switch)")
 		case strings.EqualFold(state, "established"):
-			rx, _ := lookup(entry, []string{"address-family", "ipv4-unicast", "rx-prefix"})
+			rx, _ := cumulus.Lookup(entry, []string{"address-family", "ipv4-unicast", "rx-prefix"})
 			k.pass(CheckBGP, key, fmt.Sprintf("established with %v (AS %v), %v prefixes received", orDash(fmt.Sprint(entry["peer-hostname"])), entry["remote-as"], rx))
 		case state == "":
 			k.fail(CheckBGP, key, "no session state: the switch's BGP daemon does not answer", want,
@@ -450,7 +453,7 @@ func (k *checker) pause(name string) {
 		k.unsure(CheckPauseCounters, name, err.Error()) // the error names the request
 		return
 	}
-	prio, _ := lookup(stats, []string{"switch-priority", strconv.Itoa(k.inv.RoCE.Priority)})
+	prio, _ := cumulus.Lookup(stats, []string{"switch-priority", strconv.Itoa(k.inv.RoCE.Priority)})
 	m, _ := prio.(map[string]any)
 	rx, okRx := m["rx-pause-frames"].(int64)
 	tx, okTx := m["tx-pause-frames"].(int64)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdggen/rdggen/pkg/cumulus"
 	"github.com/rdggen/rdggen/pkg/cumulus/nvuesim"
 	"github.com/rdggen/rdggen/pkg/inventory"
 	"github.com/rdggen/rdggen/pkg/readiness"
@@ -133,7 +134,7 @@ func TestApplyBringsDataPortUp(t *testing.T) {
 	if _, err := r.run(t, inv); err != nil {
 		t.Fatal(err)
 	}
-	if st := leaf(r.sim.Applied(), "interface", "swp4", "link", "state"); !jsonEqual(st, Tree{"up": Tree{}}) {
+	if st := leaf(r.sim.Applied(), "interface", "swp4", "link", "state"); !cumulus.JSONEqual(st, Tree{"up": Tree{}}) {
 		t.Errorf("swp4 link state: %v", st)
 	}
 	rs, _ := Check(context.Background(), inv, inv.Switches, r.o)

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/rdggen/rdggen/internal/progress"
+	"github.com/rdggen/rdggen/internal/driver"
 	"github.com/rdggen/rdggen/pkg/cumulus"
 	"github.com/rdggen/rdggen/pkg/inventory"
 )
@@ -34,7 +34,7 @@ func Counters(ctx context.Context, inv *inventory.Inventory, sws []inventory.Swi
 	o.defaults()
 	per := make([][]PortCount, len(sws))
 	errs := make([]string, len(sws))
-	progress.ForEach(len(sws), o.Parallel, func(i int) {
+	driver.ForEach(len(sws), o.Parallel, func(i int) {
 		per[i], errs[i] = switchCounters(ctx, inv, sws[i], o)
 	})
 	var out []PortCount
@@ -70,7 +70,7 @@ func switchCounters(ctx context.Context, inv *inventory.Inventory, sw inventory.
 		pc := PortCount{Port: sw.Name + " " + name, Pause: -1}
 		stats, err := c.GetTree(ctx, []string{"interface", name, "counters", "qos", "pfc-stats"}, "")
 		if err == nil {
-			prio, _ := lookup(stats, []string{"switch-priority", strconv.Itoa(inv.RoCE.Priority)})
+			prio, _ := cumulus.Lookup(stats, []string{"switch-priority", strconv.Itoa(inv.RoCE.Priority)})
 			m, _ := prio.(map[string]any)
 			rx, okRx := m["rx-pause-frames"].(int64)
 			tx, okTx := m["tx-pause-frames"].(int64)

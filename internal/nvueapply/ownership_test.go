@@ -69,9 +69,9 @@ func missingLeaves(want, got Tree) []string {
 	var out []string
 	paths, values := cumulus.Leaves(want)
 	for i, p := range paths {
-		have, ok := lookup(got, p)
-		if !ok || !(isEmptyObject(values[i]) && isEmptyObject(have) || jsonEqual(values[i], have)) {
-			out = append(out, fmt.Sprintf("%s = %v (now %v)", PathString(p), value(values[i], true), value(have, ok)))
+		have, ok := cumulus.Lookup(got, p)
+		if !ok || !(isEmptyObject(values[i]) && isEmptyObject(have) || cumulus.JSONEqual(values[i], have)) {
+			out = append(out, fmt.Sprintf("%s = %v (now %v)", cumulus.PathString(p), cumulus.LeafText(values[i], true), cumulus.LeafText(have, ok)))
 		}
 	}
 	return out
@@ -146,13 +146,13 @@ func TestUserLeavesSurvive(t *testing.T) {
 			} else {
 				t.Logf("back to routing hosts: all %d user leaves still on the switch", len(userLeaves))
 			}
-			routes, _ := lookup(applied, staticPath)
+			routes, _ := cumulus.Lookup(applied, staticPath)
 			if got := sortedKeys(routes.(map[string]any)); !slices.Equal(got, []string{"10.99.0.0/16", "172.16.200.0/24"}) {
 				t.Errorf("default VRF routes after going back to hosts: %v", got)
 			}
 			for _, gone := range [][]string{{"interface", "vlan1", "ip", "address", "31.31.31.254/24"}, recordPath} {
-				if _, ok := lookup(applied, gone); ok {
-					t.Errorf("%s still there", PathString(gone))
+				if _, ok := cumulus.Lookup(applied, gone); ok {
+					t.Errorf("%s still there", cumulus.PathString(gone))
 				}
 			}
 		})
@@ -176,7 +176,7 @@ func TestPoolChangeRemovesRecordedRoutes(t *testing.T) {
 	}
 	t.Logf("after the pool change:\n%s", r.out)
 	applied := r.sim.Applied()
-	routes, _ := lookup(applied, staticPath)
+	routes, _ := cumulus.Lookup(applied, staticPath)
 	got := sortedKeys(routes.(map[string]any))
 	var want []string
 	for n := 41; n <= 48; n++ {
@@ -263,4 +263,15 @@ func TestUserDescriptionNotOverwritten(t *testing.T) {
 	if n := len(res.Plan.Kept); n != 8 { // the 8 routes, named
 		t.Errorf("%d kept and named, want 8:\n%s", n, r.out)
 	}
+}
+
+// Where pkg/cumulus keeps rdggen's record and the static routes.
+var (
+	recordPath = []string{"interface", cumulus.SVI, "description"}
+	staticPath = []string{"vrf", "default", "router", "static"}
+)
+
+func isEmptyObject(v any) bool {
+	m, ok := v.(map[string]any)
+	return ok && len(m) == 0
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdggen/rdggen/pkg/cumulus"
 	"github.com/rdggen/rdggen/pkg/cumulus/nvuesim"
 	"github.com/rdggen/rdggen/pkg/readiness"
 )
@@ -23,10 +24,10 @@ func TestCumulus515(t *testing.T) {
 	if leaf(applied, "qos", "roce", "state") != "enabled" || leaf(applied, "qos", "roce", "enable") != nil {
 		t.Errorf("qos roce: %v", leaf(applied, "qos", "roce"))
 	}
-	if _, ok := lookup(applied, []string{"interface", "vlan1", "ipv4", "address", "31.31.31.254/24"}); !ok {
+	if _, ok := cumulus.Lookup(applied, []string{"interface", "vlan1", "ipv4", "address", "31.31.31.254/24"}); !ok {
 		t.Errorf("no ipv4 address on vlan1: %v", leaf(applied, "interface", "vlan1"))
 	}
-	if _, ok := lookup(applied, []string{"system", "lldp"}); !ok {
+	if _, ok := cumulus.Lookup(applied, []string{"system", "lldp"}); !ok {
 		t.Error("no system lldp")
 	}
 	r.sim.ResetRequests()
@@ -50,7 +51,7 @@ func TestCumulus515(t *testing.T) {
 	if !strings.Contains(r.out.String(), "interface.vlan1.ipv4.address[31.31.31.254/24]: (set) → (unset)") {
 		t.Errorf("the recorded gateway is not removed:\n%s", r.out)
 	}
-	if _, ok := lookup(r.sim.Applied(), []string{"interface", "vlan1", "ipv4", "address", "31.31.31.254/24"}); ok {
+	if _, ok := cumulus.Lookup(r.sim.Applied(), []string{"interface", "vlan1", "ipv4", "address", "31.31.31.254/24"}); ok {
 		t.Error("gateway still on vlan1")
 	}
 }

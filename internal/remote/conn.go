@@ -15,7 +15,6 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
-	"github.com/rdggen/rdggen/internal/progress"
 	"github.com/rdggen/rdggen/internal/sshconn"
 	"github.com/rdggen/rdggen/pkg/inventory"
 )
@@ -193,7 +192,3 @@ func DialError(err error) error {
 	}
 	return fmt.Errorf("SSH connection failed: %w", err)
 }
-
-// ForEach runs f(0..n-1) with at most parallel running at once
-// (progress.ForEach).
-func ForEach(n, parallel int, f func(i int)) { progress.ForEach(n, parallel, f) }

@@ -24,10 +24,7 @@ func Picture(inv *inventory.Inventory) artifact.File {
 	fmt.Fprintf(&b, "containers: pool %s, /%d per host, MTU %d, Horovod network %s\n",
 		inv.Docker.Pool, inv.Docker.Prefix, inv.Docker.MTU, inv.Horovod.Network)
 	if sw := inv.GatewaySwitch(); sw != nil {
-		iface := fmt.Sprintf("vlan %d", onyx.DataVLAN)
-		if sw.IsCumulus() {
-			iface = cumulus.SVI
-		}
+		iface := pictureOS[sw.OS()].gateway
 		fmt.Fprintf(&b, "routing: the switch %s routes the pool (gateway %s on interface %s); each host has one route, %s via %s\n",
 			sw.Name, inv.GatewayPrefix(), iface, inv.Docker.Pool, inv.Docker.Gateway)
 	}
@@ -111,18 +108,31 @@ func splitPorts(inv *inventory.Inventory, sw inventory.Switch, hosts []*inventor
 // (onyx.PortMTU), Cumulus's (cumulus.PortMTU), or both, named by OS, when
 // the cluster has switches of both.
 func switchPortMTU(inv *inventory.Inventory) string {
-	var onyxSw, cumulusSw bool
-	for _, sw := range inv.Switches {
-		onyxSw = onyxSw || !sw.IsCumulus()
-		cumulusSw = cumulusSw || sw.IsCumulus()
+	var parts []string
+	for _, os := range inventory.SwitchOSes {
+		if len(inv.SwitchesOf(os)) > 0 {
+			parts = append(parts, fmt.Sprintf("%d (%s)", pictureOS[os].portMTU(inv), pictureOS[os].short))
+		}
 	}
-	switch {
-	case onyxSw && cumulusSw:
-		return fmt.Sprintf("%d (ONYX), %d (Cumulus)", onyx.PortMTU(inv), cumulus.PortMTU)
-	case cumulusSw:
-		return fmt.Sprint(cumulus.PortMTU)
+	switch len(parts) {
+	case 0:
+		return fmt.Sprint(pictureOS[inventory.OSONYX].portMTU(inv))
+	case 1:
+		mtu, _, _ := strings.Cut(parts[0], " ")
+		return mtu
 	}
-	return fmt.Sprint(onyx.PortMTU(inv))
+	return strings.Join(parts, ", ")
+}
+
+// pictureOS is what the picture says of a switch OS: the gateway's
+// interface, the data ports' MTU, the OS's short name.
+var pictureOS = map[inventory.SwitchOS]struct {
+	gateway string
+	portMTU func(*inventory.Inventory) int
+	short   string
+}{
+	inventory.OSONYX:    {gateway: fmt.Sprintf("vlan %d", onyx.DataVLAN), portMTU: onyx.PortMTU, short: "ONYX"},
+	inventory.OSCumulus: {gateway: cumulus.SVI, portMTU: func(*inventory.Inventory) int { return cumulus.PortMTU }, short: "Cumulus"},
 }
 
 // hostsBySwitch is Inventory.HostsOnSwitch for every switch at once, in

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/rdggen/rdggen/internal/progress"
+	"github.com/rdggen/rdggen/internal/driver"
 	"github.com/rdggen/rdggen/internal/sshcli"
 	"github.com/rdggen/rdggen/pkg/inventory"
 	"github.com/rdggen/rdggen/pkg/onyx"
@@ -121,15 +121,12 @@ func Check(ctx context.Context, inv *inventory.Inventory, o Options) ([]readines
 	}
 	sws := o.switches(inv)
 	n := len(sws)
-	results := make([][]readiness.Result, n)
-	errs := make([]error, n)
-	o.Track.Phase(fmt.Sprintf("checking %d switch(es), read-only", n), n)
-	progress.ForEach(n, o.Parallel, func(i int) {
-		sw := sws[i]
-		o.Track.Begin(sw.Name)
-		results[i], errs[i] = checkSwitch(ctx, inv, sw, o)
-		o.Track.End(sw.Name)
-	})
+	names := make([]string, n)
+	for i, sw := range sws {
+		names[i] = sw.Name
+	}
+	results, errs := driver.Check(names, o.Parallel, o.Track, fmt.Sprintf("checking %d switch(es), read-only", n),
+		func(i int) ([]readiness.Result, error) { return checkSwitch(ctx, inv, sws[i], o) })
 	var out []readiness.Result
 	var failed []string
 	for i, rs := range results {
@@ -157,15 +154,15 @@ type checker struct {
 }
 
 func (c *checker) pass(check, subject, found string) {
-	c.rs = append(c.rs, readiness.Pass(readiness.TargetSwitch, c.t.sw.Name, check, subject, found))
+	c.rs = append(c.rs, readiness.Result{Target: readiness.TargetSwitch, Machine: c.t.sw.Name, Check: check, Subject: subject, Status: readiness.Passed, Found: found})
 }
 
 func (c *checker) fail(check, subject, found, expected, fix string) {
-	c.rs = append(c.rs, readiness.Fail(readiness.TargetSwitch, c.t.sw.Name, check, subject, found, expected, fix))
+	c.rs = append(c.rs, readiness.Result{Target: readiness.TargetSwitch, Machine: c.t.sw.Name, Check: check, Subject: subject, Status: readiness.Failed, Found: found, Expected: expected, Fix: fix})
 }
 
 func (c *checker) unsure(check, subject, why string) {
-	c.rs = append(c.rs, readiness.Unsure(readiness.TargetSwitch, c.t.sw.Name, check, subject, why))
+	c.rs = append(c.rs, readiness.Result{Target: readiness.TargetSwitch, Machine: c.t.sw.Name, Check: check, Subject: subject, Status: readiness.Unknown, Found: why})
 }
 
 // send runs one show command. After a transport error (timeout, closed
@@ -418,8 +415,11 @@ func (c *checker) mtu(iface onyx.Iface, st onyx.PortStatus, err error, u *invent
 // ONYX advertises "Eth1/1" for port 1/1 (CANU's fixture); any other id is
 // kept.
 func lldpPort(peer *inventory.Switch, id string) string {
-	if peer != nil && !peer.IsCumulus() && len(id) > 3 && strings.EqualFold(id[:3], "eth") && id[3] >= '0' && id[3] <= '9' {
-		return id[3:]
+	if peer == nil {
+		return id
+	}
+	if pre := peer.OS().ShownPrefix(); pre != "" && len(id) > len(pre) && strings.EqualFold(id[:len(pre)], pre) && id[len(pre)] >= '0' && id[len(pre)] <= '9' {
+		return id[len(pre):]
 	}
 	return id
 }
@@ -494,7 +494,7 @@ func (c *checker) bgp() {
 		want := fmt.Sprintf("established with %s (AS %d)", u.Peer.Name, u.Peer.Fabric.ASN)
 		n, ok := vrf.Neighbor(u.Remote.Addr())
 		peerCmd := "`show ip bgp summary` on " + u.Peer.Name
-		if u.Peer.IsCumulus() {
+		if u.Peer.OS() == inventory.OSCumulus {
 			peerCmd = "`nv show vrf default router bgp neighbor " + u.Local.Addr().String() + "` on " + u.Peer.Name
 		}
 		neighbor := fmt.Sprintf("router bgp %d vrf default neighbor %s remote-as %d", asn, key, u.Peer.Fabric.ASN)

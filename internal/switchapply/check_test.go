@@ -135,14 +135,14 @@ func TestCheckHealthyAfterApply(t *testing.T) {
 		t.Errorf("not passed: %+v", bad)
 	}
 	for _, w := range []readiness.Result{
-		readiness.Pass("switch", "s1", "config", "", "the running-config has all 87 of the inventory's statements"),
-		readiness.Pass("switch", "s1", "link", "Eth1/3", "up, 100 Gbps"),
-		readiness.Pass("switch", "s1", "link", "Eth1/16", "up, 25 Gbps"),
-		readiness.Pass("switch", "s1", "mtu", "Eth1/3", "9216 bytes"),
-		readiness.Pass("switch", "s1", "pfc", "Eth1/3", "PFC enabled, priority 3 enabled, Eth1/3 PFC admin on, oper Enabled"),
-		readiness.Pass("switch", "s1", "pause-counters", "Eth1/3", "priority 3: rx 12, tx 5 pause packets"),
-		readiness.Pass("switch", "s1", "pause-counters", "Eth1/1", "priority 3: rx 0, tx 0 pause packets"),
-		readiness.Pass("switch", "s1", "ecn", "Eth1/3", "traffic class 3: ECN, absolute 150-1500 KB, 42 packets marked"),
+		readiness.Result{Target: "switch", Machine: "s1", Check: "config", Subject: "", Status: readiness.Passed, Found: "the running-config has all 87 of the inventory's statements"},
+		readiness.Result{Target: "switch", Machine: "s1", Check: "link", Subject: "Eth1/3", Status: readiness.Passed, Found: "up, 100 Gbps"},
+		readiness.Result{Target: "switch", Machine: "s1", Check: "link", Subject: "Eth1/16", Status: readiness.Passed, Found: "up, 25 Gbps"},
+		readiness.Result{Target: "switch", Machine: "s1", Check: "mtu", Subject: "Eth1/3", Status: readiness.Passed, Found: "9216 bytes"},
+		readiness.Result{Target: "switch", Machine: "s1", Check: "pfc", Subject: "Eth1/3", Status: readiness.Passed, Found: "PFC enabled, priority 3 enabled, Eth1/3 PFC admin on, oper Enabled"},
+		readiness.Result{Target: "switch", Machine: "s1", Check: "pause-counters", Subject: "Eth1/3", Status: readiness.Passed, Found: "priority 3: rx 12, tx 5 pause packets"},
+		readiness.Result{Target: "switch", Machine: "s1", Check: "pause-counters", Subject: "Eth1/1", Status: readiness.Passed, Found: "priority 3: rx 0, tx 0 pause packets"},
+		readiness.Result{Target: "switch", Machine: "s1", Check: "ecn", Subject: "Eth1/3", Status: readiness.Passed, Found: "traffic class 3: ECN, absolute 150-1500 KB, 42 packets marked"},
 	} {
 		if got := find(t, rs, w.Check, w.Subject); got != w {
 			t.Errorf("got  %+v\nwant %+v", got, w)
@@ -180,11 +180,9 @@ func TestCheckPFCOffOnOnePort(t *testing.T) {
 	readOnly(t, sim)
 	const fix = "interface ethernet 1/3 dcb priority-flow-control mode on force"
 	want := []readiness.Result{
-		readiness.Fail("switch", "s1", "config", "interface ethernet 1/3 dcb priority-flow-control mode",
-			"not set", fix, "rdggen apply --target switch, or in config mode: "+fix),
-		readiness.Fail("switch", "s1", "pfc", "Eth1/3",
-			"PFC enabled, priority 3 enabled, Eth1/3 PFC admin Auto, oper Disabled",
-			"PFC enabled, priority 3 enabled, Eth1/3 PFC oper Enabled", fix),
+		readiness.Result{Target: "switch", Machine: "s1", Check: "config", Subject: "interface ethernet 1/3 dcb priority-flow-control mode", Status: readiness.Failed, Found: "not set", Expected: fix, Fix: "rdggen apply --target switch, or in config mode: " + fix},
+
+		readiness.Result{Target: "switch", Machine: "s1", Check: "pfc", Subject: "Eth1/3", Status: readiness.Failed, Found: "PFC enabled, priority 3 enabled, Eth1/3 PFC admin Auto, oper Disabled", Expected: "PFC enabled, priority 3 enabled, Eth1/3 PFC oper Enabled", Fix: fix},
 	}
 	if d := cmp.Diff(want, notPassed(rs)); d != "" {
 		t.Errorf("failures (-want +got):\n%s", d)
@@ -216,10 +214,9 @@ func TestCheckLinkDown(t *testing.T) {
 	}
 	readOnly(t, sim)
 	want := []readiness.Result{
-		readiness.Fail("switch", "s1", "link", "Eth1/1", "admin state Disabled, operational state Down", "enabled and up",
-			"interface ethernet 1/1 no shutdown"),
-		readiness.Fail("switch", "s1", "link", "Eth1/2", "admin state Enabled, operational state Down", "up",
-			"check the cable and the far end, h2 (e2 vmnic4); the switch side is enabled"),
+		readiness.Result{Target: "switch", Machine: "s1", Check: "link", Subject: "Eth1/1", Status: readiness.Failed, Found: "admin state Disabled, operational state Down", Expected: "enabled and up", Fix: "interface ethernet 1/1 no shutdown"},
+
+		readiness.Result{Target: "switch", Machine: "s1", Check: "link", Subject: "Eth1/2", Status: readiness.Failed, Found: "admin state Enabled, operational state Down", Expected: "up", Fix: "check the cable and the far end, h2 (e2 vmnic4); the switch side is enabled"},
 	}
 	if d := cmp.Diff(want, notPassed(rs)); d != "" {
 		t.Errorf("failures (-want +got):\n%s", d)
@@ -255,21 +252,17 @@ func TestCheckUnconfiguredSwitch(t *testing.T) {
 			other = append(other, x)
 		}
 	}
-	if len(config) != 10 || config[0] != readiness.Fail("switch", "s1", "config", "traffic pool roce type",
-		"not set", "traffic pool roce type lossless", "rdggen apply --target switch, or in config mode: traffic pool roce type lossless") {
+	if len(config) != 10 || config[0] != (readiness.Result{Target: "switch", Machine: "s1", Check: "config", Subject: "traffic pool roce type", Status: readiness.Failed, Found: "not set", Expected: "traffic pool roce type lossless", Fix: "rdggen apply --target switch, or in config mode: traffic pool roce type lossless"}) {
 		t.Errorf("config: %d results, first %+v", len(config), config[0])
 	}
 	want := []readiness.Result{
-		readiness.Pass("switch", "s1", "link", "Eth1/7", "up, 100 Gbps"),
-		readiness.Pass("switch", "s1", "mtu", "Eth1/7", "1500 bytes"),
-		readiness.Fail("switch", "s1", "pfc", "Eth1/7",
-			"PFC disabled globally, priority 3 not enabled (enabled: -), Eth1/7 PFC admin Auto, oper Disabled",
-			"PFC enabled, priority 3 enabled, Eth1/7 PFC oper Enabled",
-			"dcb priority-flow-control enable force; dcb priority-flow-control priority 3 enable; interface ethernet 1/7 dcb priority-flow-control mode on force"),
-		readiness.Unsure("switch", "s1", "pause-counters", "Eth1/7",
-			`device refused "show interfaces ethernet 1/7 counters pfc prio 3": % Unrecognized command "pfc". Type "?" for help.`),
-		readiness.Fail("switch", "s1", "ecn", "Eth1/7", "traffic class 3: none", "traffic class 3: ECN, absolute 150-1500 KB",
-			"interface ethernet 1/7 traffic-class 3 congestion-control ecn minimum-absolute 150 maximum-absolute 1500"),
+		readiness.Result{Target: "switch", Machine: "s1", Check: "link", Subject: "Eth1/7", Status: readiness.Passed, Found: "up, 100 Gbps"},
+		readiness.Result{Target: "switch", Machine: "s1", Check: "mtu", Subject: "Eth1/7", Status: readiness.Passed, Found: "1500 bytes"},
+		readiness.Result{Target: "switch", Machine: "s1", Check: "pfc", Subject: "Eth1/7", Status: readiness.Failed, Found: "PFC disabled globally, priority 3 not enabled (enabled: -), Eth1/7 PFC admin Auto, oper Disabled", Expected: "PFC enabled, priority 3 enabled, Eth1/7 PFC oper Enabled", Fix: "dcb priority-flow-control enable force; dcb priority-flow-control priority 3 enable; interface ethernet 1/7 dcb priority-flow-control mode on force"},
+
+		readiness.Result{Target: "switch", Machine: "s1", Check: "pause-counters", Subject: "Eth1/7", Status: readiness.Unknown, Found: `device refused "show interfaces ethernet 1/7 counters pfc prio 3": % Unrecognized command "pfc". Type "?" for help.`},
+
+		readiness.Result{Target: "switch", Machine: "s1", Check: "ecn", Subject: "Eth1/7", Status: readiness.Failed, Found: "traffic class 3: none", Expected: "traffic class 3: ECN, absolute 150-1500 KB", Fix: "interface ethernet 1/7 traffic-class 3 congestion-control ecn minimum-absolute 150 maximum-absolute 1500"},
 	}
 	if d := cmp.Diff(want, other); d != "" {
 		t.Errorf("port checks (-want +got):\n%s", d)
@@ -311,9 +304,8 @@ func TestCheckMTUAndECNDrift(t *testing.T) {
 		}
 	}
 	want := []readiness.Result{
-		readiness.Fail("switch", "s1", "mtu", "Eth1/1", "1500 bytes", "at least 9216 bytes (data_mtu 9000)", "interface ethernet 1/1 mtu 9216 force"),
-		readiness.Fail("switch", "s1", "ecn", "Eth1/2", "traffic class 3: ECN, absolute 500-1550 KB", "traffic class 3: ECN, absolute 150-1500 KB",
-			"interface ethernet 1/2 traffic-class 3 congestion-control ecn minimum-absolute 150 maximum-absolute 1500"),
+		readiness.Result{Target: "switch", Machine: "s1", Check: "mtu", Subject: "Eth1/1", Status: readiness.Failed, Found: "1500 bytes", Expected: "at least 9216 bytes (data_mtu 9000)", Fix: "interface ethernet 1/1 mtu 9216 force"},
+		readiness.Result{Target: "switch", Machine: "s1", Check: "ecn", Subject: "Eth1/2", Status: readiness.Failed, Found: "traffic class 3: ECN, absolute 500-1550 KB", Expected: "traffic class 3: ECN, absolute 150-1500 KB", Fix: "interface ethernet 1/2 traffic-class 3 congestion-control ecn minimum-absolute 150 maximum-absolute 1500"},
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("failures (-want +got):\n%s", d)
@@ -389,8 +381,8 @@ func TestCheckRunningConfigRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := readiness.Unsure("switch", "s1", "config", "",
-		`show running-config: device refused "show running-config": % Unrecognized command "running-config". Type "?" for help.`)
+	want := readiness.Result{Target: "switch", Machine: "s1", Check: "config", Subject: "", Status: readiness.Unknown, Found: `show running-config: device refused "show running-config": % Unrecognized command "running-config". Type "?" for help.`}
+
 	if rs[0] != want {
 		t.Errorf("got  %+v\nwant %+v", rs[0], want)
 	}

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/rdggen/rdggen/internal/progress"
+	"github.com/rdggen/rdggen/internal/driver"
 	"github.com/rdggen/rdggen/pkg/inventory"
 	"github.com/rdggen/rdggen/pkg/onyx"
 )
@@ -42,7 +42,7 @@ func Counters(ctx context.Context, inv *inventory.Inventory, o Options) (counter
 	}
 	per := make([][]PortCounters, len(sws))
 	errs := make([]string, len(sws))
-	progress.ForEach(len(sws), o.Parallel, func(i int) {
+	driver.ForEach(len(sws), o.Parallel, func(i int) {
 		per[i], errs[i] = switchCounters(ctx, inv, sws[i], o)
 	})
 	var failed []string

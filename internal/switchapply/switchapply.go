@@ -21,6 +21,7 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
+	"github.com/rdggen/rdggen/internal/driver"
 	"github.com/rdggen/rdggen/internal/progress"
 	"github.com/rdggen/rdggen/internal/sshcli"
 	"github.com/rdggen/rdggen/internal/sshconn"
@@ -147,7 +148,7 @@ func (r *Result) errText() string {
 
 // Machine is r for `--output json`.
 func (r *Result) Machine() applyplan.Machine {
-	m := applyplan.Machine{Target: "switch", Name: r.Switch, Kind: applyplan.KindSwitch, Address: r.Addr,
+	m := applyplan.Machine{Target: applyplan.TargetSwitch, Name: r.Switch, Kind: applyplan.KindSwitch, Address: r.Addr,
 		Changes: []applyplan.Change{}, Notes: r.Plan.Warnings, Seconds: r.Seconds}
 	for _, c := range r.Plan.Changes {
 		// A replaced setting's From is the switch's current command(s).
@@ -248,6 +249,30 @@ var ErrCumulus = errors.New("this engine configures ONYX over SSH, not Cumulus L
 // and prints each switch's result. The returned results are in inventory
 // order; err is non-nil when any switch failed.
 func Run(ctx context.Context, inv *inventory.Inventory, o Options) ([]*Result, error) {
+	o.defaults()
+	sws := o.switches(inv)
+	names := make([]string, len(sws))
+	for i, sw := range sws {
+		names[i] = sw.Name
+	}
+	targets := driver.ReadPlanPush(ctx, names, driver.Run{ReadPhase: "reading the running-config of %d switch(es)", PushPhase: "changing %d switch(es)",
+		Parallel: o.Parallel, DryRun: o.DryRun, Gate: o.Gate, Track: o.Track, Out: o.Out},
+		func(i int) *Prepared { return Prepare(ctx, inv, sws[i], o) })
+	results := make([]*Result, len(targets))
+	var failed []string
+	for i, t := range targets {
+		results[i] = t.Finish()
+		if t.res.Err != nil {
+			failed = append(failed, t.res.Switch)
+		}
+	}
+	if len(failed) > 0 {
+		return results, fmt.Errorf("%d of %d switch(es) failed: %s", len(failed), len(targets), strings.Join(failed, ", "))
+	}
+	return results, nil
+}
+
+func (o *Options) defaults() {
 	if o.Parallel < 1 {
 		o.Parallel = 1
 	}
@@ -260,30 +285,26 @@ func Run(ctx context.Context, inv *inventory.Inventory, o Options) ([]*Result, e
 	if o.BackupDir == "" {
 		o.BackupDir = "rdg-backup"
 	}
-	sws := o.switches(inv)
-	names := make([]string, len(sws))
-	for i, sw := range sws {
-		names[i] = sw.Name
+}
+
+// Prepared is one switch read and planned: a driver.Unit, whose Push
+// backs the switch up, sends the plan and saves it.
+type Prepared struct{ *target }
+
+// Prepare connects to switch sw, reads its running-config and plans it
+// (Run does it for every switch; pkg/apply for the ONYX ones). Finish it.
+func Prepare(ctx context.Context, inv *inventory.Inventory, sw inventory.Switch, o Options) *Prepared {
+	o.defaults()
+	return &Prepared{prepare(ctx, inv, sw, o)}
+}
+
+// Finish closes the switch's session and returns what was done there.
+func (p *Prepared) Finish() *Result {
+	if p.sess != nil {
+		p.res.RoundTrips = p.sess.Writes()
 	}
-	targets := progress.ReadPlanPush(ctx, names, progress.Run{What: "switch(es)", Reading: "reading the running-config of",
-		Parallel: o.Parallel, DryRun: o.DryRun, Gate: o.Gate, Track: o.Track, Out: o.Out},
-		func(i int) *target { return prepare(ctx, inv, sws[i], o) })
-	results := make([]*Result, len(targets))
-	var failed []string
-	for i, t := range targets {
-		if t.sess != nil {
-			t.res.RoundTrips = t.sess.Writes()
-		}
-		t.close()
-		results[i] = t.res
-		if t.res.Err != nil {
-			failed = append(failed, t.res.Switch)
-		}
-	}
-	if len(failed) > 0 {
-		return results, fmt.Errorf("%d of %d switch(es) failed: %s", len(failed), len(targets), strings.Join(failed, ", "))
-	}
-	return results, nil
+	p.close()
+	return p.res
 }
 
 // target is one switch between the phases.
@@ -300,7 +321,7 @@ type target struct {
 
 func prepare(ctx context.Context, inv *inventory.Inventory, sw inventory.Switch, o Options) *target {
 	t := &target{o: o, sw: sw, res: &Result{Switch: sw.Name, Addr: sw.Mgmt, timeoutFlag: o.CommandTimeoutFlag}}
-	if sw.IsCumulus() {
+	if sw.OS() != inventory.OSONYX {
 		// This engine speaks ONYX's CLI over SSH; it never sends ONYX
 		// commands to a Cumulus switch.
 		t.res.Err = fmt.Errorf("switch %s runs %s: %w: pkg/apply (rdggen apply and check) sends it to the NVUE engine, internal/nvueapply", sw.Name, sw.Release(), ErrCumulus)

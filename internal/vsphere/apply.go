@@ -34,6 +34,7 @@ import (
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/types"
 
+	"github.com/rdggen/rdggen/internal/driver"
 	"github.com/rdggen/rdggen/internal/progress"
 	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/inventory"
@@ -207,16 +208,15 @@ func Apply(ctx context.Context, c *vim25.Client, inv *inventory.Inventory, opts 
 	io.WriteString(opts.Out, b.String())
 	res.Machines = machines(hosts)
 	changes, _ := applyplan.Count(res.Machines)
-	if opts.DryRun || changes == 0 {
+	if !driver.Ask(ctx, opts.DryRun, changes, opts.Gate, res.Machines) {
 		collect(hosts, res)
-		if !opts.DryRun {
+		switch {
+		case opts.DryRun:
+		case changes == 0:
 			printPending(opts.Out, res)
+		default: // the gate refused
+			res.NotApplied = true
 		}
-		return res, nil
-	}
-	if !opts.Gate.Pass(ctx, res.Machines) {
-		res.NotApplied = true
-		collect(hosts, res)
 		return res, nil
 	}
 	out := progress.Sync(opts.Out)
@@ -460,7 +460,7 @@ func machines(hosts []*hostPlan) []applyplan.Machine {
 		return applyplan.Planned, ""
 	}
 	for _, hp := range hosts {
-		m := applyplan.Machine{Target: "esxi", Name: hp.name, Kind: applyplan.KindESXiHost, Changes: slices.Clone(hp.changes),
+		m := applyplan.Machine{Target: applyplan.TargetESXi, Name: hp.name, Kind: applyplan.KindESXiHost, Changes: slices.Clone(hp.changes),
 			Notes: slices.Clone(hp.notes), Seconds: hp.seconds}
 		if m.Changes == nil {
 			m.Changes = []applyplan.Change{}
@@ -477,7 +477,7 @@ func machines(hosts []*hostPlan) []applyplan.Machine {
 		}
 		out = append(out, m)
 		for _, vp := range hp.vms {
-			v := applyplan.Machine{Target: "esxi", Name: vp.inv.VM, Kind: applyplan.KindVM, Address: hp.name,
+			v := applyplan.Machine{Target: applyplan.TargetESXi, Name: vp.inv.VM, Kind: applyplan.KindVM, Address: hp.name,
 				Changes: vp.allChanges(), Waiting: slices.Clone(vp.waiting), Seconds: vp.seconds}
 			if vp.clone != nil && vp.clone.err == nil && vp.vm == nil {
 				v.Notes = slices.Clone(vp.clone.notes)
@@ -838,20 +838,12 @@ func printPending(w io.Writer, res *Result) {
 	io.WriteString(w, b.String())
 }
 
-// forEach runs f on every item with at most n at once.
+// forEach runs f on every item with at most n at once (driver.ForEach);
+// once ctx is done the items not yet started are skipped.
 func forEach[T any](ctx context.Context, items []T, n int, f func(T)) {
-	sem := make(chan struct{}, n)
-	var wg sync.WaitGroup
-	for _, it := range items {
-		if ctx.Err() != nil {
-			break
+	driver.ForEach(len(items), n, func(i int) {
+		if ctx.Err() == nil {
+			f(items[i])
 		}
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			f(it)
-		}()
-	}
-	wg.Wait()
+	})
 }

@@ -179,15 +179,15 @@ type results struct {
 }
 
 func (r *results) pass(check, subject, found string) {
-	r.out = append(r.out, readiness.Pass(readiness.TargetESXi, r.machine, check, subject, found))
+	r.out = append(r.out, readiness.Result{Target: readiness.TargetESXi, Machine: r.machine, Check: check, Subject: subject, Status: readiness.Passed, Found: found})
 }
 
 func (r *results) fail(check, subject, found, expected, fix string) {
-	r.out = append(r.out, readiness.Fail(readiness.TargetESXi, r.machine, check, subject, found, expected, fix))
+	r.out = append(r.out, readiness.Result{Target: readiness.TargetESXi, Machine: r.machine, Check: check, Subject: subject, Status: readiness.Failed, Found: found, Expected: expected, Fix: fix})
 }
 
 func (r *results) unsure(check, subject, why string) {
-	r.out = append(r.out, readiness.Unsure(readiness.TargetESXi, r.machine, check, subject, why))
+	r.out = append(r.out, readiness.Result{Target: readiness.TargetESXi, Machine: r.machine, Check: check, Subject: subject, Status: readiness.Unknown, Found: why})
 }
 
 // rebootFix is the fix of a setting that waits for the host's boot.

@@ -265,16 +265,14 @@ func TestCheckDrift(t *testing.T) {
 
 	rs := e.check(t)
 	want := []readiness.Result{
-		readiness.Fail(readiness.TargetESXi, "clx-mld-43", vsphere.CheckConfig, vmx.KeyMMIOSizeGB, "32", "64",
-			"shut down VM clx-mld-43, then rdggen apply --target esxi"),
-		readiness.Fail(readiness.TargetESXi, "clx-mld-45", vsphere.CheckPower, "", "poweredOff", "poweredOn", "power on VM clx-mld-45"),
-		readiness.Fail(readiness.TargetESXi, "clx-mld-46", vsphere.CheckDevices, "VF of vmnic4", "attached, not connected", "connected",
-			"connect it: govc device.connect -vm clx-mld-46 "),
-		readiness.Fail(readiness.TargetESXi, "esx-47.example", vsphere.CheckReboot, "", "reboot required (vCenter: summary.rebootRequired)", "no reboot pending",
-			"reboot ESXi host esx-47.example (reboot needed: vCenter reports configuration changes that take effect at boot)"),
-		readiness.Fail(readiness.TargetESXi, "esx-48.example", vsphere.CheckModuleParams, "nmlx5_core",
-			`"max_vfs=8 pfctx=0x08 pfcrx=0x08 trust_state=1 ecn=1"`, `"max_vfs=8 pfctx=0x08 pfcrx=0x08 trust_state=2 ecn=1"`,
-			"rdggen apply --target esxi, then reboot ESXi host esx-48.example (module parameters take effect when the driver loads at boot)"),
+		readiness.Result{Target: readiness.TargetESXi, Machine: "clx-mld-43", Check: vsphere.CheckConfig, Subject: vmx.KeyMMIOSizeGB, Status: readiness.Failed, Found: "32", Expected: "64", Fix: "shut down VM clx-mld-43, then rdggen apply --target esxi"},
+
+		readiness.Result{Target: readiness.TargetESXi, Machine: "clx-mld-45", Check: vsphere.CheckPower, Subject: "", Status: readiness.Failed, Found: "poweredOff", Expected: "poweredOn", Fix: "power on VM clx-mld-45"},
+		readiness.Result{Target: readiness.TargetESXi, Machine: "clx-mld-46", Check: vsphere.CheckDevices, Subject: "VF of vmnic4", Status: readiness.Failed, Found: "attached, not connected", Expected: "connected", Fix: "connect it: govc device.connect -vm clx-mld-46 "},
+
+		readiness.Result{Target: readiness.TargetESXi, Machine: "esx-47.example", Check: vsphere.CheckReboot, Subject: "", Status: readiness.Failed, Found: "reboot required (vCenter: summary.rebootRequired)", Expected: "no reboot pending", Fix: "reboot ESXi host esx-47.example (reboot needed: vCenter reports configuration changes that take effect at boot)"},
+
+		readiness.Result{Target: readiness.TargetESXi, Machine: "esx-48.example", Check: vsphere.CheckModuleParams, Subject: "nmlx5_core", Status: readiness.Failed, Found: `"max_vfs=8 pfctx=0x08 pfcrx=0x08 trust_state=1 ecn=1"`, Expected: `"max_vfs=8 pfctx=0x08 pfcrx=0x08 trust_state=2 ecn=1"`, Fix: "rdggen apply --target esxi, then reboot ESXi host esx-48.example (module parameters take effect when the driver loads at boot)"},
 	}
 	bad := failed(rs)
 	slices.SortFunc(bad, func(a, b readiness.Result) int { return strings.Compare(a.Machine, b.Machine) })
@@ -319,12 +317,9 @@ func TestCheckP2PAndNUMA(t *testing.T) {
 
 	rs := e.check(t)
 	want := []readiness.Result{
-		readiness.Fail(readiness.TargetESXi, "clx-mld-42", vsphere.CheckP2P, vmx.KeyAllowP2P, "FALSE", "TRUE",
-			"shut down VM clx-mld-42, then rdggen apply --target esxi"),
-		readiness.Fail(readiness.TargetESXi, "clx-mld-44", vsphere.CheckNUMA, "0000:21:00.0",
-			"GPU 0000:21:00.0 on NUMA node 1, NIC vmnic4 (0000:d8:00.0) on node 0",
-			"the GPU on the NIC's NUMA node 0 (GPUDirect RDMA otherwise crosses the CPU interconnect)",
-			"pass VM clx-mld-44 a GPU of NUMA node 0 (gpus[].pci in the inventory), or cable its data port to a NIC on node 1"),
+		readiness.Result{Target: readiness.TargetESXi, Machine: "clx-mld-42", Check: vsphere.CheckP2P, Subject: vmx.KeyAllowP2P, Status: readiness.Failed, Found: "FALSE", Expected: "TRUE", Fix: "shut down VM clx-mld-42, then rdggen apply --target esxi"},
+
+		readiness.Result{Target: readiness.TargetESXi, Machine: "clx-mld-44", Check: vsphere.CheckNUMA, Subject: "0000:21:00.0", Status: readiness.Failed, Found: "GPU 0000:21:00.0 on NUMA node 1, NIC vmnic4 (0000:d8:00.0) on node 0", Expected: "the GPU on the NIC's NUMA node 0 (GPUDirect RDMA otherwise crosses the CPU interconnect)", Fix: "pass VM clx-mld-44 a GPU of NUMA node 0 (gpus[].pci in the inventory), or cable its data port to a NIC on node 1"},
 	}
 	if bad := failed(rs); fmt.Sprint(bad) != fmt.Sprint(want) {
 		t.Errorf("failures:\n%s\nwant:\n%s", lines(bad), lines(want))

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/vmware/govmomi/property"
 	"github.com/vmware/govmomi/view"
@@ -15,6 +14,7 @@ import (
 	"github.com/vmware/govmomi/vim25/soap"
 	"github.com/vmware/govmomi/vim25/types"
 
+	"github.com/rdggen/rdggen/internal/driver"
 	"github.com/rdggen/rdggen/pkg/inventory"
 	"github.com/rdggen/rdggen/pkg/vmx"
 )
@@ -362,19 +362,11 @@ func readVMDevices(ctx context.Context, c *vim25.Client, vms []*mo.VirtualMachin
 	parts := min(max(parallel, 1), (len(vms)+vmsPerDeviceRead-1)/vmsPerDeviceRead)
 	size := (len(vms) + parts - 1) / parts
 	errs := make([]error, parts)
-	var wg sync.WaitGroup
-	for p := range parts {
-		chunk := vms[min(p*size, len(vms)):min((p+1)*size, len(vms))]
-		if len(chunk) == 0 {
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	driver.ForEach(parts, parts, func(p int) {
+		if chunk := vms[min(p*size, len(vms)):min((p+1)*size, len(vms))]; len(chunk) > 0 {
 			errs[p] = readVMDeviceChunk(ctx, c, chunk, extraKeys)
-		}()
-	}
-	wg.Wait()
+		}
+	})
 	return errors.Join(errs...)
 }
 

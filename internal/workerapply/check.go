@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rdggen/rdggen/internal/driver"
 	"github.com/rdggen/rdggen/internal/remote"
 	"github.com/rdggen/rdggen/pkg/dockernet"
 	"github.com/rdggen/rdggen/pkg/horovod"
@@ -71,7 +72,7 @@ func Check(ctx context.Context, inv *inventory.Inventory, o Options) ([]readines
 	}
 	s := newSchedule(n, o.AllPairs)
 	verdicts := make([]ruleVerdict, n)
-	rs, err := remote.CheckEach(inv.Hosts, o.Parallel, o.Track, fmt.Sprintf("checking %d worker(s): %s, the rule check for all %s pair(s)", n, s.describe(), thousands(n*(n-1))),
+	rs, err := driver.CheckEach(inv.Hosts, o.Parallel, o.Track, fmt.Sprintf("checking %d worker(s): %s, the rule check for all %s pair(s)", n, s.describe(), thousands(n*(n-1))),
 		func(h *inventory.Host) []readiness.Result {
 			to := make([]peer, 0, len(s.out[h.Index]))
 			for _, j := range s.out[h.Index] {
@@ -100,7 +101,7 @@ func Check(ctx context.Context, inv *inventory.Inventory, o Options) ([]readines
 func checkWorker(ctx context.Context, inv *inventory.Inventory, o *Options, h *inventory.Host, others, logins []peer) ([]readiness.Result, ruleVerdict) {
 	const target = readiness.TargetWorkers
 	unsure := func(err error) ([]readiness.Result, ruleVerdict) {
-		return remote.Unread(target, h.Name, err), ruleVerdict{}
+		return driver.Unread(target, h.Name, err), ruleVerdict{}
 	}
 	conn, err := o.Dial(ctx, h)
 	if err != nil {
@@ -143,7 +144,7 @@ func checkWorker(ctx context.Context, inv *inventory.Inventory, o *Options, h *i
 	// The container, as apply would leave it (its sshd is the next check).
 	p, err := makePlan(d, st)
 	if err != nil {
-		out = append(out, readiness.Fail(target, h.Name, CheckWorker, horovod.WorkerName, err.Error(), "the worker at "+d.Address.String(), "do what the message says, then "+fixApply))
+		out = append(out, readiness.Result{Target: target, Machine: h.Name, Check: CheckWorker, Subject: horovod.WorkerName, Status: readiness.Failed, Found: err.Error(), Expected: "the worker at " + d.Address.String(), Fix: "do what the message says, then " + fixApply})
 	} else {
 		var diffs []string
 		for _, c := range p.changes() {
@@ -153,11 +154,9 @@ func checkWorker(ctx context.Context, inv *inventory.Inventory, o *Options, h *i
 			diffs = append(diffs, strings.TrimSpace(strings.TrimLeft(c.Text, "+~-")))
 		}
 		if len(diffs) > 0 {
-			out = append(out, readiness.Fail(target, h.Name, CheckWorker, horovod.WorkerName, strings.Join(diffs, "; "),
-				fmt.Sprintf("%s running %s with configuration %s", horovod.WorkerName, d.Image, d.Hash), fixApply))
+			out = append(out, readiness.Result{Target: target, Machine: h.Name, Check: CheckWorker, Subject: horovod.WorkerName, Status: readiness.Failed, Found: strings.Join(diffs, "; "), Expected: fmt.Sprintf("%s running %s with configuration %s", horovod.WorkerName, d.Image, d.Hash), Fix: fixApply})
 		} else {
-			out = append(out, readiness.Pass(target, h.Name, CheckWorker, horovod.WorkerName,
-				fmt.Sprintf("running %s, configuration %s", d.Image, d.Hash)))
+			out = append(out, readiness.Result{Target: target, Machine: h.Name, Check: CheckWorker, Subject: horovod.WorkerName, Status: readiness.Passed, Found: fmt.Sprintf("running %s, configuration %s", d.Image, d.Hash)})
 		}
 	}
 	running := st.Container != nil && st.Container.State.Running
@@ -166,22 +165,21 @@ func checkWorker(ctx context.Context, inv *inventory.Inventory, o *Options, h *i
 	where := fmt.Sprintf("%s port %d", d.Address, d.Port)
 	switch key := keyscanKey(st.Keyscan); {
 	case !running:
-		out = append(out, readiness.Fail(target, h.Name, CheckSSHD, where, horovod.WorkerName+" is not running", "sshd answering", fixApply))
+		out = append(out, readiness.Result{Target: target, Machine: h.Name, Check: CheckSSHD, Subject: where, Status: readiness.Failed, Found: horovod.WorkerName + " is not running", Expected: "sshd answering", Fix: fixApply})
 	case key == "":
-		out = append(out, readiness.Fail(target, h.Name, CheckSSHD, where, "no answer", "sshd answering with the cluster's host key "+Fingerprint([]byte(d.HostKey)),
-			fixApply+" (it restarts the worker; docker logs "+horovod.WorkerName+" says why sshd stopped)"))
+		out = append(out, readiness.Result{Target: target, Machine: h.Name, Check: CheckSSHD, Subject: where, Status: readiness.Failed, Found: "no answer", Expected: "sshd answering with the cluster's host key " + Fingerprint([]byte(d.HostKey)), Fix: fixApply + " (it restarts the worker; docker logs " + horovod.WorkerName + " says why sshd stopped)"})
 	case key != d.HostKey:
-		out = append(out, readiness.Fail(target, h.Name, CheckSSHD, where, "host key "+Fingerprint([]byte(key)), "the cluster's host key "+Fingerprint([]byte(d.HostKey)), fixApply))
+		out = append(out, readiness.Result{Target: target, Machine: h.Name, Check: CheckSSHD, Subject: where, Status: readiness.Failed, Found: "host key " + Fingerprint([]byte(key)), Expected: "the cluster's host key " + Fingerprint([]byte(d.HostKey)), Fix: fixApply})
 	default:
-		out = append(out, readiness.Pass(target, h.Name, CheckSSHD, where, "cluster host key "+Fingerprint([]byte(key))))
+		out = append(out, readiness.Result{Target: target, Machine: h.Name, Check: CheckSSHD, Subject: where, Status: readiness.Passed, Found: "cluster host key " + Fingerprint([]byte(key))})
 	}
 	if !running {
 		why := horovod.WorkerName + " is not running"
 		for _, c := range []string{CheckInterfaces, CheckDevices, CheckMemlock, CheckGDRLevel} {
-			out = append(out, readiness.Unsure(target, h.Name, c, "", why))
+			out = append(out, readiness.Result{Target: target, Machine: h.Name, Check: c, Subject: "", Status: readiness.Unknown, Found: why})
 		}
 		for _, pr := range logins {
-			out = append(out, readiness.Unsure(target, h.Name, CheckSource, "to "+pr.Name, why))
+			out = append(out, readiness.Result{Target: target, Machine: h.Name, Check: CheckSource, Subject: "to " + pr.Name, Status: readiness.Unknown, Found: why})
 		}
 		return append(out, rules...), verdict
 	}
@@ -192,7 +190,7 @@ func checkWorker(ctx context.Context, inv *inventory.Inventory, o *Options, h *i
 		want = []string{h.DataInterface}
 	}
 	if r, ok := byName["ifaces"]; !ok || r.RC() != 0 {
-		out = append(out, readiness.Unsure(target, h.Name, CheckInterfaces, "", "cannot list the worker's interfaces: "+remote.FirstLine(string(r.Data))))
+		out = append(out, readiness.Result{Target: target, Machine: h.Name, Check: CheckInterfaces, Subject: "", Status: readiness.Unknown, Found: "cannot list the worker's interfaces: " + remote.FirstLine(string(r.Data))})
 	} else {
 		have := strings.Fields(string(r.Data))
 		var missing []string
@@ -202,12 +200,9 @@ func checkWorker(ctx context.Context, inv *inventory.Inventory, o *Options, h *i
 			}
 		}
 		if len(missing) > 0 {
-			out = append(out, readiness.Fail(target, h.Name, CheckInterfaces, "NCCL_SOCKET_IFNAME",
-				"no "+strings.Join(missing, ", ")+" in "+horovod.WorkerName+" (it has "+strings.Join(have, ", ")+")",
-				strings.Join(want, ", ")+" (NCCL_SOCKET_IFNAME, Open MPI's btl_tcp_if_include)",
-				"set hosts[].data_interface to the VM's data interface, or horovod.network to the worker's network mode"))
+			out = append(out, readiness.Result{Target: target, Machine: h.Name, Check: CheckInterfaces, Subject: "NCCL_SOCKET_IFNAME", Status: readiness.Failed, Found: "no " + strings.Join(missing, ", ") + " in " + horovod.WorkerName + " (it has " + strings.Join(have, ", ") + ")", Expected: strings.Join(want, ", ") + " (NCCL_SOCKET_IFNAME, Open MPI's btl_tcp_if_include)", Fix: "set hosts[].data_interface to the VM's data interface, or horovod.network to the worker's network mode"})
 		} else {
-			out = append(out, readiness.Pass(target, h.Name, CheckInterfaces, "NCCL_SOCKET_IFNAME", strings.Join(want, ", ")+" present"))
+			out = append(out, readiness.Result{Target: target, Machine: h.Name, Check: CheckInterfaces, Subject: "NCCL_SOCKET_IFNAME", Status: readiness.Passed, Found: strings.Join(want, ", ") + " present"})
 		}
 	}
 
@@ -235,13 +230,13 @@ func checkWorker(ctx context.Context, inv *inventory.Inventory, o *Options, h *i
 				found += "; " + strings.Join(why, "; ")
 				fix = fixRules(h)
 			}
-			out = append(out, readiness.Fail(target, h.Name, CheckSource, subject, found, expected, fix))
+			out = append(out, readiness.Result{Target: target, Machine: h.Name, Check: CheckSource, Subject: subject, Status: readiness.Failed, Found: found, Expected: expected, Fix: fix})
 			continue
 		}
 		src := strings.Fields(lastLine(text))
 		switch {
 		case len(src) == 0:
-			out = append(out, readiness.Unsure(target, h.Name, CheckSource, subject, "the peer printed no SSH_CONNECTION: "+remote.OneLine(text)))
+			out = append(out, readiness.Result{Target: target, Machine: h.Name, Check: CheckSource, Subject: subject, Status: readiness.Unknown, Found: "the peer printed no SSH_CONNECTION: " + remote.OneLine(text)})
 		case src[0] != d.Address.String():
 			found := pr.Name + "'s sshd saw " + src[0]
 			if a, err := netip.ParseAddr(src[0]); err == nil && a == h.Data.Address.Addr() {
@@ -250,9 +245,9 @@ func checkWorker(ctx context.Context, inv *inventory.Inventory, o *Options, h *i
 			if natWhy != "" {
 				found += "; " + natWhy
 			}
-			out = append(out, readiness.Fail(target, h.Name, CheckSource, subject, found, expected, fixNAT))
+			out = append(out, readiness.Result{Target: target, Machine: h.Name, Check: CheckSource, Subject: subject, Status: readiness.Failed, Found: found, Expected: expected, Fix: fixNAT})
 		default:
-			out = append(out, readiness.Pass(target, h.Name, CheckSource, subject, pr.Name+"'s sshd saw "+src[0]))
+			out = append(out, readiness.Result{Target: target, Machine: h.Name, Check: CheckSource, Subject: subject, Status: readiness.Passed, Found: pr.Name + "'s sshd saw " + src[0]})
 		}
 	}
 	return append(out, rules...), verdict
@@ -271,8 +266,7 @@ func peerRules(inv *inventory.Inventory, h *inventory.Host, d *desired, byName m
 	}
 	subject := "with " + thousands(len(others)) + " peer(s)"
 	if d.HostNetwork {
-		return []readiness.Result{readiness.Pass(target, h.Name, CheckPeerRules, subject,
-			"horovod.network: host: the workers use the data addresses, no container route, NAT or forwarding rule applies")}, v, nil
+		return []readiness.Result{readiness.Result{Target: target, Machine: h.Name, Check: CheckPeerRules, Subject: subject, Status: readiness.Passed, Found: "horovod.network: host: the workers use the data addresses, no container route, NAT or forwarding rule applies"}}, v, nil
 	}
 	var p problems
 	v.bad, p = judgeRules(inv, h, d.Address, byName, others)
@@ -281,15 +275,14 @@ func peerRules(inv *inventory.Inventory, h *inventory.Host, d *desired, byName m
 		if inv.Docker.SwitchRouted() {
 			via = "the switch at " + dockernet.PoolRoute(inv, h).Via.String()
 		}
-		return []readiness.Result{readiness.Pass(target, h.Name, CheckPeerRules, subject, fmt.Sprintf(
+		return []readiness.Result{readiness.Result{Target: target, Machine: h.Name, Check: CheckPeerRules, Subject: subject, Status: readiness.Passed, Found: fmt.Sprintf(
 			"to every peer's worker untranslated (%s) via %s on %s; new connections from them accepted (%s)",
-			dockernet.NATChain, via, h.DataInterface, dockernet.FirewallChain))}, v, nil
+			dockernet.NATChain, via, h.DataInterface, dockernet.FirewallChain)}}, v, nil
 	}
 	if p.unsure {
-		return []readiness.Result{readiness.Unsure(target, h.Name, CheckPeerRules, subject, p.String())}, v, p.why
+		return []readiness.Result{readiness.Result{Target: target, Machine: h.Name, Check: CheckPeerRules, Subject: subject, Status: readiness.Unknown, Found: p.String()}}, v, p.why
 	}
-	return []readiness.Result{readiness.Fail(target, h.Name, CheckPeerRules, subject, p.String(),
-		"rdggen's NAT exemption, route and accept rule for every peer's worker", fixRules(h))}, v, p.why
+	return []readiness.Result{readiness.Result{Target: target, Machine: h.Name, Check: CheckPeerRules, Subject: subject, Status: readiness.Failed, Found: p.String(), Expected: "rdggen's NAT exemption, route and accept rule for every peer's worker", Fix: fixRules(h)}}, v, p.why
 }
 
 // fixRules is the fix of a rule check failure on host h.
@@ -303,8 +296,8 @@ func checkInside(h *inventory.Host, r remote.Result) []readiness.Result {
 	const target = readiness.TargetWorkers
 	if r.Name == "" || r.RC() != 0 {
 		why := "cannot run a shell in " + horovod.WorkerName + ": " + remote.FirstLine(string(r.Data))
-		return []readiness.Result{readiness.Unsure(target, h.Name, CheckDevices, "", why),
-			readiness.Unsure(target, h.Name, CheckMemlock, "", why), readiness.Unsure(target, h.Name, CheckGDRLevel, "", why)}
+		return []readiness.Result{readiness.Result{Target: target, Machine: h.Name, Check: CheckDevices, Subject: "", Status: readiness.Unknown, Found: why},
+			readiness.Result{Target: target, Machine: h.Name, Check: CheckMemlock, Subject: "", Status: readiness.Unknown, Found: why}, readiness.Result{Target: target, Machine: h.Name, Check: CheckGDRLevel, Subject: "", Status: readiness.Unknown, Found: why}}
 	}
 	var devs []string
 	memlock, gdr := "", ""
@@ -324,29 +317,25 @@ func checkInside(h *inventory.Host, r remote.Result) []readiness.Result {
 	hasVerbs := slices.ContainsFunc(devs, func(d string) bool { return strings.HasPrefix(d, "uverbs") })
 	switch {
 	case hasVerbs:
-		out = append(out, readiness.Pass(target, h.Name, CheckDevices, "/dev/infiniband", strings.Join(devs, ", ")))
+		out = append(out, readiness.Result{Target: target, Machine: h.Name, Check: CheckDevices, Subject: "/dev/infiniband", Status: readiness.Passed, Found: strings.Join(devs, ", ")})
 	case len(devs) == 0:
-		out = append(out, readiness.Fail(target, h.Name, CheckDevices, "/dev/infiniband", "no /dev/infiniband in "+horovod.WorkerName+": NCCL falls back to sockets",
-			"the VF's verbs device (uverbsN)", fixRun+"; on "+h.Name+" itself /dev/infiniband must exist (mlx5_ib, rdma-core or MLNX_OFED)"))
+		out = append(out, readiness.Result{Target: target, Machine: h.Name, Check: CheckDevices, Subject: "/dev/infiniband", Status: readiness.Failed, Found: "no /dev/infiniband in " + horovod.WorkerName + ": NCCL falls back to sockets", Expected: "the VF's verbs device (uverbsN)", Fix: fixRun + "; on " + h.Name + " itself /dev/infiniband must exist (mlx5_ib, rdma-core or MLNX_OFED)"})
 	default:
-		out = append(out, readiness.Fail(target, h.Name, CheckDevices, "/dev/infiniband", strings.Join(devs, ", ")+", no uverbsN",
-			"the VF's verbs device (uverbsN)", "load the RDMA userspace access module on "+h.Name+" (modprobe ib_uverbs), then "+fixRun))
+		out = append(out, readiness.Result{Target: target, Machine: h.Name, Check: CheckDevices, Subject: "/dev/infiniband", Status: readiness.Failed, Found: strings.Join(devs, ", ") + ", no uverbsN", Expected: "the VF's verbs device (uverbsN)", Fix: "load the RDMA userspace access module on " + h.Name + " (modprobe ib_uverbs), then " + fixRun})
 	}
 	if memlock == "unlimited" {
-		out = append(out, readiness.Pass(target, h.Name, CheckMemlock, "", "ulimit -l unlimited"))
+		out = append(out, readiness.Result{Target: target, Machine: h.Name, Check: CheckMemlock, Subject: "", Status: readiness.Passed, Found: "ulimit -l unlimited"})
 	} else {
-		out = append(out, readiness.Fail(target, h.Name, CheckMemlock, "", "ulimit -l "+memlock+" KiB: NCCL cannot register its buffers (ibv_reg_mr: Cannot allocate memory)",
-			"unlimited", fixRun))
+		out = append(out, readiness.Result{Target: target, Machine: h.Name, Check: CheckMemlock, Subject: "", Status: readiness.Failed, Found: "ulimit -l " + memlock + " KiB: NCCL cannot register its buffers (ibv_reg_mr: Cannot allocate memory)", Expected: "unlimited", Fix: fixRun})
 	}
 	if gdr == horovod.GDRLevel {
-		out = append(out, readiness.Pass(target, h.Name, CheckGDRLevel, "NCCL_NET_GDR_LEVEL", gdr))
+		out = append(out, readiness.Result{Target: target, Machine: h.Name, Check: CheckGDRLevel, Subject: "NCCL_NET_GDR_LEVEL", Status: readiness.Passed, Found: gdr})
 	} else {
 		found := "NCCL_NET_GDR_LEVEL unset: NCCL's default PXB turns GPUDirect RDMA off in a VM (GPU and VF are PHB apart)"
 		if gdr != "" {
 			found = "NCCL_NET_GDR_LEVEL=" + gdr
 		}
-		out = append(out, readiness.Fail(target, h.Name, CheckGDRLevel, "NCCL_NET_GDR_LEVEL", found, horovod.GDRLevel,
-			"rdggen apply --target workers (the worker's environment has it; rdggen run and run.sh pass it to every rank)"))
+		out = append(out, readiness.Result{Target: target, Machine: h.Name, Check: CheckGDRLevel, Subject: "NCCL_NET_GDR_LEVEL", Status: readiness.Failed, Found: found, Expected: horovod.GDRLevel, Fix: "rdggen apply --target workers (the worker's environment has it; rdggen run and run.sh pass it to every rank)"})
 	}
 	return out
 }

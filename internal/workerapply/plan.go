@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rdggen/rdggen/internal/driver"
 	"github.com/rdggen/rdggen/internal/remote"
 	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/horovod"
@@ -309,7 +310,7 @@ func (p *plan) changes() []applyplan.Change {
 }
 
 // describe is the text of every change.
-func (p *plan) describe() []string { return remote.Texts(p.changes()) }
+func (p *plan) describe() []string { return driver.Texts(p.changes()) }
 
 // applyScript appends the plan's changes (scripts/apply.sh): the directory (0700, before any
 // private key is written into it), the files, the container, and the wait

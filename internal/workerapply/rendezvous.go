@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rdggen/rdggen/internal/driver"
 	"github.com/rdggen/rdggen/internal/remote"
 	"github.com/rdggen/rdggen/pkg/horovod"
 	"github.com/rdggen/rdggen/pkg/inventory"
@@ -95,7 +96,7 @@ func checkRendezvous(ctx context.Context, inv *inventory.Inventory, o *Options) 
 	}
 	unsure := func(why string) []readiness.Result {
 		return all(func(h *inventory.Host) readiness.Result {
-			return readiness.Unsure(target, h.Name, CheckRendezvous, subject, why)
+			return readiness.Result{Target: target, Machine: h.Name, Check: CheckRendezvous, Subject: subject, Status: readiness.Unknown, Found: why}
 		})
 	}
 	var nonce [8]byte
@@ -127,12 +128,12 @@ func checkRendezvous(ctx context.Context, inv *inventory.Inventory, o *Options) 
 	}
 
 	out := make([]readiness.Result, len(inv.Hosts))
-	remote.ForEach(len(inv.Hosts), o.Parallel, func(i int) {
+	driver.ForEach(len(inv.Hosts), o.Parallel, func(i int) {
 		h := &inv.Hosts[i]
 		own := horovod.WorkerAddress(inv, h).String()
 		c, err := o.Dial(ctx, h)
 		if err != nil {
-			out[i] = readiness.Unsure(target, h.Name, CheckRendezvous, subject, remote.DialError(err).Error())
+			out[i] = readiness.Result{Target: target, Machine: h.Name, Check: CheckRendezvous, Subject: subject, Status: readiness.Unknown, Found: remote.DialError(err).Error()}
 			return
 		}
 		defer c.Close()
@@ -143,25 +144,25 @@ func checkRendezvous(ctx context.Context, inv *inventory.Inventory, o *Options) 
 			if why == "" {
 				why = err.Error()
 			}
-			out[i] = readiness.Unsure(target, h.Name, CheckRendezvous, subject, "cannot run the probe in "+horovod.WorkerName+": "+why)
+			out[i] = readiness.Result{Target: target, Machine: h.Name, Check: CheckRendezvous, Subject: subject, Status: readiness.Unknown, Found: "cannot run the probe in " + horovod.WorkerName + ": " + why}
 			return
 		}
 		got := strings.TrimSpace(string(so))
 		fix := fmt.Sprintf("on %s: rdggen apply --target hosts (routes, firewall), then rdggen check --target hosts; a firewall in the VM must admit TCP port %d", first.Name, rdzv.Port())
 		switch f := strings.Fields(got); {
 		case strings.HasPrefix(got, "error"):
-			out[i] = readiness.Fail(target, h.Name, CheckRendezvous, subject, strings.TrimSpace(strings.TrimPrefix(got, "error")),
-				"a TCP connection to torchrun's rendezvous store", fix)
+			out[i] = readiness.Result{Target: target, Machine: h.Name, Check: CheckRendezvous, Subject: subject, Status: readiness.Failed, Found: strings.TrimSpace(strings.TrimPrefix(got, "error")), Expected: "a TCP connection to torchrun's rendezvous store", Fix: fix}
+
 		case busy:
-			out[i] = readiness.Pass(target, h.Name, CheckRendezvous, subject, "connected; the port is in use in "+first.Name+"'s worker ("+strings.TrimSpace(strings.TrimPrefix(state, "busy"))+": a job's rendezvous store?)")
+			out[i] = readiness.Result{Target: target, Machine: h.Name, Check: CheckRendezvous, Subject: subject, Status: readiness.Passed, Found: "connected; the port is in use in " + first.Name + "'s worker (" + strings.TrimSpace(strings.TrimPrefix(state, "busy")) + ": a job's rendezvous store?)"}
 		case len(f) != 2 || f[0] != token:
-			out[i] = readiness.Fail(target, h.Name, CheckRendezvous, subject, "an answer that is not rdggen's listener: "+got,
-				"rdggen's listener in "+first.Name+"'s worker", "find what else answers on "+rdzv.String())
+			out[i] = readiness.Result{Target: target, Machine: h.Name, Check: CheckRendezvous, Subject: subject, Status: readiness.Failed, Found: "an answer that is not rdggen's listener: " + got, Expected: "rdggen's listener in " + first.Name + "'s worker", Fix: "find what else answers on " + rdzv.String()}
+
 		case f[1] != own:
-			out[i] = readiness.Fail(target, h.Name, CheckRendezvous, subject, "connected, but the listener saw "+f[1],
-				own+" (this worker's own address)", "on "+h.Name+": run /etc/rdggen/firewall.sh (or rdggen apply --target hosts)")
+			out[i] = readiness.Result{Target: target, Machine: h.Name, Check: CheckRendezvous, Subject: subject, Status: readiness.Failed, Found: "connected, but the listener saw " + f[1], Expected: own + " (this worker's own address)", Fix: "on " + h.Name + ": run /etc/rdggen/firewall.sh (or rdggen apply --target hosts)"}
+
 		default:
-			out[i] = readiness.Pass(target, h.Name, CheckRendezvous, subject, "connected from "+own)
+			out[i] = readiness.Result{Target: target, Machine: h.Name, Check: CheckRendezvous, Subject: subject, Status: readiness.Passed, Found: "connected from " + own}
 		}
 	})
 	// Stop the listener now (a torchrun job may follow) and remove its files.

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rdggen/rdggen/internal/driver"
 	"github.com/rdggen/rdggen/internal/progress"
 	"github.com/rdggen/rdggen/internal/remote"
 	"github.com/rdggen/rdggen/pkg/applyplan"
@@ -58,8 +59,8 @@ func (o *Options) rootFor(h *inventory.Host) string { return remote.HostRoot(o.R
 
 // HostResult and Report are the engines' shared result types.
 type (
-	HostResult = remote.HostResult
-	Report     = remote.Report
+	HostResult = driver.HostResult
+	Report     = driver.Report
 )
 
 type hostRun struct {
@@ -94,13 +95,13 @@ func Run(ctx context.Context, inv *inventory.Inventory, o Options) (*Report, err
 	serving := func(r *hostRun) string {
 		return fmt.Sprintf("%s at %s, sshd on port %d", horovod.WorkerName, r.d.Address, inv.Horovod.SSHPort)
 	}
-	return remote.Drive(ctx, remote.Engine{
-		Target: "workers", Kind: applyplan.KindWorker, Hosts: hosts,
+	return driver.Drive(ctx, driver.Engine{
+		Target: applyplan.TargetWorkers, Kind: applyplan.KindWorker, Hosts: hosts,
 		Parallel: o.Parallel, DryRun: o.DryRun, Out: o.Out, Track: o.Track, Gate: o.Gate,
-		Probe: func(ctx context.Context, i int) remote.PlannedHost {
+		Probe: func(ctx context.Context, i int) driver.PlannedHost {
 			r := runs[i]
 			probeHost(ctx, &o, r)
-			p := remote.PlannedHost{Err: r.err, UpToDate: serving(r)}
+			p := driver.PlannedHost{Err: r.err, UpToDate: serving(r)}
 			if r.plan != nil {
 				p.Changes, p.Notes = r.plan.changes(), r.plan.notes
 			}

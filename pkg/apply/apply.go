@@ -30,6 +30,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/rdggen/rdggen/internal/driver"
 	"github.com/rdggen/rdggen/internal/progress"
 	"github.com/rdggen/rdggen/internal/remote"
 	"github.com/rdggen/rdggen/pkg/applyplan"
@@ -57,14 +58,14 @@ type Common struct {
 // run holds one target's plumbing: the writer, the progress tracker, the
 // clock.
 type run struct {
-	target  string
+	target  applyplan.TargetName
 	display *progress.Display
 	track   *progress.Tracker
 	out     io.Writer
 	start   time.Time
 }
 
-func (c Common) begin(target string) *run {
+func (c Common) begin(target applyplan.TargetName) *run {
 	out := c.Out
 	if out == nil {
 		out = io.Discard
@@ -72,7 +73,7 @@ func (c Common) begin(target string) *run {
 	d := progress.Lines(out)
 	d.Listen = c.Events
 	r := &run{target: target, display: d, out: out, start: time.Now()}
-	r.track = d.Track(target)
+	r.track = d.Track(target.String())
 	return r
 }
 
@@ -87,7 +88,7 @@ func (c Common) parallel() int { return max(c.Parallel, 1) }
 // Result is what one target did.
 type Result struct {
 	// Target is "switch", "esxi", "hosts" or "workers".
-	Target string
+	Target applyplan.TargetName
 	// Machines are the switches, ESXi hosts and VMs, or VMs' workers, in
 	// inventory order, each with its status and changes (a plan after a
 	// dry run or a declined confirmation).
@@ -140,7 +141,7 @@ func (s SSH) remote() remote.SSH {
 }
 
 // sshReport is an SSH engine's report as a Result.
-func (r *run) sshReport(rep *remote.Report, err error, seconds float64) (*Result, error) {
+func (r *run) sshReport(rep *driver.Report, err error, seconds float64) (*Result, error) {
 	res := &Result{Target: r.target, Seconds: seconds}
 	if rep != nil {
 		res.Machines = rep.Machines

@@ -72,7 +72,7 @@ func (e *BenchNotReady) Unwrap() error { return ErrBenchNotReady }
 // all_reduce_perf launched with the cluster's mpirun line and, with
 // o.Horovod, the Horovod benchmark on the cluster and on one VM; it reads
 // every host's GID table first and uses each host's RoCE v2 GID index. It
-// returns the judged document (rdggen.bench/v1). The error is a
+// returns the judged document (rdggen.bench/v2). The error is a
 // *BenchNotReady when nothing could run, or ctx's when interrupted (every
 // process started is stopped; the document holds what was measured).
 func Bench(ctx context.Context, inv *inventory.Inventory, o BenchOptions) (*bench.Document, error) {
@@ -105,24 +105,24 @@ func Bench(ctx context.Context, inv *inventory.Inventory, o BenchOptions) (*benc
 // not.
 func benchCounters(inv *inventory.Inventory, sw SwitchOptions, r *run) func(ctx context.Context) ([]benchrun.PortCount, error) {
 	var cum []inventory.Switch
-	for _, s := range cumulusSwitches(inv) {
+	for _, s := range inv.SwitchesOf(inventory.OSCumulus) {
 		if s.Mgmt != "" {
 			cum = append(cum, s)
 		}
 	}
-	onyx := len(cumulusSwitches(inv)) < len(inv.Switches)
+	onyxSws := inv.SwitchesOf(inventory.OSONYX)
 	return func(ctx context.Context) ([]benchrun.PortCount, error) {
 		var out []benchrun.PortCount
 		var errs []error
-		if onyx {
-			cs, _, err := switchapply.Counters(ctx, inv, sw.engine(r))
+		if len(onyxSws) > 0 {
+			cs, _, err := switchapply.Counters(ctx, inv, onyxEngine(sw, r).(onyxEngineT).only(onyxSws))
 			for _, c := range cs {
 				out = append(out, benchrun.PortCount{Port: c.Port, Pause: c.Pause, ECN: c.ECN})
 			}
 			errs = append(errs, err)
 		}
 		if len(cum) > 0 {
-			cs, err := nvueapply.Counters(ctx, inv, cum, sw.nvueEngine(r))
+			cs, err := nvueapply.Counters(ctx, inv, cum, nvueEngine(sw, r).(nvueEngineT).o)
 			for _, c := range cs {
 				out = append(out, benchrun.PortCount{Port: c.Port, Pause: c.Pause, ECN: -1})
 			}

@@ -29,7 +29,7 @@ func TestBenchCountersMixedFabric(t *testing.T) {
 	o := SwitchOptions{Common: Common{Parallel: 4}, SSH: SSH{Password: "admin", KnownHosts: kh}, BackupDir: filepath.Join(t.TempDir(), "bk")}
 	onyxs, cums := map[string]*onyxsim.Server{}, map[string]*nvuesim.Server{}
 	for i, sw := range inv.Switches {
-		if sw.IsCumulus() {
+		if sw.OS() == inventory.OSCumulus {
 			s := nvuesim.Start(t, nvuesim.Options{Version: sw.Cumulus.String(), Hostname: sw.Name, Ports: sw.Ports})
 			inv.Switches[i].Mgmt = s.Addr
 			o.NVUE = NVUE{Password: "cumulus", Fingerprint: s.Fingerprint()}

@@ -1,12 +1,13 @@
 package apply
 
 import (
+	"github.com/rdggen/rdggen/internal/driver"
 	"github.com/rdggen/rdggen/internal/hostapply"
 	"github.com/rdggen/rdggen/internal/nvueapply"
-	"github.com/rdggen/rdggen/internal/remote"
 	"github.com/rdggen/rdggen/internal/switchapply"
 	"github.com/rdggen/rdggen/internal/vsphere"
 	"github.com/rdggen/rdggen/internal/workerapply"
+	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/readiness"
 )
 
@@ -14,7 +15,7 @@ import (
 // result (Unknown, with why), when the machine could not be reached or
 // read; `rdggen check` also reports it for a target that failed before
 // any result.
-const CheckConnect = remote.CheckConnect
+const CheckConnect = driver.CheckConnect
 
 // CheckInfo is one check of a target: its name, as readiness.Result.Check
 // carries it, and what it reads and wants, in a line for a person.
@@ -28,7 +29,7 @@ type CheckInfo struct {
 // internal/switchapply, internal/vsphere, internal/hostapply (check.go,
 // guest.go; docs/rules.md#the-guest-ready-for-gpudirect-rdma) and
 // internal/workerapply.
-var checks = map[string][]CheckInfo{
+var checks = map[applyplan.TargetName][]CheckInfo{
 	readiness.TargetSwitch: {
 		{switchapply.CheckConfig, "the running-config against the inventory (apply's plan)"},
 		{switchapply.CheckLink, "per data port and fabric uplink: the link up; its speed as found"},
@@ -115,6 +116,6 @@ func CumulusSwitchChecks() []CheckInfo {
 // TargetHosts or TargetWorkers) reports, with what each reads, except
 // CheckConnect, which every target has; nil for another target. The slice
 // is the caller's.
-func Checks(target string) []CheckInfo {
+func Checks(target applyplan.TargetName) []CheckInfo {
 	return append([]CheckInfo(nil), checks[target]...)
 }

@@ -61,12 +61,15 @@ var ErrMachines = errors.New("some machines failed")
 type MachineError struct {
 	// Target is the --target that handles the machine (switch, esxi,
 	// hosts, workers); Machine its name in the inventory.
-	Target, Machine string
+	Target  applyplan.TargetName
+	Machine string
 	// Err is why it failed.
 	Err error
 }
 
-func (e *MachineError) Error() string { return e.Target + " " + e.Machine + ": " + e.Err.Error() }
+func (e *MachineError) Error() string {
+	return e.Target.String() + " " + e.Machine + ": " + e.Err.Error()
+}
 
 func (e *MachineError) Unwrap() error { return e.Err }
 
@@ -75,7 +78,7 @@ func (e *MachineError) Unwrap() error { return e.Err }
 // errors.Is(err, ErrMachines) holds; errors.As finds each machine's own
 // error type through it.
 type MachinesError struct {
-	Target   string
+	Target   applyplan.TargetName
 	Machines []*MachineError
 	msg      string
 }
@@ -96,7 +99,7 @@ func (e *MachinesError) Unwrap() []error {
 
 // machinesErr is the error of a target whose engines reported msg, with
 // the failed machines' own errors (machines without one keep their text).
-func machinesErr(target string, machines []applyplan.Machine, msgs ...string) error {
+func machinesErr(target applyplan.TargetName, machines []applyplan.Machine, msgs ...string) error {
 	e := &MachinesError{Target: target, msg: strings.Join(msgs, "; ")}
 	for _, m := range machines {
 		if m.Status != applyplan.Failed && m.Status != applyplan.Interrupted && m.Status != applyplan.Blocked {

@@ -66,7 +66,7 @@ func (o ESXiOptions) engine(r *run) vsphere.Options {
 // (docs/architecture.md, "The ESXi record"). The error wraps ErrMachines
 // when hosts or VMs failed.
 func ESXi(ctx context.Context, inv *inventory.Inventory, o ESXiOptions) (*Result, error) {
-	r := o.begin("esxi")
+	r := o.begin(applyplan.TargetESXi)
 	opts := o.engine(r)
 	if o.Record != "" {
 		rec, err := vsphere.LoadRecord(o.Record)
@@ -76,7 +76,7 @@ func ESXi(ctx context.Context, inv *inventory.Inventory, o ESXiOptions) (*Result
 		opts.Record = rec
 	}
 	res, err := vsphere.Apply(ctx, o.Client, inv, opts)
-	out := &Result{Target: "esxi"}
+	out := &Result{Target: applyplan.TargetESXi}
 	if res != nil && res.Record != nil && o.Record != "" && !o.DryRun {
 		if err := res.Record.Save(o.Record); err != nil {
 			fmt.Fprintf(r.track.Writer(), "esxi: note: the record of this apply was not saved (%v): the next apply reads every VM whole\n", err)
@@ -98,7 +98,7 @@ func ESXi(ctx context.Context, inv *inventory.Inventory, o ESXiOptions) (*Result
 				names = append(names, m.Name)
 			}
 		}
-		return out, machinesErr("esxi", out.Machines, fmt.Sprintf("%d failed: %s", len(res.Failed), strings.Join(names, ", ")))
+		return out, machinesErr(applyplan.TargetESXi, out.Machines, fmt.Sprintf("%d failed: %s", len(res.Failed), strings.Join(names, ", ")))
 	}
 	return out, nil
 }
@@ -109,7 +109,7 @@ func ESXi(ctx context.Context, inv *inventory.Inventory, o ESXiOptions) (*Result
 // devices attached and connected), changing nothing: only reads go to
 // vCenter.
 func CheckESXi(ctx context.Context, inv *inventory.Inventory, o ESXiOptions) ([]readiness.Result, error) {
-	r := o.begin("esxi")
+	r := o.begin(applyplan.TargetESXi)
 	defer r.end()
 	return vsphere.Check(ctx, o.Client, inv, o.engine(r))
 }

@@ -519,7 +519,7 @@ func goldenFabric(t *testing.T, golden string) (*inventory.Inventory, *fabricnet
 	known := []string{""}
 	o := apply.SwitchOptions{Common: apply.Common{Parallel: 4}, SSH: apply.SSH{Password: "admin", KnownHosts: kh}, BackupDir: filepath.Join(t.TempDir(), "bk")}
 	for i, sw := range inv.Switches {
-		if sw.IsCumulus() {
+		if sw.OS() == inventory.OSCumulus {
 			s := nvuesim.Start(t, nvuesim.Options{Version: sw.Cumulus.String(), Hostname: sw.Name, Ports: sw.Ports})
 			f.FollowNVUE(sw.Name, s)
 			inv.Switches[i].Mgmt = s.Addr
@@ -575,7 +575,7 @@ func goldenFabric(t *testing.T, golden string) (*inventory.Inventory, *fabricnet
 				key := sw.PortName(u.Port)
 				if u.Numbered {
 					key = u.Remote.Addr().String()
-				} else if !sw.IsCumulus() {
+				} else if !(sw.OS() == inventory.OSCumulus) {
 					key = fabricnet.IfName(fabricnet.ONYX, key)
 				}
 				ok = ok && state[key] == "Established"

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/rdggen/rdggen/internal/hostapply"
+	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/inventory"
 	"github.com/rdggen/rdggen/pkg/readiness"
 )
@@ -48,7 +49,7 @@ func (o HostsOptions) engine(r *run) hostapply.Options {
 // inventory asks: one SSH round trip to read, one to change and
 // verify. The error wraps ErrMachines when VMs failed.
 func Hosts(ctx context.Context, inv *inventory.Inventory, o HostsOptions) (*Result, error) {
-	r := o.begin("hosts")
+	r := o.begin(applyplan.TargetHosts)
 	rep, err := hostapply.Run(ctx, inv, o.engine(r))
 	return r.sshReport(rep, err, r.end())
 }
@@ -59,7 +60,7 @@ func Hosts(ctx context.Context, inv *inventory.Inventory, o HostsOptions) (*Resu
 // nvidia-peermem, the verbs device, Docker's NVIDIA runtime), and
 // everything Hosts manages.
 func CheckHosts(ctx context.Context, inv *inventory.Inventory, o HostsOptions) ([]readiness.Result, error) {
-	r := o.begin("hosts")
+	r := o.begin(applyplan.TargetHosts)
 	defer r.end()
 	return hostapply.Check(ctx, inv, o.engine(r))
 }
@@ -76,7 +77,7 @@ func NotReadySummary(bad []readiness.Result) string { return hostapply.NotReadyS
 // usable have -1, and their failed results are in bad; launch only when bad
 // is empty. DryRun, Confirm and the Docker modes are ignored.
 func GIDIndexes(ctx context.Context, inv *inventory.Inventory, o HostsOptions) (gids []int, bad []readiness.Result) {
-	r := o.begin("hosts")
+	r := o.begin(applyplan.TargetHosts)
 	defer r.end()
 	return hostapply.GIDIndexes(ctx, inv, o.engine(r))
 }

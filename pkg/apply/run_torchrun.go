@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/rdggen/rdggen/internal/driver"
 	"github.com/rdggen/rdggen/internal/remote"
 	"github.com/rdggen/rdggen/pkg/horovod"
 	"github.com/rdggen/rdggen/pkg/inventory"
@@ -63,7 +64,7 @@ func launchTorchrun(ctx context.Context, inv *inventory.Inventory, o RunOptions,
 	// Connect to every host first: a job must start on all of them or none.
 	ssh := o.SSH.remote()
 	dialErr := make([]error, len(jobs))
-	remote.ForEach(len(jobs), max(o.Parallel, 1), func(i int) {
+	driver.ForEach(len(jobs), max(o.Parallel, 1), func(i int) {
 		jobs[i].Conn, dialErr[i] = ssh.Dial(ctx, &inv.Hosts[i])
 	})
 	defer func() {
@@ -105,7 +106,7 @@ func launchTorchrun(ctx context.Context, inv *inventory.Inventory, o RunOptions,
 			inv.Hosts[node].Name, horovod.TorchrunFirstRank(inv, node)+local, local, code)
 		stop()
 	}}
-	remote.ForEach(len(jobs), len(jobs), func(i int) {
+	driver.ForEach(len(jobs), len(jobs), func(i int) {
 		h := &inv.Hosts[i]
 		out, errOut := lines.writer(stdout, inv, i), lines.writer(stderr, inv, i)
 		st, err := jobs[i].Run(jobCtx, out, errOut, func(sig string) {

@@ -5,9 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
+	"strings"
 	"time"
 
+	"github.com/rdggen/rdggen/internal/driver"
 	"github.com/rdggen/rdggen/internal/nvueapply"
 	"github.com/rdggen/rdggen/internal/switchapply"
 	"github.com/rdggen/rdggen/pkg/applyplan"
@@ -70,40 +71,123 @@ func (n NVUE) CheckTLS() error {
 	return nvueapply.TLS{CAFile: n.CAFile, Fingerprint: n.Fingerprint}.Check()
 }
 
-func (o SwitchOptions) engine(r *run) switchapply.Options {
+// engine is one switch OS's engine as pkg/apply drives it. A switch OS is
+// one entry of switchEngines, the one place where a switch's OS
+// (inventory.Switch.OS) picks the code that reaches it: Switches and
+// CheckSwitches loop over the registered engines, each given the
+// switches that run its OS (Select), and run every switch of every OS in
+// one driver loop, so that the plans print together and Confirm is asked
+// once.
+type engine interface {
+	// Plan connects to switch sw, reads its configuration and plans it;
+	// the unit's Push sends the plan and verifies it (driver.Unit).
+	Plan(ctx context.Context, inv *inventory.Inventory, sw inventory.Switch) switchUnit
+	// Check checks the switches sws (all of the engine's OS), changing
+	// nothing.
+	Check(ctx context.Context, inv *inventory.Inventory, sws []inventory.Switch) ([]readiness.Result, error)
+}
+
+// switchUnit is one switch between plan and summary.
+type switchUnit interface {
+	driver.Unit
+	// Finish closes the switch's connection and says what was done.
+	Finish() switchOutcome
+}
+
+// switchOutcome is one switch's part of the summary.
+type switchOutcome struct {
+	err           error
+	empty, pushed bool
+	// commands counts the ONYX commands sent; revision is an NVUE
+	// revision applied.
+	commands int
+	revision bool
+}
+
+// switchEngine is a registered engine: how to make it, and how the phases
+// and errors name its switches.
+type switchEngine struct {
+	make func(o SwitchOptions, r *run) engine
+	// what names the switches ("Cumulus switch(es)"); reading is the verb
+	// phrase of the read phase.
+	what, reading string
+}
+
+// switchEngines are the switch OSes' engines, in inventory.SwitchOSes
+// order: the one dispatch point of a switch's OS.
+var switchEngines = map[inventory.SwitchOS]switchEngine{
+	inventory.OSONYX:    {make: onyxEngine, what: "switch(es)", reading: "reading the running-config of"},
+	inventory.OSCumulus: {make: nvueEngine, what: "Cumulus switch(es)", reading: "reading the applied configuration of"},
+}
+
+// onyxEngine is ONYX's engine: the CLI over SSH (internal/switchapply).
+type onyxEngineT struct{ o switchapply.Options }
+
+func onyxEngine(o SwitchOptions, r *run) engine {
 	user := o.SSH.User
 	if user == "" {
 		user = "admin"
 	}
-	return switchapply.Options{
+	return onyxEngineT{switchapply.Options{
 		User: user, Password: o.SSH.Password, Agent: o.SSH.Agent, Identities: o.SSH.Identities, Port: o.SSH.Port,
 		KnownHosts: o.SSH.KnownHosts, BackupDir: o.BackupDir, DryRun: o.DryRun, Parallel: o.parallel(),
 		CommandTimeout: o.CommandTimeout, DialTimeout: o.SSH.Timeout, DialTimeoutFlag: o.SSH.TimeoutFlag,
 		CommandTimeoutFlag: o.CommandTimeoutFlag, PasswordVar: o.SSH.PasswordVar, Batch: o.Batch,
 		Out: r.track.Writer(), Track: r.track, Gate: o.Confirm,
-		Select: func(sw inventory.Switch) bool { return !sw.IsCumulus() },
-	}
+	}}
 }
 
-func (o SwitchOptions) nvueEngine(r *run) nvueapply.Options {
-	return nvueapply.Options{
+func (e onyxEngineT) Plan(ctx context.Context, inv *inventory.Inventory, sw inventory.Switch) switchUnit {
+	return onyxUnit{switchapply.Prepare(ctx, inv, sw, e.o)}
+}
+
+func (e onyxEngineT) Check(ctx context.Context, inv *inventory.Inventory, sws []inventory.Switch) ([]readiness.Result, error) {
+	return switchapply.Check(ctx, inv, e.only(sws))
+}
+
+// only are the engine's options for the switches sws alone.
+func (e onyxEngineT) only(sws []inventory.Switch) switchapply.Options {
+	o := e.o
+	o.Select = func(sw inventory.Switch) bool {
+		return slices.ContainsFunc(sws, func(s inventory.Switch) bool { return s.Name == sw.Name })
+	}
+	return o
+}
+
+type onyxUnit struct{ *switchapply.Prepared }
+
+func (u onyxUnit) Finish() switchOutcome {
+	r := u.Prepared.Finish()
+	return switchOutcome{err: r.Err, empty: r.Plan.Empty(), pushed: r.Pushed, commands: r.Sent}
+}
+
+// nvueEngine is Cumulus Linux's engine: the NVUE REST API over HTTPS
+// (internal/nvueapply).
+type nvueEngineT struct{ o nvueapply.Options }
+
+func nvueEngine(o SwitchOptions, r *run) engine {
+	return nvueEngineT{nvueapply.Options{
 		User: o.NVUE.User, Password: o.NVUE.Password, PasswordVar: o.NVUE.PasswordVar, Port: o.NVUE.Port,
 		TLS:       nvueapply.TLS{CAFile: o.NVUE.CAFile, Fingerprint: o.NVUE.Fingerprint},
 		BackupDir: o.BackupDir, DryRun: o.DryRun, Parallel: o.parallel(),
 		RequestTimeout: o.NVUE.RequestTimeout, ConfirmTimeout: o.NVUE.ConfirmTimeout, ApplyTimeout: o.NVUE.ApplyTimeout,
 		Out: r.track.Writer(), Track: r.track, Gate: o.Confirm,
-	}
+	}}
 }
 
-// cumulusSwitches are the inventory's Cumulus Linux switches.
-func cumulusSwitches(inv *inventory.Inventory) []inventory.Switch {
-	var out []inventory.Switch
-	for _, sw := range inv.Switches {
-		if sw.IsCumulus() {
-			out = append(out, sw)
-		}
-	}
-	return out
+func (e nvueEngineT) Plan(ctx context.Context, inv *inventory.Inventory, sw inventory.Switch) switchUnit {
+	return nvueUnit{nvueapply.Prepare(ctx, inv, sw, e.o)}
+}
+
+func (e nvueEngineT) Check(ctx context.Context, inv *inventory.Inventory, sws []inventory.Switch) ([]readiness.Result, error) {
+	return nvueapply.Check(ctx, inv, sws, e.o)
+}
+
+type nvueUnit struct{ *nvueapply.Prepared }
+
+func (u nvueUnit) Finish() switchOutcome {
+	r := u.Prepared.Finish()
+	return switchOutcome{err: r.Err, empty: r.Plan.Empty(), pushed: r.Pushed, revision: r.Applied}
 }
 
 // Switches brings every switch of the inventory to the lossless RoCE
@@ -120,69 +204,58 @@ func cumulusSwitches(inv *inventory.Inventory) []inventory.Switch {
 // once, with the plans of both kinds. The error wraps ErrMachines when
 // switches failed (each has its error in Result.Machines).
 func Switches(ctx context.Context, inv *inventory.Inventory, o SwitchOptions) (*Result, error) {
-	r := o.begin("switch")
-	cum := cumulusSwitches(inv)
-	onyxN := len(inv.Switches) - len(cum)
-	gates := joinGates(o.Confirm, 2)
-	var (
-		wg               sync.WaitGroup
-		onyxRes          []*switchapply.Result
-		nvueRes          []*nvueapply.Result
-		onyxErr, nvueErr error
-	)
-	if onyxN > 0 || len(cum) == 0 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer gates.done(0)
-			eo := o.engine(r)
-			eo.Gate = gates.gate(0)
-			onyxRes, onyxErr = switchapply.Run(ctx, inv, eo)
-		}()
-	} else {
-		gates.done(0)
-	}
-	if len(cum) > 0 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer gates.done(1)
-			eo := o.nvueEngine(r)
-			eo.Gate = gates.gate(1)
-			nvueRes, nvueErr = nvueapply.Run(ctx, inv, cum, eo)
-		}()
-	} else {
-		gates.done(1)
-	}
-	wg.Wait()
-	machines := map[string]applyplan.Machine{}
-	for _, x := range onyxRes {
-		machines[x.Switch] = x.Machine()
-	}
-	for _, x := range nvueRes {
-		machines[x.Switch] = x.Machine()
-	}
-	res := &Result{Target: "switch"}
-	for _, sw := range inv.Switches {
-		if m, ok := machines[sw.Name]; ok {
-			res.Machines = append(res.Machines, m)
+	r := o.begin(applyplan.TargetSwitch)
+	// Every switch goes to its OS's engine; one driver loop reads and
+	// plans them all, asks once and pushes.
+	engines := map[inventory.SwitchOS]engine{}
+	var oses []inventory.SwitchOS
+	for _, os := range inventory.SwitchOSes {
+		if len(inv.SwitchesOf(os)) > 0 {
+			engines[os] = switchEngines[os].make(o, r)
+			oses = append(oses, os)
 		}
 	}
-	if len(cum) == 0 {
-		res.Summary = switchSummary(onyxRes, o.DryRun)
+	names := make([]string, len(inv.Switches))
+	for i, sw := range inv.Switches {
+		names[i] = sw.Name
+	}
+	phase := switchEngine{what: "switch(es)", reading: "reading the configuration of"}
+	if len(oses) == 1 {
+		phase = switchEngines[oses[0]]
+	}
+	units := driver.ReadPlanPush(ctx, names, driver.Run{
+		ReadPhase: phase.reading + " %d " + phase.what, PushPhase: "changing %d " + phase.what,
+		Parallel: o.parallel(), DryRun: o.DryRun, Gate: o.Confirm, Track: r.track, Out: r.track.Writer(),
+	}, func(i int) switchUnit {
+		sw := inv.Switches[i]
+		return engines[sw.OS()].Plan(ctx, inv, sw)
+	})
+	res := &Result{Target: applyplan.TargetSwitch}
+	outcomes := make([]switchOutcome, len(units))
+	failed := map[inventory.SwitchOS][]string{}
+	for i, u := range units {
+		outcomes[i] = u.Finish()
+		res.Machines = append(res.Machines, u.Machine())
+		if outcomes[i].err != nil {
+			os := inv.Switches[i].OS()
+			failed[os] = append(failed[os], names[i])
+		}
+	}
+	if len(inv.SwitchesOf(inventory.OSCumulus)) == 0 {
+		res.Summary = switchSummary(outcomes, o.DryRun)
 	} else {
-		res.Summary = mixedSummary(onyxRes, nvueRes, o.DryRun)
+		res.Summary = mixedSummary(outcomes, len(inv.SwitchesOf(inventory.OSONYX)) > 0, o.DryRun)
 	}
 	fmt.Fprintln(r.track.Writer(), res.Summary)
 	res.Seconds = r.end()
 	var msgs []string
-	for _, err := range []error{onyxErr, nvueErr} {
-		if err != nil {
-			msgs = append(msgs, err.Error())
+	for _, os := range oses {
+		if f := failed[os]; len(f) > 0 {
+			msgs = append(msgs, fmt.Sprintf("%d of %d %s failed: %s", len(f), len(inv.SwitchesOf(os)), switchEngines[os].what, strings.Join(f, ", ")))
 		}
 	}
 	if len(msgs) > 0 {
-		return res, machinesErr("switch", res.Machines, msgs...)
+		return res, machinesErr(applyplan.TargetSwitch, res.Machines, msgs...)
 	}
 	return res, nil
 }
@@ -197,18 +270,15 @@ func Switches(ctx context.Context, inv *inventory.Inventory, o SwitchOptions) (*
 // that fixes it (only GET requests are sent). The error names the switches
 // that could not be read.
 func CheckSwitches(ctx context.Context, inv *inventory.Inventory, o SwitchOptions) ([]readiness.Result, error) {
-	r := o.begin("switch")
+	r := o.begin(applyplan.TargetSwitch)
 	defer r.end()
-	cum := cumulusSwitches(inv)
 	var out []readiness.Result
 	var errs []error
-	if len(cum) < len(inv.Switches) || len(cum) == 0 {
-		rs, err := switchapply.Check(ctx, inv, o.engine(r))
-		out, errs = append(out, rs...), append(errs, err)
-	}
-	if len(cum) > 0 {
-		rs, err := nvueapply.Check(ctx, inv, cum, o.nvueEngine(r))
-		out, errs = append(out, rs...), append(errs, err)
+	for _, os := range inventory.SwitchOSes {
+		if sws := inv.SwitchesOf(os); len(sws) > 0 {
+			rs, err := switchEngines[os].make(o, r).Check(ctx, inv, sws)
+			out, errs = append(out, rs...), append(errs, err)
+		}
 	}
 	// Inventory order of the switches, each switch's checks in their order.
 	order := map[string]int{}
@@ -219,75 +289,20 @@ func CheckSwitches(ctx context.Context, inv *inventory.Inventory, o SwitchOption
 	return out, errors.Join(errs...)
 }
 
-// gateJoin asks an outer gate once for several engines: each engine's gate
-// arrives with its plan, an engine that ends without asking is done, and
-// when all have arrived or are done the outer gate is asked (only if one
-// arrived) with every plan.
-type gateJoin struct {
-	outer   applyplan.Gate
-	mu      sync.Mutex
-	left    int
-	arrived []bool
-	planned [][]applyplan.Machine
-	decided chan struct{}
-	ok      bool
-	asked   bool
-}
-
-func joinGates(outer applyplan.Gate, n int) *gateJoin {
-	return &gateJoin{outer: outer, left: n, arrived: make([]bool, n), planned: make([][]applyplan.Machine, n), decided: make(chan struct{})}
-}
-
-// gate is engine i's gate.
-func (g *gateJoin) gate(i int) applyplan.Gate {
-	return func(ctx context.Context, planned []applyplan.Machine) bool {
-		g.arrive(ctx, i, planned, true)
-		select {
-		case <-g.decided:
-			return g.ok && ctx.Err() == nil
-		case <-ctx.Done():
-			return false
-		}
-	}
-}
-
-// done marks engine i finished (a no-op after its gate).
-func (g *gateJoin) done(i int) { g.arrive(context.Background(), i, nil, false) }
-
-func (g *gateJoin) arrive(ctx context.Context, i int, planned []applyplan.Machine, asking bool) {
-	g.mu.Lock()
-	if g.arrived[i] {
-		g.mu.Unlock()
-		return
-	}
-	g.arrived[i] = true
-	g.planned[i] = planned
-	g.asked = g.asked || asking
-	g.left--
-	last := g.left == 0
-	g.mu.Unlock()
-	if !last {
-		return
-	}
-	if g.asked {
-		g.ok = g.outer.Pass(ctx, slices.Concat(g.planned...))
-	}
-	close(g.decided)
-}
-
-// switchSummary is the one summary line of the switch target.
-func switchSummary(results []*switchapply.Result, dryRun bool) string {
+// switchSummary is the one summary line of the switch target when no
+// switch runs Cumulus Linux.
+func switchSummary(outcomes []switchOutcome, dryRun bool) string {
 	var planned, changed, upToDate, failed, sent, pending int
-	for _, r := range results {
-		sent += r.Sent
+	for _, r := range outcomes {
+		sent += r.commands
 		switch {
-		case r.Err != nil:
+		case r.err != nil:
 			failed++
-		case r.Plan.Empty():
+		case r.empty:
 			upToDate++
 		case dryRun:
 			planned++
-		case !r.Pushed:
+		case !r.pushed:
 			pending++
 		default:
 			changed++
@@ -307,35 +322,30 @@ func switchSummary(results []*switchapply.Result, dryRun bool) string {
 }
 
 // mixedSummary is the summary line when Cumulus switches take part: ONYX
-// commands and NVUE revisions counted apart.
-func mixedSummary(onyxRes []*switchapply.Result, nvueRes []*nvueapply.Result, dryRun bool) string {
+// commands (when onyx, some switch runs ONYX) and NVUE revisions counted
+// apart.
+func mixedSummary(outcomes []switchOutcome, onyx, dryRun bool) string {
 	var planned, changed, upToDate, failed, pending, sent, revisions int
-	count := func(err error, empty, pushed bool) {
+	for _, r := range outcomes {
+		sent += r.commands
+		if r.revision {
+			revisions++
+		}
 		switch {
-		case err != nil:
+		case r.err != nil:
 			failed++
-		case empty:
+		case r.empty:
 			upToDate++
 		case dryRun:
 			planned++
-		case !pushed:
+		case !r.pushed:
 			pending++
 		default:
 			changed++
 		}
 	}
-	for _, r := range onyxRes {
-		sent += r.Sent
-		count(r.Err, r.Plan.Empty(), r.Pushed)
-	}
-	for _, r := range nvueRes {
-		if r.Applied {
-			revisions++
-		}
-		count(r.Err, r.Plan.Empty(), r.Pushed)
-	}
 	sentText := fmt.Sprintf("%d ONYX command(s) sent, %d NVUE revision(s) applied", sent, revisions)
-	if len(onyxRes) == 0 {
+	if !onyx {
 		sentText = fmt.Sprintf("%d NVUE revision(s) applied", revisions)
 	}
 	switch {

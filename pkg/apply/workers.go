@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/rdggen/rdggen/internal/workerapply"
+	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/horovod"
 	"github.com/rdggen/rdggen/pkg/inventory"
 	"github.com/rdggen/rdggen/pkg/readiness"
@@ -38,7 +39,7 @@ func (o WorkersOptions) engine(r *run) workerapply.Options {
 // it after Hosts: the workers live on its Docker. The error wraps
 // ErrMachines when VMs failed.
 func Workers(ctx context.Context, inv *inventory.Inventory, o WorkersOptions) (*Result, error) {
-	r := o.begin("workers")
+	r := o.begin(applyplan.TargetWorkers)
 	rep, err := workerapply.Run(ctx, inv, o.engine(r))
 	return r.sshReport(rep, err, r.end())
 }
@@ -51,7 +52,7 @@ func Workers(ctx context.Context, inv *inventory.Inventory, o WorkersOptions) (*
 // every peer's worker, which covers the pairs not logged in. Each host
 // costs one SSH round trip; the schedule is printed at the end.
 func CheckWorkers(ctx context.Context, inv *inventory.Inventory, o WorkersOptions) ([]readiness.Result, error) {
-	r := o.begin("workers")
+	r := o.begin(applyplan.TargetWorkers)
 	defer r.end()
 	return workerapply.Check(ctx, inv, o.engine(r))
 }

@@ -105,10 +105,27 @@ const (
 	KindWorker   = "worker"    // a VM's Horovod worker container, over SSH
 )
 
+// TargetName is a `--target` of apply and check.
+type TargetName string
+
+// String is the target as `--target` names it.
+func (t TargetName) String() string { return string(t) }
+
+// The targets, as `--target` names them, in the order apply runs them.
+const (
+	TargetSwitch  TargetName = "switch"
+	TargetESXi    TargetName = "esxi"
+	TargetHosts   TargetName = "hosts"
+	TargetWorkers TargetName = "workers"
+)
+
+// Targets are all the targets, in the order apply runs them.
+var Targets = []TargetName{TargetSwitch, TargetESXi, TargetHosts, TargetWorkers}
+
 // Machine is one machine of one target.
 type Machine struct {
 	// Target is the `--target` that handles it: switch, esxi, hosts, workers.
-	Target string `json:"target"`
+	Target TargetName `json:"target"`
 	// Name is the machine's name in the inventory (a VM's name for KindVM).
 	Name string `json:"machine"`
 	// Kind is one of the Kind constants.
@@ -140,7 +157,7 @@ type Machine struct {
 
 // Target is one target's outcome.
 type Target struct {
-	Name string `json:"target"`
+	Name TargetName `json:"target"`
 	// Error is why the target as a whole failed (e.g. vCenter did not
 	// answer); its machines may then be missing.
 	Error string `json:"error,omitempty"`

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/readiness"
 )
 
@@ -71,7 +72,7 @@ const (
 
 // failedEvidence returns the failed results of check on target (any target
 // when target is "").
-func failedEvidence(ev []readiness.Result, target, check string) []readiness.Result {
+func failedEvidence(ev []readiness.Result, target applyplan.TargetName, check string) []readiness.Result {
 	var out []readiness.Result
 	for _, r := range ev {
 		if r.Check == check && r.Status == readiness.Failed && (target == "" || r.Target == target) {
@@ -181,7 +182,10 @@ func gdrCauses(l *NCCLLog, e Expect, on, off []string) []Cause {
 	if rs := failedEvidence(e.Evidence, readiness.TargetWorkers, EvidenceGDRLevel); len(rs) > 0 {
 		cs = append(cs, evidenceCause(LayerGPUDirect, "NCCL_NET_GDR_LEVEL is too strict for the VM's PCI topology", rs))
 	}
-	for _, c := range []struct{ target, check, what string }{
+	for _, c := range []struct {
+		target      applyplan.TargetName
+		check, what string
+	}{
 		{readiness.TargetHosts, EvidenceBAR1, "BAR1 is not mapped at the GPU's size (GPUDirect RDMA needs BAR space)"},
 		{readiness.TargetHosts, EvidenceEFI, "the VM boots BIOS, where the 64-bit MMIO keys are inert"},
 		{readiness.TargetESXi, EvidenceNUMA, "GPU and NIC are on different NUMA nodes / root complexes"},
@@ -396,7 +400,10 @@ func lowBusBWCauses(t *NCCLTests, e Expect, logVs []Verdict) []Cause {
 // gpuCauses are the failed GPU checks of the evidence.
 func gpuCauses(e Expect) []Cause {
 	var cs []Cause
-	for _, c := range []struct{ target, check, what string }{
+	for _, c := range []struct {
+		target      applyplan.TargetName
+		check, what string
+	}{
 		{readiness.TargetHosts, EvidenceGPUs, "the passed-through GPUs are not all visible"},
 		{readiness.TargetHosts, EvidenceDriver, "the GPU driver is not loaded"},
 		{readiness.TargetHosts, EvidenceNvidiaRuntime, "Docker has no nvidia runtime, so the container gets no GPU"},

@@ -35,9 +35,9 @@ func TestSocketEvidence(t *testing.T) {
 		t.Fatalf("without evidence: %+v", generic.Causes)
 	}
 	e.Evidence = []readiness.Result{
-		readiness.Fail(readiness.TargetWorkers, "clx-mld-42", EvidenceDevices, "", "no /dev/infiniband in hvd-worker", "/dev/infiniband/uverbs0", "rdggen apply --target workers"),
-		readiness.Fail(readiness.TargetWorkers, "clx-mld-43", EvidenceMemlock, "", "ulimit -l 8192", "unlimited", "docker run --ulimit memlock=-1"),
-		readiness.Pass(readiness.TargetWorkers, "clx-mld-41", EvidenceDevices, "", "/dev/infiniband/uverbs0"),
+		readiness.Result{Target: readiness.TargetWorkers, Machine: "clx-mld-42", Check: EvidenceDevices, Subject: "", Status: readiness.Failed, Found: "no /dev/infiniband in hvd-worker", Expected: "/dev/infiniband/uverbs0", Fix: "rdggen apply --target workers"},
+		readiness.Result{Target: readiness.TargetWorkers, Machine: "clx-mld-43", Check: EvidenceMemlock, Subject: "", Status: readiness.Failed, Found: "ulimit -l 8192", Expected: "unlimited", Fix: "docker run --ulimit memlock=-1"},
+		readiness.Result{Target: readiness.TargetWorkers, Machine: "clx-mld-41", Check: EvidenceDevices, Subject: "", Status: readiness.Passed, Found: "/dev/infiniband/uverbs0"},
 	}
 	v := verdict(judgeFile(t, "nccltests-398-socket-2.4.8.txt", e), CheckTransport)
 	if len(v.Causes) != 2 {
@@ -58,9 +58,9 @@ func TestSocketEvidence(t *testing.T) {
 func TestGDREvidence(t *testing.T) {
 	e := ExpectFor(inventory.Reference(), 100)
 	e.Evidence = []readiness.Result{
-		readiness.Fail(readiness.TargetHosts, "clx-mld-44", EvidencePeermem, "", "nvidia_peermem not loaded", "loaded", "modprobe nvidia-peermem"),
-		readiness.Fail(readiness.TargetESXi, "clx-mld-44", EvidenceP2P, "", "pciPassthru.allowP2P absent", "TRUE", "rdggen apply --target esxi"),
-		readiness.Fail(readiness.TargetWorkers, "clx-mld-41", EvidenceGDRLevel, "", "NCCL_NET_GDR_LEVEL unset", "PHB", "NCCL_NET_GDR_LEVEL=PHB in run.sh"),
+		readiness.Result{Target: readiness.TargetHosts, Machine: "clx-mld-44", Check: EvidencePeermem, Subject: "", Status: readiness.Failed, Found: "nvidia_peermem not loaded", Expected: "loaded", Fix: "modprobe nvidia-peermem"},
+		readiness.Result{Target: readiness.TargetESXi, Machine: "clx-mld-44", Check: EvidenceP2P, Subject: "", Status: readiness.Failed, Found: "pciPassthru.allowP2P absent", Expected: "TRUE", Fix: "rdggen apply --target esxi"},
+		readiness.Result{Target: readiness.TargetWorkers, Machine: "clx-mld-41", Check: EvidenceGDRLevel, Subject: "", Status: readiness.Failed, Found: "NCCL_NET_GDR_LEVEL unset", Expected: "PHB", Fix: "NCCL_NET_GDR_LEVEL=PHB in run.sh"},
 	}
 	v := verdict(judgeFile(t, "nccllog-4921-no-gdrdma.txt", e), CheckGPUDirect)
 	var got []string
@@ -153,7 +153,7 @@ func TestMTUDataMTU9000(t *testing.T) {
 // TestFailureGPUEvidence: a failed test with a failed GPU check names it.
 func TestFailureGPUEvidence(t *testing.T) {
 	e := ExpectFor(inventory.Reference(), 100)
-	e.Evidence = []readiness.Result{readiness.Fail(readiness.TargetHosts, "clx-mld-45", EvidenceDriver, "", "NVIDIA-SMI has failed", "driver loaded", "reinstall the driver")}
+	e.Evidence = []readiness.Result{readiness.Result{Target: readiness.TargetHosts, Machine: "clx-mld-45", Check: EvidenceDriver, Subject: "", Status: readiness.Failed, Found: "NVIDIA-SMI has failed", Expected: "driver loaded", Fix: "reinstall the driver"}}
 	v := judgeFile(t, "nccltests-322-failure.txt", e)[0]
 	if v.Status != StatusError || len(v.Causes) != 1 || v.Causes[0].Layer != LayerGPU ||
 		v.Causes[0].Finding != "the GPU driver is not loaded on clx-mld-45 (rdggen check driver: NVIDIA-SMI has failed)" {

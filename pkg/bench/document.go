@@ -7,7 +7,7 @@ import (
 
 // SchemaBench marks the document of `rdggen bench` (docs/json.md). Fields
 // are only ever added under the same schema version.
-const SchemaBench = "rdggen.bench/v1"
+const SchemaBench = "rdggen.bench/v2"
 
 // Document is the outcome of `rdggen bench`, as `--output json` writes it.
 type Document struct {

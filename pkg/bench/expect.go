@@ -165,10 +165,7 @@ func HostLeaves(inv *inventory.Inventory) []string {
 // 1/N` short name, Eth1/N/M for a lane), "switch swpN" on Cumulus Linux
 // (its own port name, swpNsM for a lane).
 func PortLabel(sw *inventory.Switch, p inventory.Port) string {
-	if sw.IsCumulus() {
-		return sw.Name + " " + sw.PortName(p)
-	}
-	return sw.Name + " Eth" + p.String()
+	return sw.Name + " " + sw.OS().ShownPortName(p)
 }
 
 // FabricUplink is one link between a leaf and a spine of a leaf-spine

@@ -106,7 +106,7 @@ func JudgeHorovod(all, one HorovodRun, ncclVs []Verdict) Verdict {
 	for _, n := range ncclVs {
 		if n.Status == StatusFail || n.Status == StatusError {
 			v.Causes = append(v.Causes, Cause{Layer: LayerFabric,
-				Finding: fmt.Sprintf("the NCCL benchmark of the same bench did not pass (%s: %s)", n.Check, n.Status),
+				Finding: fmt.Sprintf("the NCCL benchmark of the same bench did not pass (%s: %s)", n.Check, n.Status.word()),
 				Fix:     "fix what its verdict names first: the gradients cross the same path"})
 			return v
 		}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/readiness"
 )
 
@@ -487,7 +488,10 @@ func judgeGDR(l *NCCLLog, e Expect, ranks []NCCLRank) (Verdict, bool) {
 // that GPUDirect RDMA needs (peer memory, P2P keys, NCCL_NET_GDR_LEVEL,
 // BAR1, EFI, NUMA).
 func gdrEvidenceFailed(e Expect) bool {
-	for _, c := range []struct{ target, check string }{
+	for _, c := range []struct {
+		target applyplan.TargetName
+		check  string
+	}{
 		{readiness.TargetHosts, EvidencePeermem}, {readiness.TargetESXi, EvidenceP2P}, {readiness.TargetWorkers, EvidenceGDRLevel},
 		{readiness.TargetHosts, EvidenceBAR1}, {readiness.TargetHosts, EvidenceEFI}, {readiness.TargetESXi, EvidenceNUMA},
 	} {

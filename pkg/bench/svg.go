@@ -281,7 +281,7 @@ func BarsSVG(title string, bars []Bar, pl PassLine, ceiling float64) []byte {
 		}
 		bx := x0 + float64(i)*slot + slot*0.15
 		d.f("<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>%s: %s Gb/s, %s</title></rect>\n",
-			bx, y(b.Value), slot*0.7, yb-y(b.Value), col, svgEsc(b.Name), trimFloat(b.Value), b.Status)
+			bx, y(b.Value), slot*0.7, yb-y(b.Value), col, svgEsc(b.Name), trimFloat(b.Value), b.Status.word())
 		if len(bars) <= 16 {
 			d.text(bx+slot*0.35, yb+16, "middle", colAxis, 10, clip(b.Name, svgMaxLabel))
 		}

@@ -39,7 +39,7 @@ func TestPerftestRunsEachJudged(t *testing.T) {
 			}
 			got[p.Verdicts[0].Measured.At] = string(p.Verdicts[0].Status)
 		}
-		if got["BW average at 65536 B"] != "pass" || got["BW average at 8 B"] != "too-short" {
+		if got["BW average at 65536 B"] != "passed" || got["BW average at 8 B"] != "too-short" {
 			t.Errorf("%v: %v", order, got)
 		}
 		if !strings.Contains(parts[1].Name, "run 2 of 2 (lines ") {

@@ -11,14 +11,28 @@ import (
 // Status is a verdict's outcome.
 type Status string
 
-// The outcomes. Only StatusPass is a pass; `rdggen bench` exits 0 only when
+// word is the status as bench's text and chart spell it: "pass", "fail",
+// "too-short", "error" (the JSON's "passed" and "failed" are those of
+// rdggen.check/v1 and rdggen.apply/v1).
+func (s Status) word() string {
+	switch s {
+	case StatusPass:
+		return "pass"
+	case StatusFail:
+		return "fail"
+	}
+	return string(s)
+}
+
+// The outcomes, spelled in JSON as rdggen check spells its verdicts
+// ("passed", "failed"). Only StatusPass is a pass; `rdggen bench` exits 0 only when
 // every verdict has it.
 const (
 	// StatusPass: the measurement meets its pass line (or the setting is
 	// as expected).
-	StatusPass Status = "pass"
+	StatusPass Status = "passed"
 	// StatusFail: it does not; Causes say why where the evidence tells.
-	StatusFail Status = "fail"
+	StatusFail Status = "failed"
 	// StatusTooShort: the input cannot be judged: the sweep stops below
 	// the size the pass line needs, the output is cut short, the run
 	// measured no network.

@@ -43,10 +43,10 @@ func TestJudgeEveryKind(t *testing.T) {
 		files []string
 		want  string
 	}{
-		{[]string{"nccltests-deepops-roce-2x100g.txt", "perftest-126-cuda-mr-fail.txt"}, "busbw=pass,rdma-bandwidth=error"},
-		{[]string{"perftest-126-cuda-mr-fail.txt", "nccltests-deepops-roce-2x100g.txt"}, "busbw=pass,rdma-bandwidth=error"},
+		{[]string{"nccltests-deepops-roce-2x100g.txt", "perftest-126-cuda-mr-fail.txt"}, "busbw=passed,rdma-bandwidth=error"},
+		{[]string{"perftest-126-cuda-mr-fail.txt", "nccltests-deepops-roce-2x100g.txt"}, "busbw=passed,rdma-bandwidth=error"},
 		{[]string{"perftest-deepops-roce-gbits.txt", "nccllog-451-container-no-device.txt"},
-			"rdma-bandwidth=pass,rdma-mtu=fail,gid-index=pass,link-type=pass,transport=fail"},
+			"rdma-bandwidth=passed,rdma-mtu=failed,gid-index=passed,link-type=passed,transport=failed"},
 	} {
 		kind, vs, err := Judge(cat(t, c.files...), refExpect())
 		if err != nil || checkStatuses(vs) != c.want || Passed(vs) {
@@ -88,7 +88,7 @@ func TestJudgeGDRSendOnly(t *testing.T) {
 		}
 	}
 	ev := e
-	ev.Evidence = []readiness.Result{readiness.Fail(readiness.TargetHosts, "clx-mld-44", EvidencePeermem, "", "nvidia_peermem not loaded", "loaded", "modprobe nvidia-peermem")}
+	ev.Evidence = []readiness.Result{readiness.Result{Target: readiness.TargetHosts, Machine: "clx-mld-44", Check: EvidencePeermem, Subject: "", Status: readiness.Failed, Found: "nvidia_peermem not loaded", Expected: "loaded", Fix: "modprobe nvidia-peermem"}}
 	if v := verdict(JudgeNCCLLog(ParseNCCLLog([]byte(send)), ev), CheckGPUDirect); v.Status != StatusFail ||
 		len(v.Causes) != 1 || !strings.Contains(v.Causes[0].Finding, "on clx-mld-44") {
 		t.Errorf("send only + peermem evidence: %s", v.Line())
@@ -169,11 +169,11 @@ func mustNCCL(t *testing.T, data []byte) *NCCLTests {
 func TestJudgeNCCLTestsTwoRuns(t *testing.T) {
 	data := cat(t, "nccltests-a3mega-newformat.txt", "nccltests-superbench-single-node.txt")
 	_, vs, err := Judge(data, a3megaExpect())
-	if err != nil || checkStatuses(vs) != "busbw=pass,busbw=too-short" || !strings.Contains(vs[1].Found, "all 8 rank(s) ran on localhost") {
+	if err != nil || checkStatuses(vs) != "busbw=passed,busbw=too-short" || !strings.Contains(vs[1].Found, "all 8 rank(s) ran on localhost") {
 		t.Errorf("%v %s\n%s", err, checkStatuses(vs), strings.Join(Lines(vs), "\n"))
 	}
 	data = cat(t, "nccltests-superbench-single-node.txt", "nccltests-a3mega-newformat.txt")
-	if _, vs, err := Judge(data, a3megaExpect()); err != nil || checkStatuses(vs) != "busbw=too-short,busbw=pass" || !strings.Contains(vs[1].Found, "338.82 GB/s") {
+	if _, vs, err := Judge(data, a3megaExpect()); err != nil || checkStatuses(vs) != "busbw=too-short,busbw=passed" || !strings.Contains(vs[1].Found, "338.82 GB/s") {
 		t.Errorf("%v %s\n%s", err, checkStatuses(vs), strings.Join(Lines(vs), "\n"))
 	}
 }

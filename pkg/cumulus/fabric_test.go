@@ -65,7 +65,7 @@ func TestFabricIntent(t *testing.T) {
 		t.Error("spine has no qos roce")
 	}
 	for _, sw := range inv.Switches {
-		if !sw.IsCumulus() {
+		if !(sw.OS() == inventory.OSCumulus) {
 			continue
 		}
 		paths, _ := Leaves(Intent(inv, sw))

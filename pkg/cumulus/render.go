@@ -26,10 +26,7 @@ func Artifacts(inv *inventory.Inventory) []artifact.File {
 // asks for it.
 func Stream(inv *inventory.Inventory) iter.Seq[artifact.File] {
 	return func(yield func(artifact.File) bool) {
-		for _, sw := range inv.Switches {
-			if !sw.IsCumulus() {
-				continue
-			}
+		for _, sw := range inv.SwitchesOf(inventory.OSCumulus) {
 			for _, f := range SwitchArtifacts(inv, sw) {
 				if !yield(f) {
 					return

@@ -104,7 +104,7 @@ func (c *checker) horovod(r *HorovodSpec) {
 	}
 	h.Launcher = LauncherHorovod
 	if r.Launcher != nil {
-		h.Launcher = *r.Launcher
+		h.Launcher = Launcher(*r.Launcher)
 		if h.Launcher != LauncherHorovod && h.Launcher != LauncherTorchrun {
 			c.errf("horovod.launcher", "%q is neither %q (horovodrun or mpirun from the first worker, the guide's) nor %q (PyTorch's torchrun in every worker)", h.Launcher, LauncherHorovod, LauncherTorchrun)
 		}

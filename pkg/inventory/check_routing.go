@@ -24,9 +24,9 @@ func (c *checker) routing(r *DockerSpec) {
 	d := &inv.Docker
 	d.Routing = RoutingHosts
 	if r.Routing != nil {
-		switch *r.Routing {
+		switch RoutingMode(*r.Routing) {
 		case RoutingHosts, RoutingSwitch:
-			d.Routing = *r.Routing
+			d.Routing = RoutingMode(*r.Routing)
 		default:
 			c.errf("docker.routing", "%q is neither %q (each host routes to every other host's container subnet, the guide's design) nor %q (the switch routes the container pool: one route on each host, one per host on the switch)",
 				*r.Routing, RoutingHosts, RoutingSwitch)
@@ -280,7 +280,7 @@ const (
 // docker.routing: with RoutingHosts hosts × (hosts − 1) routes and a fixed
 // part per host, with RoutingSwitch only the fixed part. It is an estimate
 // from measured averages (longer names and more GPUs make files larger).
-func EstimateTreeBytes(hosts int, routing string) int64 {
+func EstimateTreeBytes(hosts int, routing RoutingMode) int64 {
 	n := int64(max(hosts, 0))
 	if routing == RoutingSwitch {
 		return n * treeBytesPerRoutedHost

@@ -41,7 +41,7 @@ func (c *checker) switches(raw []SwitchSpec) {
 		c.switchFabric(p, r.SwitchFabricSpec, &sw)
 		if r.Mgmt != "" && !validMgmt(r.Mgmt) {
 			c.errf(p+".mgmt", "%q is not an IP address or host name, optionally with :port", r.Mgmt)
-		} else if sw.IsCumulus() && strings.HasSuffix(r.Mgmt, ":22") {
+		} else if !sw.OS().OverSSH() && strings.HasSuffix(r.Mgmt, ":22") {
 			c.warnf(p+".mgmt", "%q: port 22 is SSH, but apply reaches a Cumulus switch through the NVUE REST API (HTTPS, port %d by default); leave the port out or give the API's", r.Mgmt, CumulusAPIPort)
 		}
 		c.inv.Switches = append(c.inv.Switches, sw)
@@ -49,7 +49,7 @@ func (c *checker) switches(raw []SwitchSpec) {
 	// The roce values are the whole cluster's, so the first Cumulus switch
 	// reports what Cumulus cannot take, once.
 	for i, sw := range c.inv.Switches {
-		if sw.IsCumulus() {
+		if sw.OS() == OSCumulus {
 			c.cumulusRoCE(fmt.Sprintf("switches[%d]", i), &sw)
 			break
 		}

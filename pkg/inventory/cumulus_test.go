@@ -16,7 +16,7 @@ func TestCumulusSwitch(t *testing.T) {
 		t.Fatal(err)
 	}
 	sw := inv.Switches[0]
-	if !sw.IsCumulus() || sw.OS() != OSCumulus || sw.Cumulus.String() != "5.9.1" || !sw.ONYX.IsZero() || sw.HasRoCECommand() {
+	if !(sw.OS() == OSCumulus) || sw.OS() != OSCumulus || sw.Cumulus.String() != "5.9.1" || !sw.ONYX.IsZero() || sw.HasRoCECommand() {
 		t.Errorf("switch %+v", sw)
 	}
 	if sw.Release() != "Cumulus Linux 5.9.1" {
@@ -36,7 +36,7 @@ func TestCumulusSwitch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o := onyx.Switches[0]; o.IsCumulus() || o.OS() != OSONYX || o.PortName(Port{Module: 1, Number: 2}) != "1/2" || o.Release() != "ONYX 3.6.8190" {
+	if o := onyx.Switches[0]; (o.OS() == OSCumulus) || o.OS() != OSONYX || o.PortName(Port{Module: 1, Number: 2}) != "1/2" || o.Release() != "ONYX 3.6.8190" {
 		t.Errorf("ONYX switch %+v", o)
 	}
 }

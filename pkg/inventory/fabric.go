@@ -303,14 +303,14 @@ func parsePort(s string) (p Port, cumulus, ok bool) {
 func (c *checker) switchPort(path, s string, sw *Switch) (Port, bool) {
 	p, cumulus, ok := parsePort(s)
 	if !ok {
-		example := "1/1"
-		if sw != nil && sw.IsCumulus() {
-			example = "swp1 (or 1/1)"
+		example := OSONYX.PortExample()
+		if sw != nil {
+			example = sw.OS().PortExample()
 		}
 		c.errf(path, "%q is not a switch port like %s", s, example)
 		return Port{}, false
 	}
-	if cumulus && sw != nil && !sw.IsCumulus() && !c.unknownOS[sw.Name] {
+	if cumulus && sw != nil && sw.OS() != OSCumulus && !c.unknownOS[sw.Name] {
 		c.errf(path, "%q is Cumulus Linux's spelling, but %s runs ONYX, which calls front-panel port %d %s", s, sw.Name, p.Number, p)
 		return Port{}, false
 	}
@@ -319,11 +319,7 @@ func (c *checker) switchPort(path, s string, sw *Switch) (Port, bool) {
 		return p, true
 	}
 	if sw != nil && sw.Ports > 0 && (p.Module != 1 || p.Number < 1 || p.Number > sw.Ports) {
-		if sw.IsCumulus() {
-			c.errf(path, "%s is outside %s ports swp1-swp%d (1/1-1/%d)", s, sw.Model, sw.Ports, sw.Ports)
-		} else {
-			c.errf(path, "%s is outside %s ports 1/1-1/%d", s, sw.Model, sw.Ports)
-		}
+		c.errf(path, "%s is outside %s ports %s", s, sw.Model, sw.OS().PortRange(sw.Ports))
 	}
 	return p, true
 }
@@ -343,7 +339,7 @@ func (c *checker) switchFabric(p string, r SwitchFabricSpec, sw *Switch) {
 	switch r.Ports {
 	case "", PortsCabled:
 	case PortsAll:
-		if sw.IsCumulus() {
+		if sw.OS().GlobalQoS() {
 			c.errf(p+".ports", "all: Cumulus Linux's `qos roce` is switch-global and rdggen sets port MTU only on the ports it cables; ports: all is the ONYX whole-switch form (leave it out here)")
 		}
 		f.AllPorts = true
@@ -635,7 +631,7 @@ func (c *checker) links(raw []LinkSpec) {
 				c.errf(p+".peer", "%s and %s are both %s: a two-tier fabric cables each leaf to the spines, never leaf to leaf or spine to spine", a.Name, b.Name, both)
 				ok = false
 			}
-			l.Numbered = !a.IsCumulus() || !b.IsCumulus()
+			l.Numbered = !a.OS().Unnumbered() || !b.OS().Unnumbered()
 		}
 		if l.Numbered && f.P2P.IsValid() {
 			base := uint64(u32(f.P2P.Addr())) + 2*uint64(i)
@@ -738,8 +734,8 @@ func (c *checker) fabricSpread() {
 func (c *checker) fabricRouting(r *DockerSpec) {
 	d := &c.inv.Docker
 	d.Routing = RoutingSwitch
-	if r.Routing != nil && *r.Routing != RoutingSwitch {
-		if *r.Routing == RoutingHosts {
+	if r.Routing != nil && RoutingMode(*r.Routing) != RoutingSwitch {
+		if RoutingMode(*r.Routing) == RoutingHosts {
 			c.errf("docker.routing", "routing: hosts routes each host's container subnet via that host's data address, which needs every host on one L2 data network; in a leaf-spine fabric each leaf has its own subnet and routes its hosts' container subnets (routing: switch, the default here): remove the key or write switch")
 		} else {
 			c.errf("docker.routing", "%q is not a routing mode; in a fabric the leaves route the pool (%q, the default)", *r.Routing, RoutingSwitch)

@@ -111,47 +111,140 @@ func (s Switch) MaxSpeedGbps() int { return switchMaxSpeedGbps[s.Model] }
 // form (ONYX ≥ 3.8.2000, NVIDIA ONYX manual "RoCE commands"); false on Cumulus.
 func (s Switch) HasRoCECommand() bool { return !s.ONYX.IsZero() && s.ONYX.AtLeast(3, 8, 2000) }
 
-// Switch operating systems, the values of Switch.OS: the inventory key
-// that names the switch's version.
+// SwitchOS is a switch's operating system, as the inventory names it: the
+// key that gives the switch's version (`onyx:` or `cumulus:`).
+type SwitchOS string
+
+// Switch operating systems, the values of Switch.OS.
 const (
-	OSONYX    = "onyx"
-	OSCumulus = "cumulus"
+	OSONYX    SwitchOS = "onyx"
+	OSCumulus SwitchOS = "cumulus"
 )
 
+// SwitchOSes are the switch operating systems rdggen knows, in the order
+// their engines run.
+var SwitchOSes = []SwitchOS{OSONYX, OSCumulus}
+
+// osTraits is what rdggen's generators, validation and engines ask of a
+// switch OS: the one table keyed by SwitchOS.
+type osTraits struct {
+	// name is the OS as a person writes it.
+	name string
+	// overSSH: apply reaches the switch's mgmt address over SSH (ONYX's
+	// CLI); else over HTTPS (the NVUE REST API).
+	overSSH bool
+	// portExample is a port in the OS's spelling, for messages.
+	portExample string
+	// portName is the OS's own name of a front-panel port.
+	portName func(p Port) string
+	// portRange names the front-panel ports 1 … n, for messages.
+	portRange func(n int) string
+	// shownPrefix is what the OS's show output and LLDP port ids put
+	// before a port's name: "Eth" on ONYX ("Eth1/1"), nothing on Cumulus.
+	shownPrefix string
+	// globalQoS: the RoCE QoS is switch-global, so it cannot be set on
+	// every front-panel port (`ports: all`) apart from the cabled ones.
+	globalQoS bool
+	// unnumbered: BGP between two switches of this OS needs no /31 (BGP
+	// unnumbered on the link's IPv6 link-local addresses).
+	unnumbered bool
+}
+
+var switchOSTraits = map[SwitchOS]osTraits{
+	OSONYX: {name: "ONYX", overSSH: true, portExample: "1/1", portName: Port.String, shownPrefix: "Eth",
+		portRange: func(n int) string { return fmt.Sprintf("1/1-1/%d", n) }},
+	OSCumulus: {name: "Cumulus Linux", portExample: "swp1 (or 1/1)", globalQoS: true, unnumbered: true,
+		portName: func(p Port) string {
+			if p.Lane > 0 {
+				// Cumulus numbers the lanes of a broken-out port from 0
+				// (swp1s0 … swp1s3; "Switch Port Attributes", breakout ports).
+				return fmt.Sprintf("swp%ds%d", p.Number, p.Lane-1)
+			}
+			return fmt.Sprintf("swp%d", p.Number)
+		},
+		portRange: func(n int) string { return fmt.Sprintf("swp1-swp%d (1/1-1/%d)", n, n) }},
+}
+
+func (o SwitchOS) traits() osTraits {
+	if t, ok := switchOSTraits[o]; ok {
+		return t
+	}
+	return switchOSTraits[OSONYX]
+}
+
+// String is the OS as the inventory names it: "onyx", "cumulus".
+func (o SwitchOS) String() string { return string(o) }
+
+// Name is the OS as a person writes it: "ONYX", "Cumulus Linux".
+func (o SwitchOS) Name() string { return o.traits().name }
+
+// OverSSH reports whether apply reaches a switch of this OS over SSH (the
+// ONYX CLI); else it goes through HTTPS (the NVUE REST API of Cumulus
+// Linux).
+func (o SwitchOS) OverSSH() bool { return o.traits().overSSH }
+
+// PortName is the OS's own name of front-panel port p: "1/8" on ONYX
+// (module/port), "swp8" on Cumulus Linux (switch port 8; Cumulus numbers
+// the front-panel ports swp1 … swpN in the order ONYX numbers 1/1 … 1/N).
+func (o SwitchOS) PortName(p Port) string { return o.traits().portName(p) }
+
+// ShownPortName is port p as the OS's show output, counters and LLDP
+// port ids name it: "Eth1/8" (Eth1/8/2 for a lane) on ONYX (`show
+// interfaces ethernet`), "swp8" on Cumulus Linux.
+func (o SwitchOS) ShownPortName(p Port) string { return o.traits().shownPrefix + o.PortName(p) }
+
+// ShownPrefix is what ShownPortName puts before PortName: "Eth" on ONYX,
+// "" on Cumulus Linux.
+func (o SwitchOS) ShownPrefix() string { return o.traits().shownPrefix }
+
+// PortRange names the front-panel ports 1 … n of a switch of this OS, for
+// messages: "1/1-1/32", "swp1-swp32 (1/1-1/32)".
+func (o SwitchOS) PortRange(n int) string { return o.traits().portRange(n) }
+
+// PortExample is a port in the OS's spelling, for messages: "1/1".
+func (o SwitchOS) PortExample() string { return o.traits().portExample }
+
+// GlobalQoS reports whether the OS's RoCE QoS is switch-global (Cumulus
+// Linux's `qos roce`), so that `ports: all` has no meaning there.
+func (o SwitchOS) GlobalQoS() bool { return o.traits().globalQoS }
+
+// Unnumbered reports whether BGP between two switches of this OS runs
+// unnumbered (IPv6 link-local, no /31 on the link).
+func (o SwitchOS) Unnumbered() bool { return o.traits().unnumbered }
+
 // OS is the switch's operating system: OSCumulus when the inventory gives
-// `cumulus:`, else OSONYX.
-func (s Switch) OS() string {
+// `cumulus:`, else OSONYX. It is the one place rdggen decides a switch's
+// OS; everything else asks the SwitchOS it returns.
+func (s Switch) OS() SwitchOS {
 	if !s.Cumulus.IsZero() {
 		return OSCumulus
 	}
 	return OSONYX
 }
 
-// IsCumulus reports whether the switch runs Cumulus Linux.
-func (s Switch) IsCumulus() bool { return s.OS() == OSCumulus }
-
 // Release is the switch's OS and version as a person writes it:
 // "ONYX 3.6.8190" or "Cumulus Linux 5.9.1".
 func (s Switch) Release() string {
-	if s.IsCumulus() {
-		return "Cumulus Linux " + s.Cumulus.String()
+	v := s.ONYX
+	if s.OS() == OSCumulus {
+		v = s.Cumulus
 	}
-	return "ONYX " + s.ONYX.String()
+	return s.OS().Name() + " " + v.String()
 }
 
-// PortName is the switch's own name of front-panel port p: "1/8" on ONYX
-// (module/port), "swp8" on Cumulus Linux (switch port 8; Cumulus numbers
-// the front-panel ports swp1 … swpN in the order ONYX numbers 1/1 … 1/N).
-func (s Switch) PortName(p Port) string {
-	if s.IsCumulus() {
-		if p.Lane > 0 {
-			// Cumulus numbers the lanes of a broken-out port from 0
-			// (swp1s0 … swp1s3; "Switch Port Attributes", breakout ports).
-			return fmt.Sprintf("swp%ds%d", p.Number, p.Lane-1)
+// PortName is the switch's own name of front-panel port p
+// (SwitchOS.PortName).
+func (s Switch) PortName(p Port) string { return s.OS().PortName(p) }
+
+// SwitchesOf are the inventory's switches that run os, in inventory order.
+func (inv *Inventory) SwitchesOf(os SwitchOS) []Switch {
+	var out []Switch
+	for _, sw := range inv.Switches {
+		if sw.OS() == os {
+			out = append(out, sw)
 		}
-		return fmt.Sprintf("swp%d", p.Number)
 	}
-	return p.String()
+	return out
 }
 
 // Docker is the container network plan (docs/rules.md#docker-networking).
@@ -172,7 +265,7 @@ type Docker struct {
 	// RoutingHosts (default, the guide's design: every host has a route to
 	// every other host's subnet) or RoutingSwitch (every host has one route
 	// for Pool via Gateway, and the switch has one route per host's subnet).
-	Routing string
+	Routing RoutingMode
 	// Gateway is the switch's address on the data network in RoutingSwitch
 	// mode: docker.gateway, or by default the data network's last host
 	// address (31.31.31.254 in 31.31.31.0/24). It is set in both modes when
@@ -206,7 +299,7 @@ type Horovod struct {
 	// Launcher is the job's launcher: LauncherHorovod (default: horovodrun
 	// or mpirun from the first worker, ranks started over the workers' SSH)
 	// or LauncherTorchrun (one torchrun per worker, docs/rules.md#torchrun).
-	Launcher string
+	Launcher Launcher
 	// NprocPerNode is torchrun's --nproc_per_node, the processes of each
 	// worker; 0 (the default) means each host's GPU count (Host.Slots).
 	NprocPerNode int
@@ -218,10 +311,17 @@ type Horovod struct {
 	RdzvID string
 }
 
+// Launcher is what starts the training job's ranks: the value of
+// horovod.launcher.
+type Launcher string
+
+// String is the launcher as the inventory writes it.
+func (l Launcher) String() string { return string(l) }
+
 // Job launchers (horovod.launcher).
 const (
-	LauncherHorovod  = "horovod"  // horovodrun (or mpirun) from the first worker, the guide's
-	LauncherTorchrun = "torchrun" // PyTorch's torchrun in every worker
+	LauncherHorovod  Launcher = "horovod"  // horovodrun (or mpirun) from the first worker, the guide's
+	LauncherTorchrun Launcher = "torchrun" // PyTorch's torchrun in every worker
 )
 
 // Host is one training VM on one ESXi host, defaults resolved.

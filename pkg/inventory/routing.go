@@ -2,20 +2,27 @@ package inventory
 
 import "net/netip"
 
+// RoutingMode is how the container pool is routed between hosts: the
+// value of docker.routing.
+type RoutingMode string
+
+// String is the mode as the inventory writes it.
+func (m RoutingMode) String() string { return string(m) }
+
 // Container routing modes, the values of docker.routing.
 const (
 	// RoutingHosts is the deployment guide's design and the default: each
 	// host has a route to every other host's container subnet via that
 	// host's data address, so every host's routes, NAT exemptions and
 	// firewall rules grow with the cluster (n-1 of each).
-	RoutingHosts = "hosts"
+	RoutingHosts RoutingMode = "hosts"
 	// RoutingSwitch is the routed pool: each host has one route, for the
 	// whole docker.pool via Docker.Gateway on the data network; the switch
 	// carries that address on the data VLAN's interface and one static
 	// route per host's container subnet via the host's data address. A
 	// host's files then do not depend on the cluster's size; the switch
 	// config grows by one line per host.
-	RoutingSwitch = "switch"
+	RoutingSwitch RoutingMode = "switch"
 )
 
 // SwitchRouted reports whether the switch routes the container pool

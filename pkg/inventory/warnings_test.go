@@ -81,7 +81,7 @@ func TestWarnings(t *testing.T) {
 func TestEstimateTreeBytes(t *testing.T) {
 	for _, tc := range []struct {
 		n       int
-		routing string
+		routing RoutingMode
 		want    string
 	}{{10000, RoutingHosts, "12 GB"}, {10000, RoutingSwitch, "140 MB"}, {4096, RoutingHosts, "2.1 GB"}, {1024, RoutingHosts, "146 MB"}, {0, RoutingHosts, "0 KB"}} {
 		if got := approxBytes(EstimateTreeBytes(tc.n, tc.routing)); got != tc.want {

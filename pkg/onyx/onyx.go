@@ -31,10 +31,7 @@ func Artifacts(inv *inventory.Inventory) []artifact.File {
 // writes and drops each file holds one switch's config at a time.
 func Stream(inv *inventory.Inventory) iter.Seq[artifact.File] {
 	return func(yield func(artifact.File) bool) {
-		for _, sw := range inv.Switches {
-			if sw.IsCumulus() {
-				continue
-			}
+		for _, sw := range inv.SwitchesOf(inventory.OSONYX) {
 			if !yield(SwitchArtifact(inv, sw)) {
 				return
 			}

@@ -9,9 +9,8 @@ import (
 // Results of `rdggen check`, as a person reads them, and their tally.
 func ExampleResult_Line() {
 	rs := []readiness.Result{
-		readiness.Pass(readiness.TargetHosts, "clx-mld-41", "gid", "mlx5_0 port 1", "index 3: RoCE v2 31.31.31.41 on enp1f0"),
-		readiness.Fail(readiness.TargetSwitch, "swx-mld-1-2", "pfc", "Eth1/3", "oper Disabled", "oper Enabled",
-			"interface ethernet 1/3 dcb priority-flow-control mode on force"),
+		readiness.Result{Target: readiness.TargetHosts, Machine: "clx-mld-41", Check: "gid", Subject: "mlx5_0 port 1", Status: readiness.Passed, Found: "index 3: RoCE v2 31.31.31.41 on enp1f0"},
+		readiness.Result{Target: readiness.TargetSwitch, Machine: "swx-mld-1-2", Check: "pfc", Subject: "Eth1/3", Status: readiness.Failed, Found: "oper Disabled", Expected: "oper Enabled", Fix: "interface ethernet 1/3 dcb priority-flow-control mode on force"},
 	}
 	var t readiness.Tally
 	for _, r := range rs {

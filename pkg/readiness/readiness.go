@@ -13,6 +13,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/rdggen/rdggen/pkg/applyplan"
 )
 
 // SchemaCheck marks the document of `rdggen check`.
@@ -32,18 +34,23 @@ const (
 	Unknown Status = "unknown"
 )
 
-// The targets, as `--target` names them.
+// The targets, as `--target` names them (applyplan's).
 const (
-	TargetSwitch  = "switch"
-	TargetESXi    = "esxi"
-	TargetHosts   = "hosts"
-	TargetWorkers = "workers"
+	TargetSwitch  = applyplan.TargetSwitch
+	TargetESXi    = applyplan.TargetESXi
+	TargetHosts   = applyplan.TargetHosts
+	TargetWorkers = applyplan.TargetWorkers
 )
 
-// Result is one check of one machine.
+// Result is one check of one machine. Build it as a struct literal with
+// its fields named, e.g.
+//
+//	readiness.Result{Target: readiness.TargetSwitch, Machine: "sw-1", Check: "pfc",
+//		Subject: "Eth1/3", Status: readiness.Failed, Found: "oper Disabled",
+//		Expected: "oper Enabled", Fix: "interface ethernet 1/3 dcb priority-flow-control mode on force"}
 type Result struct {
 	// Target is the --target the check belongs to (TargetSwitch, …).
-	Target string `json:"target"`
+	Target applyplan.TargetName `json:"target"`
 	// Machine is the switch, ESXi host, VM or worker checked, by its
 	// inventory name.
 	Machine string `json:"machine"`
@@ -61,32 +68,6 @@ type Result struct {
 	// Fix is the command or setting that makes a failed check pass (for
 	// Unknown, when set: how to let the check see).
 	Fix string `json:"fix,omitempty"`
-}
-
-// Pass, Fail and Unsure build a Result of target, machine and check.
-func Pass(target, machine, check, subject, found string) Result {
-	return Result{Target: target, Machine: machine, Check: check, Subject: subject, Status: Passed, Found: found}
-}
-
-// Fail is a failed check: found is what the machine showed, expected what
-// it should show, fix what makes it so.
-func Fail(target, machine, check, subject, found, expected, fix string) Result {
-	return Result{Target: target, Machine: machine, Check: check, Subject: subject, Status: Failed,
-		Found: found, Expected: expected, Fix: fix}
-}
-
-// Unsure is a check that could not tell; why says what was missing.
-func Unsure(target, machine, check, subject, why string) Result {
-	return Result{Target: target, Machine: machine, Check: check, Subject: subject, Status: Unknown, Found: why}
-}
-
-// UnsureFix is a check that could not tell, with what it needs to see
-// and how to look: why says what was missing, expected what passes, fix
-// how to read it (or make it readable).
-func UnsureFix(target, machine, check, subject, why, expected, fix string) Result {
-	r := Unsure(target, machine, check, subject, why)
-	r.Expected, r.Fix = expected, fix
-	return r
 }
 
 // Line is r for a person, one line without the target:
@@ -162,7 +143,7 @@ func (t Tally) String() string {
 
 // Target is one target's part of a Document.
 type Target struct {
-	Name string `json:"target"`
+	Name applyplan.TargetName `json:"target"`
 	Tally
 	// Error is why the target could not check everything (no vCenter, no
 	// credentials), "" otherwise; its machines' checks are then Unknown or

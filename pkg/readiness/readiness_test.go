@@ -8,10 +8,10 @@ import (
 
 func TestLineAndTally(t *testing.T) {
 	rs := []Result{
-		Pass(TargetHosts, "clx-mld-41", "gid", "mlx5_0 port 1", "index 3: RoCE v2 31.31.31.41 on ens224"),
-		Fail(TargetSwitch, "sw-1", "pfc", "Eth1/3", "oper Disabled", "oper Enabled", "interface ethernet 1/3 dcb priority-flow-control mode on force"),
-		Unsure(TargetWorkers, "clx-mld-42", "sshd", "", "hvd-worker is not running"),
-		Fail(TargetESXi, "esx-41", "reboot", "", "", "", ""),
+		Result{Target: TargetHosts, Machine: "clx-mld-41", Check: "gid", Subject: "mlx5_0 port 1", Status: Passed, Found: "index 3: RoCE v2 31.31.31.41 on ens224"},
+		Result{Target: TargetSwitch, Machine: "sw-1", Check: "pfc", Subject: "Eth1/3", Status: Failed, Found: "oper Disabled", Expected: "oper Enabled", Fix: "interface ethernet 1/3 dcb priority-flow-control mode on force"},
+		Result{Target: TargetWorkers, Machine: "clx-mld-42", Check: "sshd", Subject: "", Status: Unknown, Found: "hvd-worker is not running"},
+		Result{Target: TargetESXi, Machine: "esx-41", Check: "reboot", Subject: "", Status: Failed, Found: "", Expected: "", Fix: ""},
 	}
 	want := []string{
 		"clx-mld-41: gid mlx5_0 port 1: passed (index 3: RoCE v2 31.31.31.41 on ens224)",
@@ -39,7 +39,7 @@ func TestLineAndTally(t *testing.T) {
 // The JSON field names are the documented schema (docs/json.md).
 func TestDocumentFields(t *testing.T) {
 	d := &Document{Schema: SchemaCheck, Cluster: "c", Inventory: "c.yaml", Targets: []Target{{Name: "hosts", Tally: Tally{Passed: 1}, Seconds: 0.5}},
-		Results: []Result{Pass(TargetHosts, "h", "gid", "", "x")}}
+		Results: []Result{Result{Target: TargetHosts, Machine: "h", Check: "gid", Subject: "", Status: Passed, Found: "x"}}}
 	var b bytes.Buffer
 	if err := d.Encode(&b); err != nil {
 		t.Fatal(err)

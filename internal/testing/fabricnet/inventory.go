@@ -9,11 +9,8 @@ import "github.com/rdggen/rdggen/pkg/inventory"
 func SpecOf(inv *inventory.Inventory) Spec {
 	var s Spec
 	for _, sw := range inv.Switches {
-		os := ONYX
-		if sw.IsCumulus() {
-			os = Cumulus
-		}
-		s.Switches = append(s.Switches, Switch{Name: sw.Name, OS: os})
+		// fabricnet's OS values are the inventory's.
+		s.Switches = append(s.Switches, Switch{Name: sw.Name, OS: OS(sw.OS())})
 	}
 	end := func(e inventory.LinkEnd) End {
 		sw := inv.Switch(e.Switch)

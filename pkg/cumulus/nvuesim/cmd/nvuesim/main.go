@@ -56,8 +56,8 @@ func options(args []string, stderr io.Writer) (o nvuesim.Options, ca string, err
 			return o, "", err
 		}
 		var found []inventory.Switch
-		for _, sw := range inv.Switches {
-			if sw.IsCumulus() && (*swName == "" || sw.Name == *swName) {
+		for _, sw := range inv.SwitchesOf(inventory.OSCumulus) {
+			if *swName == "" || sw.Name == *swName {
 				found = append(found, sw)
 			}
 		}

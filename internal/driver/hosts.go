@@ -1,10 +1,11 @@
-package remote
+package driver
 
 import (
 	"context"
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/rdggen/rdggen/internal/progress"
@@ -77,7 +78,7 @@ func (r *Report) Err() error {
 
 // Summary is the engine's last line, e.g. "hosts: 2 changed, 6 up to date,
 // 0 failed (1.20s)"; upToDate and changed add what a run of each kind cost.
-func (r *Report) Summary(target string, dryRun bool, upToDate, changed string) string {
+func (r *Report) Summary(target applyplan.TargetName, dryRun bool, upToDate, changed string) string {
 	secs := r.TotalElapsed.Seconds()
 	failed := ""
 	if f := r.FailedHosts(); len(f) > 0 {
@@ -154,8 +155,9 @@ func Texts(changes []applyplan.Change) []string {
 type Engine struct {
 	// Target is the engine's --target ("hosts"); Kind its machines'
 	// applyplan kind.
-	Target, Kind string
-	Hosts        []*inventory.Host
+	Target applyplan.TargetName
+	Kind   string
+	Hosts  []*inventory.Host
 	// Parallel bounds the hosts probed or changed at once (≥ 1).
 	Parallel int
 	DryRun   bool
@@ -177,94 +179,54 @@ type Engine struct {
 	UpToDateCost, ChangedCost string
 }
 
-// Drive runs an SSH engine: probe every host (Parallel at once), print the
-// plan in inventory order, pass the gate, apply the hosts that have changes
-// (Parallel at once) printing each one's line with its time as it
-// finishes, then the summary. One host's failure never stops the others; a
-// cancelled ctx stops the hosts not yet started (they stay "planned") and
-// interrupts those in flight. The error names the failed hosts.
+// Drive runs an SSH engine (hosts, workers) through ReadPlanPush: probe every host (Parallel
+// at once), print the plan in inventory order, pass the gate, apply the
+// hosts that have changes (Parallel at once) printing each one's line with
+// its time as it finishes, then the summary. One host's failure never stops
+// the others; a cancelled ctx stops the hosts not yet started (they stay
+// "planned") and interrupts those in flight. The error names the failed
+// hosts.
 func Drive(ctx context.Context, e Engine) (*Report, error) {
 	start := time.Now()
 	out := progress.Sync(e.Out)
-	n := len(e.Hosts)
-	planned := make([]PlannedHost, n)
-	e.Track.Phase(fmt.Sprintf("reading the state of %d VM(s) over SSH", n), n)
-	ForEach(n, e.Parallel, func(i int) {
-		e.Track.Begin(e.Hosts[i].Name)
-		planned[i] = e.Probe(ctx, i)
-		e.Track.End(e.Hosts[i].Name)
+	names := make([]string, len(e.Hosts))
+	for i, h := range e.Hosts {
+		names[i] = h.Name
+	}
+	// probed is when the last probe ended: the read phase's length.
+	var (
+		mu     sync.Mutex
+		probed time.Duration
+	)
+	units := ReadPlanPush(ctx, names, Run{
+		ReadPhase: "reading the state of %d VM(s) over SSH", PushPhase: "changing %d VM(s)",
+		Announce: func(n int) string {
+			return fmt.Sprintf("applying to %d host(s), %d at a time\n", n, max(e.Parallel, 1))
+		},
+		Parallel: e.Parallel, DryRun: e.DryRun, Gate: e.Gate, Track: e.Track, Out: out,
+	}, func(i int) *hostUnit {
+		u := &hostUnit{e: &e, i: i, planned: e.Probe(ctx, i)}
+		mu.Lock()
+		probed = max(probed, time.Since(start))
+		mu.Unlock()
+		u.machine = u.plannedMachine()
+		u.err = u.planned.Err
+		return u
 	})
-	rep := &Report{ProbeElapsed: time.Since(start)}
-	machines := make([]applyplan.Machine, n)
-	var todo []int
-	for i, h := range e.Hosts {
-		p := planned[i]
-		m := applyplan.Machine{Target: e.Target, Name: h.Name, Kind: e.Kind, Address: h.Mgmt, Changes: p.Changes, Notes: p.Notes, Status: applyplan.UpToDate}
-		if m.Changes == nil {
-			m.Changes = []applyplan.Change{}
-		}
-		switch {
-		case p.Err != nil:
-			m.Status, m.Error, m.Err = applyplan.Failed, p.Err.Error(), p.Err
-		case len(p.Changes) > 0:
-			m.Status = applyplan.Planned
-			todo = append(todo, i)
-		}
-		machines[i] = m
-		writePlan(out, h, p, e.DryRun)
-	}
-
-	errs := make([]error, n)
-	for i := range planned {
-		errs[i] = planned[i].Err
-	}
-	if !e.DryRun && len(todo) > 0 && e.Gate.Pass(ctx, machines) {
-		e.Track.Phase(fmt.Sprintf("changing %d VM(s)", len(todo)), len(todo))
-		fmt.Fprintf(out, "applying to %d host(s), %d at a time\n", len(todo), max(e.Parallel, 1))
-		ForEach(len(todo), e.Parallel, func(k int) {
-			i := todo[k]
-			h := e.Hosts[i]
-			if ctx.Err() != nil {
-				return // not started: stays planned
-			}
-			e.Track.Begin(h.Name)
-			t0 := time.Now()
-			done, notes, err := e.Apply(ctx, i)
-			secs := time.Since(t0).Seconds()
-			e.Track.End(h.Name)
-			m := &machines[i]
-			m.Seconds = secs
-			m.Notes = append(m.Notes, notes...)
-			var b strings.Builder
-			switch {
-			case err != nil && ctx.Err() != nil:
-				m.Status, m.Error, m.Err = applyplan.Interrupted, err.Error(), err
-				fmt.Fprintf(&b, "%s: INTERRUPTED after %.1fs: %v (some changes may be made; run apply again)\n", h.Name, secs, err)
-			case err != nil:
-				m.Status, m.Error, m.Err = applyplan.Failed, err.Error(), err
-				fmt.Fprintf(&b, "%s: FAILED after %.1fs: %v\n", h.Name, secs, err)
-			default:
-				m.Status = applyplan.Changed
-				fmt.Fprintf(&b, "%s: applied %d change(s), verified%s (%.1fs)\n", h.Name, len(m.Changes), done, secs)
-			}
-			for _, note := range notes {
-				fmt.Fprintf(&b, "  %s\n", note)
-			}
-			errs[i] = err
-			io.WriteString(out, b.String())
-		})
-	}
-	for i, h := range e.Hosts {
-		res := HostResult{Host: h.Name, Err: errs[i]}
+	rep := &Report{ProbeElapsed: probed}
+	machines := make([]applyplan.Machine, len(units))
+	for i, u := range units {
+		machines[i] = u.machine
+		res := HostResult{Host: u.host().Name, Err: u.err}
 		if e.RoundTrips != nil {
 			res.RoundTrips = e.RoundTrips(i)
 		}
-		if c := planned[i].Changes; len(c) > 0 {
+		if c := u.planned.Changes; len(c) > 0 {
 			res.Plan, res.Changes = Texts(c), len(c)
 		}
 		// Changes never applied (refused gate, interrupted before the
 		// host) are pending, not changed.
-		res.Pending = !e.DryRun && res.Err == nil && machines[i].Status == applyplan.Planned
+		res.Pending = !e.DryRun && res.Err == nil && u.machine.Status == applyplan.Planned
 		rep.Add(res)
 	}
 	rep.Machines = machines
@@ -272,6 +234,79 @@ func Drive(ctx context.Context, e Engine) (*Report, error) {
 	rep.SummaryLine = rep.Summary(e.Target, e.DryRun, e.UpToDateCost, e.ChangedCost)
 	fmt.Fprintln(out, rep.SummaryLine)
 	return rep, rep.Err()
+}
+
+// hostUnit is one host of an SSH engine as the driver sees it.
+type hostUnit struct {
+	e       *Engine
+	i       int
+	planned PlannedHost
+	machine applyplan.Machine
+	// err is the host's failure: its probe's, then its apply's.
+	err error
+	// done and notes are what a successful apply adds to its line.
+	done  string
+	notes []string
+	secs  float64
+}
+
+func (u *hostUnit) host() *inventory.Host { return u.e.Hosts[u.i] }
+
+// plannedMachine is the host's plan as applyplan sees it.
+func (u *hostUnit) plannedMachine() applyplan.Machine {
+	h, p := u.host(), u.planned
+	m := applyplan.Machine{Target: u.e.Target, Name: h.Name, Kind: u.e.Kind, Address: h.Mgmt, Changes: p.Changes, Notes: p.Notes, Status: applyplan.UpToDate}
+	if m.Changes == nil {
+		m.Changes = []applyplan.Change{}
+	}
+	switch {
+	case p.Err != nil:
+		m.Status, m.Error, m.Err = applyplan.Failed, p.Err.Error(), p.Err
+	case len(p.Changes) > 0:
+		m.Status = applyplan.Planned
+	}
+	return m
+}
+
+func (u *hostUnit) Machine() applyplan.Machine { return u.machine }
+
+func (u *hostUnit) Pending() bool { return u.planned.Err == nil && len(u.planned.Changes) > 0 }
+
+func (u *hostUnit) WritePlan(w io.Writer) { writePlan(w, u.host(), u.planned, u.e.DryRun) }
+
+func (u *hostUnit) Push(ctx context.Context) {
+	t0 := time.Now()
+	done, notes, err := u.e.Apply(ctx, u.i)
+	u.secs = time.Since(t0).Seconds()
+	u.done, u.notes, u.err = done, notes, err
+	m := &u.machine
+	m.Seconds = u.secs
+	m.Notes = append(m.Notes, notes...)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		m.Status, m.Error, m.Err = applyplan.Interrupted, err.Error(), err
+	case err != nil:
+		m.Status, m.Error, m.Err = applyplan.Failed, err.Error(), err
+	default:
+		m.Status = applyplan.Changed
+	}
+}
+
+func (u *hostUnit) WriteResult(w io.Writer) {
+	var b strings.Builder
+	name, secs := u.host().Name, u.secs
+	switch u.machine.Status {
+	case applyplan.Interrupted:
+		fmt.Fprintf(&b, "%s: INTERRUPTED after %.1fs: %v (some changes may be made; run apply again)\n", name, secs, u.err)
+	case applyplan.Failed:
+		fmt.Fprintf(&b, "%s: FAILED after %.1fs: %v\n", name, secs, u.err)
+	default:
+		fmt.Fprintf(&b, "%s: applied %d change(s), verified%s (%.1fs)\n", name, len(u.machine.Changes), u.done, secs)
+	}
+	for _, note := range u.notes {
+		fmt.Fprintf(&b, "  %s\n", note)
+	}
+	io.WriteString(w, b.String())
 }
 
 // writePlan prints one host's plan: its failure, "up to date", or its

@@ -1,4 +1,4 @@
-package nvueapply
+package cumulus
 
 import (
 	"os"
@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/rdggen/rdggen/pkg/applyplan"
-	"github.com/rdggen/rdggen/pkg/cumulus"
 	"github.com/rdggen/rdggen/pkg/inventory"
 )
 
@@ -23,7 +22,7 @@ func TestReconcileForeignBGP(t *testing.T) {
 		t.Fatal(err)
 	}
 	sw := *inv.Switch("leaf1")
-	intent := cumulus.Intent(inv, sw)
+	intent := Intent(inv, sw)
 	applied := Tree{
 		"router": map[string]any{"bgp": map[string]any{"autonomous-system": int64(65000)}},
 		"vrf": map[string]any{"default": map[string]any{"router": map[string]any{"bgp": map[string]any{
