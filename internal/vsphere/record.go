@@ -11,6 +11,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
 
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/types"
@@ -108,22 +111,55 @@ func vmDigest(st *state, hp *hostPlan, h *inventory.Host) string {
 	if !ok {
 		return ""
 	}
+	// The lines are the ones fmt.Fprintf wrote ("%q" is strconv.Quote,
+	// "%+v" of the GPU and the adapter is formatted once per value: a
+	// digest of every VM is most of the record's CPU); a test checks them.
 	d := sha256.New()
-	w := func(format string, args ...any) { fmt.Fprintf(d, format+"\n", args...) }
-	w("%s", RecordSchema)
-	w("vm %q esxi %q host %s", h.VM, h.ESXi, hp.host.Self.Value)
-	w("firmware %q reserve-all-memory %t", vmx.Firmware, vmx.ReserveAllMemory)
+	var b []byte
+	line := func(parts ...string) {
+		b = b[:0]
+		for _, p := range parts {
+			b = append(b, p...)
+		}
+		b = append(b, '\n')
+		d.Write(b)
+	}
+	line(RecordSchema)
+	line("vm ", strconv.Quote(h.VM), " esxi ", strconv.Quote(h.ESXi), " host ", hp.host.Self.Value)
+	line("firmware ", strconv.Quote(vmx.Firmware), " reserve-all-memory ", strconv.FormatBool(vmx.ReserveAllMemory))
 	for _, o := range vmx.ExtraConfig(h) {
-		w("extra %q = %q", o.Key, o.Value)
+		line("extra ", strconv.Quote(o.Key), " = ", strconv.Quote(o.Value))
 	}
 	for _, g := range h.GPUs {
-		w("gpu %+v", g) // the model decides its device ids (pkg/vmx); RecordSchema their rules
+		line("gpu ", plusV(g)) // the model decides its device ids (pkg/vmx); RecordSchema their rules
 	}
-	w("adapter %+v pf %q", a, hp.pfID)
-	w("network %s key %q name %q", net.ref.Value, net.key, net.name)
-	w("template %t", h.Template != nil)
+	line("adapter ", plusV(a), " pf ", strconv.Quote(hp.pfID))
+	line("network ", net.ref.Value, " key ", strconv.Quote(net.key), " name ", strconv.Quote(net.name))
+	line("template ", strconv.FormatBool(h.Template != nil))
 	return hexSum(d)
 }
+
+// plusV is fmt's %+v of v (a GPU or an adapter: comparable values),
+// formatted once per value (up to maxPlusV values are kept).
+func plusV(v any) string {
+	if s, ok := plusVs.Load(v); ok {
+		return s.(string)
+	}
+	s := fmt.Sprintf("%+v", v)
+	if plusVCount.Load() < maxPlusV {
+		if _, loaded := plusVs.LoadOrStore(v, s); !loaded {
+			plusVCount.Add(1)
+		}
+	}
+	return s
+}
+
+const maxPlusV = 4096
+
+var (
+	plusVs     sync.Map
+	plusVCount atomic.Int32
+)
 
 func hexSum(h hash.Hash) string { return hex.EncodeToString(h.Sum(nil)) }
 

@@ -238,8 +238,8 @@ func readStateProving(ctx context.Context, c *vim25.Client, prove func(*state) m
 		proven:      map[types.ManagedObjectReference]*VMRecord{},
 		vswitchPart: map[types.ManagedObjectReference]bool{},
 	}
-	var vms []mo.VirtualMachine
-	if err := mo.LoadObjectContent(byType["VirtualMachine"], &vms); err != nil {
+	vms, err := loadVMIDs(byType["VirtualMachine"])
+	if err != nil {
 		return nil, fmt.Errorf("decode VMs: %w", err)
 	}
 	for i := range vms {
@@ -341,6 +341,60 @@ func readStateProving(ctx context.Context, c *vim25.Client, prove func(*state) m
 		return nil, err
 	}
 	return s, nil
+}
+
+// loadVMIDs is mo.LoadObjectContent for the VMs of the first retrieve
+// (vmIDProps), without its reflection for the usual VM (one per VM in
+// vCenter, so the bulk of a no-op's decoding besides the XML): a VM whose
+// content holds anything else, or a missing property, goes through
+// mo.LoadObjectContent, as before.
+func loadVMIDs(ocs []types.ObjectContent) ([]mo.VirtualMachine, error) {
+	vms := make([]mo.VirtualMachine, len(ocs))
+	for i, oc := range ocs {
+		if vm, ok := vmIDOf(oc); ok {
+			vms[i] = vm
+			continue
+		}
+		var one []mo.VirtualMachine
+		if err := mo.LoadObjectContent([]types.ObjectContent{oc}, &one); err != nil {
+			return nil, err
+		}
+		if len(one) != 1 {
+			return nil, fmt.Errorf("VM %s: %d objects decoded", oc.Obj.Value, len(one))
+		}
+		vms[i] = one[0]
+	}
+	return vms, nil
+}
+
+// vmIDOf loads a VM's vmIDProps from oc; false when oc holds anything else.
+func vmIDOf(oc types.ObjectContent) (mo.VirtualMachine, bool) {
+	vm := mo.VirtualMachine{}
+	vm.Self = oc.Obj
+	if oc.Obj.Type != "VirtualMachine" || len(oc.MissingSet) > 0 {
+		return vm, false
+	}
+	for _, p := range oc.PropSet {
+		switch v := p.Val.(type) {
+		case string:
+			switch p.Name {
+			case "name":
+				vm.Name = v
+			case "config.changeVersion":
+				vm.Config = &types.VirtualMachineConfigInfo{ChangeVersion: v}
+			default:
+				return vm, false
+			}
+		case types.ManagedObjectReference:
+			if p.Name != "runtime.host" {
+				return vm, false
+			}
+			vm.Runtime.Host = &v
+		default:
+			return vm, false
+		}
+	}
+	return vm, true
 }
 
 // vmsPerDeviceRead is the fewest VMs one device-list retrieve carries

@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/rdggen/rdggen/pkg/inventory"
 )
@@ -88,7 +90,32 @@ type ModelName struct {
 // token pcie/sxm* gives the form factor; "NVL" joins the family ("H100 NVL").
 // So "Tesla V100-PCIE-16GB", "v100 pcie 16gb" and "NVIDIA V100_PCIE_16GB" are
 // one model.
+//
+// Results are cached (up to maxParsedModels names): an inventory names a
+// few models for thousands of GPUs, and the plan of each VM parses its
+// GPUs' names again.
 func ParseModel(model string) ModelName {
+	if m, ok := parsedModels.Load(model); ok {
+		return m.(ModelName)
+	}
+	m := parseModel(model)
+	if parsedCount.Load() < maxParsedModels {
+		if _, loaded := parsedModels.LoadOrStore(model, m); !loaded {
+			parsedCount.Add(1)
+		}
+	}
+	return m
+}
+
+// maxParsedModels bounds ParseModel's cache.
+const maxParsedModels = 256
+
+var (
+	parsedModels sync.Map // model name → ModelName
+	parsedCount  atomic.Int32
+)
+
+func parseModel(model string) ModelName {
 	s := strings.ToLower(strings.TrimSpace(model))
 	s = reSeparator.ReplaceAllString(s, "-")
 	toks := strings.FieldsFunc(s, func(r rune) bool { return r == '-' })

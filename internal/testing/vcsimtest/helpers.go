@@ -32,6 +32,72 @@ type Counter struct {
 	watch   []string
 	matched map[string]int
 	bytes   int64 // response bytes read
+	// keep: a copy of each response body is kept in bodies, whole, once
+	// read to its end or closed (KeepBodies).
+	keep   bool
+	bodies [][]byte
+}
+
+// KeepBodies makes the counter keep a copy of every response body read
+// from now on (until Reset), for PropertyBytes.
+func (c *Counter) KeepBodies() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.keep = true
+}
+
+// PropertyBytes sums, per object type and property path ("VirtualMachine
+// config.changeVersion"), the bytes of the propSet elements of the
+// responses kept since KeepBodies, the rest under "(other)": where a
+// retrieve's bytes go.
+func (c *Counter) PropertyBytes() map[string]int {
+	c.mu.Lock()
+	bodies := slices.Clone(c.bodies)
+	c.mu.Unlock()
+	out := map[string]int{}
+	for _, b := range bodies {
+		propertyBytes(b, out)
+	}
+	return out
+}
+
+// propertyBytes adds the bytes of one response to out (PropertyBytes).
+func propertyBytes(b []byte, out map[string]int) {
+	typ := ""
+	total := len(b)
+	for len(b) > 0 {
+		i := bytes.Index(b, []byte("<propSet>"))
+		o := bytes.Index(b, []byte("<obj type=\""))
+		if o >= 0 && (i < 0 || o < i) {
+			b = b[o+len("<obj type=\""):]
+			if q := bytes.IndexByte(b, '"'); q >= 0 {
+				typ = string(b[:q])
+			}
+			continue
+		}
+		if i < 0 {
+			break
+		}
+		b = b[i:]
+		end := bytes.Index(b, []byte("</propSet>"))
+		if end < 0 {
+			break
+		}
+		el := b[:end+len("</propSet>")]
+		name := "?"
+		if n := bytes.Index(el, []byte("<name>")); n >= 0 {
+			if m := bytes.Index(el[n:], []byte("</name>")); m >= 0 {
+				name = string(el[n+len("<name>") : n+m])
+			}
+		}
+		if k := strings.IndexByte(name, '['); k >= 0 {
+			name = name[:k] + "[…]"
+		}
+		out[typ+" "+name] += len(el)
+		total -= len(el)
+		b = b[len(el):]
+	}
+	out["(other)"] += total
 }
 
 // NewCounter returns a zeroed counter.
@@ -80,7 +146,13 @@ func (c *Counter) Wrap(rt http.RoundTripper) http.RoundTripper {
 		}
 		res, err := rt.RoundTrip(req)
 		if err == nil && res.Body != nil {
-			res.Body = &countingBody{ReadCloser: res.Body, c: c}
+			cb := &countingBody{ReadCloser: res.Body, c: c}
+			c.mu.Lock()
+			if c.keep {
+				cb.keep = &bytes.Buffer{}
+			}
+			c.mu.Unlock()
+			res.Body = cb
 		}
 		return res, err
 	})
@@ -89,7 +161,9 @@ func (c *Counter) Wrap(rt http.RoundTripper) http.RoundTripper {
 // countingBody adds what is read from a response to its Counter's bytes.
 type countingBody struct {
 	io.ReadCloser
-	c *Counter
+	c    *Counter
+	keep *bytes.Buffer // the copy of the body, when the counter keeps them
+	once sync.Once
 }
 
 func (b *countingBody) Read(p []byte) (int, error) {
@@ -97,7 +171,29 @@ func (b *countingBody) Read(p []byte) (int, error) {
 	b.c.mu.Lock()
 	b.c.bytes += int64(n)
 	b.c.mu.Unlock()
+	if b.keep != nil {
+		b.keep.Write(p[:n])
+		if err != nil {
+			b.done()
+		}
+	}
 	return n, err
+}
+
+func (b *countingBody) Close() error {
+	if b.keep != nil {
+		b.done()
+	}
+	return b.ReadCloser.Close()
+}
+
+// done hands the kept copy of the body to the counter, once.
+func (b *countingBody) done() {
+	b.once.Do(func() {
+		b.c.mu.Lock()
+		b.c.bodies = append(b.c.bodies, b.keep.Bytes())
+		b.c.mu.Unlock()
+	})
 }
 
 // Bytes returns the response bytes (SOAP XML, after any transport
@@ -137,6 +233,8 @@ func (c *Counter) Reset() {
 	c.n = map[string]int{}
 	c.matched = map[string]int{}
 	c.bytes = 0
+	c.bodies = nil
+	c.keep = false
 }
 
 // String lists the counts, "Method=n …", sorted by method.
