@@ -10,10 +10,10 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rdggen/rdggen/pkg/applyplan"
-	"github.com/rdggen/rdggen/pkg/cumulus/nvuesim"
 	"github.com/rdggen/rdggen/pkg/inventory"
-	"github.com/rdggen/rdggen/pkg/onyx/onyxsim"
 	"github.com/rdggen/rdggen/pkg/readiness"
+	"github.com/rdggen/rdggen/pkg/sim/nvuesim"
+	"github.com/rdggen/rdggen/pkg/sim/onyxsim"
 )
 
 // TestApplySwitchMixed plans, applies and checks an inventory with one

@@ -12,7 +12,8 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/vmware/govmomi/vim25"
 
-	"github.com/rdggen/rdggen/internal/vsphere"
+	"github.com/rdggen/rdggen/internal/engines/esxiapply"
+	"github.com/rdggen/rdggen/internal/vcenter"
 	"github.com/rdggen/rdggen/pkg/apply"
 	"github.com/rdggen/rdggen/pkg/inventory"
 	"github.com/rdggen/rdggen/pkg/readiness"
@@ -20,8 +21,8 @@ import (
 
 // esxiModules gives the nmlx5_core parameter store of a session; nil means
 // the host's kernel module system over the vSphere API
-// (vsphere.KernelModuleParams). Tests may set it.
-var esxiModules func(c *vim25.Client) vsphere.ModuleParams
+// (esxiapply.KernelModuleParams). Tests may set it.
+var esxiModules func(c *vim25.Client) esxiapply.ModuleParams
 
 // timeoutHint adds to an error that is a timeout how long the bound was and
 // the flag that sets it; other errors are returned as they are.
@@ -37,13 +38,13 @@ func timeoutHint(err error, flag string, d time.Duration) error {
 // vcenterCredentials refuses, before connecting, a vCenter login without a
 // user name or a password: vCenter's SSO has no account without either,
 // and the login would fail only after the connection.
-func vcenterCredentials(cfg vsphere.Config) error {
+func vcenterCredentials(cfg vcenter.Config) error {
 	var missing, vars []string
 	if cfg.Username == "" {
-		missing, vars = append(missing, "user name"), append(vars, "$"+vsphere.EnvUsername)
+		missing, vars = append(missing, "user name"), append(vars, "$"+vcenter.EnvUsername)
 	}
 	if cfg.Password == "" {
-		missing, vars = append(missing, "password"), append(vars, "$"+vsphere.EnvPassword)
+		missing, vars = append(missing, "password"), append(vars, "$"+vcenter.EnvPassword)
 	}
 	if len(missing) == 0 {
 		return nil
@@ -55,7 +56,7 @@ func vcenterCredentials(cfg vsphere.Config) error {
 // unreachableHint adds, to an error of reaching vCenter at all (no route,
 // refused, unknown name), where its address came from, so that a wrong
 // GOVC_URL or inventory vcenter is found where it is set.
-func unreachableHint(err error, cfg vsphere.Config) error {
+func unreachableHint(err error, cfg vcenter.Config) error {
 	var op *net.OpError
 	var dns *net.DNSError
 	if !errors.As(err, &op) && !errors.As(err, &dns) {
@@ -66,12 +67,12 @@ func unreachableHint(err error, cfg vsphere.Config) error {
 	}
 	var where string
 	switch cfg.Source {
-	case vsphere.EnvURL:
-		where = "the address is $" + vsphere.EnvURL + "'s (it overrides the inventory's vcenter): check it, or unset it to use the inventory's"
+	case vcenter.EnvURL:
+		where = "the address is $" + vcenter.EnvURL + "'s (it overrides the inventory's vcenter): check it, or unset it to use the inventory's"
 	case "--vcenter":
 		where = "the address is --vcenter's: check it"
 	default:
-		where = "the address is the inventory's vcenter: check it, or set $" + vsphere.EnvURL + " (or --vcenter) to reach vCenter elsewhere"
+		where = "the address is the inventory's vcenter: check it, or set $" + vcenter.EnvURL + " (or --vcenter) to reach vCenter elsewhere"
 	}
 	return fmt.Errorf("%w; %s", err, where)
 }
@@ -81,14 +82,14 @@ func unreachableHint(err error, cfg vsphere.Config) error {
 // memory reservation, GPU passthrough, SR-IOV adapter) and ESXi host settings
 // (GPU passthrough, SR-IOV, nmlx5_core RoCE parameters) through the vSphere API.
 func esxiTarget() *applyTarget {
-	var vcenter string
+	var vcenterURL string
 	var insecure, allowHTTP, full bool
 	var timeout, toolsTimeout time.Duration
-	config := func(env *applyEnv) (vsphere.Config, error) {
-		return vsphere.ConfigFromEnv(env.Inv, env.Getenv, vcenter, insecure)
+	config := func(env *applyEnv) (vcenter.Config, error) {
+		return vcenter.ConfigFromEnv(env.Inv, env.Getenv, vcenterURL, insecure)
 	}
 	// connect logs in to vCenter, saying where and waiting visibly.
-	connect := func(ctx context.Context, env *applyEnv, tr *targetRun) (*vsphere.Session, error) {
+	connect := func(ctx context.Context, env *applyEnv, tr *targetRun) (*vcenter.Session, error) {
 		cfg, err := config(env)
 		if err != nil {
 			return nil, err
@@ -100,7 +101,7 @@ func esxiTarget() *applyTarget {
 		fmt.Fprintf(tr.Out, "vCenter %s (from %s)\n", cfg, cfg.Source)
 		tr.Track.Phase("connecting to vCenter", 0)
 		waited := tr.Track.Wait(fmt.Sprintf("vCenter %s to answer the login (bound: --vcenter-timeout %s)", cfg.URL.Host, timeout))
-		sess, err := vsphere.Connect(ctx, cfg, env.Parallel+2, nil)
+		sess, err := vcenter.Connect(ctx, cfg, env.Parallel+2, nil)
 		waited()
 		if err != nil {
 			return nil, timeoutHint(unreachableHint(err, cfg), "--vcenter-timeout", timeout)
@@ -108,7 +109,7 @@ func esxiTarget() *applyTarget {
 		return sess, nil
 	}
 	// options are the esxi target's settings for apply and check.
-	options := func(env *applyEnv, tr *targetRun, sess *vsphere.Session) apply.ESXiOptions {
+	options := func(env *applyEnv, tr *targetRun, sess *vcenter.Session) apply.ESXiOptions {
 		opts := apply.ESXiOptions{Common: tr.common(env), Client: sess.Client, ToolsTimeout: toolsTimeout, Full: full}
 		if !env.Checking {
 			opts.Record = esxiRecordFile(env.Getenv, sess.Client)
@@ -122,11 +123,11 @@ func esxiTarget() *applyTarget {
 		name: "esxi",
 		help: "VMs and ESXi hosts through vCenter (GOVC_URL, GOVC_USERNAME, GOVC_PASSWORD, GOVC_TLS_CA_CERTS, GOVC_INSECURE)",
 		flags: func(fs *pflag.FlagSet) {
-			fs.StringVar(&vcenter, "vcenter", "", "vCenter `URL` for --target esxi (default $GOVC_URL, else the inventory's vcenter); credentials from $GOVC_USERNAME/$GOVC_PASSWORD")
+			fs.StringVar(&vcenterURL, "vcenter", "", "vCenter `URL` for --target esxi (default $GOVC_URL, else the inventory's vcenter); credentials from $GOVC_USERNAME/$GOVC_PASSWORD")
 			fs.BoolVar(&insecure, "vcenter-insecure", false, "do not verify vCenter's TLS certificate (also $GOVC_INSECURE=1); prefer $GOVC_TLS_CA_CERTS")
 			fs.BoolVar(&allowHTTP, "vcenter-allow-http", false, "allow an http:// vCenter URL, the inventory's vcenter included (the password then crosses the network unencrypted)")
 			fs.DurationVar(&timeout, "vcenter-timeout", 2*time.Minute, "bound on each vSphere API request (> 0)")
-			fs.DurationVar(&toolsTimeout, "vm-tools-timeout", vsphere.DefaultToolsTimeout, "bound on the wait for VMware Tools after a cloned VM's first power-on (> 0)")
+			fs.DurationVar(&toolsTimeout, "vm-tools-timeout", esxiapply.DefaultToolsTimeout, "bound on the wait for VMware Tools after a cloned VM's first power-on (> 0)")
 			fs.BoolVar(&full, "full", false, "esxi: read every VM whole, not only those whose change version differs from the record of the last apply\n"+
 				"(kept in $XDG_CACHE_HOME/rdggen, default ~/.cache/rdggen)")
 		},
@@ -137,8 +138,8 @@ func esxiTarget() *applyTarget {
 			// The flag's URL is refused before anything is loaded or
 			// contacted (ConfigFromEnv reads it by the same grammar).
 			var urlErr error
-			if vcenter != "" {
-				if _, err := inventory.ParseVCenterURL(vcenter, false); err != nil {
+			if vcenterURL != "" {
+				if _, err := inventory.ParseVCenterURL(vcenterURL, false); err != nil {
 					if errors.Is(err, inventory.ErrVCenterCredentials) {
 						err = fmt.Errorf("%w (a command line shows in the process list and the shell's history)", err)
 					}
@@ -176,7 +177,7 @@ func esxiTarget() *applyTarget {
 }
 
 // esxiRecordFile is where apply keeps the record of the VMs of one vCenter
-// it read whole and found matching (vsphere.Record):
+// it read whole and found matching (esxiapply.Record):
 // $XDG_CACHE_HOME/rdggen/esxi-UUID.json, else ~/.cache/rdggen/…, UUID being
 // the vCenter's InstanceUuid (a record is only ever of one vCenter); "" (no
 // record) when neither variable is set or vCenter names no instance. Losing

@@ -12,7 +12,7 @@ import (
 
 	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/inventory"
-	"github.com/rdggen/rdggen/pkg/onyx/onyxsim"
+	"github.com/rdggen/rdggen/pkg/sim/onyxsim"
 )
 
 // runTarget runs one target alone, without a gate, and returns its output.

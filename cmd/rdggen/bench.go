@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/rdggen/rdggen/internal/benchrun"
+	"github.com/rdggen/rdggen/internal/engines/benchrun"
 	"github.com/rdggen/rdggen/pkg/bench"
 	"github.com/rdggen/rdggen/pkg/horovod"
 	"github.com/rdggen/rdggen/pkg/hostqos"

@@ -20,12 +20,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/vmware/govmomi/vim25"
 
+	"github.com/rdggen/rdggen/internal/engines/esxiapply"
 	"github.com/rdggen/rdggen/internal/testing/netnstest"
 	"github.com/rdggen/rdggen/internal/testing/vcsimtest"
-	"github.com/rdggen/rdggen/internal/vsphere"
 	"github.com/rdggen/rdggen/pkg/applyplan"
-	"github.com/rdggen/rdggen/pkg/onyx/onyxsim"
 	"github.com/rdggen/rdggen/pkg/readiness"
+	"github.com/rdggen/rdggen/pkg/sim/onyxsim"
 )
 
 // checkCluster runs `rdggen check` in-process against a namespace cluster
@@ -422,7 +422,7 @@ func TestCheckWholeCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(sim.Close)
-	esxiModules = func(*vim25.Client) vsphere.ModuleParams { return sim.Modules }
+	esxiModules = func(*vim25.Client) esxiapply.ModuleParams { return sim.Modules }
 	t.Cleanup(func() { esxiModules = nil })
 
 	dir := t.TempDir()
@@ -587,13 +587,13 @@ func TestCheckUsage(t *testing.T) {
 // checkSources are the packages whose results `rdggen check` prints, by
 // the target they serve ("" for every target).
 var checkSources = map[string]string{
-	"../../internal/switchapply": readiness.TargetSwitch.String(),
-	"../../internal/vsphere":     readiness.TargetESXi.String(),
-	"../../internal/hostapply":   readiness.TargetHosts.String(),
-	"../../internal/workerapply": readiness.TargetWorkers.String(),
-	"../../internal/nvueapply":   readiness.TargetSwitch.String(),
-	"../../internal/remote":      "",
-	".":                          "",
+	"../../internal/engines/onyxapply":   readiness.TargetSwitch.String(),
+	"../../internal/engines/esxiapply":   readiness.TargetESXi.String(),
+	"../../internal/engines/hostapply":   readiness.TargetHosts.String(),
+	"../../internal/engines/workerapply": readiness.TargetWorkers.String(),
+	"../../internal/engines/nvueapply":   readiness.TargetSwitch.String(),
+	"../../internal/transport/remote":    "",
+	".":                                  "",
 }
 
 // emittedChecks reads the check names the code can emit from its source:

@@ -14,7 +14,7 @@ import (
 
 	"github.com/rdggen/rdggen/internal/testing/netnstest"
 	"github.com/rdggen/rdggen/pkg/applyplan"
-	"github.com/rdggen/rdggen/pkg/onyx/onyxsim"
+	"github.com/rdggen/rdggen/pkg/sim/onyxsim"
 )
 
 // hungServer accepts TCP connections on loopback and never answers: a

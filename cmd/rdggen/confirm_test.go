@@ -12,12 +12,12 @@ import (
 
 	"github.com/vmware/govmomi/vim25"
 
+	"github.com/rdggen/rdggen/internal/engines/esxiapply"
 	"github.com/rdggen/rdggen/internal/golden"
 	"github.com/rdggen/rdggen/internal/testing/vcsimtest"
-	"github.com/rdggen/rdggen/internal/vsphere"
 	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/inventory"
-	"github.com/rdggen/rdggen/pkg/onyx/onyxsim"
+	"github.com/rdggen/rdggen/pkg/sim/onyxsim"
 )
 
 // fabric is the reference cluster's switch (onyxsim) and vCenter (vcsim),
@@ -41,7 +41,7 @@ func newFabric(t *testing.T) *fabric {
 	}
 	t.Cleanup(vc.Close)
 	f.vc = vc
-	esxiModules = func(*vim25.Client) vsphere.ModuleParams { return vc.Modules }
+	esxiModules = func(*vim25.Client) esxiapply.ModuleParams { return vc.Modules }
 	t.Cleanup(func() { esxiModules = nil })
 	dir := t.TempDir()
 	kh := filepath.Join(dir, "known_hosts")

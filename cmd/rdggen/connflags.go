@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/rdggen/rdggen/internal/sshconn"
+	"github.com/rdggen/rdggen/internal/transport/sshconn"
 	"github.com/rdggen/rdggen/pkg/inventory"
 	"github.com/rdggen/rdggen/pkg/quote"
 )

@@ -17,10 +17,10 @@ import (
 	"github.com/rdggen/rdggen/pkg/apply"
 	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/bench"
-	"github.com/rdggen/rdggen/pkg/cumulus/nvuesim"
 	"github.com/rdggen/rdggen/pkg/horovod"
 	"github.com/rdggen/rdggen/pkg/inventory"
 	"github.com/rdggen/rdggen/pkg/readiness"
+	"github.com/rdggen/rdggen/pkg/sim/nvuesim"
 )
 
 // A 2 spines × 2 leaves × 2 hosts Cumulus fabric end to end: the switches

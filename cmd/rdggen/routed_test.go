@@ -14,14 +14,14 @@ import (
 	"github.com/rdggen/rdggen/internal/testing/netnstest"
 	"github.com/rdggen/rdggen/pkg/horovod"
 	"github.com/rdggen/rdggen/pkg/onyx"
-	"github.com/rdggen/rdggen/pkg/onyx/onyxsim"
+	"github.com/rdggen/rdggen/pkg/sim/onyxsim"
 )
 
 // The routed pool (docker.routing: switch) end to end, on 3 namespace hosts
 // with real sshd and a real Open MPI job, and back to per-host routes.
 //
 // The switch: `rdggen apply --target switch` configures the ONYX simulator
-// (pkg/onyx/onyxsim) over SSH with the statements pkg/onyx generates; no
+// (pkg/sim/onyxsim) over SSH with the statements pkg/onyx generates; no
 // ONYX runs here, so the test then reads what the simulator holds (its
 // routing, interface vlan 1's addresses and ICMP redirects, its static
 // routes) and makes the "switch" namespace route the same way

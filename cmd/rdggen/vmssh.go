@@ -5,8 +5,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/rdggen/rdggen/internal/remote"
-	"github.com/rdggen/rdggen/internal/sshconn"
+	"github.com/rdggen/rdggen/internal/transport/remote"
+	"github.com/rdggen/rdggen/internal/transport/sshconn"
 )
 
 // envSSHPassword is the VMs' SSH password variable (never printed).

@@ -12,7 +12,7 @@ import (
 
 	"github.com/rdggen/rdggen/pkg/apply"
 	"github.com/rdggen/rdggen/pkg/applyplan"
-	"github.com/rdggen/rdggen/pkg/onyx/onyxsim"
+	"github.com/rdggen/rdggen/pkg/sim/onyxsim"
 )
 
 // From another module: a program tells a wrong host key, a wrong password

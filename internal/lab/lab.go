@@ -2,8 +2,8 @@
 // machine, for rehearsing `rdggen apply`, `check`, `bench` and `run` without
 // hardware (docs/lab.md): vCenter with the inventory's ESXi hosts, GPUs,
 // ConnectX PFs and VMs (govmomi's simulator as internal/testing/vcsimtest
-// extends it), and each switch (pkg/onyx/onyxsim over SSH, or
-// pkg/cumulus/nvuesim over HTTPS), all on 127.0.0.1.
+// extends it), and each switch (pkg/sim/onyxsim over SSH, or
+// pkg/sim/nvuesim over HTTPS), all on 127.0.0.1.
 //
 // A lab lives in a directory DIR. Up starts a supervisor process (the
 // caller's executable re-run as `rdggen lab serve`, in its own session) that

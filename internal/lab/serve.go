@@ -21,10 +21,10 @@ import (
 	"time"
 
 	"github.com/rdggen/rdggen/internal/testing/vcsimtest"
-	"github.com/rdggen/rdggen/pkg/cumulus/nvuesim"
 	"github.com/rdggen/rdggen/pkg/inventory"
-	"github.com/rdggen/rdggen/pkg/onyx/onyxsim"
 	"github.com/rdggen/rdggen/pkg/quote"
+	"github.com/rdggen/rdggen/pkg/sim/nvuesim"
+	"github.com/rdggen/rdggen/pkg/sim/onyxsim"
 )
 
 // Users of the simulated switches (the passwords are random per lab, in

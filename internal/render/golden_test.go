@@ -93,8 +93,8 @@ func TestGolden(t *testing.T) {
 	var cases []string
 	for _, e := range entries {
 		// cli/ holds the command line's JSON documents (cmd/rdggen's
-		// tests), scripts/ the composed remote scripts (internal/hostapply's
-		// and internal/workerapply's): not inventory cases.
+		// tests), scripts/ the composed remote scripts (internal/engines/hostapply's
+		// and internal/engines/workerapply's): not inventory cases.
 		if e.IsDir() && e.Name() != "cli" && e.Name() != "scripts" {
 			cases = append(cases, e.Name())
 		}

@@ -32,7 +32,7 @@ import (
 
 	"github.com/rdggen/rdggen/internal/driver"
 	"github.com/rdggen/rdggen/internal/progress"
-	"github.com/rdggen/rdggen/internal/remote"
+	"github.com/rdggen/rdggen/internal/transport/remote"
 	"github.com/rdggen/rdggen/pkg/applyplan"
 )
 

@@ -14,8 +14,8 @@ import (
 	"github.com/rdggen/rdggen/pkg/apply"
 	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/inventory"
-	"github.com/rdggen/rdggen/pkg/onyx/onyxsim"
 	"github.com/rdggen/rdggen/pkg/readiness"
+	"github.com/rdggen/rdggen/pkg/sim/onyxsim"
 )
 
 // switchEnv is the reference cluster with its switch on the ONYX simulator.

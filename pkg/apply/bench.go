@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 
-	"github.com/rdggen/rdggen/internal/benchrun"
-	"github.com/rdggen/rdggen/internal/nvueapply"
-	"github.com/rdggen/rdggen/internal/remote"
-	"github.com/rdggen/rdggen/internal/switchapply"
+	"github.com/rdggen/rdggen/internal/engines/benchrun"
+	"github.com/rdggen/rdggen/internal/engines/nvueapply"
+	"github.com/rdggen/rdggen/internal/engines/onyxapply"
+	"github.com/rdggen/rdggen/internal/transport/remote"
 	"github.com/rdggen/rdggen/pkg/bench"
 	"github.com/rdggen/rdggen/pkg/inventory"
 	"github.com/rdggen/rdggen/pkg/readiness"
@@ -99,7 +99,7 @@ func Bench(ctx context.Context, inv *inventory.Inventory, o BenchOptions) (*benc
 
 // benchCounters reads the PFC pause (and, on ONYX, ECN) counters of every
 // data port and fabric uplink of the switches with a mgmt address: ONYX
-// switches over SSH (switchapply.Counters), Cumulus Linux ones through the
+// switches over SSH (onyxapply.Counters), Cumulus Linux ones through the
 // NVUE API (nvueapply.Counters, pause frames only: their ECN is -1, not
 // read). The counters read are returned with the error of those that were
 // not.
@@ -115,7 +115,7 @@ func benchCounters(inv *inventory.Inventory, sw SwitchOptions, r *run) func(ctx 
 		var out []benchrun.PortCount
 		var errs []error
 		if len(onyxSws) > 0 {
-			cs, _, err := switchapply.Counters(ctx, inv, onyxEngine(sw, r).(onyxEngineT).only(onyxSws))
+			cs, _, err := onyxapply.Counters(ctx, inv, onyxEngine(sw, r).(onyxEngineT).only(onyxSws))
 			for _, c := range cs {
 				out = append(out, benchrun.PortCount{Port: c.Port, Pause: c.Pause, ECN: c.ECN})
 			}

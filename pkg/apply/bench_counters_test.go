@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/rdggen/rdggen/pkg/bench"
-	"github.com/rdggen/rdggen/pkg/cumulus/nvuesim"
 	"github.com/rdggen/rdggen/pkg/inventory"
-	"github.com/rdggen/rdggen/pkg/onyx/onyxsim"
+	"github.com/rdggen/rdggen/pkg/sim/nvuesim"
+	"github.com/rdggen/rdggen/pkg/sim/onyxsim"
 )
 
 // The bench's switch counters on the golden mixed fabric, after apply:

@@ -2,11 +2,11 @@ package apply
 
 import (
 	"github.com/rdggen/rdggen/internal/driver"
-	"github.com/rdggen/rdggen/internal/hostapply"
-	"github.com/rdggen/rdggen/internal/nvueapply"
-	"github.com/rdggen/rdggen/internal/switchapply"
-	"github.com/rdggen/rdggen/internal/vsphere"
-	"github.com/rdggen/rdggen/internal/workerapply"
+	"github.com/rdggen/rdggen/internal/engines/esxiapply"
+	"github.com/rdggen/rdggen/internal/engines/hostapply"
+	"github.com/rdggen/rdggen/internal/engines/nvueapply"
+	"github.com/rdggen/rdggen/internal/engines/onyxapply"
+	"github.com/rdggen/rdggen/internal/engines/workerapply"
 	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/readiness"
 )
@@ -26,35 +26,35 @@ type CheckInfo struct {
 
 // checks are the targets' checks, grouped as each target reports them
 // (the ESXi host's before its VMs'); the rules behind them are the Check constants' documentation in
-// internal/switchapply, internal/vsphere, internal/hostapply (check.go,
+// internal/engines/onyxapply, internal/engines/esxiapply, internal/engines/hostapply (check.go,
 // guest.go; docs/rules.md#the-guest-ready-for-gpudirect-rdma) and
-// internal/workerapply.
+// internal/engines/workerapply.
 var checks = map[applyplan.TargetName][]CheckInfo{
 	readiness.TargetSwitch: {
-		{switchapply.CheckConfig, "the running-config against the inventory (apply's plan)"},
-		{switchapply.CheckLink, "per data port and fabric uplink: the link up; its speed as found"},
-		{switchapply.CheckMTU, "per data port and fabric uplink: MTU ≥ 9216 (jumbo data network, fabric) or 1500"},
-		{switchapply.CheckPFC, "per data port and fabric uplink: PFC on, on roce.priority, oper Enabled"},
-		{switchapply.CheckPauseCounters, "per data port and fabric uplink: pause frames on roce.priority (never fails)"},
-		{switchapply.CheckECN, "per data port and fabric uplink: ECN on the RoCE class at roce.ecn_min/max_kb"},
-		{switchapply.CheckLLDP, "per fabric uplink: the LLDP neighbor is the switch and port fabric.links plans"},
-		{switchapply.CheckBGP, "per planned BGP session of a fabric switch: ESTABLISHED (show ip bgp summary)"},
+		{onyxapply.CheckConfig, "the running-config against the inventory (apply's plan)"},
+		{onyxapply.CheckLink, "per data port and fabric uplink: the link up; its speed as found"},
+		{onyxapply.CheckMTU, "per data port and fabric uplink: MTU ≥ 9216 (jumbo data network, fabric) or 1500"},
+		{onyxapply.CheckPFC, "per data port and fabric uplink: PFC on, on roce.priority, oper Enabled"},
+		{onyxapply.CheckPauseCounters, "per data port and fabric uplink: pause frames on roce.priority (never fails)"},
+		{onyxapply.CheckECN, "per data port and fabric uplink: ECN on the RoCE class at roce.ecn_min/max_kb"},
+		{onyxapply.CheckLLDP, "per fabric uplink: the LLDP neighbor is the switch and port fabric.links plans"},
+		{onyxapply.CheckBGP, "per planned BGP session of a fabric switch: ESTABLISHED (show ip bgp summary)"},
 	},
 	readiness.TargetESXi: {
-		{vsphere.CheckExists, "the ESXi host or VM is in vCenter, once (shown when not)"},
-		{vsphere.CheckRead, "vCenter answered the host's reads (shown when not)"},
-		{vsphere.CheckNIC, "per host: nic.pf exists, SR-IOV capable, takes nic.vfs"},
-		{vsphere.CheckPassthrough, "per host: GPU passthrough, PF SR-IOV enabled and active"},
-		{vsphere.CheckSRIOV, "per host: the PF's VFs requested (nic.vfs) and present"},
-		{vsphere.CheckModuleParams, "per host: nmlx5_core parameters as apply sets them"},
-		{vsphere.CheckMTU, "per host: the PF's virtual switch MTU ≥ data_mtu"},
-		{vsphere.CheckReboot, "per host: no reboot pending"},
-		{vsphere.CheckPlacement, "per VM: on the ESXi host the inventory names"},
-		{vsphere.CheckConfig, "per VM: firmware, 64-bit MMIO, reservation, backings"},
-		{vsphere.CheckPower, "per VM: powered on"},
-		{vsphere.CheckDevices, "per VM: GPUs and SR-IOV adapter attached, connected"},
-		{vsphere.CheckP2P, "per VM: the PCIe peer-to-peer keys GPUDirect RDMA needs"},
-		{vsphere.CheckNUMA, "per VM: each GPU on the NUMA node of the NIC's PF"},
+		{esxiapply.CheckExists, "the ESXi host or VM is in vCenter, once (shown when not)"},
+		{esxiapply.CheckRead, "vCenter answered the host's reads (shown when not)"},
+		{esxiapply.CheckNIC, "per host: nic.pf exists, SR-IOV capable, takes nic.vfs"},
+		{esxiapply.CheckPassthrough, "per host: GPU passthrough, PF SR-IOV enabled and active"},
+		{esxiapply.CheckSRIOV, "per host: the PF's VFs requested (nic.vfs) and present"},
+		{esxiapply.CheckModuleParams, "per host: nmlx5_core parameters as apply sets them"},
+		{esxiapply.CheckMTU, "per host: the PF's virtual switch MTU ≥ data_mtu"},
+		{esxiapply.CheckReboot, "per host: no reboot pending"},
+		{esxiapply.CheckPlacement, "per VM: on the ESXi host the inventory names"},
+		{esxiapply.CheckConfig, "per VM: firmware, 64-bit MMIO, reservation, backings"},
+		{esxiapply.CheckPower, "per VM: powered on"},
+		{esxiapply.CheckDevices, "per VM: GPUs and SR-IOV adapter attached, connected"},
+		{esxiapply.CheckP2P, "per VM: the PCIe peer-to-peer keys GPUDirect RDMA needs"},
+		{esxiapply.CheckNUMA, "per VM: each GPU on the NUMA node of the NIC's PF"},
 	},
 	readiness.TargetHosts: {
 		{hostapply.CheckRDMADevice, "the RDMA device horovod.hca exists"},
@@ -94,7 +94,7 @@ var checks = map[applyplan.TargetName][]CheckInfo{
 
 // cumulusChecks are the switch target's checks on a Cumulus Linux switch,
 // read through the NVUE REST API with GET requests only (the rules are the
-// Check constants' documentation in internal/nvueapply; docs/nvue.md).
+// Check constants' documentation in internal/engines/nvueapply; docs/nvue.md).
 var cumulusChecks = []CheckInfo{
 	{nvueapply.CheckConfig, "the applied configuration against the inventory (apply's plan)"},
 	{nvueapply.CheckRoCE, "qos roce operational = applied: mode, PFC priority, ECN, traffic class"},

@@ -4,10 +4,10 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/rdggen/rdggen/internal/nvueapply"
-	"github.com/rdggen/rdggen/internal/sshcli"
-	"github.com/rdggen/rdggen/internal/sshconn"
-	"github.com/rdggen/rdggen/internal/switchapply"
+	"github.com/rdggen/rdggen/internal/engines/nvueapply"
+	"github.com/rdggen/rdggen/internal/engines/onyxapply"
+	"github.com/rdggen/rdggen/internal/transport/sshcli"
+	"github.com/rdggen/rdggen/internal/transport/sshconn"
 	"github.com/rdggen/rdggen/pkg/applyplan"
 )
 
@@ -43,7 +43,7 @@ type (
 	// PushError: an ONYX push stopped at a refused command; it says which
 	// commands were sent and took effect (applied, unsaved) and which were
 	// refused. Unwrap gives the *DeviceError.
-	PushError = switchapply.PushError
+	PushError = onyxapply.PushError
 	// NVUEError: a Cumulus Linux switch's NVUE API answered other than 2xx
 	// (Status 401: the user or password was refused; 4xx: the request or
 	// the configuration was refused).

@@ -8,7 +8,8 @@ import (
 
 	"github.com/vmware/govmomi/vim25"
 
-	"github.com/rdggen/rdggen/internal/vsphere"
+	"github.com/rdggen/rdggen/internal/engines/esxiapply"
+	"github.com/rdggen/rdggen/internal/vcenter"
 	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/inventory"
 	"github.com/rdggen/rdggen/pkg/readiness"
@@ -18,10 +19,10 @@ import (
 // (what `esxcli system module parameters list/set -m MODULE` show and
 // set). nil in ESXiOptions means esxcli over the vSphere API; a test gives
 // an in-memory store, since govmomi's simulator has no esxcli.
-type ModuleParams = vsphere.ModuleParams
+type ModuleParams = esxiapply.ModuleParams
 
 // ESXiHost names an ESXi host for ModuleParams: its name and managed object.
-type ESXiHost = vsphere.Host
+type ESXiHost = esxiapply.Host
 
 // ESXiOptions say which vCenter session to use and what to do.
 type ESXiOptions struct {
@@ -48,8 +49,8 @@ type ESXiOptions struct {
 	Full bool
 }
 
-func (o ESXiOptions) engine(r *run) vsphere.Options {
-	return vsphere.Options{DryRun: o.DryRun, Parallel: o.parallel(), Out: r.track.Writer(), Modules: o.Modules, Track: r.track, Gate: o.Confirm,
+func (o ESXiOptions) engine(r *run) esxiapply.Options {
+	return esxiapply.Options{DryRun: o.DryRun, Parallel: o.parallel(), Out: r.track.Writer(), Modules: o.Modules, Track: r.track, Gate: o.Confirm,
 		ToolsTimeout: o.ToolsTimeout, Full: o.Full}
 }
 
@@ -69,13 +70,13 @@ func ESXi(ctx context.Context, inv *inventory.Inventory, o ESXiOptions) (*Result
 	r := o.begin(applyplan.TargetESXi)
 	opts := o.engine(r)
 	if o.Record != "" {
-		rec, err := vsphere.LoadRecord(o.Record)
+		rec, err := esxiapply.LoadRecord(o.Record)
 		if err != nil && !o.Full {
 			fmt.Fprintf(r.track.Writer(), "esxi: note: the record of the last apply cannot be used (%v): every VM is read whole\n", err)
 		}
 		opts.Record = rec
 	}
-	res, err := vsphere.Apply(ctx, o.Client, inv, opts)
+	res, err := esxiapply.Apply(ctx, o.Client, inv, opts)
 	out := &Result{Target: applyplan.TargetESXi}
 	if res != nil && res.Record != nil && o.Record != "" && !o.DryRun {
 		if err := res.Record.Save(o.Record); err != nil {
@@ -111,7 +112,7 @@ func ESXi(ctx context.Context, inv *inventory.Inventory, o ESXiOptions) (*Result
 func CheckESXi(ctx context.Context, inv *inventory.Inventory, o ESXiOptions) ([]readiness.Result, error) {
 	r := o.begin(applyplan.TargetESXi)
 	defer r.end()
-	return vsphere.Check(ctx, o.Client, inv, o.engine(r))
+	return esxiapply.Check(ctx, o.Client, inv, o.engine(r))
 }
 
 // VCenter says where and how to log in to vCenter.
@@ -141,12 +142,12 @@ func ConnectVCenter(ctx context.Context, v VCenter) (*vim25.Client, func(), erro
 	if err != nil {
 		return nil, nil, fmt.Errorf("VCenter.URL: %w", err)
 	}
-	cfg := vsphere.Config{URL: u, Username: v.Username, Password: v.Password, CACerts: v.CACerts, Insecure: v.Insecure,
+	cfg := vcenter.Config{URL: u, Username: v.Username, Password: v.Password, CACerts: v.CACerts, Insecure: v.Insecure,
 		Timeout: v.Timeout, Source: "VCenter.URL"}
 	if err := cfg.RequireTLS(v.AllowHTTP); err != nil {
 		return nil, nil, err
 	}
-	s, err := vsphere.Connect(ctx, cfg, v.Conns, nil)
+	s, err := vcenter.Connect(ctx, cfg, v.Conns, nil)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -17,10 +17,10 @@ import (
 	"github.com/rdggen/rdggen/internal/testing/fabricnet"
 	"github.com/rdggen/rdggen/pkg/apply"
 	"github.com/rdggen/rdggen/pkg/applyplan"
-	"github.com/rdggen/rdggen/pkg/cumulus/nvuesim"
 	"github.com/rdggen/rdggen/pkg/inventory"
-	"github.com/rdggen/rdggen/pkg/onyx/onyxsim"
 	"github.com/rdggen/rdggen/pkg/readiness"
+	"github.com/rdggen/rdggen/pkg/sim/nvuesim"
+	"github.com/rdggen/rdggen/pkg/sim/onyxsim"
 )
 
 // cumulusFabric is the golden 2 × 2 Cumulus fabric (testdata/golden/

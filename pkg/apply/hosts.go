@@ -3,7 +3,7 @@ package apply
 import (
 	"context"
 
-	"github.com/rdggen/rdggen/internal/hostapply"
+	"github.com/rdggen/rdggen/internal/engines/hostapply"
 	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/inventory"
 	"github.com/rdggen/rdggen/pkg/readiness"

@@ -12,8 +12,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rdggen/rdggen/internal/hostapply"
-	"github.com/rdggen/rdggen/internal/remote"
+	"github.com/rdggen/rdggen/internal/engines/hostapply"
+	"github.com/rdggen/rdggen/internal/transport/remote"
 	"github.com/rdggen/rdggen/pkg/horovod"
 	"github.com/rdggen/rdggen/pkg/inventory"
 	"github.com/rdggen/rdggen/pkg/quote"

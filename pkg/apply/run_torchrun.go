@@ -10,7 +10,7 @@ import (
 	"sync"
 
 	"github.com/rdggen/rdggen/internal/driver"
-	"github.com/rdggen/rdggen/internal/remote"
+	"github.com/rdggen/rdggen/internal/transport/remote"
 	"github.com/rdggen/rdggen/pkg/horovod"
 	"github.com/rdggen/rdggen/pkg/inventory"
 	"github.com/rdggen/rdggen/pkg/quote"

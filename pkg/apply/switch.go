@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/rdggen/rdggen/internal/driver"
-	"github.com/rdggen/rdggen/internal/nvueapply"
-	"github.com/rdggen/rdggen/internal/switchapply"
+	"github.com/rdggen/rdggen/internal/engines/nvueapply"
+	"github.com/rdggen/rdggen/internal/engines/onyxapply"
 	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/inventory"
 	"github.com/rdggen/rdggen/pkg/readiness"
@@ -120,15 +120,15 @@ var switchEngines = map[inventory.SwitchOS]switchEngine{
 	inventory.OSCumulus: {make: nvueEngine, what: "Cumulus switch(es)", reading: "reading the applied configuration of"},
 }
 
-// onyxEngine is ONYX's engine: the CLI over SSH (internal/switchapply).
-type onyxEngineT struct{ o switchapply.Options }
+// onyxEngine is ONYX's engine: the CLI over SSH (internal/engines/onyxapply).
+type onyxEngineT struct{ o onyxapply.Options }
 
 func onyxEngine(o SwitchOptions, r *run) engine {
 	user := o.SSH.User
 	if user == "" {
 		user = "admin"
 	}
-	return onyxEngineT{switchapply.Options{
+	return onyxEngineT{onyxapply.Options{
 		User: user, Password: o.SSH.Password, Agent: o.SSH.Agent, Identities: o.SSH.Identities, Port: o.SSH.Port,
 		KnownHosts: o.SSH.KnownHosts, BackupDir: o.BackupDir, DryRun: o.DryRun, Parallel: o.parallel(),
 		CommandTimeout: o.CommandTimeout, DialTimeout: o.SSH.Timeout, DialTimeoutFlag: o.SSH.TimeoutFlag,
@@ -138,15 +138,15 @@ func onyxEngine(o SwitchOptions, r *run) engine {
 }
 
 func (e onyxEngineT) Plan(ctx context.Context, inv *inventory.Inventory, sw inventory.Switch) switchUnit {
-	return onyxUnit{switchapply.Prepare(ctx, inv, sw, e.o)}
+	return onyxUnit{onyxapply.Prepare(ctx, inv, sw, e.o)}
 }
 
 func (e onyxEngineT) Check(ctx context.Context, inv *inventory.Inventory, sws []inventory.Switch) ([]readiness.Result, error) {
-	return switchapply.Check(ctx, inv, e.only(sws))
+	return onyxapply.Check(ctx, inv, e.only(sws))
 }
 
 // only are the engine's options for the switches sws alone.
-func (e onyxEngineT) only(sws []inventory.Switch) switchapply.Options {
+func (e onyxEngineT) only(sws []inventory.Switch) onyxapply.Options {
 	o := e.o
 	o.Select = func(sw inventory.Switch) bool {
 		return slices.ContainsFunc(sws, func(s inventory.Switch) bool { return s.Name == sw.Name })
@@ -154,7 +154,7 @@ func (e onyxEngineT) only(sws []inventory.Switch) switchapply.Options {
 	return o
 }
 
-type onyxUnit struct{ *switchapply.Prepared }
+type onyxUnit struct{ *onyxapply.Prepared }
 
 func (u onyxUnit) Finish() switchOutcome {
 	r := u.Prepared.Finish()
@@ -162,7 +162,7 @@ func (u onyxUnit) Finish() switchOutcome {
 }
 
 // nvueEngine is Cumulus Linux's engine: the NVUE REST API over HTTPS
-// (internal/nvueapply).
+// (internal/engines/nvueapply).
 type nvueEngineT struct{ o nvueapply.Options }
 
 func nvueEngine(o SwitchOptions, r *run) engine {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/rdggen/rdggen/internal/workerapply"
+	"github.com/rdggen/rdggen/internal/engines/workerapply"
 	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/horovod"
 	"github.com/rdggen/rdggen/pkg/inventory"

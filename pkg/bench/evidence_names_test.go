@@ -3,16 +3,16 @@ package bench_test
 import (
 	"testing"
 
-	"github.com/rdggen/rdggen/internal/hostapply"
-	"github.com/rdggen/rdggen/internal/switchapply"
-	"github.com/rdggen/rdggen/internal/vsphere"
-	"github.com/rdggen/rdggen/internal/workerapply"
+	"github.com/rdggen/rdggen/internal/engines/esxiapply"
+	"github.com/rdggen/rdggen/internal/engines/hostapply"
+	"github.com/rdggen/rdggen/internal/engines/onyxapply"
+	"github.com/rdggen/rdggen/internal/engines/workerapply"
 	"github.com/rdggen/rdggen/pkg/bench"
 )
 
 // TestEvidenceNames: the evidence names that `rdggen check` already has are
 // its own constants (a rename there must show here). It is an external test:
-// internal/workerapply imports this package (its login ring is Rounds).
+// internal/engines/workerapply imports this package (its login ring is Rounds).
 func TestEvidenceNames(t *testing.T) {
 	for got, want := range map[string]string{
 		bench.EvidenceRDMADevice:    hostapply.CheckRDMADevice,
@@ -29,11 +29,11 @@ func TestEvidenceNames(t *testing.T) {
 		bench.EvidenceDevices:       workerapply.CheckDevices,
 		bench.EvidenceMemlock:       workerapply.CheckMemlock,
 		bench.EvidenceGDRLevel:      workerapply.CheckGDRLevel,
-		bench.EvidenceP2P:           vsphere.CheckP2P,
-		bench.EvidenceNUMA:          vsphere.CheckNUMA,
-		bench.EvidenceLink:          switchapply.CheckLink,
-		bench.EvidencePFC:           switchapply.CheckPFC,
-		bench.EvidenceECN:           switchapply.CheckECN,
+		bench.EvidenceP2P:           esxiapply.CheckP2P,
+		bench.EvidenceNUMA:          esxiapply.CheckNUMA,
+		bench.EvidenceLink:          onyxapply.CheckLink,
+		bench.EvidencePFC:           onyxapply.CheckPFC,
+		bench.EvidenceECN:           onyxapply.CheckECN,
 	} {
 		if got != want {
 			t.Errorf("evidence %q, check names it %q", got, want)

@@ -31,7 +31,7 @@ type PortCounters struct {
 	PauseBefore, PauseAfter int64
 	ECNBefore, ECNAfter     int64
 	// NoECN says the port's ECN marks were not read (a Cumulus Linux
-	// port: see internal/nvueapply's Counters); ECNBefore and ECNAfter
+	// port: see internal/engines/nvueapply's Counters); ECNBefore and ECNAfter
 	// are then 0 and mean nothing.
 	NoECN bool
 }

@@ -4,7 +4,7 @@
 //
 // Every value comes from one function here (DaemonSettings, Routes,
 // FirewallRules, ...); the output tree (Artifacts) and the apply engine
-// (internal/hostapply) both use them. Facts and sources: docs/rules.md#docker-networking–§3.
+// (internal/engines/hostapply) both use them. Facts and sources: docs/rules.md#docker-networking–§3.
 package dockernet
 
 import (

@@ -11,7 +11,7 @@ import (
 
 // VM-side desired state. Every value below is produced by exactly one
 // function or constant; the .vmx artifact and the apply engine
-// (internal/vsphere) both read them, so the file a user reviews and what
+// (internal/engines/esxiapply) both read them, so the file a user reviews and what
 // apply sets cannot drift apart.
 
 // Firmware is the VM firmware DirectPath I/O of large-BAR GPUs needs: EFI

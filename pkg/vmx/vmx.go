@@ -3,7 +3,7 @@
 // per ESXi host GPU passthrough, SR-IOV and nmlx5_core lossless-RoCE parameters.
 //
 // The functions of desired.go give each value once; Artifacts renders them as
-// esxi/<vm>.vmx and esxi/<esxi-host>.sh for review, and internal/vsphere
+// esxi/<vm>.vmx and esxi/<esxi-host>.sh for review, and internal/engines/esxiapply
 // (`rdggen apply --target esxi`) sets the same values through the vSphere API.
 package vmx
 

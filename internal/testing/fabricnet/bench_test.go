@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rdggen/rdggen/pkg/cumulus/nvuesim"
-	"github.com/rdggen/rdggen/pkg/onyx/onyxsim"
+	"github.com/rdggen/rdggen/pkg/sim/nvuesim"
+	"github.com/rdggen/rdggen/pkg/sim/onyxsim"
 )
 
 // BenchmarkConverge2x2Cumulus measures a 2 × 2 Cumulus fabric (BGP

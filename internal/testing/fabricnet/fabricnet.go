@@ -15,8 +15,8 @@
 // socket, system hostname = the switch's name, port ids as interface names,
 // one LLDPDU a second). What they run is rendered from the simulator's
 // configuration as the switch OS renders it: RenderNVUE from the applied
-// NVUE tree of pkg/cumulus/nvuesim (FollowNVUE re-renders after each apply),
-// RenderONYX from pkg/onyx/onyxsim's running-config (FollowONYX re-renders
+// NVUE tree of pkg/sim/nvuesim (FollowNVUE re-renders after each apply),
+// RenderONYX from pkg/sim/onyxsim's running-config (FollowONYX re-renders
 // after each configuration change). Interface addresses and MTUs are set on
 // the veths, as the switch OS programs its ports; FRR learns them from the
 // kernel. A VLAN's access ports join a Linux bridge named as the VLAN's IP

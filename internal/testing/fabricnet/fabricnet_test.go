@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"github.com/rdggen/rdggen/internal/testing/netnstest"
-	"github.com/rdggen/rdggen/pkg/cumulus/nvuesim"
-	"github.com/rdggen/rdggen/pkg/onyx/onyxsim"
+	"github.com/rdggen/rdggen/pkg/sim/nvuesim"
+	"github.com/rdggen/rdggen/pkg/sim/onyxsim"
 )
 
 // leafTree is a Cumulus leaf's NVUE tree: unnumbered uplinks swp31/swp32,

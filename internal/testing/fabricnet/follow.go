@@ -6,8 +6,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rdggen/rdggen/pkg/cumulus/nvuesim"
-	"github.com/rdggen/rdggen/pkg/onyx/onyxsim"
+	"github.com/rdggen/rdggen/pkg/sim/nvuesim"
+	"github.com/rdggen/rdggen/pkg/sim/onyxsim"
 )
 
 // FollowNVUE makes switch sw route as the simulated Cumulus switch s's

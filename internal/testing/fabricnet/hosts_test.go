@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/rdggen/rdggen/internal/testing/netnstest"
-	"github.com/rdggen/rdggen/pkg/cumulus/nvuesim"
+	"github.com/rdggen/rdggen/pkg/sim/nvuesim"
 )
 
 // Two netnstest hosts behind different leaves of a Cumulus 2×2 reach each

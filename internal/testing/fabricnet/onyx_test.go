@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rdggen/rdggen/pkg/cumulus/nvuesim"
-	"github.com/rdggen/rdggen/pkg/onyx/onyxsim"
+	"github.com/rdggen/rdggen/pkg/sim/nvuesim"
+	"github.com/rdggen/rdggen/pkg/sim/onyxsim"
 )
 
 func TestONYXFabric(t *testing.T) { cleanTest(t, onyxFabric) }

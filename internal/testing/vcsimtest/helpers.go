@@ -25,7 +25,7 @@ import (
 )
 
 // Counter counts SOAP calls by method name on the client side; wrap the
-// client's transport with it (vsphere.Connect's wrap argument).
+// client's transport with it (vcenter.Connect's wrap argument).
 type Counter struct {
 	mu      sync.Mutex
 	n       map[string]int

@@ -12,7 +12,7 @@ import (
 	"github.com/vmware/govmomi/vim25/soap"
 	"github.com/vmware/govmomi/vim25/types"
 
-	"github.com/rdggen/rdggen/internal/vsphere"
+	"github.com/rdggen/rdggen/internal/engines/esxiapply"
 )
 
 // PciPassthruSystem is a host's HostPciPassthruSystem, which vcsim lacks
@@ -168,7 +168,7 @@ func (b *EnvironmentBrowser) QueryConfigTarget(ctx *simulator.Context, req *type
 	return body
 }
 
-// ModuleStore is an in-memory vsphere.ModuleParams: per host and module, the
+// ModuleStore is an in-memory esxiapply.ModuleParams: per host and module, the
 // parameter string, as `esxcli system module parameters list/set` would
 // read and write it. Counts calls; can be told to fail for a host.
 type ModuleStore struct {
@@ -179,15 +179,15 @@ type ModuleStore struct {
 	sets   int
 }
 
-var _ vsphere.ModuleParams = (*ModuleStore)(nil)
+var _ esxiapply.ModuleParams = (*ModuleStore)(nil)
 
 // NewModuleStore returns an empty store.
 func NewModuleStore() *ModuleStore {
 	return &ModuleStore{params: map[string]string{}, fail: map[string]error{}}
 }
 
-// Get implements vsphere.ModuleParams.
-func (s *ModuleStore) Get(_ context.Context, h vsphere.Host, module string) (string, error) {
+// Get implements esxiapply.ModuleParams.
+func (s *ModuleStore) Get(_ context.Context, h esxiapply.Host, module string) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.gets++
@@ -197,8 +197,8 @@ func (s *ModuleStore) Get(_ context.Context, h vsphere.Host, module string) (str
 	return s.params[h.Name+"/"+module], nil
 }
 
-// Set implements vsphere.ModuleParams.
-func (s *ModuleStore) Set(_ context.Context, h vsphere.Host, module, params string) error {
+// Set implements esxiapply.ModuleParams.
+func (s *ModuleStore) Set(_ context.Context, h esxiapply.Host, module, params string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.sets++

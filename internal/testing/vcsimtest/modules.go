@@ -7,7 +7,7 @@ import (
 	"github.com/vmware/govmomi/vim25/soap"
 	"github.com/vmware/govmomi/vim25/types"
 
-	"github.com/rdggen/rdggen/internal/vsphere"
+	"github.com/rdggen/rdggen/internal/engines/esxiapply"
 )
 
 // KernelModuleSystem is a host's HostKernelModuleSystem, which vcsim lacks
@@ -23,7 +23,7 @@ type KernelModuleSystem struct {
 	host string // ESXi name
 }
 
-func (k *KernelModuleSystem) ref() vsphere.Host { return vsphere.Host{Name: k.host} }
+func (k *KernelModuleSystem) ref() esxiapply.Host { return esxiapply.Host{Name: k.host} }
 
 // QueryConfiguredModuleOptionString returns the module's option string.
 func (k *KernelModuleSystem) QueryConfiguredModuleOptionString(ctx *simulator.Context, req *types.QueryConfiguredModuleOptionString) soap.HasFault {

@@ -86,7 +86,7 @@ type Sim struct {
 	// CAFile is a PEM file with the server certificate (GOVC_TLS_CA_CERTS).
 	CAFile string
 	// Modules is the module parameter store behind every host's
-	// HostKernelModuleSystem (also a vsphere.ModuleParams of its own, which
+	// HostKernelModuleSystem (also a esxiapply.ModuleParams of its own, which
 	// skips SOAP).
 	Modules *ModuleStore
 

@@ -1,6 +1,6 @@
 R=''
 N=0123456789abcdef
-# The prelude of every script rdggen sends (internal/remote): it follows
+# The prelude of every script rdggen sends (internal/transport/remote): it follows
 # R (the root prefix, "" for the host's own root) and N (the nonce that frames
 # the results). Every command's stdin is /dev/null: the script itself is on
 # the shell's stdin. `fr NAME CMD...` runs CMD and frames its output and
@@ -270,7 +270,7 @@ step link:/etc/systemd/system/docker.service.wants/rdggen-firewall.service put_l
 step link:/etc/systemd/system/multi-user.target.wants/rdggen-roce-qos.service put_link "$R"/etc/systemd/system/multi-user.target.wants/rdggen-roce-qos.service /etc/systemd/system/rdggen-roce-qos.service
 step remove:/etc/netplan/60-rdggen.yaml rm -f "$R"/etc/netplan/60-rdggen.yaml
 step remove:/etc/rdggen/firewall.rules rm -f "$R"/etc/rdggen/firewall.rules
-# systemd_reload (internal/hostapply): systemd reads the changed units.
+# systemd_reload (internal/engines/hostapply): systemd reads the changed units.
 systemd_reload() {
 	if [ -n "$R" ]; then echo "root prefix set: no daemon-reload"
 	elif [ -d /run/systemd/system ]; then systemctl daemon-reload
@@ -278,7 +278,7 @@ systemd_reload() {
 }
 step reload systemd_reload
 validate_mode=auto
-# validate_daemon CANDIDATE (internal/hostapply, --docker-validate): check a
+# validate_daemon CANDIDATE (internal/engines/hostapply, --docker-validate): check a
 # new daemon.json before it is installed. Set by Go before it:
 #   validate_mode  "none" (skip, and say so), "auto" (dockerd itself) or a
 #                  command line, run as sh -c "$validate_mode" rdggen-validate CANDIDATE
@@ -306,7 +306,7 @@ validate_daemon() {
 	echo "$out"; return 1
 }
 restart_mode=auto
-# restart_docker (internal/hostapply, --docker-restart): restart Docker after
+# restart_docker (internal/engines/hostapply, --docker-restart): restart Docker after
 # a new daemon.json. Set by Go before it:
 #   restart_mode  "none" (skip, and say so), "auto" (its service) or a
 #                 command line, run as sh -c "$restart_mode"
@@ -321,7 +321,7 @@ restart_docker() {
 	else echo "docker is not installed as a service: nothing to restart"; fi
 }
 daemon_path=/etc/docker/daemon.json
-# daemon_install MODE OLDSUM BACKUP NEWDATA (internal/hostapply): refuse a
+# daemon_install MODE OLDSUM BACKUP NEWDATA (internal/engines/hostapply): refuse a
 # file changed since the probe (OLDSUM its SHA-256, "-" when it did not
 # exist), stage the new file beside the old one, validate it
 # (validate_daemon), back the old one up, rename the new one into place,
@@ -416,7 +416,7 @@ RDGGEN_0123456789abcdef
 step routes ip -force -batch "$T/d10"
 step roce env RDGGEN_SYSFS="$R/sys" sh -c "$RS" rdggen-roce-qos apply
 load_mode=auto
-# load_module NAME (internal/hostapply, --module-load): load a kernel module.
+# load_module NAME (internal/engines/hostapply, --module-load): load a kernel module.
 # Set by Go before it:
 #   load_mode  "none" (skip, and say so), "auto" (modprobe) or a command
 #              line, run as sh -c "$load_mode" rdggen-load NAME
@@ -437,7 +437,7 @@ bridge=docker0
 pm_sysfs=nvidia_peermem
 pm_legacy=nv_peer_mem
 pm_module=nvidia-peermem
-# pm: the peer-memory module's state, one fact a line (internal/hostapply,
+# pm: the peer-memory module's state, one fact a line (internal/engines/hostapply,
 # parsePeermem): loaded, legacy, memory_peers, version V, module, driver V,
 # open, kernel V, model M. Set by Go before it:
 #   pm_sysfs   the module's name under /sys/module (nvidia_peermem)
@@ -456,7 +456,7 @@ pm() {
 	for f in "$R"/proc/driver/nvidia/gpus/*/information; do [ -f "$f" ] && sed -n 's/^Model:[[:space:]]*/model /p' "$f"; done
 	return 0
 }
-# The hosts probe (internal/hostapply): the read-only part of
+# The hosts probe (internal/engines/hostapply): the read-only part of
 # `rdggen apply --target hosts`, which its apply script sends again to verify.
 # It starts few processes (one stat and one cat for all files, builtins where
 # possible): it is what an up-to-date host costs. Set by Go before it:

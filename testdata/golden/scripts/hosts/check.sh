@@ -1,6 +1,6 @@
 R=''
 N=0123456789abcdef
-# The prelude of every script rdggen sends (internal/remote): it follows
+# The prelude of every script rdggen sends (internal/transport/remote): it follows
 # R (the root prefix, "" for the host's own root) and N (the nonce that frames
 # the results). Every command's stdin is /dev/null: the script itself is on
 # the shell's stdin. `fr NAME CMD...` runs CMD and frames its output and
@@ -87,7 +87,7 @@ bridge=docker0
 pm_sysfs=nvidia_peermem
 pm_legacy=nv_peer_mem
 pm_module=nvidia-peermem
-# pm: the peer-memory module's state, one fact a line (internal/hostapply,
+# pm: the peer-memory module's state, one fact a line (internal/engines/hostapply,
 # parsePeermem): loaded, legacy, memory_peers, version V, module, driver V,
 # open, kernel V, model M. Set by Go before it:
 #   pm_sysfs   the module's name under /sys/module (nvidia_peermem)
@@ -106,7 +106,7 @@ pm() {
 	for f in "$R"/proc/driver/nvidia/gpus/*/information; do [ -f "$f" ] && sed -n 's/^Model:[[:space:]]*/model /p' "$f"; done
 	return 0
 }
-# The hosts probe (internal/hostapply): the read-only part of
+# The hosts probe (internal/engines/hostapply): the read-only part of
 # `rdggen apply --target hosts`, which its apply script sends again to verify.
 # It starts few processes (one stat and one cat for all files, builtins where
 # possible): it is what an up-to-date host costs. Set by Go before it:
@@ -160,7 +160,7 @@ probe_files /etc/docker/daemon.json /etc/sysctl.d/60-rdggen-forwarding.conf /etc
 probe_host
 hca=mlx5_0
 port=1
-# The RDMA device's port (internal/hostapply, rdmaProbe): the device list,
+# The RDMA device's port (internal/engines/hostapply, rdmaProbe): the device list,
 # the port's state and link layer, its GID table as "INDEX<TAB>GID<TAB>TYPE<TAB>NDEV"
 # lines (drivers/infiniband/core/sysfs.c: ports/<p>/gids/<i>,
 # gid_attrs/types/<i>, gid_attrs/ndevs/<i>; an unused slot reads as the zero
@@ -186,7 +186,7 @@ gidtab() {
 if [ -d "$p" ]; then fr ibstate cat "$p/state"; fr iblayer cat "$p/link_layer"; fr gids gidtab "$p"; fi
 if [ -z "$R" ] && command -v ibv_devinfo >/dev/null 2>&1; then fr ibvinfo ibv_devinfo -d "$hca" -i "$port"; fi
 nvidia_vendor=0x10de
-# The guest's readiness for GPUs and RDMA (internal/hostapply, guestProbe;
+# The guest's readiness for GPUs and RDMA (internal/engines/hostapply, guestProbe;
 # read-only):
 #   - gpus: per NVIDIA display controller on the PCI bus (vendor $nvidia_vendor,
 #     class 0x0300xx or 0x0302xx) "BDF<TAB>BAR1 resource line<TAB>yes|no", yes
@@ -224,7 +224,7 @@ verbs() {
 	return 0
 }
 fr verbs verbs
-# runtime, before Docker 19.03 (internal/hostapply, guestProbe): the runtimes
+# runtime, before Docker 19.03 (internal/engines/hostapply, guestProbe): the runtimes
 # of `docker info` (without a root prefix; else daemon.json's, which the
 # probe reads anyway).
 if [ -z "$R" ] && command -v docker >/dev/null 2>&1; then fr runtime docker info --format '{{json .Runtimes}}'; fi

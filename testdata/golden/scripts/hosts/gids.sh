@@ -1,6 +1,6 @@
 R=''
 N=0123456789abcdef
-# The prelude of every script rdggen sends (internal/remote): it follows
+# The prelude of every script rdggen sends (internal/transport/remote): it follows
 # R (the root prefix, "" for the host's own root) and N (the nonce that frames
 # the results). Every command's stdin is /dev/null: the script itself is on
 # the shell's stdin. `fr NAME CMD...` runs CMD and frames its output and
@@ -14,7 +14,7 @@ fr() { printf '@rdggen %s %s\n' "$N" "$1"; shift; "$@" </dev/null 2>&1; printf '
 step() { n=$1; shift; fr "step:$n" "$@"; }
 hca=mlx5_0
 port=1
-# The RDMA device's port (internal/hostapply, rdmaProbe): the device list,
+# The RDMA device's port (internal/engines/hostapply, rdmaProbe): the device list,
 # the port's state and link layer, its GID table as "INDEX<TAB>GID<TAB>TYPE<TAB>NDEV"
 # lines (drivers/infiniband/core/sysfs.c: ports/<p>/gids/<i>,
 # gid_attrs/types/<i>, gid_attrs/ndevs/<i>; an unused slot reads as the zero

@@ -1,6 +1,6 @@
 R=''
 N=0123456789abcdef
-# The prelude of every script rdggen sends (internal/remote): it follows
+# The prelude of every script rdggen sends (internal/transport/remote): it follows
 # R (the root prefix, "" for the host's own root) and N (the nonce that frames
 # the results). Every command's stdin is /dev/null: the script itself is on
 # the shell's stdin. `fr NAME CMD...` runs CMD and frames its output and
@@ -87,7 +87,7 @@ bridge=docker0
 pm_sysfs=nvidia_peermem
 pm_legacy=nv_peer_mem
 pm_module=nvidia-peermem
-# pm: the peer-memory module's state, one fact a line (internal/hostapply,
+# pm: the peer-memory module's state, one fact a line (internal/engines/hostapply,
 # parsePeermem): loaded, legacy, memory_peers, version V, module, driver V,
 # open, kernel V, model M. Set by Go before it:
 #   pm_sysfs   the module's name under /sys/module (nvidia_peermem)
@@ -106,7 +106,7 @@ pm() {
 	for f in "$R"/proc/driver/nvidia/gpus/*/information; do [ -f "$f" ] && sed -n 's/^Model:[[:space:]]*/model /p' "$f"; done
 	return 0
 }
-# The hosts probe (internal/hostapply): the read-only part of
+# The hosts probe (internal/engines/hostapply): the read-only part of
 # `rdggen apply --target hosts`, which its apply script sends again to verify.
 # It starts few processes (one stat and one cat for all files, builtins where
 # possible): it is what an up-to-date host costs. Set by Go before it:

@@ -1,6 +1,6 @@
 R=''
 N=0123456789abcdef
-# The prelude of every script rdggen sends (internal/remote): it follows
+# The prelude of every script rdggen sends (internal/transport/remote): it follows
 # R (the root prefix, "" for the host's own root) and N (the nonce that frames
 # the results). Every command's stdin is /dev/null: the script itself is on
 # the shell's stdin. `fr NAME CMD...` runs CMD and frames its output and
@@ -27,7 +27,7 @@ put_file() {
 # put_link PATH TARGET: make PATH a symbolic link to TARGET.
 put_link() { mkdir -p "${1%/*}" && ln -sfn "$2" "$1"; }
 worker=hvd-worker
-# The workers' changes (internal/workerapply, applyScript), after probe.sh's
+# The workers' changes (internal/engines/workerapply, applyScript), after probe.sh's
 # variables (worker). make_dir DIR: the SSH directory, 0700 before any
 # private key is written into it. recreate CMD...: remove the worker, then
 # run CMD (docker run ...).
@@ -110,7 +110,7 @@ worker=hvd-worker
 image=horovod/horovod:0.16.0-tf1.12.0-torch1.0.0-mxnet1.4.0-py3.5
 port=12345
 addr=172.16.41.2
-# The workers probe (internal/workerapply): docker's version, the SSH
+# The workers probe (internal/engines/workerapply): docker's version, the SSH
 # directory's mode, each SSH file's mode and SHA-256 (never a private key's
 # bytes), the worker container, the image, and, when the worker runs, the
 # host key its sshd presents at the hostfile's address (ssh-keyscan, 3 s).

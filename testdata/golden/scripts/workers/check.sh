@@ -1,6 +1,6 @@
 R=''
 N=0123456789abcdef
-# The prelude of every script rdggen sends (internal/remote): it follows
+# The prelude of every script rdggen sends (internal/transport/remote): it follows
 # R (the root prefix, "" for the host's own root) and N (the nonce that frames
 # the results). Every command's stdin is /dev/null: the script itself is on
 # the shell's stdin. `fr NAME CMD...` runs CMD and frames its output and
@@ -31,7 +31,7 @@ worker=hvd-worker
 image=horovod/horovod:0.16.0-tf1.12.0-torch1.0.0-mxnet1.4.0-py3.5
 port=12345
 addr=172.16.41.2
-# The workers probe (internal/workerapply): docker's version, the SSH
+# The workers probe (internal/engines/workerapply): docker's version, the SSH
 # directory's mode, each SSH file's mode and SHA-256 (never a private key's
 # bytes), the worker container, the image, and, when the worker runs, the
 # host key its sshd presents at the hostfile's address (ssh-keyscan, 3 s).
@@ -61,7 +61,7 @@ probe_worker sshd_config ssh_host_ed25519_key ssh_host_ed25519_key.pub id_ed2551
 fw_chain=RDGGEN-CONTAINERS
 user_chain=DOCKER-USER
 nat_chain=RDGGEN-POSTROUTING
-# The checks between the workers (internal/workerapply, peers.go). Set by Go
+# The checks between the workers (internal/engines/workerapply, peers.go). Set by Go
 # before it:
 #   WS          worker.sh, the script run inside the worker
 #   fw_chain    rdggen's filter chain; user_chain the chain that jumps to it
@@ -88,7 +88,7 @@ rules_probe() {
 }
 routes_get() { printf 'route get %s\n' "$@" | ip -o -force -batch - 2>&1; }
 # shellcheck disable=SC2016 # WS holds a script, run by sh -c "$WS": its expansions are its own
-WS='# Runs inside the worker (internal/workerapply, workerProbe), in one
+WS='# Runs inside the worker (internal/engines/workerapply, workerProbe), in one
 # `docker exec ... sh -c "$WS" rdggen MARK PORT WAIT MOST ADDR...`: the
 # result mark, the sshd port, the connect timeout in seconds, how many
 # logins at once and the peers'\'' addresses. It reports the worker'\''s

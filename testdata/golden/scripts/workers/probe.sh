@@ -1,6 +1,6 @@
 R=''
 N=0123456789abcdef
-# The prelude of every script rdggen sends (internal/remote): it follows
+# The prelude of every script rdggen sends (internal/transport/remote): it follows
 # R (the root prefix, "" for the host's own root) and N (the nonce that frames
 # the results). Every command's stdin is /dev/null: the script itself is on
 # the shell's stdin. `fr NAME CMD...` runs CMD and frames its output and
@@ -17,7 +17,7 @@ worker=hvd-worker
 image=horovod/horovod:0.16.0-tf1.12.0-torch1.0.0-mxnet1.4.0-py3.5
 port=12345
 addr=172.16.41.2
-# The workers probe (internal/workerapply): docker's version, the SSH
+# The workers probe (internal/engines/workerapply): docker's version, the SSH
 # directory's mode, each SSH file's mode and SHA-256 (never a private key's
 # bytes), the worker container, the image, and, when the worker runs, the
 # host key its sshd presents at the hostfile's address (ssh-keyscan, 3 s).

@@ -1,6 +1,6 @@
 R=''
 N=0123456789abcdef
-# The prelude of every script rdggen sends (internal/remote): it follows
+# The prelude of every script rdggen sends (internal/transport/remote): it follows
 # R (the root prefix, "" for the host's own root) and N (the nonce that frames
 # the results). Every command's stdin is /dev/null: the script itself is on
 # the shell's stdin. `fr NAME CMD...` runs CMD and frames its output and
@@ -27,7 +27,7 @@ put_file() {
 # put_link PATH TARGET: make PATH a symbolic link to TARGET.
 put_link() { mkdir -p "${1%/*}" && ln -sfn "$2" "$1"; }
 worker=hvd-worker
-# The workers' changes (internal/workerapply, applyScript), after probe.sh's
+# The workers' changes (internal/engines/workerapply, applyScript), after probe.sh's
 # variables (worker). make_dir DIR: the SSH directory, 0700 before any
 # private key is written into it. recreate CMD...: remove the worker, then
 # run CMD (docker run ...).

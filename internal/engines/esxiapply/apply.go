@@ -1,0 +1,849 @@
+// Package vsphere is the apply engine of `rdggen apply --target esxi`: it makes
+// vCenter's VMs and ESXi hosts match what pkg/vmx computes, through govmomi.
+//
+// One apply: connect (connect.go); read every host and network and every
+// VM's name, host and change version in one PropertyCollector retrieve, then
+// the settings and devices of the VMs the last apply's record does not prove
+// unchanged (state.go, record.go); plan per ESXi host and per VM (plan.go),
+// reading the PCI device lists of the hosts that add or pick devices in one
+// more retrieve (a run with nothing to do reads none); print the plan; then, unless it is a dry run, change the hosts
+// (UpdatePassthruConfig, nmlx5_core parameters) and reconfigure each host's
+// VMs once the host is done, at most Options.Parallel machines at once,
+// waiting on all tasks with one poll (tasks.go). A VM's failure never stops
+// the others; the Result says what failed. Devices whose passthrough or
+// SR-IOV is enabled but not active wait for the host's reboot: the VM gets
+// its other settings now, the devices at the first apply after the reboot.
+//
+// Check (check.go) is `rdggen check --target esxi`: the same reads and plan,
+// reported as readiness results instead of applied.
+package esxiapply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/vim25"
+	"github.com/vmware/govmomi/vim25/methods"
+	"github.com/vmware/govmomi/vim25/mo"
+	"github.com/vmware/govmomi/vim25/types"
+
+	"github.com/rdggen/rdggen/internal/driver"
+	"github.com/rdggen/rdggen/internal/progress"
+	"github.com/rdggen/rdggen/pkg/applyplan"
+	"github.com/rdggen/rdggen/pkg/inventory"
+	"github.com/rdggen/rdggen/pkg/vmx"
+)
+
+// Options control one apply.
+type Options struct {
+	// DryRun prints the plan and changes nothing.
+	DryRun bool
+	// Parallel bounds the hosts and VMs changed at once (≥ 1).
+	Parallel int
+	// Out receives the plan and per-VM/host outcomes.
+	Out io.Writer
+	// Modules reads and sets nmlx5_core parameters; nil means the host's
+	// HostKernelModuleSystem over the vSphere API (KernelModuleParams: one
+	// call per read or set).
+	Modules ModuleParams
+	// Track hears the phases, the machines in flight and what vCenter is
+	// awaited for; nil for none.
+	Track *progress.Tracker
+	// Gate is asked once after the plan, before the first change.
+	Gate applyplan.Gate
+	// ToolsTimeout bounds the wait for VMware Tools after a cloned VM's
+	// first power-on (0: DefaultToolsTimeout).
+	ToolsTimeout time.Duration
+	// Record is the last apply's Result.Record: the VMs it proves
+	// unchanged are not read whole (see Record). nil reads every VM whole.
+	Record *Record
+	// Full reads every VM whole whatever Record says (Result.Record is
+	// still written). Check always reads whole and ignores both.
+	Full bool
+}
+
+// Result is the outcome of one apply.
+type Result struct {
+	DryRun bool
+	// VMs changed (or, in a dry run, to change), up to date, failed.
+	VMsChanged, VMsUnchanged int
+	// Hosts changed (or to change) and up to date.
+	HostsChanged, HostsUnchanged int
+	// Failed lists "name: reason" for every VM or host that failed.
+	Failed []string
+	// Reboot lists the ESXi hosts that need a reboot for settings to take
+	// effect, with the reason.
+	Reboot []string
+	// VMsWaiting counts the VMs with devices to attach that wait for their
+	// host's reboot (passthrough or SR-IOV enabled, not active yet); Waiting
+	// lists those devices. Not failures: the first apply after the reboot
+	// attaches them.
+	VMsWaiting int
+	Waiting    []string
+	// VMsBlocked counts the VMs whose SR-IOV adapter waits on a problem of
+	// their ESXi host's NIC (listed in Failed and Waiting).
+	VMsBlocked int
+	// NotApplied: the plan had changes and none was sent (the gate said no,
+	// or the run was cancelled before the first change).
+	NotApplied bool
+	// Machines is the outcome per ESXi host and VM for `--output json`:
+	// each host, then its VMs, in inventory order.
+	Machines []applyplan.Machine
+	// Record is what the next apply's Options.Record should be (see
+	// Record); never nil after a plan.
+	Record *Record
+	// VMsProven counts the VMs Options.Record proved unchanged: their
+	// device lists were not read.
+	VMsProven int
+}
+
+// Err is nil when nothing failed, else an error naming every failure.
+func (r *Result) Err() error {
+	if len(r.Failed) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%d failed: %s", len(r.Failed), strings.Join(r.Failed, "; "))
+}
+
+// Summary is the one line the CLI prints at the end.
+func (r *Result) Summary() string {
+	s := r.summary()
+	if r.VMsBlocked > 0 {
+		s += fmt.Sprintf("; %d VM(s) wait on their ESXi host's NIC problem for the SR-IOV adapter (listed above)", r.VMsBlocked)
+	}
+	return s
+}
+
+func (r *Result) summary() string {
+	if r.NotApplied && !r.DryRun {
+		return fmt.Sprintf("esxi: nothing sent: %d VM(s) and %d host(s) to change, %d VM(s) and %d host(s) already matched, %d failed",
+			r.VMsChanged, r.HostsChanged, r.VMsUnchanged, r.HostsUnchanged, len(r.Failed))
+	}
+	if !r.DryRun && r.VMsChanged == 0 && r.HostsChanged == 0 && len(r.Failed) == 0 {
+		if r.VMsWaiting > 0 {
+			return fmt.Sprintf("esxi: nothing to do before a reboot: %d VM(s) wait for passthrough devices, %d VM(s) and %d ESXi host(s) already match; reboot pending: %s; re-run apply after the reboot",
+				r.VMsWaiting, r.VMsUnchanged, r.HostsUnchanged, r.rebootText())
+		}
+		s := fmt.Sprintf("esxi: nothing to do: %d VM(s) and %d ESXi host(s) already match the inventory", r.VMsUnchanged, r.HostsUnchanged)
+		if len(r.Reboot) > 0 {
+			s += "; reboot pending: " + r.rebootText()
+		}
+		return s
+	}
+	verb := "changed"
+	if r.DryRun {
+		verb = "to change (dry run, nothing sent)"
+	}
+	s := fmt.Sprintf("esxi: %d VM(s) and %d host(s) %s, %d VM(s) and %d host(s) already matched, %d failed",
+		r.VMsChanged, r.HostsChanged, verb, r.VMsUnchanged, r.HostsUnchanged, len(r.Failed))
+	if len(r.Reboot) > 0 {
+		s += "; reboot needed: " + r.rebootText()
+	}
+	if r.VMsWaiting > 0 {
+		s += fmt.Sprintf("; %d VM(s) get their passthrough devices at the first apply after the reboot", r.VMsWaiting)
+	}
+	return s
+}
+
+// rebootText names up to 3 hosts that need a reboot, else counts them (the
+// per-host reasons are printed above the summary).
+func (r *Result) rebootText() string {
+	if len(r.Reboot) <= 3 {
+		return strings.Join(r.Reboot, ", ")
+	}
+	return fmt.Sprintf("%d ESXi hosts (listed above)", len(r.Reboot))
+}
+
+// Apply makes vCenter match the inventory (see the package doc). The error
+// is only for failures that stop everything (the state cannot be read);
+// per-VM and per-host failures are in the Result.
+func Apply(ctx context.Context, c *vim25.Client, inv *inventory.Inventory, opts Options) (*Result, error) {
+	if opts.Parallel < 1 {
+		opts.Parallel = 1
+	}
+	if opts.Out == nil {
+		opts.Out = io.Discard
+	}
+	if opts.Modules == nil {
+		opts.Modules = KernelModuleParams{Client: c}
+	}
+	opts.Track.Phase(fmt.Sprintf("reading %d VM(s) and %d ESXi host(s) from vCenter", len(inv.Hosts), len(inv.ESXiHosts())), 0)
+	id := vcenterOf(c.ServiceContent.About)
+	var prove func(*state) map[types.ManagedObjectReference]*VMRecord
+	if opts.Record != nil && !opts.Full {
+		prove = func(s *state) map[types.ManagedObjectReference]*VMRecord {
+			return proveUnchanged(id, inv, s, opts.Record)
+		}
+	}
+	var hints []string
+	if !opts.Full {
+		hints = vswitchHints(id, inv, opts.Record)
+	}
+	st, err := readStateProving(ctx, c, prove, hints, managedKeys(inv), inventoryVMs(inv), inv.ESXiHosts(), opts.Parallel)
+	if err != nil {
+		return nil, err
+	}
+	if err := completeVSwitches(ctx, c, inv, st); err != nil {
+		return nil, err
+	}
+	if st.clones, err = planClones(ctx, c, inv, st, opts); err != nil {
+		return nil, err
+	}
+	opts.Track.Phase(fmt.Sprintf("planning %d ESXi host(s)", len(inv.ESXiHosts())), 0)
+	res := &Result{DryRun: opts.DryRun, VMsProven: len(st.proven)}
+	hosts := plan(ctx, c, inv, st, opts)
+	defer func() { res.Record = newRecord(id, inv, st, hosts, opts.Record) }()
+	var b strings.Builder
+	printPlan(&b, hosts, res)
+	if res.VMsProven > 0 {
+		fmt.Fprintf(&b, "%d VM(s) unchanged since the last apply read them (same change version): their device lists were not read (--full reads them)\n", res.VMsProven)
+	}
+	io.WriteString(opts.Out, b.String())
+	res.Machines = machines(hosts)
+	changes, _ := applyplan.Count(res.Machines)
+	if !driver.Ask(ctx, opts.DryRun, changes, opts.Gate, res.Machines) {
+		collect(hosts, res)
+		switch {
+		case opts.DryRun:
+		case changes == 0:
+			printPending(opts.Out, res)
+		default: // the gate refused
+			res.NotApplied = true
+		}
+		return res, nil
+	}
+	out := progress.Sync(opts.Out)
+	if hosts, err = cloneThenPlan(ctx, c, inv, st, hosts, opts, out); err != nil {
+		return nil, err
+	}
+	execute(ctx, c, hosts, opts, out)
+	firstBoots(ctx, c, hosts, opts, out)
+	report(opts.Out, hosts, res)
+	res.Machines = machines(hosts)
+	return res, nil
+}
+
+// plan builds the host and VM plans (planHosts); a host whose nmlx5_core
+// parameters could not be read fails with its VMs.
+func plan(ctx context.Context, c *vim25.Client, inv *inventory.Inventory, st *state, opts Options) []*hostPlan {
+	hosts := planHosts(ctx, c, inv, st, opts)
+	for _, hp := range hosts {
+		if hp.paramsErr != nil {
+			hp.fail(hp.paramsErr)
+		}
+		for _, vp := range hp.vms {
+			vp.planFirstBoot(opts)
+		}
+	}
+	return hosts
+}
+
+// planHosts builds the host and VM plans: first every host from the first
+// retrieve alone (partial plans), then, for the hosts whose plan came out
+// incomplete (devices to add or pick), a second retrieve of their PCI device
+// lists and a full plan. The hosts' nmlx5_core parameters are read meanwhile
+// (a round trip per host), at most opts.Parallel at once; a read
+// that fails is left in paramsErr (plan fails the host, Check reports it).
+func planHosts(ctx context.Context, c *vim25.Client, inv *inventory.Inventory, st *state, opts Options) []*hostPlan {
+	names := inv.ESXiHosts()
+	hosts := make([]*hostPlan, len(names))
+	var again []int
+	for i, name := range names {
+		hp := newHostPlan(inv, st, name)
+		hp.planVMs(st, false)
+		hosts[i] = hp
+		if hp.err == nil && hp.incomplete {
+			again = append(again, i)
+		}
+	}
+	type params struct {
+		cur string
+		err error
+	}
+	read := make([]*params, len(hosts))
+	var todo []int
+	refs := make([]Host, len(hosts))
+	for i, hp := range hosts {
+		if hp.err == nil && hp.blocked == nil {
+			todo = append(todo, i)
+			refs[i] = hostOf(hp)
+		}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		forEach(ctx, todo, opts.Parallel, func(i int) {
+			cur, err := opts.Modules.Get(ctx, refs[i], vmx.NICModule)
+			read[i] = &params{cur, err}
+		})
+	}()
+	if len(again) > 0 {
+		var hs []*mo.HostSystem
+		var vms []*mo.VirtualMachine
+		for _, i := range again {
+			hs = append(hs, hosts[i].host)
+			if vm := hosts[i].firstVM(); vm != nil {
+				vms = append(vms, vm)
+			}
+		}
+		err := readDevices(ctx, c, hs, vms)
+		for _, i := range again {
+			hp := newHostPlan(inv, st, names[i])
+			if err != nil {
+				hp.fail(err)
+			} else {
+				hp.planVMs(st, true)
+			}
+			hosts[i] = hp
+		}
+	}
+	<-done
+	for i, hp := range hosts {
+		switch p := read[i]; {
+		case hp.err != nil, hp.blocked != nil:
+		case p == nil: // not read: the apply or check was cancelled
+			hp.paramsErr = fmt.Errorf("read %s parameters: %w", vmx.NICModule, context.Canceled)
+		case p.err != nil:
+			hp.paramsErr = fmt.Errorf("read %s parameters: %w", vmx.NICModule, p.err)
+		default:
+			want := vmx.HostModuleParams(hp.nic, inv.RoCE, hp.pfPort, p.cur)
+			hp.paramsCur = p.cur
+			hp.paramsNew, hp.paramsChanged = vmx.MergeParams(p.cur, want)
+			if hp.paramsChanged {
+				where := ""
+				if hp.pfPort > 0 {
+					where = fmt.Sprintf(" (%s is %s port %d in PCI order, so its VFs are max_vfs's value %d)", hp.nic.PF, vmx.NICModule, hp.pfPort+1, hp.pfPort+1)
+				}
+				hp.change(applyplan.Update, vmx.NICModule+" parameters", p.cur, hp.paramsNew,
+					fmt.Sprintf("%s parameters: %q → %q%s", vmx.NICModule, p.cur, hp.paramsNew, where))
+				hp.reboot = append(hp.reboot, vmx.NICModule+" parameters")
+			}
+		}
+	}
+	return hosts
+}
+
+// fail marks a host and all its VMs failed.
+func (hp *hostPlan) fail(err error) {
+	hp.err = err
+	for _, vp := range hp.vms {
+		if vp.err == nil {
+			vp.err = err
+		}
+	}
+}
+
+func (s *state) hostName(ref types.ManagedObjectReference) string {
+	for name, hs := range s.hosts {
+		for _, h := range hs {
+			if h.Self == ref {
+				return name
+			}
+		}
+	}
+	return ""
+}
+
+// printPlan writes what will change, from what to what, and counts.
+func printPlan(w io.Writer, hosts []*hostPlan, res *Result) {
+	upToDate := 0
+	for _, hp := range hosts {
+		switch {
+		case hp.err != nil:
+			fmt.Fprintf(w, "host %s: cannot apply: %v\n", hp.name, hp.err)
+		case hp.blocked != nil:
+			fmt.Fprintf(w, "host %s: cannot apply its NIC settings (SR-IOV, MTU, %s): %v\n", hp.name, vmx.NICModule, hp.blocked)
+			if len(hp.changes) > 0 {
+				fmt.Fprintf(w, "host %s: its other changes:\n", hp.name)
+			}
+		case len(hp.changes) > 0:
+			fmt.Fprintf(w, "host %s:\n", hp.name)
+		}
+		for _, c := range hp.changes {
+			fmt.Fprintf(w, "  %s\n", c.Text)
+		}
+		switch {
+		case hp.err != nil, hp.blocked != nil:
+		case len(hp.changes) > 0:
+			res.HostsChanged++
+		default:
+			res.HostsUnchanged++
+		}
+		for _, n := range hp.notes {
+			fmt.Fprintf(w, "host %s: note: %s\n", hp.name, n)
+		}
+		for _, vp := range hp.vms {
+			switch {
+			case vp.err != nil:
+				if vp.err != hp.err {
+					fmt.Fprintf(w, "vm %s: cannot apply: %v\n", vp.inv.VM, vp.err)
+				}
+			case vp.anyChange() || len(vp.waiting) > 0:
+				fmt.Fprintf(w, "vm %s (%s):\n", vp.inv.VM, hp.name)
+				for _, c := range vp.allChanges() {
+					fmt.Fprintf(w, "  %s\n", c.Text)
+				}
+				if vp.clone != nil && vp.vm == nil {
+					for _, n := range vp.clone.notes {
+						fmt.Fprintf(w, "  note: %s\n", n)
+					}
+				}
+				for _, l := range vp.waiting {
+					fmt.Fprintf(w, "  not now: %s\n", l)
+				}
+				if vp.anyChange() {
+					res.VMsChanged++
+				} else if !vp.blockedBy {
+					res.VMsUnchanged++
+				}
+			default:
+				upToDate++
+				res.VMsUnchanged++
+			}
+		}
+	}
+	if upToDate > 0 || res.HostsUnchanged > 0 {
+		fmt.Fprintf(w, "%d VM(s) and %d ESXi host(s) already match the inventory\n", upToDate, res.HostsUnchanged)
+	}
+}
+
+// collect fills Failed, Reboot and Waiting from the plans.
+func collect(hosts []*hostPlan, res *Result) {
+	for _, hp := range hosts {
+		switch {
+		case hp.err != nil:
+			res.Failed = append(res.Failed, "host "+hp.name+": "+hp.err.Error())
+		case hp.blocked != nil:
+			res.Failed = append(res.Failed, "host "+hp.name+": "+hp.blocked.Error())
+		case len(hp.reboot) > 0:
+			res.Reboot = append(res.Reboot, fmt.Sprintf("%s (%s)", hp.name, strings.Join(slices.Compact(hp.reboot), ", ")))
+		}
+		for _, vp := range hp.vms {
+			if vp.err != nil && vp.err != hp.err {
+				res.Failed = append(res.Failed, "vm "+vp.inv.VM+": "+vp.err.Error())
+			}
+			if vp.err == nil && vp.blockedBy {
+				res.VMsBlocked++
+			} else if vp.err == nil && len(vp.waiting) > 0 {
+				res.VMsWaiting++
+			}
+			if vp.err == nil && len(vp.waiting) > 0 {
+				for _, l := range vp.waiting {
+					res.Waiting = append(res.Waiting, "vm "+vp.inv.VM+": "+l)
+				}
+			}
+		}
+	}
+}
+
+// machines is the plans as applyplan machines: each host, then its VMs.
+func machines(hosts []*hostPlan) []applyplan.Machine {
+	var out []applyplan.Machine
+	status := func(err error, changes int, applied, started bool) (applyplan.Status, string) {
+		switch {
+		case err != nil && started && errors.Is(err, context.Canceled):
+			return applyplan.Interrupted, err.Error()
+		case err != nil:
+			return applyplan.Failed, err.Error()
+		case changes == 0:
+			return applyplan.UpToDate, ""
+		case applied:
+			return applyplan.Changed, ""
+		}
+		return applyplan.Planned, ""
+	}
+	for _, hp := range hosts {
+		m := applyplan.Machine{Target: applyplan.TargetESXi, Name: hp.name, Kind: applyplan.KindESXiHost, Changes: slices.Clone(hp.changes),
+			Notes: slices.Clone(hp.notes), Seconds: hp.seconds}
+		if m.Changes == nil {
+			m.Changes = []applyplan.Change{}
+		}
+		m.Status, m.Error = status(hp.err, len(hp.changes), hp.applied, hp.started)
+		if m.Error != "" {
+			m.Err = hp.err
+		}
+		if hp.blocked != nil && hp.err == nil {
+			m.Status, m.Error, m.Err = applyplan.Failed, hp.blocked.Error(), hp.blocked
+		}
+		if len(hp.reboot) > 0 && hp.err == nil {
+			m.Notes = append(m.Notes, "reboot needed: "+strings.Join(slices.Compact(hp.reboot), ", "))
+		}
+		out = append(out, m)
+		for _, vp := range hp.vms {
+			v := applyplan.Machine{Target: applyplan.TargetESXi, Name: vp.inv.VM, Kind: applyplan.KindVM, Address: hp.name,
+				Changes: vp.allChanges(), Waiting: slices.Clone(vp.waiting), Seconds: vp.seconds}
+			if vp.clone != nil && vp.clone.err == nil && vp.vm == nil {
+				v.Notes = slices.Clone(vp.clone.notes)
+			}
+			v.Status, v.Error = status(vp.err, len(v.Changes), vp.applied, vp.started)
+			if v.Error != "" {
+				v.Err = vp.err
+			}
+			if vp.blockedBy && vp.err == nil {
+				v.Status, v.BlockedBy, v.Error, v.Err = applyplan.Blocked, applyplan.KindESXiHost+" "+hp.name, hp.blocked.Error(), hp.blocked
+			}
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// execute changes every host, then reconfigures its VMs, with at most
+// opts.Parallel machines (hosts and VMs) in flight. A host's VMs start as soon
+// as the host is done (they need its passthrough on and its config target),
+// while later hosts are still being changed. Each machine's line goes to out
+// as it finishes.
+func execute(ctx context.Context, c *vim25.Client, hosts []*hostPlan, opts Options, out io.Writer) {
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	waiter := newTaskWaiter(c)
+	go waiter.run(wctx)
+	n := 0
+	for _, hp := range hosts {
+		if hp.err == nil {
+			n++
+			for _, vp := range hp.vms {
+				if vp.err == nil && vp.changed() {
+					n++
+				}
+			}
+		}
+	}
+	opts.Track.Phase(fmt.Sprintf("changing ESXi hosts and VMs through vCenter, %d at a time", opts.Parallel), n)
+	reconfigureDVS(ctx, c, waiter, hosts)
+	readManagers(ctx, c, hosts)
+	sem := make(chan struct{}, opts.Parallel)
+	acquire := func() bool {
+		select {
+		case sem <- struct{}{}:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	var wg sync.WaitGroup
+	for _, hp := range hosts {
+		if hp.err != nil {
+			continue
+		}
+		if !acquire() {
+			break // cancelled: this host and the rest stay planned
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			name := "host " + hp.name
+			opts.Track.Begin(name)
+			t0 := time.Now()
+			hp.started = true
+			applyHost(ctx, c, hp, opts)
+			hp.seconds = time.Since(t0).Seconds()
+			hp.applied = hp.err == nil
+			opts.Track.End(name)
+			<-sem
+			switch {
+			case hp.err != nil:
+				fmt.Fprintf(out, "host %s: FAILED after %.1fs: %v\n", hp.name, hp.seconds, hp.err)
+			case len(hp.changes) > 0 && hp.blocked != nil:
+				fmt.Fprintf(out, "host %s: changed, %d change(s); its NIC settings wait on its problem (%.1fs)\n", hp.name, len(hp.changes), hp.seconds)
+			case len(hp.changes) > 0:
+				fmt.Fprintf(out, "host %s: changed, %d change(s) (%.1fs)\n", hp.name, len(hp.changes), hp.seconds)
+			}
+			for _, vp := range hp.vms {
+				if vp.err != nil || !vp.changed() {
+					continue
+				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if !acquire() {
+						return // cancelled before it started: stays planned
+					}
+					defer func() { <-sem }()
+					name := "vm " + vp.inv.VM
+					opts.Track.Begin(name)
+					t0 := time.Now()
+					vp.started = true
+					vp.err = reconfigure(ctx, c, waiter, vp)
+					vp.seconds = time.Since(t0).Seconds()
+					vp.applied = vp.err == nil
+					opts.Track.End(name)
+					if vp.err != nil {
+						fmt.Fprintf(out, "vm %s: FAILED after %.1fs: %v\n", vp.inv.VM, vp.seconds, vp.err)
+					} else {
+						fmt.Fprintf(out, "vm %s: reconfigured, %d change(s) (%.1fs)\n", vp.inv.VM, len(vp.changes), vp.seconds)
+					}
+				}()
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// applyHost sends the host's passthrough/SR-IOV change and module parameters,
+// then completes its VMs' device backings from QueryConfigTarget.
+func applyHost(ctx context.Context, c *vim25.Client, hp *hostPlan, opts Options) {
+	if hp.err != nil {
+		return
+	}
+	if len(hp.passthru) > 0 {
+		if hp.host.ConfigManager.PciPassthruSystem == nil {
+			hp.fail(fmt.Errorf("ESXi host %s has no PCI passthrough system", hp.name))
+			return
+		}
+		_, err := methods.UpdatePassthruConfig(ctx, c, &types.UpdatePassthruConfig{This: *hp.host.ConfigManager.PciPassthruSystem, Config: hp.passthru})
+		if err != nil {
+			hp.fail(fmt.Errorf("ESXi host %s: UpdatePassthruConfig: %w", hp.name, err))
+			return
+		}
+	}
+	if hp.vswitchSpec != nil {
+		if hp.host.ConfigManager.NetworkSystem == nil {
+			hp.fail(fmt.Errorf("ESXi host %s has no network system", hp.name))
+			return
+		}
+		ns := object.NewHostNetworkSystem(c, *hp.host.ConfigManager.NetworkSystem)
+		if err := ns.UpdateVirtualSwitch(ctx, hp.vswitch, *hp.vswitchSpec); err != nil {
+			hp.fail(fmt.Errorf("ESXi host %s: vSwitch %s: set MTU %d: %w", hp.name, hp.vswitch, hp.vswitchSpec.Mtu, err))
+			return
+		}
+	}
+	if hp.paramsChanged {
+		if err := opts.Modules.Set(ctx, hostOf(hp), vmx.NICModule, hp.paramsNew); err != nil {
+			hp.fail(fmt.Errorf("set %s parameters: %w", vmx.NICModule, err))
+			return
+		}
+	}
+	needTarget := false
+	for _, vp := range hp.vms {
+		if vp.err == nil && (len(vp.addGPUs) > 0 || vp.sriov != nil) {
+			needTarget = true
+		}
+	}
+	if !needTarget {
+		return
+	}
+	var eb *types.ManagedObjectReference
+	for _, vp := range hp.vms {
+		if vp.vm != nil && vp.vm.EnvironmentBrowser.Value != "" {
+			ref := vp.vm.EnvironmentBrowser
+			eb = &ref
+			break
+		}
+	}
+	if eb == nil {
+		hp.failVMs(fmt.Errorf("ESXi host %s: no environment browser to query passthrough devices", hp.name))
+		return
+	}
+	ref := hp.host.Self
+	r, err := methods.QueryConfigTarget(ctx, c, &types.QueryConfigTarget{This: *eb, Host: &ref})
+	if err != nil || r.Returnval == nil {
+		hp.failVMs(fmt.Errorf("ESXi host %s: QueryConfigTarget: %v", hp.name, err))
+		return
+	}
+	hp.target = r.Returnval
+	for _, vp := range hp.vms {
+		if vp.err == nil {
+			vp.err = vp.completeDevices()
+		}
+	}
+}
+
+// failVMs marks the host's pending VMs failed (the host itself was changed).
+func (hp *hostPlan) failVMs(err error) {
+	for _, vp := range hp.vms {
+		if vp.err == nil && vp.changed() {
+			vp.err = err
+		}
+	}
+}
+
+// completeDevices adds the GPU and SR-IOV device changes with the host's
+// system id and device ids (docs/rules.md#gpu-passthrough-devices, §2.5). A device that
+// QueryConfigTarget does not list after this run switched its passthrough or
+// SR-IOV on is postponed (the host needs a reboot for it), not failed; one
+// that was active when planned and is not listed is an error.
+func (vp *vmPlan) completeDevices() error {
+	hp := vp.host
+	systemID := map[string]string{}
+	for _, p := range hp.target.PciPassthrough {
+		info := p.GetVirtualMachinePciPassthroughInfo()
+		systemID[strings.ToLower(info.PciDevice.Id)] = info.SystemId
+	}
+	ctrl := pciController(vp.vm)
+	for _, a := range vp.addGPUs {
+		sys, ok := systemID[a.id]
+		if !ok {
+			if !a.active {
+				vp.postpone(a.what, a.line, hp.waitText("passthrough enabled, not active yet"))
+				continue
+			}
+			return fmt.Errorf("GPU %s on ESXi host %s is active for passthrough but QueryConfigTarget does not offer it (is it assigned elsewhere?)", a.id, hp.name)
+		}
+		d := hp.devices[a.id]
+		dev := &types.VirtualPCIPassthrough{VirtualDevice: types.VirtualDevice{
+			Key:           vp.key(),
+			ControllerKey: ctrl,
+			Backing: &types.VirtualPCIPassthroughDeviceBackingInfo{
+				Id:       d.Id,
+				DeviceId: hexID(d.DeviceId),
+				SystemId: sys,
+				VendorId: d.VendorId,
+				VirtualDeviceDeviceBackingInfo: types.VirtualDeviceDeviceBackingInfo{
+					DeviceName: d.DeviceName,
+				},
+			},
+		}}
+		vp.spec.DeviceChange = append(vp.spec.DeviceChange, &types.VirtualDeviceConfigSpec{Operation: types.VirtualDeviceConfigSpecOperationAdd, Device: dev})
+	}
+	if vp.sriov == nil {
+		return nil
+	}
+	var pfSys string
+	found := false
+	for _, s := range hp.target.Sriov {
+		if strings.ToLower(s.PciDevice.Id) == hp.pfID && !s.VirtualFunction {
+			pfSys, found = s.SystemId, true
+		}
+	}
+	if !found {
+		if !vp.sriov.active {
+			vp.postpone(vp.sriov.what, vp.sriov.line, hp.waitText("SR-IOV enabled, not active yet"))
+			return nil
+		}
+		return fmt.Errorf("SR-IOV on %s (%s) of ESXi host %s is active but QueryConfigTarget does not offer the PF", hp.nic.PF, hp.pfID, hp.name)
+	}
+	pf := hp.devices[hp.pfID]
+	pfBacking := &types.VirtualPCIPassthroughDeviceBackingInfo{Id: hp.pfID, SystemId: pfSys}
+	if pf != nil {
+		pfBacking.Id, pfBacking.DeviceId, pfBacking.VendorId = pf.Id, hexID(pf.DeviceId), pf.VendorId
+		pfBacking.DeviceName = pf.DeviceName
+	}
+	card := &types.VirtualSriovEthernetCard{
+		VirtualEthernetCard: types.VirtualEthernetCard{VirtualDevice: types.VirtualDevice{
+			Key:           vp.key(),
+			ControllerKey: ctrl,
+			Backing:       netBacking(vp.sriov.net),
+		}},
+		AllowGuestOSMtuChange: types.NewBool(false),
+		SriovBacking:          &types.VirtualSriovEthernetCardSriovBackingInfo{PhysicalFunctionBacking: pfBacking},
+	}
+	vp.spec.DeviceChange = append(vp.spec.DeviceChange, &types.VirtualDeviceConfigSpec{Operation: types.VirtualDeviceConfigSpecOperationAdd, Device: card})
+	return nil
+}
+
+// netBacking is the NIC backing of a standard or distributed port group.
+func netBacking(n network) types.BaseVirtualDeviceBackingInfo {
+	if n.key != "" {
+		return &types.VirtualEthernetCardDistributedVirtualPortBackingInfo{Port: types.DistributedVirtualSwitchPortConnection{PortgroupKey: n.key}}
+	}
+	ref := n.ref
+	return &types.VirtualEthernetCardNetworkBackingInfo{
+		VirtualDeviceDeviceBackingInfo: types.VirtualDeviceDeviceBackingInfo{DeviceName: n.name},
+		Network:                        &ref,
+	}
+}
+
+// pciController is the key of the VM's PCI controller (100 on ESXi), where
+// passthrough and SR-IOV devices go.
+func pciController(vm *mo.VirtualMachine) int32 {
+	for _, d := range vm.Config.Hardware.Device {
+		if c, ok := d.(*types.VirtualPCIController); ok {
+			return c.Key
+		}
+	}
+	return 100
+}
+
+// reconfigureDVS raises the maximum MTU of the distributed switches that
+// carry a host's PF, once per switch, before the hosts are changed; a failure
+// fails every host on that switch.
+func reconfigureDVS(ctx context.Context, c *vim25.Client, w *taskWaiter, hosts []*hostPlan) {
+	done := map[*dvs]bool{}
+	for _, hp := range hosts {
+		d := hp.dvs
+		if hp.err != nil || d == nil || d.newMTU == 0 || done[d] {
+			continue
+		}
+		done[d] = true
+		spec := &types.VMwareDVSConfigSpec{DVSConfigSpec: types.DVSConfigSpec{ConfigVersion: d.configVersion}, MaxMtu: d.newMTU}
+		t, err := object.NewDistributedVirtualSwitch(c, d.ref).Reconfigure(ctx, spec)
+		if err == nil {
+			err = w.wait(ctx, t.Reference())
+		}
+		if err != nil {
+			d.err = fmt.Errorf("distributed switch %s: set maximum MTU %d: %w", d.name, d.newMTU, err)
+		}
+	}
+	for _, hp := range hosts {
+		if hp.dvs != nil && hp.dvs.err != nil && hp.err == nil {
+			hp.fail(hp.dvs.err)
+		}
+	}
+}
+
+// reconfigure sends the VM's one ReconfigVM_Task and waits for it.
+func reconfigure(ctx context.Context, c *vim25.Client, w *taskWaiter, vp *vmPlan) error {
+	t, err := object.NewVirtualMachine(c, vp.vm.Self).Reconfigure(ctx, vp.spec)
+	if err != nil {
+		return fmt.Errorf("VM %s: reconfigure: %w", vp.inv.VM, err)
+	}
+	if err := w.wait(ctx, t.Reference()); err != nil {
+		return fmt.Errorf("VM %s: reconfigure: %w", vp.inv.VM, err)
+	}
+	return nil
+}
+
+// report fills the Result after execute and prints what waits: reboots and
+// devices for later (each failure was printed as it happened).
+func report(w io.Writer, hosts []*hostPlan, res *Result) {
+	res.VMsChanged, res.HostsChanged = 0, 0
+	for _, hp := range hosts {
+		if hp.applied && len(hp.changes) > 0 {
+			res.HostsChanged++
+		}
+		for _, vp := range hp.vms {
+			if vp.applied {
+				res.VMsChanged++
+			}
+		}
+	}
+	res.NotApplied = res.HostsChanged == 0 && res.VMsChanged == 0
+	for _, hp := range hosts {
+		if hp.started {
+			res.NotApplied = false
+		}
+	}
+	collect(hosts, res)
+	printPending(w, res)
+}
+
+// printPending prints the hosts that need a reboot and the device adds that
+// wait for one.
+func printPending(w io.Writer, res *Result) {
+	var b strings.Builder
+	for _, r := range res.Reboot {
+		fmt.Fprintf(&b, "reboot needed: %s\n", r)
+	}
+	for _, l := range res.Waiting {
+		fmt.Fprintf(&b, "not now: %s\n", l)
+	}
+	io.WriteString(w, b.String())
+}
+
+// forEach runs f on every item with at most n at once (driver.ForEach);
+// once ctx is done the items not yet started are skipped.
+func forEach[T any](ctx context.Context, items []T, n int, f func(T)) {
+	driver.ForEach(len(items), n, func(i int) {
+		if ctx.Err() == nil {
+			f(items[i])
+		}
+	})
+}

@@ -1,0 +1,25 @@
+# The RDMA device's port (internal/engines/hostapply, rdmaProbe): the device list,
+# the port's state and link layer, its GID table as "INDEX<TAB>GID<TAB>TYPE<TAB>NDEV"
+# lines (drivers/infiniband/core/sysfs.c: ports/<p>/gids/<i>,
+# gid_attrs/types/<i>, gid_attrs/ndevs/<i>; an unused slot reads as the zero
+# GID and its attributes fail to read), and ibv_devinfo's port view when it
+# is installed. Paths are under $R (the root prefix). Set by Go before it:
+#   hca   the RDMA device (inventory: horovod.hca)
+#   port  its port number
+ib="$R/sys/class/infiniband"
+fr ibdevs ls -1 "$ib"
+p="$ib/$hca/ports/$port"
+gidtab() {
+	for f in "$1"/gids/*; do
+		[ -f "$f" ] || continue
+		i=${f##*/}; g=; t=; n=
+		read -r g <"$f" 2>/dev/null || continue
+		case $g in
+		0000:0000:0000:0000:0000:0000:0000:0000) ;;
+		*) read -r t <"$1/gid_attrs/types/$i" 2>/dev/null; read -r n <"$1/gid_attrs/ndevs/$i" 2>/dev/null;;
+		esac
+		printf '%s\t%s\t%s\t%s\n' "$i" "$g" "$t" "$n"
+	done
+}
+if [ -d "$p" ]; then fr ibstate cat "$p/state"; fr iblayer cat "$p/link_layer"; fr gids gidtab "$p"; fi
+if [ -z "$R" ] && command -v ibv_devinfo >/dev/null 2>&1; then fr ibvinfo ibv_devinfo -d "$hca" -i "$port"; fi

@@ -1,0 +1,26 @@
+# The workers probe (internal/engines/workerapply): docker's version, the SSH
+# directory's mode, each SSH file's mode and SHA-256 (never a private key's
+# bytes), the worker container, the image, and, when the worker runs, the
+# host key its sshd presents at the hostfile's address (ssh-keyscan, 3 s).
+# Set by Go before it:
+#   ssh_dir  the worker's SSH directory on the VM (under $R)
+#   worker   the worker container's name
+#   image    its image (inventory: horovod.image)
+#   port     its sshd's port; addr its address
+# and then calls probe_worker FILE... (the SSH files' names).
+nodocker() { echo "docker: command not found"; return 127; }
+files() {
+	cd "$R$ssh_dir" 2>/dev/null || return 0
+	for f do [ -f "$f" ] && printf '%s %s ' "$f" "$(stat -c %a "$f")" && sha256sum <"$f"; done
+	return 0
+}
+probe_worker() {
+	if command -v docker >/dev/null 2>&1; then fr docker docker version --format '{{.Server.Version}}'; else fr docker nodocker; fi
+	fr dir stat -c %a "$R$ssh_dir"
+	fr files files "$@"
+	fr inspect docker inspect --type container "$worker"
+	fr image docker image inspect --format '{{.Id}}' "$image"
+	if [ "$(docker inspect --type container -f '{{.State.Running}}' "$worker" 2>/dev/null)" = true ]; then
+		fr keyscan ssh-keyscan -T 3 -t ed25519 -p "$port" "$addr"
+	fi
+}

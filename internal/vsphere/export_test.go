@@ -1,6 +1,0 @@
-package vsphere
-
-import "time"
-
-// SetToolsPoll sets how often the tools wait polls, for the tests.
-func SetToolsPoll(d time.Duration) { toolsPoll = d }
