@@ -13,7 +13,7 @@ import (
 // TestPortsFromInventory: a 64-port SN4600C inventory is simulated with
 // 64 ports (swp64 applies), and -ports overrides the model.
 func TestPortsFromInventory(t *testing.T) {
-	src, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "..", "testdata", "golden", "cumulus", "inventory.yaml"))
+	src, err := os.ReadFile(filepath.Join("..", "..", "testdata", "golden", "cumulus", "inventory.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

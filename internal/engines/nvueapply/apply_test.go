@@ -20,7 +20,7 @@ import (
 // loadInv is a golden case's inventory with its (only) switch at addr.
 func loadInv(t testing.TB, golden, addr string) *inventory.Inventory {
 	t.Helper()
-	src, err := os.ReadFile(filepath.Join("..", "..", "testdata", "golden", golden, "inventory.yaml"))
+	src, err := os.ReadFile(filepath.Join("..", "..", "..", "testdata", "golden", golden, "inventory.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

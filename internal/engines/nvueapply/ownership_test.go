@@ -18,7 +18,7 @@ import (
 // the inventory's text.
 func loadInvEdit(t testing.TB, golden, addr string, edits ...string) *inventory.Inventory {
 	t.Helper()
-	src, err := os.ReadFile(filepath.Join("..", "..", "testdata", "golden", golden, "inventory.yaml"))
+	src, err := os.ReadFile(filepath.Join("..", "..", "..", "testdata", "golden", golden, "inventory.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
