@@ -103,6 +103,7 @@ var cumulusChecks = []CheckInfo{
 	{nvueapply.CheckPauseCounters, "per data port and fabric uplink: PFC pause frames on roce.priority (never fails)"},
 	{nvueapply.CheckLLDP, "per fabric uplink: the LLDP neighbor is the switch and port fabric.links plans"},
 	{nvueapply.CheckBGP, "per planned BGP session of a fabric switch: established"},
+	{nvueapply.CheckRoutes, "per prefix another fabric switch advertises: installed by BGP, a next hop over each planned uplink (ECMP across the spines)"},
 }
 
 // CumulusSwitchChecks lists the checks the switch target reports for a

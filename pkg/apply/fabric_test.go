@@ -253,17 +253,63 @@ func TestSwitchesCumulusFabric(t *testing.T) {
 			t.Errorf("%d fabric results (bgp, lldp, mtu), want 24 (4 switches × 2 uplinks × 3)", len(fabric))
 		}
 		t.Logf("check, the fabric's results:\n%s", strings.Join(fabric, "\n"))
+		// The routing tables: each leaf holds the other leaf's subnet,
+		// container subnets and loopback over both spines and each spine's
+		// loopback over the uplink to it; each spine holds each leaf's four
+		// prefixes over its link to that leaf.
+		routes := map[string][]string{}
+		for _, r := range rs {
+			if r.Check == "routes" {
+				routes[r.Machine] = append(routes[r.Machine], r.Subject+": "+r.Found)
+			}
+		}
+		ecmp := "bgp, installed, 2 next hops: swp63 (spine1), swp64 (spine2)"
+		want := map[string][]string{
+			"leaf1": {"10.10.10.1/32: bgp, installed, 1 next hop: swp63 (spine1)", "10.10.10.2/32: bgp, installed, 1 next hop: swp64 (spine2)",
+				"10.1.2.0/24: " + ecmp, "172.16.21.0/24: " + ecmp, "172.16.22.0/24: " + ecmp, "10.10.10.4/32: " + ecmp},
+			"leaf2": {"10.10.10.1/32: bgp, installed, 1 next hop: swp63 (spine1)", "10.10.10.2/32: bgp, installed, 1 next hop: swp64 (spine2)",
+				"10.1.1.0/24: " + ecmp, "172.16.11.0/24: " + ecmp, "172.16.12.0/24: " + ecmp, "10.10.10.3/32: " + ecmp},
+		}
+		for _, spine := range []string{"spine1", "spine2"} {
+			for _, p := range []string{"10.1.1.0/24", "172.16.11.0/24", "172.16.12.0/24", "10.10.10.3/32"} {
+				want[spine] = append(want[spine], p+": bgp, installed, 1 next hop: swp1 (leaf1)")
+			}
+			for _, p := range []string{"10.1.2.0/24", "172.16.21.0/24", "172.16.22.0/24", "10.10.10.4/32"} {
+				want[spine] = append(want[spine], p+": bgp, installed, 1 next hop: swp2 (leaf2)")
+			}
+		}
+		for sw, w := range want {
+			if got := strings.Join(routes[sw], "\n"); got != strings.Join(w, "\n") {
+				t.Errorf("%s's routes results:\n got %s\nwant %s", sw, got, strings.Join(w, "\n"))
+			}
+		}
+		var lines []string
+		for _, r := range rs {
+			if r.Check == "routes" && r.Machine == "leaf1" {
+				lines = append(lines, r.Line())
+			}
+		}
+		t.Logf("check, leaf1's routing table:\n%s", strings.Join(lines, "\n"))
 	})
 	t.Run("swapped cable", func(t *testing.T) {
 		c.f.Unplug(fabricnet.End{Switch: "leaf1", Port: "swp63"})
 		c.f.Unplug(fabricnet.End{Switch: "leaf1", Port: "swp64"})
 		c.f.Plug(fabricnet.Link{A: fabricnet.End{Switch: "leaf1", Port: "swp63"}, B: fabricnet.End{Switch: "spine2", Port: "swp1"}})
 		c.f.Plug(fabricnet.Link{A: fabricnet.End{Switch: "leaf1", Port: "swp64"}, B: fabricnet.End{Switch: "spine1", Port: "swp1"}})
-		want := []string{"leaf1 lldp swp63", "leaf1 lldp swp64", "spine1 lldp swp1", "spine2 lldp swp1"}
+		// Both ends of both cables see the wrong LLDP neighbor. BGP
+		// unnumbered comes up on whatever is cabled, so every leaf prefix
+		// still has a next hop over each uplink and passes; but each
+		// spine's loopback now arrives at leaf1 over the other spine's
+		// uplink, and the routes check says so for both.
+		want := []string{"leaf1 lldp swp63", "leaf1 lldp swp64", "spine1 lldp swp1", "spine2 lldp swp1", "leaf1 routes 10.10.10.1/32", "leaf1 routes 10.10.10.2/32"}
 		bad := c.waitFindings(t, want)
 		for _, r := range bad {
 			if r.Machine == "leaf1" && r.Subject == "swp63" && !strings.Contains(r.Fix, "miswired: leaf1 swp63 is cabled to spine2 swp1, the plan cables it to spine1 swp1: move the cable at leaf1 swp63 to spine1 swp1") {
 				t.Errorf("leaf1 swp63's fix: %s", r.Fix)
+			}
+			if r.Machine == "leaf1" && r.Subject == "10.10.10.1/32" && (r.Found != "bgp, installed, 1 next hop: swp64" ||
+				!strings.HasPrefix(r.Fix, "no path over swp63 to spine1: its BGP session (bgp check of swp63) and the link leaf1 swp63 ↔ spine1 swp1 (link and lldp checks)")) {
+				t.Errorf("leaf1's route to spine1's loopback: %s", r.Line())
 			}
 		}
 		c.f.Unplug(fabricnet.End{Switch: "leaf1", Port: "swp63"})
@@ -274,7 +320,28 @@ func TestSwitchesCumulusFabric(t *testing.T) {
 	})
 	t.Run("stopped bgpd", func(t *testing.T) {
 		c.f.StopDaemon("leaf2", "bgpd")
-		c.waitFindings(t, []string{"spine1 bgp swp2", "spine2 bgp swp2", "leaf2 bgp swp63", "leaf2 bgp swp64"})
+		// The four sessions to leaf2 are down. With them every route
+		// leaf2 announced is gone (its subnet, its hosts' container subnets,
+		// its loopback) from both spines and, through them, from leaf1;
+		// and leaf2's zebra drops the BGP routes of the bgpd that left:
+		// leaf1's four prefixes and both spines' loopbacks.
+		leaf1Prefixes := []string{"10.1.1.0/24", "172.16.11.0/24", "172.16.12.0/24", "10.10.10.3/32"}
+		leaf2Prefixes := []string{"10.1.2.0/24", "172.16.21.0/24", "172.16.22.0/24", "10.10.10.4/32"}
+		want := []string{"spine1 bgp swp2", "spine2 bgp swp2", "leaf2 bgp swp63", "leaf2 bgp swp64",
+			"leaf2 routes 10.10.10.1/32", "leaf2 routes 10.10.10.2/32"}
+		for _, p := range leaf2Prefixes {
+			want = append(want, "leaf1 routes "+p, "spine1 routes "+p, "spine2 routes "+p)
+		}
+		for _, p := range leaf1Prefixes {
+			want = append(want, "leaf2 routes "+p)
+		}
+		bad := c.waitFindings(t, want)
+		for _, r := range bad {
+			if r.Machine == "leaf1" && r.Subject == "172.16.21.0/24" && (r.Found != "not in the routing table" ||
+				!strings.Contains(r.Fix, "its static route to 172.16.21.0/24 via 10.1.2.21, installed only while h21's data link is up (leaf2's link check of swp1s0)")) {
+				t.Errorf("leaf1's finding for leaf2's container subnet: %s", r.Line())
+			}
+		}
 		c.f.StartDaemon("leaf2", "bgpd")
 		c.waitFindings(t, nil)
 	})
@@ -333,7 +400,7 @@ func waitFindings(t *testing.T, inv *inventory.Inventory, o apply.SwitchOptions,
 		for _, r := range bad {
 			got = append(got, r.Machine+" "+r.Check+" "+r.Subject)
 			// lldpd keeps a port's old neighbor until its TTL: wait for one.
-			settled = settled && !strings.Contains(r.Found, ", ")
+			settled = settled && !(r.Check == "lldp" && strings.Contains(r.Found, ", "))
 		}
 		sort.Strings(got)
 		return settled && strings.Join(got, "\n") == strings.Join(want, "\n"), lines(bad)

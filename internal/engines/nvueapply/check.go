@@ -159,6 +159,7 @@ func checkSwitch(ctx context.Context, inv *inventory.Inventory, sw inventory.Swi
 	k.ports()
 	if sw.Fabric.Role != "" {
 		k.bgp()
+		k.routes()
 	}
 	return k.rs, ""
 }

@@ -440,6 +440,26 @@ func cumulusFabric(t *testing.T, slot int) {
 	if got := fmt.Sprintf("%v %v %v %v", at(op, "swp31", "state"), at(op, "swp31", "remote-as"), at(op, "swp31", "type"), at(op, "swp32", "peer-hostname")); got != "established 65199 unnumbered spine2" {
 		t.Errorf("nvuesim's BGP neighbor view: %s\n%v", got, op)
 	}
+	// Its RIB view is zebra's: leaf1's route to leaf2's container subnet,
+	// BGP, installed, one next hop over each spine.
+	rib := nvueGet(t, sims["leaf1"], "/vrf/default/router/rib/ipv4/route/172.16.2.0%2F24")
+	entry := at(rib, "protocol", "bgp", "entry-index", "1")
+	vias, _ := at(entry, "via").(map[string]any)
+	var ports []string
+	for id, v := range vias {
+		if at(v, "flags", "installed") == nil || !strings.HasPrefix(id, "fe80:") {
+			t.Errorf("leaf1 172.16.2.0/24 via %s: %v, want an installed IPv6 link-local next hop", id, v)
+		}
+		ports = append(ports, fmt.Sprint(at(v, "interface")))
+	}
+	sort.Strings(ports)
+	if at(entry, "flags", "installed") == nil || at(entry, "flags", "selected") == nil || strings.Join(ports, ",") != "swp31,swp32" {
+		t.Errorf("nvuesim's RIB view of leaf1 172.16.2.0/24: %v", rib)
+	}
+	t.Logf("nvuesim's RIB view of leaf1 172.16.2.0/24: %v", rib)
+	if all := nvueGet(t, sims["leaf1"], "/vrf/default/router/rib/ipv4/route"); at(all, "10.10.10.2/32", "protocol", "bgp") == nil {
+		t.Errorf("leaf1's route table has no BGP route to leaf2's loopback: %v", all)
+	}
 
 	t.Run("swapped cable", func(t *testing.T) {
 		f.Unplug(End{"leaf1", "swp31"})

@@ -2,6 +2,7 @@ package fabricnet
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -13,7 +14,9 @@ import (
 // FollowNVUE makes switch sw route as the simulated Cumulus switch s's
 // applied configuration says (RenderNVUE), now and after every apply (s's
 // OnApply hook; see Sync for a test that must not wait for it), and backs
-// s's operational view of the BGP neighbors by FRR (NVUEBGPNeighbors).
+// s's operational views by the namespace: the BGP neighbors and the IPv4
+// RIB by FRR (NVUEBGPNeighbors, NVUERIB), the cabled ports' links and
+// LLDP neighbors by the kernel and lldpd (NVUEInterfaces).
 func (f *Fabric) FollowNVUE(sw string, s *nvuesim.Server) {
 	f.t.Helper()
 	n := f.node(sw)
@@ -24,6 +27,7 @@ func (f *Fabric) FollowNVUE(sw string, s *nvuesim.Server) {
 	s.OnApply(f.debounced(n))
 	s.SetBGPNeighbors(func() map[string]any { return f.NVUEBGPNeighbors(sw) })
 	s.SetInterfaces(func() map[string]any { return f.NVUEInterfaces(sw) })
+	s.SetRIB(func() map[string]any { return f.NVUERIB(sw) })
 }
 
 // FollowONYX makes switch sw route as the simulated ONYX switch s's
@@ -230,6 +234,73 @@ func (f *Fabric) NVUEInterfaces(sw string) map[string]any {
 		}
 		v := map[string]any{"link": map[string]any{"mtu": int64(l.MTU), "oper-status": oper}, "lldp": map[string]any{"neighbor": nb}}
 		out[port] = v
+	}
+	return out
+}
+
+// NVUERIB is switch sw's IPv4 RIB, read from FRR (RIB), in the shape
+// nvuesim.Server.SetRIB serves as `nv show vrf default router rib ipv4
+// route`: per prefix, protocol.<protocol>.entry-index.<n> (n from 1 in
+// FRR's order) with "distance", "metric", "table-id", "nexthop-group-id",
+// "uptime", "flags" ("selected", "fib-selected" for zebra's choice,
+// "installed" when in the FIB) and "via", keyed by the next hop's address
+// (the interface for a directly connected one), each with "interface",
+// "weight" and "flags" ("active", "installed"). The tree under route/<prefix>
+// follows NVIDIA's command reference ("RIB"); the leaf names are inferred
+// (nvuesim.Server.SetRIB). Nil when zebra does not answer.
+func (f *Fabric) NVUERIB(sw string) map[string]any {
+	rs, err := f.RIB(sw)
+	if err != nil {
+		return nil
+	}
+	out := map[string]any{}
+	for _, r := range rs {
+		key := r.Prefix.String()
+		route, _ := out[key].(map[string]any)
+		if route == nil {
+			route = map[string]any{"protocol": map[string]any{}}
+			out[key] = route
+		}
+		protos := route["protocol"].(map[string]any)
+		proto, _ := protos[r.Protocol].(map[string]any)
+		if proto == nil {
+			proto = map[string]any{"entry-index": map[string]any{}}
+			protos[r.Protocol] = proto
+		}
+		entries := proto["entry-index"].(map[string]any)
+		flags := map[string]any{}
+		if r.Selected {
+			flags["selected"] = map[string]any{}
+			flags["fib-selected"] = map[string]any{}
+		}
+		if r.Installed {
+			flags["installed"] = map[string]any{}
+		}
+		via := map[string]any{}
+		for _, h := range r.NextHops {
+			id := h.Interface
+			if h.IP.IsValid() {
+				id = h.IP.String()
+			}
+			if _, dup := via[id]; dup {
+				id += "%" + h.Interface
+			}
+			hf := map[string]any{}
+			if h.Active {
+				hf["active"] = map[string]any{}
+			}
+			if h.FIB {
+				hf["installed"] = map[string]any{}
+			}
+			if h.Connected {
+				hf["connected"] = map[string]any{}
+			}
+			via[id] = map[string]any{"interface": h.Interface, "weight": int64(h.Weight), "flags": hf}
+		}
+		entries[strconv.Itoa(len(entries)+1)] = map[string]any{
+			"distance": int64(r.Distance), "metric": int64(r.Metric), "table-id": int64(r.Table),
+			"nexthop-group-id": int64(r.NHGId), "uptime": r.Uptime, "flags": flags, "via": via,
+		}
 	}
 	return out
 }

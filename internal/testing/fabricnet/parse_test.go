@@ -3,6 +3,7 @@ package fabricnet
 import (
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -44,6 +45,24 @@ func TestParsers(t *testing.T) {
 		`{"via":{"family":"inet6","host":"fe80::2"},"dev":"swp32","weight":1,"flags":[]}]}]`
 	if r, err := ParseRoutes([]byte(ecmp)); err != nil || fmt.Sprint(r) != "[{172.16.2.0/24 bgp [{fe80::1 swp31} {fe80::2 swp32}]}]" {
 		t.Errorf("ECMP: %v %v", r, err)
+	}
+
+	// zebra's RIB: leaf1 of TestCumulusFabric (connected, static and BGP
+	// routes; ECMP over swp31 and swp32 with RFC 5549 next hops).
+	rib, err := ParseRIB(read("rib-leaf1.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rib {
+		var hops []string
+		for _, h := range r.NextHops {
+			hops = append(hops, fmt.Sprintf("%v %s active=%v fib=%v", h.IP, h.Interface, h.Active, h.FIB))
+		}
+		got = append(got, fmt.Sprintf("%s %s sel=%v inst=%v [%s]", r.Prefix, r.Protocol, r.Selected, r.Installed, strings.Join(hops, "; ")))
+	}
+	if len(rib) != 8 || !strings.Contains(strings.Join(got, "\n"), "172.16.2.0/24 bgp sel=true inst=true [fe80::f034:63ff:fe7e:95ac swp31 active=true fib=true; fe80::f421:89ff:fe46:14 swp32 active=true fib=true]") {
+		t.Errorf("RIB:\n%s", strings.Join(got, "\n"))
 	}
 
 	// One neighbor: "interface" is an object; several: a list.

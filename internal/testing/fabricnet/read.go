@@ -282,3 +282,111 @@ func (f *Fabric) Link(sw, port string) (LinkState, error) {
 	}
 	return ls, nil
 }
+
+// RIBRoute is one route entry of FRR's RIB (zebra), as `show ip route json`
+// gives it: a prefix may have several (one per protocol that offers it),
+// of which one is selected.
+type RIBRoute struct {
+	Prefix netip.Prefix
+	// Protocol is FRR's name: "bgp", "static", "connected", "kernel", …
+	Protocol string
+	// Selected is zebra's choice among the prefix's entries; Installed
+	// says it is in the kernel's FIB.
+	Selected, Installed bool
+	// Distance and Metric are the administrative distance and metric;
+	// Table the kernel table (254 main); NHGId the next hop group id.
+	Distance, Metric, Table, NHGId int
+	// Uptime is FRR's text ("00:01:54").
+	Uptime   string
+	NextHops []RIBNextHop
+}
+
+// RIBNextHop is one next hop of a RIB entry.
+type RIBNextHop struct {
+	// IP is the gateway (an IPv6 link-local address for an unnumbered BGP
+	// route, RFC 5549); invalid for a directly connected route.
+	IP netip.Addr
+	// Interface is the outgoing port, as the switch names it.
+	Interface string
+	// Active says zebra resolved it; FIB that it is installed.
+	Active, FIB bool
+	Weight      int
+	// Connected marks a directly connected next hop.
+	Connected bool
+}
+
+// RIB reads switch sw's IPv4 RIB (`show ip route json` from zebra; an
+// error when zebra does not answer), sorted by prefix.
+func (f *Fabric) RIB(sw string) ([]RIBRoute, error) {
+	out, err := f.vtysh(sw, "show ip route json")
+	if err != nil {
+		return nil, err
+	}
+	rs, err := ParseRIB(out)
+	if err != nil {
+		return nil, fmt.Errorf("fabricnet: %s: %v", sw, err)
+	}
+	n := f.node(sw)
+	for i := range rs {
+		for j := range rs[i].NextHops {
+			if h := &rs[i].NextHops[j]; h.Interface != "" {
+				h.Interface = PortName(n.sw.OS, h.Interface)
+			}
+		}
+	}
+	return rs, nil
+}
+
+// ParseRIB reads FRR 8.4's `show ip route json`: an object keyed by
+// prefix, each an array of route entries with "protocol", "selected" and
+// "installed" (present when true), "distance", "metric", "table",
+// "nexthopGroupId", "uptime" and "nexthops" (each "ip", "interfaceName",
+// "active", "fib", "weight", "directlyConnected").
+func ParseRIB(b []byte) ([]RIBRoute, error) {
+	var raw map[string][]struct {
+		Protocol  string `json:"protocol"`
+		Selected  bool   `json:"selected"`
+		Installed bool   `json:"installed"`
+		Distance  int    `json:"distance"`
+		Metric    int    `json:"metric"`
+		Table     int    `json:"table"`
+		NHGId     int    `json:"nexthopGroupId"`
+		Uptime    string `json:"uptime"`
+		NextHops  []struct {
+			IP        string `json:"ip"`
+			Interface string `json:"interfaceName"`
+			Active    bool   `json:"active"`
+			FIB       bool   `json:"fib"`
+			Weight    int    `json:"weight"`
+			Connected bool   `json:"directlyConnected"`
+		} `json:"nexthops"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return nil, fmt.Errorf("show ip route json: %v: %.200s", err, b)
+	}
+	var out []RIBRoute
+	for k, entries := range raw {
+		p, err := netip.ParsePrefix(k)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			r := RIBRoute{Prefix: p, Protocol: e.Protocol, Selected: e.Selected, Installed: e.Installed, Distance: e.Distance,
+				Metric: e.Metric, Table: e.Table, NHGId: e.NHGId, Uptime: e.Uptime}
+			for _, h := range e.NextHops {
+				nh := RIBNextHop{Interface: h.Interface, Active: h.Active, FIB: h.FIB, Weight: h.Weight, Connected: h.Connected}
+				nh.IP, _ = netip.ParseAddr(h.IP)
+				r.NextHops = append(r.NextHops, nh)
+			}
+			out = append(out, r)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i].Prefix, out[j].Prefix
+		if a.Addr() != b.Addr() {
+			return a.Addr().Less(b.Addr())
+		}
+		return a.Bits() < b.Bits()
+	})
+	return out, nil
+}

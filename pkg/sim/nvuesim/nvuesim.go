@@ -35,7 +35,10 @@
 //     qos roce` (mode, PFC priority, ECN thresholds and enabled traffic
 //     classes, as the RoCE page of the Cumulus Linux user guide lists its
 //     defaults), each swp port's link (oper-status, mtu) and its PFC
-//     counters (`nv show interface swp1 counters qos pfc-stats`);
+//     counters (`nv show interface swp1 counters qos pfc-stats`), and
+//     from a data plane's hooks the BGP neighbors (SetBGPNeighbors), the
+//     ports' links and LLDP neighbors (SetInterfaces) and the default
+//     VRF's IPv4 routing table (SetRIB; empty without it);
 //   - malformed bodies are refused with 400 and a problem document.
 //
 // docs/nvue.md lists each behaviour with its source and marks what is
@@ -100,10 +103,12 @@ type Server struct {
 
 	srv *httptest.Server
 	opt Options
-	// A data plane's hooks (OnApply, SetBGPNeighbors), under mu.
+	// A data plane's hooks (OnApply, SetBGPNeighbors, SetInterfaces,
+	// SetRIB), under mu.
 	onApply func()
 	bgpOp   func() map[string]any
 	ifOp    func() map[string]any
+	ribOp   func() map[string]any
 
 	mu       sync.Mutex
 	applied  Tree
@@ -242,6 +247,29 @@ func (s *Server) SetInterfaces(f func() map[string]any) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.ifOp = f
+}
+
+// SetRIB backs the operational view of the default VRF's IPv4 routing
+// table (GET /nvue_v1/vrf/default/router/rib/ipv4/route, `nv show vrf
+// default router rib ipv4 route`, and GET …/route/<prefix>, `nv show vrf
+// default router rib ipv4 route <prefix>`; NVUE command reference, "RIB",
+// https://docs.nvidia.com/networking-ethernet-software/nvue-reference/Show-Commands/RIB/)
+// by f: its entries, keyed by prefix ("10.1.2.0/24"), are the routes. Each
+// is {"protocol": {<protocol>: {"entry-index": {<n>: {"distance",
+// "metric", "table-id", "nexthop-group-id", "flags": {"installed": {},
+// "selected": {}, "fib-selected": {}}, "via": {<next hop address or
+// interface>: {"interface": "swp63", "weight": 1, "flags": {"active": {},
+// "installed": {}}}}}}}}}. The path below route/<prefix> (protocol,
+// entry-index, via, flags, resolved-via) is the reference page's command
+// tree; the leaf names are inferred from the documented tables' columns
+// (Distance, Metric, TblId, NHGId, ResolvedViaIntf, Weight, Flags "i -
+// installed", "A - active") — NVIDIA shows no JSON of this view.
+// Without f the switch reports no routes (an empty table). f runs on every
+// operational read, with the server locked: it must not call the server.
+func (s *Server) SetRIB(f func() map[string]any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ribOp = f
 }
 
 // changed runs the OnApply callback (s.mu held).

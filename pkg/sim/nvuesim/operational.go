@@ -81,6 +81,13 @@ func (s *Server) operational() Tree {
 			mergePatch(t, []string{"vrf", "default", "router", "bgp", "neighbor"}, live)
 		}
 	}
+	routes := map[string]any{}
+	if s.ribOp != nil {
+		for prefix, v := range s.ribOp() {
+			routes[prefix] = v
+		}
+	}
+	mergePatch(t, []string{"vrf", "default", "router", "rib", "ipv4", "route"}, routes)
 	if s.ifOp != nil {
 		for name, v := range s.ifOp() {
 			mergePatch(t, []string{"interface", name}, v)

@@ -1,0 +1,537 @@
+package nvueapply
+
+// The routes check of a Cumulus fabric switch: the default VRF's IPv4
+// routing table holds every prefix the other switches advertise, installed,
+// over every path the cabling plans (ECMP across the spines).
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/rdggen/rdggen/pkg/inventory"
+	"github.com/rdggen/rdggen/pkg/quote"
+	"github.com/rdggen/rdggen/pkg/readiness"
+)
+
+// CheckRoutes reads, on a fabric switch (a role), the default VRF's IPv4
+// routing table (GET /nvue_v1/vrf/default/router/rib/ipv4/route, `nv show
+// vrf default router rib ipv4 route`, and where that table does not show a
+// route's next hops, GET …/route/<prefix>, `nv show vrf default router rib
+// ipv4 route <prefix>`; NVUE command reference, "RIB",
+// https://docs.nvidia.com/networking-ethernet-software/nvue-reference/Show-Commands/RIB/,
+// and the user guide's "Routing Tables"). One result per prefix another
+// switch advertises (Subject the prefix): on a leaf, every other leaf's
+// data subnet, its hosts' container subnets and its loopback, and each
+// spine's loopback; on a spine, the prefixes of each leaf cabled to it.
+// A prefix passes when it is installed, learnt by BGP, with a next hop
+// over each uplink the plan gives it: on a leaf, one per uplink to a spine
+// that is cabled to the prefix's leaf (ECMP across the spines); towards a
+// switch cabled directly, the uplinks to it. A missing prefix, one not
+// installed or installed from another protocol, or a missing next hop
+// fails, naming the next hops found, the uplink and spine without one and
+// where to look; a view whose shape rdggen cannot read is Unknown, never a
+// pass or a failure.
+const CheckRoutes = "routes"
+
+// ribRoutePath is the NVUE path of the default VRF's IPv4 routes.
+var ribRoutePath = []string{"vrf", "default", "router", "rib", "ipv4", "route"}
+
+// wantRoute is one prefix a fabric switch must route.
+type wantRoute struct {
+	Prefix netip.Prefix
+	// Owner is the switch that advertises it; What says what it is there
+	// ("the data subnet", "the loopback", "h21's container subnet").
+	Owner *inventory.Switch
+	What  string
+	// Host is the host of a container subnet (its static route on Owner
+	// must be installed for BGP to announce it), else nil.
+	Host *inventory.Host
+	// Via are the switch's uplinks that must each carry a next hop; Direct
+	// says they are cabled to Owner itself (else to a spine cabled to
+	// Owner).
+	Via    []inventory.Uplink
+	Direct bool
+}
+
+// expectedRoutes are the prefixes fabric switch sw must route, in the
+// inventory's switch order, with the uplinks each must be routed over. A
+// spine learns no other spine's loopback (the spines share one AS, RFC
+// 7938, so BGP drops the paths through a leaf), nor the prefixes of a leaf
+// not cabled to it; a leaf that shares no spine with another leaf gets
+// that leaf's prefixes with no uplink (a failure: the plan gives no path).
+func expectedRoutes(inv *inventory.Inventory, sw inventory.Switch) []wantRoute {
+	ups := inv.Uplinks(sw.Name)
+	cabled := func(a, b string) bool {
+		for _, u := range inv.Uplinks(a) {
+			if u.Peer != nil && u.Peer.Name == b {
+				return true
+			}
+		}
+		return false
+	}
+	var out []wantRoute
+	for i := range inv.Switches {
+		x := &inv.Switches[i]
+		if x.Name == sw.Name || x.Fabric.Role == "" || sw.IsSpine() && x.IsSpine() {
+			continue
+		}
+		var via []inventory.Uplink
+		direct := false
+		for _, u := range ups {
+			if u.Peer != nil && u.Peer.Name == x.Name {
+				via = append(via, u)
+				direct = true
+			}
+		}
+		if !direct {
+			if sw.IsSpine() {
+				continue // a leaf not cabled to this spine
+			}
+			for _, u := range ups {
+				if u.Peer != nil && u.Peer.IsSpine() && cabled(u.Peer.Name, x.Name) {
+					via = append(via, u)
+				}
+			}
+		}
+		add := func(p netip.Prefix, what string, h *inventory.Host) {
+			if p.IsValid() {
+				out = append(out, wantRoute{Prefix: p, Owner: x, What: what, Host: h, Via: via, Direct: direct})
+			}
+		}
+		if x.IsLeaf() && x.Fabric.Subnet.IsValid() && x.Fabric.Gateway.IsValid() {
+			add(x.Fabric.Subnet, "the data subnet", nil)
+			for _, h := range inv.HostsOnSwitch(x.Name) {
+				add(h.Subnet, h.Name+"'s container subnet", h)
+			}
+		}
+		if x.Fabric.Loopback.IsValid() {
+			add(netip.PrefixFrom(x.Fabric.Loopback, 32), "the loopback", nil)
+		}
+	}
+	return out
+}
+
+// routes checks the routing table of a fabric switch.
+func (k *checker) routes() {
+	want := expectedRoutes(k.inv, k.sw)
+	ups := k.inv.Uplinks(k.sw.Name)
+	if len(want) == 0 {
+		return
+	}
+	path := "/nvue_v1/" + strings.Join(ribRoutePath, "/")
+	table, err := k.c.GetTree(k.ctx, ribRoutePath, "")
+	if err != nil {
+		for _, w := range want {
+			k.unsure(CheckRoutes, w.Prefix.String(), "GET "+path+": "+err.Error())
+		}
+		return
+	}
+	if !tableOfPrefixes(table) {
+		for _, w := range want {
+			k.unsure(CheckRoutes, w.Prefix.String(), "GET "+path+" is not keyed by prefix as `nv show vrf default router rib ipv4 route` lists it: compare the table with "+w.Prefix.String()+" by hand")
+		}
+		return
+	}
+	for _, w := range want {
+		view, present := table[w.Prefix.String()]
+		if present {
+			if m, _ := view.(map[string]any); !hasNextHops(m) {
+				// The table lists the prefix without its next hops: read
+				// the route itself.
+				one, err := k.c.GetTree(k.ctx, append(slices.Clone(ribRoutePath), w.Prefix.String()), "")
+				if err != nil {
+					k.unsure(CheckRoutes, w.Prefix.String(), err.Error()) // the error names the request
+					continue
+				}
+				view = one
+			}
+		}
+		v := judgeRoute(k.sw, ups, w, view, present)
+		k.rs = append(k.rs, v.result(k.sw.Name, w.Prefix.String()))
+	}
+}
+
+// tableOfPrefixes reports whether the route table is keyed by prefixes
+// (an empty table is).
+func tableOfPrefixes(t map[string]any) bool {
+	if len(t) == 0 {
+		return true
+	}
+	for key := range t {
+		if _, err := netip.ParsePrefix(key); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// ribEntry is one route entry of a prefix, as read from the view.
+type ribEntry struct {
+	Protocol string
+	// Flags are the entry's flags ("installed", "selected", …); FlagsKnown
+	// says the view shows them.
+	Flags      []string
+	FlagsKnown bool
+	Hops       []ribHop
+}
+
+// ribHop is one next hop (a via) of a route entry.
+type ribHop struct {
+	// ID is the via's key: the next hop's address, or an interface.
+	ID string
+	// Interface is the port it leaves by ("" when the view does not say).
+	Interface string
+	// Flags are the next hop's flags ("active", "installed"); FlagsKnown
+	// says the view shows them.
+	Flags      []string
+	FlagsKnown bool
+}
+
+// usable reports whether the next hop forwards: active or installed when
+// the view shows its flags, else assumed (the entry's flags decide).
+func (h ribHop) usable() bool {
+	return !h.FlagsKnown || slices.Contains(h.Flags, "active") || slices.Contains(h.Flags, "installed")
+}
+
+// hasNextHops reports whether a prefix's view holds a route entry with a
+// next hop (the route table may list prefixes only).
+func hasNextHops(v map[string]any) bool {
+	for _, e := range ribEntries(v) {
+		if len(e.Hops) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// ribEntries reads a prefix's view (`nv show vrf default router rib ipv4
+// route <prefix> -o json`). NVIDIA shows no JSON of it, so two shapes are
+// read: the reference page's command tree, protocol.<protocol>.
+// entry-index.<n>.{flags, via.<via-id>.{flags, resolved-via}} (5.0–5.15),
+// and the 5.16 user guide's table route-entry.<n> with a protocol column;
+// a via's interface is its "interface" (or "resolved-via-intf", or a
+// resolved-via entry's interface, or the via's key when that is an
+// interface), read off the tables' ResolvedViaIntf column. Flags are an
+// object's keys ({"installed": {}}), a list or a string.
+func ribEntries(v map[string]any) []ribEntry {
+	var out []ribEntry
+	if protos, ok := v["protocol"].(map[string]any); ok {
+		for proto, pv := range protos {
+			pm, _ := pv.(map[string]any)
+			if idx, ok := pm["entry-index"].(map[string]any); ok {
+				for _, e := range sortedValues(idx) {
+					out = append(out, readEntry(proto, e))
+				}
+			} else if _, ok := pm["via"]; ok {
+				out = append(out, readEntry(proto, pm))
+			}
+		}
+	}
+	for _, key := range []string{"route-entry", "entry-index"} {
+		if idx, ok := v[key].(map[string]any); ok {
+			for _, e := range sortedValues(idx) {
+				proto, _ := e["protocol"].(string)
+				out = append(out, readEntry(proto, e))
+			}
+		}
+	}
+	slices.SortStableFunc(out, func(a, b ribEntry) int { return strings.Compare(a.Protocol, b.Protocol) })
+	return out
+}
+
+// sortedValues are m's object values in the order of their keys.
+func sortedValues(m map[string]any) []map[string]any {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var out []map[string]any
+	for _, k := range keys {
+		if e, ok := m[k].(map[string]any); ok {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func readEntry(proto string, e map[string]any) ribEntry {
+	r := ribEntry{Protocol: proto}
+	r.Flags, r.FlagsKnown = flagList(e["flags"])
+	if inst, ok := e["installed"]; ok && !slices.Contains(r.Flags, "installed") {
+		r.FlagsKnown = true
+		if on(inst) {
+			r.Flags = append(r.Flags, "installed")
+		}
+	}
+	vias, _ := e["via"].(map[string]any)
+	ids := make([]string, 0, len(vias))
+	for id := range vias {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		hv, _ := vias[id].(map[string]any)
+		h := ribHop{ID: id, Interface: viaInterface(id, hv)}
+		h.Flags, h.FlagsKnown = flagList(hv["flags"])
+		r.Hops = append(r.Hops, h)
+	}
+	return r
+}
+
+// viaInterface is the port a via leaves by ("" when not shown).
+func viaInterface(id string, hv map[string]any) string {
+	for _, key := range []string{"interface", "resolved-via-intf", "resolved-via-interface"} {
+		if s, ok := hv[key].(string); ok && s != "" {
+			return s
+		}
+	}
+	if rv, ok := hv["resolved-via"].(map[string]any); ok {
+		for rid, r := range rv {
+			if s, ok := r.(map[string]any)["interface"].(string); ok && s != "" {
+				return s
+			}
+			if _, err := netip.ParseAddr(rid); err != nil && rid != "" {
+				return rid
+			}
+		}
+	}
+	if _, err := netip.ParseAddr(strings.SplitN(id, "%", 2)[0]); err != nil && id != "" {
+		return id // the via is an interface
+	}
+	return ""
+}
+
+// flagList reads flags shown as an object's keys, a list or a string
+// ("installed, selected"); known is false when there are none to read.
+func flagList(v any) (flags []string, known bool) {
+	switch x := v.(type) {
+	case map[string]any:
+		if x == nil {
+			return nil, false
+		}
+		for k, f := range x {
+			if f == nil || f == false || f == "off" {
+				continue
+			}
+			flags = append(flags, strings.ToLower(k))
+		}
+		known = true
+	case []any:
+		for _, f := range x {
+			flags = append(flags, strings.ToLower(fmt.Sprint(f)))
+		}
+		known = true
+	case string:
+		flags = strings.FieldsFunc(strings.ToLower(x), func(r rune) bool { return r == ',' || r == ' ' || r == '\n' })
+		known = true
+	}
+	slices.Sort(flags)
+	return flags, known
+}
+
+// on reads a boolean as NVUE may show it: true, "on", "yes", "true".
+func on(v any) bool {
+	switch x := v.(type) {
+	case bool:
+		return x
+	case string:
+		return x == "on" || x == "yes" || x == "true" || x == "enabled"
+	}
+	return false
+}
+
+// verdict is a judged route.
+type verdict struct {
+	status                 string // "pass", "fail", "unsure"
+	found, expected, fixed string
+}
+
+// result is v as switch machine's result for subject.
+func (v verdict) result(machine, subject string) readiness.Result {
+	r := readiness.Result{Target: readiness.TargetSwitch, Machine: machine, Check: CheckRoutes, Subject: subject, Status: readiness.Unknown, Found: v.found}
+	switch v.status {
+	case "pass":
+		r.Status = readiness.Passed
+	case "fail":
+		r.Status, r.Expected, r.Fix = readiness.Failed, v.expected, v.fixed
+	}
+	return r
+}
+
+// judgeRoute judges prefix w's view (present: the table lists it) on
+// switch sw, whose uplinks are ups.
+func judgeRoute(sw inventory.Switch, ups []inventory.Uplink, w wantRoute, view any, present bool) verdict {
+	p := w.Prefix.String()
+	owner := w.Owner.Name
+	wantPorts := make([]string, len(w.Via))
+	for i, u := range w.Via {
+		wantPorts[i] = sw.PortName(u.Port)
+	}
+	paths := describeUplinks(sw, w.Via)
+	expected := fmt.Sprintf("%s (%s of %s) installed by BGP, %s", p, w.What, owner, nextHops(len(w.Via)))
+	if len(w.Via) > 0 {
+		expected += ": " + paths
+	}
+	if len(w.Via) == 0 {
+		return verdict{status: "fail", found: "the plan cables " + sw.Name + " to no spine that " + owner + " is cabled to", expected: expected,
+			fixed: fmt.Sprintf("%s's hosts cannot reach %s's: cable %s to a spine %s is cabled to (fabric.links), apply, and check again", sw.Name, owner, sw.Name, owner)}
+	}
+	showHere := "`nv show vrf default router rib ipv4 route " + p + "` on " + sw.Name
+	if !present {
+		// From here to the announcing switch: this switch's sessions, the
+		// spines' routes, the announcement itself.
+		fix := fmt.Sprintf("look at %s's bgp checks of %s", sw.Name, strings.Join(wantPorts, ", "))
+		if !w.Direct {
+			fix += ", then the spines' routes checks of " + p
+		}
+		fix += fmt.Sprintf(", then %s: it announces %s with a BGP network statement, and only while %s is in its own routing table", owner, p, p)
+		if w.Host != nil {
+			fix += fmt.Sprintf(": its static route to %s via %s, installed only while %s's data link is up (%s's link check of %s)",
+				p, w.Host.Data.Address.Addr(), w.Host.Name, owner, w.Owner.PortName(w.Host.Data.Port))
+		}
+		fix += fmt.Sprintf(" (%s's config and bgp checks; %s)", owner, ownerShow(w.Owner, p))
+		return verdict{status: "fail", found: "not in the routing table", expected: expected, fixed: fix}
+	}
+	m, _ := view.(map[string]any)
+	entries := ribEntries(m)
+	if len(entries) == 0 {
+		return verdict{status: "unsure", found: "the route's view has no route entry rdggen can read (protocol.<protocol>.entry-index or route-entry): compare " + showHere + " with " + expected}
+	}
+	var installed []ribEntry
+	flagsShown := false
+	for _, e := range entries {
+		flagsShown = flagsShown || e.FlagsKnown
+		if slices.Contains(e.Flags, "installed") {
+			installed = append(installed, e)
+		}
+	}
+	if !flagsShown {
+		return verdict{status: "unsure", found: "the route's view shows no flags, so whether it is installed is not known: compare " + showHere + " with " + expected}
+	}
+	if len(installed) == 0 {
+		return verdict{status: "fail", found: "in the routing table, not installed (" + describeEntries(entries) + ")", expected: expected,
+			fixed: fmt.Sprintf("the route is not in %s's forwarding table: see %s and `nv show router nexthop rib <NHGId>` for why (an unresolved next hop), and the bgp checks of %s", sw.Name, showHere, strings.Join(wantPorts, ", "))}
+	}
+	e := installed[0]
+	for _, c := range installed {
+		if c.Protocol == "bgp" {
+			e = c
+		}
+	}
+	if e.Protocol != "" && e.Protocol != "bgp" {
+		return verdict{status: "fail", found: "installed from " + quote.Terminal(e.Protocol) + ", not BGP (" + describeEntries(installed) + ")", expected: expected,
+			fixed: fmt.Sprintf("a %s route to %s on %s wins over the fabric's BGP route (a lower distance) and sends %s's traffic elsewhere: remove it unless it is meant (%s)",
+				quote.Terminal(e.Protocol), p, sw.Name, owner, showHere)}
+	}
+	got := map[string]bool{}
+	var shown []string
+	unnamed := 0
+	for _, h := range e.Hops {
+		if !h.usable() {
+			continue
+		}
+		if h.Interface == "" {
+			unnamed++
+			shown = append(shown, quote.Terminal(h.ID))
+			continue
+		}
+		got[h.Interface] = true
+		shown = append(shown, quote.Terminal(h.Interface))
+	}
+	var missing []inventory.Uplink
+	for _, u := range w.Via {
+		if !got[sw.PortName(u.Port)] {
+			missing = append(missing, u)
+		}
+	}
+	slices.Sort(shown)
+	found := fmt.Sprintf("bgp, installed, %s", nextHops(len(shown)))
+	if len(shown) > 0 {
+		found += ": " + strings.Join(shown, ", ")
+	}
+	switch {
+	case len(missing) == 0:
+		// Each planned uplink carries one: name its planned peer (the
+		// lldp check proves the cabling). A failure names the ports only:
+		// on a miswired link the planned peer is not the one behind it.
+		var named []string
+		for _, iface := range shown {
+			named = append(named, describePort(sw, ups, iface))
+		}
+		return verdict{status: "pass", found: fmt.Sprintf("bgp, installed, %s: %s", nextHops(len(shown)), strings.Join(named, ", "))}
+	case unnamed > 0 && len(shown) >= len(w.Via):
+		return verdict{status: "unsure", found: found + ": the view does not name the next hops' interfaces, so which uplinks carry them is not known (expected " + paths + ")"}
+	}
+	var fixes []string
+	for _, u := range missing {
+		port := sw.PortName(u.Port)
+		peer := "?"
+		if u.Peer != nil {
+			peer = u.Peer.Name
+		}
+		f := fmt.Sprintf("no path over %s to %s: its BGP session (bgp check of %s) and the link %s %s ↔ %s (link and lldp checks)", port, peer, port, sw.Name, port, peerEnd(u))
+		if !w.Direct {
+			f += fmt.Sprintf(", then whether %s has %s from %s (%s's routes check of %s)", peer, p, owner, peer, p)
+		}
+		fixes = append(fixes, f)
+	}
+	return verdict{status: "fail", found: found, expected: expected, fixed: strings.Join(fixes, "; ")}
+}
+
+// ownerShow is the command that shows prefix p's network statement and
+// route on switch x.
+func ownerShow(x *inventory.Switch, p string) string {
+	if x.OS() == inventory.OSCumulus {
+		return "`nv show vrf default router bgp address-family ipv4-unicast network` and `nv show vrf default router rib ipv4 route " + p + "` there"
+	}
+	return "`show running-config | include network` and `show ip route " + p + "` there"
+}
+
+// describeUplinks names uplinks as "swp63 (spine1), swp64 (spine2)".
+func describeUplinks(sw inventory.Switch, ups []inventory.Uplink) string {
+	var s []string
+	for _, u := range ups {
+		peer := "?"
+		if u.Peer != nil {
+			peer = u.Peer.Name
+		}
+		s = append(s, sw.PortName(u.Port)+" ("+peer+")")
+	}
+	return strings.Join(s, ", ")
+}
+
+// describePort names a next hop's interface with the uplink's planned
+// peer: "swp63 (spine1)".
+func describePort(sw inventory.Switch, ups []inventory.Uplink, iface string) string {
+	for _, u := range ups {
+		if sw.PortName(u.Port) == iface && u.Peer != nil {
+			return quote.Terminal(iface) + " (" + u.Peer.Name + ")"
+		}
+	}
+	return quote.Terminal(iface)
+}
+
+// describeEntries summarises route entries: "bgp [selected], static
+// [installed, selected]".
+func describeEntries(es []ribEntry) string {
+	var s []string
+	for _, e := range es {
+		proto := e.Protocol
+		if proto == "" {
+			proto = "?"
+		}
+		s = append(s, quote.Terminal(proto)+" ["+quote.Terminal(strings.Join(e.Flags, ", "))+"]")
+	}
+	return strings.Join(s, ", ")
+}
+
+func nextHops(n int) string {
+	if n == 1 {
+		return "1 next hop"
+	}
+	return strconv.Itoa(n) + " next hops"
+}

@@ -1,0 +1,188 @@
+package nvueapply
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/rdggen/rdggen/pkg/inventory"
+	"github.com/rdggen/rdggen/pkg/readiness"
+	"github.com/rdggen/rdggen/pkg/sim/nvuesim"
+)
+
+// The prefixes each switch of the golden 2 × 2 Cumulus fabric must route,
+// and over which uplinks: a leaf the other leaf's subnet, container
+// subnets and loopback over both spines, each spine's loopback over the
+// uplink to it; a spine each leaf's prefixes over the link to that leaf,
+// and not the other spine's loopback.
+func TestExpectedRoutes(t *testing.T) {
+	inv := loadInv(t, "fabric-cumulus", "")
+	show := func(sw string) string {
+		var b []string
+		for _, w := range expectedRoutes(inv, *inv.Switch(sw)) {
+			b = append(b, fmt.Sprintf("%s %s of %s via %s", w.Prefix, w.What, w.Owner.Name, describeUplinks(*inv.Switch(sw), w.Via)))
+		}
+		return strings.Join(b, "\n")
+	}
+	for sw, want := range map[string]string{
+		"leaf1": "10.10.10.1/32 the loopback of spine1 via swp63 (spine1)\n" +
+			"10.10.10.2/32 the loopback of spine2 via swp64 (spine2)\n" +
+			"10.1.2.0/24 the data subnet of leaf2 via swp63 (spine1), swp64 (spine2)\n" +
+			"172.16.21.0/24 h21's container subnet of leaf2 via swp63 (spine1), swp64 (spine2)\n" +
+			"172.16.22.0/24 h22's container subnet of leaf2 via swp63 (spine1), swp64 (spine2)\n" +
+			"10.10.10.4/32 the loopback of leaf2 via swp63 (spine1), swp64 (spine2)",
+		"spine2": "10.1.1.0/24 the data subnet of leaf1 via swp1 (leaf1)\n" +
+			"172.16.11.0/24 h11's container subnet of leaf1 via swp1 (leaf1)\n" +
+			"172.16.12.0/24 h12's container subnet of leaf1 via swp1 (leaf1)\n" +
+			"10.10.10.3/32 the loopback of leaf1 via swp1 (leaf1)\n" +
+			"10.1.2.0/24 the data subnet of leaf2 via swp2 (leaf2)\n" +
+			"172.16.21.0/24 h21's container subnet of leaf2 via swp2 (leaf2)\n" +
+			"172.16.22.0/24 h22's container subnet of leaf2 via swp2 (leaf2)\n" +
+			"10.10.10.4/32 the loopback of leaf2 via swp2 (leaf2)",
+	} {
+		if got := show(sw); got != want {
+			t.Errorf("%s:\n got %s\nwant %s", sw, got, want)
+		}
+	}
+}
+
+// bgpRoute is a prefix's view in the shape nvuesim serves (the reference
+// page's command tree): a BGP entry with flags and one via per next hop.
+func bgpRoute(flags map[string]any, vias map[string]string) map[string]any {
+	v := map[string]any{}
+	for id, port := range vias {
+		v[id] = map[string]any{"interface": port, "weight": int64(1), "flags": map[string]any{"active": map[string]any{}, "installed": map[string]any{}}}
+	}
+	e := map[string]any{"distance": int64(20), "via": v}
+	if flags != nil {
+		e["flags"] = flags
+	}
+	return map[string]any{"protocol": map[string]any{"bgp": map[string]any{"entry-index": map[string]any{"1": e}}}}
+}
+
+var installedFlags = map[string]any{"installed": map[string]any{}, "selected": map[string]any{}, "fib-selected": map[string]any{}}
+
+// The routes check's judgement of one prefix (leaf1's route to h21's
+// container subnet, expected over swp63 to spine1 and swp64 to spine2) on
+// every shape of view it may meet: a pass names both next hops; one next
+// hop fails naming the missing uplink, its spine and where to look; a
+// missing route names the static route and host link it depends on; a
+// route not installed, or installed from another protocol, fails; a view
+// without flags, without readable entries, or whose next hops name no
+// interface is Unknown, never a pass or a failure.
+func TestJudgeRoute(t *testing.T) {
+	inv := loadInv(t, "fabric-cumulus", "")
+	leaf1 := *inv.Switch("leaf1")
+	ups := inv.Uplinks("leaf1")
+	var w wantRoute
+	for _, r := range expectedRoutes(inv, leaf1) {
+		if r.Prefix.String() == "172.16.21.0/24" {
+			w = r
+		}
+	}
+	both := map[string]string{"fe80::1": "swp63", "fe80::2": "swp64"}
+	for _, c := range []struct {
+		name    string
+		view    any
+		present bool
+		status  string
+		found   string
+		fix     string
+	}{
+		{"both spines", bgpRoute(installedFlags, both), true, "pass", "bgp, installed, 2 next hops: swp63 (spine1), swp64 (spine2)", ""},
+		{"5.16's route-entry table", map[string]any{"route-entry": map[string]any{"1": map[string]any{"protocol": "bgp", "flags": "installed, active",
+			"via": map[string]any{"fe80::1": map[string]any{"resolved-via-intf": "swp63"}, "fe80::2": map[string]any{"resolved-via": map[string]any{"swp64": map[string]any{}}}}}}},
+			true, "pass", "bgp, installed, 2 next hops: swp63 (spine1), swp64 (spine2)", ""},
+		{"one spine", bgpRoute(installedFlags, map[string]string{"fe80::1": "swp63"}), true, "fail", "bgp, installed, 1 next hop: swp63",
+			"no path over swp64 to spine2: its BGP session (bgp check of swp64) and the link leaf1 swp64 ↔ spine2 swp1 (link and lldp checks), then whether spine2 has 172.16.21.0/24 from leaf2 (spine2's routes check of 172.16.21.0/24)"},
+		{"an inactive next hop", func() any {
+			v := bgpRoute(installedFlags, both)
+			via := v["protocol"].(map[string]any)["bgp"].(map[string]any)["entry-index"].(map[string]any)["1"].(map[string]any)["via"].(map[string]any)
+			via["fe80::1"].(map[string]any)["flags"] = map[string]any{}
+			return v
+		}(), true, "fail", "bgp, installed, 1 next hop: swp64", "no path over swp63 to spine1"},
+		{"missing", nil, false, "fail", "not in the routing table",
+			"look at leaf1's bgp checks of swp63, swp64, then the spines' routes checks of 172.16.21.0/24, then leaf2: it announces 172.16.21.0/24 with a BGP network statement, and only while 172.16.21.0/24 is in its own routing table: its static route to 172.16.21.0/24 via 10.1.2.21, installed only while h21's data link is up (leaf2's link check of swp1s0) (leaf2's config and bgp checks; `nv show vrf default router bgp address-family ipv4-unicast network` and `nv show vrf default router rib ipv4 route 172.16.21.0/24` there)"},
+		{"not installed", bgpRoute(map[string]any{"selected": map[string]any{}}, both), true, "fail", "in the routing table, not installed (bgp [selected])", "is not in leaf1's forwarding table"},
+		{"a static route wins", map[string]any{"protocol": map[string]any{
+			"static": map[string]any{"entry-index": map[string]any{"1": map[string]any{"flags": installedFlags, "via": map[string]any{"10.1.1.99": map[string]any{"interface": "vlan1"}}}}},
+			"bgp":    map[string]any{"entry-index": map[string]any{"1": map[string]any{"flags": map[string]any{}, "via": map[string]any{}}}},
+		}}, true, "fail", "installed from static, not BGP", "a static route to 172.16.21.0/24 on leaf1 wins over the fabric's BGP route"},
+		{"no flags", bgpRoute(nil, both), true, "unsure", "shows no flags", ""},
+		{"an unknown shape", map[string]any{"nexthops": []any{"fe80::1"}}, true, "unsure", "no route entry rdggen can read", ""},
+		{"next hops without interfaces", map[string]any{"protocol": map[string]any{"bgp": map[string]any{"entry-index": map[string]any{"1": map[string]any{
+			"flags": installedFlags, "via": map[string]any{"fe80::1": map[string]any{}, "fe80::2": map[string]any{}}}}}}},
+			true, "unsure", "does not name the next hops' interfaces", ""},
+	} {
+		v := judgeRoute(leaf1, ups, w, c.view, c.present)
+		if v.status != c.status || !strings.Contains(v.found, c.found) || !strings.Contains(v.fixed, c.fix) {
+			t.Errorf("%s: %+v\nwant %s, found containing %q, fix containing %q", c.name, v, c.status, c.found, c.fix)
+		}
+		if v.status == "fail" && v.expected != "172.16.21.0/24 (h21's container subnet of leaf2) installed by BGP, 2 next hops: swp63 (spine1), swp64 (spine2)" {
+			t.Errorf("%s: expected %q", c.name, v.expected)
+		}
+	}
+}
+
+// Check on the golden fabric's leaf1 reads the routing table through the
+// NVUE API (one GET of the table, GET only): with both spines' paths
+// every prefix passes; without a data plane behind the simulator (an
+// empty table) every prefix fails as missing; a table not keyed by
+// prefix is Unknown for every prefix.
+func TestCheckRoutes(t *testing.T) {
+	r := newRig(t, nvuesim.Options{Ports: 64})
+	inv := loadInv(t, "fabric-cumulus", "")
+	leaf1 := inv.Switch("leaf1")
+	leaf1.Mgmt = r.sim.Addr
+	if res, err := Run(context.Background(), inv, []inventory.Switch{*leaf1}, r.o); err != nil {
+		t.Fatalf("%v: %v\n%s", err, res[0].Err, r.out)
+	}
+	routes := func() []readiness.Result {
+		rs, _ := Check(context.Background(), inv, []inventory.Switch{*leaf1}, r.o)
+		var out []readiness.Result
+		for _, x := range rs {
+			if x.Check == CheckRoutes {
+				out = append(out, x)
+			}
+		}
+		return out
+	}
+	rs := routes()
+	if len(rs) != 6 {
+		t.Fatalf("%d routes results, want 6 (leaf2's 4 prefixes, 2 spine loopbacks):\n%v", len(rs), rs)
+	}
+	for _, x := range rs {
+		if x.Status != readiness.Failed || x.Found != "not in the routing table" {
+			t.Errorf("an empty table: %s", x.Line())
+		}
+	}
+	table := map[string]any{}
+	for _, w := range expectedRoutes(inv, *leaf1) {
+		vias := map[string]string{}
+		for i, u := range w.Via {
+			vias[fmt.Sprintf("fe80::%d", i+1)] = leaf1.PortName(u.Port)
+		}
+		table[w.Prefix.String()] = bgpRoute(installedFlags, vias)
+	}
+	r.sim.SetRIB(func() map[string]any { return table })
+	r.sim.ResetRequests()
+	for _, x := range routes() {
+		if x.Status != readiness.Passed {
+			t.Errorf("every path: %s", x.Line())
+		}
+		if x.Subject == "10.1.2.0/24" && x.Found != "bgp, installed, 2 next hops: swp63 (spine1), swp64 (spine2)" {
+			t.Errorf("leaf2's subnet: %s", x.Line())
+		}
+		t.Log(x.Line())
+	}
+	if n := r.sim.Count("GET", "/vrf/default/router/rib/ipv4/route"); n != 1 || r.sim.Count("PATCH", "") != 0 || r.sim.Count("POST", "") != 0 {
+		t.Errorf("%d GETs of the route table (want 1, the next hops read from it), or a change: %v", n, r.sim.Requests())
+	}
+	r.sim.SetRIB(func() map[string]any { return map[string]any{"routes": []any{"10.1.2.0/24"}} })
+	for _, x := range routes() {
+		if x.Status != readiness.Unknown || !strings.Contains(x.Found, "is not keyed by prefix") {
+			t.Errorf("a table of another shape: %s", x.Line())
+		}
+	}
+}
