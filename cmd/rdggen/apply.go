@@ -64,7 +64,6 @@ type targetRun struct {
 
 	err     error
 	seconds float64
-	done    chan struct{} // closed when run returned
 }
 
 // common are the options of pkg/apply every target passes: the flags, the

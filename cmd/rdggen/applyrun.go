@@ -6,11 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
-	"sync"
-	"time"
 
+	"github.com/rdggen/rdggen/internal/driver"
 	"github.com/rdggen/rdggen/internal/progress"
 	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/quote"
@@ -62,21 +60,31 @@ func (a *applyRun) do(ctx context.Context) *outcome {
 	}
 	display.Prefix = len(a.targets) > 1
 	runs := make([]*targetRun, len(a.targets))
-	var hostsDone chan struct{}
+	ts := make([]driver.Target, len(a.targets))
 	for i, t := range a.targets {
-		tr := &targetRun{t: t, done: make(chan struct{})}
+		tr := &targetRun{t: t}
 		tr.Track = display.Track(t.name.String())
 		tr.Out = tr.Track.Writer()
 		runs[i] = tr
-		if t.name == "hosts" {
-			hostsDone = tr.done
-		}
+		ts[i] = driver.Target{Name: t.name, Run: func(ctx context.Context, gate applyplan.Gate) error {
+			tr.Gate = gate
+			return t.run(ctx, a.env, tr)
+		}}
 	}
 	res := &outcome{runs: runs, dryRun: a.env.DryRun}
-	var b *barrier
+	o := driver.Targets{
+		Planned: func(i int, what string) func() {
+			runs[i].Track.Phase("planned", 0)
+			return runs[i].Track.Wait(what)
+		},
+		Waiting: func(i int, what string) { runs[i].Track.Phase(what, 0) },
+		Ended: func(i int, err error, seconds float64) {
+			runs[i].err, runs[i].seconds = err, seconds
+			runs[i].Track.Finish()
+		},
+	}
 	if a.confirm && !a.env.DryRun {
-		b = newBarrier(len(runs))
-		go b.decide(ctx, func(planned []applyplan.Machine) bool {
+		o.Confirm = func(ctx context.Context, planned []applyplan.Machine) bool {
 			changes, machines := applyplan.Count(planned)
 			if changes == 0 {
 				return true
@@ -86,51 +94,9 @@ func (a *applyRun) do(ctx context.Context) *outcome {
 			ok := a.question(ctx, fmt.Sprintf("Push %d change(s) to %d machine(s) (%s)? [y/N] ", changes, machines, perTarget(planned)))
 			res.declined = !ok && ctx.Err() == nil
 			return ok
-		})
-	}
-	for i, tr := range runs {
-		var g applyplan.Gate
-		if b != nil {
-			inner := b.gate(i)
-			g = func(ctx context.Context, planned []applyplan.Machine) bool {
-				tr.Track.Phase("planned", 0)
-				defer tr.Track.Wait(b.waitingFor(i, runs))()
-				return inner(ctx, planned)
-			}
 		}
-		if tr.t.name == "workers" && hostsDone != nil {
-			inner := g
-			g = func(ctx context.Context, planned []applyplan.Machine) bool {
-				if !inner.Pass(ctx, planned) {
-					return false
-				}
-				tr.Track.Phase("waiting for the hosts target to finish (the workers run on its Docker)", 0)
-				select {
-				case <-hostsDone:
-					return ctx.Err() == nil
-				case <-ctx.Done():
-					return false
-				}
-			}
-		}
-		tr.Gate = g
 	}
-	var wg sync.WaitGroup
-	for i, tr := range runs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			t0 := time.Now()
-			tr.err = tr.t.run(ctx, a.env, tr)
-			tr.seconds = time.Since(t0).Seconds()
-			tr.Track.Finish()
-			close(tr.done)
-			if b != nil {
-				b.arrive(i, nil) // a target that ended before its gate
-			}
-		}()
-	}
-	wg.Wait()
+	driver.RunTargets(ctx, ts, o)
 	display.Close()
 	res.interrupted = ctx.Err() != nil
 	return res
@@ -175,81 +141,6 @@ func perTarget(ms []applyplan.Machine) string {
 		parts[i] = fmt.Sprintf("%s %d", t, n[t])
 	}
 	return strings.Join(parts, ", ")
-}
-
-// barrier holds every target at its gate until all have planned (or
-// ended), then decides once for all of them.
-type barrier struct {
-	mu      sync.Mutex
-	arrived []bool
-	planned [][]applyplan.Machine
-	left    int
-	all     chan struct{} // closed when every target arrived
-	decided chan struct{} // closed when ok is set
-	ok      bool
-}
-
-func newBarrier(n int) *barrier {
-	b := &barrier{arrived: make([]bool, n), planned: make([][]applyplan.Machine, n), left: n,
-		all: make(chan struct{}), decided: make(chan struct{})}
-	if n == 0 {
-		close(b.all)
-	}
-	return b
-}
-
-// arrive records target i's plan; only its first arrival counts.
-func (b *barrier) arrive(i int, planned []applyplan.Machine) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.arrived[i] {
-		return
-	}
-	b.arrived[i], b.planned[i] = true, planned
-	if b.left--; b.left == 0 {
-		close(b.all)
-	}
-}
-
-// waitingFor says what target i waits for at the barrier: the targets
-// still planning, then the answer.
-func (b *barrier) waitingFor(i int, runs []*targetRun) string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	var names []string
-	for j, tr := range runs {
-		if j != i && !b.arrived[j] {
-			names = append(names, tr.t.name.String())
-		}
-	}
-	if len(names) == 0 {
-		return "the confirmation"
-	}
-	return "the plans of " + strings.Join(names, ", ") + ", then the confirmation"
-}
-
-// gate is target i's Gate: arrive, then wait for the decision.
-func (b *barrier) gate(i int) applyplan.Gate {
-	return func(ctx context.Context, planned []applyplan.Machine) bool {
-		b.arrive(i, planned)
-		select {
-		case <-b.decided:
-			return b.ok && ctx.Err() == nil
-		case <-ctx.Done():
-			return false
-		}
-	}
-}
-
-// decide waits for every target, then asks (ask sees all their machines).
-func (b *barrier) decide(ctx context.Context, ask func([]applyplan.Machine) bool) {
-	defer close(b.decided)
-	select {
-	case <-b.all:
-	case <-ctx.Done():
-		return
-	}
-	b.ok = ask(slices.Concat(b.planned...))
 }
 
 // document is the outcome for --output json.

@@ -2,9 +2,11 @@ package driver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -115,5 +117,56 @@ func TestCheckOrder(t *testing.T) {
 		case i != 2 && (errs[i] != nil || len(results[i]) != 1 || results[i][0].Machine != n):
 			t.Errorf("%s: %v %v", n, results[i], errs[i])
 		}
+	}
+}
+
+// RunTargets asks once for all targets, after every one has planned (or
+// ended without a change), and the workers target goes on only after the
+// hosts target has ended.
+func TestRunTargets(t *testing.T) {
+	ctx := context.Background()
+	var mu sync.Mutex
+	var order []string
+	note := func(s string) { mu.Lock(); order = append(order, s); mu.Unlock() }
+	planned := func(target applyplan.TargetName) []applyplan.Machine {
+		return []applyplan.Machine{{Target: target, Name: target.String() + "-1", Changes: []applyplan.Change{{Item: "x"}}}}
+	}
+	release := make(chan struct{})
+	ts := []Target{
+		{Name: applyplan.TargetHosts, Run: func(ctx context.Context, gate applyplan.Gate) error {
+			if !gate.Pass(ctx, planned(applyplan.TargetHosts)) {
+				return errors.New("declined")
+			}
+			<-release
+			note("hosts pushed")
+			return nil
+		}},
+		{Name: applyplan.TargetWorkers, Run: func(ctx context.Context, gate applyplan.Gate) error {
+			if !gate.Pass(ctx, planned(applyplan.TargetWorkers)) {
+				return errors.New("declined")
+			}
+			note("workers pushed")
+			return nil
+		}},
+		{Name: applyplan.TargetSwitch, Run: func(ctx context.Context, gate applyplan.Gate) error { return nil }}, // nothing to change
+	}
+	asked := 0
+	o := Targets{Confirm: func(_ context.Context, ms []applyplan.Machine) bool {
+		asked++
+		if len(ms) != 2 {
+			t.Errorf("asked with %d machines, want hosts' and workers'", len(ms))
+		}
+		close(release)
+		return true
+	}}
+	errs := RunTargets(ctx, ts, o)
+	if asked != 1 || fmt.Sprint(errs) != "[<nil> <nil> <nil>]" || fmt.Sprint(order) != "[hosts pushed workers pushed]" {
+		t.Errorf("asked %d, errors %v, order %v", asked, errs, order)
+	}
+
+	o.Confirm = func(context.Context, []applyplan.Machine) bool { return false }
+	order = nil
+	if errs := RunTargets(ctx, ts, o); fmt.Sprint(errs) != "[declined declined <nil>]" || len(order) != 0 {
+		t.Errorf("declined: errors %v, pushed %v", errs, order)
 	}
 }
