@@ -28,7 +28,10 @@ func TestApplyAllAsksOnce(t *testing.T) {
 	}
 	t.Cleanup(logout)
 	// Each target's own Confirm is replaced by ApplyAll's one question.
-	never := func(context.Context, []applyplan.Machine) bool { t.Error("a target's own Confirm was asked"); return false }
+	never := func(context.Context, []applyplan.Machine) bool {
+		t.Error("a target's own Confirm was asked")
+		return false
+	}
 	sw.Confirm = never
 	esxi := apply.ESXiOptions{Common: apply.Common{Parallel: 4, Confirm: never}, Client: client}
 	targets := []apply.Target{sw, esxi}
