@@ -360,62 +360,94 @@ type removal struct {
 }
 
 // stale finds the removals of Reconcile, the routes it keeps and its
-// warnings.
+// warnings: the routes rdggen made that the inventory no longer wants
+// (staleView.routes), then what is left of the routed pool's gateway on
+// the data VLAN (staleView.gateway), in the order they are sent.
 func stale(inv *inventory.Inventory, sw inventory.Switch, desired, current []Statement) ([]removal, []Kept, []string) {
-	want := make(map[ID]Statement, len(desired))
-	gatewayHere, recordHere := false, false
+	v := newStaleView(inv, desired, current)
+	routes, kept := v.routes()
+	rm, warnings := v.gateway(sw, routes)
+	return rm, kept, warnings
+}
+
+// staleView is what stale compares: the desired and current statements
+// by ID (current in the switch's order, the last of a repeated ID
+// counting), the hosts by data address, and the pools rdggen routes on
+// this switch by its record.
+type staleView struct {
+	inv                     *inventory.Inventory
+	desired                 []Statement
+	want, cur               map[ID]Statement
+	order                   []ID
+	gatewayHere, recordHere bool // this plan writes the gateway address, the record
+	hostAt                  map[netip.Addr]*inventory.Host
+	vlan                    Iface
+	record                  netip.Prefix // the pool the switch's record names
+	hasRecord               bool
+	routed                  []netip.Prefix
+	wantDst                 map[netip.Prefix]bool // made on first use by wanted
+}
+
+func newStaleView(inv *inventory.Inventory, desired, current []Statement) *staleView {
+	v := &staleView{inv: inv, desired: desired, want: make(map[ID]Statement, len(desired)),
+		cur: make(map[ID]Statement, len(current)), hostAt: map[netip.Addr]*inventory.Host{}, vlan: VLAN(DataVLAN)}
 	for _, d := range desired {
-		want[d.ID()] = d
-		gatewayHere = gatewayHere || d.Kind == KindVLANAddress
-		recordHere = recordHere || d.Kind == KindVLANDescription
+		v.want[d.ID()] = d
+		v.gatewayHere = v.gatewayHere || d.Kind == KindVLANAddress
+		v.recordHere = v.recordHere || d.Kind == KindVLANDescription
 	}
-	// wantDst are the prefixes of the desired routes, made on first use
-	// (a route via an address that is no host's is rare).
-	var wantDst map[netip.Prefix]bool
-	wanted := func(p netip.Prefix) bool {
-		if wantDst == nil {
-			wantDst = map[netip.Prefix]bool{}
-			for _, d := range desired {
-				if dst, _, ok := d.RouteOf(); ok {
-					wantDst[dst] = true
-				}
-			}
-		}
-		return wantDst[p]
-	}
-	cur := make(map[ID]Statement, len(current))
-	var order []ID
 	for _, s := range current {
-		if _, seen := cur[s.ID()]; !seen {
-			order = append(order, s.ID())
+		if _, seen := v.cur[s.ID()]; !seen {
+			v.order = append(v.order, s.ID())
 		}
-		cur[s.ID()] = s // the switch keeps the last
+		v.cur[s.ID()] = s // the switch keeps the last
 	}
-	hostAt := map[netip.Addr]*inventory.Host{}
 	for i := range inv.Hosts {
-		if a := inv.Hosts[i].Data.Address.Addr(); hostAt[a] == nil {
-			hostAt[a] = &inv.Hosts[i]
+		if a := inv.Hosts[i].Data.Address.Addr(); v.hostAt[a] == nil {
+			v.hostAt[a] = &inv.Hosts[i]
 		}
 	}
-	vlan := VLAN(DataVLAN)
-	record, hasRecord := cur[ID{vlan, "description"}].RecordedPool()
+	v.record, v.hasRecord = v.cur[ID{v.vlan, "description"}].RecordedPool()
 	// The pools rdggen routes on this switch, by its record: the one on
 	// the switch, and docker.pool when this plan writes the record.
-	var routed []netip.Prefix
-	if hasRecord {
-		routed = append(routed, record)
+	if v.hasRecord {
+		v.routed = append(v.routed, v.record)
 	}
-	if recordHere && !slices.Contains(routed, inv.Docker.Pool) {
-		routed = append(routed, inv.Docker.Pool)
+	if v.recordHere && !slices.Contains(v.routed, inv.Docker.Pool) {
+		v.routed = append(v.routed, inv.Docker.Pool)
 	}
-	within := func(p netip.Prefix) (netip.Prefix, bool) {
-		for _, pool := range routed {
-			if pool.Contains(p.Addr()) && p.Bits() >= pool.Bits() {
-				return pool, true
+	return v
+}
+
+// wanted reports whether a desired route goes to p (a route via an
+// address that is no host's is rare, so the set is made on first use).
+func (v *staleView) wanted(p netip.Prefix) bool {
+	if v.wantDst == nil {
+		v.wantDst = map[netip.Prefix]bool{}
+		for _, d := range v.desired {
+			if dst, _, ok := d.RouteOf(); ok {
+				v.wantDst[dst] = true
 			}
 		}
-		return netip.Prefix{}, false
 	}
+	return v.wantDst[p]
+}
+
+// within is the routed pool that holds p, if one does.
+func (v *staleView) within(p netip.Prefix) (netip.Prefix, bool) {
+	for _, pool := range v.routed {
+		if pool.Contains(p.Addr()) && p.Bits() >= pool.Bits() {
+			return pool, true
+		}
+	}
+	return netip.Prefix{}, false
+}
+
+// routes are the removals of the routes rdggen made that are no longer
+// wanted, and the routes that may be rdggen's but are left alone, each
+// with why and the command that would remove it.
+func (v *staleView) routes() ([]removal, []Kept) {
+	inv := v.inv
 	recordCmd := PoolRecord(DataVLAN, inv.Docker.Pool).Command()
 	var routes []removal
 	var kept []Kept
@@ -423,26 +455,36 @@ func stale(inv *inventory.Inventory, sw inventory.Switch, desired, current []Sta
 		remove := negated(s).Command()
 		kept = append(kept, Kept{Command: s.Command(), Reason: fmt.Sprintf("%s; left alone (if rdggen made it: %s)", fmt.Sprintf(format, a...), remove)})
 	}
-	for _, id := range order {
-		s := cur[id]
+	for _, id := range v.order {
+		s := v.cur[id]
 		dst, via, ok := s.RouteOf()
-		if _, wanted := want[id]; !ok || s.Negated() || wanted {
+		if _, wanted := v.want[id]; !ok || s.Negated() || wanted {
 			continue
 		}
-		h := hostAt[via]
-		pool, inPool := within(dst)
+		h := v.hostAt[via]
+		pool, inPool := v.within(dst)
 		switch {
 		case h != nil && dst == h.Subnet, h != nil && inPool:
 			routes = append(routes, removal{negated(s), []string{s.Command()}})
-		case h != nil && !hasRecord:
+		case h != nil && !v.hasRecord:
 			keep(s, "a route via %s's data address, but not to its container subnet %s, and the switch holds no record of a pool rdggen routes (%s); it may be rdggen's, for an earlier docker.pool or hosts[].docker.subnet", h.Name, h.Subnet, recordCmd)
-		case h == nil && wanted(dst):
+		case h == nil && v.wanted(dst):
 			keep(s, "%s is also routed by rdggen, via a host's data address, and %s is no host's: the switch spreads the subnet's traffic over both next hops (ECMP); it may be rdggen's, from before the host's data address changed", dst, via)
 		case h == nil && inPool:
 			keep(s, "a route into %s, a pool that rdggen routes on this switch by its record, via %s, which is no host's data address; it may be rdggen's, for a host that left the inventory or changed its data address", pool, via)
 		}
 	}
+	return routes, kept
+}
 
+// gateway is every removal in the order it is sent (routes, the stale
+// routes, among them) and the warnings: what is left of the routed pool's
+// gateway on the data VLAN, the interface or the record last as the
+// evidence, and `ip routing` when nothing else needs it.
+func (v *staleView) gateway(sw inventory.Switch, routes []removal) ([]removal, []string) {
+	inv, vlan, cur, order, want := v.inv, v.vlan, v.cur, v.order, v.want
+	hasRecord := v.hasRecord
+	recordCmd := PoolRecord(DataVLAN, inv.Docker.Pool).Command()
 	var onVLAN []Statement
 	for _, id := range order {
 		if id.Iface == vlan {
@@ -460,7 +502,7 @@ func stale(inv *inventory.Inventory, sw inventory.Switch, desired, current []Sta
 			secondary = s.Command()
 		}
 	}
-	if gatewayHere {
+	if v.gatewayHere {
 		if d := want[ID{vlan, "ip address"}]; hasAddr && cur[ID{vlan, "ip address"}].Body != d.Body {
 			old := cur[ID{vlan, "ip address"}]
 			if secondary == "" {
@@ -471,7 +513,7 @@ func stale(inv *inventory.Inventory, sw inventory.Switch, desired, current []Sta
 			}
 		}
 		warnings = append(warnings, portVLANWarnings(inv, sw, order, cur)...)
-		return append(rm, routes...), kept, warnings
+		return append(rm, routes...), warnings
 	}
 
 	gw := inv.Docker.Gateway
@@ -479,10 +521,10 @@ func stale(inv *inventory.Inventory, sw inventory.Switch, desired, current []Sta
 	ours := hasRecord || len(routes) > 0 // evidence that rdggen made this switch the gateway
 	switch {
 	case !ours && gwHere:
-		return routes, kept, []string{fmt.Sprintf("interface vlan %d carries %s, the routed pool's gateway address, but the switch holds neither rdggen's record of a routed pool (%s) nor a route of rdggen's: left alone (if rdggen put it there: %s)",
+		return routes, []string{fmt.Sprintf("interface vlan %d carries %s, the routed pool's gateway address, but the switch holds neither rdggen's record of a routed pool (%s) nor a route of rdggen's: left alone (if rdggen put it there: %s)",
 			DataVLAN, addr, recordCmd, negated(vlanAddress(vlan, addr)).Command())}
 	case !ours:
-		return routes, kept, nil
+		return routes, nil
 	}
 	removed := map[ID]bool{}
 	var last []removal // the interface or the record: the evidence goes last
@@ -538,7 +580,7 @@ func stale(inv *inventory.Inventory, sw inventory.Switch, desired, current []Sta
 		}
 	}
 	rm = append(rm, routes...)
-	return append(rm, last...), kept, warnings
+	return append(rm, last...), warnings
 }
 
 // lineCommands are the statements' commands, ranges merged.
