@@ -289,25 +289,40 @@ func CheckSwitches(ctx context.Context, inv *inventory.Inventory, o SwitchOption
 	return out, errors.Join(errs...)
 }
 
+// switchTally counts the switches' outcomes for the summary line: by
+// state, with the ONYX commands sent and the NVUE revisions applied.
+type switchTally struct {
+	planned, changed, upToDate, failed, pending, sent, revisions int
+}
+
+func tallySwitches(outcomes []switchOutcome, dryRun bool) switchTally {
+	var t switchTally
+	for _, r := range outcomes {
+		t.sent += r.commands
+		if r.revision {
+			t.revisions++
+		}
+		switch {
+		case r.err != nil:
+			t.failed++
+		case r.empty:
+			t.upToDate++
+		case dryRun:
+			t.planned++
+		case !r.pushed:
+			t.pending++
+		default:
+			t.changed++
+		}
+	}
+	return t
+}
+
 // switchSummary is the one summary line of the switch target when no
 // switch runs Cumulus Linux.
 func switchSummary(outcomes []switchOutcome, dryRun bool) string {
-	var planned, changed, upToDate, failed, sent, pending int
-	for _, r := range outcomes {
-		sent += r.commands
-		switch {
-		case r.err != nil:
-			failed++
-		case r.empty:
-			upToDate++
-		case dryRun:
-			planned++
-		case !r.pushed:
-			pending++
-		default:
-			changed++
-		}
-	}
+	t := tallySwitches(outcomes, dryRun)
+	planned, changed, upToDate, failed, sent, pending := t.planned, t.changed, t.upToDate, t.failed, t.sent, t.pending
 	if pending > 0 {
 		return fmt.Sprintf("switch: %d changed, %d not applied (planned), %d up to date, %d failed; %d command(s) sent", changed, pending, upToDate, failed, sent)
 	}
@@ -325,25 +340,8 @@ func switchSummary(outcomes []switchOutcome, dryRun bool) string {
 // commands (when onyx, some switch runs ONYX) and NVUE revisions counted
 // apart.
 func mixedSummary(outcomes []switchOutcome, onyx, dryRun bool) string {
-	var planned, changed, upToDate, failed, pending, sent, revisions int
-	for _, r := range outcomes {
-		sent += r.commands
-		if r.revision {
-			revisions++
-		}
-		switch {
-		case r.err != nil:
-			failed++
-		case r.empty:
-			upToDate++
-		case dryRun:
-			planned++
-		case !r.pushed:
-			pending++
-		default:
-			changed++
-		}
-	}
+	t := tallySwitches(outcomes, dryRun)
+	planned, changed, upToDate, failed, pending, sent, revisions := t.planned, t.changed, t.upToDate, t.failed, t.pending, t.sent, t.revisions
 	sentText := fmt.Sprintf("%d ONYX command(s) sent, %d NVUE revision(s) applied", sent, revisions)
 	if !onyx {
 		sentText = fmt.Sprintf("%d NVUE revision(s) applied", revisions)
