@@ -101,6 +101,26 @@ func ReadPlanPush[U Unit](ctx context.Context, names []string, r Run, prepare fu
 	return units
 }
 
+// ReadPlanPushResults is ReadPlanPush for units that end in a result
+// (finish returns it and whether the machine failed): the results in the
+// order of names, and err naming the failed machines, "N of M what
+// failed: a, b" (what names the machines, e.g. "switch(es)"), or nil.
+func ReadPlanPushResults[U Unit, R any](ctx context.Context, names []string, r Run, what string, prepare func(i int) U, finish func(U) (R, bool)) ([]R, error) {
+	units := ReadPlanPush(ctx, names, r, prepare)
+	results := make([]R, len(units))
+	var failed []string
+	for i, u := range units {
+		var bad bool
+		if results[i], bad = finish(u); bad {
+			failed = append(failed, names[i])
+		}
+	}
+	if len(failed) > 0 {
+		return results, fmt.Errorf("%d of %d %s failed: %s", len(failed), len(units), what, strings.Join(failed, ", "))
+	}
+	return results, nil
+}
+
 // Ask is the one question between a plan and its push: false on a dry run
 // or when nothing is pending (the gate is not asked), else what the gate
 // answers, asked with every planned machine.

@@ -255,21 +255,10 @@ func Run(ctx context.Context, inv *inventory.Inventory, o Options) ([]*Result, e
 	for i, sw := range sws {
 		names[i] = sw.Name
 	}
-	targets := driver.ReadPlanPush(ctx, names, driver.Run{ReadPhase: "reading the running-config of %d switch(es)", PushPhase: "changing %d switch(es)",
-		Parallel: o.Parallel, DryRun: o.DryRun, Gate: o.Gate, Track: o.Track, Out: o.Out},
-		func(i int) *Prepared { return Prepare(ctx, inv, sws[i], o) })
-	results := make([]*Result, len(targets))
-	var failed []string
-	for i, t := range targets {
-		results[i] = t.Finish()
-		if t.res.Err != nil {
-			failed = append(failed, t.res.Switch)
-		}
-	}
-	if len(failed) > 0 {
-		return results, fmt.Errorf("%d of %d switch(es) failed: %s", len(failed), len(targets), strings.Join(failed, ", "))
-	}
-	return results, nil
+	return driver.ReadPlanPushResults(ctx, names, driver.Run{ReadPhase: "reading the running-config of %d switch(es)", PushPhase: "changing %d switch(es)",
+		Parallel: o.Parallel, DryRun: o.DryRun, Gate: o.Gate, Track: o.Track, Out: o.Out}, "switch(es)",
+		func(i int) *Prepared { return Prepare(ctx, inv, sws[i], o) },
+		func(t *Prepared) (*Result, bool) { return t.Finish(), t.res.Err != nil })
 }
 
 func (o *Options) defaults() {
