@@ -17,12 +17,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/rdggen/rdggen/internal/backup"
 	"io"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/rdggen/rdggen/internal/driver"
@@ -397,65 +395,14 @@ func (t *target) versionNote(ctx context.Context) (string, error) {
 var reRelease = regexp.MustCompile(`\d+(\.\d+)+`)
 
 // writeBackup writes the applied configuration as indented JSON to
-// dir/<switch>-<time>.json, mode 0600, never overwriting an older backup.
+// dir/<switch>-<time>.json (backup.Write: mode 0600, a directory of the
+// user's own, never overwriting an older backup).
 func writeBackup(dir, name string, now time.Time, applied Tree) (string, error) {
 	data, err := json.MarshalIndent(applied, "", "  ")
 	if err != nil {
 		return "", err
 	}
-	if err := checkBackupDir(dir); err != nil {
-		return "", err
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", err
-	}
-	base := filepath.Join(dir, name+"-"+now.UTC().Format("20060102T150405Z"))
-	for n := 0; ; n++ {
-		path := base + ".json"
-		if n > 0 {
-			path = fmt.Sprintf("%s-%d.json", base, n)
-		}
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if errors.Is(err, os.ErrExist) {
-			continue
-		}
-		if err != nil {
-			return "", err
-		}
-		if _, err := f.Write(append(data, '\n')); err != nil {
-			f.Close()
-			return "", err
-		}
-		return path, f.Close()
-	}
-}
-
-// checkBackupDir refuses an existing backup directory that another user
-// could read the switch's whole configuration from or put files into: a
-// symbolic link, not a directory, owned by another user than the one
-// running rdggen, or writable by its group or others (the backups
-// themselves are mode 0600). A missing directory is made, mode 0700.
-func checkBackupDir(dir string) error {
-	fi, err := os.Lstat(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	switch {
-	case fi.Mode()&os.ModeSymlink != 0:
-		return fmt.Errorf("backup directory %s is a symbolic link: give the directory itself (--backup-dir)", dir)
-	case !fi.IsDir():
-		return fmt.Errorf("backup directory %s exists and is not a directory", dir)
-	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
-		return fmt.Errorf("backup directory %s belongs to uid %d, not to the user running rdggen (uid %d): the switch's configuration goes only into a directory of yours (--backup-dir)", dir, st.Uid, os.Geteuid())
-	}
-	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
-		return fmt.Errorf("backup directory %s is writable by its group or others (mode %04o): chmod go-w %s, or give another --backup-dir", dir, perm, dir)
-	}
-	return nil
+	return backup.Write(dir, name, ".json", now, append(data, '\n'))
 }
 
 // push makes the plan on the switch: backup, revision, one root PATCH,

@@ -11,10 +11,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/rdggen/rdggen/internal/backup"
 	"io"
 	"net"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -366,31 +365,11 @@ func (t *target) readRunning(ctx context.Context) (string, error) {
 	return out + "\n", nil
 }
 
-// writeBackup writes the running-config to dir/<switch>-<time>.cfg, mode
-// 0600 (it holds password hashes), never overwriting an older backup.
+// writeBackup writes the running-config to dir/<switch>-<time>.cfg
+// (backup.Write: mode 0600, as it holds password hashes, a directory of
+// the user's own, never overwriting an older backup).
 func writeBackup(dir, name string, now time.Time, text string) (string, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", err
-	}
-	base := filepath.Join(dir, name+"-"+now.UTC().Format("20060102T150405Z"))
-	for n := 0; ; n++ {
-		path := base + ".cfg"
-		if n > 0 {
-			path = fmt.Sprintf("%s-%d.cfg", base, n)
-		}
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if errors.Is(err, os.ErrExist) {
-			continue
-		}
-		if err != nil {
-			return "", err
-		}
-		if _, err := f.WriteString(text); err != nil {
-			f.Close()
-			return "", err
-		}
-		return path, f.Close()
-	}
+	return backup.Write(dir, name, ".cfg", now, []byte(text))
 }
 
 // push backs up the running-config the plan was made from, sends the plan
