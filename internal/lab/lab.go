@@ -59,6 +59,10 @@ const (
 	// DirTemp is the supervisor's TMPDIR (the vCenter simulator's files), so
 	// that a supervisor killed with SIGKILL leaves nothing outside DIR.
 	DirTemp = "tmp"
+	// DirCache is the env file's XDG_CACHE_HOME: apply --target esxi keeps
+	// its record of the lab's VMs (rdggen/esxi-<vCenter uuid>.json) below
+	// it, inside the lab, and lab down removes it.
+	DirCache = "cache"
 )
 
 // files are every file a lab writes into its directory, in the order Down
@@ -304,6 +308,13 @@ func Down(dir string) ([]string, error) {
 			errs = append(errs, err)
 		} else {
 			gone = append(gone, "directory "+cfg+" (the worker SSH keys)")
+		}
+	}
+	if c := filepath.Join(dir, DirCache); exists(c) {
+		if err := os.RemoveAll(c); err != nil {
+			errs = append(errs, err)
+		} else {
+			gone = append(gone, "directory "+c+" (apply's record of the lab's VMs)")
 		}
 	}
 	if tmp := filepath.Join(dir, DirTemp); exists(tmp) {

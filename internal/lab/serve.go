@@ -190,6 +190,7 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		"export " + EnvNVUEPassword + "=" + nvuePW,
 		"export " + EnvKnownHosts + "=" + quote.Sh(path(FileKnownHosts)),
 		"export " + EnvNVUECA + "=" + quote.Sh(path(FileNVUECA)),
+		"export XDG_CACHE_HOME=" + quote.Sh(path(DirCache)) + " # apply's record of the lab's VMs stays in the lab",
 	}
 	if hs != nil {
 		env = append(env, "export "+EnvAgent+"="+quote.Sh(path(FileAgent)))

@@ -303,6 +303,20 @@ func (s *Sim) EditVM(name string, f func(vm *simulator.VirtualMachine)) bool {
 	return true
 }
 
+// ReconfigVM is EditVM as another vSphere client's reconfiguration: after
+// f, the VM's config.changeVersion and config.modified move on, as
+// vCenter moves them on every reconfiguration (vcsim's own
+// ReconfigVM_Task does the same: a new changeVersion of the time in
+// nanoseconds). It reports whether the VM exists.
+func (s *Sim) ReconfigVM(name string, f func(vm *simulator.VirtualMachine)) bool {
+	return s.EditVM(name, func(vm *simulator.VirtualMachine) {
+		f(vm)
+		now := time.Now()
+		vm.Config.ChangeVersion = strconv.FormatInt(now.UnixNano(), 10)
+		vm.Config.Modified = now
+	})
+}
+
 // SetRebootRequired sets an ESXi host's summary.rebootRequired
 // (HostListSummary.rebootRequired, vSphere Web Services API: "whether or not
 // the host requires a reboot due to a configuration change").
