@@ -62,6 +62,7 @@ type inspectWorker struct {
 			Hard, Soft int64
 		}
 		Devices        []struct{ PathOnHost, PathInContainer string }
+		Runtime        string
 		DeviceRequests []struct {
 			Count        int
 			Capabilities [][]string
@@ -178,6 +179,19 @@ func TestApplyWorkersDocker(t *testing.T) {
 	}
 	if out, err := c.Hosts[0].Docker("exec", horovod.WorkerName, "ssh", c.Hosts[2].Container.String(), "echo", "port-2222"); err != nil || strings.TrimSpace(out) != "port-2222" {
 		t.Errorf("ssh on the new port: %v %s", err, out)
+	}
+	// Docker before 19.03 has no --gpus: the worker asks for
+	// nvidia-docker2's runtime by name (the hosts register it, as
+	// nvidia-docker2 does) and runs.
+	docker1809 := filepath.Join(c.Dir, "docker1809.yaml")
+	if err := os.WriteFile(docker1809, []byte(strings.Replace(string(b), `docker: {version: "20.10"`, `docker: {version: "18.09"`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, _ = applyTo(t, c, "workers", "-f", docker1809); code != exitOK || !strings.Contains(out, "workers: 3 changed, 0 up to date, 0 failed") {
+		t.Fatalf("apply with Docker 18.09: exit %d", code)
+	}
+	if w := inspect(t, c.Hosts[0]); !w.State.Running || w.HostConfig.Runtime != "nvidia" || len(w.HostConfig.DeviceRequests) != 0 {
+		t.Errorf("Docker 18.09: worker runtime %q, running %v, device requests %v", w.HostConfig.Runtime, w.State.Running, w.HostConfig.DeviceRequests)
 	}
 	if code, out, _ = applyTo(t, c, "workers"); code != exitOK || !strings.Contains(out, "workers: 3 changed") {
 		t.Fatalf("back to the first inventory: exit %d", code)

@@ -68,10 +68,13 @@ func (h *Host) Docker(args ...string) (string, error) {
 const TestRuntime = "rdgtest"
 
 // InitialDaemonJSON is h's /etc/docker/daemon.json before rdggen: the test
-// runtime as default, as nvidia-docker2 registers its own.
+// runtime as default, as nvidia-docker2 registers its own, and the same
+// runtime under nvidia-docker2's name "nvidia" too, which a worker asks
+// for with `--runtime=nvidia` on Docker before 19.03 (no `--gpus`).
 func (c *Cluster) InitialDaemonJSON() string {
-	return fmt.Sprintf("{\n    \"runtimes\": {\n        %q: {\n            \"path\": %q\n        }\n    },\n    \"default-runtime\": %q\n}\n",
-		TestRuntime, filepath.Join(c.Dir, "dockerbin", "runc-memlock"), TestRuntime)
+	runc := filepath.Join(c.Dir, "dockerbin", "runc-memlock")
+	return fmt.Sprintf("{\n    \"runtimes\": {\n        %q: {\n            \"path\": %q\n        },\n        \"nvidia\": {\n            \"path\": %q\n        }\n    },\n    \"default-runtime\": %q\n}\n",
+		TestRuntime, runc, runc, TestRuntime)
 }
 
 const dockerdScript = `#!/bin/sh
