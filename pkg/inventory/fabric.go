@@ -518,10 +518,12 @@ func (c *checker) leafSubnets() {
 		p := fmt.Sprintf("switches[%d]", i)
 		hosts := inv.HostsOnSwitch(sw.Name)
 		f := &sw.Fabric
+		from := "" // where a derived subnet came from, for the message
 		if !f.Subnet.IsValid() && c.rawSwitch(i).Subnet == "" {
 			for _, h := range hosts {
 				if h.Data.Address.IsValid() {
 					f.Subnet = h.Data.Address.Masked()
+					from = fmt.Sprintf(" (taken from %s's data address, hosts[%d], the first host cabled to it; %s.subnet sets it)", h.Name, h.Index, p)
 					break
 				}
 			}
@@ -531,7 +533,7 @@ func (c *checker) leafSubnets() {
 		}
 		for _, h := range hosts {
 			if h.Data.Address.IsValid() && h.Data.Address.Masked() != f.Subnet {
-				c.errf(fmt.Sprintf("hosts[%d].data.address", h.Index), "%s is not on %s's data subnet %s: each leaf owns the data subnet of the hosts cabled to it and is their gateway, so a host's data address is in its leaf's subnet, with its prefix length", h.Data.Address, sw.Name, f.Subnet)
+				c.errf(fmt.Sprintf("hosts[%d].data.address", h.Index), "%s is not on %s's data subnet %s%s: each leaf owns the data subnet of the hosts cabled to it and is their gateway, so a host's data address is in its leaf's subnet, with its prefix length", h.Data.Address, sw.Name, f.Subnet, from)
 			}
 		}
 		gwPath := p + ".gateway"

@@ -125,7 +125,7 @@ func TestFabricFindings(t *testing.T) {
 		{"leaf not on every spine", "    - {switch: leaf2, port: swp32, peer: spine2, peer_port: swp2}\n", "",
 			"fab.yaml:6:5: switches[3]: leaf leaf2 has no link to spine(s) spine2 in fabric.links", true},
 		{"host outside its leaf's subnet", "10.1.2.22/24", "10.1.1.22/24",
-			"hosts[3].data.address: 10.1.1.22/24 is not on leaf2's data subnet 10.1.2.0/24", false},
+			"hosts[3].data.address: 10.1.1.22/24 is not on leaf2's data subnet 10.1.2.0/24 (taken from c's data address, hosts[2], the first host cabled to it; switches[3].subnet sets it)", false},
 		{"duplicate ASN", "{name: leaf2, model: SN3700, cumulus: 5.9.1, role: leaf}", "{name: leaf2, model: SN3700, cumulus: 5.9.1, role: leaf, asn: 65101}",
 			"fab.yaml:6:67: switches[3].asn: ASN 65101 is also leaf1's (switches[2])", false},
 		{"leaf ASN of the spines", "{name: leaf2, model: SN3700, cumulus: 5.9.1, role: leaf}", "{name: leaf2, model: SN3700, cumulus: 5.9.1, role: leaf, asn: 65100}",
