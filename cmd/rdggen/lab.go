@@ -175,7 +175,11 @@ func cmdLab(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	case "fault":
 		if fs.NArg() == 0 {
-			fmt.Fprintln(stderr, "rdggen: lab fault needs a fault: hide-gpu VM | mtu HOST|SWITCH:PORT N | lose-answer SWITCH (see rdggen lab --help)")
+			fmt.Fprintln(stderr, "rdggen: lab fault needs a fault: "+lab.FaultShapes+" (see rdggen lab --help)")
+			return exitUsage
+		}
+		if err := lab.CheckFault(fs.Args()); err != nil {
+			fmt.Fprintf(stderr, "rdggen: lab fault: %v (see rdggen lab --help)\n", err)
 			return exitUsage
 		}
 		msg, err := lab.Fault(*dir, fs.Args())

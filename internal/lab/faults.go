@@ -33,6 +33,23 @@ import (
 //	power-on [VM...]     power the VMs (default all) on or off, as a person does in
 //	power-off [VM...]    vSphere (rdggen never powers a VM off; a device change needs it)
 //	stop                 the supervisor stops (lab down sends SIGTERM instead)
+// FaultShapes are the faults a person stages (`rdggen lab fault`), each
+// with its arguments.
+const FaultShapes = "hide-gpu VM | mtu HOST|SWITCH:PORT N | lose-answer SWITCH"
+
+// CheckFault refuses, before anything is sent, a fault a person cannot
+// stage: an unknown name or the wrong number of arguments (FaultShapes).
+func CheckFault(args []string) error {
+	n := map[string]int{"hide-gpu": 2, "mtu": 3, "lose-answer": 2}
+	if len(args) == 0 || n[args[0]] == 0 {
+		return fmt.Errorf("unknown fault %q: the faults are %s", strings.Join(args, " "), FaultShapes)
+	}
+	if len(args) != n[args[0]] {
+		return fmt.Errorf("fault %q: the faults are %s", strings.Join(args, " "), FaultShapes)
+	}
+	return nil
+}
+
 func (s *supervisor) fault(args []string) (string, error) {
 	if len(args) == 0 {
 		return "", errUsage
@@ -70,10 +87,11 @@ func (s *supervisor) fault(args []string) (string, error) {
 }
 
 // hideGPU removes the VM's last GPU passthrough device (the PF's VF
-// adapter is a VirtualSriovEthernetCard and stays).
+// adapter is a VirtualSriovEthernetCard and stays), as another client's
+// reconfiguration would: the VM's change version moves on.
 func (s *supervisor) hideGPU(vm string) (string, error) {
 	var removed string
-	found := s.vc.EditVM(vm, func(v *simulator.VirtualMachine) {
+	found := s.vc.ReconfigVM(vm, func(v *simulator.VirtualMachine) {
 		devs := v.Config.Hardware.Device
 		for i := len(devs) - 1; i >= 0; i-- {
 			p, ok := devs[i].(*types.VirtualPCIPassthrough)
