@@ -502,9 +502,11 @@ func (t *benchTally) print(w io.Writer, heading string, vs []bench.Verdict) {
 	}
 }
 
-// String is "N passed, N failed, N too short to judge, N error(s)".
+// String is "N verdict(s): N passed, N failed, N too short to judge, N
+// error(s)" (a file gives a verdict per check, so the counts are of
+// verdicts, not of files).
 func (t *benchTally) String() string {
-	return fmt.Sprintf("%d passed, %d failed, %d too short to judge, %d error(s)", t.pass, t.fail, t.short, t.errs)
+	return fmt.Sprintf("%d verdict(s): %d passed, %d failed, %d too short to judge, %d error(s)", t.pass+t.fail+t.short+t.errs, t.pass, t.fail, t.short, t.errs)
 }
 
 func kindText(k bench.Kind) string {

@@ -69,7 +69,7 @@ func TestBenchJudgeJSON(t *testing.T) {
 func TestBenchExit(t *testing.T) {
 	pass := []string{fixtureDir + "nccltests-deepops-roce-2x100g.txt", fixtureDir + "perftest-deepops-roce-gbits.txt", fixtureDir + "nccllog-660-gdrdma-baremetal.txt"}
 	code, stdout, stderr := rdggen(t, append([]string{"bench", "--judge"}, pass...)...)
-	if code != exitOK || !strings.Contains(stderr, "rdggen bench: 3 file(s) at 100 Gb/s × 1 NIC(s) per node: 5 passed, 0 failed, 0 too short to judge, 0 error(s)") {
+	if code != exitOK || !strings.Contains(stderr, "rdggen bench: 3 file(s) at 100 Gb/s × 1 NIC(s) per node: 5 verdict(s): 5 passed, 0 failed, 0 too short to judge, 0 error(s)") {
 		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
 	}
 	// Twice the link: the DeepOps 2 × 100 GbE run is now below the line.
@@ -323,7 +323,7 @@ func TestBenchJudgeWholeFile(t *testing.T) {
 	code, stdout, stderr := rdggen(t, "bench", "--judge", mixed)
 	if code != exitInvalid || !strings.Contains(stdout, "mixed.txt: nccl-tests output\n  busbw: passed") ||
 		!strings.Contains(stdout, "mixed.txt: perftest report\n  rdma-bandwidth: ERROR: ib_write_bw failed: Couldn't allocate MR") ||
-		!strings.Contains(stderr, "1 file(s) at 100 Gb/s × 1 NIC(s) per node: 1 passed, 0 failed, 0 too short to judge, 1 error(s)") {
+		!strings.Contains(stderr, "1 file(s) at 100 Gb/s × 1 NIC(s) per node: 2 verdict(s): 1 passed, 0 failed, 0 too short to judge, 1 error(s)") {
 		t.Errorf("mixed: exit %d\n%s%s", code, stdout, stderr)
 	}
 	runs := concat(t, "runs.txt", "nccltests-a3mega-newformat.txt", "nccltests-superbench-single-node.txt")
