@@ -59,6 +59,7 @@ func TestHostileArguments(t *testing.T) {
 		{"missing known_hosts, once", []string{"apply", "--yes", "-f", inv, "--target", "hosts", "--known-hosts", filepath.Join(dir, "kh")}, exitUsage, "cannot read known_hosts " + filepath.Join(dir, "kh")},
 		{"unknown flag with an escape", []string{"validate", "--bo\x1b[31mgus"}, exitUsage, `unknown flag: --bo\x1b[31mgus`},
 		{"help for a command", []string{"help", "bogus"}, exitUsage, `unknown command "bogus"`},
+		{"output is the inventory", []string{"-f", inv, "-o", inv}, exitUsage, "-o " + inv + " is the inventory itself; -o names the directory"},
 		{"output holds the inventory", []string{"-f", inv, "-o", dir}, exitUsage, "the output directory " + dir + " holds the inventory " + inv + ", and rdggen replaces that directory as a whole"},
 		{"output is the inventory's parent, relative", []string{"-f", inv, "-o", filepath.Join(dir, "sub", "..")}, exitUsage, "holds the inventory"},
 	} {

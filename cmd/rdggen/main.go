@@ -350,6 +350,10 @@ func cmdGenerate(ctx context.Context, usage string, args []string, stdout, stder
 		fmt.Fprintf(stderr, "rdggen: the output directory %s is the current directory or holds it; rdggen replaces that directory as a whole, so give a directory of its own (e.g. -o out)\n", quote.Line(*out))
 		return exitUsage
 	}
+	if *file != "" && filepath.Clean(*file) == filepath.Clean(*out) {
+		fmt.Fprintf(stderr, "rdggen: -o %s is the inventory itself; -o names the directory to write the files into (e.g. -o out)\n", quote.Line(*out))
+		return exitUsage
+	}
 	if *file != "" && insideDir(*file, *out) {
 		fmt.Fprintf(stderr, "rdggen: the output directory %s holds the inventory %s, and rdggen replaces that directory as a whole; keep the inventory elsewhere or choose another -o\n",
 			quote.Line(*out), inv.File)
