@@ -33,6 +33,7 @@ import (
 //	power-on [VM...]     power the VMs (default all) on or off, as a person does in
 //	power-off [VM...]    vSphere (rdggen never powers a VM off; a device change needs it)
 //	stop                 the supervisor stops (lab down sends SIGTERM instead)
+//
 // FaultShapes are the faults a person stages (`rdggen lab fault`), each
 // with its arguments.
 const FaultShapes = "hide-gpu VM | mtu HOST|SWITCH:PORT N | lose-answer SWITCH"
