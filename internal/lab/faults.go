@@ -20,20 +20,6 @@ import (
 	"github.com/rdggen/rdggen/pkg/sim/nvuesim"
 )
 
-// Faults are the control socket's requests (`rdggen lab fault`):
-//
-//	hide-gpu VM          the VM loses its last GPU passthrough device in vCenter, as if
-//	                     edited by hand (check: esxi's gpus; apply adds it back)
-//	mtu HOST N           the namespace host's data interface MTU becomes N (ip link set)
-//	mtu SWITCH:PORT N    the switch port's MTU becomes N, as a person at the switch sets
-//	                     it (ONYX: `interface ethernet P mtu N force`; Cumulus: an NVUE
-//	                     revision applied with `interface swpP link mtu N`)
-//	lose-answer SWITCH   a Cumulus switch applies the next revision rdggen applies, and
-//	                     the connection drops before its answer (nvuesim.LoseAnswer)
-//	power-on [VM...]     power the VMs (default all) on or off, as a person does in
-//	power-off [VM...]    vSphere (rdggen never powers a VM off; a device change needs it)
-//	stop                 the supervisor stops (lab down sends SIGTERM instead)
-//
 // FaultShapes are the faults a person stages (`rdggen lab fault`), each
 // with its arguments.
 const FaultShapes = "hide-gpu VM | mtu HOST|SWITCH:PORT N | lose-answer SWITCH"
@@ -51,6 +37,19 @@ func CheckFault(args []string) error {
 	return nil
 }
 
+// Faults are the control socket's requests (`rdggen lab fault`):
+//
+//	hide-gpu VM          the VM loses its last GPU passthrough device in vCenter, as if
+//	                     edited by hand (check: esxi's gpus; apply adds it back)
+//	mtu HOST N           the namespace host's data interface MTU becomes N (ip link set)
+//	mtu SWITCH:PORT N    the switch port's MTU becomes N, as a person at the switch sets
+//	                     it (ONYX: `interface ethernet P mtu N force`; Cumulus: an NVUE
+//	                     revision applied with `interface swpP link mtu N`)
+//	lose-answer SWITCH   a Cumulus switch applies the next revision rdggen applies, and
+//	                     the connection drops before its answer (nvuesim.LoseAnswer)
+//	power-on [VM...]     power the VMs (default all) on or off, as a person does in
+//	power-off [VM...]    vSphere (rdggen never powers a VM off; a device change needs it)
+//	stop                 the supervisor stops (lab down sends SIGTERM instead)
 func (s *supervisor) fault(args []string) (string, error) {
 	if len(args) == 0 {
 		return "", errUsage
