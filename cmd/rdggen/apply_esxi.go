@@ -150,6 +150,9 @@ func esxiTarget() *applyTarget {
 		},
 		prepare: func(env *applyEnv) error {
 			cfg, err := config(env)
+			if errors.Is(err, vcenter.ErrNoURL) {
+				return err // known before anything is contacted
+			}
 			if err != nil || cfg.RequireTLS(allowHTTP) != nil {
 				return nil // the URL's problems are connect's to report, as they always were
 			}

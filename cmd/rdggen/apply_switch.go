@@ -119,6 +119,9 @@ func switchTarget() *applyTarget {
 				}
 			}
 			var errs []error
+			if len(mgmt)+len(cum) == 0 && len(env.Inv.Switches) > 0 {
+				errs = append(errs, fmt.Errorf("no switch has a mgmt address: set switches[].mgmt to each switch's management address (host or host:port), or leave switch out of --target (e.g. --target esxi,hosts,workers)"))
+			}
 			if len(cum) > 0 && env.Getenv(envNVUEPassword) == "" {
 				errs = append(errs, fmt.Errorf("the NVUE API of the Cumulus switches (%s) needs a password: set %s (the user is --nvue-user or %s)",
 					strings.Join(cum, ", "), envNVUEPassword, envNVUEUser))

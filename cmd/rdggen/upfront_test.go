@@ -95,6 +95,33 @@ func TestCredentialsUpFront(t *testing.T) {
 	}
 }
 
+// The inventory rdggen example prints has no switch mgmt address and no
+// vcenter: a dry run says both before it contacts anything, once each,
+// exit 2 (it used to find them only by trying: a failed switch, then a
+// failed esxi target).
+func TestNoAddressesUpFront(t *testing.T) {
+	_, _, kh := upfrontFixture(t)
+	inv := filepath.Join(t.TempDir(), "cluster.yaml")
+	if err := os.WriteFile(inv, inventory.ReferenceYAML, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := rdggenEnv(t, map[string]string{"GOVC_USERNAME": "u", "GOVC_PASSWORD": "p", envSwitchPassword: "pw"},
+		"apply", "--dry-run", "-f", inv, "--known-hosts", kh, "--target", "switch,esxi")
+	all := stdout + stderr
+	for _, w := range []string{
+		"rdggen: no switch has a mgmt address: set switches[].mgmt to each switch's management address (host or host:port), or leave switch out of --target (e.g. --target esxi,hosts,workers)\n",
+		"rdggen: no vCenter to connect to: set GOVC_URL (or --vcenter, or the inventory's vcenter)\n",
+		"rdggen: nothing was contacted\n",
+	} {
+		if n := strings.Count(all, w); n != 1 {
+			t.Errorf("%q printed %d times, want once:\n%s", w, n, all)
+		}
+	}
+	if code != exitUsage || strings.Contains(all, "cannot plan") {
+		t.Errorf("exit %d, want %d, before any plan:\n%s", code, exitUsage, all)
+	}
+}
+
 // `-o` is a directory for generating and a format elsewhere: neither is
 // taken for the other.
 func TestOutputFlagMeaning(t *testing.T) {

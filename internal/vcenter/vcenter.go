@@ -26,6 +26,10 @@ const (
 	EnvCACerts  = "GOVC_TLS_CA_CERTS" // PEM file(s), path-list separated, trusted in addition
 )
 
+// ErrNoURL is ConfigFromEnv's error when neither GOVC_URL, the flag nor the
+// inventory names a vCenter.
+var ErrNoURL = errors.New("no vCenter to connect to: set GOVC_URL (or --vcenter, or the inventory's vcenter)")
+
 // Config says where and how to connect. The zero Insecure verifies TLS.
 type Config struct {
 	// URL is the SDK endpoint, e.g. https://vcenter.example/sdk, without
@@ -75,7 +79,7 @@ func ConfigFromEnv(inv *inventory.Inventory, getenv func(string) string, flagURL
 	case inv != nil && inv.VCenter != "":
 		raw, cfg.Source = inv.VCenter, "inventory vcenter"
 	default:
-		return cfg, errors.New("no vCenter to connect to: set GOVC_URL (or --vcenter, or the inventory's vcenter)")
+		return cfg, ErrNoURL
 	}
 	// One grammar for the three sources; credentials only in GOVC_URL,
 	// where govc reads them (a command line shows in the process list, and
