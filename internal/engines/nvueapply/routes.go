@@ -244,13 +244,8 @@ func ribEntries(v map[string]any) []ribEntry {
 
 // sortedValues are m's object values in the order of their keys.
 func sortedValues(m map[string]any) []map[string]any {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
 	var out []map[string]any
-	for _, k := range keys {
+	for _, k := range sortedKeys(m) {
 		if e, ok := m[k].(map[string]any); ok {
 			out = append(out, e)
 		}
@@ -346,20 +341,14 @@ func on(v any) bool {
 
 // verdict is a judged route.
 type verdict struct {
-	status                 string // "pass", "fail", "unsure"
+	status                 readiness.Status
 	found, expected, fixed string
 }
 
 // result is v as switch machine's result for subject.
 func (v verdict) result(machine, subject string) readiness.Result {
-	r := readiness.Result{Target: readiness.TargetSwitch, Machine: machine, Check: CheckRoutes, Subject: subject, Status: readiness.Unknown, Found: v.found}
-	switch v.status {
-	case "pass":
-		r.Status = readiness.Passed
-	case "fail":
-		r.Status, r.Expected, r.Fix = readiness.Failed, v.expected, v.fixed
-	}
-	return r
+	return readiness.Result{Target: readiness.TargetSwitch, Machine: machine, Check: CheckRoutes, Subject: subject,
+		Status: v.status, Found: v.found, Expected: v.expected, Fix: v.fixed}
 }
 
 // judgeRoute judges prefix w's view (present: the table lists it) on
@@ -377,7 +366,7 @@ func judgeRoute(sw inventory.Switch, ups []inventory.Uplink, w wantRoute, view a
 		expected += ": " + paths
 	}
 	if len(w.Via) == 0 {
-		return verdict{status: "fail", found: "the plan cables " + sw.Name + " to no spine that " + owner + " is cabled to", expected: expected,
+		return verdict{status: readiness.Failed, found: "the plan cables " + sw.Name + " to no spine that " + owner + " is cabled to", expected: expected,
 			fixed: fmt.Sprintf("%s's hosts cannot reach %s's: cable %s to a spine %s is cabled to (fabric.links), apply, and check again", sw.Name, owner, sw.Name, owner)}
 	}
 	showHere := "`nv show vrf default router rib ipv4 route " + p + "` on " + sw.Name
@@ -394,12 +383,12 @@ func judgeRoute(sw inventory.Switch, ups []inventory.Uplink, w wantRoute, view a
 				p, w.Host.Data.Address.Addr(), w.Host.Name, owner, w.Owner.PortName(w.Host.Data.Port))
 		}
 		fix += fmt.Sprintf(" (%s's config and bgp checks; %s)", owner, ownerShow(w.Owner, p))
-		return verdict{status: "fail", found: "not in the routing table", expected: expected, fixed: fix}
+		return verdict{status: readiness.Failed, found: "not in the routing table", expected: expected, fixed: fix}
 	}
 	m, _ := view.(map[string]any)
 	entries := ribEntries(m)
 	if len(entries) == 0 {
-		return verdict{status: "unsure", found: "the route's view has no route entry rdggen can read (protocol.<protocol>.entry-index or route-entry): compare " + showHere + " with " + expected}
+		return verdict{status: readiness.Unknown, found: "the route's view has no route entry rdggen can read (protocol.<protocol>.entry-index or route-entry): compare " + showHere + " with " + expected}
 	}
 	var installed []ribEntry
 	flagsShown := false
@@ -410,10 +399,10 @@ func judgeRoute(sw inventory.Switch, ups []inventory.Uplink, w wantRoute, view a
 		}
 	}
 	if !flagsShown {
-		return verdict{status: "unsure", found: "the route's view shows no flags, so whether it is installed is not known: compare " + showHere + " with " + expected}
+		return verdict{status: readiness.Unknown, found: "the route's view shows no flags, so whether it is installed is not known: compare " + showHere + " with " + expected}
 	}
 	if len(installed) == 0 {
-		return verdict{status: "fail", found: "in the routing table, not installed (" + describeEntries(entries) + ")", expected: expected,
+		return verdict{status: readiness.Failed, found: "in the routing table, not installed (" + describeEntries(entries) + ")", expected: expected,
 			fixed: fmt.Sprintf("the route is not in %s's forwarding table: see %s and `nv show router nexthop rib <NHGId>` for why (an unresolved next hop), and the bgp checks of %s", sw.Name, showHere, strings.Join(wantPorts, ", "))}
 	}
 	e := installed[0]
@@ -423,7 +412,7 @@ func judgeRoute(sw inventory.Switch, ups []inventory.Uplink, w wantRoute, view a
 		}
 	}
 	if e.Protocol != "" && e.Protocol != "bgp" {
-		return verdict{status: "fail", found: "installed from " + quote.Terminal(e.Protocol) + ", not BGP (" + describeEntries(installed) + ")", expected: expected,
+		return verdict{status: readiness.Failed, found: "installed from " + quote.Terminal(e.Protocol) + ", not BGP (" + describeEntries(installed) + ")", expected: expected,
 			fixed: fmt.Sprintf("a %s route to %s on %s wins over the fabric's BGP route (a lower distance) and sends %s's traffic elsewhere: remove it unless it is meant (%s)",
 				quote.Terminal(e.Protocol), p, sw.Name, owner, showHere)}
 	}
@@ -462,9 +451,9 @@ func judgeRoute(sw inventory.Switch, ups []inventory.Uplink, w wantRoute, view a
 		for _, iface := range shown {
 			named = append(named, describePort(sw, ups, iface))
 		}
-		return verdict{status: "pass", found: fmt.Sprintf("bgp, installed, %s: %s", nextHops(len(shown)), strings.Join(named, ", "))}
+		return verdict{status: readiness.Passed, found: fmt.Sprintf("bgp, installed, %s: %s", nextHops(len(shown)), strings.Join(named, ", "))}
 	case unnamed > 0 && len(shown) >= len(w.Via):
-		return verdict{status: "unsure", found: found + ": the view does not name the next hops' interfaces, so which uplinks carry them is not known (expected " + paths + ")"}
+		return verdict{status: readiness.Unknown, found: found + ": the view does not name the next hops' interfaces, so which uplinks carry them is not known (expected " + paths + ")"}
 	}
 	var fixes []string
 	for _, u := range missing {
@@ -479,7 +468,7 @@ func judgeRoute(sw inventory.Switch, ups []inventory.Uplink, w wantRoute, view a
 		}
 		fixes = append(fixes, f)
 	}
-	return verdict{status: "fail", found: found, expected: expected, fixed: strings.Join(fixes, "; ")}
+	return verdict{status: readiness.Failed, found: found, expected: expected, fixed: strings.Join(fixes, "; ")}
 }
 
 // ownerShow is the command that shows prefix p's network statement and

@@ -86,40 +86,40 @@ func TestJudgeRoute(t *testing.T) {
 		name    string
 		view    any
 		present bool
-		status  string
+		status  readiness.Status
 		found   string
 		fix     string
 	}{
-		{"both spines", bgpRoute(installedFlags, both), true, "pass", "bgp, installed, 2 next hops: swp63 (spine1), swp64 (spine2)", ""},
+		{"both spines", bgpRoute(installedFlags, both), true, readiness.Passed, "bgp, installed, 2 next hops: swp63 (spine1), swp64 (spine2)", ""},
 		{"5.16's route-entry table", map[string]any{"route-entry": map[string]any{"1": map[string]any{"protocol": "bgp", "flags": "installed, active",
 			"via": map[string]any{"fe80::1": map[string]any{"resolved-via-intf": "swp63"}, "fe80::2": map[string]any{"resolved-via": map[string]any{"swp64": map[string]any{}}}}}}},
-			true, "pass", "bgp, installed, 2 next hops: swp63 (spine1), swp64 (spine2)", ""},
-		{"one spine", bgpRoute(installedFlags, map[string]string{"fe80::1": "swp63"}), true, "fail", "bgp, installed, 1 next hop: swp63",
+			true, readiness.Passed, "bgp, installed, 2 next hops: swp63 (spine1), swp64 (spine2)", ""},
+		{"one spine", bgpRoute(installedFlags, map[string]string{"fe80::1": "swp63"}), true, readiness.Failed, "bgp, installed, 1 next hop: swp63",
 			"no path over swp64 to spine2: its BGP session (bgp check of swp64) and the link leaf1 swp64 ↔ spine2 swp1 (link and lldp checks), then whether spine2 has 172.16.21.0/24 from leaf2 (spine2's routes check of 172.16.21.0/24)"},
 		{"an inactive next hop", func() any {
 			v := bgpRoute(installedFlags, both)
 			via := v["protocol"].(map[string]any)["bgp"].(map[string]any)["entry-index"].(map[string]any)["1"].(map[string]any)["via"].(map[string]any)
 			via["fe80::1"].(map[string]any)["flags"] = map[string]any{}
 			return v
-		}(), true, "fail", "bgp, installed, 1 next hop: swp64", "no path over swp63 to spine1"},
-		{"missing", nil, false, "fail", "not in the routing table",
+		}(), true, readiness.Failed, "bgp, installed, 1 next hop: swp64", "no path over swp63 to spine1"},
+		{"missing", nil, false, readiness.Failed, "not in the routing table",
 			"look at leaf1's bgp checks of swp63, swp64, then the spines' routes checks of 172.16.21.0/24, then leaf2: it announces 172.16.21.0/24 with a BGP network statement, and only while 172.16.21.0/24 is in its own routing table: its static route to 172.16.21.0/24 via 10.1.2.21, installed only while h21's data link is up (leaf2's link check of swp1s0) (leaf2's config and bgp checks; `nv show vrf default router bgp address-family ipv4-unicast network` and `nv show vrf default router rib ipv4 route 172.16.21.0/24` there)"},
-		{"not installed", bgpRoute(map[string]any{"selected": map[string]any{}}, both), true, "fail", "in the routing table, not installed (bgp [selected])", "is not in leaf1's forwarding table"},
+		{"not installed", bgpRoute(map[string]any{"selected": map[string]any{}}, both), true, readiness.Failed, "in the routing table, not installed (bgp [selected])", "is not in leaf1's forwarding table"},
 		{"a static route wins", map[string]any{"protocol": map[string]any{
 			"static": map[string]any{"entry-index": map[string]any{"1": map[string]any{"flags": installedFlags, "via": map[string]any{"10.1.1.99": map[string]any{"interface": "vlan1"}}}}},
 			"bgp":    map[string]any{"entry-index": map[string]any{"1": map[string]any{"flags": map[string]any{}, "via": map[string]any{}}}},
-		}}, true, "fail", "installed from static, not BGP", "a static route to 172.16.21.0/24 on leaf1 wins over the fabric's BGP route"},
-		{"no flags", bgpRoute(nil, both), true, "unsure", "shows no flags", ""},
-		{"an unknown shape", map[string]any{"nexthops": []any{"fe80::1"}}, true, "unsure", "no route entry rdggen can read", ""},
+		}}, true, readiness.Failed, "installed from static, not BGP", "a static route to 172.16.21.0/24 on leaf1 wins over the fabric's BGP route"},
+		{"no flags", bgpRoute(nil, both), true, readiness.Unknown, "shows no flags", ""},
+		{"an unknown shape", map[string]any{"nexthops": []any{"fe80::1"}}, true, readiness.Unknown, "no route entry rdggen can read", ""},
 		{"next hops without interfaces", map[string]any{"protocol": map[string]any{"bgp": map[string]any{"entry-index": map[string]any{"1": map[string]any{
 			"flags": installedFlags, "via": map[string]any{"fe80::1": map[string]any{}, "fe80::2": map[string]any{}}}}}}},
-			true, "unsure", "does not name the next hops' interfaces", ""},
+			true, readiness.Unknown, "does not name the next hops' interfaces", ""},
 	} {
 		v := judgeRoute(leaf1, ups, w, c.view, c.present)
 		if v.status != c.status || !strings.Contains(v.found, c.found) || !strings.Contains(v.fixed, c.fix) {
 			t.Errorf("%s: %+v\nwant %s, found containing %q, fix containing %q", c.name, v, c.status, c.found, c.fix)
 		}
-		if v.status == "fail" && v.expected != "172.16.21.0/24 (h21's container subnet of leaf2) installed by BGP, 2 next hops: swp63 (spine1), swp64 (spine2)" {
+		if v.status == readiness.Failed && v.expected != "172.16.21.0/24 (h21's container subnet of leaf2) installed by BGP, 2 next hops: swp63 (spine1), swp64 (spine2)" {
 			t.Errorf("%s: expected %q", c.name, v.expected)
 		}
 	}
