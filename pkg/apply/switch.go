@@ -241,11 +241,7 @@ func Switches(ctx context.Context, inv *inventory.Inventory, o SwitchOptions) (*
 			failed[os] = append(failed[os], names[i])
 		}
 	}
-	if len(inv.SwitchesOf(inventory.OSCumulus)) == 0 {
-		res.Summary = switchSummary(outcomes, o.DryRun)
-	} else {
-		res.Summary = mixedSummary(outcomes, len(inv.SwitchesOf(inventory.OSONYX)) > 0, o.DryRun)
-	}
+	res.Summary = switchSummary(outcomes, len(inv.SwitchesOf(inventory.OSONYX)) > 0, len(inv.SwitchesOf(inventory.OSCumulus)) > 0, o.DryRun)
 	fmt.Fprintln(r.track.Writer(), res.Summary)
 	res.Seconds = r.end()
 	var msgs []string
@@ -289,70 +285,49 @@ func CheckSwitches(ctx context.Context, inv *inventory.Inventory, o SwitchOption
 	return out, errors.Join(errs...)
 }
 
-// switchTally counts the switches' outcomes for the summary line: by
-// state, with the ONYX commands sent and the NVUE revisions applied.
-type switchTally struct {
-	planned, changed, upToDate, failed, pending, sent, revisions int
-}
-
-func tallySwitches(outcomes []switchOutcome, dryRun bool) switchTally {
-	var t switchTally
+// switchSummary is the switch target's summary line: the switches by
+// state, then what was sent: ONYX commands when only ONYX switches take
+// part; NVUE revisions when Cumulus ones do, with the ONYX commands apart
+// when some switch runs ONYX (onyx) and Cumulus ones too (cumulus).
+func switchSummary(outcomes []switchOutcome, onyx, cumulus, dryRun bool) string {
+	var planned, changed, upToDate, failed, pending, sent, revisions int
 	for _, r := range outcomes {
-		t.sent += r.commands
+		sent += r.commands
 		if r.revision {
-			t.revisions++
+			revisions++
 		}
 		switch {
 		case r.err != nil:
-			t.failed++
+			failed++
 		case r.empty:
-			t.upToDate++
+			upToDate++
 		case dryRun:
-			t.planned++
+			planned++
 		case !r.pushed:
-			t.pending++
+			pending++
 		default:
-			t.changed++
+			changed++
 		}
 	}
-	return t
-}
-
-// switchSummary is the one summary line of the switch target when no
-// switch runs Cumulus Linux.
-func switchSummary(outcomes []switchOutcome, dryRun bool) string {
-	t := tallySwitches(outcomes, dryRun)
-	planned, changed, upToDate, failed, sent, pending := t.planned, t.changed, t.upToDate, t.failed, t.sent, t.pending
-	if pending > 0 {
-		return fmt.Sprintf("switch: %d changed, %d not applied (planned), %d up to date, %d failed; %d command(s) sent", changed, pending, upToDate, failed, sent)
-	}
-	if dryRun {
-		return fmt.Sprintf("switch: dry run: %d switch(es) would change, %d up to date, %d failed; 0 commands sent",
-			planned, upToDate, failed)
-	}
-	if changed == 0 && failed == 0 {
-		return fmt.Sprintf("switch: %d switch(es) up to date, nothing changed; 0 commands sent", upToDate)
-	}
-	return fmt.Sprintf("switch: %d changed, %d up to date, %d failed; %d command(s) sent", changed, upToDate, failed, sent)
-}
-
-// mixedSummary is the summary line when Cumulus switches take part: ONYX
-// commands (when onyx, some switch runs ONYX) and NVUE revisions counted
-// apart.
-func mixedSummary(outcomes []switchOutcome, onyx, dryRun bool) string {
-	t := tallySwitches(outcomes, dryRun)
-	planned, changed, upToDate, failed, pending, sent, revisions := t.planned, t.changed, t.upToDate, t.failed, t.pending, t.sent, t.revisions
-	sentText := fmt.Sprintf("%d ONYX command(s) sent, %d NVUE revision(s) applied", sent, revisions)
-	if !onyx {
+	sentText, nothingSent := fmt.Sprintf("%d command(s) sent", sent), "0 commands sent"
+	switch {
+	case cumulus && onyx:
+		sentText = fmt.Sprintf("%d ONYX command(s) sent, %d NVUE revision(s) applied", sent, revisions)
+	case cumulus:
 		sentText = fmt.Sprintf("%d NVUE revision(s) applied", revisions)
 	}
+	if cumulus {
+		nothingSent = sentText
+	}
 	switch {
-	case dryRun:
+	case dryRun && cumulus:
 		return fmt.Sprintf("switch: dry run: %d switch(es) would change, %d up to date, %d failed; nothing sent", planned, upToDate, failed)
+	case dryRun:
+		return fmt.Sprintf("switch: dry run: %d switch(es) would change, %d up to date, %d failed; 0 commands sent", planned, upToDate, failed)
 	case pending > 0:
 		return fmt.Sprintf("switch: %d changed, %d not applied (planned), %d up to date, %d failed; %s", changed, pending, upToDate, failed, sentText)
 	case changed == 0 && failed == 0:
-		return fmt.Sprintf("switch: %d switch(es) up to date, nothing changed; %s", upToDate, sentText)
+		return fmt.Sprintf("switch: %d switch(es) up to date, nothing changed; %s", upToDate, nothingSent)
 	}
 	return fmt.Sprintf("switch: %d changed, %d up to date, %d failed; %s", changed, upToDate, failed, sentText)
 }
