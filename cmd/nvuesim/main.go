@@ -77,6 +77,7 @@ func options(args []string, stderr io.Writer) (o nvuesim.Options, ca string, err
 			o.Version = sw.Cumulus.String()
 		}
 		o.Hostname = sw.Name
+		o.Model = sw.Model
 	}
 	if *lossy {
 		o.Applied = nvuesim.Tree{"qos": nvuesim.Tree{"roce": nvuesim.Tree{"enable": "on", "mode": "lossy"}}}

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -14,7 +12,6 @@ import (
 	"github.com/rdggen/rdggen/pkg/apply"
 	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/inventory"
-	"github.com/rdggen/rdggen/pkg/readiness"
 )
 
 // applyEnv is what every apply target gets: the validated inventory and the
@@ -44,21 +41,19 @@ type applyEnv struct {
 // vmSSH is how the VM targets reach the VMs.
 func (env *applyEnv) vmSSH() apply.SSH {
 	s := env.VM.ssh(env.KnownHosts, env.Identities, env.Getenv)
-	return apply.SSH{User: s.User, Port: s.Port, KnownHosts: s.KnownHosts, Identities: s.Identities, Agent: true,
-		Password: s.Password, PasswordVar: s.PasswordVar, Timeout: env.SSHTimeout, TimeoutFlag: fmt.Sprintf("--ssh-timeout %s", env.SSHTimeout)}
+	s.Agent, s.Timeout, s.TimeoutFlag = true, env.SSHTimeout, fmt.Sprintf("--ssh-timeout %s", env.SSHTimeout)
+	return s
 }
 
-// targetRun is one target's part of an apply: where it prints, how it
-// reports progress and asks to go on, and what it reports back.
+// targetRun is one target's part of an apply or a check: where it prints,
+// how it reports progress, and what it reported back.
 type targetRun struct {
 	t *applyTarget
 	// Out takes the target's lines (plan, machine lines, summary).
 	Out io.Writer
 	// Track is the target's progress line.
 	Track *progress.Tracker
-	// Gate is passed to the engine: asked once between plan and change.
-	Gate applyplan.Gate
-	// Machines and Summary are set by the target's run.
+	// Machines and Summary are the target's apply.Result's.
 	Machines []applyplan.Machine
 	Summary  string
 
@@ -67,38 +62,33 @@ type targetRun struct {
 }
 
 // common are the options of pkg/apply every target passes: the flags, the
-// target's output and gate, and its progress line fed from the events.
+// target's output, and its progress line fed from the events. (ApplyAll
+// asks the one question.)
 func (tr *targetRun) common(env *applyEnv) apply.Common {
-	return apply.Common{DryRun: env.DryRun, Parallel: env.Parallel, Confirm: tr.Gate, Out: tr.Out, Events: tr.Track.Follow()}
+	return apply.Common{DryRun: env.DryRun, Parallel: env.Parallel, Out: tr.Out, Events: tr.Track.Follow()}
 }
 
-// result takes a target's apply.Result into tr; an error that only some
-// machines failed (each reported in its line) is a *partFailed.
-func (tr *targetRun) result(res *apply.Result, err error) error {
-	if res != nil {
-		tr.Machines, tr.Summary = res.Machines, res.Summary
+// ended takes what a target of ApplyAll or CheckAll reported into tr: its
+// result, its error (with what only the CLI knows added: the flag of a
+// bound) and its time; its progress line is done.
+func (tr *targetRun) ended(r apply.TargetResult) {
+	if r.Result != nil {
+		tr.Machines, tr.Summary = r.Result.Machines, r.Result.Summary
 	}
-	if errors.Is(err, apply.ErrMachines) {
-		return &partFailed{msg: strings.TrimPrefix(err.Error(), apply.ErrMachines.Error()+": ")}
-	}
-	return err
+	tr.err, tr.seconds = tr.t.hinted(r.Err), r.Seconds
+	tr.Track.Finish()
 }
 
-// partFailed is a target's error when some of its machines failed: each was
-// reported in its own line, so the final line only names them.
-type partFailed struct{ msg string }
-
-func (e *partFailed) Error() string { return e.msg }
-
-// applyTarget is one `--target` of `rdggen apply`. flags registers the
-// target's own flags on the apply flag set (called once); check, when set,
-// refuses flag values that make no sense (a usage error, before anything is
-// loaded or contacted); prepare, when set, checks once, with the inventory
-// loaded and before any target contacts anything, what the target needs on
-// this machine — credentials, keys — so that a missing one is one usage
-// error instead of a failure per machine; run plans, passes tr.Gate,
-// pushes, sets tr.Machines and tr.Summary, and returns a non-nil error when
-// anything failed (a *partFailed when only some machines did).
+// applyTarget is one `--target` of `rdggen apply` and `rdggen check`.
+// flags registers the target's own flags on the flag set (called once);
+// check, when set, refuses flag values that make no sense (a usage error,
+// before anything is loaded or contacted); prepare, when set, checks
+// once, with the inventory loaded and before any target contacts
+// anything, what the target needs on this machine — credentials, keys —
+// so that a missing one is one usage error instead of a failure per
+// machine; target is the target as pkg/apply runs it (ApplyAll, CheckAll:
+// env.Checking says which), its options from the flags and its output and
+// progress tr's; an error there is the target's own, and it does not run.
 type applyTarget struct {
 	name    applyplan.TargetName
 	help    string
@@ -108,31 +98,28 @@ type applyTarget struct {
 	// accept, when set, refuses an inventory the command cannot serve
 	// (a usage error, before credentials and known_hosts are looked at).
 	accept func(inv *inventory.Inventory) error
-	run    func(ctx context.Context, env *applyEnv, tr *targetRun) error
-	// inspect is the target's part of `rdggen check`: it reads the same
-	// machines over the same connections and changes nothing. applyOnly
-	// lists the target's flags that only apply uses (hidden from check).
-	inspect   func(ctx context.Context, env *applyEnv, tr *targetRun) ([]readiness.Result, error)
+	target func(env *applyEnv, tr *targetRun) (apply.Target, error)
+	// hint, when set, adds to the target's error what only the CLI knows
+	// (the flag that sets a bound); it returns an error it already added
+	// to as it is.
+	hint func(err error) error
+	// applyOnly lists the target's flags that only apply uses (hidden from
+	// check).
 	applyOnly []string
 	// switchOptions, of the switch target only, is how it reaches the
-	// switches, for other commands that read them (bench's counters).
-	switchOptions func(env *applyEnv) apply.SwitchOptions
+	// switches, for other commands that read them (bench's counters);
+	// countersMissing says what keeps them from being read, "" when
+	// nothing does (apply.SwitchFlags.CountersMissing).
+	switchOptions   func(env *applyEnv) apply.SwitchOptions
+	countersMissing func(env *applyEnv) string
 }
 
-// positive refuses a duration flag that is not above zero.
-func positive(flag string, d time.Duration) error {
-	if d <= 0 {
-		return fmt.Errorf("%s %s: must be more than 0", flag, d)
+// hinted is err with t.hint's addition.
+func (t *applyTarget) hinted(err error) error {
+	if err == nil || t.hint == nil {
+		return err
 	}
-	return nil
-}
-
-// validPort refuses a TCP port flag outside 1–65535.
-func validPort(flag string, p int) error {
-	if p < 1 || p > 65535 {
-		return fmt.Errorf("%s %d: a TCP port is 1–65535", flag, p)
-	}
-	return nil
+	return t.hint(err)
 }
 
 // applyTargets lists the targets in the order `apply` runs them by default.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/rdggen/rdggen/pkg/apply"
 	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/inventory"
 	"github.com/rdggen/rdggen/pkg/readiness"
@@ -98,9 +99,13 @@ func TestApplySwitchMixed(t *testing.T) {
 		}
 		return true
 	}
-	trun := &targetRun{t: target, Out: &strings.Builder{}, Gate: gate}
-	if err := target.run(ctx, env(false), trun); err != nil {
-		t.Fatalf("apply: %v\n%s", err, trun.Out)
+	trun := &targetRun{t: target, Out: &strings.Builder{}}
+	at, err := target.target(env(false), trun)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if trun.ended(apply.ApplyAll(ctx, inv, []apply.Target{at}, apply.AllOptions{Confirm: gate})[0]); trun.err != nil {
+		t.Fatalf("apply: %v\n%s", trun.err, trun.Out)
 	}
 	if asked != 1 {
 		t.Errorf("the gate was asked %d times", asked)
@@ -111,7 +116,7 @@ func TestApplySwitchMixed(t *testing.T) {
 		}
 	}
 	res := trun.Out.(*strings.Builder).String()
-	if !strings.Contains(res, "switch: 2 changed, 0 up to date, 0 failed; 10 ONYX command(s) sent, 1 NVUE revision(s) applied\n") {
+	if !strings.Contains(res, "switch: 2 changed, 0 up to date, 0 failed; 14 ONYX command(s) sent, 1 NVUE revision(s) applied\n") {
 		t.Errorf("apply output:\n%s", res)
 	}
 	if strings.Contains(res, onyxSecret) || strings.Contains(res, nvueSecret) {
@@ -129,7 +134,11 @@ func TestApplySwitchMixed(t *testing.T) {
 	}
 
 	// check: both switches, each in its own terms, all passed.
-	rs, err := target.inspect(ctx, env(true), &targetRun{t: target, Out: &strings.Builder{}})
+	at, err = target.target(env(true), &targetRun{t: target, Out: &strings.Builder{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := at.Check(ctx, inv)
 	if err != nil {
 		t.Fatalf("check: %v", err)
 	}

@@ -12,51 +12,55 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/vmware/govmomi/vim25"
 
-	"github.com/rdggen/rdggen/internal/engines/esxiapply"
-	"github.com/rdggen/rdggen/internal/vcenter"
+	"github.com/rdggen/rdggen/internal/flagcheck"
 	"github.com/rdggen/rdggen/pkg/apply"
 	"github.com/rdggen/rdggen/pkg/inventory"
-	"github.com/rdggen/rdggen/pkg/readiness"
 )
 
-// esxiModules gives the nmlx5_core parameter store of a session; nil means
-// the host's kernel module system over the vSphere API
-// (esxiapply.KernelModuleParams). Tests may set it.
-var esxiModules func(c *vim25.Client) esxiapply.ModuleParams
+// esxiModules is the nmlx5_core parameter store; nil means the host's
+// kernel module system over the vSphere API. Tests set it.
+var esxiModules apply.ModuleParams
 
 // timeoutHint adds to an error that is a timeout how long the bound was and
-// the flag that sets it; other errors are returned as they are.
+// the flag that sets it; other errors, and one it already added to, are
+// returned as they are.
 func timeoutHint(err error, flag string, d time.Duration) error {
 	var ne net.Error
-	if err == nil || !(errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) ||
+	var b *boundError
+	if err == nil || errors.As(err, &b) || !(errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) ||
 		strings.Contains(err.Error(), "Client.Timeout exceeded")) {
 		return err
 	}
-	return fmt.Errorf("%w: no answer within %s; %s sets that bound", err, d, flag)
+	return &boundError{fmt.Errorf("%w: no answer within %s; %s sets that bound", err, d, flag)}
 }
+
+// boundError is an error timeoutHint added its bound to.
+type boundError struct{ error }
+
+func (e *boundError) Unwrap() error { return e.error }
 
 // vcenterCredentials refuses, before connecting, a vCenter login without a
 // user name or a password: vCenter's SSO has no account without either,
 // and the login would fail only after the connection.
-func vcenterCredentials(cfg vcenter.Config) error {
+func vcenterCredentials(cfg apply.VCenter) error {
 	var missing, vars []string
 	if cfg.Username == "" {
-		missing, vars = append(missing, "user name"), append(vars, "$"+vcenter.EnvUsername)
+		missing, vars = append(missing, "user name"), append(vars, "$"+apply.EnvVCenterUsername)
 	}
 	if cfg.Password == "" {
-		missing, vars = append(missing, "password"), append(vars, "$"+vcenter.EnvPassword)
+		missing, vars = append(missing, "password"), append(vars, "$"+apply.EnvVCenterPassword)
 	}
 	if len(missing) == 0 {
 		return nil
 	}
-	return fmt.Errorf("vCenter %s (from %s): no %s to log in with: set %s", cfg.URL.Host, cfg.Source,
+	return fmt.Errorf("vCenter %s (from %s): no %s to log in with: set %s", cfg.Host(), cfg.Source,
 		strings.Join(missing, " and no "), strings.Join(vars, " and "))
 }
 
 // unreachableHint adds, to an error of reaching vCenter at all (no route,
 // refused, unknown name), where its address came from, so that a wrong
 // GOVC_URL or inventory vcenter is found where it is set.
-func unreachableHint(err error, cfg vcenter.Config) error {
+func unreachableHint(err error, cfg apply.VCenter) error {
 	var op *net.OpError
 	var dns *net.DNSError
 	if !errors.As(err, &op) && !errors.As(err, &dns) {
@@ -67,12 +71,12 @@ func unreachableHint(err error, cfg vcenter.Config) error {
 	}
 	var where string
 	switch cfg.Source {
-	case vcenter.EnvURL:
-		where = "the address is $" + vcenter.EnvURL + "'s (it overrides the inventory's vcenter): check it, or unset it to use the inventory's"
+	case apply.EnvVCenterURL:
+		where = "the address is $" + apply.EnvVCenterURL + "'s (it overrides the inventory's vcenter): check it, or unset it to use the inventory's"
 	case "--vcenter":
 		where = "the address is --vcenter's: check it"
 	default:
-		where = "the address is the inventory's vcenter: check it, or set $" + vcenter.EnvURL + " (or --vcenter) to reach vCenter elsewhere"
+		where = "the address is the inventory's vcenter: check it, or set $" + apply.EnvVCenterURL + " (or --vcenter) to reach vCenter elsewhere"
 	}
 	return fmt.Errorf("%w; %s", err, where)
 }
@@ -85,39 +89,33 @@ func esxiTarget() *applyTarget {
 	var vcenterURL string
 	var insecure, allowHTTP, full bool
 	var timeout, toolsTimeout time.Duration
-	config := func(env *applyEnv) (vcenter.Config, error) {
-		return vcenter.ConfigFromEnv(env.Inv, env.Getenv, vcenterURL, insecure)
+	config := func(env *applyEnv) (apply.VCenter, error) {
+		v, err := apply.VCenterFromEnv(env.Inv, env.Getenv, vcenterURL, insecure)
+		v.AllowHTTP = allowHTTP
+		return v, err
 	}
-	// connect logs in to vCenter, saying where and waiting visibly.
-	connect := func(ctx context.Context, env *applyEnv, tr *targetRun) (*vcenter.Session, error) {
-		cfg, err := config(env)
-		if err != nil {
-			return nil, err
+	// connect logs in to vCenter as the target starts, saying where and
+	// waiting visibly (apply.ESXiOptions.Connect).
+	connect := func(env *applyEnv, tr *targetRun) func(ctx context.Context) (*vim25.Client, func(), error) {
+		return func(ctx context.Context) (*vim25.Client, func(), error) {
+			cfg, err := config(env)
+			if err != nil {
+				return nil, nil, err
+			}
+			if err := cfg.CheckTLS(); err != nil {
+				return nil, nil, err
+			}
+			cfg.Timeout, cfg.Conns = timeout, env.Parallel+2
+			fmt.Fprintf(tr.Out, "vCenter %s (from %s)\n", cfg, cfg.Source)
+			tr.Track.Phase("connecting to vCenter", 0)
+			waited := tr.Track.Wait(fmt.Sprintf("vCenter %s to answer the login (bound: --vcenter-timeout %s)", cfg.Host(), timeout))
+			c, logout, err := apply.ConnectVCenter(ctx, cfg)
+			waited()
+			if err != nil {
+				return nil, nil, timeoutHint(unreachableHint(err, cfg), "--vcenter-timeout", timeout)
+			}
+			return c, logout, nil
 		}
-		if err := cfg.RequireTLS(allowHTTP); err != nil {
-			return nil, err
-		}
-		cfg.Timeout = timeout
-		fmt.Fprintf(tr.Out, "vCenter %s (from %s)\n", cfg, cfg.Source)
-		tr.Track.Phase("connecting to vCenter", 0)
-		waited := tr.Track.Wait(fmt.Sprintf("vCenter %s to answer the login (bound: --vcenter-timeout %s)", cfg.URL.Host, timeout))
-		sess, err := vcenter.Connect(ctx, cfg, env.Parallel+2, nil)
-		waited()
-		if err != nil {
-			return nil, timeoutHint(unreachableHint(err, cfg), "--vcenter-timeout", timeout)
-		}
-		return sess, nil
-	}
-	// options are the esxi target's settings for apply and check.
-	options := func(env *applyEnv, tr *targetRun, sess *vcenter.Session) apply.ESXiOptions {
-		opts := apply.ESXiOptions{Common: tr.common(env), Client: sess.Client, ToolsTimeout: toolsTimeout, Full: full}
-		if !env.Checking {
-			opts.Record = esxiRecordFile(env.Getenv, sess.Client)
-		}
-		if esxiModules != nil {
-			opts.Modules = esxiModules(sess.Client)
-		}
-		return opts
 	}
 	return &applyTarget{
 		name: "esxi",
@@ -127,7 +125,7 @@ func esxiTarget() *applyTarget {
 			fs.BoolVar(&insecure, "vcenter-insecure", false, "do not verify vCenter's TLS certificate (also $GOVC_INSECURE=1); prefer $GOVC_TLS_CA_CERTS")
 			fs.BoolVar(&allowHTTP, "vcenter-allow-http", false, "allow an http:// vCenter URL, the inventory's vcenter included (the password then crosses the network unencrypted)")
 			fs.DurationVar(&timeout, "vcenter-timeout", 2*time.Minute, "bound on each vSphere API request (> 0)")
-			fs.DurationVar(&toolsTimeout, "vm-tools-timeout", esxiapply.DefaultToolsTimeout, "bound on the wait for VMware Tools after a cloned VM's first power-on (> 0)")
+			fs.DurationVar(&toolsTimeout, "vm-tools-timeout", apply.DefaultToolsTimeout, "bound on the wait for VMware Tools after a cloned VM's first power-on (> 0)")
 			fs.BoolVar(&full, "full", false, "esxi: read every VM whole, not only those whose change version differs from the record of the last apply\n"+
 				"(kept in $XDG_CACHE_HOME/rdggen, default ~/.cache/rdggen)")
 		},
@@ -146,46 +144,39 @@ func esxiTarget() *applyTarget {
 					urlErr = fmt.Errorf("--vcenter: %w", err)
 				}
 			}
-			return errors.Join(urlErr, positive("--vcenter-timeout", timeout), positive("--vm-tools-timeout", toolsTimeout))
+			return errors.Join(urlErr, flagcheck.Positive("--vcenter-timeout", timeout), flagcheck.Positive("--vm-tools-timeout", toolsTimeout))
 		},
 		prepare: func(env *applyEnv) error {
 			cfg, err := config(env)
-			if errors.Is(err, vcenter.ErrNoURL) {
+			if errors.Is(err, apply.ErrNoVCenter) {
 				return err // known before anything is contacted
 			}
-			if err != nil || cfg.RequireTLS(allowHTTP) != nil {
+			if err != nil || cfg.CheckTLS() != nil {
 				return nil // the URL's problems are connect's to report, as they always were
 			}
-			return vcenterCredentials(cfg)
-		},
-		run: func(ctx context.Context, env *applyEnv, tr *targetRun) error {
-			sess, err := connect(ctx, env, tr)
-			if err != nil {
-				return err
+			var caErr error
+			if err := cfg.CheckCACerts(); err != nil { // read as connect reads it: a named pipe refused, not waited on
+				caErr = fmt.Errorf("$%s: %w", apply.EnvVCenterCACerts, err)
 			}
-			defer sess.Logout(ctx)
-			res, err := apply.ESXi(ctx, env.Inv, options(env, tr, sess))
-			return tr.result(res, timeoutHint(err, "--vcenter-timeout", timeout))
+			return errors.Join(vcenterCredentials(cfg), caErr)
 		},
-		inspect: func(ctx context.Context, env *applyEnv, tr *targetRun) ([]readiness.Result, error) {
-			sess, err := connect(ctx, env, tr)
-			if err != nil {
-				return nil, err
+		target: func(env *applyEnv, tr *targetRun) (apply.Target, error) {
+			o := apply.ESXiOptions{Common: tr.common(env), Connect: connect(env, tr), ToolsTimeout: toolsTimeout, Full: full, Modules: esxiModules}
+			if !env.Checking {
+				o.RecordDir = esxiRecordDir(env.Getenv)
 			}
-			defer sess.Logout(ctx)
-			rs, err := apply.CheckESXi(ctx, env.Inv, options(env, tr, sess))
-			return rs, timeoutHint(err, "--vcenter-timeout", timeout)
+			return o, nil
 		},
+		hint: func(err error) error { return timeoutHint(err, "--vcenter-timeout", timeout) },
 	}
 }
 
-// esxiRecordFile is where apply keeps the record of the VMs of one vCenter
-// it read whole and found matching (esxiapply.Record):
-// $XDG_CACHE_HOME/rdggen/esxi-UUID.json, else ~/.cache/rdggen/…, UUID being
-// the vCenter's InstanceUuid (a record is only ever of one vCenter); "" (no
-// record) when neither variable is set or vCenter names no instance. Losing
-// the file costs one apply that reads every VM whole.
-func esxiRecordFile(getenv func(string) string, c *vim25.Client) string {
+// esxiRecordDir is where apply keeps the record of the VMs of each vCenter
+// it read whole and found matching (apply.ESXiOptions.RecordDir: a file
+// per vCenter instance UUID): $XDG_CACHE_HOME/rdggen, else
+// ~/.cache/rdggen; "" (no record) when neither variable is set. Losing the
+// file costs one apply that reads every VM whole.
+func esxiRecordDir(getenv func(string) string) string {
 	dir := getenv("XDG_CACHE_HOME")
 	if dir == "" || !filepath.IsAbs(dir) {
 		home := getenv("HOME")
@@ -194,9 +185,5 @@ func esxiRecordFile(getenv func(string) string, c *vim25.Client) string {
 		}
 		dir = filepath.Join(home, ".cache")
 	}
-	id := c.ServiceContent.About.InstanceUuid
-	if id == "" || strings.ContainsAny(id, `/\`) || id == "." || id == ".." {
-		return ""
-	}
-	return filepath.Join(dir, "rdggen", "esxi-"+id+".json")
+	return filepath.Join(dir, "rdggen")
 }

@@ -10,9 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vmware/govmomi/vim25"
-
-	"github.com/rdggen/rdggen/internal/engines/esxiapply"
 	"github.com/rdggen/rdggen/internal/testing/vcsimtest"
 	"github.com/rdggen/rdggen/pkg/inventory"
 )
@@ -28,7 +25,7 @@ func TestApplyESXiCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(sim.Close)
-	esxiModules = func(*vim25.Client) esxiapply.ModuleParams { return sim.Modules }
+	esxiModules = sim.Modules
 	t.Cleanup(func() { esxiModules = nil })
 
 	env := map[string]string{
@@ -132,7 +129,7 @@ func TestREADMECloneDryRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(sim.Close)
-	esxiModules = func(*vim25.Client) esxiapply.ModuleParams { return sim.Modules }
+	esxiModules = sim.Modules
 	t.Cleanup(func() { esxiModules = nil })
 	env := map[string]string{"GOVC_URL": sim.URL.String(), "GOVC_USERNAME": vcsimtest.Username, "GOVC_PASSWORD": vcsimtest.Password, "GOVC_TLS_CA_CERTS": sim.CAFile}
 	t.Chdir(t.TempDir())
@@ -161,7 +158,7 @@ func TestApplyESXiRecordCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(sim.Close)
-	esxiModules = func(*vim25.Client) esxiapply.ModuleParams { return sim.Modules }
+	esxiModules = sim.Modules
 	t.Cleanup(func() { esxiModules = nil })
 	cache := t.TempDir()
 	env := map[string]string{"GOVC_URL": sim.URL.String(), "GOVC_USERNAME": vcsimtest.Username, "GOVC_PASSWORD": vcsimtest.Password,

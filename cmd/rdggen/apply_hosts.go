@@ -1,12 +1,9 @@
 package main
 
 import (
-	"context"
-
 	"github.com/spf13/pflag"
 
 	"github.com/rdggen/rdggen/pkg/apply"
-	"github.com/rdggen/rdggen/pkg/readiness"
 )
 
 // Defaults of --docker-restart and --docker-validate when set (rdggen
@@ -42,13 +39,9 @@ func hostsTarget() *applyTarget {
 			f.StringVar(&load, "module-load", apply.ModeAuto, "load nvidia-peermem ($1) where it is installed, not loaded: auto (modprobe), none, or a shell `CMD` run as root")
 		},
 		prepare: vmCredentials,
-		run: func(ctx context.Context, env *applyEnv, tr *targetRun) error {
-			res, err := apply.Hosts(ctx, env.Inv, options(env, tr))
-			return tr.result(res, err)
+		target: func(env *applyEnv, tr *targetRun) (apply.Target, error) {
+			return options(env, tr), nil
 		},
 		applyOnly: []string{"docker-restart", "docker-validate", "module-load"},
-		inspect: func(ctx context.Context, env *applyEnv, tr *targetRun) ([]readiness.Result, error) {
-			return apply.CheckHosts(ctx, env.Inv, options(env, tr))
-		},
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -64,6 +65,7 @@ func writeHostFile(t *testing.T, h *netnstest.Host, path, content string) {
 // its MASQUERADE rule back on top is undone by the firewall unit's script and
 // by the next apply.
 func TestApplyHostsAllPairs(t *testing.T) {
+	t.Parallel()
 	c := netnstest.New(t, netnstest.Options{Hosts: 8, OS: func(i int) string {
 		if i < 4 {
 			return "ubuntu-16.04" // persistent routes in an if-up.d hook
@@ -102,12 +104,19 @@ func TestApplyHostsAllPairs(t *testing.T) {
 
 	// A stranger on the data network is refused, also by the hosts whose
 	// FORWARD policy is ACCEPT (ns-07, ns-08) and by the others.
+	// (The three tries at once: each refused one waits out its timeout.)
 	outsider, _ := c.Outsider()
+	var wg sync.WaitGroup
 	for _, h := range []*netnstest.Host{c.Hosts[0], c.Hosts[6], c.Hosts[7]} {
-		if seen, err := c.SourceFrom(ctx, outsider, h); err == nil {
-			t.Errorf("%s's container accepted a connection from outside the cluster (%s)", h.Name, seen)
-		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if seen, err := c.SourceFrom(ctx, outsider, h); err == nil {
+				t.Errorf("%s's container accepted a connection from outside the cluster (%s)", h.Name, seen)
+			}
+		}()
 	}
+	wg.Wait()
 
 	// nvidia-docker2's runtime entry is kept, the old file is backed up.
 	b, err := os.ReadFile(nvidiaHost.File("/etc/docker/daemon.json"))
@@ -215,6 +224,7 @@ func TestApplyHostsAllPairs(t *testing.T) {
 
 // One host's failure does not stop the others, and the run says which.
 func TestApplyHostsFailures(t *testing.T) {
+	t.Parallel()
 	c := netnstest.New(t, netnstest.Options{Hosts: 4, User: func(i int) string {
 		if i == 3 {
 			return "rdgtest"
@@ -285,6 +295,7 @@ func TestApplyHostsFailures(t *testing.T) {
 // the data MTU (live and in its persistent form) and docker0's daemon.json
 // the same; the second apply changes nothing.
 func TestApplyHostsMTU(t *testing.T) {
+	t.Parallel()
 	c := netnstest.New(t, netnstest.Options{Hosts: 3, DataMTU: 9000, OS: func(i int) string {
 		if i == 0 {
 			return "ubuntu-16.04"
@@ -361,6 +372,7 @@ func TestApplyHostsMTU(t *testing.T) {
 // that refuses to load ("Invalid argument", the driver built before
 // MLNX_OFED) fails its host with modprobe's own message and the fix.
 func TestApplyHostsPeermem(t *testing.T) {
+	t.Parallel()
 	c := netnstest.New(t, netnstest.Options{Hosts: 3})
 	inv := c.Inventory
 	unloaded := healthyGuest(1)

@@ -10,17 +10,24 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/rdggen/rdggen/pkg/apply"
 	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/inventory"
 	"github.com/rdggen/rdggen/pkg/sim/onyxsim"
 )
 
 // runTarget runs one target alone, without a gate, and returns its output.
+// runTarget applies one target as rdggen apply does (apply.ApplyAll, here
+// with nothing to ask), its text in the string.
 func runTarget(ctx context.Context, target *applyTarget, env *applyEnv) (string, *targetRun, error) {
 	var out bytes.Buffer
 	tr := &targetRun{t: target, Out: &out}
-	err := target.run(ctx, env, tr)
-	return out.String(), tr, err
+	at, err := target.target(env, tr)
+	if err != nil {
+		return out.String(), tr, err
+	}
+	tr.ended(apply.ApplyAll(ctx, env.Inv, []apply.Target{at}, apply.AllOptions{})[0])
+	return out.String(), tr, tr.err
 }
 
 func TestApplySwitchTarget(t *testing.T) {
@@ -54,7 +61,7 @@ func TestApplySwitchTarget(t *testing.T) {
 		t.Errorf("dry run output:\n%s\nreceived %q", out, sim.Received())
 	}
 
-	if len(tr.Machines) != 1 || tr.Machines[0].Status != applyplan.Planned || len(tr.Machines[0].Changes) != 10 {
+	if len(tr.Machines) != 1 || tr.Machines[0].Status != applyplan.Planned || len(tr.Machines[0].Changes) != 18 { // 8 port descriptions, 10 RoCE lines
 		t.Errorf("dry run machines: %+v", tr.Machines)
 	}
 	out, tr, err = runTarget(ctx, target, env(false))
@@ -64,7 +71,7 @@ func TestApplySwitchTarget(t *testing.T) {
 	if len(tr.Machines) != 1 || tr.Machines[0].Status != applyplan.Changed {
 		t.Errorf("apply machines: %+v", tr.Machines)
 	}
-	if !strings.HasSuffix(out, "switch: 1 changed, 0 up to date, 0 failed; 10 command(s) sent\n") {
+	if !strings.HasSuffix(out, "switch: 1 changed, 0 up to date, 0 failed; 18 command(s) sent\n") {
 		t.Errorf("apply output:\n%s", out)
 	}
 	if strings.Contains(out, secret) {
@@ -87,7 +94,7 @@ func TestApplySwitchFailureIsAnError(t *testing.T) {
 	fs := pflag.NewFlagSet("apply", pflag.ContinueOnError)
 	target.flags(fs)
 	out, _, err := runTarget(context.Background(), target, &applyEnv{Inv: inv, Parallel: 1, Getenv: func(string) string { return "" }})
-	if err == nil || !strings.Contains(out, "swx-mld-1-2: cannot plan: switch swx-mld-1-2 has no mgmt address") ||
+	if err == nil || !strings.Contains(out, "swx-mld-1-2: cannot plan: no mgmt address in the inventory") ||
 		!strings.HasSuffix(out, "switch: 0 changed, 0 up to date, 1 failed; 0 command(s) sent\n") {
 		t.Errorf("err %v, output:\n%s", err, out)
 	}
@@ -109,7 +116,7 @@ func TestApplySwitchCLI(t *testing.T) {
 		"--known-hosts", kh, "--backup-dir", filepath.Join(dir, "bk")}
 	getenv := func(k string) string { return map[string]string{envSwitchPassword: "admin"}[k] }
 	for i, want := range []string{
-		"switch: 1 changed, 0 up to date, 0 failed; 10 command(s) sent\n",
+		"switch: 1 changed, 0 up to date, 0 failed; 18 command(s) sent\n",
 		"switch: 1 switch(es) up to date, nothing changed; 0 commands sent\n",
 	} {
 		var out, errb bytes.Buffer

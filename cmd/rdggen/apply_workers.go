@@ -1,17 +1,15 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/rdggen/rdggen/internal/flagcheck"
 	"github.com/rdggen/rdggen/pkg/apply"
-	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/horovod"
-	"github.com/rdggen/rdggen/pkg/readiness"
 )
 
 // workersTarget is `rdggen apply --target workers`: the Horovod worker
@@ -42,7 +40,7 @@ func workersTarget() *applyTarget {
 			if fs != nil && fs.Changed("keys") && keys == "" {
 				err = errors.New("--keys is empty (an unset variable?); name the worker key directory, or leave --keys out for the default ($XDG_CONFIG_HOME/rdggen/<cluster>, else ~/.config/rdggen/<cluster>)")
 			}
-			return errors.Join(err, positive("--worker-timeout", ready))
+			return errors.Join(err, flagcheck.Positive("--worker-timeout", ready))
 		},
 		prepare: func(env *applyEnv) error {
 			return errors.Join(vmCredentials(env), func() error {
@@ -66,45 +64,25 @@ func workersTarget() *applyTarget {
 				return nil
 			}())
 		},
-		run: func(ctx context.Context, env *applyEnv, tr *targetRun) error {
-			k := k
-			if !found {
+		target: func(env *applyEnv, tr *targetRun) (apply.Target, error) {
+			o := apply.WorkersOptions{Common: tr.common(env), SSH: env.vmSSH(), Keys: k, Root: env.VM.root}
+			switch {
+			case env.Checking && !found:
+				return nil, fmt.Errorf("no worker keys in %s (--keys): the workers are checked against the cluster's keys, which rdggen apply --target workers makes", dir)
+			case env.Checking:
+				o.AllPairs = env.AllPairs
+				return o, nil
+			case !found:
+				// New keys, saved in dir once the push is confirmed.
 				var err error
-				if k, err = horovod.GenerateWorkerKeys(); err != nil {
-					return err
+				if o.Keys, err = horovod.GenerateWorkerKeys(); err != nil {
+					return nil, err
 				}
-				fmt.Fprintf(tr.Out, "the cluster's worker keys are not in %s yet: apply generates them there (this plan shows freshly made ones)\n", dir)
+				o.SaveKeys = dir
 			}
-			outer, gate := tr.Gate, tr.Gate
-			var saveErr error
-			if !found {
-				// The keys are written only once the push is confirmed.
-				gate = func(ctx context.Context, planned []applyplan.Machine) bool {
-					if !outer.Pass(ctx, planned) {
-						return false
-					}
-					if saveErr = apply.SaveWorkerKeys(dir, k); saveErr != nil {
-						return false
-					}
-					fmt.Fprintf(tr.Out, "generated the cluster's worker keys in %s (MPI key %s, worker host key %s); keep them: new keys change every worker's files\n",
-						dir, apply.Fingerprint(k.ClientPublic), apply.Fingerprint(k.HostPublic))
-					return true
-				}
-			}
-			o := apply.WorkersOptions{Common: tr.common(env), SSH: env.vmSSH(), Keys: k, Root: env.VM.root, ReadyTimeout: ready}
-			o.Confirm = gate
-			res, err := apply.Workers(ctx, env.Inv, o)
-			if saveErr != nil {
-				return saveErr
-			}
-			return tr.result(res, err)
+			o.ReadyTimeout = ready
+			return o, nil
 		},
 		applyOnly: []string{"worker-timeout"},
-		inspect: func(ctx context.Context, env *applyEnv, tr *targetRun) ([]readiness.Result, error) {
-			if !found {
-				return nil, fmt.Errorf("no worker keys in %s (--keys): the workers are checked against the cluster's keys, which rdggen apply --target workers makes", dir)
-			}
-			return apply.CheckWorkers(ctx, env.Inv, apply.WorkersOptions{Common: tr.common(env), SSH: env.vmSSH(), Keys: k, Root: env.VM.root, AllPairs: env.AllPairs})
-		},
 	}
 }

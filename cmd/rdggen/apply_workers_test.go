@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -92,9 +94,10 @@ func inspect(t *testing.T, h *netnstest.Host) inspectWorker {
 // changes nothing, a changed inventory re-creates it, and an MPI job started
 // by `rdggen run` passes.
 func TestApplyWorkersDocker(t *testing.T) {
+	t.Parallel()
 	prog := netnstest.BuildMPIProgram(t)
 	c := netnstest.New(t, netnstest.Options{Hosts: 3, Docker: true, Image: testImage})
-	c.ImportImage(testImage, netnstest.WorkerImage(t, prog))
+	c.ImportImage(testImage, liveWorkerImage(t, prog))
 	inv := c.Inventory
 
 	if code, _, _ := applyTo(t, c, "hosts"); code != exitOK {
@@ -138,18 +141,30 @@ func TestApplyWorkersDocker(t *testing.T) {
 		}
 	}
 	// From each worker to each other one: ssh with the cluster key and the
-	// pinned host key, and the receiver's sshd logs the sender's container address.
+	// pinned host key, and the receiver's sshd logs the sender's container
+	// address. The 6 logins at once (each worker's sshd receives 2, below
+	// its MaxStartups of 10), then each receiver's log once.
+	var logins sync.WaitGroup
 	for _, a := range c.Hosts {
 		for _, b := range c.Hosts {
 			if a == b {
 				continue
 			}
-			out, err := a.Docker("exec", horovod.WorkerName, "ssh", b.Container.String(), "echo", "from-"+a.Name)
-			if err != nil || strings.TrimSpace(out) != "from-"+a.Name {
-				t.Errorf("%s -> %s: %v %s", a.Name, b.Name, err, out)
-			}
-			log, _ := b.Docker("logs", horovod.WorkerName)
-			if !strings.Contains(log, "Accepted publickey for root from "+a.Container.String()+" ") {
+			logins.Add(1)
+			go func() {
+				defer logins.Done()
+				out, err := a.Docker("exec", horovod.WorkerName, "ssh", b.Container.String(), "echo", "from-"+a.Name)
+				if err != nil || strings.TrimSpace(out) != "from-"+a.Name {
+					t.Errorf("%s -> %s: %v %s", a.Name, b.Name, err, out)
+				}
+			}()
+		}
+	}
+	logins.Wait()
+	for _, b := range c.Hosts {
+		log, _ := b.Docker("logs", horovod.WorkerName)
+		for _, a := range c.Hosts {
+			if a != b && !strings.Contains(log, "Accepted publickey for root from "+a.Container.String()+" ") {
 				t.Errorf("%s's sshd did not see %s's container address:\n%s", b.Name, a.Name, log)
 			}
 		}
@@ -252,24 +267,53 @@ func TestApplyWorkersDocker(t *testing.T) {
 	for i, h := range c.Hosts {
 		stageRDMA(t, h, inv.Horovod.HCA, inv.Hosts[i].DataInterface, roceTable(h.Data.Addr(), 3))
 	}
-	if code, out, errOut := rdggenRun(t, c, context.Background(), "--mpirun", "--", "/usr/local/bin/allreduce", "env=NCCL_IB_GID_INDEX"); code != 0 ||
-		!strings.Contains(errOut, "rdggen run: NCCL_IB_GID_INDEX=3 on every host") || !strings.Contains(out, "ns-03[2]: rank 2 env NCCL_IB_GID_INDEX=3\n") {
-		t.Errorf("one GID index for all: exit %d", code)
+	// Three jobs from ns-01's worker, one after the other (two mpiruns at
+	// once from one worker failed to start their daemons under load, exit
+	// 255): one GID index for all, a rank exiting 3 (the job's exit status
+	// is rdggen's), and horovodrun, which the test image lacks.
+	var jobs []checkOutcome
+	for _, args := range [][]string{{"--mpirun", "--", "/usr/local/bin/allreduce", "env=NCCL_IB_GID_INDEX"},
+		{"--mpirun", "--", "/usr/local/bin/allreduce", "exit=3"}, nil} {
+		var j checkOutcome
+		j.code, j.out, j.errOut = rdggenRun(t, c, context.Background(), args...)
+		jobs = append(jobs, j)
 	}
-	// The job's exit status is rdggen's.
-	if code, _, _ := rdggenRun(t, c, context.Background(), "--mpirun", "--", "/usr/local/bin/allreduce", "exit=3"); code != 3 {
-		t.Errorf("a rank exiting 3: rdggen run exited %d", code)
+	if j := jobs[0]; j.code != 0 ||
+		!strings.Contains(j.errOut, "rdggen run: NCCL_IB_GID_INDEX=3 on every host") || !strings.Contains(j.out, "ns-03[2]: rank 2 env NCCL_IB_GID_INDEX=3\n") {
+		t.Errorf("one GID index for all: exit %d", j.code)
 	}
-	if code, _, errOut := rdggenRun(t, c, context.Background()); code != 127 || !strings.Contains(errOut, "horovodrun") {
-		t.Errorf("horovodrun is not in the test image: exit %d", code)
+	if j := jobs[1]; j.code != 3 {
+		t.Errorf("a rank exiting 3: rdggen run exited %d", j.code)
 	}
-	// Ctrl-C stops the job everywhere.
+	if j := jobs[2]; j.code != 127 || !strings.Contains(j.errOut, "horovodrun") {
+		t.Errorf("horovodrun is not in the test image: exit %d", j.code)
+	}
+	// Ctrl-C stops the job everywhere: the interrupt comes once every
+	// worker runs its rank (not after a fixed time, which on a loaded
+	// machine can fall while mpirun still starts its daemons), and the job
+	// ends within 15 s of it.
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(3*time.Second, cancel)
-	start := time.Now()
+	var interrupted atomic.Int64
+	go func() {
+		defer cancel()
+		defer func() { interrupted.Store(time.Now().UnixNano()) }()
+		for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline) && ctx.Err() == nil; time.Sleep(200 * time.Millisecond) {
+			running := 0
+			for _, h := range c.Hosts {
+				if top, err := h.Docker("top", horovod.WorkerName); err == nil && strings.Contains(top, "/usr/local/bin/allreduce sleep=120") {
+					running++
+				}
+			}
+			if running == len(c.Hosts) {
+				return
+			}
+		}
+	}()
 	code, _, errOut = rdggenRun(t, c, ctx, "--mpirun", "--", "/usr/local/bin/allreduce", "sleep=120")
-	if code == 0 || time.Since(start) > 15*time.Second || !strings.Contains(errOut, "interrupted: sending SIGINT") {
-		t.Errorf("interrupted job: exit %d after %s", code, time.Since(start))
+	cancel()
+	took := time.Since(time.Unix(0, interrupted.Load()))
+	if code == 0 || interrupted.Load() == 0 || took > 15*time.Second || !strings.Contains(errOut, "interrupted: sending SIGINT") {
+		t.Errorf("interrupted job: exit %d, %s after the interrupt", code, took)
 	}
 	for _, h := range c.Hosts {
 		if top, err := h.Docker("top", horovod.WorkerName); err != nil || strings.Contains(top, "allreduce") || strings.Contains(top, "orted") {
@@ -306,12 +350,22 @@ func TestApplyWorkersDocker(t *testing.T) {
 	// ns-03 only: ns-03 fails, naming the reason from the worker's log; the
 	// others are re-created and ready.
 	const broken = "rdgtest/worker:2"
-	for _, h := range c.Hosts[:2] {
-		if out, err := h.Docker("tag", testImage, broken); err != nil {
-			t.Fatalf("%v %s", err, out)
-		}
-	}
+	tagged := make(chan error, 1) // ns-01 and ns-02 tag while ns-03's image is built
+	go func() {
+		tagged <- onHosts(c, func(i int, h *netnstest.Host) error {
+			if i == 2 {
+				return nil
+			}
+			if out, err := h.Docker("tag", testImage, broken); err != nil {
+				return fmt.Errorf("%s: %v %s", h.Name, err, out)
+			}
+			return nil
+		})
+	}()
 	tarball := netnstest.ImageWithoutSSHD(t)
+	if err := <-tagged; err != nil {
+		t.Fatal(err)
+	}
 	imp := exec.Command("docker", "import", "-", broken)
 	imp.Env = append(os.Environ(), "DOCKER_HOST=unix://"+c.Hosts[2].DockerSocket())
 	imp.Stdin = bytes.NewReader(tarball)
@@ -344,11 +398,14 @@ func runScriptGIDs(t *testing.T, c *netnstest.Cluster) {
 	}
 	copySysfs := func() {
 		t.Helper()
-		for _, h := range c.Hosts {
+		if err := onHosts(c, func(_ int, h *netnstest.Host) error {
 			_, _ = h.Docker("exec", horovod.WorkerName, "rm", "-rf", "/tmp/rdgsys")
 			if out, err := h.Docker("cp", h.File("/sys")+"/.", horovod.WorkerName+":/tmp/rdgsys"); err != nil {
-				t.Fatalf("%s: docker cp: %v %s", h.Name, err, out)
+				return fmt.Errorf("%s: docker cp: %v %s", h.Name, err, out)
 			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
 		}
 	}
 	h1 := c.Hosts[0]
@@ -425,9 +482,9 @@ func checkWorkersReadiness(t *testing.T, c *netnstest.Cluster) {
 	if !unlimited {
 		t.Logf("this machine caps locked memory at %d bytes: the workers' memlock check fails as it must", lim.Max)
 	}
-	healthy := func(total int, extra ...string) string {
+	healthy := func(r checkOutcome, total int, extra ...string) string {
 		t.Helper()
-		code, out, errOut := checkCluster(t, c, append([]string{"--target", "workers"}, extra...)...)
+		code, out, errOut := r.code, r.out, r.errOut
 		if unlimited {
 			if code != exitOK || !strings.Contains(errOut, fmt.Sprintf("rdggen check: all %d check(s) passed", total)) {
 				t.Fatalf("healthy workers %v: exit %d", extra, code)
@@ -445,8 +502,10 @@ func checkWorkersReadiness(t *testing.T, c *netnstest.Cluster) {
 		}
 		return out
 	}
+	// The ring, then --all-pairs.
+	runs := checksInTurn(t, c, []string{"--target", "workers"}, []string{"--target", "workers", "--all-pairs"})
 	// 6 checks per worker, its ring login and its rule check.
-	out := healthy(24)
+	out := healthy(runs[0], 24)
 	for _, h := range c.Hosts {
 		for _, want := range []string{h.Name + ": devices /dev/infiniband: passed (uverbs0)", h.Name + ": gdr-level NCCL_NET_GDR_LEVEL: passed (PHB)",
 			h.Name + ": peer-rules with 2 peer(s): passed (to every peer's worker untranslated (RDGGEN-POSTROUTING) via their data addresses on data0; new connections from them accepted (RDGGEN-CONTAINERS))"} {
@@ -469,7 +528,7 @@ func checkWorkersReadiness(t *testing.T, c *netnstest.Cluster) {
 		t.Errorf("%d logins reported, want the ring's 3", n)
 	}
 	// --all-pairs: every worker to every other.
-	out = healthy(27, "--all-pairs")
+	out = healthy(runs[1], 27, "--all-pairs")
 	for _, a := range c.Hosts {
 		for _, b := range c.Hosts {
 			if a != b {
@@ -540,12 +599,14 @@ func checkWorkersReadiness(t *testing.T, c *netnstest.Cluster) {
 	if out, err := c.Exec(h1.NS, "iptables", "-t", "nat", "-I", "RDGGEN-POSTROUTING", "1", "-d", h3.Subnet.String(), "-j", "RETURN"); err != nil {
 		t.Fatalf("%v %s", err, out)
 	}
-	_, out, _ = checkCluster(t, c, "--target", "workers")
+	// The ring, then --all-pairs, as above.
+	runs = checksInTurn(t, c, []string{"--target", "workers"}, []string{"--target", "workers", "--all-pairs"})
+	out = runs[0].out
 	failed = failures(out)
 	if want := "ns-01: peer-rules with 2 peer(s): FAILED: found ns-01's RDGGEN-POSTROUTING has no rule exempting its containers' traffic to the worker, so Docker's MASQUERADE translates it (ns-03)"; len(failed) != 1 || !strings.HasPrefix(failed[0], want) {
 		t.Errorf("ns-01 translating to ns-03 only: want one failure %q, got:\n%s", want, strings.Join(failed, "\n"))
 	}
-	_, out, _ = checkCluster(t, c, "--target", "workers", "--all-pairs")
+	out = runs[1].out
 	// Translated, ns-03's firewall drops ns-01's data address: no login,
 	// and the rule check says why.
 	if want := "ns-01: source-address to ns-03: FAILED: found no login to ns-03's worker at " + h3.Container.String() + ": "; !strings.Contains(out, want) ||
@@ -556,4 +617,24 @@ func checkWorkersReadiness(t *testing.T, c *netnstest.Cluster) {
 	if out, err := c.Exec(h1.NS, "sh", h1.File("/etc/rdggen/firewall.sh")); err != nil {
 		t.Fatalf("firewall.sh: %v %s", err, out)
 	}
+}
+
+// checkOutcome is one `rdggen check` or `rdggen run`: its exit status,
+// stdout and stderr.
+type checkOutcome struct {
+	code        int
+	out, errOut string
+}
+
+// checksInTurn runs one `rdggen check` (checkCluster) per argument list,
+// one after the other, and returns their results in the lists' order. (Run
+// at once, the ring's and --all-pairs' logins together made a worker's
+// sshd miss its probe under load: "sshd …: FAILED: found no answer".)
+func checksInTurn(t *testing.T, c *netnstest.Cluster, args ...[]string) []checkOutcome {
+	t.Helper()
+	runs := make([]checkOutcome, len(args))
+	for i, a := range args {
+		runs[i].code, runs[i].out, runs[i].errOut = checkCluster(t, c, a...)
+	}
+	return runs
 }

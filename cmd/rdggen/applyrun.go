@@ -8,8 +8,8 @@ import (
 	"io"
 	"strings"
 
-	"github.com/rdggen/rdggen/internal/driver"
 	"github.com/rdggen/rdggen/internal/progress"
+	"github.com/rdggen/rdggen/pkg/apply"
 	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/quote"
 )
@@ -50,9 +50,11 @@ type outcome struct {
 	dryRun      bool // nothing was to be pushed
 }
 
-// do runs the targets concurrently (they touch different machines; workers
-// apply after hosts, on whose Docker they run), each bounded by --parallel,
-// with one confirmation for all of them when confirm is set.
+// do runs the targets through apply.ApplyAll: concurrently (they touch
+// different machines; workers apply after hosts, on whose Docker they
+// run), each bounded by --parallel, with one confirmation for all of them
+// when confirm is set. A target that cannot be made (its keys) fails on
+// its own, and the others run.
 func (a *applyRun) do(ctx context.Context) *outcome {
 	display := progress.NewDisplay(a.text, a.live, 0)
 	if a.live {
@@ -60,29 +62,22 @@ func (a *applyRun) do(ctx context.Context) *outcome {
 	}
 	display.Prefix = len(a.targets) > 1
 	runs := make([]*targetRun, len(a.targets))
-	ts := make([]driver.Target, len(a.targets))
+	var targets []apply.Target
+	var at []int // runs[at[k]] is targets[k]'s
 	for i, t := range a.targets {
 		tr := &targetRun{t: t}
 		tr.Track = display.Track(t.name.String())
 		tr.Out = tr.Track.Writer()
 		runs[i] = tr
-		ts[i] = driver.Target{Name: t.name, Run: func(ctx context.Context, gate applyplan.Gate) error {
-			tr.Gate = gate
-			return t.run(ctx, a.env, tr)
-		}}
+		target, err := t.target(a.env, tr)
+		if err != nil {
+			tr.ended(apply.TargetResult{Target: t.name, Err: err})
+			continue
+		}
+		targets, at = append(targets, target), append(at, i)
 	}
 	res := &outcome{runs: runs, dryRun: a.env.DryRun}
-	o := driver.Targets{
-		Planned: func(i int, what string) func() {
-			runs[i].Track.Phase("planned", 0)
-			return runs[i].Track.Wait(what)
-		},
-		Waiting: func(i int, what string) { runs[i].Track.Phase(what, 0) },
-		Ended: func(i int, err error, seconds float64) {
-			runs[i].err, runs[i].seconds = err, seconds
-			runs[i].Track.Finish()
-		},
-	}
+	o := apply.AllOptions{Ended: func(k int, r apply.TargetResult) { runs[at[k]].ended(r) }}
 	if a.confirm && !a.env.DryRun {
 		o.Confirm = func(ctx context.Context, planned []applyplan.Machine) bool {
 			changes, machines := applyplan.Count(planned)
@@ -96,7 +91,9 @@ func (a *applyRun) do(ctx context.Context) *outcome {
 			return ok
 		}
 	}
-	driver.RunTargets(ctx, ts, o)
+	for k, r := range apply.ApplyAll(ctx, a.env.Inv, targets, o) {
+		runs[at[k]].err = runs[at[k]].t.hinted(r.Err) // a panic of the question is the targets' too
+	}
 	display.Close()
 	res.interrupted = ctx.Err() != nil
 	return res
@@ -152,7 +149,11 @@ func (o *outcome) document(env *applyEnv) *applyplan.Document {
 	}
 	for _, tr := range o.runs {
 		t := applyplan.Target{Name: tr.t.name, Summary: tr.Summary, Seconds: tr.seconds}
-		if tr.err != nil {
+		var me *apply.MachinesError
+		switch {
+		case errors.As(tr.err, &me):
+			t.Error = me.Detail() // each machine has its own error
+		case tr.err != nil:
 			t.Error = tr.err.Error()
 		}
 		doc.Targets = append(doc.Targets, t)
@@ -169,9 +170,10 @@ func (o *outcome) report(stderr io.Writer) int {
 		if tr.err == nil {
 			continue
 		}
-		var pf *partFailed
-		if errors.As(tr.err, &pf) {
-			failed = append(failed, fmt.Sprintf("%s (%s)", tr.t.name, pf.msg))
+		var me *apply.MachinesError
+		if errors.As(tr.err, &me) {
+			// Each machine's line said why; the last line names them.
+			failed = append(failed, fmt.Sprintf("%s (%s)", tr.t.name, me.Detail()))
 			continue
 		}
 		fmt.Fprintf(stderr, "rdggen: apply %s: %v\n", tr.t.name, tr.err)

@@ -6,13 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/pflag"
 
-	"github.com/rdggen/rdggen/internal/engines/benchrun"
+	"github.com/rdggen/rdggen/internal/atomicfile"
+	"github.com/rdggen/rdggen/internal/userfile"
+	"github.com/rdggen/rdggen/pkg/apply"
 	"github.com/rdggen/rdggen/pkg/bench"
 	"github.com/rdggen/rdggen/pkg/horovod"
 	"github.com/rdggen/rdggen/pkg/hostqos"
@@ -117,7 +120,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	file := fs.StringP("file", "f", "", "inventory `FILE` (required to run; --judge defaults to the embedded reference cluster)")
 	judge := fs.Bool("judge", false, "judge the saved outputs named as arguments instead of running the benchmarks")
 	link := fs.Float64("link-gbps", 0, "data link speed per NIC, `Gb/s`, 1 to 1600 (default: the inventory's nic.speed_gbps, 100)")
-	nics := fs.Int("nics-per-node", 1, "data NICs per node NCCL uses, `N` (the busbw pass line scales with it)")
+	nics := fs.Int("nics-per-node", 1, "data NICs per node NCCL uses, `N` (the busbw pass line scales with it; an inventory with several rails gives one per rail)")
 	mtu := fs.Int("mtu", 0, "--judge: the data network's Ethernet `MTU` the files' hosts ran, 1280 to 9216, whose largest RoCE MTU perftest's header must show (default: the -f inventory's data_mtu; without -f not checked)")
 	evidence := fs.String("evidence", "", "`FILE` of 'rdggen check -o json' whose results explain the shortfalls")
 	gid := fs.Int("gid-index", -1, "--judge: the RoCE v2 GID `INDEX` of the host the files come from, compared with theirs (default: not compared)")
@@ -125,8 +128,8 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	output := fs.StringP("output", "o", "text", "`FORMAT` of stdout: text, or json (the verdicts as one document; text on stderr)")
 	only := fs.String("only", "", "run only `PART`: rdma (ib_write_bw pairs), nccl (all_reduce_perf) or horovod (the Horovod benchmark)")
 	dryRun := fs.Bool("dry-run", false, "read the GID tables and print the schedule and the commands; run nothing")
-	seconds := fs.Int("perftest-seconds", benchrun.PerftestSeconds, "how long each ib_write_bw pair writes, `S` seconds (ib_write_bw -D)")
-	ncclTest := fs.String("nccl-test", strings.Join(benchrun.NCCLTest, " "), "the all_reduce_perf `COMMAND` of every rank (words split at spaces)")
+	seconds := fs.Int("perftest-seconds", apply.DefaultPerftestSeconds, "how long each ib_write_bw pair writes, `S` seconds (ib_write_bw -D)")
+	ncclTest := fs.String("nccl-test", strings.Join(apply.DefaultNCCLTest(), " "), "the all_reduce_perf `COMMAND` of every rank (words split at spaces)")
 	save := fs.String("save", "", "`DIR` that receives every raw output (for --judge later) and an SVG of the sweep and of each round of pairs")
 	svgDir := fs.String("svg", "", "--judge: `DIR` that receives an SVG per nccl-tests sweep (busbw and algbw against size) and per file of perftest runs (bandwidth per run against the pass line)")
 	hvd := fs.Bool("horovod", false, "also run the guide's Horovod benchmark (tf_cnn_benchmarks VGG16) on the cluster and on one VM: the scaling efficiency")
@@ -198,11 +201,14 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		return code
 	}
 	e := bench.ExpectFor(inv, *link) // 0: the inventory's nic.speed_gbps
-	e.NICsPerNode = *nics
+	if err := nicsPerNode(&e, *nics, fs.Changed("nics-per-node"), *file); err != nil {
+		fmt.Fprintf(stderr, "rdggen: bench: %s\n", quote.Line(err.Error()))
+		return exitUsage
+	}
 	e.GIDIndex = *gid
 	judgeSources(&e, *file, fs.Changed("link-gbps"), fs.Changed("nics-per-node"), *mtu)
 	if *evidence != "" {
-		ev, err := readEvidence(*evidence)
+		ev, err := readEvidence(ctx, *evidence)
 		if err != nil {
 			fmt.Fprintf(stderr, "rdggen: --evidence %s: %s\n", quote.Line(*evidence), quote.Line(err.Error()))
 			return exitUsage
@@ -225,7 +231,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 			display = "(stdin)"
 		}
 		display = quote.Line(display)
-		parts, err := judgeInput(name, e)
+		parts, err := judgeInput(ctx, name, e)
 		var re readErr
 		if errors.As(err, &re) {
 			err = re.err
@@ -291,7 +297,9 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 // files as judged), NAME.sweep.svg per nccl-tests run (NAME.run-N.sweep.svg
 // when it holds several) and NAME.perftest.svg with one bar per perftest
 // run; NAME is the file's base name without its extension ("stdin" for
-// '-'; a second file of the same name gets NAME.2).
+// '-'; a second file of the same name gets NAME.2). Each is written beside
+// its name and renamed over it (atomicfile.Replace): a link someone put in
+// dir under that name is replaced, never written through.
 func writeJudgeSVGs(dir string, names []string, files []judged, e bench.Expect) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -321,7 +329,7 @@ func writeJudgeSVGs(dir string, names []string, files []judged, e bench.Expect) 
 					title += ", " + p.Name
 				}
 				title += fmt.Sprintf(" at %d × %g Gb/s per node", e.NICsPerNode, e.LinkGbps)
-				if err := os.WriteFile(filepath.Join(dir, name), bench.SweepSVG(title, p.NCCLTests, e), 0o644); err != nil {
+				if err := atomicfile.Replace(filepath.Join(dir, name), bench.SweepSVG(title, p.NCCLTests, e), 0o644); err != nil {
 					return err
 				}
 			case p.Perftest != nil:
@@ -340,7 +348,7 @@ func writeJudgeSVGs(dir string, names []string, files []judged, e bench.Expect) 
 				ceiling *= 2
 			}
 			svg := bench.BarsSVG(names[i]+": perftest", bench.PerftestBars(runNames, runs, e), bench.PerftestPassLine(e.LinkGbps, bidi), ceiling)
-			if err := os.WriteFile(filepath.Join(dir, base+".perftest.svg"), svg, 0o644); err != nil {
+			if err := atomicfile.Replace(filepath.Join(dir, base+".perftest.svg"), svg, 0o644); err != nil {
 				return err
 			}
 		}
@@ -358,8 +366,11 @@ func orDefaultStr(s, d string) string {
 // judgeSources fills e's parameter sources for --judge: each from its
 // flag, else the inventory given with -f, else a default that says so.
 // Without -f the reference inventory's data_mtu (1500) says nothing about
-// a file from elsewhere, so the MTU is not checked unless --mtu is given.
+// a file from elsewhere, so the MTU is not checked unless --mtu is given;
+// nor is the file known to come from a vSphere VM (e.VSphere): its causes
+// then claim only what it shows.
 func judgeSources(e *bench.Expect, file string, linkSet, nicsSet bool, mtu int) {
+	e.VSphere = file != ""
 	inv := "inventory " + quote.Line(file)
 	switch {
 	case linkSet:
@@ -369,9 +380,12 @@ func judgeSources(e *bench.Expect, file string, linkSet, nicsSet bool, mtu int) 
 	default:
 		e.LinkFrom = "default: the deployment guide's 100 Gb/s; no -f inventory or --link-gbps"
 	}
-	if nicsSet {
+	switch {
+	case e.Rails != nil:
+		e.NICsFrom = inv + fmt.Sprintf(" (%d rails, one NIC each)", len(e.Rails))
+	case nicsSet:
 		e.NICsFrom = "--nics-per-node"
-	} else {
+	default:
 		e.NICsFrom = "default: 1; no --nics-per-node"
 	}
 	switch {
@@ -384,6 +398,22 @@ func judgeSources(e *bench.Expect, file string, linkSet, nicsSet bool, mtu int) 
 		e.DataMTU, e.MTU = 0, 0
 		e.MTUFrom = "not checked: no -f inventory or --mtu"
 	}
+}
+
+// nicsPerNode sets e's NICs per node from --nics-per-node (nics; set when
+// given): on hosts with several rails (e.Rails, from the inventory) they
+// are the rails, one NIC each, and busbw's line is their sum
+// (bench.BusBWPassLineRails), so the flag is refused unless it says the
+// same.
+func nicsPerNode(e *bench.Expect, nics int, set bool, file string) error {
+	if e.Rails == nil {
+		e.NICsPerNode = nics
+		return nil
+	}
+	if set && nics != len(e.Rails) {
+		return fmt.Errorf("--nics-per-node %d: the hosts of %s have %d rails, one NIC each, and busbw is judged against the rails' sum: leave the flag out", nics, file, len(e.Rails))
+	}
+	return nil
 }
 
 // judgeParams is the line that says what --judge compared with and where
@@ -428,7 +458,7 @@ func (c *countReader) Read(p []byte) (int, error) {
 // maxJudgeInput bytes. An error reading it (errJudgeInputTooLarge after
 // maxJudgeInput + 1 bytes) is a readErr; otherwise the error is
 // bench.JudgeReader's.
-func judgeInput(name string, e bench.Expect) ([]bench.Part, error) {
+func judgeInput(ctx context.Context, name string, e bench.Expect) ([]bench.Part, error) {
 	var r io.Reader
 	if name == "-" {
 		r = console.In
@@ -436,13 +466,18 @@ func judgeInput(name string, e bench.Expect) ([]bench.Part, error) {
 			r = os.Stdin
 		}
 	} else {
-		f, err := os.Open(name)
+		// A regular file or a pipe (<(cmd), a FIFO), read as it comes;
+		// a signal (ctx) ends every wait for a pipe's writer and data, and
+		// a device or a socket is refused (userfile.OpenStream).
+		f, err := userfile.OpenStream(ctx, name)
 		if err != nil {
 			return nil, readErr{err}
 		}
 		defer f.Close()
-		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > maxJudgeInput {
-			return nil, readErr{errJudgeInputTooLarge}
+		if st, ok := f.(interface{ Stat() (fs.FileInfo, error) }); ok {
+			if fi, err := st.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > maxJudgeInput {
+				return nil, readErr{errJudgeInputTooLarge}
+			}
 		}
 		r = f
 	}
@@ -521,9 +556,16 @@ func kindText(k bench.Kind) string {
 	return string(k)
 }
 
-// readEvidence reads the results of an `rdggen check -o json` document.
-func readEvidence(path string) ([]readiness.Result, error) {
-	b, err := os.ReadFile(path)
+// readEvidence reads the results of an `rdggen check -o json` document:
+// a regular file or a pipe (userfile.OpenStream; ctx ends every wait for
+// a pipe), at most userfile.Limit bytes.
+func readEvidence(ctx context.Context, path string) ([]readiness.Result, error) {
+	f, err := userfile.OpenStream(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := userfile.ReadAll(f, path, userfile.Limit)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/spf13/pflag"
 
@@ -76,9 +77,12 @@ func (b *liveBench) run(ctx context.Context, fs *pflag.FlagSet, stdout, stderr i
 	}
 	inv := env.Inv
 	e := bench.ExpectFor(inv, b.link)
-	e.NICsPerNode = b.nics
+	if err := nicsPerNode(&e, b.nics, fs.Changed("nics-per-node"), inv.File); err != nil {
+		fmt.Fprintf(stderr, "rdggen: bench: %s\n", quote.Line(err.Error()))
+		return exitUsage
+	}
 	if b.evidence != "" {
-		ev, err := readEvidence(b.evidence)
+		ev, err := readEvidence(ctx, b.evidence)
 		if err != nil {
 			fmt.Fprintf(stderr, "rdggen: --evidence %s: %s\n", quote.Line(b.evidence), quote.Line(err.Error()))
 			return exitUsage
@@ -92,29 +96,15 @@ func (b *liveBench) run(ctx context.Context, fs *pflag.FlagSet, stdout, stderr i
 		RDMA: b.only == "" || b.only == "rdma", NCCL: b.only == "" || b.only == "nccl", Horovod: b.horovod || b.only == "horovod",
 		HorovodCmd: b.horovodCmd, PerftestSeconds: b.seconds, NCCLTest: b.ncclTest, Save: b.save,
 	}
-	var withMgmt, cumulusMgmt []string
-	for _, s := range inv.Switches {
-		if s.Mgmt != "" {
-			withMgmt = append(withMgmt, s.Name)
-			if !s.OS().OverSSH() { // the NVUE API of Cumulus Linux
-				cumulusMgmt = append(cumulusMgmt, s.Name)
-			}
-		}
-	}
-	// ONYX switches are read over SSH, Cumulus Linux ones through the
-	// NVUE API (its password from RDGGEN_NVUE_PASSWORD).
-	sshCreds := getenv(envSwitchPassword) != "" || sshAgentSet(getenv) || len(env.Identities) > 0
-	nvueCreds := getenv(envNVUEPassword) != ""
+	withMgmt := slices.ContainsFunc(inv.Switches, func(s inventory.Switch) bool { return s.Mgmt != "" })
+	// Each switch OS reads its switches with its own credentials
+	// (apply.SwitchFlags.CountersMissing).
 	switch {
 	case !opts.RDMA:
-	case len(withMgmt) == 0:
+	case !withMgmt:
 		fmt.Fprintln(text, "rdggen bench: no switch has a mgmt address: the PFC pause and ECN counters of the data ports are not read")
-	case len(cumulusMgmt) == 0 && !sshCreds:
-		fmt.Fprintf(text, "rdggen bench: no SSH credentials for the switches (%s, ssh-agent or --identity): their counters are not read\n", envSwitchPassword)
-	case len(cumulusMgmt) == len(withMgmt) && !nvueCreds:
-		fmt.Fprintf(text, "rdggen bench: no NVUE API password for the Cumulus switches (%s): their counters are not read\n", envNVUEPassword)
-	case len(cumulusMgmt) > 0 && len(cumulusMgmt) < len(withMgmt) && !sshCreds && !nvueCreds:
-		fmt.Fprintf(text, "rdggen bench: no credentials for the switches (%s, ssh-agent or --identity for ONYX; %s for Cumulus): their counters are not read\n", envSwitchPassword, envNVUEPassword)
+	case b.sw.countersMissing(env) != "":
+		fmt.Fprintf(text, "rdggen bench: no %s: their counters are not read\n", b.sw.countersMissing(env))
 	default:
 		so := b.sw.switchOptions(env)
 		opts.Switch = &so
@@ -171,6 +161,3 @@ func (b *liveBench) run(ctx context.Context, fs *pflag.FlagSet, stdout, stderr i
 	}
 	return exitInvalid
 }
-
-// sshAgentSet reports whether an ssh-agent is named in the environment.
-func sshAgentSet(getenv func(string) string) bool { return getenv("SSH_AUTH_SOCK") != "" }

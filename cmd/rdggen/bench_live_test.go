@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +17,53 @@ import (
 	"github.com/rdggen/rdggen/pkg/bench"
 	"github.com/rdggen/rdggen/pkg/horovod"
 )
+
+// liveBenchFiles are the bench replay and every recorded output the Docker
+// tests of this package stage in their workers (netnstest.BenchFiles: the
+// replay is built with the go command once per process, not once per
+// test).
+var liveBenchFiles struct {
+	sync.Mutex
+	files []netnstest.ImageFile
+}
+
+// liveWorkerImage is the one worker image of TestApplyWorkersDocker,
+// TestBenchLive and TestBenchLiveRails: the MPI test program prog
+// (netnstest.BuildMPIProgram) with the bench replay, its default outputs
+// (perftest: NVIDIA/deepops' 100 GbE RoCE run; all_reduce_perf: DeepOps'
+// 2 × 100 GbE sweep) and under /usr/share/rdgtest/fixtures every output a
+// test stages. One content for all three, so netnstest.WorkerImage builds
+// it once per process (it caches by content); the tests that do not bench
+// never run the replay.
+func liveWorkerImage(t *testing.T, prog string) []byte {
+	t.Helper()
+	files := func() []netnstest.ImageFile {
+		liveBenchFiles.Lock()
+		defer liveBenchFiles.Unlock() // also when BenchFiles fails the test
+		if liveBenchFiles.files == nil {
+			liveBenchFiles.files = netnstest.BenchFiles(t, "perftest-deepops-roce-gbits.txt", "nccltests-deepops-roce-2x100g.txt",
+				"nccllog-1537-gdr-disabled-hca.txt", "tfcnn-466-resnet101-1gpu.txt", "tfcnn-693-resnet50-4gpu-interleaved.txt",
+				"tfcnn-ava65-resnet50-spaces.txt", "nccllog-slurmv4-8rails-roce.txt")
+		}
+		return liveBenchFiles.files
+	}()
+	return netnstest.WorkerImage(t, prog, files...)
+}
+
+// onHosts runs f for every host of c at once (independent steps on
+// different hosts: a docker exec each) and returns when every f has,
+// with their errors joined. f must not call t.Fatal (it runs on another
+// goroutine than the test's); the caller decides what an error means.
+func onHosts(c *netnstest.Cluster, f func(i int, h *netnstest.Host) error) error {
+	errs := make([]error, len(c.Hosts))
+	var wg sync.WaitGroup
+	for i, h := range c.Hosts {
+		wg.Add(1)
+		go func() { defer wg.Done(); errs[i] = f(i, h) }()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
 
 // rdggenBench runs `rdggen bench` in-process against the cluster.
 func rdggenBench(t *testing.T, c *netnstest.Cluster, ctx context.Context, extra ...string) (int, string, string) {
@@ -41,11 +90,10 @@ func rdggenBench(t *testing.T, c *netnstest.Cluster, ctx context.Context, extra 
 // the three workers, the verdicts and causes, --save, the JSON document,
 // the dry run, and Ctrl-C stopping every remote process.
 func TestBenchLive(t *testing.T) {
+	t.Parallel()
 	prog := netnstest.BuildMPIProgram(t)
 	c := netnstest.New(t, netnstest.Options{Hosts: 3, Docker: true, Image: testImage, DataMTU: 9000})
-	c.ImportImage(testImage, netnstest.WorkerImage(t, prog, netnstest.BenchFiles(t,
-		"perftest-deepops-roce-gbits.txt", "nccltests-deepops-roce-2x100g.txt", "nccllog-1537-gdr-disabled-hca.txt",
-		"tfcnn-466-resnet101-1gpu.txt", "tfcnn-693-resnet50-4gpu-interleaved.txt", "tfcnn-ava65-resnet50-spaces.txt")...))
+	c.ImportImage(testImage, liveWorkerImage(t, prog))
 	inv := c.Inventory
 	if code, _, _ := applyTo(t, c, "hosts"); code != exitOK {
 		t.Fatalf("apply hosts: exit %d", code)
@@ -76,11 +124,12 @@ func TestBenchLive(t *testing.T) {
 			t.Errorf("dry run: exit %d; no %q", code, want)
 		}
 	}
-	for _, h := range c.Hosts {
+	_ = onHosts(c, func(_ int, h *netnstest.Host) error {
 		if log, _ := h.Docker("exec", horovod.WorkerName, "cat", "/tmp/rdgtest-replay.log"); strings.Contains(log, "ib_write_bw") {
 			t.Errorf("%s: the dry run ran something:\n%s", h.Name, log)
 		}
-	}
+		return nil
+	})
 
 	// The run: every verdict passes.
 	save := filepath.Join(c.Dir, "bench-out")
@@ -113,16 +162,19 @@ func TestBenchLive(t *testing.T) {
 	}
 	// Each host once as server and once as client, towards the next one's
 	// worker; all_reduce_perf on every worker, rank by rank.
-	for i, h := range c.Hosts {
+	if err := onHosts(c, func(i int, h *netnstest.Host) error {
 		log, err := h.Docker("exec", horovod.WorkerName, "cat", "/tmp/rdgtest-replay.log")
 		if err != nil {
-			t.Fatalf("%s: %v %s", h.Name, err, log)
+			return fmt.Errorf("%s: %v %s", h.Name, err, log)
 		}
 		next := c.Hosts[(i+1)%3].Container.String()
 		if strings.Count(log, "ib_write_bw ") != 2 || strings.Count(log, " -p 18515 "+next+" ") != 1 || strings.Count(log, " -p 18515 rank=") != 1 ||
 			!strings.Contains(log, fmt.Sprintf("all_reduce_perf -b 8 -e 4G -f 2 -g 1 rank=%d\n", i)) {
 			t.Errorf("%s's worker ran:\n%s", h.Name, log)
 		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 	for _, f := range []string{"ib_write_bw-ns-01-to-ns-02.txt", "ib_write_bw-ns-01-to-ns-02.server.txt", "all_reduce_perf.txt",
 		"ib_write_bw-round-1.svg", "all_reduce_perf.svg"} { // the pictures of the round and the sweep
@@ -138,10 +190,13 @@ func TestBenchLive(t *testing.T) {
 	}
 
 	// NCCL without GPUDirect RDMA: the verdict fails and names the layer.
-	for _, h := range c.Hosts {
+	if err := onHosts(c, func(_ int, h *netnstest.Host) error {
 		if out, err := h.Docker("exec", horovod.WorkerName, "sh", "-c", "cat /usr/share/rdgtest/fixtures/nccllog-1537-gdr-disabled-hca.txt >/usr/share/rdgtest/nccl.txt"); err != nil {
-			t.Fatalf("%v %s", err, out)
+			return fmt.Errorf("%s: %v %s", h.Name, err, out)
 		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 	code, out, errOut = rdggenBench(t, c, context.Background(), "--only", "nccl")
 	if code != exitInvalid || !strings.Contains(out, "gpudirect-rdma: FAILED") || !strings.Contains(out, "cause (GPUDirect RDMA):") ||
@@ -154,11 +209,14 @@ func TestBenchLive(t *testing.T) {
 	// 204.75 on one GPU: 99.04 %; then 133.81 on the cluster: 21.78 %.
 	stage := func(cluster, one string) {
 		t.Helper()
-		for _, h := range c.Hosts {
-			script := fmt.Sprintf("cd /usr/share/rdgtest && cat fixtures/%s >tfcnn-3.txt && cat fixtures/%s >tfcnn-1.txt && : >/tmp/rdgtest-replay.log", cluster, one)
+		script := fmt.Sprintf("cd /usr/share/rdgtest && cat fixtures/%s >tfcnn-3.txt && cat fixtures/%s >tfcnn-1.txt && : >/tmp/rdgtest-replay.log", cluster, one)
+		if err := onHosts(c, func(_ int, h *netnstest.Host) error {
 			if out, err := h.Docker("exec", horovod.WorkerName, "sh", "-c", script); err != nil {
-				t.Fatalf("%v %s", err, out)
+				return fmt.Errorf("%s: %v %s", h.Name, err, out)
 			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
 		}
 	}
 	stage("tfcnn-693-resnet50-4gpu-interleaved.txt", "tfcnn-466-resnet101-1gpu.txt")
@@ -175,7 +233,7 @@ func TestBenchLive(t *testing.T) {
 		strings.Contains(out, "ib_write_bw pairs") || strings.Contains(out, "all_reduce_perf") {
 		t.Errorf("--only horovod: exit %d", code)
 	}
-	for i, h := range c.Hosts {
+	_ = onHosts(c, func(i int, h *netnstest.Host) error {
 		log, _ := h.Docker("exec", horovod.WorkerName, "cat", "/tmp/rdgtest-replay.log")
 		want := 1 // every worker runs one rank of the cluster run; ns-01 also the one-VM run
 		if i == 0 {
@@ -184,7 +242,8 @@ func TestBenchLive(t *testing.T) {
 		if n := strings.Count(log, "python "+horovod.BenchmarkScript+" --model=vgg16 --batch_size=64 --variable_update=horovod"); n != want {
 			t.Errorf("%s's worker ran the benchmark %d time(s), want %d:\n%s", h.Name, n, want, log)
 		}
-	}
+		return nil
+	})
 	for _, f := range []string{"horovod-cluster.txt", "horovod-one-vm.txt"} {
 		if b, err := os.ReadFile(filepath.Join(hsave, f)); err != nil || !bytes.Contains(b, []byte("total images/sec: ")) {
 			t.Errorf("--save %s: %v", f, err)
@@ -198,10 +257,13 @@ func TestBenchLive(t *testing.T) {
 	}
 
 	// Ctrl-C while the clients hang: exit 3 within seconds, nothing left.
-	for _, h := range c.Hosts {
+	if err := onHosts(c, func(_ int, h *netnstest.Host) error {
 		if out, err := h.Docker("exec", horovod.WorkerName, "sh", "-c", ": >/tmp/rdgtest-hang"); err != nil {
-			t.Fatalf("%v %s", err, out)
+			return fmt.Errorf("%s: %v %s", h.Name, err, out)
 		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(3*time.Second, cancel)
@@ -210,17 +272,21 @@ func TestBenchLive(t *testing.T) {
 	if code != exitFailed || time.Since(start) > 20*time.Second || !strings.Contains(errOut, "interrupted: every benchmark process it started was stopped") {
 		t.Errorf("interrupted: exit %d after %s", code, time.Since(start))
 	}
-	for _, h := range c.Hosts {
+	_ = onHosts(c, func(_ int, h *netnstest.Host) error {
 		if top, err := h.Docker("top", horovod.WorkerName); err != nil || strings.Contains(top, "ib_write_bw") || strings.Contains(top, "all_reduce_perf") {
 			t.Errorf("%s: processes left after the interrupt (%v):\n%s", h.Name, err, top)
 		}
-	}
+		return nil
+	})
 
 	// The workers stopped: every benchmark errs, nothing is measured, exit 3.
-	for _, h := range c.Hosts {
+	if err := onHosts(c, func(_ int, h *netnstest.Host) error {
 		if out, err := h.Docker("stop", "-t", "1", horovod.WorkerName); err != nil {
-			t.Fatalf("%v %s", err, out)
+			return fmt.Errorf("%s: %v %s", h.Name, err, out)
 		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 	if code, out, errOut := rdggenBench(t, c, context.Background(), "--only", "rdma"); code != exitFailed ||
 		!strings.Contains(errOut, "rdggen bench: nothing was measured") || strings.Contains(out, ": pass") {

@@ -231,11 +231,11 @@ func TestBenchLinkGbpsRange(t *testing.T) {
 }
 
 // TestBenchJudgeInputLimit: --judge reads at most bench's input limit of a
-// file or stdin; /dev/zero is refused in bounded memory, naming the file
-// and the limit.
+// file or stdin, in bounded memory, naming the file and the limit; a
+// device such as /dev/zero is refused before it is read.
 func TestBenchJudgeInputLimit(t *testing.T) {
 	code, _, stderr := rdggen(t, "bench", "--judge", "/dev/zero")
-	if code != exitUsage || !strings.Contains(stderr, "rdggen: bench: /dev/zero: more than 1024 MiB") {
+	if code != exitUsage || !strings.Contains(stderr, "rdggen: bench: /dev/zero is not a regular file or a pipe (a device)") {
 		t.Errorf("/dev/zero: exit %d\n%s", code, stderr)
 	}
 	big := filepath.Join(t.TempDir(), "big.log")
@@ -264,7 +264,8 @@ func (zeros) Read(p []byte) (int, error) {
 }
 
 // TestREADMEBenchLiveSample: the live run's sample in the README is what
-// its replayed log (NVIDIA/nccl#1537) is judged to be, "…" standing for
+// its replayed log (NVIDIA/nccl#1537) is judged to be as coming from an
+// rdggen cluster's VMs (-f, as the live run judges it), "…" standing for
 // the rest of a line; the live test (root) replays it for real.
 func TestREADMEBenchLiveSample(t *testing.T) {
 	readme := docsText(t)
@@ -275,7 +276,7 @@ func TestREADMEBenchLiveSample(t *testing.T) {
 	block, _, _ = strings.Cut(block, "```")
 	want := strings.Split(strings.TrimSuffix(block, "\n"), "\n")
 	want = want[:len(want)-1] // the live run's summary line
-	_, stdout, _ := rdggen(t, "bench", "--judge", fixtureDir+"nccllog-1537-gdr-disabled-hca.txt")
+	_, stdout, _ := rdggen(t, "bench", "--judge", "-f", "../../testdata/golden/minimal/inventory.yaml", fixtureDir+"nccllog-1537-gdr-disabled-hca.txt")
 	got := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")[1:]
 	if len(got) != len(want) {
 		t.Fatalf("README shows %d verdict lines, --judge prints %d:\n%s", len(want), len(got), stdout)
@@ -394,6 +395,59 @@ func TestBenchJudgeParameters(t *testing.T) {
 	}
 	if code, _, stderr := rdggen(t, "bench", "--judge", "--mtu", "100", f); code != exitUsage || !strings.Contains(stderr, "--mtu 100: want 1280 to 9216") {
 		t.Errorf("--mtu 100: exit %d\n%s", code, stderr)
+	}
+}
+
+// TestBenchJudgeVSphereNeedsInventory: a file judged without -f gets no
+// cause that holds only on an rdggen (vSphere) cluster; with -f, whose
+// inventory is such a cluster, it does (`rdggen check`, the VM).
+func TestBenchJudgeVSphereNeedsInventory(t *testing.T) {
+	f := fixtureDir + "nccllog-4921-no-gdrdma.txt"
+	if _, stdout, _ := rdggen(t, "bench", "--judge", f); strings.Contains(stdout, "rdggen check") {
+		t.Errorf("without -f:\n%s", stdout)
+	}
+	if _, stdout, _ := rdggen(t, "bench", "--judge", "-f", "../../testdata/golden/minimal/inventory.yaml", f); !strings.Contains(stdout, "or run `rdggen check` (hosts peermem, esxi p2p)") {
+		t.Errorf("with -f:\n%s", stdout)
+	}
+}
+
+// TestBenchJudgeSVGPlantedLinks: --svg DIR into a directory where someone
+// planted symbolic links under the names the pictures get (one to a file
+// of theirs, one to a path that does not exist) writes neither through:
+// the links are replaced by the pictures, the linked file keeps its
+// bytes, nothing is created where the dangling link pointed, and no
+// temporary file is left.
+func TestBenchJudgeSVGPlantedLinks(t *testing.T) {
+	dir, elsewhere := t.TempDir(), t.TempDir()
+	victim := filepath.Join(elsewhere, "authorized_keys")
+	if err := os.WriteFile(victim, []byte("ssh-ed25519 AAAA precious\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	nowhere := filepath.Join(elsewhere, "made-through-a-link")
+	for name, target := range map[string]string{"perftest-deepops-roce-gbits.perftest.svg": victim, "nccltests-deepops-roce-2x100g.sweep.svg": nowhere} {
+		if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, _, stderr := rdggen(t, "bench", "--judge", "--svg", dir, fixtureDir+"perftest-deepops-roce-gbits.txt", fixtureDir+"nccltests-deepops-roce-2x100g.txt")
+	if code != exitOK || strings.Contains(stderr, "--svg") {
+		t.Errorf("exit %d\n%s", code, stderr)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "ssh-ed25519 AAAA precious\n" {
+		t.Errorf("written through the link: %q", b)
+	}
+	if _, err := os.Lstat(nowhere); err == nil {
+		t.Error("the dangling link's target was created")
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		fi, err := os.Lstat(filepath.Join(dir, e.Name()))
+		if b, _ := os.ReadFile(filepath.Join(dir, e.Name())); err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o644 || !bytes.HasPrefix(b, []byte("<svg ")) {
+			t.Errorf("%s: %v %v %.20q", e.Name(), fi.Mode(), err, b)
+		}
+	}
+	if len(entries) != 2 {
+		t.Errorf("in DIR: %v", entries)
 	}
 }
 

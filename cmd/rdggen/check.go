@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/rdggen/rdggen/internal/progress"
@@ -31,16 +30,17 @@ MACHINE: CHECK [SUBJECT]: verdict):
 	for _, t := range ts {
 		fmt.Fprintf(&b, "  %-8s %s\n", t.name, checkHelp[t.name.String()])
 		if t.name == readiness.TargetSwitch {
-			b.WriteString("   ONYX, over SSH (show commands only):\n")
+			// Each switch OS's checks under its heading.
+			for _, os := range apply.SwitchChecks() {
+				fmt.Fprintf(&b, "   %s, %s:\n", os.OS.Name(), os.How)
+				for _, c := range os.Checks {
+					fmt.Fprintf(&b, "    %-15s %s\n", c.Name, c.What)
+				}
+			}
+			continue
 		}
 		for _, c := range apply.Checks(t.name) {
 			fmt.Fprintf(&b, "    %-15s %s\n", c.Name, c.What)
-		}
-		if t.name == readiness.TargetSwitch {
-			b.WriteString("   Cumulus Linux, through the NVUE REST API (GET requests only):\n")
-			for _, c := range apply.CumulusSwitchChecks() {
-				fmt.Fprintf(&b, "    %-15s %s\n", c.Name, c.What)
-			}
 		}
 	}
 	b.WriteString(`Every target also reports ` + apply.CheckConnect + ` (COULD NOT TELL, with why) for a machine it
@@ -129,7 +129,6 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	runs := checkTargets(ctx, env, targets, text, live)
 	doc := &readiness.Document{Schema: readiness.SchemaCheck, Cluster: inv.Name, Inventory: inv.File}
 	var total readiness.Tally
-	var failed []string
 	for _, r := range runs {
 		var tally readiness.Tally
 		tally.Add(r.results...)
@@ -140,16 +139,8 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		}
 		doc.Targets = append(doc.Targets, t)
 		doc.Results = append(doc.Results, r.results...)
-		for _, x := range r.results {
-			if x.Status != readiness.Passed {
-				s := x.Machine + " " + x.Check
-				if x.Subject != "" {
-					s += " " + x.Subject
-				}
-				failed = append(failed, s)
-			}
-		}
 	}
+	doc.Causes = readiness.Causes(doc.Results)
 	secs := time.Since(start).Seconds()
 	doc.OK, doc.Seconds = total.OK() && len(doc.Results) > 0, round2(secs)
 	if doc.Results == nil {
@@ -166,20 +157,31 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		return exitOK
 	}
 	fmt.Fprintf(stderr, "rdggen check: %s (%.2fs)\n", total, secs)
-	if len(failed) > 0 {
-		const show = 20
-		more := ""
-		if len(failed) > show {
-			more = fmt.Sprintf(" and %d more", len(failed)-show)
-			failed = failed[:show]
-		}
-		fmt.Fprintf(stderr, "rdggen check: not ready: %s%s\n", strings.Join(failed, "; "), more)
-	}
+	writeNotReady(stderr, doc)
 	return exitInvalid
 }
 
-// checkTargets runs the targets' checks at the same time, each printing its
-// results in inventory order when it finishes, then its tally.
+// writeNotReady writes the end of a check that did not pass: one line per
+// probable cause (a finding that others follow from, readiness.Causes) with
+// how many follow, then the findings named causes first, at most 20.
+func writeNotReady(w io.Writer, doc *readiness.Document) {
+	for _, c := range doc.Causes {
+		for _, x := range doc.Results {
+			if x.Ref() == c.Ref {
+				fmt.Fprintf(w, "rdggen check: probable cause of %d more finding(s): %s\n", len(c.Explains), x.Line())
+				break
+			}
+		}
+	}
+	if line := readiness.NotReady(doc.Results, doc.Causes, 20); line != "" {
+		fmt.Fprintf(w, "rdggen check: not ready: %s\n", line)
+	}
+}
+
+// checkTargets runs the targets' checks at the same time (apply.CheckAll),
+// each printing its results in inventory order when it finishes, then its
+// tally. A target that cannot be made (no worker keys yet) could not tell,
+// and the others run.
 func checkTargets(ctx context.Context, env *applyEnv, targets []*applyTarget, text io.Writer, live bool) []*checkRun {
 	display := progress.NewDisplay(text, live, 0)
 	if live {
@@ -187,35 +189,38 @@ func checkTargets(ctx context.Context, env *applyEnv, targets []*applyTarget, te
 	}
 	display.Prefix = len(targets) > 1
 	runs := make([]*checkRun, len(targets))
-	var wg sync.WaitGroup
+	// ended prints a target's results and tally, as it ends.
+	ended := func(r *checkRun, res apply.TargetResult) {
+		r.results, r.err, r.seconds = res.Checks, r.t.hinted(res.Err), res.Seconds
+		if r.err != nil && len(r.results) == 0 {
+			r.results = []readiness.Result{readiness.Result{Target: r.t.name, Machine: r.t.name.String(), Check: apply.CheckConnect, Subject: "", Status: readiness.Unknown, Found: r.err.Error()}}
+		}
+		var b strings.Builder
+		for _, x := range r.results {
+			b.WriteString(x.Line())
+			b.WriteByte('\n')
+		}
+		var tally readiness.Tally
+		tally.Add(r.results...)
+		fmt.Fprintf(&b, "%s: %s (%.2fs)\n", r.t.name, tally, r.seconds)
+		io.WriteString(r.tr.Out, b.String())
+		r.tr.Track.Finish()
+	}
+	var ts []apply.Target
+	var at []int // runs[at[k]] is ts[k]'s
 	for i, t := range targets {
 		tr := &targetRun{t: t}
 		tr.Track = display.Track(t.name.String())
 		tr.Out = tr.Track.Writer()
-		r := &checkRun{t: t, tr: tr}
-		runs[i] = r
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			t0 := time.Now()
-			r.results, r.err = t.inspect(ctx, env, tr)
-			r.seconds = time.Since(t0).Seconds()
-			if r.err != nil && len(r.results) == 0 {
-				r.results = []readiness.Result{readiness.Result{Target: t.name, Machine: t.name.String(), Check: apply.CheckConnect, Subject: "", Status: readiness.Unknown, Found: r.err.Error()}}
-			}
-			var b strings.Builder
-			for _, x := range r.results {
-				b.WriteString(x.Line())
-				b.WriteByte('\n')
-			}
-			var tally readiness.Tally
-			tally.Add(r.results...)
-			fmt.Fprintf(&b, "%s: %s (%.2fs)\n", t.name, tally, r.seconds)
-			io.WriteString(tr.Out, b.String())
-			tr.Track.Finish()
-		}()
+		runs[i] = &checkRun{t: t, tr: tr}
+		target, err := t.target(env, tr)
+		if err != nil {
+			ended(runs[i], apply.TargetResult{Target: t.name, Err: err})
+			continue
+		}
+		ts, at = append(ts, target), append(at, i)
 	}
-	wg.Wait()
+	apply.CheckAll(ctx, env.Inv, ts, apply.AllOptions{Ended: func(k int, res apply.TargetResult) { ended(runs[at[k]], res) }})
 	display.Close()
 	return runs
 }

@@ -18,9 +18,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/vmware/govmomi/vim25"
 
-	"github.com/rdggen/rdggen/internal/engines/esxiapply"
 	"github.com/rdggen/rdggen/internal/testing/netnstest"
 	"github.com/rdggen/rdggen/internal/testing/vcsimtest"
 	"github.com/rdggen/rdggen/pkg/applyplan"
@@ -213,6 +211,7 @@ func roceTable(addr netip.Addr, v2At int) []gidEntry {
 // fails, on ns-02, naming index 5 and the fix; a route removed on ns-03 fails
 // its routes check with the fix; nothing is changed by the checks.
 func TestCheckHosts(t *testing.T) {
+	t.Parallel()
 	c := netnstest.New(t, netnstest.Options{Hosts: 3})
 	inv := c.Inventory
 	// The GPU stack is there before apply, which writes nvidia-peermem's
@@ -314,6 +313,7 @@ func TestCheckHosts(t *testing.T) {
 // larger BAR1 than the inventory assumes each fail exactly their check,
 // with the fix.
 func TestCheckGuest(t *testing.T) {
+	t.Parallel()
 	c := netnstest.New(t, netnstest.Options{Hosts: 3, GPUs: 2})
 	inv := c.Inventory
 	for _, h := range c.Hosts { // the driver before apply (see TestCheckHosts)
@@ -422,7 +422,7 @@ func TestCheckWholeCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(sim.Close)
-	esxiModules = func(*vim25.Client) esxiapply.ModuleParams { return sim.Modules }
+	esxiModules = sim.Modules
 	t.Cleanup(func() { esxiModules = nil })
 
 	dir := t.TempDir()
@@ -747,5 +747,37 @@ func TestCheckHelpNamesEveryCheck(t *testing.T) {
 	t.Logf("%d check name(s) emitted, %d target(s) listed", n, len(listed))
 	if len(listed) != 4 || n < 40 {
 		t.Errorf("read %d check names and %d targets: the source or the help was not read as expected", n, len(listed))
+	}
+}
+
+// The end of a check that did not pass names the probable cause first: a
+// line per cause with its result and how many findings follow from it,
+// then the final line, causes before what follows from them; findings
+// that follow from nothing are listed as before.
+func TestWriteNotReady(t *testing.T) {
+	res := func(machine, check, subject string, st readiness.Status, after ...readiness.Ref) readiness.Result {
+		return readiness.Result{Target: readiness.TargetSwitch, Machine: machine, Check: check, Subject: subject, Status: st,
+			Found: "x", Expected: "y", Fix: "z", After: readiness.DependsOn(after...)}
+	}
+	dead := readiness.Ref{Machine: "leaf2", Check: "bgp", Subject: "swp63"}
+	rs := []readiness.Result{
+		res("spine1", "bgp", "swp2", readiness.Failed, dead),
+		res("spine1", "mtu", "swp1", readiness.Failed),
+		res("leaf2", "bgp", "swp63", readiness.Failed),
+		res("leaf2", "bgp", "swp64", readiness.Failed, dead),
+		res("leaf2", "link", "swp63", readiness.Passed),
+	}
+	doc := &readiness.Document{Results: rs, Causes: readiness.Causes(rs)}
+	var b strings.Builder
+	writeNotReady(&b, doc)
+	want := "rdggen check: probable cause of 2 more finding(s): leaf2: bgp swp63: FAILED: found x; expected y; fix: z\n" +
+		"rdggen check: not ready: spine1 mtu swp1; leaf2 bgp swp63 (2 follow from it); then: spine1 bgp swp2; leaf2 bgp swp64\n"
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+	b.Reset()
+	writeNotReady(&b, &readiness.Document{Results: rs[1:2]})
+	if b.String() != "rdggen check: not ready: spine1 mtu swp1\n" {
+		t.Errorf("no cause: %q", b.String())
 	}
 }

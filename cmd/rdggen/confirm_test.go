@@ -10,9 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vmware/govmomi/vim25"
-
-	"github.com/rdggen/rdggen/internal/engines/esxiapply"
 	"github.com/rdggen/rdggen/internal/golden"
 	"github.com/rdggen/rdggen/internal/testing/vcsimtest"
 	"github.com/rdggen/rdggen/pkg/applyplan"
@@ -41,7 +38,7 @@ func newFabric(t *testing.T) *fabric {
 	}
 	t.Cleanup(vc.Close)
 	f.vc = vc
-	esxiModules = func(*vim25.Client) esxiapply.ModuleParams { return vc.Modules }
+	esxiModules = vc.Modules
 	t.Cleanup(func() { esxiModules = nil })
 	dir := t.TempDir()
 	kh := filepath.Join(dir, "known_hosts")
@@ -104,7 +101,7 @@ func TestApplyRefusesWithoutTerminal(t *testing.T) {
 // anything but y/yes) changes nothing; "y" pushes; --yes never asks.
 func TestApplyConfirmsOnceForAllTargets(t *testing.T) {
 	f := newFabric(t)
-	question := regexp.MustCompile(`\nPush (\d+) change\(s\) to (\d+) machine\(s\) \(switch 10, esxi (\d+)\)\? \[y/N\] `)
+	question := regexp.MustCompile(`\nPush (\d+) change\(s\) to (\d+) machine\(s\) \(switch 18, esxi (\d+)\)\? \[y/N\] `)
 
 	withTerminal(t, "n\n")
 	code, out, errs := f.apply(t)
@@ -150,7 +147,7 @@ func TestApplyConfirmsOnceForAllTargets(t *testing.T) {
 	if saves, fw := f.changed(t); saves != 1 || fw != "efi" {
 		t.Errorf("accepted: switch saves %d, firmware %s", saves, fw)
 	}
-	for _, want := range []string{"[switch] swx-mld-1-2: sent 10 command(s), saved (configuration write) (", "[esxi] vm clx-mld-41: reconfigured, 9 change(s) ("} {
+	for _, want := range []string{"[switch] swx-mld-1-2: sent 18 command(s), saved (configuration write) (", "[esxi] vm clx-mld-41: reconfigured, 9 change(s) ("} {
 		if !strings.Contains(out, want) {
 			t.Errorf("accepted output lacks the machine line %q:\n%s", want, out)
 		}

@@ -5,13 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
-	"github.com/rdggen/rdggen/internal/transport/sshconn"
+	"github.com/rdggen/rdggen/internal/flagcheck"
+	"github.com/rdggen/rdggen/internal/userfile"
+	"github.com/rdggen/rdggen/pkg/apply"
 	"github.com/rdggen/rdggen/pkg/inventory"
 	"github.com/rdggen/rdggen/pkg/quote"
 )
@@ -34,6 +35,9 @@ type connFlags struct {
 	targets    []*applyTarget
 	// checking: the flags are check's (applyEnv.Checking).
 	checking bool
+	// knownHostsFrom names where knownHosts came from, for messages:
+	// "--known-hosts", "$RDGGEN_KNOWN_HOSTS", or "" (the default file).
+	knownHostsFrom string
 }
 
 // registerConnFlags adds the shared flags and the targets' flags to fs;
@@ -65,7 +69,7 @@ func registerConnFlags(fs *pflag.FlagSet, targets []*applyTarget, parallelHelp s
 // check refuses flag values that make no sense (usage errors, found before
 // anything is loaded or contacted).
 func (c *connFlags) check() []error {
-	errs := []error{c.vm.check(), positive("--ssh-timeout", *c.sshTimeout)}
+	errs := []error{c.vm.check(), flagcheck.Positive("--ssh-timeout", *c.sshTimeout)}
 	if *c.parallel < 1 {
 		errs = append(errs, errors.New("--parallel must be at least 1"))
 	}
@@ -104,11 +108,13 @@ func pickTargets(fs *pflag.FlagSet, all []*applyTarget, spec string, stderr io.W
 	return targets, exitOK, true
 }
 
-// identityErrors are the --identity files that cannot be read.
+// identityErrors are the --identity files that cannot be read: missing,
+// or not a regular file (a named pipe is refused, not waited on;
+// userfile.Open).
 func (c *connFlags) identityErrors() []error {
 	var errs []error
 	for _, id := range *c.identities {
-		f, err := os.Open(id)
+		f, err := userfile.Open(id, userfile.Limit)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("--identity: %w", err))
 			continue
@@ -126,11 +132,19 @@ func (c *connFlags) knownHostsError(targets []*applyTarget, inv *inventory.Inven
 	}
 	kh := *c.knownHosts
 	if kh == "" {
-		kh = sshconn.DefaultKnownHosts()
+		kh = apply.DefaultKnownHosts()
 	}
-	if _, err := os.Stat(kh); err != nil {
-		return &sshconn.KnownHostsError{File: kh, Err: err}
+	// Opened as Dial opens it (a regular file; a named pipe is refused, not
+	// waited on: userfile.Open), and named by where it came from.
+	f, err := userfile.Open(kh, userfile.Limit)
+	if err != nil {
+		err = &apply.KnownHostsError{File: kh, Err: err}
+		if c.knownHostsFrom != "" {
+			err = fmt.Errorf("%s: %w", c.knownHostsFrom, err)
+		}
+		return err
 	}
+	f.Close()
 	return nil
 }
 
@@ -149,10 +163,10 @@ func (c *connFlags) env(inv *inventory.Inventory, dryRun bool, getenv func(strin
 // and each target's credentials and keys.
 func (c *connFlags) load(ctx context.Context, fs *pflag.FlagSet, file string, targets []*applyTarget, dryRun bool,
 	getenv func(string) string, stderr io.Writer) (*applyEnv, int, bool) {
-	if !fs.Changed("known-hosts") {
-		if v := getenv(envKnownHosts); v != "" {
-			*c.knownHosts = v
-		}
+	if fs.Changed("known-hosts") {
+		c.knownHostsFrom = "--known-hosts"
+	} else if v := getenv(envKnownHosts); v != "" {
+		*c.knownHosts, c.knownHostsFrom = v, "$"+envKnownHosts
 	}
 	if fs.Lookup("host-root") != nil && !fs.Changed("host-root") {
 		if v := getenv(envHostRoot); v != "" {
@@ -225,8 +239,7 @@ func printPrerequisites(stderr io.Writer, errs []error, sayNothingContacted bool
 // file that parses, or the password variable passwordVar. who names the
 // machines ("the VMs").
 func sshCredentials(env *applyEnv, who, passwordVar string) error {
-	err := sshconn.CheckCredentials(sshconn.Config{Agent: true, Identities: env.Identities,
-		Password: env.Getenv(passwordVar), PasswordVar: passwordVar})
+	err := apply.SSH{Agent: true, Identities: env.Identities, Password: env.Getenv(passwordVar), PasswordVar: passwordVar}.CheckCredentials()
 	if err != nil {
 		return fmt.Errorf("SSH to %s: %w", who, err)
 	}

@@ -17,6 +17,7 @@ import (
 // unreadable (ns-03) is "could not tell" on gid; each with what passes and
 // how to read it, and check exits non-zero.
 func TestCheckHostsCouldNotTell(t *testing.T) {
+	t.Parallel()
 	c := netnstest.New(t, netnstest.Options{Hosts: 3})
 	inv := c.Inventory
 	for _, h := range c.Hosts {
@@ -77,6 +78,7 @@ func TestCheckHostsCouldNotTell(t *testing.T) {
 // is the reason. apply --target hosts does not load nvidia-peermem where
 // DMA-BUF is the path.
 func TestCheckGuestDMABUF(t *testing.T) {
+	t.Parallel()
 	c := netnstest.New(t, netnstest.Options{Hosts: 3, GPUs: 2})
 	inv := c.Inventory
 	for _, h := range c.Hosts {

@@ -40,12 +40,13 @@ func TestCumulusGenerateAndApplyRefused(t *testing.T) {
 	if code != exitUsage || !strings.Contains(stderr, "needs a password: set RDGGEN_NVUE_PASSWORD") || !strings.Contains(stderr, "nothing was contacted") {
 		t.Errorf("apply without the password: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
-	// With it, the NVUE engine connects (nothing listens there) and never
-	// asks for SSH's known_hosts.
+	// With it, the NVUE engine connects (nothing listens there: the switch
+	// is unreachable, at the address it names) and never asks for SSH's
+	// known_hosts.
 	var sout, errb bytes.Buffer
 	code = run(context.Background(), []string{"apply", "-f", file, "--target", "switch", "--dry-run", "--known-hosts", filepath.Join(dir, "none")},
 		&sout, &errb, func(k string) string { return map[string]string{envNVUEPassword: "pw"}[k] })
-	if code != 3 || !strings.Contains(sout.String(), "swx-mld-1-2: cannot plan: reading the applied configuration: Get \"https://127.0.0.1:1/nvue_v1/?filled=false&rev=applied\"") {
+	if code != 3 || !strings.Contains(sout.String(), "swx-mld-1-2: cannot plan: reading the applied configuration: 127.0.0.1:1: Get \"https://127.0.0.1:1/nvue_v1/?filled=false&rev=applied\"") {
 		t.Errorf("apply: exit %d\nstdout:\n%s\nstderr:\n%s", code, sout.String(), errb.String())
 	}
 }

@@ -214,6 +214,7 @@ func matchOutput(want, got []string) bool {
 // compared; blocks marked `<!-- doc-test: skip (why) -->` are counted and
 // skipped. Blocks of other languages are not run.
 func TestDocs(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Fatalf("bash: %v (the documentation's shell blocks are bash)", err)
 	}

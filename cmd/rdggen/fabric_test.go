@@ -33,6 +33,7 @@ import (
 // every other with its own address, a real Open MPI job started by `rdggen
 // run` runs with ranks on both leaves, and the check passes.
 func TestFabricEndToEnd(t *testing.T) {
+	t.Parallel()
 	prog := netnstest.BuildMPIProgram(t)
 	c := netnstest.New(t, netnstest.Options{Hosts: 4, Docker: true, Image: testImage})
 	c.ImportImage(testImage, netnstest.WorkerImage(t, prog, netnstest.BenchFiles(t, "perftest-deepops-roce-gbits.txt", "nccltests-deepops-roce-2x100g.txt")...))
@@ -98,6 +99,7 @@ fabric:
 		leaf := inv.LeafOf(ih)
 		f.AttachHost(h, leaf.Name, leaf.PortName(ih.Data.Port), ih.Data.Address, leaf.Fabric.Gateway)
 	}
+	f.PlanSpeeds(inv) // every cable comes up at the inventory's speed
 
 	ctx := context.Background()
 	o := apply.SwitchOptions{

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rdggen/rdggen/internal/lab"
+	"github.com/rdggen/rdggen/internal/userfile"
 	"github.com/rdggen/rdggen/pkg/quote"
 )
 
@@ -27,6 +29,15 @@ const usageLab = `Usage:
                         mtu SWITCH:PORT N    a switch port's MTU set by hand to N
                         lose-answer SWITCH   a Cumulus switch applies rdggen's next revision
                                              and the answer is lost on the way
+                      and, when the lab runs the fabric:
+                        miswire SWITCH:PORT SWITCH:PORT
+                                             the cables at two fabric.links ports swapped
+                        stop-bgp SWITCH      the switch's BGP daemon stops, as in a crash
+                        link-down SWITCH:PORT
+                                             the port set administratively down
+                        link-speed SWITCH:PORT GBPS
+                                             the port's link comes up at GBPS
+                        repair               undo the fabric's faults (cabling, ports, speeds, bgpd)
   rdggen lab power-on|power-off [--dir DIR] [VM...]
                       power the VMs (default all) on or off, as a person does in
                       vSphere (apply never powers a VM off; a device change needs it)
@@ -38,13 +49,19 @@ The stand-ins, on 127.0.0.1: vCenter with the inventory's ESXi hosts, GPUs
 simulator, extended); each ONYX switch as a CLI over SSH, each Cumulus Linux
 switch as its NVUE REST API over HTTPS. As root with sshd and dockerd
 installed, each VM also becomes a network namespace with its own sshd and
-dockerd, its data interface cabled to a switch namespace (target hosts),
+dockerd, its data interface (one per rail) cabled to a switch namespace (target hosts),
 and the worker image is built from this machine's Open MPI and sshd (target
-workers); --no-hosts leaves them out. run and bench need RDMA devices and GPUs,
+workers); --no-hosts leaves them out. For an inventory with a fabric (switch
+roles), as root with FRR and lldpd installed, FRR (bgpd, bfdd, zebra) and lldpd
+run behind each switch in a namespace of its own, cabled by fabric.links, the
+hosts on their leaf ports; otherwise lab up says the fabric is not rehearsed
+and why. run and bench need RDMA devices and GPUs,
 which a namespace has not: lab up says what is not simulated, and why. What apply changes on vCenter and
 the switches lives in the lab's memory and is gone with lab down.
 
-lab up writes into DIR (default ./rdg-lab, mode 0700):
+lab up writes into DIR (default ./rdg-lab, mode 0700; an existing DIR must be
+yours and writable by no one else, and, unless a lab ran there, hold nothing at
+the names below; each file is created anew, mode 0600, never through a link):
   lab.yaml        the inventory with vcenter and every switch's mgmt pointing at
                   its stand-in (comments kept)
   env             GOVC_URL, GOVC_USERNAME, GOVC_PASSWORD, GOVC_TLS_CA_CERTS and
@@ -54,7 +71,8 @@ lab up writes into DIR (default ./rdg-lab, mode 0700):
                   RDGGEN_DOCKER_VALIDATE: the hosts' file root and Docker commands,
                   XDG_CONFIG_HOME: where the worker SSH keys are kept, in DIR)
   known_hosts, nvue-ca.pem, vcenter-ca.pem, lab.pid, lab.json, serve.log, control.sock,
-  agent.sock, hosts.dirs (the namespace hosts' files, under /tmp/rdglab*), tmp/
+  agent.sock, hosts.dirs (the namespace hosts' files, under /tmp/rdglab*), tmp/,
+  lab.lock (one lab up or down at a time in DIR: another one exits 3 at once)
 
 Then, unchanged (as root with namespace hosts: --target esxi,switch,hosts,workers):
   . rdg-lab/env
@@ -65,6 +83,7 @@ Then, unchanged (as root with namespace hosts: --target esxi,switch,hosts,worker
 
 A lab left behind (lab up or its supervisor killed) is cleaned up by the next
 lab down or lab up in the same DIR; lab up replaces a lab running in DIR.
+One lab up or down at a time per DIR: another one exits 3 at once.
 See docs/lab.md.
 
 Exit status: 0 done, 2 usage error, 3 the lab could not start, stop or take the fault.
@@ -105,6 +124,23 @@ func cmdLab(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if *file == "" {
 			fmt.Fprintln(stderr, "rdggen: lab up needs -f cluster.yaml: the inventory whose machines to stand in for")
 			return exitUsage
+		}
+		// The supervisor reads the inventory again: a pipe would give it
+		// nothing (or wait), so only a regular file is one to stand in for.
+		f, err := userfile.Handle(*file, 0, func(fi os.FileInfo) error {
+			if !fi.Mode().IsRegular() {
+				return &userfile.Error{Path: *file, Mode: fi.Mode()}
+			}
+			return nil
+		})
+		var ue *userfile.Error
+		if errors.As(err, &ue) {
+			fmt.Fprintf(stderr, "rdggen: -f: %s: lab up reads the inventory twice (here, and in its supervisor), so it must be a regular file; save it to one\n",
+				quote.Line(err.Error()))
+			return exitUsage
+		}
+		if err == nil {
+			f.Close()
 		}
 		if _, code, ok := load(ctx, fs, *file, stderr); !ok {
 			return code
@@ -217,16 +253,18 @@ func parsedArgs(fs *pflag.FlagSet, err error, stdout io.Writer, withArgs bool) (
 // printLab prints what a lab runs.
 func printLab(w io.Writer, st *lab.State, dir string) {
 	for _, e := range st.Endpoints {
-		switch e.Kind {
-		case "vcenter":
+		serves, isSwitch := e.Switch()
+		switch {
+		case e.Kind == "vcenter":
 			fmt.Fprintf(w, "vCenter     %s  (%d ESXi hosts, %d VMs, GPUs and ConnectX SR-IOV from the inventory)\n", e.Addr, st.ESXi, st.VMs)
-		case "onyx":
-			fmt.Fprintf(w, "switch      %s  ONYX CLI over SSH on %s\n", e.Name, e.Addr)
-		case "cumulus":
-			fmt.Fprintf(w, "switch      %s  Cumulus NVUE API on https://%s\n", e.Name, e.Addr)
+		case isSwitch:
+			fmt.Fprintf(w, "switch      %s  %s\n", e.Name, serves)
 		default:
 			fmt.Fprintf(w, "%-11s %s  %s\n", e.Kind, e.Name, e.Addr)
 		}
+	}
+	if st.Fabric != "" {
+		fmt.Fprintf(w, "fabric      %s\n", st.Fabric)
 	}
 	for _, n := range st.NotSimulated {
 		fmt.Fprintf(w, "not simulated: %s\n", n)

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -31,6 +33,7 @@ name: lab-demo
 switches:
   - {name: leaf1, model: SN2700, ` + sw + `}   # mgmt: the lab points it at the simulator
 docker: {version: "20.10", pool: 172.16.0.0/16, prefix: 24}
+horovod: {image: "horovod/horovod:0.28.1"}   # CUDA 11.3: native code for the A100
 defaults:
   os: ubuntu-22.04
   data_interface: ens224
@@ -49,28 +52,22 @@ hosts:
 	return p
 }
 
-// machineState lists what a lab could leave behind on this machine:
-// processes running `lab serve`, network namespaces, interfaces, routes
-// and iptables rules of the machine's own namespace (the last four as
-// root only, with the tools present). The names of netnstest's slots
+// machineState lists what the lab in dir could leave behind on this
+// machine: its processes (labProcesses: those naming dir, and those in the
+// sessions of the given supervisor PIDs), network namespaces, interfaces,
+// routes and iptables rules of the machine's own namespace (the last four
+// as root only, with the tools present). The names of netnstest's slots
 // (rdg<slot>…, rdgm<slot>) other than slot are left out: other tests on
 // this machine make and remove them meanwhile.
-func machineState(t *testing.T) string { return filterSlot(machineRaw(t), 0) }
+func machineState(t *testing.T, dir string, sessions ...int) string {
+	return filterSlot(machineRaw(t, dir, sessions...), 0)
+}
 
 // machineRaw is machineState with every slot's names.
-func machineRaw(t *testing.T) string {
+func machineRaw(t *testing.T, dir string, sessions ...int) string {
 	t.Helper()
 	var b strings.Builder
-	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	var serving []string
-	for _, p := range procs {
-		c, err := os.ReadFile(p)
-		if err == nil && bytes.Contains(c, []byte("lab\x00serve\x00")) {
-			serving = append(serving, strings.ReplaceAll(string(c), "\x00", " "))
-		}
-	}
-	sort.Strings(serving)
-	fmt.Fprintf(&b, "lab serve processes: %q\n", serving)
+	fmt.Fprintf(&b, "lab processes: %q\n", labProcesses(dir, sessions...))
 	for _, args := range [][]string{{"ip", "netns", "list"}, {"ip", "-o", "link", "show"}, {"ip", "route", "show", "table", "all"}, {"iptables-save"}, {"ip6tables-save"}} {
 		if _, err := exec.LookPath(args[0]); err != nil {
 			continue
@@ -86,6 +83,42 @@ func machineRaw(t *testing.T) string {
 	return b.String()
 }
 
+// labProcesses lists, sorted, the processes of this test's lab in dir and
+// no other: those whose command line names dir (its supervisor `lab serve
+// --dir DIR`, a `lab up --dir DIR`) and those in the session of one of
+// sessions (supervisor PIDs the test saw: a supervisor leads its own
+// session, and what it starts stays in it). Other tests and other people
+// run labs on this machine at the same time; their processes are theirs.
+func labProcesses(dir string, sessions ...int) []string {
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	var out []string
+	for _, p := range procs {
+		c, err := os.ReadFile(p + "/cmdline")
+		if err != nil || len(c) == 0 {
+			continue
+		}
+		mine := bytes.Contains(c, []byte(dir+"\x00")) || bytes.Contains(c, []byte(dir+"/"))
+		if !mine && len(sessions) > 0 {
+			if stat, err := os.ReadFile(p + "/stat"); err == nil {
+				if i := bytes.LastIndexByte(stat, ')'); i >= 0 {
+					if f := strings.Fields(string(stat[i+1:])); len(f) > 3 {
+						sid, _ := strconv.Atoi(f[3])
+						mine = slices.Contains(sessions, sid)
+					}
+				}
+			}
+		}
+		if mine {
+			out = append(out, strings.TrimSpace(strings.ReplaceAll(string(c), "\x00", " ")))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// goneDevice is a device ip listed by its index: see filterSlot.
+var goneDevice = regexp.MustCompile(`\bdev if\d+\b`)
+
 // filterSlot drops the empty lines and those naming a netnstest slot
 // other than slot.
 func filterSlot(raw string, slot int) string {
@@ -95,8 +128,12 @@ func filterSlot(raw string, slot int) string {
 		for _, m := range regexp.MustCompile(`\brdgm?(\d+)`).FindAllStringSubmatch(l, -1) {
 			other = other || m[1] != strconv.Itoa(slot)
 		}
-		// rdgprobe<pid>: netnstest.Require's probe of another test.
-		if l != "" && !other && !strings.Contains(l, "rdgprobe") {
+		// rdgprobe<pid>-<n>, rdgfprobe<pid>-<n>: the probes of
+		// netnstest.Require and fabricnet.Require in another test.
+		// "dev if<index>": ip names a device so when it is gone by the
+		// time its name is looked up, one another test was deleting
+		// while the list was made (ip route's ll_index_to_name).
+		if l != "" && !other && !strings.Contains(l, "rdgprobe") && !strings.Contains(l, "rdgfprobe") && !goneDevice.MatchString(l) {
 			kept = append(kept, l)
 		}
 	}
@@ -106,6 +143,13 @@ func filterSlot(raw string, slot int) string {
 // labEnv sources the lab's env file with sh, as a user does, and returns
 // the variables it set as a getenv function.
 func labEnv(t *testing.T, dir string) func(string) string {
+	t.Helper()
+	vars := labEnvVars(t, dir)
+	return func(k string) string { return vars[k] }
+}
+
+// labEnvVars is labEnv's variables.
+func labEnvVars(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	cmd := exec.Command("sh", "-c", `. "$1" && env -0`, "sh", filepath.Join(dir, lab.FileEnv))
 	cmd.Env = []string{"PATH=/usr/bin:/bin"}
@@ -122,28 +166,79 @@ func labEnv(t *testing.T, dir string) func(string) string {
 	if vars["GOVC_URL"] == "" || vars[envNVUEPassword] == "" || vars[envKnownHosts] == "" || vars[envNVUECA] == "" {
 		t.Fatalf("env file lacks variables: %v", vars)
 	}
-	return func(k string) string { return vars[k] }
+	return vars
 }
 
-// session runs rdggen commands in-process and keeps a transcript.
+// session runs rdggen commands and keeps a transcript: in-process, from
+// the test's working directory, with getenv; or, when cwd is set, each as
+// a process of this binary (rdggen, TestMain) in cwd with env, as a user
+// runs them from a shell there — a test that runs in parallel with others
+// cannot change the working directory its process shares with them.
 type session struct {
 	t      *testing.T
 	dir    string
 	getenv func(string) string
+	cwd    string
+	env    map[string]string
 	log    strings.Builder
+}
+
+// exec runs one command and returns its exit status and its output
+// (stdout and stderr as written, one stream).
+func (s *session) exec(args ...string) (int, string) {
+	s.t.Helper()
+	if s.cwd == "" {
+		var out bytes.Buffer
+		code := run(context.Background(), args, &out, &out, func(k string) string {
+			if s.getenv == nil {
+				return ""
+			}
+			return s.getenv(k)
+		})
+		return code, out.String()
+	}
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Dir = s.cwd
+	// This process's environment without the variables rdggen reads
+	// (GOVC_*, RDGGEN_*, SSH_AUTH_SOCK: a developer's own would leak in),
+	// then the session's: the lab's env file, sourced.
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if (strings.HasPrefix(k, "GOVC_") || strings.HasPrefix(k, "RDGGEN_") || k == "SSH_AUTH_SOCK") && k != "RDGGEN_TEST_MAIN" {
+			continue
+		}
+		cmd.Env = append(cmd.Env, kv)
+	}
+	for k, v := range s.env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	// One pipe for stdout and stderr: the lines arrive in the order the
+	// command wrote them, as in-process into one buffer.
+	r, w, err := os.Pipe()
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = w, w
+	if err := cmd.Start(); err != nil {
+		w.Close()
+		r.Close()
+		s.t.Fatal(err)
+	}
+	w.Close()
+	out, _ := io.ReadAll(r)
+	r.Close()
+	err = cmd.Wait()
+	if _, ok := err.(*exec.ExitError); err != nil && !ok {
+		s.t.Fatalf("rdggen %s: %v", strings.Join(args, " "), err)
+	}
+	return cmd.ProcessState.ExitCode(), string(out)
 }
 
 // run runs one command; want is its exit status.
 func (s *session) run(want int, args ...string) string {
 	s.t.Helper()
-	var out bytes.Buffer
-	code := run(context.Background(), args, &out, &out, func(k string) string {
-		if s.getenv == nil {
-			return ""
-		}
-		return s.getenv(k)
-	})
-	text := out.String()
+	code, text := s.exec(args...)
+	out := text
 	if args[0] == "check" {
 		// The transcript keeps check's failures and totals; its passed lines
 		// are many and say the same thing.
@@ -164,9 +259,9 @@ func (s *session) run(want int, args ...string) string {
 	}
 	fmt.Fprintln(&s.log)
 	if code != want {
-		s.t.Fatalf("rdggen %s: exit %d, want %d\n%s", strings.Join(args, " "), code, want, out.String())
+		s.t.Fatalf("rdggen %s: exit %d, want %d\n%s", strings.Join(args, " "), code, want, out)
 	}
-	return out.String()
+	return out
 }
 
 // TestLab brings a lab up for a 3-host inventory (ONYX and Cumulus
@@ -186,8 +281,9 @@ func TestLab(t *testing.T) {
 		{"cumulus", "cumulus: 5.9.1", "swp", "swp2", "leaf1: mtu swp2: FAILED"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			before := machineState(t)
 			inv := labInventory(t, tc.sw, tc.port)
+			labDir := filepath.Join(filepath.Dir(inv), "rdg-lab")
+			before := machineState(t, labDir)
 			t.Chdir(filepath.Dir(inv))
 			s := &session{t: t, dir: "rdg-lab"}
 			t.Cleanup(func() { _, _ = lab.Down(filepath.Join(filepath.Dir(inv), "rdg-lab")) })
@@ -269,7 +365,7 @@ func TestLab(t *testing.T) {
 			if _, err := os.Stat("rdg-lab"); !os.IsNotExist(err) {
 				t.Errorf("rdg-lab remains: %v", err)
 			}
-			if diff := cmp.Diff(before, machineState(t)); diff != "" {
+			if diff := cmp.Diff(before, machineState(t, labDir, st.PID)); diff != "" {
 				t.Errorf("the lab left something behind (-before +after):\n%s", diff)
 			}
 			if tc.name == "cumulus" {
@@ -386,9 +482,10 @@ func groupTargets(s string) string {
 // for its supervisor; `lab down` then stops the supervisor and removes
 // every file: nothing is left.
 func TestLabKilledHalfway(t *testing.T) {
-	before := machineRaw(t)
+	t.Parallel()
 	inv := labInventory(t, "cumulus: 5.9.1", "swp")
 	dir := filepath.Join(filepath.Dir(inv), "rdg-lab")
+	before, held := machineRaw(t, dir), slotsHeld()
 	cmd := exec.Command(os.Args[0], "lab", "up", "-f", inv, "--dir", dir)
 	cmd.Env = append(os.Environ(), "RDGGEN_TEST_MAIN=1")
 	if err := cmd.Start(); err != nil {
@@ -439,7 +536,7 @@ func TestLabKilledHalfway(t *testing.T) {
 	if slot > 0 {
 		t.Logf("the supervisor held netnstest slot %d", slot)
 	}
-	if diff := cmp.Diff(filterSlot(before, slot), filterSlot(machineRaw(t), slot)); diff != "" && !slotRetaken(t, slot) {
+	if diff := cmp.Diff(filterBefore(before, held, slot), filterSlot(machineRaw(t, dir, pid), slot)); diff != "" && !slotRetaken(t, slot) {
 		t.Errorf("left behind (-before +after):\n%s", diff)
 	}
 	code, out, _ = rdggen(t, "lab", "down", "--dir", dir)
@@ -452,7 +549,7 @@ func TestLabKilledHalfway(t *testing.T) {
 // next lab up cleans up what it left (its files and the simulators'
 // temporary files, which live in DIR) and starts a new one.
 func TestLabSupervisorKilled(t *testing.T) {
-	t.Setenv("RDGGEN_TEST_MAIN", "1")
+	t.Parallel()
 	inv := labInventory(t, "onyx: 3.6.8190", "1/")
 	dir := filepath.Join(filepath.Dir(inv), "rdg-lab")
 	t.Cleanup(func() { _, _ = lab.Down(dir) })
@@ -467,7 +564,7 @@ func TestLabSupervisorKilled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := machineRaw(t)
+	before := machineRaw(t, dir, st.PID)
 	if err := syscall.Kill(st.PID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -486,6 +583,9 @@ func TestLabSupervisorKilled(t *testing.T) {
 	if err != nil || st2.PID == st.PID || !alivePID(st2.PID) {
 		t.Fatalf("new state %+v, %v", st2, err)
 	}
+	// The new lab's namespaces, while it runs: its slot is the smallest
+	// free one, not always the dead lab's (other tests take slots too).
+	before2 := machineRaw(t, dir, st2.PID)
 	if code, out, errs := rdggen(t, "lab", "down", "--dir", dir); code != exitOK {
 		t.Fatalf("lab down: exit %d\n%s%s", code, out, errs)
 	}
@@ -494,9 +594,16 @@ func TestLabSupervisorKilled(t *testing.T) {
 	}
 	// The dead supervisor's namespace hosts (as root) went with the next
 	// lab up, the new one's with lab down.
-	after := machineRaw(t)
-	for _, ns := range append(st.Namespaces, st2.Namespaces...) {
-		if !strings.Contains(before, ns) {
+	after := machineRaw(t, dir, st.PID, st2.PID)
+	if procs := labProcesses(dir, st.PID, st2.PID); len(procs) != 0 {
+		t.Errorf("processes of the lab remain: %q", procs)
+	}
+	for i, ns := range append(st.Namespaces, st2.Namespaces...) {
+		while := before
+		if i >= len(st.Namespaces) {
+			while = before2
+		}
+		if !strings.Contains(while, ns) {
 			t.Errorf("namespace %s was not there while the lab ran: the test proves nothing", ns)
 		}
 		if regexp.MustCompile(`(?m)^`+ns+`\b`).MatchString(after) && !slotRetaken(t, slotOf(ns)) {
@@ -512,6 +619,7 @@ func TestLabSupervisorKilled(t *testing.T) {
 // by sh, as a user does) passes, a second apply changes nothing, and lab
 // down leaves nothing. Needs root to switch to nobody.
 func TestLabNonRoot(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("already unprivileged: TestLab runs as this user")
 	}
@@ -545,7 +653,6 @@ func TestLabNonRoot(t *testing.T) {
 	if err := os.Chmod(base, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _, _ = lab.Down(filepath.Join(home, "rdg-lab")) })
 	sh := func(script string) (string, error) {
 		cmd := exec.Command("sh", "-c", script)
 		cmd.Dir = home
@@ -554,6 +661,8 @@ func TestLabNonRoot(t *testing.T) {
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
+	// As nobody: lab down refuses, as root, a directory that is not root's.
+	t.Cleanup(func() { _, _ = sh("rdggen lab down") })
 	out, err := sh("rdggen lab up -f ../cluster.yaml")
 	if err != nil || !strings.Contains(out, "not simulated: targets hosts, workers (the VMs' operating systems and containers): the lab runs as uid 65534, and namespace hosts need root (ip netns); use --target esxi,switch") {
 		t.Fatalf("lab up as nobody: %v\n%s", err, out)
@@ -592,31 +701,36 @@ func TestLabNonRoot(t *testing.T) {
 // lab remains. The Cumulus session is docs/lab.md's (go test -update
 // rewrites it).
 func TestLabHosts(t *testing.T) {
+	t.Parallel()
 	netnstest.Require(t)
 	netnstest.RequireDocker(t)
-	t.Setenv("RDGGEN_TEST_MAIN", "1")
 	wd, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct{ name, sw, port string }{{"onyx", "onyx: 3.6.8190", "1/"}, {"cumulus", "cumulus: 5.9.1", "swp"}} {
-		t.Run(tc.name, func(t *testing.T) { labHosts(t, wd, tc.sw, tc.port, tc.name == "cumulus") })
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			labHosts(t, wd, tc.sw, tc.port, tc.name == "cumulus")
+		})
 	}
 }
 
 // labHosts is TestLabHosts for one switch OS; transcript writes the
 // session into docs/lab.md.
 func labHosts(t *testing.T, wd, sw, port string, transcript bool) {
-	before := machineRaw(t)
 	inv := labInventory(t, sw, port)
-	t.Chdir(filepath.Dir(inv))
-	t.Cleanup(func() { _, _ = lab.Down(filepath.Join(filepath.Dir(inv), "rdg-lab")) })
-	s := &session{t: t, dir: "rdg-lab"}
+	labDir := filepath.Join(filepath.Dir(inv), "rdg-lab")
+	before, held := machineRaw(t, labDir), slotsHeld()
+	t.Cleanup(func() { _, _ = lab.Down(labDir) })
+	// The commands run in the inventory's directory, as processes.
+	s := &session{t: t, dir: "rdg-lab", cwd: filepath.Dir(inv)}
 	out := s.run(exitOK, "lab", "up", "-f", "cluster.yaml")
+	labUp := out
 	if !strings.Contains(out, "host        gpu-3  198.19.") || !strings.Contains(out, "not simulated: run and bench: the namespace hosts have no GPUs and no RDMA devices") {
 		t.Fatalf("lab up:\n%s", out)
 	}
-	st, err := lab.ReadState("rdg-lab")
+	st, err := lab.ReadState(labDir)
 	if err != nil || len(st.Namespaces) != 4 {
 		t.Fatalf("state %+v, %v", st, err)
 	}
@@ -624,15 +738,14 @@ func labHosts(t *testing.T, wd, sw, port string, transcript bool) {
 	if slot == 0 {
 		t.Fatalf("namespaces %q", st.Namespaces)
 	}
-	during := filterSlot(machineRaw(t), slot)
+	during := filterSlot(machineRaw(t, labDir, st.PID), slot)
 	for _, name := range append(st.Namespaces, fmt.Sprintf("rdgm%d", slot)) {
 		if !strings.Contains(during, name) {
 			t.Errorf("%s is not in the listing while the lab runs: the comparison below would prove nothing", name)
 		}
 	}
-	s.getenv = labEnv(t, "rdg-lab")
-	t.Setenv("SSH_AUTH_SOCK", s.getenv("SSH_AUTH_SOCK")) // read from the process's environment, as ssh does
-	parallel := "3"                                      // the transcript's lines come in a fixed order one machine at a time
+	s.env = labEnvVars(t, labDir) // SSH_AUTH_SOCK among them, read from the process's environment, as ssh does
+	parallel := "3"               // the transcript's lines come in a fixed order one machine at a time
 	if transcript {
 		parallel = "1"
 	}
@@ -660,6 +773,7 @@ func labHosts(t *testing.T, wd, sw, port string, transcript bool) {
 			t.Errorf("check hosts lacks %q:\n%s", want, hostsOut)
 		}
 	}
+	wantUnanswered(t, hostsUnanswered(t, labUp), hostsOut)
 	// The workers run, from the image the lab built (their memlock check
 	// depends on this machine's limit, so only the container is asserted).
 	_, workersOut, _ := rdggen2(s, append([]string{"check", "--target", "workers"}, args...)...)
@@ -684,7 +798,7 @@ func labHosts(t *testing.T, wd, sw, port string, transcript bool) {
 		t.Errorf("apply after the mtu fault:\n%s", out)
 	}
 	s.run(exitOK, "lab", "down")
-	if diff := cmp.Diff(filterSlot(before, slot), filterSlot(machineRaw(t), slot)); diff != "" && !slotRetaken(t, slot) {
+	if diff := cmp.Diff(filterBefore(before, held, slot), filterSlot(machineRaw(t, labDir, st.PID), slot)); diff != "" && !slotRetaken(t, slot) {
 		t.Errorf("the lab left something behind (-before +after):\n%s", diff)
 	}
 	if transcript {
@@ -692,11 +806,11 @@ func labHosts(t *testing.T, wd, sw, port string, transcript bool) {
 	}
 }
 
-// rdggen2 runs one command with the session's environment, outside its transcript.
+// rdggen2 runs one command as the session does, outside its transcript.
 func rdggen2(s *session, args ...string) (int, string, string) {
-	var out bytes.Buffer
-	code := run(context.Background(), args, &out, &out, s.getenv)
-	return code, out.String(), ""
+	s.t.Helper()
+	code, out := s.exec(args...)
+	return code, out, ""
 }
 
 // slotRetaken reports whether another process took netnstest slot since
@@ -714,6 +828,34 @@ func slotRetaken(t *testing.T, slot int) bool {
 		return true
 	}
 	return false
+}
+
+// slotsHeld is the netnstest slots a live process holds now (by this
+// test binary's tests, by other tests' processes, by labs' supervisors).
+func slotsHeld() map[int]bool {
+	held := map[int]bool{}
+	files, _ := filepath.Glob("/tmp/rdggen-netnstest/*.pid")
+	for _, f := range files {
+		s, err := strconv.Atoi(strings.TrimSuffix(filepath.Base(f), ".pid"))
+		b, _ := os.ReadFile(f)
+		pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err == nil && pid > 0 && alivePID(pid) {
+			held[s] = true
+		}
+	}
+	return held
+}
+
+// filterBefore is filterSlot of the machine's state raw, listed before a
+// lab took slot; held are the slots held when raw was listed. A slot
+// held then was another's, which gave it up before the lab took it: its
+// names in raw are that other's, not the lab's to leave or remove, and
+// only the machine's own lines are kept.
+func filterBefore(raw string, held map[int]bool, slot int) string {
+	if held[slot] {
+		return filterSlot(raw, -1)
+	}
+	return filterSlot(raw, slot)
 }
 
 // slotOf is the netnstest slot of a namespace name rdg<slot>….

@@ -23,6 +23,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/rdggen/rdggen/internal/render"
+	"github.com/rdggen/rdggen/internal/userfile"
 	"github.com/rdggen/rdggen/pkg/inventory"
 	"github.com/rdggen/rdggen/pkg/quote"
 )
@@ -51,33 +52,116 @@ func main() {
 	os.Exit(code)
 }
 
-const usageTop = `rdggen turns one cluster inventory (YAML) into every configuration artifact of a
+// command is one of rdggen's commands: its name, its lines in rdggen's
+// help (each a synopsis and what it does), and what runs it.
+type command struct {
+	name string
+	help []synopsis
+	run  func(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int
+}
+
+// synopsis is one way to call a command and what it does, as rdggen's
+// help shows it.
+type synopsis struct {
+	line string
+	does []string
+}
+
+// commands is the one list of rdggen's commands, in the order the help
+// shows them: rdggen's help, the dispatch, the list an unknown command is
+// answered with, and the hint for a command written after a flag are all
+// made from it.
+func commands() []command {
+	return []command{
+		{name: "generate", help: []synopsis{{"[generate] [-f cluster.yaml] [-o DIR]", []string{"validate, then write every artifact under DIR", "(generate is the default command)"}}},
+			run: func(ctx context.Context, args []string, stdout, stderr io.Writer, _ func(string) string) int {
+				return cmdGenerate(ctx, usageGenerate, args, stdout, stderr)
+			}},
+		{name: "validate", help: []synopsis{{"validate -f cluster.yaml", []string{"only check the inventory"}}},
+			run: func(ctx context.Context, args []string, stdout, stderr io.Writer, _ func(string) string) int {
+				return cmdValidate(ctx, args, stdout, stderr)
+			}},
+		{name: "example", help: []synopsis{{"example", []string{"print the reference inventory as commented YAML"}}},
+			run: func(_ context.Context, args []string, stdout, stderr io.Writer, _ func(string) string) int {
+				return cmdExample(args, stdout, stderr)
+			}},
+		{name: "apply", help: []synopsis{{"apply -f cluster.yaml [--target switch,esxi,hosts,workers] [--dry-run]", []string{"show what would change, then push only that"}}},
+			run: cmdApply},
+		{name: "check", help: []synopsis{{"check -f cluster.yaml [--target switch,esxi,hosts,workers]", []string{
+			"prove the live cluster is ready for RoCE training", "(read-only; each failure with its fix)"}}},
+			run: cmdCheck},
+		{name: "run", help: []synopsis{{"run -f cluster.yaml [--mpirun | --torchrun] [-- CMD ARG...]", []string{
+			"launch the job from the first host's worker", "(--torchrun: torchrun in every worker at once)"}}},
+			run: cmdRun},
+		{name: "bench", help: []synopsis{
+			{"bench -f cluster.yaml [-o json]", []string{"measure RDMA pair by pair (ib_write_bw) and NCCL over the",
+				"workers (all_reduce_perf) against pass lines from the link", "speed, each shortfall with its layer and fix"}},
+			{"bench --judge FILE...", []string{"the same verdicts for saved ib_write_bw / all_reduce_perf /", "NCCL log outputs"}}},
+			run: cmdBench},
+		{name: "lab", help: []synopsis{{"lab up -f cluster.yaml", []string{"rehearse without hardware: vCenter and the switches of the",
+			"inventory simulated on this machine (rdggen help lab)"}}},
+			run: func(ctx context.Context, args []string, stdout, stderr io.Writer, _ func(string) string) int {
+				return cmdLab(ctx, args, stdout, stderr)
+			}},
+		{name: "version", help: []synopsis{{"version", []string{"rdggen's version (also --version)"}}},
+			run: func(_ context.Context, args []string, stdout, stderr io.Writer, _ func(string) string) int {
+				return cmdVersion(args, stdout, stderr)
+			}},
+		{name: "help"}, // run's: the help of rdggen or of a command
+	}
+}
+
+// commandNames are the names of rdggen's commands, "help" included.
+func commandNames() []string {
+	var names []string
+	for _, c := range commands() {
+		names = append(names, c.name)
+	}
+	return names
+}
+
+// commandList is the list an unknown command is answered with: the
+// commands the help shows, generate said to be the default.
+func commandList() string {
+	var names []string
+	for _, c := range commands() {
+		switch {
+		case len(c.help) == 0:
+		case c.name == "generate":
+			names = append(names, c.name+", the default")
+		default:
+			names = append(names, c.name)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// usageColumn is where the help's description column starts.
+const usageColumn = 40
+
+// usageTop is rdggen's own help: what it is, every command (commands),
+// and how -o reads.
+func usageTop() string {
+	var b strings.Builder
+	b.WriteString(`rdggen turns one cluster inventory (YAML) into every configuration artifact of a
 GPU training cluster with lossless RoCE on VMware vSphere, and pushes them.
 
 Usage:
-  rdggen [generate] [-f cluster.yaml] [-o DIR]
-                                        validate, then write every artifact under DIR
-                                        (generate is the default command)
-  rdggen validate -f cluster.yaml       only check the inventory
-  rdggen example                        print the reference inventory as commented YAML
-  rdggen apply -f cluster.yaml [--target switch,esxi,hosts,workers] [--dry-run]
-                                        show what would change, then push only that
-  rdggen check -f cluster.yaml [--target switch,esxi,hosts,workers]
-                                        prove the live cluster is ready for RoCE training
-                                        (read-only; each failure with its fix)
-  rdggen run -f cluster.yaml [--mpirun | --torchrun] [-- CMD ARG...]
-                                        launch the job from the first host's worker
-                                        (--torchrun: torchrun in every worker at once)
-  rdggen bench -f cluster.yaml [-o json]
-                                        measure RDMA pair by pair (ib_write_bw) and NCCL over the
-                                        workers (all_reduce_perf) against pass lines from the link
-                                        speed, each shortfall with its layer and fix
-  rdggen bench --judge FILE...          the same verdicts for saved ib_write_bw / all_reduce_perf /
-                                        NCCL log outputs
-  rdggen lab up -f cluster.yaml         rehearse without hardware: vCenter and the switches of the
-                                        inventory simulated on this machine (rdggen help lab)
-  rdggen version                        rdggen's version (also --version)
-
+`)
+	pad := strings.Repeat(" ", usageColumn)
+	for _, c := range commands() {
+		for _, s := range c.help {
+			line, does := "  rdggen "+s.line, s.does
+			if len(line) <= usageColumn-2 && len(does) > 0 {
+				line, does = line+strings.Repeat(" ", usageColumn-len(line))+does[0], does[1:]
+			}
+			b.WriteString(line + "\n")
+			for _, d := range does {
+				b.WriteString(pad + d + "\n")
+			}
+		}
+	}
+	b.WriteString(`
 Without -f, generating and validating use the embedded reference cluster
 (8 hosts clx-mld-41..48); apply, check, run and bench need -f.
 
@@ -98,7 +182,9 @@ Exit status: 0 success, 1 invalid inventory (check: not ready), 2 usage error,
 3 a write or apply step failed.
 Run 'rdggen help <command>' (or 'rdggen <command> --help') for a command's
 flags; the manual is in docs/ (docs/generate.md, docs/apply.md, ...).
-`
+`)
+	return b.String()
+}
 
 const usageGenerate = `Usage: rdggen [generate] [-f cluster.yaml] [-o DIR] [-q]
 
@@ -138,37 +224,27 @@ func liveTerminal(f *os.File) bool {
 // run is main without the process: it returns the exit status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	if len(args) > 0 {
-		switch args[0] {
-		case "generate":
-			return cmdGenerate(ctx, usageGenerate, args[1:], stdout, stderr)
-		case "validate":
-			return cmdValidate(ctx, args[1:], stdout, stderr)
-		case "example":
-			return cmdExample(args[1:], stdout, stderr)
-		case "apply":
-			return cmdApply(ctx, args[1:], stdout, stderr, getenv)
-		case "check":
-			return cmdCheck(ctx, args[1:], stdout, stderr, getenv)
-		case "run":
-			return cmdRun(ctx, args[1:], stdout, stderr, getenv)
-		case "bench":
-			return cmdBench(ctx, args[1:], stdout, stderr, getenv)
-		case "lab":
-			return cmdLab(ctx, args[1:], stdout, stderr)
-		case "version", "--version":
-			return cmdVersion(args[1:], stdout, stderr)
-		case "help":
+		name := args[0]
+		if name == "--version" {
+			name = "version"
+		}
+		if name == "help" {
 			if len(args) < 2 || args[1] == "help" || strings.HasPrefix(args[1], "-") {
-				return cmdGenerate(ctx, usageTop, []string{"--help"}, stdout, stderr)
+				return cmdGenerate(ctx, usageTop(), []string{"--help"}, stdout, stderr)
 			}
 			return run(ctx, []string{args[1], "--help"}, stdout, stderr, getenv)
 		}
-		if !strings.HasPrefix(args[0], "-") {
-			fmt.Fprintf(stderr, "rdggen: unknown command %q (commands: generate, the default, validate, example, apply, check, run, bench, lab, version)\n", args[0])
+		for _, c := range commands() {
+			if c.name == name && c.run != nil {
+				return c.run(ctx, args[1:], stdout, stderr, getenv)
+			}
+		}
+		if !strings.HasPrefix(name, "-") {
+			fmt.Fprintf(stderr, "rdggen: unknown command %q (commands: %s)\n", name, commandList())
 			return exitUsage
 		}
 	}
-	return cmdGenerate(ctx, usageTop, args, stdout, stderr)
+	return cmdGenerate(ctx, usageTop(), args, stdout, stderr)
 }
 
 // newFlagSet makes a subcommand's flag set: errors go to stderr, --help (asked
@@ -206,7 +282,7 @@ func parsed(fs *pflag.FlagSet, err error, stdout io.Writer) (int, bool) {
 	}
 	if fs.NArg() > 0 {
 		hint := ""
-		if fs.Name() == "rdggen" && slices.Contains(commands, fs.Arg(0)) {
+		if fs.Name() == "rdggen" && slices.Contains(commandNames(), fs.Arg(0)) {
 			hint = fmt.Sprintf(": the command comes first (rdggen %s [flags])", fs.Arg(0))
 		} else if a := fs.Arg(0); (strings.HasSuffix(a, ".yaml") || strings.HasSuffix(a, ".yml")) && fs.Lookup("file") != nil {
 			hint = fmt.Sprintf(": the inventory goes after -f (-f %s)", quote.Terminal(quote.Sh(a)))
@@ -265,28 +341,25 @@ func loadInventory(ctx context.Context, fs *pflag.FlagSet, file string, stderr i
 	if f := fs.Lookup("vcenter-allow-http"); f == nil || f.Value.String() == "true" {
 		opts = append(opts, inventory.AllowHTTPVCenter())
 	}
-	// Reading may block (a FIFO, a process substitution): a signal ends the
-	// wait, and the reader is left to the exiting process.
-	type loaded struct {
-		inv *inventory.Inventory
-		err error
-	}
-	done := make(chan loaded, 1)
-	go func() {
-		inv, err := inventory.LoadFile(file, opts...)
-		done <- loaded{inv, err}
-	}()
+	// A regular file, or a pipe (-f /dev/stdin, <(cmd), a FIFO): a pipe is
+	// read as it comes, and a signal (ctx) ends every wait for it; a device
+	// or a socket is refused at once (userfile.OpenStream).
+	f, err := userfile.OpenStream(ctx, file)
 	var inv *inventory.Inventory
-	var err error
-	select {
-	case l := <-done:
-		inv, err = l.inv, l.err
-	case <-ctx.Done():
+	if err == nil {
+		inv, err = inventory.LoadReader(file, f, opts...)
+		f.Close()
+	}
+	if err != nil && ctx.Err() != nil {
 		fmt.Fprintf(stderr, "rdggen: interrupted while reading %s\n", inventory.DisplayName(file))
 		return nil, nil, exitFailed, false
 	}
 	var rep *inventory.Report
+	var ue *userfile.Error
 	switch {
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "rdggen: -f: %s\n", quote.Line(err.Error()))
+		return nil, nil, exitUsage, false
 	case errors.As(err, &rep):
 		return nil, rep, exitInvalid, false
 	case err != nil:
@@ -527,9 +600,6 @@ func cmdApply(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	}
 	return res.report(stderr)
 }
-
-// commands are rdggen's commands besides generating.
-var commands = []string{"generate", "validate", "example", "apply", "check", "run", "lab", "version", "help"}
 
 // Output formats of validate, apply and check (-o).
 var outputFormats = []string{"text", "json"}

@@ -17,21 +17,8 @@ import (
 // others one run later.
 func TestPrerequisitesAtOnce(t *testing.T) {
 	t.Setenv("SSH_AUTH_SOCK", "")
-	src, err := os.ReadFile(filepath.Join("..", "..", "testdata", "golden", "mixed", "inventory.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	y := strings.Replace(string(src), "    onyx: 3.6.8190 ", "    mgmt: 127.0.0.1:1\n    onyx: 3.6.8190 ", 1)
-	y = strings.Replace(y, "    cumulus: 5.9.1 ", "    mgmt: 127.0.0.1:2\n    cumulus: 5.9.1 ", 1)
-	y = strings.Replace(y, "# vcenter: https://vcenter.example/sdk", "vcenter: https://127.0.0.1:3/sdk", 1)
-	if strings.Count(y, "127.0.0.1:") != 3 {
-		t.Fatal("the mixed inventory changed shape")
-	}
 	dir := t.TempDir()
-	inv := filepath.Join(dir, "cluster.yaml")
-	if err := os.WriteFile(inv, []byte(y), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	inv := mixedInventory(t, dir)
 	kh := filepath.Join(dir, "no-known_hosts")
 	code, stdout, stderr := rdggenEnv(t, nil, "apply", "--dry-run", "-f", inv, "--known-hosts", kh, "--keys", filepath.Join(dir, "keys"))
 	all := stdout + stderr
@@ -39,7 +26,7 @@ func TestPrerequisitesAtOnce(t *testing.T) {
 		t.Errorf("exit %d, want %d", code, exitUsage)
 	}
 	for _, want := range []string{
-		"rdggen: cannot read known_hosts " + kh + " (no such file or directory)",
+		"rdggen: --known-hosts: cannot read known_hosts " + kh + " (no such file or directory)",
 		"the NVUE API of the Cumulus switches (swx-mld-1-3) needs a password: set RDGGEN_NVUE_PASSWORD",
 		"rdggen: SSH to the switches (swx-mld-1-2): no SSH credentials",
 		"rdggen: vCenter 127.0.0.1:3 (from inventory vcenter): no user name and no password to log in with: set $GOVC_USERNAME and $GOVC_PASSWORD",
@@ -88,4 +75,26 @@ func TestExampleDataMTUWarns(t *testing.T) {
 	if inv, err := inventory.LoadFile(p); err != nil || inv.Docker.MTU != 9000 {
 		t.Errorf("docker.mtu left out: %v, docker.mtu %d, want 9000", err, inv.Docker.MTU)
 	}
+}
+
+// mixedInventory is the mixed golden inventory (an ONYX and a Cumulus
+// switch) with both switches' mgmt addresses and a vCenter, on ports no one
+// listens on (nothing is contacted in these tests).
+func mixedInventory(t *testing.T, dir string) string {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join("..", "..", "testdata", "golden", "mixed", "inventory.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := strings.Replace(string(src), "    onyx: 3.6.8190 ", "    mgmt: 127.0.0.1:1\n    onyx: 3.6.8190 ", 1)
+	y = strings.Replace(y, "    cumulus: 5.9.1 ", "    mgmt: 127.0.0.1:2\n    cumulus: 5.9.1 ", 1)
+	y = strings.Replace(y, "# vcenter: https://vcenter.example/sdk", "vcenter: https://127.0.0.1:3/sdk", 1)
+	if strings.Count(y, "127.0.0.1:") != 3 {
+		t.Fatal("the mixed inventory changed shape")
+	}
+	inv := filepath.Join(dir, "cluster.yaml")
+	if err := os.WriteFile(inv, []byte(y), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return inv
 }

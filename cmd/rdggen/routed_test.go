@@ -37,6 +37,7 @@ import (
 // traffic no longer needs the switch's routing, and the job passes again.
 // Every second apply changes nothing.
 func TestRoutedPoolEndToEnd(t *testing.T) {
+	t.Parallel()
 	prog := netnstest.BuildMPIProgram(t)
 	c := netnstest.New(t, netnstest.Options{Hosts: 3, Routing: "switch"})
 	sw := onyxsim.Start(t, onyxsim.Options{Hostname: "sw"})

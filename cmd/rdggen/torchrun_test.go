@@ -20,10 +20,19 @@ import (
 // docker0 subnets (bridge), then with host networking. Every rank checks
 // that it agrees with the others on the averaged gradients, and prints the
 // peers its TCP connections reached: container addresses in bridge mode
-// (no translation between the hosts), data addresses in host mode. A rank
-// that exits non-zero stops the other nodes and rdggen exits with that
-// node's status; Ctrl-C leaves no process in any worker.
+// (no translation between the hosts), data addresses in host mode. In
+// bridge mode (testTorchrunStops says why only there): a rank that exits
+// non-zero stops the other nodes and rdggen exits with that node's status;
+// Ctrl-C leaves no process in any worker.
+//
+// The worker image (netnstest.TorchWorkerImage) holds the programs (sshd,
+// Open MPI, python3, torchrun) but not torch: the hosts' Docker runtime
+// binds this machine's /usr/lib (Python's library, torch, numpy and their
+// shared libraries) read-only into the worker, as nvidia-container-toolkit
+// adds the host's driver libraries, so the job runs Debian's torch in real
+// containers without a 600 MB copy imported into every dockerd.
 func TestTorchrunDDP(t *testing.T) {
+	t.Parallel()
 	prog := netnstest.BuildMPIProgram(t)
 	netnstest.RequireTorch(t)
 	c := netnstest.New(t, netnstest.Options{Hosts: 3, Docker: true, Image: testImage, GPUs: 2})
@@ -76,6 +85,9 @@ func TestTorchrunDDP(t *testing.T) {
 				addrs[a.String()] = h.Name
 			}
 			testTorchrunJob(t, c, inv, addrs)
+			if mode == "bridge" {
+				testTorchrunStops(t, c, inv)
+			}
 		})
 	}
 }
@@ -188,14 +200,22 @@ func testTorchrunJob(t *testing.T, c *netnstest.Cluster, inv string, addrs map[s
 		!strings.Contains(out, "ns-02: docker exec -e NCCL_IB_HCA=mlx5_0 ") || !strings.Contains(out, " -e NCCL_IB_GID_INDEX=5 hvd-worker torchrun --nnodes=3 --nproc_per_node=2 --node_rank=1 ") {
 		t.Errorf("dry run: exit %d: %s", code, out)
 	}
+}
 
+// testTorchrunStops runs the DDP job with the inventory at inv twice: with
+// one rank failing, then with Ctrl-C. It checks how rdggen run handles the
+// launchers' processes (over SSH and docker exec, whatever the workers'
+// network), so TestTorchrunDDP runs it in one network mode (bridge): each
+// run starts 9 Python processes that import torch, the bulk of the test's
+// time on a loaded machine.
+func testTorchrunStops(t *testing.T, c *netnstest.Cluster, inv string) {
 	// Rank 4 (ns-03's local rank 0) exits 3 after the first step while the
 	// others sleep 300 s: ns-03's torchrun reports it (within its 5 s
 	// monitor interval), rdggen stops every node long before the sleep (or
 	// torchrun's 300 s exit barrier) ends, and exits with the rank's status.
 	// The bound is loose: a loaded CI machine starts torch slowly.
-	start = time.Now()
-	code, _, errOut = rdggenRun(t, c, context.Background(), "-f", inv, "--", netnstest.DDPScript, "steps=3", "exit=4:3", "sleep=300")
+	start := time.Now()
+	code, _, errOut := rdggenRun(t, c, context.Background(), "-f", inv, "--", netnstest.DDPScript, "steps=3", "exit=4:3", "sleep=300")
 	if code != 3 || !strings.Contains(errOut, "rdggen run: ns-03: rank 4 (local 0) exited with status 3") ||
 		!strings.Contains(errOut, "rdggen run: ns-03 failed: sending SIGTERM to torchrun in every worker") ||
 		!strings.Contains(errOut, "rdggen run: the job failed on ns-03 (status 3)") || time.Since(start) > 200*time.Second {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -140,6 +141,7 @@ func TestOutputFlagMeaning(t *testing.T) {
 		{[]string{"apply", "-f", "x.yaml", "-o", "out"}, exitUsage, `rdggen: -o "out": apply's -o is the output format: text or json; the output directory`},
 		{[]string{"check", "-f", "x.yaml", "-o", "yaml"}, exitUsage, `rdggen: -o "yaml": check's -o is the output format: text or json`},
 		{[]string{"-o", "json", "validate"}, exitUsage, `rdggen: unexpected argument "validate": the command comes first (rdggen validate [flags])`},
+		{[]string{"-o", "x", "bench"}, exitUsage, `rdggen: unexpected argument "bench": the command comes first (rdggen bench [flags])`},
 		{[]string{"-o", "./json", "-q"}, exitOK, ""},
 		{[]string{"generate", "-o", "out", "-q"}, exitOK, ""},
 	} {
@@ -180,6 +182,35 @@ func TestGenerateCommand(t *testing.T) {
 	}
 	if code, _, stderr := rdggen(t, "frobnicate"); code != exitUsage || !strings.Contains(stderr, "commands: generate, the default, validate") {
 		t.Errorf("unknown command: exit %d: %s", code, stderr)
+	}
+}
+
+// The commands are one list: every command the help shows runs by its
+// name, has its own help, is named when an unknown command is answered,
+// and gets the hint when it is written after a flag.
+func TestCommandsOneList(t *testing.T) {
+	_, help, _ := rdggen(t, "--help")
+	_, _, unknown := rdggen(t, "frobnicate")
+	if len(commands()) < 10 {
+		t.Fatalf("%d commands", len(commands()))
+	}
+	for _, c := range commands() {
+		if c.name == "help" {
+			continue
+		}
+		if !strings.Contains(help, "\n  rdggen "+c.name+" ") && !strings.Contains(help, "\n  rdggen ["+c.name+"]") {
+			t.Errorf("rdggen --help does not show %s:\n%s", c.name, help)
+		}
+		if !strings.Contains(unknown, " "+c.name+",") && !strings.Contains(unknown, " "+c.name+")") {
+			t.Errorf("an unknown command is not told of %s: %s", c.name, unknown)
+		}
+		if code, stdout, _ := rdggen(t, c.name, "--help"); code != exitOK || !strings.HasPrefix(stdout, "Usage:") || !strings.Contains(stdout, "rdggen ") {
+			t.Errorf("rdggen %s --help: exit %d\n%s", c.name, code, stdout)
+		}
+		want := fmt.Sprintf("rdggen: unexpected argument %q: the command comes first (rdggen %s [flags])", c.name, c.name)
+		if code, _, stderr := rdggen(t, "-q", c.name); code != exitUsage || !strings.Contains(stderr, want) {
+			t.Errorf("rdggen -q %s: exit %d, %s", c.name, code, stderr)
+		}
 	}
 }
 

@@ -5,8 +5,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/rdggen/rdggen/internal/transport/remote"
-	"github.com/rdggen/rdggen/internal/transport/sshconn"
+	"github.com/rdggen/rdggen/internal/flagcheck"
+	"github.com/rdggen/rdggen/pkg/apply"
 )
 
 // envSSHPassword is the VMs' SSH password variable (never printed).
@@ -32,12 +32,12 @@ func (v *vmFlags) register(f *pflag.FlagSet, withRoot bool) {
 }
 
 // check refuses a port outside 1–65535.
-func (v *vmFlags) check() error { return validPort("--hosts-ssh-port", v.port) }
+func (v *vmFlags) check() error { return flagcheck.Port("--hosts-ssh-port", v.port) }
 
 // ssh is the VMs' SSH settings: the login user (--ssh-user, $USER, the
 // current user), the known_hosts and identities common to all SSH targets,
 // and the password from RDGGEN_SSH_PASSWORD.
-func (v *vmFlags) ssh(knownHosts string, identities []string, getenv func(string) string) remote.SSH {
+func (v *vmFlags) ssh(knownHosts string, identities []string, getenv func(string) string) apply.SSH {
 	u := v.user
 	if u == "" {
 		u = getenv("USER")
@@ -48,8 +48,8 @@ func (v *vmFlags) ssh(knownHosts string, identities []string, getenv func(string
 		}
 	}
 	if knownHosts == "" {
-		knownHosts = sshconn.DefaultKnownHosts()
+		knownHosts = apply.DefaultKnownHosts()
 	}
-	return remote.SSH{User: u, Port: v.port, KnownHosts: knownHosts, Identities: identities,
+	return apply.SSH{User: u, Port: v.port, KnownHosts: knownHosts, Identities: identities,
 		Password: getenv(envSSHPassword), PasswordVar: envSSHPassword}
 }

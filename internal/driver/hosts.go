@@ -150,9 +150,9 @@ func Texts(changes []applyplan.Change) []string {
 	return out
 }
 
-// Engine is what Drive needs from an SSH engine (hosts, workers): how to
-// plan and apply one host, and how to talk about it.
-type Engine struct {
+// Hosts is what RunHosts needs besides the units of an SSH engine (hosts,
+// workers).
+type Hosts struct {
 	// Target is the engine's --target ("hosts"); Kind its machines'
 	// applyplan kind.
 	Target applyplan.TargetName
@@ -168,115 +168,80 @@ type Engine struct {
 	Track *progress.Tracker
 	// Gate is asked once between the plan and the first change.
 	Gate applyplan.Gate
-	// Probe connects to host i, reads its state and plans it.
-	Probe func(ctx context.Context, i int) PlannedHost
-	// Apply applies host i's plan; done is what the success line adds
-	// ("verified: …"), notes are printed under it.
-	Apply func(ctx context.Context, i int) (done string, notes []string, err error)
-	// RoundTrips, when set, counts host i's SSH commands for the Report.
-	RoundTrips func(i int) int
 	// UpToDateCost and ChangedCost end the summary's parenthesis.
 	UpToDateCost, ChangedCost string
 }
 
-// Drive runs an SSH engine (hosts, workers) through ReadPlanPush: probe every host (Parallel
-// at once), print the plan in inventory order, pass the gate, apply the
-// hosts that have changes (Parallel at once) printing each one's line with
-// its time as it finishes, then the summary. One host's failure never stops
-// the others; a cancelled ctx stops the hosts not yet started (they stay
-// "planned") and interrupts those in flight. The error names the failed
-// hosts.
-func Drive(ctx context.Context, e Engine) (*Report, error) {
-	start := time.Now()
-	out := progress.Sync(e.Out)
-	names := make([]string, len(e.Hosts))
-	for i, h := range e.Hosts {
-		names[i] = h.Name
-	}
-	// probed is when the last probe ended: the read phase's length.
-	var (
-		mu     sync.Mutex
-		probed time.Duration
-	)
-	units := ReadPlanPush(ctx, names, Run{
-		ReadPhase: "reading the state of %d VM(s) over SSH", PushPhase: "changing %d VM(s)",
-		Announce: func(n int) string {
-			return fmt.Sprintf("applying to %d host(s), %d at a time\n", n, max(e.Parallel, 1))
-		},
-		Parallel: e.Parallel, DryRun: e.DryRun, Gate: e.Gate, Track: e.Track, Out: out,
-	}, func(i int) *hostUnit {
-		u := &hostUnit{e: &e, i: i, planned: e.Probe(ctx, i)}
-		mu.Lock()
-		probed = max(probed, time.Since(start))
-		mu.Unlock()
-		u.machine = u.plannedMachine()
-		u.err = u.planned.Err
-		return u
-	})
-	rep := &Report{ProbeElapsed: probed}
-	machines := make([]applyplan.Machine, len(units))
-	for i, u := range units {
-		machines[i] = u.machine
-		res := HostResult{Host: u.host().Name, Err: u.err}
-		if e.RoundTrips != nil {
-			res.RoundTrips = e.RoundTrips(i)
-		}
-		if c := u.planned.Changes; len(c) > 0 {
-			res.Plan, res.Changes = Texts(c), len(c)
-		}
-		// Changes never applied (refused gate, interrupted before the
-		// host) are pending, not changed.
-		res.Pending = !e.DryRun && res.Err == nil && u.machine.Status == applyplan.Planned
-		rep.Add(res)
-	}
-	rep.Machines = machines
-	rep.TotalElapsed = time.Since(start)
-	rep.SummaryLine = rep.Summary(e.Target, e.DryRun, e.UpToDateCost, e.ChangedCost)
-	fmt.Fprintln(out, rep.SummaryLine)
-	return rep, rep.Err()
+// HostUnit is the Unit of an SSH engine: its own type, which embeds *Host
+// (the plan and result lines every such engine shares, and its Result)
+// and pushes with its own Push, ending it with Host.Pushed.
+type HostUnit interface {
+	Unit
+	Result() HostResult
 }
 
-// hostUnit is one host of an SSH engine as the driver sees it.
-type hostUnit struct {
-	e       *Engine
-	i       int
+// Host is one VM of an SSH engine between its plan and its result: what
+// the engines of the VMs (hosts, workers) print and report alike.
+type Host struct {
+	h       *inventory.Host
+	target  applyplan.TargetName
+	dryRun  bool
 	planned PlannedHost
 	machine applyplan.Machine
-	// err is the host's failure: its probe's, then its apply's.
+	// err is the host's failure: its probe's, then its push's.
 	err error
-	// done and notes are what a successful apply adds to its line.
+	// done and notes are what a successful push adds to its line.
 	done  string
 	notes []string
 	secs  float64
+	// Trips counts the commands (SSH sessions) run on the host, for the
+	// Report; the engine keeps it.
+	Trips int
 }
 
-func (u *hostUnit) host() *inventory.Host { return u.e.Hosts[u.i] }
-
-// plannedMachine is the host's plan as applyplan sees it.
-func (u *hostUnit) plannedMachine() applyplan.Machine {
-	h, p := u.host(), u.planned
-	m := applyplan.Machine{Target: u.e.Target, Name: h.Name, Kind: u.e.Kind, Address: h.Mgmt, Changes: p.Changes, Notes: p.Notes, Status: applyplan.UpToDate}
+// NewHost is host h of engine e, as its probe planned it.
+func NewHost(e Hosts, h *inventory.Host, planned PlannedHost) *Host {
+	u := &Host{h: h, target: e.Target, dryRun: e.DryRun, planned: planned, err: planned.Err}
+	m := applyplan.Machine{Target: e.Target, Name: h.Name, Kind: e.Kind, Address: h.Mgmt, Changes: planned.Changes, Notes: planned.Notes, Status: applyplan.UpToDate}
 	if m.Changes == nil {
 		m.Changes = []applyplan.Change{}
 	}
 	switch {
-	case p.Err != nil:
-		m.Status, m.Error, m.Err = applyplan.Failed, p.Err.Error(), p.Err
-	case len(p.Changes) > 0:
+	case planned.Err != nil:
+		m.Status, m.Error, m.Err = applyplan.Failed, planned.Err.Error(), planned.Err
+	case len(planned.Changes) > 0:
 		m.Status = applyplan.Planned
 	}
-	return m
+	u.machine = m
+	return u
 }
 
-func (u *hostUnit) Machine() applyplan.Machine { return u.machine }
+// Result is what the engine did on the host, for the Report: changes
+// never applied (a refused gate, interrupted before the host) are
+// pending, not changed.
+func (u *Host) Result() HostResult {
+	res := HostResult{Host: u.h.Name, Err: u.err, RoundTrips: u.Trips}
+	if c := u.planned.Changes; len(c) > 0 {
+		res.Plan, res.Changes = Texts(c), len(c)
+	}
+	res.Pending = !u.dryRun && res.Err == nil && u.machine.Status == applyplan.Planned
+	return res
+}
 
-func (u *hostUnit) Pending() bool { return u.planned.Err == nil && len(u.planned.Changes) > 0 }
+// Machine is the host as applyplan sees it, planned or pushed.
+func (u *Host) Machine() applyplan.Machine { return u.machine }
 
-func (u *hostUnit) WritePlan(w io.Writer) { writePlan(w, u.host(), u.planned, u.e.DryRun) }
+// Pending: the host was read and has changes.
+func (u *Host) Pending() bool { return u.planned.Err == nil && len(u.planned.Changes) > 0 }
 
-func (u *hostUnit) Push(ctx context.Context) {
-	t0 := time.Now()
-	done, notes, err := u.e.Apply(ctx, u.i)
+// WritePlan prints the host's plan: its failure, "up to date", or its
+// changes, then its notes.
+func (u *Host) WritePlan(w io.Writer) { writePlan(w, u.h, u.planned, u.dryRun) }
+
+// Pushed records what the engine's Push did, started at t0: done is what
+// the success line adds ("verified: …"), notes are printed under it, err
+// the failure (interrupted when ctx ended).
+func (u *Host) Pushed(ctx context.Context, t0 time.Time, done string, notes []string, err error) {
 	u.secs = time.Since(t0).Seconds()
 	u.done, u.notes, u.err = done, notes, err
 	m := &u.machine
@@ -292,9 +257,10 @@ func (u *hostUnit) Push(ctx context.Context) {
 	}
 }
 
-func (u *hostUnit) WriteResult(w io.Writer) {
+// WriteResult prints the line of a host whose push ended.
+func (u *Host) WriteResult(w io.Writer) {
 	var b strings.Builder
-	name, secs := u.host().Name, u.secs
+	name, secs := u.h.Name, u.secs
 	switch u.machine.Status {
 	case applyplan.Interrupted:
 		fmt.Fprintf(&b, "%s: INTERRUPTED after %.1fs: %v (some changes may be made; run apply again)\n", name, secs, u.err)
@@ -307,6 +273,52 @@ func (u *hostUnit) WriteResult(w io.Writer) {
 		fmt.Fprintf(&b, "  %s\n", note)
 	}
 	io.WriteString(w, b.String())
+}
+
+// RunHosts runs the units of an SSH engine (hosts, workers) through
+// ReadPlanPush: prepare(i) probes host i and plans it (Parallel at once),
+// the plans print in inventory order, the gate is passed, the hosts that
+// have changes are pushed (Parallel at once), each one's line printed with
+// its time as it finishes, then the summary. One host's failure never
+// stops the others; a cancelled ctx stops the hosts not yet started (they
+// stay "planned") and interrupts those in flight. The error names the
+// failed hosts.
+func RunHosts[U HostUnit](ctx context.Context, e Hosts, prepare func(i int) U) (*Report, error) {
+	start := time.Now()
+	out := progress.Sync(e.Out)
+	names := make([]string, len(e.Hosts))
+	for i, h := range e.Hosts {
+		names[i] = h.Name
+	}
+	// probed is when the last probe ended: the read phase's length.
+	var (
+		mu     sync.Mutex
+		probed time.Duration
+	)
+	units := ReadPlanPush(ctx, names, Run{
+		ReadPhase: Phrasef("reading the state of %d VM(s) over SSH"), PushPhase: Phrasef("changing %d VM(s)"),
+		Announce: func(n int) string {
+			return fmt.Sprintf("applying to %d host(s), %d at a time\n", n, max(e.Parallel, 1))
+		},
+		Parallel: e.Parallel, DryRun: e.DryRun, Gate: e.Gate, Track: e.Track, Out: out,
+	}, func(i int) U {
+		u := prepare(i)
+		mu.Lock()
+		probed = max(probed, time.Since(start))
+		mu.Unlock()
+		return u
+	})
+	rep := &Report{ProbeElapsed: probed}
+	machines := make([]applyplan.Machine, len(units))
+	for i, u := range units {
+		machines[i] = u.Machine()
+		rep.Add(u.Result())
+	}
+	rep.Machines = machines
+	rep.TotalElapsed = time.Since(start)
+	rep.SummaryLine = rep.Summary(e.Target, e.DryRun, e.UpToDateCost, e.ChangedCost)
+	fmt.Fprintln(out, rep.SummaryLine)
+	return rep, rep.Err()
 }
 
 // writePlan prints one host's plan: its failure, "up to date", or its

@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -10,12 +11,16 @@ import (
 	"github.com/rdggen/rdggen/pkg/applyplan"
 )
 
-// Target is one apply target of a run of several: its name and its whole
-// apply (read, plan, ask gate, push, verify), which calls gate once
-// between its plan and its first change.
+// Target is one apply target of a run of several: its name, the targets
+// it pushes after when they take part in the same run (After: the workers
+// after the hosts, on whose Docker they run), and its whole apply (read,
+// plan, ask gate, push, verify), which calls gate once between its plan and
+// its first change. The targets' After must not form a cycle (each would
+// wait for the other).
 type Target struct {
-	Name applyplan.TargetName
-	Run  func(ctx context.Context, gate applyplan.Gate) error
+	Name  applyplan.TargetName
+	After []applyplan.TargetName
+	Run   func(ctx context.Context, gate applyplan.Gate) error
 }
 
 // Targets says how a run of several targets asks and reports. Every
@@ -29,8 +34,8 @@ type Targets struct {
 	// question; what names what it waits for ("the plans of esxi, then
 	// the confirmation"). The returned func is called when it goes on.
 	Planned func(i int, what string) (done func())
-	// Waiting is called when target i waits for another target to finish
-	// (workers for hosts) with what it waits for.
+	// Waiting is called when target i waits for other targets to finish
+	// (its After) with what it waits for.
 	Waiting func(i int, what string)
 	// Ended is called when target i's Run returned, with its error and
 	// how long it ran (seconds).
@@ -40,18 +45,18 @@ type Targets struct {
 // RunTargets runs the targets concurrently (they touch different
 // machines), with one question for all of them: each target's gate holds
 // it after its plan until every target has planned or ended, then all go
-// on or none does. The workers target, which runs on the hosts target's
-// Docker, starts pushing only after hosts has ended. It returns each
-// target's error, in the targets' order.
+// on or none does. A target whose After names targets of the run starts
+// pushing only after those have ended. It returns each target's error, in
+// the targets' order. A panic in a target's goroutine (or in Ended) is
+// that target's error (a *PanicError); a panic of Confirm is a no, and the
+// error of every target that waited for the answer.
 func RunTargets(ctx context.Context, ts []Target, o Targets) []error {
 	errs := make([]error, len(ts))
 	done := make([]chan struct{}, len(ts))
-	var hostsDone chan struct{}
+	byName := map[applyplan.TargetName]int{}
 	for i, t := range ts {
 		done[i] = make(chan struct{})
-		if t.Name == applyplan.TargetHosts {
-			hostsDone = done[i]
-		}
+		byName[t.Name] = i
 	}
 	var b *barrier
 	if o.Confirm != nil {
@@ -70,21 +75,34 @@ func RunTargets(ctx context.Context, ts []Target, o Targets) []error {
 				return inner(ctx, planned)
 			}
 		}
-		if t.Name == applyplan.TargetWorkers && hostsDone != nil {
+		var first []int
+		for _, name := range t.After {
+			if j, ok := byName[name]; ok && j != i {
+				first = append(first, j)
+			}
+		}
+		if len(first) > 0 {
 			inner := g
 			g = func(ctx context.Context, planned []applyplan.Machine) bool {
 				if !inner.Pass(ctx, planned) {
 					return false
 				}
-				if o.Waiting != nil {
-					o.Waiting(i, "waiting for the hosts target to finish (the workers run on its Docker)")
+				for _, j := range first {
+					select {
+					case <-done[j]:
+						continue
+					default:
+					}
+					if o.Waiting != nil {
+						o.Waiting(i, fmt.Sprintf("waiting for the %s target to finish (%s pushes after it)", ts[j].Name, t.Name))
+					}
+					select {
+					case <-done[j]:
+					case <-ctx.Done():
+						return false
+					}
 				}
-				select {
-				case <-hostsDone:
-					return ctx.Err() == nil
-				case <-ctx.Done():
-					return false
-				}
+				return ctx.Err() == nil
 			}
 		}
 		gates[i] = g
@@ -95,9 +113,23 @@ func RunTargets(ctx context.Context, ts []Target, o Targets) []error {
 		go func() {
 			defer wg.Done()
 			t0 := time.Now()
-			errs[i] = t.Run(ctx, gates[i])
+			func() {
+				defer func() {
+					if p := Recovered(recover(), "target "+t.Name.String()); p != nil {
+						errs[i] = p
+					}
+				}()
+				errs[i] = t.Run(ctx, gates[i])
+			}()
 			if o.Ended != nil {
-				o.Ended(i, errs[i], time.Since(t0).Seconds())
+				func() {
+					defer func() {
+						if p := Recovered(recover(), "the end of target "+t.Name.String()); p != nil {
+							errs[i] = p
+						}
+					}()
+					o.Ended(i, errs[i], time.Since(t0).Seconds())
+				}()
 			}
 			close(done[i])
 			if b != nil {
@@ -108,6 +140,13 @@ func RunTargets(ctx context.Context, ts []Target, o Targets) []error {
 	wg.Wait()
 	if b != nil {
 		<-b.decided // every target arrived: the decision is made or skipped
+		if b.panic != nil {
+			for i := range ts {
+				if b.asked[i] && errs[i] == nil {
+					errs[i] = b.panic
+				}
+			}
+		}
 	}
 	return errs
 }
@@ -120,13 +159,15 @@ type barrier struct {
 	planned [][]applyplan.Machine
 	left    int
 	asking  int           // targets that arrived at their gate (not by ending)
+	asked   []bool        // which did
 	all     chan struct{} // closed when every target arrived
 	decided chan struct{} // closed when ok is set
 	ok      bool
+	panic   *PanicError // of the question
 }
 
 func newBarrier(n int) *barrier {
-	b := &barrier{arrived: make([]bool, n), planned: make([][]applyplan.Machine, n), left: n,
+	b := &barrier{arrived: make([]bool, n), asked: make([]bool, n), planned: make([][]applyplan.Machine, n), left: n,
 		all: make(chan struct{}), decided: make(chan struct{})}
 	if n == 0 {
 		close(b.all)
@@ -170,6 +211,7 @@ func (b *barrier) gate(i int) applyplan.Gate {
 		b.mu.Lock()
 		if !b.arrived[i] {
 			b.asking++
+			b.asked[i] = true
 		}
 		b.mu.Unlock()
 		b.arrive(i, planned)
@@ -183,9 +225,15 @@ func (b *barrier) gate(i int) applyplan.Gate {
 }
 
 // decide waits for every target, then asks (ask sees all their
-// machines), unless no target waits at its gate (none has a change).
+// machines), unless no target waits at its gate (none has a change). A
+// panic of ask is a no, kept in b.panic.
 func (b *barrier) decide(ctx context.Context, ask applyplan.Gate) {
 	defer close(b.decided)
+	defer func() {
+		if p := Recovered(recover(), "the confirmation"); p != nil {
+			b.ok, b.panic = false, p
+		}
+	}()
 	select {
 	case <-b.all:
 	case <-ctx.Done():

@@ -1,14 +1,8 @@
 package lab
 
 import (
-	"bytes"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
-	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -16,18 +10,17 @@ import (
 	"github.com/vmware/govmomi/simulator"
 	"github.com/vmware/govmomi/vim25/types"
 
-	"github.com/rdggen/rdggen/pkg/inventory"
-	"github.com/rdggen/rdggen/pkg/sim/nvuesim"
+	"github.com/rdggen/rdggen/internal/switchos"
 )
 
 // FaultShapes are the faults a person stages (`rdggen lab fault`), each
 // with its arguments.
-const FaultShapes = "hide-gpu VM | mtu HOST|SWITCH:PORT N | lose-answer SWITCH"
+const FaultShapes = "hide-gpu VM | mtu HOST|SWITCH:PORT N | lose-answer SWITCH | miswire SWITCH:PORT SWITCH:PORT | stop-bgp SWITCH | link-down SWITCH:PORT | link-speed SWITCH:PORT GBPS | repair"
 
 // CheckFault refuses, before anything is sent, a fault a person cannot
 // stage: an unknown name or the wrong number of arguments (FaultShapes).
 func CheckFault(args []string) error {
-	n := map[string]int{"hide-gpu": 2, "mtu": 3, "lose-answer": 2}
+	n := map[string]int{"hide-gpu": 2, "mtu": 3, "lose-answer": 2, "miswire": 3, "stop-bgp": 2, "link-down": 2, "link-speed": 3, "repair": 1}
 	if len(args) == 0 || n[args[0]] == 0 {
 		return fmt.Errorf("unknown fault %q: the faults are %s", strings.Join(args, " "), FaultShapes)
 	}
@@ -43,16 +36,30 @@ func CheckFault(args []string) error {
 //	                     edited by hand (check: esxi's gpus; apply adds it back)
 //	mtu HOST N           the namespace host's data interface MTU becomes N (ip link set)
 //	mtu SWITCH:PORT N    the switch port's MTU becomes N, as a person at the switch sets
-//	                     it (ONYX: `interface ethernet P mtu N force`; Cumulus: an NVUE
-//	                     revision applied with `interface swpP link mtu N`)
-//	lose-answer SWITCH   a Cumulus switch applies the next revision rdggen applies, and
-//	                     the connection drops before its answer (nvuesim.LoseAnswer)
+//	                     it (its OS's switchos.LabSwitch.SetMTU: on ONYX `interface
+//	                     ethernet P mtu N force`; on Cumulus an NVUE revision applied
+//	                     with `interface swpP link mtu N`)
+//	lose-answer SWITCH   a switch whose simulator can (switchos.Lab.LosesAnswers: Cumulus)
+//	                     applies the next change rdggen applies, and the connection drops
+//	                     before its answer
+//	miswire A B          the cables at two fabric.links ports A and B (SWITCH:PORT) are
+//	                     swapped: A goes to B's far end and B to A's (fabricnet Unplug, Plug)
+//	stop-bgp SWITCH      the switch's bgpd stops, as a crash would (fabricnet StopDaemon)
+//	link-down SWITCH:PORT the port set administratively down (ip link set down), its far end loses carrier
+//	link-speed SWITCH:PORT GBPS
+//	                     the port's link, both its ends, runs at GBPS (fabricnet SetSpeed)
+//	repair               the fabric's faults undone: the cables not as planned cabled so
+//	                     again, ports up at their planned speeds, bgpd started where it
+//	                     stopped; what is as planned is left alone
 //	power-on [VM...]     power the VMs (default all) on or off, as a person does in
 //	power-off [VM...]    vSphere (rdggen never powers a VM off; a device change needs it)
 //	stop                 the supervisor stops (lab down sends SIGTERM instead)
 func (s *supervisor) fault(args []string) (string, error) {
 	if len(args) == 0 {
 		return "", errUsage
+	}
+	if msg, ok, err := s.fabricFault(args); ok {
+		return msg, err
 	}
 	switch {
 	case args[0] == "hide-gpu" && len(args) == 2:
@@ -68,15 +75,21 @@ func (s *supervisor) fault(args []string) (string, error) {
 		}
 		return s.mtu(sw, port, n)
 	case args[0] == "lose-answer" && len(args) == 2:
-		srv, ok := s.nvue[args[1]]
-		if !ok {
-			if _, onyx := s.onyx[args[1]]; onyx {
-				return "", fmt.Errorf("lose-answer: %s is an ONYX switch; the ONYX simulator cannot lose answers (Cumulus switches only)", args[1])
-			}
+		sw, ok := s.switches[args[1]]
+		switch {
+		case !ok:
 			return "", fmt.Errorf("lose-answer: no switch %q in the inventory", args[1])
+		case !sw.os.Lab.LosesAnswers:
+			var can []string
+			for _, os := range switchos.All() {
+				if os.Lab.LosesAnswers {
+					can = append(can, os.OS.Short())
+				}
+			}
+			short := sw.os.OS.Short()
+			return "", fmt.Errorf("lose-answer: %s is an %s switch; the %s simulator cannot lose answers (%s switches only)", args[1], short, short, strings.Join(can, ", "))
 		}
-		srv.Inject(http.MethodPatch, "/revision", nvuesim.LoseAnswer)
-		return fmt.Sprintf("%s will apply the next revision and lose the answer", args[1]), nil
+		return sw.LoseAnswer(), nil
 	case args[0] == "power-on" || args[0] == "power-off":
 		return s.power(args[0] == "power-on", args[1:])
 	case args[0] == "stop" && len(args) == 1:
@@ -116,81 +129,14 @@ func (s *supervisor) hideGPU(vm string) (string, error) {
 	return fmt.Sprintf("VM %s lost its GPU %s", vm, removed), nil
 }
 
-// mtu sets a switch port's MTU behind rdggen's back.
+// mtu sets a switch port's MTU behind rdggen's back, as a person at the
+// switch would (switchos.LabSwitch.SetMTU).
 func (s *supervisor) mtu(sw, port string, n int) (string, error) {
-	var spec *inventory.Switch
-	for i := range s.inv.Switches {
-		if s.inv.Switches[i].Name == sw {
-			spec = &s.inv.Switches[i]
-		}
-	}
-	if spec == nil {
+	srv, ok := s.switches[sw]
+	if !ok {
 		return "", fmt.Errorf("mtu: no switch %q in the inventory", sw)
 	}
-	if srv, ok := s.onyx[sw]; ok {
-		p := strings.TrimPrefix(port, "ethernet ")
-		if err := srv.Configure(fmt.Sprintf("interface ethernet %s mtu %d force", p, n)); err != nil {
-			return "", fmt.Errorf("mtu: %w", err)
-		}
-		return fmt.Sprintf("%s: interface ethernet %s mtu %d", sw, p, n), nil
-	}
-	srv := s.nvue[sw]
-	if !strings.HasPrefix(port, "swp") {
-		return "", fmt.Errorf("mtu: %s is a Cumulus switch: name the port swpN", sw)
-	}
-	if err := nvueSet(srv, NVUEUser, s.nvuePW, "/interface/"+url.PathEscape(port)+"/link", map[string]any{"mtu": n}); err != nil {
-		return "", fmt.Errorf("mtu: %s: %w", sw, err)
-	}
-	return fmt.Sprintf("%s: interface %s link mtu %d (applied)", sw, port, n), nil
-}
-
-// nvueSet applies one change to a simulated Cumulus switch through its
-// NVUE REST API, as `nv set …; nv config apply -y` does: a new revision,
-// a PATCH into it, and its state set to apply.
-func nvueSet(srv *nvuesim.Server, user, password, path string, body any) error {
-	pool := x509.NewCertPool()
-	pool.AddCert(srv.Certificate())
-	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
-	do := func(method, p string, body any) (map[string]any, error) {
-		var r *bytes.Reader
-		if body != nil {
-			b, _ := json.Marshal(body)
-			r = bytes.NewReader(b)
-		} else {
-			r = bytes.NewReader(nil)
-		}
-		req, err := http.NewRequest(method, srv.URL+"/nvue_v1"+p, r)
-		if err != nil {
-			return nil, err
-		}
-		req.SetBasicAuth(user, password)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := c.Do(req)
-		if err != nil {
-			return nil, err
-		}
-		defer resp.Body.Close()
-		var out map[string]any
-		_ = json.NewDecoder(resp.Body).Decode(&out)
-		if resp.StatusCode/100 != 2 {
-			return nil, fmt.Errorf("%s %s: %s %v", method, p, resp.Status, out)
-		}
-		return out, nil
-	}
-	rev, err := do(http.MethodPost, "/revision", nil)
-	if err != nil {
-		return err
-	}
-	var id string
-	for k := range rev {
-		id = k
-	}
-	if _, err := do(http.MethodPatch, path+"?rev="+url.QueryEscape(id), body); err != nil {
-		return err
-	}
-	_, err = do(http.MethodPatch, "/revision/"+url.PathEscape(id),
-		map[string]any{"state": "apply", "auto-prompt": map[string]any{"ays": "ays_yes"}})
-	return err
+	return srv.SetMTU(port, n)
 }
 
 // power powers the named VMs, or every VM of the inventory, on or off.

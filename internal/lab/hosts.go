@@ -7,13 +7,17 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/agent"
 
+	"github.com/rdggen/rdggen/internal/engines/hostapply"
 	"github.com/rdggen/rdggen/internal/testing/netnstest"
+	"github.com/rdggen/rdggen/internal/userfile"
 	"github.com/rdggen/rdggen/pkg/inventory"
 )
 
@@ -43,7 +47,7 @@ const FileHostsDirs = "hosts.dirs"
 
 // removeHostsDirs removes the directories FileHostsDirs lists.
 func removeHostsDirs(dir string) ([]string, error) {
-	b, err := os.ReadFile(filepath.Join(dir, FileHostsDirs))
+	b, err := userfile.Read(filepath.Join(dir, FileHostsDirs), maxLabFile)
 	if err != nil {
 		return nil, nil
 	}
@@ -76,6 +80,26 @@ type tbStop struct {
 	skip bool
 }
 
+// stopped, deferred by a build that runs a harness through h, ends the
+// build that one of h's Fatal or Skip calls stopped (a tbStop panic): it
+// tears down what the build made, logs the message under what (serve.log),
+// and gives fail the reason lab up prints — the message without "CI=true,
+// but " and the harness's prefix, cut to its first line. Any other panic
+// goes on.
+func (h *hostsTB) stopped(what, prefix string, fail func(reason string)) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	stop, ok := r.(tbStop)
+	if !ok {
+		panic(r)
+	}
+	h.teardown()
+	fmt.Fprintf(h.log, "%s: %s\n", what, stop.msg)
+	fail(firstLine(strings.TrimPrefix(strings.TrimPrefix(stop.msg, "CI=true, but "), prefix)))
+}
+
 func (h *hostsTB) Helper()                      {}
 func (h *hostsTB) Fatal(args ...any)            { panic(tbStop{msg: fmt.Sprint(args...)}) }
 func (h *hostsTB) Fatalf(f string, args ...any) { panic(tbStop{msg: fmt.Sprintf(f, args...)}) }
@@ -92,7 +116,7 @@ func (h *hostsTB) TempDir() string {
 	if err != nil {
 		panic(tbStop{msg: err.Error()})
 	}
-	f, err := os.OpenFile(filepath.Join(h.dir, FileHostsDirs), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	f, err := os.OpenFile(filepath.Join(h.dir, FileHostsDirs), os.O_CREATE|os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW, 0o600)
 	if err == nil {
 		_, err = fmt.Fprintln(f, d)
 		if cerr := f.Close(); err == nil {
@@ -135,50 +159,74 @@ func buildHosts(inv *inventory.Inventory, dir string, log io.Writer) (h *hosts, 
 		return nil, fmt.Sprintf("the lab runs as uid %d, and namespace hosts need root (ip netns)", os.Geteuid())
 	}
 	tb := &hostsTB{dir: dir, log: log}
-	defer func() {
-		if r := recover(); r != nil {
-			stop, ok := r.(tbStop)
-			if !ok {
-				panic(r)
-			}
-			tb.teardown()
-			fmt.Fprintf(log, "namespace hosts: %s\n", stop.msg)
-			msg := strings.TrimPrefix(stop.msg, "CI=true, but ")
-			msg = strings.TrimPrefix(msg, "netnstest: ")
-			if first, _, more := strings.Cut(msg, "\n"); more {
-				msg = first + " (the rest in serve.log)"
-			}
-			h, reason = nil, msg
-		}
-	}()
+	defer tb.stopped("namespace hosts", "netnstest: ", func(why string) { h, reason = nil, why })
 	netnstest.Require(tb)
 	netnstest.RequireDocker(tb)
+	// The worker image is built while the hosts and their dockerds start:
+	// neither needs the other. A failed start waits for the build before
+	// its teardown (deferred after tb.stopped, this runs first), so that
+	// nothing is made after it.
+	img := make(chan builtImage, 1)
+	var building sync.WaitGroup
+	building.Add(1)
+	defer building.Wait()
+	go func() { defer building.Done(); img <- buildWorkerImage(tb) }()
 	c := netnstest.New(tb, netnstest.Options{Inventory: inv, Docker: true})
 	h = &hosts{tb: tb, cluster: c}
-	h.image = h.importWorkerImage(inv.Horovod.Image)
+	h.image = h.importWorkerImage(inv.Horovod.Image, <-img)
 	return h, ""
 }
 
-// importWorkerImage builds the worker image offline from this machine's
+// builtImage is buildWorkerImage's result: the image's root filesystem
+// tar, or why it could not be made (the message of netnstest's Fatal).
+type builtImage struct {
+	tar  []byte
+	fail string
+}
+
+// buildWorkerImage builds the worker image offline from this machine's
 // own binaries (sh, OpenSSH, Open MPI and an MPI test program, as the
-// tests build it: netnstest.WorkerImage) and imports it into every host's
-// dockerd under the inventory's image name. It returns "" or why not.
-func (h *hosts) importWorkerImage(name string) (why string) {
+// tests build it: netnstest.WorkerImage). It runs beside netnstest.New, so
+// a Fatal of tb (a tbStop panic) is recovered here and returned.
+func buildWorkerImage(tb *hostsTB) (b builtImage) {
 	defer func() {
 		if r := recover(); r != nil {
 			stop, ok := r.(tbStop)
 			if !ok {
 				panic(r)
 			}
-			why = strings.TrimPrefix(strings.TrimPrefix(stop.msg, "CI=true, but "), "netnstest: ")
-			if first, _, more := strings.Cut(why, "\n"); more {
-				why = first + " (the rest in serve.log)"
-			}
-			fmt.Fprintf(h.tb.log, "worker image: %s\n", stop.msg)
+			b = builtImage{fail: stop.msg}
 		}
 	}()
-	prog := netnstest.BuildMPIProgram(h.tb)
-	h.cluster.ImportImage(name, netnstest.WorkerImage(h.tb, prog))
+	prog := netnstest.BuildMPIProgram(tb)
+	return builtImage{tar: netnstest.WorkerImage(tb, prog)}
+}
+
+// importWorkerImage imports the built worker image into every host's
+// dockerd under the inventory's image name. It returns "" or why not (the
+// build's failure or the import's).
+func (h *hosts) importWorkerImage(name string, img builtImage) (why string) {
+	failed := func(msg string) string {
+		why = strings.TrimPrefix(strings.TrimPrefix(msg, "CI=true, but "), "netnstest: ")
+		if first, _, more := strings.Cut(why, "\n"); more {
+			why = first + " (the rest in serve.log)"
+		}
+		fmt.Fprintf(h.tb.log, "worker image: %s\n", msg)
+		return why
+	}
+	if img.fail != "" {
+		return failed(img.fail)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			stop, ok := r.(tbStop)
+			if !ok {
+				panic(r)
+			}
+			why = failed(stop.msg)
+		}
+	}()
+	h.cluster.ImportImage(name, img.tar)
 	fmt.Fprintf(h.tb.log, "worker image %s: built from this machine's binaries, imported into every host's dockerd\n", name)
 	return ""
 }
@@ -258,13 +306,34 @@ func (h *hosts) close() {
 	h.tb.teardown()
 }
 
+// hostsUnanswered is the NotSimulated line of a lab with namespace hosts:
+// the checks of `check --target hosts` a namespace host cannot pass, and
+// why (internal/engines/hostapply names them). Each is FAILED or COULD NOT
+// TELL there, as on a VM without GPUs and RDMA devices; the networking
+// checks (and, with several rails, every rail's link, routing, gateway and
+// sysctls) pass. multiRail adds NCCL's topology file, which the hosts
+// target writes from the guest's GPUs and the rails' VFs (docs/rails.md):
+// without them apply notes that it cannot write it and check finds none.
+func hostsUnanswered(multiRail bool) string {
+	checks := []string{hostapply.CheckEFI, hostapply.CheckGPUs, hostapply.CheckDriver, hostapply.CheckPeermem, hostapply.CheckRuntime,
+		hostapply.CheckRDMADevice, hostapply.CheckVerbs, hostapply.CheckPortState, hostapply.CheckGID}
+	why := "the namespace hosts have no EFI firmware, GPUs, NVIDIA driver or container runtime, and no RDMA devices"
+	if multiRail {
+		checks = append(checks, hostapply.CheckTopology)
+		why += "; NCCL's topology file is written from the guest's GPUs and rails' VFs, so apply --target hosts says it cannot write it"
+	}
+	return "check --target hosts: " + strings.Join(checks, ", ") + " (failed or could not tell): " + why
+}
+
 // removeOrphans removes the namespace clusters a dead supervisor (pid)
 // left behind; it returns what it removed.
 func removeOrphans(pid int) []string {
 	var gone []string
 	for _, s := range netnstest.SlotsOf(pid) {
 		netnstest.RemoveSlot(s)
-		gone = append(gone, fmt.Sprintf("namespace hosts of slot %d (rdg%dh*, rdg%dsw, rdgm%d)", s, s, s, s))
+		gone = append(gone, fmt.Sprintf("namespace hosts and fabric of slot %d (rdg%dh*, rdg%dsw, rdg%df*, rdgm%d)", s, s, s, s, s))
+		// The fabric's daemons' files (fabricnet's Dir).
+		_ = os.RemoveAll(filepath.Join("/tmp/rdggen-fabricnet", strconv.Itoa(s)))
 	}
 	return gone
 }

@@ -15,6 +15,8 @@
 // supervisor by the PID recorded in DIR/lab.pid and deletes the files; a lab
 // whose `up` was killed half-way is cleaned up by the next Down or Up.
 // Faults are sent to the supervisor over DIR/control.sock (mode 0600).
+// Up and Down hold DIR/lab.lock while they work (one at a time per
+// directory) and refuse a directory that is not the user's own.
 //
 // The simulators' state (what apply configured) lives in the supervisor's
 // memory only: it is gone with `lab down`.
@@ -34,6 +36,12 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/rdggen/rdggen/internal/atomicfile"
+	"github.com/rdggen/rdggen/internal/ownfs"
+	"github.com/rdggen/rdggen/internal/switchos"
+	"github.com/rdggen/rdggen/internal/userfile"
+	"github.com/rdggen/rdggen/pkg/inventory"
 )
 
 // The files of a lab directory.
@@ -42,8 +50,6 @@ const (
 	FileInventory = "lab.yaml"
 	// FileKnownHosts holds the SSH host keys of the simulated ONYX switches.
 	FileKnownHosts = "known_hosts"
-	// FileNVUECA holds the certificates of the simulated NVUE APIs (PEM).
-	FileNVUECA = "nvue-ca.pem"
 	// FileVCenterCA is the simulated vCenter's certificate (PEM).
 	FileVCenterCA = "vcenter-ca.pem"
 	// FileEnv is a POSIX sh file of export lines (mode 0600).
@@ -63,20 +69,51 @@ const (
 	// its record of the lab's VMs (rdggen/esxi-<vCenter uuid>.json) below
 	// it, inside the lab, and lab down removes it.
 	DirCache = "cache"
+	// FileLock is the lab's lock and its mark: Up and Down hold an
+	// exclusive flock(2) on it while they work (one lab up or down per
+	// directory at a time), and a directory that holds it is a lab's (Down
+	// removes the lab's files only from such a directory). Down removes it
+	// last.
+	FileLock = "lab.lock"
 )
 
+// ErrBusy is the error of Up and Down when another lab up or lab down holds
+// the directory's lock.
+var ErrBusy = errors.New("another rdggen lab up or lab down is under way")
+
 // files are every file a lab writes into its directory, in the order Down
-// removes them.
-var files = []string{FileState, FileInventory, FileKnownHosts, FileNVUECA, FileVCenterCA, FileEnv, FileSocket, FileAgent, FileHostsDirs, FileLog, FilePID}
+// removes them: the switch OSes' CA files (switchos.Lab.CAFile, e.g. the
+// simulated NVUE APIs' certificates, nvue-ca.pem) after known_hosts.
+func files() []string {
+	out := []string{FileState, FileInventory, FileKnownHosts}
+	for _, os := range switchos.All() {
+		if os.Lab.CAFile != "" {
+			out = append(out, os.Lab.CAFile)
+		}
+	}
+	return append(out, FileVCenterCA, FileEnv, FileSocket, FileAgent, FileHostsDirs, FileLog, FilePID)
+}
 
 // Endpoint is one simulated machine.
 type Endpoint struct {
 	// Name is the inventory's name (switch, ESXi host or VM).
 	Name string `json:"name"`
-	// Kind is "vcenter", "onyx", "cumulus" or "host".
+	// Kind is "vcenter", "host", or a switch's OS (inventory.SwitchOS:
+	// "onyx", "cumulus").
 	Kind string `json:"kind"`
 	// Addr is where it answers, 127.0.0.1:PORT (a URL for vCenter).
 	Addr string `json:"addr"`
+}
+
+// Switch is what the endpoint serves when it is a simulated switch: its
+// OS's words, "ONYX CLI over SSH on 127.0.0.1:2201" (switchos.Lab.Serves);
+// false for vCenter and the hosts.
+func (e Endpoint) Switch() (string, bool) {
+	os, ok := switchos.For(inventory.SwitchOS(e.Kind))
+	if !ok {
+		return "", false
+	}
+	return os.Lab.Serves(e.Addr), true
 }
 
 // State is a ready lab, as DIR/lab.json records it.
@@ -94,9 +131,12 @@ type State struct {
 	VMs  int `json:"vms"`
 	// NotSimulated says, one line each, which targets have no stand-in and why.
 	NotSimulated []string `json:"not_simulated,omitempty"`
-	// Namespaces are the network namespaces the lab created (none yet:
-	// the namespace hosts and the switches' data plane plug in here).
+	// Namespaces are the network namespaces the lab created: the namespace
+	// hosts' and their switch's, then the fabric's switches'.
 	Namespaces []string `json:"namespaces,omitempty"`
+	// Fabric says what runs behind the switches when the lab runs the
+	// inventory's fabric ("" when it does not).
+	Fabric string `json:"fabric,omitempty"`
 }
 
 // UpOptions shape Up.
@@ -120,6 +160,23 @@ type UpOptions struct {
 
 // Up cleans up whatever a previous lab left in o.Dir, starts the
 // supervisor and waits until it is ready and every endpoint answers.
+//
+// One lab per directory: Up holds the directory's lock (FileLock) from
+// before it changes anything in the directory until the lab is ready or
+// removed again, and fails at once (ErrBusy, having changed nothing) when
+// another lab up or lab down holds it. A lab up that comes after a ready lab
+// replaces it (its supervisor is stopped first).
+//
+// The directory must be the user's own and writable by no one else (the
+// rule of internal/ownfs; docs/lab.md promises a directory of mode 0700 and
+// files of mode 0600): anyone else able to write it could plant symbolic
+// links for root's lab to write the switches' passwords through, or read
+// them. Such a directory is refused before anything is written or started,
+// and so is a directory that is not a lab's (no FileLock, no FilePID) and
+// holds something at one of the lab's names. The lab's files are created
+// anew (O_CREAT|O_EXCL|O_NOFOLLOW, or a temporary file renamed into place),
+// after whatever a previous lab left at their names is removed: nothing is
+// written through a link.
 func Up(o UpOptions) (*State, error) {
 	if o.Timeout <= 0 {
 		o.Timeout = 3 * time.Minute
@@ -136,28 +193,44 @@ func Up(o UpOptions) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkDir(dir); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	if pid := readPID(dir); pid > 0 || exists(filepath.Join(dir, FileState)) {
-		gone, err := Down(dir)
-		if err != nil {
-			return nil, fmt.Errorf("cleaning up the previous lab in %s: %w", dir, err)
-		}
-		for _, g := range gone {
-			fmt.Fprintf(logw, "cleaned up a previous lab: %s\n", g)
-		}
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, err
+	if err := checkDir(dir); err != nil { // made meanwhile by someone else
+		return nil, err
+	}
+	if !isLab(dir) {
+		if taken := labNames(dir); len(taken) > 0 {
+			return nil, fmt.Errorf("%s holds %s, a lab file's name, and no lab ran there (no %s): lab up neither replaces nor removes what is not a lab's; move it away, or give another --dir",
+				dir, strings.Join(taken, ", "), FileLock)
 		}
 	}
-	logf, err := os.OpenFile(filepath.Join(dir, FileLog), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	lk, err := lock(dir)
 	if err != nil {
 		return nil, err
 	}
-	defer logf.Close()
-	if err := os.MkdirAll(filepath.Join(dir, DirTemp), 0o700); err != nil {
+	defer lk.Close()
+	gone, err := down(dir, false)
+	if err != nil {
+		return nil, fmt.Errorf("cleaning up the previous lab in %s: %w", dir, err)
+	}
+	for _, g := range gone {
+		fmt.Fprintf(logw, "cleaned up a previous lab: %s\n", g)
+	}
+	fail := func(err error) (*State, error) {
+		_, _ = down(dir, true)
 		return nil, err
+	}
+	logf, err := atomicfile.New(filepath.Join(dir, FileLog), 0o600)
+	if err != nil {
+		return fail(err)
+	}
+	defer logf.Close()
+	if err := os.Mkdir(filepath.Join(dir, DirTemp), 0o700); err != nil {
+		return fail(err)
 	}
 	args := []string{"lab", "serve", "--dir", dir, "-f", inv}
 	if o.NoHosts {
@@ -169,11 +242,12 @@ func Up(o UpOptions) (*State, error) {
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting the supervisor: %w", err)
+		return fail(fmt.Errorf("starting the supervisor: %w", err))
 	}
-	if err := os.WriteFile(filepath.Join(dir, FilePID), []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o600); err != nil {
+	if err := atomicfile.Replace(filepath.Join(dir, FilePID), []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o600); err != nil {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		return nil, err
+		_ = cmd.Wait()
+		return fail(err)
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
@@ -181,20 +255,17 @@ func Up(o UpOptions) (*State, error) {
 	for {
 		if st, err := ReadState(dir); err == nil && st.PID == cmd.Process.Pid {
 			if err := st.probe(); err != nil {
-				_, _ = Down(dir)
-				return nil, err
+				return fail(err)
 			}
 			return st, nil
 		}
 		select {
 		case err := <-exited:
 			msg := tail(filepath.Join(dir, FileLog))
-			_, _ = Down(dir)
-			return nil, fmt.Errorf("the supervisor exited (%v) before the lab was ready:\n%s", err, msg)
+			return fail(fmt.Errorf("the supervisor exited (%v) before the lab was ready:\n%s", err, msg))
 		case <-deadline:
 			msg := tail(filepath.Join(dir, FileLog))
-			_, _ = Down(dir)
-			return nil, fmt.Errorf("the lab was not ready within %s:\n%s", o.Timeout, msg)
+			return fail(fmt.Errorf("the lab was not ready within %s:\n%s", o.Timeout, msg))
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
@@ -216,9 +287,15 @@ func (s *State) probe() error {
 	return nil
 }
 
-// ReadState reads DIR/lab.json.
+// maxLabFile bounds what the lab reads of its own files (lab.json,
+// lab.pid, hosts.dirs, the log's tail): 16 MiB, far above what it writes
+// (a State of 4,096 hosts is about 400 KB).
+const maxLabFile = 16 << 20
+
+// ReadState reads DIR/lab.json (userfile.Read: a regular file, never
+// waited on).
 func ReadState(dir string) (*State, error) {
-	b, err := os.ReadFile(filepath.Join(dir, FileState))
+	b, err := userfile.Read(filepath.Join(dir, FileState), maxLabFile)
 	if err != nil {
 		return nil, err
 	}
@@ -252,7 +329,7 @@ func ReadStatus(dir string) (*Status, error) {
 	if st.PID > 0 {
 		st.Running = isSupervisor(st.PID, dir)
 	}
-	for _, f := range append(files, DirTemp) {
+	for _, f := range append(files(), DirTemp) {
 		if exists(filepath.Join(dir, f)) {
 			st.Files = append(st.Files, f)
 		}
@@ -261,18 +338,41 @@ func ReadStatus(dir string) (*Status, error) {
 }
 
 // Down stops the lab's supervisor (SIGTERM to its process group, SIGKILL
-// after 5 s), deletes its files and, when it is then empty, the directory.
-// It returns what it removed, one line each. A directory without a lab is
-// not an error (nothing is removed).
+// after 30 s), deletes its files and, when it is then empty, the directory.
+// It returns what it removed, one line each. A directory without a lab (no
+// FileLock, no FilePID) is not an error: nothing is removed. A directory
+// that is not the user's own (Up's rule) is refused, untouched; so is one
+// whose lock another lab up or lab down holds (ErrBusy).
 func Down(dir string) ([]string, error) {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
 	}
+	if err := checkDir(dir); err != nil {
+		return nil, err
+	}
+	if !isLab(dir) {
+		return nil, nil
+	}
+	lk, err := lock(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer lk.Close()
+	return down(dir, true)
+}
+
+// down is Down under the lock: the supervisor stopped and the lab's files
+// removed; with all, the lock file and the directory (when empty) too.
+func down(dir string, all bool) ([]string, error) {
 	var gone []string
 	if pid := readPID(dir); pid > 0 && isSupervisor(pid, dir) {
 		_ = syscall.Kill(-pid, syscall.SIGTERM)
-		deadline := time.Now().Add(5 * time.Second)
+		// 30 s: stopping every host's dockerd and sshd and deleting the
+		// namespaces and the fabric's daemons takes a few seconds, more on
+		// a busy machine; a supervisor killed halfway leaves its slot to
+		// removeOrphans below.
+		deadline := time.Now().Add(30 * time.Second)
 		for alive(pid) && time.Now().Before(deadline) {
 			time.Sleep(20 * time.Millisecond)
 		}
@@ -295,7 +395,7 @@ func Down(dir string) ([]string, error) {
 	hd, err := removeHostsDirs(dir)
 	gone = append(gone, hd...)
 	errs := []error{err}
-	for _, f := range files {
+	for _, f := range files() {
 		p := filepath.Join(dir, f)
 		if err := os.Remove(p); err == nil {
 			gone = append(gone, "file "+p)
@@ -324,15 +424,98 @@ func Down(dir string) ([]string, error) {
 			gone = append(gone, "directory "+tmp+" (the simulators' temporary files)")
 		}
 	}
+	if !all {
+		return gone, errors.Join(errs...)
+	}
+	// The lock file goes while it is held: a lab up that opened it before
+	// sees, once it has the lock, that it is no longer the directory's
+	// (lock), and starts over.
+	if err := os.Remove(filepath.Join(dir, FileLock)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		errs = append(errs, err)
+	}
 	if err := os.Remove(dir); err == nil {
 		gone = append(gone, "directory "+dir)
 	}
 	return gone, errors.Join(errs...)
 }
 
+// checkDir refuses a lab directory that is not the user's own (ownfs.CheckDir:
+// a symbolic link, not a directory, another user's, or writable by its group
+// or others). A missing directory is fine (Up makes it, mode 0700).
+func checkDir(dir string) error {
+	err := ownfs.CheckDir(dir)
+	var e *ownfs.Error
+	if errors.As(err, &e) {
+		return fmt.Errorf("lab directory %w: the lab writes the switches' passwords and its keys there, as the user running it, so the directory must be yours and writable by no one else (mode 0700 when lab up makes it); give another --dir", e)
+	}
+	return err
+}
+
+// isLab reports whether dir holds a lab's mark: its lock file, or the PID
+// file every lab writes (a lab of an rdggen before the lock).
+func isLab(dir string) bool {
+	return exists(filepath.Join(dir, FileLock)) || exists(filepath.Join(dir, FilePID))
+}
+
+// labNames lists what dir holds at the names of the lab's files and
+// directories.
+func labNames(dir string) []string {
+	var taken []string
+	for _, f := range append(files(), DirConfig, DirCache, DirTemp) {
+		if exists(filepath.Join(dir, f)) {
+			taken = append(taken, f)
+		}
+	}
+	return taken
+}
+
+// lock takes the lab's lock, without waiting: an exclusive flock(2) on
+// DIR/FileLock (made when missing: a regular file of the user's own, never
+// through a link), held until the returned file is closed; the kernel
+// releases it when the holder exits, even by SIGKILL (flock(2)). The
+// supervisor does not inherit it (Go opens files close-on-exec). ErrBusy
+// when another holds it.
+func lock(dir string) (*os.File, error) {
+	p := filepath.Join(dir, FileLock)
+	for range 10 {
+		f, err := os.OpenFile(p, os.O_RDONLY|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o600)
+		if errors.Is(err, syscall.ELOOP) {
+			return nil, fmt.Errorf("%s is a symbolic link: not a lab's lock", p)
+		}
+		if errors.Is(err, os.ErrNotExist) { // the directory itself is gone
+			return nil, fmt.Errorf("%w in %s (it removed the directory meanwhile)", ErrBusy, dir)
+		}
+		if err != nil {
+			return nil, err
+		}
+		fi, err := f.Stat()
+		if err == nil {
+			err = ownfs.Check(p, fi, false)
+		}
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			f.Close()
+			if errors.Is(err, syscall.EWOULDBLOCK) {
+				return nil, fmt.Errorf("%w in %s (%s is locked): one lab per directory; wait until it ends, or give another --dir", ErrBusy, dir, FileLock)
+			}
+			return nil, err
+		}
+		// A lab down removes the lock file while it holds it: a lock on a
+		// file no longer at p locks nothing.
+		if now, err := os.Lstat(p); err == nil && os.SameFile(fi, now) {
+			return f, nil
+		}
+		f.Close()
+	}
+	return nil, fmt.Errorf("%w in %s (%s keeps being replaced)", ErrBusy, dir, FileLock)
+}
+
 // readPID returns the PID recorded in DIR/lab.pid, 0 when none.
 func readPID(dir string) int {
-	b, err := os.ReadFile(filepath.Join(dir, FilePID))
+	b, err := userfile.Read(filepath.Join(dir, FilePID), maxLabFile)
 	if err != nil {
 		return 0
 	}
@@ -382,7 +565,7 @@ func exists(p string) bool {
 
 // tail returns the last lines of a file (the supervisor's log).
 func tail(p string) string {
-	b, _ := os.ReadFile(p)
+	b, _ := userfile.Read(p, maxLabFile)
 	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
 	if len(lines) > 20 {
 		lines = lines[len(lines)-20:]

@@ -1,11 +1,14 @@
 package lab
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	_ "github.com/rdggen/rdggen/internal/golden"
 	"github.com/rdggen/rdggen/pkg/inventory"
@@ -81,5 +84,139 @@ func TestDownForeignPID(t *testing.T) {
 	}
 	if _, err := Fault(dir, []string{"hide-gpu", "a\nstop"}); err == nil {
 		t.Error("a line break went to the control socket")
+	}
+}
+
+// Down removes files only from a lab's directory (its lock or PID file):
+// in another directory, files that happen to have a lab file's name (an
+// env, a known_hosts) are not the lab's and stay.
+func TestDownOnlyALabsDirectory(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{FileEnv, FileKnownHosts, FileInventory} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("mine\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gone, err := Down(dir)
+	if err != nil || len(gone) != 0 {
+		t.Errorf("%q, %v", gone, err)
+	}
+	for _, f := range []string{FileEnv, FileKnownHosts, FileInventory} {
+		if b, err := os.ReadFile(filepath.Join(dir, f)); err != nil || string(b) != "mine\n" {
+			t.Errorf("%s: %q, %v", f, b, err)
+		}
+	}
+}
+
+// The lock admits one holder: a second lock of the directory fails at
+// once with ErrBusy, and succeeds once the first is released; a lock file
+// that is a symbolic link is refused (nothing is created where it points).
+func TestLock(t *testing.T) {
+	dir := t.TempDir()
+	a, err := lock(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lock(dir); !errors.Is(err, ErrBusy) || !strings.Contains(err.Error(), "one lab per directory") {
+		t.Errorf("second lock: %v", err)
+	}
+	a.Close()
+	b, err := lock(dir)
+	if err != nil {
+		t.Fatalf("after release: %v", err)
+	}
+	b.Close()
+	other := t.TempDir()
+	if err := os.Symlink(filepath.Join(other, "x"), filepath.Join(other, FileLock)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lock(other); err == nil || !strings.Contains(err.Error(), "is a symbolic link") {
+		t.Errorf("a link as the lock: %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(other, "x")); !os.IsNotExist(err) {
+		t.Errorf("created through the link: %v", err)
+	}
+}
+
+// A named pipe at lab.pid, lab.json or hosts.dirs (nothing a lab writes)
+// holds neither lab status nor lab down: each is read without waiting
+// (userfile.Read), taken for absent, and removed like the lab's files.
+func TestReadsWaitOnNoPipe(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{FilePID, FileState, FileHostsDirs} {
+		if err := syscall.Mkfifo(filepath.Join(dir, f), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	type result struct {
+		st   *Status
+		gone []string
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		st, err := ReadStatus(dir)
+		if err != nil {
+			done <- result{err: err}
+			return
+		}
+		gone, err := Down(dir)
+		done <- result{st, gone, err}
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil || r.st.PID != 0 || r.st.State != nil || len(r.gone) != 4 {
+			t.Errorf("status %+v, down %q, %v", r.st, r.gone, r.err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("lab status or lab down waits on a named pipe")
+	}
+}
+
+// A harness that stops a build (Fatal, as netnstest.Require does when a
+// prerequisite is missing) ends it through hostsTB.stopped: what the build
+// registered is torn down, the whole message goes to the log under the
+// part's name, and the reason lab up prints is its first line without the
+// CI and harness prefixes. Another panic is not swallowed.
+func TestHostsTBStopped(t *testing.T) {
+	var log strings.Builder
+	tb := &hostsTB{dir: t.TempDir(), log: &log}
+	tornDown := false
+	build := func() (reason string) {
+		defer tb.stopped("namespace hosts", "netnstest: ", func(why string) { reason = why })
+		tb.Cleanup(func() { tornDown = true })
+		tb.Fatal("CI=true, but netnstest: no sshd (install openssh-server)\nsecond line")
+		return "not stopped"
+	}
+	if got, want := build(), "no sshd (install openssh-server) (the rest in serve.log)"; got != want {
+		t.Errorf("reason %q, want %q", got, want)
+	}
+	if !tornDown {
+		t.Error("the build's cleanup did not run")
+	}
+	if want := "namespace hosts: CI=true, but netnstest: no sshd (install openssh-server)\nsecond line\n"; log.String() != want {
+		t.Errorf("log %q, want %q", log.String(), want)
+	}
+	defer func() {
+		if r := recover(); r != "a bug" {
+			t.Errorf("recovered %v, want the other panic to go on", r)
+		}
+	}()
+	func() {
+		defer tb.stopped("fabric", "fabricnet: ", func(string) { t.Error("a panic that is no tbStop gave a reason") })
+		panic("a bug")
+	}()
+}
+
+// stop-bgp says what starts bgpd again in the lab, the repair fault with
+// the lab's directory quoted for the shell, and that check's fix is a real
+// switch's; it no longer says bgpd stays stopped until lab down, which
+// repair disproves.
+func TestStopBGPMessage(t *testing.T) {
+	got := stopBGPMessage("leaf2", "/tmp/my lab")
+	want := "leaf2: bgpd stopped (FRR's BGP daemon, as a crash would stop it); check's fix names a real switch's way to start it, " +
+		"which the lab's simulated switch does not take: here `rdggen lab fault repair --dir '/tmp/my lab'` starts it again"
+	if got != want {
+		t.Errorf("stop-bgp says:\n %s\nwant\n %s", got, want)
 	}
 }

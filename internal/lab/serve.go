@@ -7,43 +7,30 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/rdggen/rdggen/internal/atomicfile"
+	"github.com/rdggen/rdggen/internal/switchos"
 	"github.com/rdggen/rdggen/internal/testing/vcsimtest"
+	"github.com/rdggen/rdggen/internal/userfile"
 	"github.com/rdggen/rdggen/pkg/inventory"
 	"github.com/rdggen/rdggen/pkg/quote"
-	"github.com/rdggen/rdggen/pkg/sim/nvuesim"
-	"github.com/rdggen/rdggen/pkg/sim/onyxsim"
 )
 
-// Users of the simulated switches (the passwords are random per lab, in
-// DIR/env).
-const (
-	ONYXUser = "admin"
-	NVUEUser = "cumulus"
-)
-
-// Environment variables DIR/env sets beyond govc's GOVC_*: the ones rdggen
-// reads for the switches' logins, known_hosts and the NVUE CA.
-const (
-	EnvSwitchUser     = "RDGGEN_SWITCH_USER"
-	EnvSwitchPassword = "RDGGEN_SWITCH_PASSWORD"
-	EnvNVUEUser       = "RDGGEN_NVUE_USER"
-	EnvNVUEPassword   = "RDGGEN_NVUE_PASSWORD"
-	EnvKnownHosts     = "RDGGEN_KNOWN_HOSTS"
-	EnvNVUECA         = "RDGGEN_NVUE_CA"
-)
+// EnvKnownHosts is the variable DIR/env sets beyond govc's GOVC_* and the
+// switch OSes' logins (switchos.Lab): the known_hosts file rdggen reads.
+const EnvKnownHosts = "RDGGEN_KNOWN_HOSTS"
 
 // ServeOptions shape Serve.
 type ServeOptions struct {
@@ -57,24 +44,30 @@ type ServeOptions struct {
 
 // supervisor holds a running lab's simulators.
 type supervisor struct {
-	dir  string
-	inv  *inventory.Inventory
-	vc   *vcsimtest.Sim
-	onyx map[string]*onyxsim.Server
-	nvue map[string]*nvuesim.Server
-	log  io.Writer
-	// nvuePW is the Cumulus switches' NVUE password.
-	nvuePW string
+	dir string
+	inv *inventory.Inventory
+	vc  *vcsimtest.Sim
+	log io.Writer
+	// switches are the simulated switches by name, each with its OS.
+	switches map[string]labSwitch
 	// hosts are the namespace hosts (nil without).
 	hosts *hosts
-	mu    sync.Mutex // serializes faults
-	stop  chan struct{}
-	once  sync.Once
+	// fabric is the switches' data plane (nil without: fabricWhy says
+	// why, "" for an inventory without a fabric).
+	fabric    *labFabric
+	fabricWhy string
+	mu        sync.Mutex // serializes faults
+	stop      chan struct{}
+	once      sync.Once
 }
 
 // Serve runs the lab's supervisor until ctx ends, SIGTERM or SIGINT
 // arrives, or a client sends "stop" on the control socket. It records
 // its PID, starts the simulators, writes the lab's files and State last.
+// The directory must pass Up's check (the user's own, writable by no one
+// else); each file is created anew (atomicfile.Create: never through a
+// link, never over a file Up did not clear), lab.pid and lab.json through a
+// temporary file renamed into place (atomicfile.Replace).
 func Serve(ctx context.Context, o ServeOptions) error {
 	log := o.Log
 	if log == nil {
@@ -85,55 +78,59 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, FilePID), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600); err != nil {
+	if err := checkDir(dir); err != nil {
 		return err
 	}
-	src, err := os.ReadFile(o.Inventory)
-	if err != nil {
+	if err := atomicfile.Replace(filepath.Join(dir, FilePID), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600); err != nil {
 		return err
+	}
+	src, err := userfile.Read(o.Inventory, inventory.MaxFileSize)
+	if err != nil {
+		return fmt.Errorf("the inventory (-f): %w", err)
 	}
 	inv, err := inventory.Load(o.Inventory, src)
 	if err != nil {
 		return err
 	}
-	s := &supervisor{dir: dir, inv: inv, onyx: map[string]*onyxsim.Server{}, nvue: map[string]*nvuesim.Server{},
-		log: log, stop: make(chan struct{})}
+	oses, err := switchos.Of(inv)
+	if err != nil {
+		return err
+	}
+	s := &supervisor{dir: dir, inv: inv, switches: map[string]labSwitch{}, log: log, stop: make(chan struct{})}
 	defer s.close()
 
 	st := &State{PID: os.Getpid(), Inventory: o.Inventory, ESXi: len(inv.ESXiHosts()), VMs: len(inv.Hosts)}
 	fmt.Fprintf(log, "rdggen lab serve: pid %d, inventory %s\n", os.Getpid(), o.Inventory)
-	s.vc, err = vcsimtest.New(inv, vcsimtest.Options{})
+	s.vc, err = vcsimtest.New(inv, vcenterOptions(inv))
 	if err != nil {
 		return fmt.Errorf("vCenter simulator: %w", err)
 	}
 	st.Endpoints = append(st.Endpoints, Endpoint{Name: "vcenter", Kind: "vcenter", Addr: s.vc.URL.String()})
 	fmt.Fprintf(log, "vCenter %s: %d ESXi host(s), %d VM(s)\n", s.vc.URL, st.ESXi, st.VMs)
 
-	onyxPW, nvuePW := secret(), secret()
-	s.nvuePW = nvuePW
-	var knownHosts, nvueCA bytes.Buffer
+	// Each switch OS's simulator (switchos.Lab), one password per OS; the
+	// env file logs in to every OS rdggen has, whether the cluster runs it
+	// or not.
+	passwords, cas := map[inventory.SwitchOS]string{}, map[inventory.SwitchOS]*bytes.Buffer{}
+	for _, os := range switchos.All() {
+		passwords[os.OS], cas[os.OS] = secret(), &bytes.Buffer{}
+	}
+	var knownHosts bytes.Buffer
 	mgmt := map[string]string{}
 	for _, sw := range inv.Switches {
-		if sw.OS() == inventory.OSCumulus {
-			srv := nvuesim.New(nvuesim.Options{Hostname: sw.Name, Ports: sw.Ports, Version: sw.Cumulus.String(),
-				User: NVUEUser, Password: nvuePW})
-			s.nvue[sw.Name] = srv
-			mgmt[sw.Name] = srv.Addr
-			_ = pem.Encode(&nvueCA, &pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
-			st.Endpoints = append(st.Endpoints, Endpoint{Name: sw.Name, Kind: inventory.OSCumulus.String(), Addr: srv.Addr})
-			fmt.Fprintf(log, "switch %s: NVUE API (Cumulus Linux %s) on https://%s\n", sw.Name, sw.Cumulus, srv.Addr)
-			continue
-		}
-		srv, err := onyxsim.New(onyxsim.Options{Hostname: sw.Name, Ports: sw.Ports, Version: sw.ONYX.String(),
-			User: ONYXUser, Password: onyxPW})
+		os := oses[slices.IndexFunc(oses, func(r switchos.OS) bool { return r.OS == sw.OS() })]
+		srv, err := os.Lab.Start(sw, os.Lab.User, passwords[os.OS])
 		if err != nil {
 			return fmt.Errorf("switch %s: %w", sw.Name, err)
 		}
-		s.onyx[sw.Name] = srv
-		mgmt[sw.Name] = srv.Addr
-		knownHosts.WriteString(srv.KnownHostsLine() + "\n")
-		st.Endpoints = append(st.Endpoints, Endpoint{Name: sw.Name, Kind: inventory.OSONYX.String(), Addr: srv.Addr})
-		fmt.Fprintf(log, "switch %s: ONYX %s CLI over SSH on %s\n", sw.Name, sw.ONYX, srv.Addr)
+		s.switches[sw.Name] = labSwitch{srv, os}
+		mgmt[sw.Name] = srv.Addr()
+		if l := srv.KnownHosts(); l != "" {
+			knownHosts.WriteString(l + "\n")
+		}
+		cas[os.OS].Write(srv.CA())
+		st.Endpoints = append(st.Endpoints, Endpoint{Name: sw.Name, Kind: sw.OS().String(), Addr: srv.Addr()})
+		fmt.Fprintln(log, os.Lab.Log(sw, srv.Addr()))
 	}
 	var hs *hosts
 	why := "lab up --no-hosts"
@@ -160,13 +157,30 @@ func Serve(ctx context.Context, o ServeOptions) error {
 			fmt.Fprintf(log, "host %s: namespace %s, sshd on %s, dockerd\n", x.Name, x.NS, x.Mgmt)
 		}
 		st.Namespaces = hs.namespaces()
-		st.NotSimulated = []string{"run and bench: the namespace hosts have no GPUs and no RDMA devices (GID tables) for the job and the benchmarks"}
+		st.NotSimulated = []string{hostsUnanswered(inv.MultiRail()), "run and bench: the namespace hosts have no GPUs and no RDMA devices (GID tables) for the job and the benchmarks"}
 		if hs.image != "" {
 			st.NotSimulated = append([]string{"target workers: no worker image " + inv.Horovod.Image + " (it is built from this machine's Open MPI and sshd): " + hs.image}, st.NotSimulated...)
 		}
 	} else {
 		st.NotSimulated = []string{"targets hosts, workers (the VMs' operating systems and containers): " + why +
 			"; use --target esxi,switch"}
+	}
+
+	servers := map[string]any{}
+	for name, sw := range s.switches {
+		servers[name] = sw.Server()
+	}
+	fb, why := buildFabric(inv, dir, log, hs, servers)
+	switch {
+	case fb != nil:
+		s.fabric = fb
+		defer fb.close()
+		st.Namespaces = append(st.Namespaces, fb.namespaces()...)
+		st.Fabric = fabricSummary
+		st.NotSimulated = append(st.NotSimulated, fabricUnanswered...)
+	case why != "":
+		s.fabricWhy = why
+		st.NotSimulated = append(st.NotSimulated, fabricNotRehearsed(why))
 	}
 
 	lab, err := Rewrite(src, s.vc.URL.String(), mgmt, o.Inventory)
@@ -184,23 +198,26 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		"export GOVC_USERNAME=" + quote.Sh(vcsimtest.Username),
 		"export GOVC_PASSWORD=" + quote.Sh(vcsimtest.Password),
 		"export GOVC_TLS_CA_CERTS=" + quote.Sh(path(FileVCenterCA)),
-		"export " + EnvSwitchUser + "=" + ONYXUser,
-		"export " + EnvSwitchPassword + "=" + onyxPW,
-		"export " + EnvNVUEUser + "=" + NVUEUser,
-		"export " + EnvNVUEPassword + "=" + nvuePW,
-		"export " + EnvKnownHosts + "=" + quote.Sh(path(FileKnownHosts)),
-		"export " + EnvNVUECA + "=" + quote.Sh(path(FileNVUECA)),
-		"export XDG_CACHE_HOME=" + quote.Sh(path(DirCache)) + " # apply's record of the lab's VMs stays in the lab",
 	}
+	for _, os := range switchos.All() {
+		env = append(env, "export "+os.Lab.UserVar+"="+quote.Sh(os.Lab.User), "export "+os.Lab.PasswordVar+"="+passwords[os.OS])
+	}
+	env = append(env, "export "+EnvKnownHosts+"="+quote.Sh(path(FileKnownHosts)))
+	write := map[string][]byte{FileInventory: lab, FileKnownHosts: knownHosts.Bytes(), FileVCenterCA: ca}
+	for _, os := range switchos.All() {
+		if os.Lab.CAFile != "" {
+			env = append(env, "export "+os.Lab.CAVar+"="+quote.Sh(path(os.Lab.CAFile)))
+			write[os.Lab.CAFile] = cas[os.OS].Bytes()
+		}
+	}
+	env = append(env, "export XDG_CACHE_HOME="+quote.Sh(path(DirCache))+" # apply's record of the lab's VMs stays in the lab")
 	if hs != nil {
 		env = append(env, "export "+EnvAgent+"="+quote.Sh(path(FileAgent)))
 		env = append(env, hs.env(quote.Sh, dir)...)
 	}
-	for name, data := range map[string][]byte{
-		FileInventory: lab, FileKnownHosts: knownHosts.Bytes(), FileNVUECA: nvueCA.Bytes(),
-		FileVCenterCA: ca, FileEnv: []byte(strings.Join(env, "\n") + "\n"),
-	} {
-		if err := os.WriteFile(path(name), data, 0o600); err != nil {
+	write[FileEnv] = []byte(strings.Join(env, "\n") + "\n")
+	for name, data := range write {
+		if err := atomicfile.Create(path(name), data, 0o600); err != nil {
 			return err
 		}
 	}
@@ -222,11 +239,7 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	}
 	st.Started = time.Now().UTC().Truncate(time.Second)
 	b, _ := json.MarshalIndent(st, "", "  ")
-	tmp := path(FileState) + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path(FileState)); err != nil {
+	if err := atomicfile.Replace(path(FileState), append(b, '\n'), 0o600); err != nil {
 		return err
 	}
 	fmt.Fprintln(log, "ready")
@@ -244,11 +257,8 @@ func Serve(ctx context.Context, o ServeOptions) error {
 }
 
 func (s *supervisor) close() {
-	for _, srv := range s.onyx {
-		srv.Close()
-	}
-	for _, srv := range s.nvue {
-		srv.Close()
+	for _, sw := range s.switches {
+		sw.Close()
 	}
 	if s.vc != nil {
 		s.vc.Close()
@@ -297,4 +307,10 @@ func (s *supervisor) control(ln net.Listener) {
 
 func oneLine(s string) string { return strings.ReplaceAll(s, "\n", "; ") }
 
-var errUsage = errors.New("faults: hide-gpu VM | mtu HOST|SWITCH:PORT N | lose-answer SWITCH | power-on|power-off [VM...] | stop")
+var errUsage = errors.New("faults: " + FaultShapes + " | power-on|power-off [VM...] | stop")
+
+// labSwitch is a simulated switch of the lab, with its OS.
+type labSwitch struct {
+	switchos.LabSwitch
+	os switchos.OS
+}

@@ -286,7 +286,8 @@ var (
 	vmxLine = regexp.MustCompile(`^(|#.*|([A-Za-z0-9_.:]+) = "[^"\\]*")$`)
 	// onyxLine: blank, a ## comment, or a command of ONYX's CLI (indented
 	// as in a running-config; group 2, compared with the twin, is its verb).
-	onyxLine = regexp.MustCompile(`^(|##.*|(?:   )?([a-z]+)(?: [a-zA-Z0-9 /.:,_-]*)?)$`)
+	// '@' and '+' are in port descriptions (vm@esxi/vmnicN, "+3" VMs).
+	onyxLine = regexp.MustCompile(`^(|##.*|(?:   )?([a-z]+)(?: [a-zA-Z0-9 /.:,_@+-]*)?)$`)
 	// unitLine: blank, a comment, a [Section] or Key=value.
 	unitLine = regexp.MustCompile(`^(|#.*|\[[A-Za-z]+\]|([A-Za-z]+)=.*)$`)
 	// sysctlLine: blank, a comment or key = value.

@@ -8,22 +8,23 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/rdggen/rdggen/internal/switchos"
 	"github.com/rdggen/rdggen/pkg/artifact"
 	"github.com/rdggen/rdggen/pkg/cloudinit"
-	"github.com/rdggen/rdggen/pkg/cumulus"
 	"github.com/rdggen/rdggen/pkg/dockernet"
 	"github.com/rdggen/rdggen/pkg/horovod"
 	"github.com/rdggen/rdggen/pkg/hostqos"
 	"github.com/rdggen/rdggen/pkg/inventory"
-	"github.com/rdggen/rdggen/pkg/onyx"
+	"github.com/rdggen/rdggen/pkg/railguest"
 	"github.com/rdggen/rdggen/pkg/vmx"
 )
 
 // Stream yields every artifact of the cluster one at a time, each made when
 // the loop asks for it, in the generators' order rather than by path:
-// switch/ per switch, esxi/ per VM then per ESXi host, hosts/<host>/ per host
-// (Docker networking, then RoCE QoS), horovod/, vms/<vm>/ (cloud-init, for
-// hosts with a template), cluster.txt and cluster.svg.
+// switch/ per switch (each OS's files, internal/switchos), esxi/ per VM
+// then per ESXi host, hosts/<host>/ per host (Docker networking, then RoCE
+// QoS, then the rails of a VM with several), horovod/, vms/<vm>/
+// (cloud-init, for hosts with a template), cluster.txt and cluster.svg.
 // A loop that writes each file and drops it (Generate) holds one file at a
 // time, the largest being a host's routes.sh (about 70 bytes per other host
 // with docker.routing: hosts), plus what the generators share (a few
@@ -31,8 +32,8 @@ import (
 func Stream(inv *inventory.Inventory) iter.Seq[artifact.File] {
 	return func(yield func(artifact.File) bool) {
 		for _, part := range []iter.Seq[artifact.File]{
-			onyx.Stream(inv), cumulus.Stream(inv), vmx.Stream(inv), dockernet.Stream(inv), hostqos.Stream(inv), horovod.Stream(inv),
-			cloudinit.Stream(inv),
+			switchos.Files(inv), vmx.Stream(inv), dockernet.Stream(inv), hostqos.Stream(inv), railguest.Stream(inv),
+			horovod.Stream(inv), cloudinit.Stream(inv),
 		} {
 			for f := range part {
 				if !yield(f) {

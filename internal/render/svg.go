@@ -249,6 +249,19 @@ func (d *drawing) render() string {
 		gapX := svgMargin + e.col*(d.gapW+svgESXiW) + 8 + e.lane*svgLaneStep
 		fmt.Fprintf(&d.b, `<path d="M%d %d V%d H%d V%d H%d"><title>%s</title></path>`+"\n",
 			px, py, laneY, gapX, e.y+2*svgLine-4, e.x, esc(fmt.Sprintf("%s %s ↔ %s port %s", e.name, h.NIC.PF, h.Data.Switch, portName(inv, h))))
+		// Rails 1 and up: each from its own leaf port, into the ESXi box
+		// a little lower, dashed (docs/rails.md).
+		for _, r := range h.Rails[min(1, len(h.Rails)):] {
+			sb, found := d.switches[r.Switch]
+			if !found || r.Port.Number < 1 {
+				continue
+			}
+			pb := portBox(sb, r.Port.Number)
+			rx, ry := pb.x+svgPort/2, pb.y+svgPort
+			off := r.Index * 3
+			fmt.Fprintf(&d.b, `<path d="M%d %d V%d H%d V%d H%d" stroke-dasharray="4 2"><title>%s</title></path>`+"\n",
+				rx, ry, laneY+off, gapX+off, e.y+2*svgLine-4+off, e.x, esc(fmt.Sprintf("%s rail %d: %s ↔ %s port %s", e.name, r.Index, r.PF, r.Switch, railPortName(inv, r))))
+		}
 	}
 	d.b.WriteString("</g>\n")
 	d.drawFabricLinks()
@@ -263,6 +276,14 @@ func (d *drawing) render() string {
 	d.drawLegend()
 	d.b.WriteString("</svg>\n")
 	return d.b.String()
+}
+
+// railPortName is rail r's port in its switch's spelling.
+func railPortName(inv *inventory.Inventory, r inventory.Rail) string {
+	if sw := inv.Switch(r.Switch); sw != nil {
+		return sw.PortName(r.Port)
+	}
+	return r.Port.String()
 }
 
 // portBox is the square of port n on a switch box.
@@ -285,20 +306,42 @@ func (d *drawing) drawSwitch(sw inventory.Switch) {
 	sb := d.switches[sw.Name]
 	d.rect(sb, colSwitch, "#ffffff", 6)
 	d.text(sb.x+8, sb.y+18, sb.w-16, 12, colSwitch, "bold", switchTitle(sw, d.inv))
+	// What is cabled to each port, named as the switch names the port or
+	// its lane: swp1s0 on Cumulus, ethernet 1/1/1 on ONYX.
 	used := map[int][]string{}
+	lane := func(p inventory.Port) string {
+		if p.Lane == 0 {
+			return ""
+		}
+		return sw.PortName(p) + " "
+	}
 	for _, h := range d.bySwitch[sw.Name] {
-		used[h.Data.Port.Number] = append(used[h.Data.Port.Number], fmt.Sprintf("%s (%s)", h.Name, h.Data.Address))
+		used[h.Data.Port.Number] = append(used[h.Data.Port.Number], fmt.Sprintf("%s%s (%s)", lane(h.Data.Port), h.Name, h.Data.Address))
+	}
+	if d.inv.MultiRail() {
+		for _, hr := range d.inv.RailsOnSwitch(sw.Name) {
+			if hr.Rail.Index > 0 {
+				used[hr.Rail.Port.Number] = append(used[hr.Rail.Port.Number], fmt.Sprintf("%s%s rail %d (%s)", lane(hr.Rail.Port), hr.Host.Name, hr.Rail.Index, hr.Rail.Address))
+			}
+		}
 	}
 	for _, u := range d.inv.Uplinks(sw.Name) {
-		used[u.Port.Number] = append(used[u.Port.Number], "uplink to "+uplinkPeer(u))
+		used[u.Port.Number] = append(used[u.Port.Number], lane(u.Port)+"uplink to "+uplinkPeer(u))
 	}
 	for n := 1; n <= sw.Ports; n++ {
 		p := portBox(sb, n)
 		fill, label := colPortFree, colVM
-		title := fmt.Sprintf("ethernet 1/%d: free", n)
+		name := svgPortName(sw, n)
+		if mode := sw.Breakout(n); mode > 0 {
+			name += fmt.Sprintf(" (split %dx, %d Gb/s a lane)", mode, sw.PortSpeedGbps(inventory.Port{Module: 1, Number: n, Lane: 1}))
+		}
+		title := name + ": free"
+		if by := sw.DisabledBy(n); by > 0 {
+			title = fmt.Sprintf("%s: disabled (%s's %dx split takes its logical ports)", name, svgPortName(sw, by), sw.Breakout(by))
+		}
 		if hs := used[n]; len(hs) > 0 {
 			fill, label = colLink, "#ffffff"
-			title = fmt.Sprintf("ethernet 1/%d: %s", n, strings.Join(hs, ", "))
+			title = name + ": " + strings.Join(hs, ", ")
 		}
 		fmt.Fprintf(&d.b, `<rect x="%d" y="%d" width="%d" height="%d" rx="2" fill="%s"><title>%s</title></rect>`+"\n", p.x, p.y, p.w, p.h, fill, esc(title))
 		fmt.Fprintf(&d.b, `<text x="%d" y="%d" font-size="9" text-anchor="middle" fill="%s">%d</text>`+"\n", p.x+svgPort/2, p.y+13, label, n)
@@ -312,7 +355,15 @@ func (d *drawing) drawESXi(e placedESXi) {
 	inner := e.w - 16
 	d.text(e.x+8, e.y+svgLine+1, inner, 12, colESXi, "bold", "ESXi "+e.name)
 	n := e.vms[0].NIC
-	d.text(e.x+8, e.y+2*svgLine, inner, 11, colNIC, "", fmt.Sprintf("PF %s %s, %d VFs → %s %s", n.PF, n.Model, n.VFs, e.vms[0].Data.Switch, e.vms[0].Data.Port))
+	pfLine := fmt.Sprintf("PF %s %s, %d VFs → %s %s", n.PF, n.Model, n.VFs, e.vms[0].Data.Switch, portName(d.inv, e.vms[0]))
+	if rails := e.vms[0].Rails; len(rails) > 1 {
+		parts := make([]string, len(rails))
+		for i, r := range rails {
+			parts[i] = fmt.Sprintf("%s → %s %s", r.PF, r.Switch, railPortName(d.inv, r))
+		}
+		pfLine = fmt.Sprintf("%d rails, %s, %d VFs each: %s", len(rails), n.Model, n.VFs, strings.Join(parts, ", "))
+	}
+	d.text(e.x+8, e.y+2*svgLine, inner, 11, colNIC, "", pfLine)
 	// PF → VFs.
 	vfY := func(j int) int { return e.y + svgESXiHead + j*(svgVMH+svgVMGap) + 2*svgLine + 10 }
 	fmt.Fprintf(&d.b, `<path d="M%d %d V%d" fill="none" stroke="%s" stroke-width="1.5"/>`+"\n", e.x+5, e.y+2*svgLine+2, vfY(len(e.vms)-1), colNIC)
@@ -400,6 +451,17 @@ func (d *drawing) drawLegend() {
 	}
 }
 
+// svgPortName is front-panel port n as its switch's OS names it in a
+// port's tooltip (its registration's Picture.PortName: "ethernet 1/1" on
+// ONYX), else as the model does ("swp1" on Cumulus Linux).
+func svgPortName(sw inventory.Switch, n int) string {
+	p := inventory.Port{Module: 1, Number: n}
+	if f := picture(sw.OS()).PortName; f != nil {
+		return f(sw, p)
+	}
+	return sw.PortName(p)
+}
+
 // portName is host h's data port as its switch names it (1/1 on ONYX,
 // swp1 on Cumulus).
 func portName(inv *inventory.Inventory, h *inventory.Host) string {
@@ -433,12 +495,19 @@ func uplinkPeer(u inventory.Uplink) string {
 	return u.Peer.Name + " " + u.Peer.PortName(u.PeerPort)
 }
 
+// svgFabricLane is the spacing of the fabric links' horizontal runs, room
+// for a line of 9px text above each.
+const svgFabricLane = 12
+
 // drawFabricLinks draws each inter-switch link from the leaf's port up
-// to the spine's port, with both ends and the addressing in its tooltip.
+// to the spine's port, with both ends and the addressing in its tooltip,
+// and labels it with its ports' names and, for a numbered link (an ONYX
+// end), its /31.
 func (d *drawing) drawFabricLinks() {
 	if len(d.inv.Fabric.Links) == 0 {
 		return
 	}
+	var labels strings.Builder
 	d.b.WriteString(`<g fill="none" stroke="` + colFabric + `" stroke-width="1.5">` + "\n")
 	for _, l := range d.inv.Fabric.Links {
 		a, b := d.inv.Switch(l.A.Switch), d.inv.Switch(l.B.Switch)
@@ -455,10 +524,16 @@ func (d *drawing) drawFabricLinks() {
 		if l.Numbered {
 			how = "numbered eBGP on " + l.Net.String()
 		}
-		midY := d.switches[a.Name].y - svgLine - (l.Index%3)*svgLaneStep
+		midY := d.switches[a.Name].y - 6 - (l.Index%3)*svgFabricLane
 		fmt.Fprintf(&d.b, `<path d="M%d %d V%d H%d V%d"><title>%s</title></path>`+"\n",
 			pa.x+svgPort/2, pa.y, midY, pb.x+svgPort/2, pb.y+svgPort,
 			esc(fmt.Sprintf("%s %s ↔ %s %s: %s, MTU 9216", a.Name, a.PortName(l.A.Port), b.Name, b.PortName(l.B.Port), how)))
+		label := fmt.Sprintf("%s ↔ %s %s", a.PortName(l.A.Port), b.Name, b.PortName(l.B.Port))
+		if l.Numbered {
+			label += " " + l.Net.String()
+		}
+		fmt.Fprintf(&labels, `<text x="%d" y="%d" font-size="9" fill="%s">%s</text>`+"\n", pa.x+svgPort/2+3, midY-2, colFabric, esc(label))
 	}
 	d.b.WriteString("</g>\n")
+	d.b.WriteString(labels.String())
 }

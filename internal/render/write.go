@@ -16,6 +16,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/rdggen/rdggen/internal/atomicfile"
+	"github.com/rdggen/rdggen/internal/userfile"
 	"github.com/rdggen/rdggen/pkg/artifact"
 	"github.com/rdggen/rdggen/pkg/inventory"
 	"github.com/rdggen/rdggen/pkg/quote"
@@ -25,6 +27,11 @@ import (
 // the files rdggen wrote there. Write replaces only an empty directory or one
 // that carries it, and only when every file in it is on its list.
 const Marker = ".rdggen"
+
+// maxMarker bounds what Write reads of an existing Marker: 256 MiB, far
+// above the list of the largest tree an inventory of 4 MiB can describe
+// (some 30,000 hosts, about 500 bytes of paths each: 15 MB).
+const maxMarker = 256 << 20
 
 const markerHeader = "This directory is written by rdggen and replaced as a whole on every run.\nFiles rdggen wrote:\n"
 
@@ -147,7 +154,13 @@ func checkReplaceable(dir string) error {
 	if len(entries) == 0 {
 		return nil
 	}
-	marker, err := os.ReadFile(filepath.Join(dir, Marker))
+	// Read without waiting on what is not a file (a named pipe there)
+	// and at most maxMarker bytes (userfile.Read).
+	marker, err := userfile.Read(filepath.Join(dir, Marker), maxMarker)
+	var ue *userfile.Error
+	if errors.As(err, &ue) {
+		return fmt.Errorf("%s exists and is not empty, and its %s is not rdggen's list of its files (%v); choose another output directory", dir, Marker, err)
+	}
 	if err != nil {
 		return fmt.Errorf("%s exists, is not empty and was not written by rdggen (no %s file); choose another output directory", dir, Marker)
 	}
@@ -261,18 +274,8 @@ func writeAll(ctx context.Context, root string, files iter.Seq[artifact.File]) (
 	return stats, nil
 }
 
-// writeFile creates p with exactly mode (not masked by the umask) and data.
+// writeFile creates p with exactly mode and data, never opening an
+// existing file (atomicfile.Create).
 func writeFile(p string, data []byte, mode fs.FileMode) error {
-	w, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(data)
-	if err == nil {
-		err = w.Chmod(mode)
-	}
-	if cerr := w.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return atomicfile.Create(p, data, mode)
 }

@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/rdggen/rdggen/pkg/artifact"
 )
@@ -157,5 +159,35 @@ func TestWriteCancelAndStaleTemporaries(t *testing.T) {
 	}
 	if strings.Join(names, " ") != filepath.Base(live)+" out" {
 		t.Errorf("beside the output: %v", names)
+	}
+}
+
+// A named pipe at an output directory's .rdggen is not waited on: the
+// write refuses the directory at once, saying what the marker is, and
+// leaves it as it was.
+func TestWriteMarkerNotAPipe(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	if err := Write(context.Background(), dir, []artifact.File{{Path: "keep.txt", Data: []byte("keep")}}); err != nil {
+		t.Fatal(err)
+	}
+	marker := filepath.Join(dir, Marker)
+	if err := os.Remove(marker); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(marker, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- Write(context.Background(), dir, []artifact.File{{Path: "x", Data: []byte("x")}}) }()
+	select {
+	case err := <-done:
+		if want := dir + " exists and is not empty, and its .rdggen is not rdggen's list of its files (" + marker + " is not a regular file (a named pipe)); choose another output directory"; err == nil || err.Error() != want {
+			t.Errorf("%v, want %q", err, want)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Write waits on a named pipe at the marker")
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "keep.txt")); err != nil || string(b) != "keep" {
+		t.Errorf("the directory changed: %q %v", b, err)
 	}
 }

@@ -2,10 +2,12 @@ package vcenter
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/vmware/govmomi/vim25/soap"
 	"github.com/vmware/govmomi/vim25/types"
 
+	"github.com/rdggen/rdggen/internal/userfile"
 	"github.com/rdggen/rdggen/pkg/inventory"
 )
 
@@ -23,7 +26,7 @@ const (
 	EnvUsername = "GOVC_USERNAME"     // overrides the URL's user
 	EnvPassword = "GOVC_PASSWORD"     // overrides the URL's password
 	EnvInsecure = "GOVC_INSECURE"     // 1/true: skip TLS verification (explicit opt-out)
-	EnvCACerts  = "GOVC_TLS_CA_CERTS" // PEM file(s), path-list separated, trusted in addition
+	EnvCACerts  = "GOVC_TLS_CA_CERTS" // PEM file(s), path-list separated: the only roots trusted (CAPool)
 )
 
 // ErrNoURL is ConfigFromEnv's error when neither GOVC_URL, the flag nor the
@@ -112,6 +115,27 @@ func ConfigFromEnv(inv *inventory.Inventory, getenv func(string) string, flagURL
 	return cfg, nil
 }
 
+// CAPool reads the PEM files of a GOVC_TLS_CA_CERTS value (paths separated
+// as in $PATH, filepath.SplitList) into the only roots vCenter's
+// certificate is verified against, as govmomi's soap.Client.SetRootCAs
+// does, but each file read as every file a user names is
+// (userfile.Read: a regular file, never waited on, at most
+// userfile.Limit bytes). A file without a PEM certificate is an error
+// naming it.
+func CAPool(paths string) (*x509.CertPool, error) {
+	pool := x509.NewCertPool()
+	for _, name := range filepath.SplitList(paths) {
+		pem, err := userfile.Read(filepath.Clean(name), userfile.Limit)
+		if err != nil {
+			return nil, err
+		}
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("%s: no PEM certificate in it", name)
+		}
+	}
+	return pool, nil
+}
+
 // ErrPlainHTTP is the error of RequireTLS for an http:// vCenter URL.
 var ErrPlainHTTP = errors.New("plain http: the vCenter password would cross the network unencrypted")
 
@@ -136,9 +160,11 @@ type Session struct {
 func Connect(ctx context.Context, cfg Config, conns int, wrap func(http.RoundTripper) http.RoundTripper) (*Session, error) {
 	sc := soap.NewClient(cfg.URL, cfg.Insecure)
 	if cfg.CACerts != "" {
-		if err := sc.SetRootCAs(cfg.CACerts); err != nil {
+		pool, err := CAPool(cfg.CACerts)
+		if err != nil {
 			return nil, fmt.Errorf("%s=%s: %w", EnvCACerts, cfg.CACerts, err)
 		}
+		sc.DefaultTransport().TLSClientConfig.RootCAs = pool
 	}
 	if conns < 2 {
 		conns = 2
@@ -182,7 +208,26 @@ func connectError(cfg Config, err error) error {
 	return fmt.Errorf("vCenter %s: %w", cfg.URL.Host, err)
 }
 
-// Logout ends the session; errors are ignored (the session expires anyway).
+// Grace is how long a call that cleans up after a run (a logout, the
+// destruction of a view the run made) still waits for vCenter once the
+// run's context has ended (an interrupted apply or check).
+const Grace = 5 * time.Second
+
+// Cleanup runs f, a call that cleans up after a run (Logout, a view's
+// Destroy), with a context that outlives ctx (an interrupted run still
+// cleans up) by Grace at most, so that a vCenter that stopped answering
+// does not hold an interrupt for the whole request timeout (Config.Timeout,
+// --vcenter-timeout). f's error is dropped: what is not cleaned up expires
+// with the session.
+func Cleanup(ctx context.Context, f func(context.Context) error) {
+	c, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	stop := context.AfterFunc(ctx, func() { time.AfterFunc(Grace, cancel) })
+	defer stop()
+	_ = f(c)
+}
+
+// Logout ends the session (Cleanup: it outlives ctx by Grace at most).
 func (s *Session) Logout(ctx context.Context) {
-	_ = session.NewManager(s.Client).Logout(context.WithoutCancel(ctx))
+	Cleanup(ctx, session.NewManager(s.Client).Logout)
 }

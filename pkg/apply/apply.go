@@ -33,6 +33,7 @@ import (
 	"github.com/rdggen/rdggen/internal/driver"
 	"github.com/rdggen/rdggen/internal/progress"
 	"github.com/rdggen/rdggen/internal/transport/remote"
+	"github.com/rdggen/rdggen/internal/transport/sshconn"
 	"github.com/rdggen/rdggen/pkg/applyplan"
 )
 
@@ -138,6 +139,18 @@ type SSH struct {
 func (s SSH) remote() remote.SSH {
 	return remote.SSH{User: s.User, Port: s.Port, KnownHosts: s.KnownHosts, Identities: s.Identities,
 		Password: s.Password, PasswordVar: s.PasswordVar, Timeout: s.Timeout, TimeoutFlag: s.TimeoutFlag}
+}
+
+// DefaultKnownHosts is the known_hosts file used when SSH.KnownHosts is
+// "": ~/.ssh/known_hosts.
+func DefaultKnownHosts() string { return sshconn.DefaultKnownHosts() }
+
+// CheckCredentials reports, without connecting to any machine, whether s
+// has something to log in with: a key of the ssh-agent at $SSH_AUTH_SOCK
+// (when s.Agent), an identity file that parses, or a password; its error
+// is the one every machine would give, so that it can be said once.
+func (s SSH) CheckCredentials() error {
+	return sshconn.CheckCredentials(sshconn.Config{Agent: s.Agent, Identities: s.Identities, Password: s.Password, PasswordVar: s.PasswordVar})
 }
 
 // sshReport is an SSH engine's report as a Result.

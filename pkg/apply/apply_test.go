@@ -53,10 +53,15 @@ func TestSwitches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Machines) != 1 || res.Machines[0].Status != applyplan.Planned || len(res.Machines[0].Changes) != 10 || len(sim.Received()) != 0 {
+	if len(res.Machines) != 1 || res.Machines[0].Status != applyplan.Planned || len(res.Machines[0].Changes) != 18 || len(sim.Received()) != 0 {
 		t.Fatalf("dry run: %+v, sim received %q", res.Machines, sim.Received())
 	}
-	if c := res.Machines[0].Changes[0]; c.Op != applyplan.Add || c.Item != "traffic pool roce type" || c.To != "lossless" {
+	// The data ports' descriptions first (Interface Ethernet configuration
+	// precedes RoCE in running-config order), then the RoCE lines.
+	if c := res.Machines[0].Changes[0]; c.Op != applyplan.Add || c.Item != "interface ethernet 1/1 description" || c.To != "clx-mld-41@esx-41.example/vmnic4" {
+		t.Errorf("first change %+v", c)
+	}
+	if c := res.Machines[0].Changes[8]; c.Op != applyplan.Add || c.Item != "traffic pool roce type" || c.To != "lossless" {
 		t.Errorf("first change %+v", c)
 	}
 	if res.Summary != "switch: dry run: 1 switch(es) would change, 0 up to date, 0 failed; 0 commands sent" || !strings.HasSuffix(out.String(), res.Summary+"\n") {
@@ -74,7 +79,7 @@ func TestSwitches(t *testing.T) {
 		t.Fatalf("declined: %v %+v %q", err, res.Machines, sim.Received())
 	}
 	o.Confirm = nil
-	if res, err = apply.Switches(ctx, inv, o); err != nil || res.Machines[0].Status != applyplan.Changed || len(sim.Received()) != 10 {
+	if res, err = apply.Switches(ctx, inv, o); err != nil || res.Machines[0].Status != applyplan.Changed || len(sim.Received()) != 18 {
 		t.Fatalf("apply: %v %+v", err, res.Machines)
 	}
 	if res, err = apply.Switches(ctx, inv, o); err != nil || res.Machines[0].Status != applyplan.UpToDate {

@@ -3,10 +3,10 @@ package apply
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/rdggen/rdggen/internal/engines/benchrun"
-	"github.com/rdggen/rdggen/internal/engines/nvueapply"
-	"github.com/rdggen/rdggen/internal/engines/onyxapply"
+	"github.com/rdggen/rdggen/internal/switchos"
 	"github.com/rdggen/rdggen/internal/transport/remote"
 	"github.com/rdggen/rdggen/pkg/bench"
 	"github.com/rdggen/rdggen/pkg/inventory"
@@ -28,9 +28,9 @@ type BenchOptions struct {
 	// their ports' PFC pause and ECN counters are read before and after
 	// the ib_write_bw rounds, so a slow pair's verdict says whether pauses
 	// rose on its ports. On a fabric the uplinks of every leaf and spine
-	// are read too. ONYX switches are read over SSH (pause and ECN),
-	// Cumulus Linux ones through the NVUE API (pause frames only, see
-	// nvueapply.Counters).
+	// are read too. Each switch is read by its OS's engine: ONYX switches
+	// over SSH (pause and ECN), Cumulus Linux ones through the NVUE API
+	// (pause frames only: no documented NVUE view of ECN marks).
 	Switch *SwitchOptions
 	// Expect is what the outputs are judged against (bench.ExpectFor).
 	Expect bench.Expect
@@ -42,13 +42,22 @@ type BenchOptions struct {
 	// HorovodCmd is each rank's command (nil: the VGG16 benchmark).
 	Horovod    bool
 	HorovodCmd []string
-	// PerftestSeconds is each pair's duration (0: 5 s); NCCLTest the
-	// all_reduce_perf command (nil: benchrun.NCCLTest, 8 B to 4 GiB).
+	// PerftestSeconds is each pair's duration (0: DefaultPerftestSeconds);
+	// NCCLTest the all_reduce_perf command (nil: DefaultNCCLTest, 8 B to 4
+	// GiB).
 	PerftestSeconds int
 	NCCLTest        []string
 	// Save, when set, receives every raw output (for bench --judge).
 	Save string
 }
+
+// DefaultPerftestSeconds is how long each ib_write_bw pair writes by
+// default (its -D).
+const DefaultPerftestSeconds = benchrun.PerftestSeconds
+
+// DefaultNCCLTest is the default all_reduce_perf command of every rank:
+// sizes from 8 B to 4 GiB, doubling, one GPU per rank.
+func DefaultNCCLTest() []string { return slices.Clone(benchrun.NCCLTest) }
 
 // ErrBenchNotReady is wrapped by Bench's error when a host has no usable
 // RoCE v2 GID: nothing was run. errors.As to *BenchNotReady for the
@@ -68,14 +77,21 @@ func (e *BenchNotReady) Unwrap() error { return ErrBenchNotReady }
 // the hosts, every host once as client and once as server, in rounds of
 // disjoint pairs (bench.Rounds: 2 rounds for an even count, 3 for odd; on
 // a leaf-spine fabric bench.RoundsByLeaf, pairs across leaves first, and
-// a verdict per leaf pair),
+// a verdict per leaf pair; on hosts with several rails bench.RailRounds,
+// rail r of a host only with rail r of another, each end on its rail's
+// RDMA device, GID and address, and a verdict per rail),
 // all_reduce_perf launched with the cluster's mpirun line and, with
 // o.Horovod, the Horovod benchmark on the cluster and on one VM; it reads
-// every host's GID table first and uses each host's RoCE v2 GID index. It
+// every host's GID table first (every rail's) and uses each host's RoCE v2
+// GID index; all_reduce_perf is judged against the rails' sum, with the
+// rails' verdicts beside it (bench.Expect.PairVerdicts). It
 // returns the judged document (rdggen.bench/v2). The error is a
 // *BenchNotReady when nothing could run, or ctx's when interrupted (every
 // process started is stopped; the document holds what was measured).
 func Bench(ctx context.Context, inv *inventory.Inventory, o BenchOptions) (*bench.Document, error) {
+	if inv == nil {
+		return nil, ErrNoInventory
+	}
 	r := o.begin("bench")
 	defer r.end()
 	ssh := o.SSH.remote()
@@ -97,34 +113,30 @@ func Bench(ctx context.Context, inv *inventory.Inventory, o BenchOptions) (*benc
 	return doc, err
 }
 
-// benchCounters reads the PFC pause (and, on ONYX, ECN) counters of every
-// data port and fabric uplink of the switches with a mgmt address: ONYX
-// switches over SSH (onyxapply.Counters), Cumulus Linux ones through the
-// NVUE API (nvueapply.Counters, pause frames only: their ECN is -1, not
-// read). The counters read are returned with the error of those that were
-// not.
+// benchCounters reads the PFC pause and ECN counters of every data port
+// and fabric uplink of the switches with a mgmt address, each OS's through
+// its engine (switchos.Engine.Counters: ONYX over SSH; Cumulus Linux
+// through the NVUE API, pause frames only, ECN -1: not read). The counters
+// read are returned with the error of those that were not.
 func benchCounters(inv *inventory.Inventory, sw SwitchOptions, r *run) func(ctx context.Context) ([]benchrun.PortCount, error) {
-	var cum []inventory.Switch
-	for _, s := range inv.SwitchesOf(inventory.OSCumulus) {
-		if s.Mgmt != "" {
-			cum = append(cum, s)
-		}
-	}
-	onyxSws := inv.SwitchesOf(inventory.OSONYX)
 	return func(ctx context.Context) ([]benchrun.PortCount, error) {
 		var out []benchrun.PortCount
 		var errs []error
-		if len(onyxSws) > 0 {
-			cs, _, err := onyxapply.Counters(ctx, inv, onyxEngine(sw, r).(onyxEngineT).only(onyxSws))
+		oses, err := switchos.Of(inv)
+		errs = append(errs, err)
+		for _, os := range oses {
+			var sws []inventory.Switch
+			for _, s := range inv.SwitchesOf(os.OS) {
+				if s.Mgmt != "" {
+					sws = append(sws, s)
+				}
+			}
+			if len(sws) == 0 {
+				continue
+			}
+			cs, err := os.Engine(sw.settings(r)).Counters(ctx, inv, sws)
 			for _, c := range cs {
 				out = append(out, benchrun.PortCount{Port: c.Port, Pause: c.Pause, ECN: c.ECN})
-			}
-			errs = append(errs, err)
-		}
-		if len(cum) > 0 {
-			cs, err := nvueapply.Counters(ctx, inv, cum, nvueEngine(sw, r).(nvueEngineT).o)
-			for _, c := range cs {
-				out = append(out, benchrun.PortCount{Port: c.Port, Pause: c.Pause, ECN: -1})
 			}
 			errs = append(errs, err)
 		}

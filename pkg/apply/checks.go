@@ -1,13 +1,15 @@
 package apply
 
 import (
+	"slices"
+
 	"github.com/rdggen/rdggen/internal/driver"
 	"github.com/rdggen/rdggen/internal/engines/esxiapply"
 	"github.com/rdggen/rdggen/internal/engines/hostapply"
-	"github.com/rdggen/rdggen/internal/engines/nvueapply"
-	"github.com/rdggen/rdggen/internal/engines/onyxapply"
 	"github.com/rdggen/rdggen/internal/engines/workerapply"
+	"github.com/rdggen/rdggen/internal/switchos"
 	"github.com/rdggen/rdggen/pkg/applyplan"
+	"github.com/rdggen/rdggen/pkg/inventory"
 	"github.com/rdggen/rdggen/pkg/readiness"
 )
 
@@ -24,22 +26,13 @@ type CheckInfo struct {
 	What string
 }
 
-// checks are the targets' checks, grouped as each target reports them
-// (the ESXi host's before its VMs'); the rules behind them are the Check constants' documentation in
-// internal/engines/onyxapply, internal/engines/esxiapply, internal/engines/hostapply (check.go,
-// guest.go; docs/rules.md#the-guest-ready-for-gpudirect-rdma) and
-// internal/engines/workerapply.
+// checks are the targets' checks but the switch's (each switch OS's, in
+// internal/switchos), grouped as each target reports them (the ESXi
+// host's before its VMs'); the rules behind them are the Check constants'
+// documentation in internal/engines/esxiapply, internal/engines/hostapply
+// (check.go, guest.go; docs/rules.md#the-guest-ready-for-gpudirect-rdma)
+// and internal/engines/workerapply.
 var checks = map[applyplan.TargetName][]CheckInfo{
-	readiness.TargetSwitch: {
-		{onyxapply.CheckConfig, "the running-config against the inventory (apply's plan)"},
-		{onyxapply.CheckLink, "per data port and fabric uplink: the link up; its speed as found"},
-		{onyxapply.CheckMTU, "per data port and fabric uplink: MTU ≥ 9216 (jumbo data network, fabric) or 1500"},
-		{onyxapply.CheckPFC, "per data port and fabric uplink: PFC on, on roce.priority, oper Enabled"},
-		{onyxapply.CheckPauseCounters, "per data port and fabric uplink: pause frames on roce.priority (never fails)"},
-		{onyxapply.CheckECN, "per data port and fabric uplink: ECN on the RoCE class at roce.ecn_min/max_kb"},
-		{onyxapply.CheckLLDP, "per fabric uplink: the LLDP neighbor is the switch and port fabric.links plans"},
-		{onyxapply.CheckBGP, "per planned BGP session of a fabric switch: ESTABLISHED (show ip bgp summary)"},
-	},
 	readiness.TargetESXi: {
 		{esxiapply.CheckExists, "the ESXi host or VM is in vCenter, once (shown when not)"},
 		{esxiapply.CheckRead, "vCenter answered the host's reads (shown when not)"},
@@ -54,7 +47,8 @@ var checks = map[applyplan.TargetName][]CheckInfo{
 		{esxiapply.CheckPower, "per VM: powered on"},
 		{esxiapply.CheckDevices, "per VM: GPUs and SR-IOV adapter attached, connected"},
 		{esxiapply.CheckP2P, "per VM: the PCIe peer-to-peer keys GPUDirect RDMA needs"},
-		{esxiapply.CheckNUMA, "per VM: each GPU on the NUMA node of the NIC's PF"},
+		{esxiapply.CheckNUMA, "per VM: each GPU on the NUMA node of the NIC's PF (per rail: its VF with its GPUs)"},
+		{esxiapply.CheckDeviceGroups, "per VM of several rails: the host's vendor device groups (a report)"},
 	},
 	readiness.TargetHosts: {
 		{hostapply.CheckRDMADevice, "the RDMA device horovod.hca exists"},
@@ -78,6 +72,12 @@ var checks = map[applyplan.TargetName][]CheckInfo{
 		{hostapply.CheckNAT, "RDGGEN-POSTROUTING first in nat POSTROUTING"},
 		{hostapply.CheckFiles, "the scripts and units apply installs, as generated"},
 		{hostapply.CheckConfig, "apply cannot plan the VM: why (instead of mtu … files)"},
+		{hostapply.CheckRailLink, "several rails, per rail: its interface up, carrier, address, MTU"},
+		{hostapply.CheckRailRouting, "per rail: its rule, its table, its routes in the main table"},
+		{hostapply.CheckRailGateway, "per rail: its gateway answers ping -I from its interface"},
+		{hostapply.CheckRailSysctl, "arp_ignore, arp_announce, rp_filter at 2"},
+		{hostapply.CheckTopology, "NCCL's topology file valid, of this guest's bus IDs and classes"},
+		{hostapply.CheckGPUOrder, "per GPU: on the vNUMA node of its pciPassthru (when given)"},
 	},
 	readiness.TargetWorkers: {
 		{workerapply.CheckWorker, "the container as apply leaves it"},
@@ -92,31 +92,49 @@ var checks = map[applyplan.TargetName][]CheckInfo{
 	},
 }
 
-// cumulusChecks are the switch target's checks on a Cumulus Linux switch,
-// read through the NVUE REST API with GET requests only (the rules are the
-// Check constants' documentation in internal/engines/nvueapply; docs/nvue.md).
-var cumulusChecks = []CheckInfo{
-	{nvueapply.CheckConfig, "the applied configuration against the inventory (apply's plan)"},
-	{nvueapply.CheckRoCE, "qos roce operational = applied: mode, PFC priority, ECN, traffic class"},
-	{nvueapply.CheckLink, "per data port and fabric uplink: the link up"},
-	{nvueapply.CheckMTU, "per data port and fabric uplink: the operational MTU as apply sets it (9216)"},
-	{nvueapply.CheckPauseCounters, "per data port and fabric uplink: PFC pause frames on roce.priority (never fails)"},
-	{nvueapply.CheckLLDP, "per fabric uplink: the LLDP neighbor is the switch and port fabric.links plans"},
-	{nvueapply.CheckBGP, "per planned BGP session of a fabric switch: established"},
-	{nvueapply.CheckRoutes, "per prefix another fabric switch advertises: installed by BGP, a next hop over each planned uplink (ECMP across the spines)"},
+// SwitchOSChecks are the switch target's checks on the switches of one
+// OS, as its engine reports them.
+type SwitchOSChecks struct {
+	// OS is the switch OS (Name: "Cumulus Linux"); How says how its
+	// switches are read ("through the NVUE REST API (GET requests only)").
+	OS  inventory.SwitchOS
+	How string
+	// Checks are its checks, except CheckConnect.
+	Checks []CheckInfo
 }
 
-// CumulusSwitchChecks lists the checks the switch target reports for a
-// Cumulus Linux switch (Checks(readiness.TargetSwitch) lists an ONYX
-// switch's), except CheckConnect. The slice is the caller's.
-func CumulusSwitchChecks() []CheckInfo {
-	return append([]CheckInfo(nil), cumulusChecks...)
+// SwitchChecks lists, per switch OS rdggen has an engine for (in the order
+// of inventory.SwitchOSes), the checks the switch target reports on its
+// switches. The slice is the caller's.
+func SwitchChecks() []SwitchOSChecks {
+	var out []SwitchOSChecks
+	for _, os := range switchos.All() {
+		c := SwitchOSChecks{OS: os.OS, How: os.Checks.How}
+		for _, x := range os.Checks.List {
+			c.Checks = append(c.Checks, CheckInfo(x))
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 // Checks lists every check target (readiness.TargetSwitch, TargetESXi,
 // TargetHosts or TargetWorkers) reports, with what each reads, except
-// CheckConnect, which every target has; nil for another target. The slice
-// is the caller's.
+// CheckConnect, which every target has; nil for another target. For the
+// switch target, each check once, as the first OS that reports it
+// describes it (SwitchChecks lists them per OS). The slice is the
+// caller's.
 func Checks(target applyplan.TargetName) []CheckInfo {
-	return append([]CheckInfo(nil), checks[target]...)
+	if target != readiness.TargetSwitch {
+		return append([]CheckInfo(nil), checks[target]...)
+	}
+	var out []CheckInfo
+	for _, os := range SwitchChecks() {
+		for _, c := range os.Checks {
+			if !slices.ContainsFunc(out, func(x CheckInfo) bool { return x.Name == c.Name }) {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
 }

@@ -4,8 +4,10 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/rdggen/rdggen/internal/driver"
 	"github.com/rdggen/rdggen/internal/engines/nvueapply"
 	"github.com/rdggen/rdggen/internal/engines/onyxapply"
+	"github.com/rdggen/rdggen/internal/transport"
 	"github.com/rdggen/rdggen/internal/transport/sshcli"
 	"github.com/rdggen/rdggen/internal/transport/sshconn"
 	"github.com/rdggen/rdggen/pkg/applyplan"
@@ -33,10 +35,12 @@ type (
 	// AuthError: the machine refused every SSH credential offered (the
 	// offered kinds are named, never the secrets). Nothing was sent.
 	AuthError = sshconn.AuthError
-	// UnreachableError: no TCP connection to the machine's SSH port
-	// (refused, no route, or no answer within the timeout). Nothing was
-	// sent.
-	UnreachableError = sshconn.UnreachableError
+	// UnreachableError: the machine could not be reached, over SSH (an
+	// ONYX switch, a VM) or through the NVUE API (a Cumulus Linux switch)
+	// alike: the connection was refused, had no route, or was not
+	// answered within the timeout (no SSH banner, no TLS handshake).
+	// Nothing was sent.
+	UnreachableError = transport.UnreachableError
 	// DeviceError: an ONYX switch refused a command (its `%` message), or
 	// the command asked a question the session declined.
 	DeviceError = sshcli.DeviceError
@@ -51,13 +55,23 @@ type (
 	// CertificateError: a Cumulus Linux switch presented a certificate
 	// other than the pinned one (--nvue-fingerprint). Nothing was sent.
 	CertificateError = nvueapply.PinError
+	// PanicError: a target, a machine's goroutine or the confirmation
+	// panicked (a bug, here or in a function given in the options): the
+	// value and the stack where it happened. It is that target's error in
+	// ApplyAll and CheckAll, never the end of the caller's process.
+	PanicError = driver.PanicError
 )
+
+// ErrNoInventory is the error of a call given a nil inventory.
+var ErrNoInventory = errors.New("no inventory: give a loaded or built *inventory.Inventory (inventory.LoadFile, inventory.Build)")
 
 // ErrMachines is the error of a target whose machines failed in part (each
 // is in Result.Machines with its own error); errors.Is finds it.
 var ErrMachines = errors.New("some machines failed")
 
-// MachineError is one machine's failure within a target's run.
+// MachineError is one machine's failure within a target's run. Its text
+// names the machine once, "switch swx-mld-1-2: " and the machine's own
+// error, which does not name it (the engines leave that to this layer).
 type MachineError struct {
 	// Target is the --target that handles the machine (switch, esxi,
 	// hosts, workers); Machine its name in the inventory.
@@ -84,6 +98,10 @@ type MachinesError struct {
 }
 
 func (e *MachinesError) Error() string { return ErrMachines.Error() + ": " + e.msg }
+
+// Detail is the engines' line that names the failed machines, without
+// ErrMachines' words: "1 of 2 switch(es) failed: swx-mld-1-2".
+func (e *MachinesError) Detail() string { return e.msg }
 
 // Is reports ErrMachines.
 func (e *MachinesError) Is(target error) bool { return target == ErrMachines }

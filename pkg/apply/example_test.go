@@ -42,9 +42,9 @@ func ExampleSwitches() {
 		fmt.Println(c.Op, c.Item, "->", c.To)
 	}
 	// Output:
-	// swx-mld-1-2 planned 10 changes
-	// add traffic pool roce type -> lossless
-	// add traffic pool roce memory -> percent 50.00
+	// swx-mld-1-2 planned 18 changes
+	// add interface ethernet 1/1 description -> clx-mld-41@esx-41.example/vmnic4
+	// add interface ethernet 1/2 description -> clx-mld-42@esx-42.example/vmnic4
 }
 
 // Launch the training job in the workers, as `rdggen run` does, and tell a

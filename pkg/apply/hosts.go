@@ -49,6 +49,9 @@ func (o HostsOptions) engine(r *run) hostapply.Options {
 // inventory asks: one SSH round trip to read, one to change and
 // verify. The error wraps ErrMachines when VMs failed.
 func Hosts(ctx context.Context, inv *inventory.Inventory, o HostsOptions) (*Result, error) {
+	if inv == nil {
+		return nil, ErrNoInventory
+	}
 	r := o.begin(applyplan.TargetHosts)
 	rep, err := hostapply.Run(ctx, inv, o.engine(r))
 	return r.sshReport(rep, err, r.end())
@@ -60,6 +63,9 @@ func Hosts(ctx context.Context, inv *inventory.Inventory, o HostsOptions) (*Resu
 // nvidia-peermem, the verbs device, Docker's NVIDIA runtime), and
 // everything Hosts manages.
 func CheckHosts(ctx context.Context, inv *inventory.Inventory, o HostsOptions) ([]readiness.Result, error) {
+	if inv == nil {
+		return nil, ErrNoInventory
+	}
 	r := o.begin(applyplan.TargetHosts)
 	defer r.end()
 	return hostapply.Check(ctx, inv, o.engine(r))

@@ -169,6 +169,9 @@ type RunResult struct {
 // tables or the job). Other errors (the rendezvous address, the job's SSH
 // session on the first host) name their cause in their text.
 func Run(ctx context.Context, inv *inventory.Inventory, o RunOptions) (*RunResult, error) {
+	if inv == nil {
+		return nil, ErrNoInventory
+	}
 	if o.Out == nil {
 		o.Out = io.Discard
 	}

@@ -10,33 +10,57 @@ import (
 
 	"github.com/rdggen/rdggen/internal/driver"
 	"github.com/rdggen/rdggen/internal/engines/nvueapply"
-	"github.com/rdggen/rdggen/internal/engines/onyxapply"
+	"github.com/rdggen/rdggen/internal/switchos"
 	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/inventory"
 	"github.com/rdggen/rdggen/pkg/readiness"
 )
 
 // SwitchOptions say how to reach the switches (each switch's mgmt address
-// in the inventory): ONYX switches over SSH, Cumulus Linux switches through
-// the NVUE REST API, and what to do.
+// in the inventory) and what to do. Each switch goes to its OS's engine
+// (internal/switchos): ONYX switches over SSH (SSH, CommandTimeout,
+// Batch), Cumulus Linux switches through the NVUE REST API (NVUE), a
+// switch of another registered OS with what that OS takes (OS).
 type SwitchOptions struct {
 	Common
-	// SSH is the login of the ONYX switches; User defaults to "admin".
+	// SSH is the login of the switches reached over SSH (ONYX); User
+	// defaults to "admin".
 	SSH SSH
-	// NVUE is how the Cumulus Linux switches are reached.
+	// NVUE is how the switches reached through an HTTPS API (Cumulus
+	// Linux's NVUE) are reached.
 	NVUE NVUE
-	// BackupDir receives, before any change, <switch>-<UTC time>.cfg (an
-	// ONYX running-config) or .json (a Cumulus applied configuration),
-	// mode 0600; default "rdg-backup".
+	// BackupDir receives, before any change, <switch>-<UTC time><ext>,
+	// the switch's configuration as read, in its OS's format (SwitchOSes:
+	// .cfg, an ONYX running-config; .json, a Cumulus applied
+	// configuration), mode 0600; default "rdg-backup".
 	BackupDir string
-	// CommandTimeout bounds each ONYX CLI command (default 60 s);
-	// CommandTimeoutFlag, when set, is named in timeout errors.
+	// CommandTimeout bounds each command of a switch CLI (ONYX; default 60
+	// s); CommandTimeoutFlag, when set, is named in timeout errors.
 	CommandTimeout     time.Duration
 	CommandTimeoutFlag string
-	// Batch is the most static-route commands pasted in one write, each
-	// line's reply still read on its own; 0 means 256, 1 sends every
-	// command on its own. Other commands always go one at a time.
+	// Batch is the most independent entries (consecutive static routes,
+	// routed ports' addresses, BGP neighbors and networks) pasted in one
+	// write, each line's reply still read on its own; 0 means 256, 1 sends
+	// every command on its own. Other commands always go one at a time.
 	Batch int
+	// OS holds the options of a registered switch OS that SSH and NVUE do
+	// not hold, keyed by the OS; the OS documents the type it takes.
+	OS map[inventory.SwitchOS]any
+}
+
+// settings are the options as every OS's engine takes them.
+func (o SwitchOptions) settings(r *run) switchos.Settings {
+	return switchos.Settings{
+		BackupDir: o.BackupDir, DryRun: o.DryRun, Parallel: o.parallel(),
+		Out: r.track.Writer(), Track: r.track, Gate: o.Confirm,
+		SSH: switchos.SSH{
+			User: o.SSH.User, Port: o.SSH.Port, KnownHosts: o.SSH.KnownHosts, Identities: o.SSH.Identities, Agent: o.SSH.Agent,
+			Password: o.SSH.Password, PasswordVar: o.SSH.PasswordVar, Timeout: o.SSH.Timeout, TimeoutFlag: o.SSH.TimeoutFlag,
+			CommandTimeout: o.CommandTimeout, CommandTimeoutFlag: o.CommandTimeoutFlag, Batch: o.Batch,
+		},
+		API: switchos.API(o.NVUE),
+		Own: o.OS,
+	}
 }
 
 // NVUE is how rdggen reaches Cumulus Linux switches: the NVUE REST API
@@ -71,183 +95,68 @@ func (n NVUE) CheckTLS() error {
 	return nvueapply.TLS{CAFile: n.CAFile, Fingerprint: n.Fingerprint}.Check()
 }
 
-// engine is one switch OS's engine as pkg/apply drives it. A switch OS is
-// one entry of switchEngines, the one place where a switch's OS
-// (inventory.Switch.OS) picks the code that reaches it: Switches and
-// CheckSwitches loop over the registered engines, each given the
-// switches that run its OS (Select), and run every switch of every OS in
-// one driver loop, so that the plans print together and Confirm is asked
-// once.
-type engine interface {
-	// Plan connects to switch sw, reads its configuration and plans it;
-	// the unit's Push sends the plan and verifies it (driver.Unit).
-	Plan(ctx context.Context, inv *inventory.Inventory, sw inventory.Switch) switchUnit
-	// Check checks the switches sws (all of the engine's OS), changing
-	// nothing.
-	Check(ctx context.Context, inv *inventory.Inventory, sws []inventory.Switch) ([]readiness.Result, error)
-}
-
-// switchUnit is one switch between plan and summary.
-type switchUnit interface {
-	driver.Unit
-	// Finish closes the switch's connection and says what was done.
-	Finish() switchOutcome
-}
-
-// switchOutcome is one switch's part of the summary.
-type switchOutcome struct {
-	err           error
-	empty, pushed bool
-	// commands counts the ONYX commands sent; revision is an NVUE
-	// revision applied.
-	commands int
-	revision bool
-}
-
-// switchEngine is a registered engine: how to make it, and how the phases
-// and errors name its switches.
-type switchEngine struct {
-	make func(o SwitchOptions, r *run) engine
-	// what names the switches ("Cumulus switch(es)"); reading is the verb
-	// phrase of the read phase.
-	what, reading string
-}
-
-// switchEngines are the switch OSes' engines, in inventory.SwitchOSes
-// order: the one dispatch point of a switch's OS.
-var switchEngines = map[inventory.SwitchOS]switchEngine{
-	inventory.OSONYX:    {make: onyxEngine, what: "switch(es)", reading: "reading the running-config of"},
-	inventory.OSCumulus: {make: nvueEngine, what: "Cumulus switch(es)", reading: "reading the applied configuration of"},
-}
-
-// onyxEngine is ONYX's engine: the CLI over SSH (internal/engines/onyxapply).
-type onyxEngineT struct{ o onyxapply.Options }
-
-func onyxEngine(o SwitchOptions, r *run) engine {
-	user := o.SSH.User
-	if user == "" {
-		user = "admin"
-	}
-	return onyxEngineT{onyxapply.Options{
-		User: user, Password: o.SSH.Password, Agent: o.SSH.Agent, Identities: o.SSH.Identities, Port: o.SSH.Port,
-		KnownHosts: o.SSH.KnownHosts, BackupDir: o.BackupDir, DryRun: o.DryRun, Parallel: o.parallel(),
-		CommandTimeout: o.CommandTimeout, DialTimeout: o.SSH.Timeout, DialTimeoutFlag: o.SSH.TimeoutFlag,
-		CommandTimeoutFlag: o.CommandTimeoutFlag, PasswordVar: o.SSH.PasswordVar, Batch: o.Batch,
-		Out: r.track.Writer(), Track: r.track, Gate: o.Confirm,
-	}}
-}
-
-func (e onyxEngineT) Plan(ctx context.Context, inv *inventory.Inventory, sw inventory.Switch) switchUnit {
-	return onyxUnit{onyxapply.Prepare(ctx, inv, sw, e.o)}
-}
-
-func (e onyxEngineT) Check(ctx context.Context, inv *inventory.Inventory, sws []inventory.Switch) ([]readiness.Result, error) {
-	return onyxapply.Check(ctx, inv, e.only(sws))
-}
-
-// only are the engine's options for the switches sws alone.
-func (e onyxEngineT) only(sws []inventory.Switch) onyxapply.Options {
-	o := e.o
-	o.Select = func(sw inventory.Switch) bool {
-		return slices.ContainsFunc(sws, func(s inventory.Switch) bool { return s.Name == sw.Name })
-	}
-	return o
-}
-
-type onyxUnit struct{ *onyxapply.Prepared }
-
-func (u onyxUnit) Finish() switchOutcome {
-	r := u.Prepared.Finish()
-	return switchOutcome{err: r.Err, empty: r.Plan.Empty(), pushed: r.Pushed, commands: r.Sent}
-}
-
-// nvueEngine is Cumulus Linux's engine: the NVUE REST API over HTTPS
-// (internal/engines/nvueapply).
-type nvueEngineT struct{ o nvueapply.Options }
-
-func nvueEngine(o SwitchOptions, r *run) engine {
-	return nvueEngineT{nvueapply.Options{
-		User: o.NVUE.User, Password: o.NVUE.Password, PasswordVar: o.NVUE.PasswordVar, Port: o.NVUE.Port,
-		TLS:       nvueapply.TLS{CAFile: o.NVUE.CAFile, Fingerprint: o.NVUE.Fingerprint},
-		BackupDir: o.BackupDir, DryRun: o.DryRun, Parallel: o.parallel(),
-		RequestTimeout: o.NVUE.RequestTimeout, ConfirmTimeout: o.NVUE.ConfirmTimeout, ApplyTimeout: o.NVUE.ApplyTimeout,
-		Out: r.track.Writer(), Track: r.track, Gate: o.Confirm,
-	}}
-}
-
-func (e nvueEngineT) Plan(ctx context.Context, inv *inventory.Inventory, sw inventory.Switch) switchUnit {
-	return nvueUnit{nvueapply.Prepare(ctx, inv, sw, e.o)}
-}
-
-func (e nvueEngineT) Check(ctx context.Context, inv *inventory.Inventory, sws []inventory.Switch) ([]readiness.Result, error) {
-	return nvueapply.Check(ctx, inv, sws, e.o)
-}
-
-type nvueUnit struct{ *nvueapply.Prepared }
-
-func (u nvueUnit) Finish() switchOutcome {
-	r := u.Prepared.Finish()
-	return switchOutcome{err: r.Err, empty: r.Plan.Empty(), pushed: r.Pushed, revision: r.Applied}
-}
-
 // Switches brings every switch of the inventory to the lossless RoCE
-// configuration. An ONYX switch: it reads the running-config over SSH,
-// diffs it against what pkg/onyx computes, and (unless DryRun, and when
-// Confirm agrees) saves a backup, sends only the missing or conflicting
-// commands, stops at the first refused one, and saves the configuration
-// when all succeeded. A Cumulus Linux switch: it reads the applied
-// configuration through the NVUE REST API, diffs it with pkg/cumulus's
-// intent on the parsed tree, backs it up, and applies only the difference
-// as one revision (one PATCH, apply with a confirm timeout, verified,
-// confirmed, saved where the release does not save on apply).
-// Configuration rdggen does not own is never touched. Confirm is asked
-// once, with the plans of both kinds. The error wraps ErrMachines when
-// switches failed (each has its error in Result.Machines).
+// configuration, each through its OS's engine (internal/switchos). An
+// ONYX switch: it reads the running-config over SSH, diffs it against what
+// pkg/onyx computes, and (unless DryRun, and when Confirm agrees) saves a
+// backup, sends only the missing or conflicting commands, stops at the
+// first refused one, and saves the configuration when all succeeded. A
+// Cumulus Linux switch: it reads the applied configuration through the
+// NVUE REST API, diffs it with pkg/cumulus's intent on the parsed tree,
+// backs it up, and applies only the difference as one revision (one PATCH,
+// apply with a confirm timeout, verified, confirmed, saved where the
+// release does not save on apply). Configuration rdggen does not own is
+// never touched. Every switch of every OS is read and planned in one
+// driver loop, so the plans print in inventory order and Confirm is asked
+// once. The error wraps ErrMachines when switches failed (each has its
+// error in Result.Machines); a switch whose OS has no engine is an error
+// before anything is contacted.
 func Switches(ctx context.Context, inv *inventory.Inventory, o SwitchOptions) (*Result, error) {
+	if inv == nil {
+		return nil, ErrNoInventory
+	}
+	oses, err := switchos.Of(inv)
+	if err != nil {
+		return nil, err
+	}
 	r := o.begin(applyplan.TargetSwitch)
-	// Every switch goes to its OS's engine; one driver loop reads and
-	// plans them all, asks once and pushes.
-	engines := map[inventory.SwitchOS]engine{}
-	var oses []inventory.SwitchOS
-	for _, os := range inventory.SwitchOSes {
-		if len(inv.SwitchesOf(os)) > 0 {
-			engines[os] = switchEngines[os].make(o, r)
-			oses = append(oses, os)
-		}
+	engines := map[inventory.SwitchOS]switchos.Engine{}
+	for _, os := range oses {
+		engines[os.OS] = os.Engine(o.settings(r))
 	}
 	names := make([]string, len(inv.Switches))
 	for i, sw := range inv.Switches {
 		names[i] = sw.Name
 	}
-	phase := switchEngine{what: "switch(es)", reading: "reading the configuration of"}
+	phase := switchos.Words{What: "switch(es)", Reading: "reading the configuration of"}
 	if len(oses) == 1 {
-		phase = switchEngines[oses[0]]
+		phase = oses[0].Words
 	}
 	units := driver.ReadPlanPush(ctx, names, driver.Run{
-		ReadPhase: phase.reading + " %d " + phase.what, PushPhase: "changing %d " + phase.what,
+		ReadPhase: driver.Phrasef(phase.Reading + " %d " + phase.What), PushPhase: driver.Phrasef("changing %d " + phase.What),
 		Parallel: o.parallel(), DryRun: o.DryRun, Gate: o.Confirm, Track: r.track, Out: r.track.Writer(),
-	}, func(i int) switchUnit {
+	}, func(i int) switchos.Unit {
 		sw := inv.Switches[i]
 		return engines[sw.OS()].Plan(ctx, inv, sw)
 	})
 	res := &Result{Target: applyplan.TargetSwitch}
-	outcomes := make([]switchOutcome, len(units))
+	outcomes := map[inventory.SwitchOS][]switchos.Outcome{}
 	failed := map[inventory.SwitchOS][]string{}
 	for i, u := range units {
-		outcomes[i] = u.Finish()
+		os, out := inv.Switches[i].OS(), u.Finish()
+		outcomes[os] = append(outcomes[os], out)
 		res.Machines = append(res.Machines, u.Machine())
-		if outcomes[i].err != nil {
-			os := inv.Switches[i].OS()
+		if out.Err != nil {
 			failed[os] = append(failed[os], names[i])
 		}
 	}
-	res.Summary = switchSummary(outcomes, len(inv.SwitchesOf(inventory.OSONYX)) > 0, len(inv.SwitchesOf(inventory.OSCumulus)) > 0, o.DryRun)
+	res.Summary = switchSummary(oses, outcomes, o.DryRun)
 	fmt.Fprintln(r.track.Writer(), res.Summary)
 	res.Seconds = r.end()
 	var msgs []string
 	for _, os := range oses {
-		if f := failed[os]; len(f) > 0 {
-			msgs = append(msgs, fmt.Sprintf("%d of %d %s failed: %s", len(f), len(inv.SwitchesOf(os)), switchEngines[os].what, strings.Join(f, ", ")))
+		if f := failed[os.OS]; len(f) > 0 {
+			msgs = append(msgs, fmt.Sprintf("%d of %d %s failed: %s", len(f), len(inv.SwitchesOf(os.OS)), os.Words.What, strings.Join(f, ", ")))
 		}
 	}
 	if len(msgs) > 0 {
@@ -256,7 +165,8 @@ func Switches(ctx context.Context, inv *inventory.Inventory, o SwitchOptions) (*
 	return res, nil
 }
 
-// CheckSwitches checks every switch, changing nothing: drift from the
+// CheckSwitches checks every switch, changing nothing, each through its
+// OS's engine (SwitchChecks lists each OS's checks): drift from the
 // inventory (the plan of Switches), and per data port the link and MTU. On
 // ONYX also PFC on the RoCE priority, its pause counters and ECN on the
 // RoCE traffic class, each failure with the ONYX command that fixes it
@@ -266,15 +176,20 @@ func Switches(ctx context.Context, inv *inventory.Inventory, o SwitchOptions) (*
 // that fixes it (only GET requests are sent). The error names the switches
 // that could not be read.
 func CheckSwitches(ctx context.Context, inv *inventory.Inventory, o SwitchOptions) ([]readiness.Result, error) {
+	if inv == nil {
+		return nil, ErrNoInventory
+	}
+	oses, err := switchos.Of(inv)
+	if err != nil {
+		return nil, err
+	}
 	r := o.begin(applyplan.TargetSwitch)
 	defer r.end()
 	var out []readiness.Result
 	var errs []error
-	for _, os := range inventory.SwitchOSes {
-		if sws := inv.SwitchesOf(os); len(sws) > 0 {
-			rs, err := switchEngines[os].make(o, r).Check(ctx, inv, sws)
-			out, errs = append(out, rs...), append(errs, err)
-		}
+	for _, os := range oses {
+		rs, err := os.Engine(o.settings(r)).Check(ctx, inv, inv.SwitchesOf(os.OS))
+		out, errs = append(out, rs...), append(errs, err)
 	}
 	// Inventory order of the switches, each switch's checks in their order.
 	order := map[string]int{}
@@ -286,44 +201,38 @@ func CheckSwitches(ctx context.Context, inv *inventory.Inventory, o SwitchOption
 }
 
 // switchSummary is the switch target's summary line: the switches by
-// state, then what was sent: ONYX commands when only ONYX switches take
-// part; NVUE revisions when Cumulus ones do, with the ONYX commands apart
-// when some switch runs ONYX (onyx) and Cumulus ones too (cumulus).
-func switchSummary(outcomes []switchOutcome, onyx, cumulus, dryRun bool) string {
-	var planned, changed, upToDate, failed, pending, sent, revisions int
-	for _, r := range outcomes {
-		sent += r.commands
-		if r.revision {
-			revisions++
+// state, then what was sent, in each OS's words (switchos.Words): an OS
+// alone says its own (an ONYX run "3 command(s) sent"), several OSes each
+// theirs ("3 ONYX command(s) sent, 1 NVUE revision(s) applied").
+func switchSummary(oses []switchos.OS, outcomes map[inventory.SwitchOS][]switchos.Outcome, dryRun bool) string {
+	var planned, changed, upToDate, failed, pending int
+	var sent []string
+	for _, os := range oses {
+		n := 0
+		for _, r := range outcomes[os.OS] {
+			n += r.Sent
+			switch {
+			case r.Err != nil:
+				failed++
+			case r.Empty:
+				upToDate++
+			case dryRun:
+				planned++
+			case !r.Pushed:
+				pending++
+			default:
+				changed++
+			}
 		}
-		switch {
-		case r.err != nil:
-			failed++
-		case r.empty:
-			upToDate++
-		case dryRun:
-			planned++
-		case !r.pushed:
-			pending++
-		default:
-			changed++
-		}
+		sent = append(sent, os.Words.Sent(n, len(oses) == 1))
 	}
-	sentText, nothingSent := fmt.Sprintf("%d command(s) sent", sent), "0 commands sent"
-	switch {
-	case cumulus && onyx:
-		sentText = fmt.Sprintf("%d ONYX command(s) sent, %d NVUE revision(s) applied", sent, revisions)
-	case cumulus:
-		sentText = fmt.Sprintf("%d NVUE revision(s) applied", revisions)
-	}
-	if cumulus {
-		nothingSent = sentText
+	sentText, nothingSent, dryRunSent := strings.Join(sent, ", "), strings.Join(sent, ", "), "nothing sent"
+	if len(oses) == 1 && oses[0].Words.Nothing != "" {
+		nothingSent, dryRunSent = oses[0].Words.Nothing, oses[0].Words.Nothing
 	}
 	switch {
-	case dryRun && cumulus:
-		return fmt.Sprintf("switch: dry run: %d switch(es) would change, %d up to date, %d failed; nothing sent", planned, upToDate, failed)
 	case dryRun:
-		return fmt.Sprintf("switch: dry run: %d switch(es) would change, %d up to date, %d failed; 0 commands sent", planned, upToDate, failed)
+		return fmt.Sprintf("switch: dry run: %d switch(es) would change, %d up to date, %d failed; %s", planned, upToDate, failed, dryRunSent)
 	case pending > 0:
 		return fmt.Sprintf("switch: %d changed, %d not applied (planned), %d up to date, %d failed; %s", changed, pending, upToDate, failed, sentText)
 	case changed == 0 && failed == 0:

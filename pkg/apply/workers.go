@@ -2,6 +2,7 @@ package apply
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/rdggen/rdggen/internal/engines/workerapply"
@@ -26,6 +27,12 @@ type WorkersOptions struct {
 	// (n(n-1) logins, for small clusters) instead of along a ring (n logins)
 	// with the rule check covering the other pairs.
 	AllPairs bool
+	// SaveKeys, when set, says that Keys are new (horovod.GenerateWorkerKeys)
+	// and belong in this directory: Workers writes them there
+	// (SaveWorkerKeys) once Confirm agrees, before any worker changes, and
+	// says so in its text; a dry run or a declined confirmation writes
+	// nothing. A failure to write them changes nothing and is the error.
+	SaveKeys string
 }
 
 func (o WorkersOptions) engine(r *run) workerapply.Options {
@@ -39,9 +46,33 @@ func (o WorkersOptions) engine(r *run) workerapply.Options {
 // it after Hosts: the workers live on its Docker. The error wraps
 // ErrMachines when VMs failed.
 func Workers(ctx context.Context, inv *inventory.Inventory, o WorkersOptions) (*Result, error) {
+	if inv == nil {
+		return nil, ErrNoInventory
+	}
 	r := o.begin(applyplan.TargetWorkers)
+	var saveErr error
+	if dir := o.SaveKeys; dir != "" {
+		out := r.track.Writer()
+		fmt.Fprintf(out, "the cluster's worker keys are not in %s yet: apply generates them there (this plan shows freshly made ones)\n", dir)
+		outer, k := o.Confirm, o.Keys
+		o.Confirm = func(ctx context.Context, planned []applyplan.Machine) bool {
+			if !outer.Pass(ctx, planned) {
+				return false
+			}
+			if saveErr = SaveWorkerKeys(dir, k); saveErr != nil {
+				return false
+			}
+			fmt.Fprintf(out, "generated the cluster's worker keys in %s (MPI key %s, worker host key %s); keep them: new keys change every worker's files\n",
+				dir, Fingerprint(k.ClientPublic), Fingerprint(k.HostPublic))
+			return true
+		}
+	}
 	rep, err := workerapply.Run(ctx, inv, o.engine(r))
-	return r.sshReport(rep, err, r.end())
+	res, err := r.sshReport(rep, err, r.end())
+	if saveErr != nil {
+		return res, saveErr
+	}
+	return res, err
 }
 
 // CheckWorkers checks every worker, changing nothing: its container and
@@ -52,6 +83,9 @@ func Workers(ctx context.Context, inv *inventory.Inventory, o WorkersOptions) (*
 // every peer's worker, which covers the pairs not logged in. Each host
 // costs one SSH round trip; the schedule is printed at the end.
 func CheckWorkers(ctx context.Context, inv *inventory.Inventory, o WorkersOptions) ([]readiness.Result, error) {
+	if inv == nil {
+		return nil, ErrNoInventory
+	}
 	r := o.begin(applyplan.TargetWorkers)
 	defer r.end()
 	return workerapply.Check(ctx, inv, o.engine(r))

@@ -40,6 +40,11 @@ const (
 	// speed, NICs per node or MTU given to the judge (flags, inventory or
 	// defaults), when the file's own figures contradict them.
 	LayerParameters = "judge parameters"
+	// LayerPairing: which NIC NCCL gives each GPU on a host with several
+	// rails, decided by the PCI topology NCCL sees (in a VM, the topology
+	// file): a GPU whose channels leave through another rail's NIC than
+	// the one beside it.
+	LayerPairing = "GPU–NIC pairing"
 )
 
 // The `rdggen check` results (readiness.Result.Check, by target) that
@@ -141,9 +146,14 @@ func socketCauses(l *NCCLLog, e Expect, hosts []string) []Cause {
 		if len(l.NoIBDevice) > 0 {
 			what += " (\"NET/IB : No device found\")"
 		}
-		cs = append(cs, Cause{Layer: LayerContainerRDMA, Hosts: hosts,
+		c := Cause{Layer: LayerContainerRDMA, Hosts: hosts,
 			Finding: what + ": the container lacks /dev/infiniband, memlock, the RDMA libraries, or the RoCE GID, and neither the log nor check results say which",
-			Fix:     "run `rdggen check --target hosts,workers -o json > check.json` and judge again with --evidence check.json"})
+			Fix:     "run `rdggen check --target hosts,workers -o json > check.json` and judge again with --evidence check.json"}
+		if !e.rdggenCluster() {
+			c.Finding = what + ": where NCCL ran there was no /dev/infiniband (a container started without it), too low a locked-memory limit, no RDMA userspace (rdma-core) or no RoCE GID, and the log does not say which"
+			c.Fix = "where NCCL runs, check ls /dev/infiniband, ulimit -l, ibv_devices and the RoCE v2 GID (show_gids)"
+		}
+		cs = append(cs, c)
 	}
 	return cs
 }
@@ -165,9 +175,20 @@ func gpuHost(g GDRGPU) string    { return g.Host }
 // gdrCauses explains inter-node channels without GPUDirect RDMA; on and off
 // are the hosts (or ranks) with and without it when the use is
 // asymmetric.
+//
+// A cause names a vSphere VM's settings (the P2P VMX keys, a passed-through
+// device's PHB path) and `rdggen check` only when e says the log comes
+// from an rdggen (vSphere) cluster, and the peer-memory module only when
+// the channels are NCCL's own verbs transport (NET/IB): over a network
+// plugin's ([NCCLLog.PluginNet]) the plugin decides.
 func gdrCauses(l *NCCLLog, e Expect, on, off []string) []Cause {
 	var cs []Cause
-	if len(on) > 0 && len(off) > 0 {
+	vsphere, plugin := e.rdggenCluster(), l.PluginNet()
+	if len(on) > 0 && len(off) > 0 && plugin != "" {
+		cs = append(cs, Cause{Layer: LayerGPUDirect, Hosts: off,
+			Finding: fmt.Sprintf("GPUDirect RDMA works on %s but not on %s over NET/%s, a network plugin's transport: the plugin could not register GPU memory with the NIC there", Names(on), Names(off), plugin),
+			Fix:     "compare the plugin's own NCCL_DEBUG=INFO lines (NET/OFI … for aws-ofi-nccl) of " + Names(off) + " with those of " + Names(on) + ": its version, its provider and the NIC it chose"})
+	} else if len(on) > 0 && len(off) > 0 {
 		cs = append(cs, Cause{Layer: LayerGPUDirect, Hosts: off,
 			Finding: fmt.Sprintf("GPUDirect RDMA works on %s but not on %s: the peer-memory module is missing there (sjeaugey in NVIDIA/nccl#897: \"Perhaps the nv_peer_mem or nvidia-peermem module is not installed/loaded on the second node?\")",
 				Names(on), Names(off)),
@@ -202,10 +223,22 @@ func gdrCauses(l *NCCLLog, e Expect, on, off []string) []Cause {
 		}
 	}
 	if len(far) > 0 {
+		better := "better, pass through a GPU and NIC under the same root complex"
+		if !vsphere {
+			better = "better, a GPU and NIC under the same PCIe switch or root complex"
+		}
 		if levelSet {
+			fix := "set NCCL_NET_GDR_LEVEL=SYS, or give NCCL the host's PCI topology with NCCL_TOPO_FILE (sjeaugey in NVIDIA/nccl#1151 and NVIDIA/nccl-tests#86); " + better
+			if strings.EqualFold(level, "SYS") { // the run already allowed every path: only the topology is left
+				fix = "give NCCL the host's PCI topology with NCCL_TOPO_FILE (sjeaugey in NVIDIA/nccl#1151 and NVIDIA/nccl-tests#86); " + better
+			}
 			cs = append(cs, Cause{Layer: LayerGPUDirect, Hosts: nonEmpty(hostsOf(far, gpuHost)),
 				Finding: fmt.Sprintf("NCCL_NET_GDR_LEVEL=%s is set, but the GPU–NIC path is longer than it allows: %s", level, gpuList(far)),
-				Fix:     "set NCCL_NET_GDR_LEVEL=SYS, or give NCCL the host's PCI topology with NCCL_TOPO_FILE (sjeaugey in NVIDIA/nccl#1151 and NVIDIA/nccl-tests#86); better, pass through a GPU and NIC under the same root complex"})
+				Fix:     fix})
+		} else if !vsphere {
+			cs = append(cs, Cause{Layer: LayerGPUDirect, Hosts: nonEmpty(hostsOf(far, gpuHost)),
+				Finding: fmt.Sprintf("NCCL_NET_GDR_LEVEL is not set and NCCL's default limit is stricter than the GPU–NIC path (%s)", gpuList(far)),
+				Fix:     "launch with NCCL_NET_GDR_LEVEL set to that path's type (PHB for a path through the CPU's root complex; NCCL_TOPO_DUMP_FILE writes the topology NCCL sees), or give NCCL the host's PCI topology with NCCL_TOPO_FILE (sjeaugey in NVIDIA/nccl#1151 and NVIDIA/nccl-tests#86); " + better})
 		} else {
 			cs = append(cs, Cause{Layer: LayerGPUDirect, Hosts: nonEmpty(hostsOf(far, gpuHost)),
 				Finding: fmt.Sprintf("NCCL_NET_GDR_LEVEL is not set and NCCL's default limit is stricter than the VM's GPU–NIC path (%s): in a vSphere VM each passthrough device sits behind its own root port, a PHB path", gpuList(far)),
@@ -235,19 +268,33 @@ func gdrCauses(l *NCCLLog, e Expect, on, off []string) []Cause {
 		if old, ok := versionBefore(l.Version, 2, 23); ok && old {
 			f += "; this run's NCCL " + l.Version + " is one of those"
 		}
+		where := "in the VM (not the container)"
+		if !vsphere {
+			where = "on the host (not in the container)"
+		}
 		cs = append(cs, Cause{Layer: LayerGPUDirect, Hosts: hosts,
 			Finding: f,
-			Fix:     "modprobe nvidia-peermem in the VM (not the container) and persist it; with a stack that has no memory_peers directory use NCCL 2.23 or later"})
+			Fix:     "modprobe nvidia-peermem " + where + " and persist it; with a stack that has no memory_peers directory use NCCL 2.23 or later"})
 	}
 	if len(cs) == 0 {
-		f := "the channels go through host memory: nvidia_peermem is not loaded, the P2P VMX keys (pciPassthru.allowP2P, pciPassthru.RelaxACSforP2P) are missing, or NCCL_NET_GDR_LEVEL is too strict for the VM's PHB topology"
+		levelText := "; the log shows no NCCL_NET_GDR_LEVEL setting"
 		if levelSet {
-			f += fmt.Sprintf("; the log shows NCCL_NET_GDR_LEVEL=%s", level)
-		} else {
-			f += "; the log shows no NCCL_NET_GDR_LEVEL setting"
+			levelText = fmt.Sprintf("; the log shows NCCL_NET_GDR_LEVEL=%s", level)
 		}
-		cs = append(cs, Cause{Layer: LayerGPUDirect, Hosts: off, Finding: f,
-			Fix: "run `rdggen check` (hosts peermem, esxi p2p, workers gdr-level) and judge again with --evidence; NCCL_DEBUG_SUBSYS=INIT,NET,ENV prints NCCL's per-GPU decision"})
+		switch {
+		case plugin != "":
+			cs = append(cs, Cause{Layer: LayerGPUDirect, Hosts: off,
+				Finding: fmt.Sprintf("the channels over NET/%s go through host memory: that network plugin, not NCCL's own NET/IB, decides whether the NIC reads and writes GPU memory (aws-ofi-nccl asks its libfabric provider: src/nccl_ofi_net.c support_gdr), and here it did not (nvidia-peermem is a prerequisite of NET/IB, not of the plugin)", plugin),
+				Fix:     "read the plugin's own NCCL_DEBUG=INFO lines (NET/OFI … for aws-ofi-nccl) for its GPU memory support, and whether the NIC of this machine type offers GPUDirect RDMA at all"})
+		case vsphere:
+			cs = append(cs, Cause{Layer: LayerGPUDirect, Hosts: off,
+				Finding: "the channels go through host memory: nvidia_peermem is not loaded, the P2P VMX keys (pciPassthru.allowP2P, pciPassthru.RelaxACSforP2P) are missing, or NCCL_NET_GDR_LEVEL is too strict for the VM's PHB topology" + levelText,
+				Fix:     "run `rdggen check` (hosts peermem, esxi p2p, workers gdr-level) and judge again with --evidence; NCCL_DEBUG_SUBSYS=INIT,NET,ENV prints NCCL's per-GPU decision"})
+		default:
+			cs = append(cs, Cause{Layer: LayerGPUDirect, Hosts: off,
+				Finding: "the channels go through host memory: there is no peer-memory support for the NIC (nvidia-peermem not loaded, no DMA-BUF), or NCCL_NET_GDR_LEVEL is stricter than the GPU–NIC PCI path" + levelText,
+				Fix:     "lsmod | grep peermem on each host (modprobe nvidia-peermem); NCCL_DEBUG_SUBSYS=INIT,NET,ENV prints NCCL's per-GPU decision (GPU Direct RDMA Enabled or Disabled, with the path's distance)"})
+		}
 	}
 	return cs
 }
@@ -273,16 +320,30 @@ func ncclErrorCauses(hits []HostText, e Expect, hosts []string) []Cause {
 		if rs := failedEvidence(e.Evidence, readiness.TargetHosts, EvidenceGID); len(rs) > 0 {
 			cs = append(cs, evidenceCause(LayerRDMAConfig, "the RoCE v2 GID is not at the launch index", rs))
 		}
-		cs = append(cs, Cause{Layer: LayerRDMAConfig, Hosts: hosts,
+		c := Cause{Layer: LayerRDMAConfig, Hosts: hosts,
 			Finding: "an RDMA operation completed with an error: commonly a GID index that is not RoCE v2 on one side, a lossy (no PFC) path, or ACS blocking GPUDirect RDMA peer traffic",
-			Fix:     "run `rdggen check --target hosts,switch` (gid, pfc); if GPUDirect RDMA is on, check ACS on the PCIe path"})
+			Fix:     "run `rdggen check --target hosts,switch` (gid, pfc); if GPUDirect RDMA is on, check ACS on the PCIe path"}
+		if !e.rdggenCluster() {
+			c.Fix = "check each host's RoCE v2 GID index (show_gids) against the one NCCL used, and PFC on the switch ports between them; if GPUDirect RDMA is on, check ACS on the PCIe path"
+		}
+		cs = append(cs, c)
 	}
 	if len(cs) == 0 {
 		cs = append(cs, Cause{Layer: LayerContainerRDMA, Hosts: hosts,
 			Finding: "a verbs call failed: " + hits[0].Text,
-			Fix:     "run `rdggen check --target hosts,workers` for the RDMA device, memlock and GID"})
+			Fix:     checkRDMAFix(e)})
 	}
 	return cs
+}
+
+// checkRDMAFix is the fix that checks the RDMA device, memlock and the
+// GID where the benchmark runs: `rdggen check` on an rdggen cluster, the
+// commands themselves elsewhere.
+func checkRDMAFix(e Expect) string {
+	if e.rdggenCluster() {
+		return "run `rdggen check --target hosts,workers` for the RDMA device, memlock and GID"
+	}
+	return "where it runs, check the RDMA device (ibv_devices), the locked-memory limit (ulimit -l) and the RoCE v2 GID (show_gids)"
 }
 
 // perftestFailureCauses explains a perftest error message.
@@ -303,9 +364,17 @@ func perftestFailureCauses(r *Perftest, e Expect) []Cause {
 			if rs := failedEvidence(e.Evidence, readiness.TargetHosts, EvidencePeermem); len(rs) > 0 {
 				cs = append(cs, evidenceCause(LayerGPUDirect, "nvidia_peermem is not loaded", rs))
 			} else {
+				where := "in the VM"
+				if !e.rdggenCluster() {
+					where = "on the host"
+				}
+				fix := "modprobe nvidia-peermem " + where + " and persist it; if modprobe fails with Invalid argument, reinstall the GPU driver after MLNX_OFED (or use --use_cuda_dmabuf with the open kernel modules)"
+				if strings.Contains(r.Command, "--use_cuda_dmabuf") { // the run already tried DMA-BUF
+					fix = "the run used --use_cuda_dmabuf: DMA-BUF needs the GPU driver's open kernel modules and a kernel and rdma-core with DMA-BUF support; or, without it, modprobe nvidia-peermem " + where + " and persist it"
+				}
 				cs = append(cs, Cause{Layer: LayerGPUDirect,
 					Finding: "perftest could not register the GPU buffer with the NIC (--use_cuda): no peer-memory support, i.e. nvidia-peermem not loaded, or built against a driver installed before MLNX_OFED (linux-rdma/perftest#126)",
-					Fix:     "modprobe nvidia-peermem in the VM and persist it; if modprobe fails with Invalid argument, reinstall the GPU driver after MLNX_OFED (or use --use_cuda_dmabuf with the open kernel modules)"})
+					Fix:     fix})
 			}
 		} else if rs := failedEvidence(e.Evidence, readiness.TargetWorkers, EvidenceMemlock); len(rs) > 0 {
 			cs = append(cs, evidenceCause(LayerContainerRDMA, "the container's locked-memory limit is too low", rs))
@@ -333,12 +402,27 @@ func perftestFailureCauses(r *Perftest, e Expect) []Cause {
 	default:
 		cs = append(cs, Cause{Layer: LayerContainerRDMA,
 			Finding: "perftest could not set up its RDMA resources: " + r.Failures[0],
-			Fix:     "run `rdggen check --target hosts,workers` for the RDMA device, memlock and GID"})
+			Fix:     checkRDMAFix(e)})
 	}
 	return cs
 }
 
-// lowRDMACauses explains an ib_write_bw below its pass line.
+// PerftestAdviceBytes is the message size from which the advice to retry
+// with larger messages is not given: 8 MiB, "please try with larger msg
+// size (>8MB) and with more QP's (try 4)" (perftest maintainers in
+// linux-rdma/perftest#252).
+const PerftestAdviceBytes = 8 << 20
+
+// PerftestAdviceQPs is the QP count from which the advice to retry with
+// more QPs is not given: 4, as in linux-rdma/perftest#252.
+const PerftestAdviceQPs = 4
+
+// lowRDMACauses explains an ib_write_bw below its pass line. Its advice
+// names only what the run did not already do, read from the report
+// itself: more QPs when its header shows fewer than PerftestAdviceQPs
+// (or none), larger messages when its largest is below
+// PerftestAdviceBytes, a larger MTU when its header shows less than
+// RoCE's 4096 B and no expected MTU explains it.
 func lowRDMACauses(r *Perftest, e Expect) []Cause {
 	var cs []Cause
 	if e.MTU > 0 && r.MTU > 0 && r.MTU < e.MTU {
@@ -353,14 +437,52 @@ func lowRDMACauses(r *Perftest, e Expect) []Cause {
 			cs = append(cs, evidenceCause(LayerFabric, c.what, rs))
 		}
 	}
-	cs = append(cs, Cause{Layer: LayerFabric,
-		Finding: "below 90 % of the link with no error: a slow or congested path (port speed, PFC pauses, ECN marks) or a single QP that cannot fill the link",
-		Fix:     "run the pairs with `rdggen bench` to see which hosts and ports the slow pairs share and whether PFC pauses rose; retry with -q 4 and larger messages (perftest maintainers in linux-rdma/perftest#252)"})
+	var own, retry []string // what the run's settings may have limited; what to change
+	switch {
+	case r.QPs == 0:
+		own = append(own, "perhaps a single QP (the header shows no 'Number of qps')")
+		retry = append(retry, fmt.Sprintf("-q %d", PerftestAdviceQPs))
+	case r.QPs < PerftestAdviceQPs:
+		own = append(own, fmt.Sprintf("%s (Number of qps : %d)", count(r.QPs, "QP", "QPs"), r.QPs))
+		retry = append(retry, fmt.Sprintf("-q %d (this run: %d)", PerftestAdviceQPs, r.QPs))
+	}
+	if row, ok := r.Largest(); ok && row.Bytes < PerftestAdviceBytes {
+		own = append(own, fmt.Sprintf("messages of at most %s", sizeText(row.Bytes)))
+		retry = append(retry, fmt.Sprintf("-s %d or larger (this run's largest: %d B)", PerftestAdviceBytes, row.Bytes))
+	}
+	if r.MTU > 0 && r.MTU < 4096 && e.MTU == 0 {
+		own = append(own, fmt.Sprintf("RDMA MTU %d B", r.MTU))
+		retry = append(retry, fmt.Sprintf("an interface MTU above 4096 so that RoCE runs MTU 4096 (this run: %d B)", r.MTU))
+	}
+	f := "below 90 % of the link with no error: a slow or congested path (port speed, PFC pauses, ECN marks)"
+	if len(own) > 0 {
+		f += ", or the run's own settings: " + strings.Join(own, ", ")
+	} else {
+		f += fmt.Sprintf("; not the run's settings: it already used %s and messages of %s, as perftest's maintainers advise (linux-rdma/perftest#252)", count(r.QPs, "QP", "QPs"), sizeTextOf(r))
+	}
+	fix := "run the pairs with `rdggen bench` to see which hosts and ports the slow pairs share and whether PFC pauses rose"
+	if !e.rdggenCluster() {
+		fix = "measure each pair of hosts alone and read the PFC pause and ECN counters of the switch ports between them"
+	}
+	if len(retry) > 0 {
+		fix += "; retry with " + strings.Join(retry, " and ") + " (perftest maintainers in linux-rdma/perftest#252)"
+	}
+	cs = append(cs, Cause{Layer: LayerFabric, Finding: f, Fix: fix})
 	return cs
 }
 
+// sizeTextOf is the size of r's largest row as sizeText says it, "" without
+// rows.
+func sizeTextOf(r *Perftest) string {
+	if row, ok := r.Largest(); ok {
+		return sizeText(row.Bytes)
+	}
+	return ""
+}
+
 // lowBusBWCauses explains a busbw below its pass line, from the log's
-// verdicts first.
+// verdicts first; on a multi-rail cluster from the rails' ib_write_bw
+// verdicts next ([railBusBWCauses]).
 func lowBusBWCauses(t *NCCLTests, e Expect, logVs []Verdict) []Cause {
 	var cs []Cause
 	for _, v := range logVs {
@@ -371,11 +493,23 @@ func lowBusBWCauses(t *NCCLTests, e Expect, logVs []Verdict) []Cause {
 	if len(cs) > 0 {
 		return cs
 	}
+	var rails []Cause // after the causes below, unless they replace them
+	if e.multiRail() {
+		rc, only := railBusBWCauses(t.Log, e)
+		if only {
+			return rc
+		}
+		rails = rc
+	}
 	rdma := false
 	for _, v := range logVs {
 		if v.Check == CheckTransport && v.Status == StatusPass {
 			rdma = true
 		}
+	}
+	pairs := "run `rdggen bench` for ib_write_bw pair by pair and the switch counters"
+	if !e.rdggenCluster() {
+		pairs = "run ib_write_bw between each pair of hosts and read the switch ports' PFC and ECN counters"
 	}
 	switch {
 	case t.Log.Empty():
@@ -384,17 +518,17 @@ func lowBusBWCauses(t *NCCLTests, e Expect, logVs []Verdict) []Cause {
 			Fix:     "rerun with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,ENV (-x with mpirun) and judge the whole output"})
 		cs = append(cs, Cause{Layer: LayerFabric,
 			Finding: "busbw below the line, and the file does not show which transport carried it: TCP sockets, a slow host pair, a congested or lossy port, or one NIC per node fewer than the pass line assumes",
-			Fix:     "judge the run's NCCL log; run `rdggen bench` for ib_write_bw pair by pair and the switch counters; check --nics-per-node"})
+			Fix:     "judge the run's NCCL log; " + pairs + "; check --nics-per-node"})
 	case rdma:
 		cs = append(cs, Cause{Layer: LayerFabric,
 			Finding: "busbw below the line with RDMA in use (the log's transport verdict): a slow host pair, a congested or lossy port, or one NIC per node fewer than the pass line assumes",
-			Fix:     "run `rdggen bench` for ib_write_bw pair by pair and the switch counters; check --nics-per-node"})
+			Fix:     pairs + "; check --nics-per-node"})
 	default:
 		cs = append(cs, Cause{Layer: LayerFabric,
 			Finding: "busbw below the line; the NCCL log does not say which transport NCCL chose: a slow host pair, a congested or lossy port, or one NIC per node fewer than the pass line assumes",
-			Fix:     "run with NCCL_DEBUG_SUBSYS=INIT,NET to see the transport; run `rdggen bench` for ib_write_bw pair by pair and the switch counters; check --nics-per-node"})
+			Fix:     "run with NCCL_DEBUG_SUBSYS=INIT,NET to see the transport; " + pairs + "; check --nics-per-node"})
 	}
-	return cs
+	return append(cs, rails...)
 }
 
 // gpuCauses are the failed GPU checks of the evidence.
@@ -444,9 +578,17 @@ func mtuCause(got int, e Expect) Cause {
 	if got > e.MTU {
 		c.Finding = fmt.Sprintf("the RDMA port runs MTU %d B, more than %s fits (%d B): the host's interface MTU is above the inventory's, or perftest was given -m %d", got, data, e.MTU, got)
 		c.Fix = "make the inventory's data_mtu the network's real MTU (every hop) and `rdggen apply --target hosts`; or run ib_write_bw without -m"
+		if !e.rdggenCluster() {
+			c.Finding = fmt.Sprintf("the RDMA port runs MTU %d B, more than %s fits (%d B): the host's interface MTU is above the one given, or perftest was given -m %d", got, data, e.MTU, got)
+			c.Fix = "judge with --mtu set to the network's real MTU (every hop); or run ib_write_bw without -m"
+		}
 	} else {
 		c.Finding = fmt.Sprintf("the RDMA port runs MTU %d B, below the %d B that %s allows: the VF's interface MTU was not raised, or perftest was given -m %d", got, e.MTU, data, got)
 		c.Fix = "`rdggen apply --target hosts` sets the data interface's MTU (rdggen check's rdma-mtu shows the port's active MTU)"
+		if !e.rdggenCluster() {
+			c.Finding = fmt.Sprintf("the RDMA port runs MTU %d B, below the %d B that %s allows: the data interface's MTU was not raised, or perftest was given -m %d", got, e.MTU, data, got)
+			c.Fix = "set the data interface's MTU to the network's (ibv_devinfo shows the port's active MTU)"
+		}
 	}
 	if rs := failedEvidence(e.Evidence, readiness.TargetHosts, EvidenceRDMAMTU); len(rs) > 0 {
 		c.Hosts = evidenceCause(LayerRDMAConfig, "", rs).Hosts
@@ -462,6 +604,9 @@ func gidCause(got int, e Expect, gid string) Cause {
 	c := Cause{Layer: LayerRDMAConfig,
 		Finding: fmt.Sprintf("perftest used GID index %d, not the RoCE v2 GID of the data address at index %d (mlx5's table for one IPv4 address: 0 and 1 link-local RoCE v1 and v2, 2 and 3 IPv4 RoCE v1 and v2): RoCE v1 frames carry no IP header, so no DSCP for the lossless class, and a link-local GID does not route between subnets", got, e.GIDIndex),
 		Fix:     fmt.Sprintf("run ib_write_bw with -x %d (rdggen check's gid names the index each host has)", e.GIDIndex)}
+	if !e.rdggenCluster() {
+		c.Fix = fmt.Sprintf("run ib_write_bw with -x %d (show_gids names each host's RoCE v2 index)", e.GIDIndex)
+	}
 	if a := gidIPv4(gid); a.IsValid() {
 		c.Finding = fmt.Sprintf("perftest used GID index %d, whose GID in the file is IPv4-mapped (%s, the data address's), not index %d: the file does not show that GID's RoCE version (v1 frames carry no IP header, so no DSCP for the lossless class); on this host the RoCE v2 GID of that address may simply sit at index %d", got, a, e.GIDIndex, got)
 		c.Fix = fmt.Sprintf("check the host's GID table (show_gids, or rdggen check's gid): if index %d is RoCE v2, judge with --gid-index %d; otherwise run ib_write_bw with -x set to its RoCE v2 index", got, got)

@@ -78,13 +78,21 @@ func TestGDREvidence(t *testing.T) {
 }
 
 // TestGDRLevelNotSet: disabled-by-distance decisions without
-// NCCL_NET_GDR_LEVEL in the log suggest PHB.
+// NCCL_NET_GDR_LEVEL in the log suggest PHB, the path of a passed-through
+// device, in a vSphere VM of an rdggen cluster; elsewhere the level of the
+// path's type, which the log does not name.
 func TestGDRLevelNotSet(t *testing.T) {
-	log := "node-1:32726:33054 [0] NCCL INFO GPU Direct RDMA Disabled for GPU 18000 / HCA 0 (distance 5 > 4)\n"
-	vs := JudgeNCCLLog(ParseNCCLLog([]byte(log)), Expect{GIDIndex: -1})
+	log := ParseNCCLLog([]byte("node-1:32726:33054 [0] NCCL INFO GPU Direct RDMA Disabled for GPU 18000 / HCA 0 (distance 5 > 4)\n"))
+	vs := JudgeNCCLLog(log, Expect{GIDIndex: -1, VSphere: true})
 	if len(vs) != 1 || vs[0].Status != StatusFail || len(vs[0].Causes) != 1 ||
-		!strings.Contains(vs[0].Causes[0].Finding, "NCCL_NET_GDR_LEVEL is not set") || vs[0].Causes[0].Fix != "launch with NCCL_NET_GDR_LEVEL=PHB (-x NCCL_NET_GDR_LEVEL=PHB with mpirun)" {
+		!strings.Contains(vs[0].Causes[0].Finding, "NCCL_NET_GDR_LEVEL is not set") || !strings.Contains(vs[0].Causes[0].Finding, "in a vSphere VM each passthrough device") ||
+		vs[0].Causes[0].Fix != "launch with NCCL_NET_GDR_LEVEL=PHB (-x NCCL_NET_GDR_LEVEL=PHB with mpirun)" {
 		t.Errorf("%+v", vs)
+	}
+	vs = JudgeNCCLLog(log, Expect{GIDIndex: -1})
+	if len(vs) != 1 || len(vs[0].Causes) != 1 || strings.Contains(vs[0].Causes[0].Line(), "VM") ||
+		!strings.HasPrefix(vs[0].Causes[0].Fix, "launch with NCCL_NET_GDR_LEVEL set to that path's type (PHB for a path through the CPU's root complex") {
+		t.Errorf("from elsewhere: %+v", vs)
 	}
 }
 

@@ -43,6 +43,20 @@ type DocumentExpect struct {
 	LinkFrom string `json:"link_gbps_from,omitempty"`
 	NICsFrom string `json:"nics_per_node_from,omitempty"`
 	MTUFrom  string `json:"rdma_mtu_from,omitempty"`
+	// Rails are the rails of a multi-rail cluster, in rail order (absent
+	// for one rail); NICsPerNode is then their count.
+	Rails []DocumentRail `json:"rails,omitempty"`
+}
+
+// DocumentRail is one rail in the document's expectation.
+type DocumentRail struct {
+	// Rail is its number (0-based); LinkGbps its link speed, Gb/s.
+	Rail     int     `json:"rail"`
+	LinkGbps float64 `json:"link_gbps"`
+	// HCA is the guest's RDMA device of the rail and GPUs the NVML
+	// indexes of its GPUs, where known ([Rail]).
+	HCA  string `json:"hca,omitempty"`
+	GPUs []int  `json:"gpus,omitempty"`
 }
 
 // Input is one judged input: a file for --judge, a pair or the cluster run
@@ -66,9 +80,15 @@ type Input struct {
 
 // NewDocument starts a document for inputs judged against e.
 func NewDocument(cluster, inventory string, e Expect) *Document {
-	return &Document{Schema: SchemaBench, Cluster: cluster, Inventory: inventory, Inputs: []Input{},
+	d := &Document{Schema: SchemaBench, Cluster: cluster, Inventory: inventory, Inputs: []Input{},
 		Expect: DocumentExpect{LinkGbps: e.link(), NICsPerNode: e.nics(), MTU: e.MTU, GIDIndex: e.GIDIndex,
 			LinkLayer: e.LinkLayer, Evidence: len(e.Evidence), LinkFrom: e.LinkFrom, NICsFrom: e.NICsFrom, MTUFrom: e.MTUFrom}}
+	if e.multiRail() {
+		for r, rail := range e.Rails {
+			d.Expect.Rails = append(d.Expect.Rails, DocumentRail{Rail: r, LinkGbps: e.railLink(r), HCA: rail.HCA, GPUs: rail.GPUs})
+		}
+	}
+	return d
 }
 
 // Add appends an input and updates OK.

@@ -49,10 +49,82 @@ type Expect struct {
 	// Evidence are results of `rdggen check` that explain symptoms
 	// (see the Evidence* check names); nil when none were read.
 	Evidence []readiness.Result
+	// VSphere says the outputs come from the VMs of a vSphere cluster that
+	// rdggen built: an inventory was given with them, or rdggen bench ran
+	// them (ExpectFor sets it; `rdggen check` results in Evidence say so
+	// too). Only then does a cause name what holds in such a VM alone (the
+	// P2P VMX keys, the PHB path of a passed-through device, "in the VM")
+	// or send the user to `rdggen check`, `rdggen bench` or `rdggen apply`.
+	// False, for a file from elsewhere: a cause claims only what the file
+	// shows.
+	VSphere bool
 	// LinkFrom, NICsFrom and MTUFrom say where LinkGbps, NICsPerNode and
 	// MTU came from ("--link-gbps", "inventory cluster.yaml", "default
 	// …"), for the verdicts that use them; "" says nothing.
 	LinkFrom, NICsFrom, MTUFrom string
+	// Rails are the hosts' rails in rail order, for a cluster whose hosts
+	// have several data ports, one per rail (rail r of every host on the
+	// same leaf or leaf group). With two or more, ib_write_bw is judged
+	// rail by rail, each pair at its rail's link speed ([JudgeRailPairs]),
+	// and nccl-tests' busbw against the sum of the rails' link speeds
+	// ([BusBWPassLineRails]); NICsPerNode is then the number of rails.
+	// nil, or a single rail: the cluster is judged by LinkGbps and
+	// NICsPerNode alone, exactly as a cluster without rails.
+	Rails []Rail
+	// PairVerdicts are the verdicts of ib_write_bw run rail by rail on
+	// the same hosts ([JudgeRailPairs]), when the run being judged is
+	// part of the same bench; nil otherwise. A busbw below its line on a
+	// multi-rail cluster whose every rail passed (CheckRDMARail) is then
+	// blamed on the pairing of GPUs with NICs, not on the network.
+	PairVerdicts []Verdict
+}
+
+// Rail is one rail of the hosts, for the verdicts of a multi-rail
+// cluster ([Expect.Rails]).
+type Rail struct {
+	// LinkGbps is the link speed of the hosts' port on this rail, Gb/s
+	// (the slowest host's); 0 means Expect.LinkGbps.
+	LinkGbps float64
+	// HCA is the guest's RDMA device of this rail ("mlx5_1"), as NCCL's
+	// "NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE …" names it; ""
+	// when unknown. It ties the net device of an NCCL channel line
+	// ("via NET/IB/1") to its rail.
+	HCA string
+	// GPUs are the GPUs paired with this rail, by NVML index: the number
+	// nvidia-smi gives each GPU in the guest (ascending PCI bus ID) and
+	// the one NCCL prints after each rank in its channel lines,
+	// "rank[nvmlDev]" (NVIDIA/nccl src/transport/net.cc; older NCCL
+	// printed the GPU's bus ID there instead, "13[b2000]"). nil when
+	// unknown.
+	GPUs []int
+}
+
+// multiRail reports whether e judges a cluster of several rails.
+func (e Expect) multiRail() bool { return len(e.Rails) > 1 }
+
+// railLink is rail r's link speed, Gb/s: its own, else e's.
+func (e Expect) railLink(r int) float64 {
+	if r >= 0 && r < len(e.Rails) && e.Rails[r].LinkGbps > 0 {
+		return e.Rails[r].LinkGbps
+	}
+	return e.link()
+}
+
+// forRail is e for the pairs of rail r: its link speed is the rail's.
+func (e Expect) forRail(r int) Expect {
+	if e.multiRail() {
+		e.LinkGbps = e.railLink(r)
+	}
+	return e
+}
+
+// railLinks is every rail's link speed, Gb/s, in rail order.
+func (e Expect) railLinks() []float64 {
+	out := make([]float64, len(e.Rails))
+	for r := range e.Rails {
+		out[r] = e.railLink(r)
+	}
+	return out
 }
 
 // linkRule is " (link speed from FROM)" when e says where its link speed
@@ -66,18 +138,26 @@ func (e Expect) linkRule() string {
 
 // ExpectFor is the expectation of inv's cluster at linkGbps (0: the
 // inventory's, LinkGbps; DefaultLinkGbps without an inventory): one VF per
-// host, the RoCE MTU that fits the data
-// network's MTU and the Ethernet link layer. The GID index is not checked
-// (-1): it is each host's own, read from its GID table at launch (rdggen
-// run, run.sh); set GIDIndex when the host a file comes from is known.
+// host — or, for an inventory whose hosts have several rails, one per rail
+// (Rails: [RailsOf], NICsPerNode the rail count) —, the RoCE MTU that fits
+// the data network's MTU and the Ethernet link layer; VSphere when inv is
+// not nil (an inventory is a vSphere cluster: clear it for a file judged
+// against the reference inventory only for its defaults). The GID index is
+// not checked (-1): it is each host's own, read from its GID table at
+// launch (rdggen run, run.sh); set GIDIndex when the host a file comes
+// from is known.
 func ExpectFor(inv *inventory.Inventory, linkGbps float64) Expect {
 	e := Expect{LinkGbps: linkGbps, NICsPerNode: 1, GIDIndex: -1, LinkLayer: "Ethernet"}
 	if inv != nil && linkGbps <= 0 {
 		e.LinkGbps = LinkGbps(inv)
 	}
 	if inv != nil {
+		e.VSphere = true
 		e.DataMTU = inv.DataMTU()
 		e.MTU = hostqos.RoCEPathMTU(e.DataMTU)
+		if e.Rails = RailsOf(inv); e.Rails != nil {
+			e.NICsPerNode = len(e.Rails)
+		}
 	}
 	return e
 }
@@ -105,7 +185,15 @@ func (e Expect) link() float64 {
 	return e.LinkGbps
 }
 
+// rdggenCluster reports whether the outputs judged against e come from a
+// cluster rdggen built, on vSphere: e.VSphere, or `rdggen check` results
+// given as evidence (they come from no other cluster).
+func (e Expect) rdggenCluster() bool { return e.VSphere || len(e.Evidence) > 0 }
+
 func (e Expect) nics() int {
+	if e.multiRail() {
+		return len(e.Rails)
+	}
 	if e.NICsPerNode <= 0 {
 		return 1
 	}

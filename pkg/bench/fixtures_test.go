@@ -49,6 +49,11 @@ var fixtures = map[string]fixture{
 		[]Status{StatusError, StatusPass, StatusFail, StatusPass},
 		[]string{"ib_send_bw failed: Couldn't allocate MR", "host memory", "memlock", "GID index 0"},
 		[]string{LayerContainerRDMA, LayerRDMAConfig}},
+	"perftest-okehpc-4qp-64k.txt": {KindPerftest, // 4 QPs, 98.01 Gb/s: passes at 100 Gb/s
+		[]string{CheckRDMABandwidth, CheckRDMAMTU, CheckGIDIndex, CheckLinkType},
+		[]Status{StatusPass, StatusFail, StatusPass, StatusPass},
+		[]string{"98.01 Gb/s BW average at 65536 B", "MTU 4096 B"},
+		[]string{LayerRDMAConfig}},
 	"perftest-tf22077-gid1-server.txt": {KindPerftest,
 		[]string{CheckRDMABandwidth, CheckRDMAMTU, CheckGIDIndex, CheckLinkType},
 		[]Status{StatusTooShort, StatusPass, StatusFail, StatusPass},
@@ -59,6 +64,11 @@ var fixtures = map[string]fixture{
 		[]string{CheckBusBW}, []Status{StatusPass},
 		[]string{"22.92 GB/s out-of-place busbw at 2147483648 B (2 GiB)", "'# Avg bus bandwidth' 7.76739 GB/s is the mean", "pass line 10.8 GB/s", "NVIDIA/nccl-tests#119"},
 		nil},
+	"nccltests-eksefa-awslibfabric-g4dn.txt": {KindNCCLTests, // AWS EFA through aws-ofi-nccl, no GPUDirect RDMA
+		[]string{CheckBusBW, CheckTransport, CheckGPUDirect}, []Status{StatusFail, StatusPass, StatusFail},
+		[]string{"3.11 GB/s out-of-place busbw at 1073741824 B (1 GiB)", "Using network AWS Libfabric", "channels over NET/AWS Libfabric go through host memory",
+			"expected every inter-node channel via NET/AWS Libfabric/<n>/GDRDMA", "src/nccl_ofi_net.c support_gdr"},
+		[]string{LayerGPUDirect, LayerGPUDirect}},
 	"nccltests-deepops-dgxa100-4node.txt": {KindNCCLTests, // 8 × 200G per node: impossible through one 100G NIC
 		[]string{CheckBusBW}, []Status{StatusError},
 		[]string{"busbw 191.56 GB/s at 4294967296 B (4 GiB) (line 17) is more than 25 GB/s, twice what 1 × 100 Gb/s NIC(s) per node carry", "--nics-per-node"},
@@ -131,7 +141,10 @@ var fixtures = map[string]fixture{
 		[]string{LayerGPUDirect}},
 	"nccllog-660-gdrdma-baremetal.txt": {KindNCCLLog,
 		[]string{CheckTransport, CheckGPUDirect}, []Status{StatusPass, StatusPass},
-		[]string{"GPUDirect RDMA on every inter-node receive channel (3 channel(s) via NET/…/GDRDMA, instance-ubm6ko9y)"}, nil},
+		[]string{"GPUDirect RDMA on every inter-node receive channel (2 [receive] and 1 [send] channel line(s) via NET/…/GDRDMA, instance-ubm6ko9y)"}, nil},
+	"nccllog-slurmv4-8rails-roce.txt": {KindNCCLLog, // 8 GPUs, each on its own RoCE NIC
+		[]string{CheckTransport, CheckGPUDirect, CheckGIDIndex}, []Status{StatusPass, StatusPass, StatusPass},
+		[]string{"tpgds-aihub0003: Using network IB, channels via NET/IB", "32 [receive] and 32 [send] channel line(s) via NET/…/GDRDMA", "NCCL_IB_GID_INDEX=3"}, nil},
 	"nccllog-deepep143-cq-enomem.txt": {KindNCCLLog,
 		[]string{CheckNCCLErrors}, []Status{StatusError},
 		[]string{"Call to ibv_create_cq failed with error Cannot allocate memory", "on msm-h200-2", "memlock"},
@@ -146,6 +159,10 @@ var fixtures = map[string]fixture{
 	"tfcnn-ava65-resnet50-spaces.txt": {KindTFCNN,
 		[]string{CheckHorovodScaling}, []Status{StatusTooShort},
 		[]string{"133.81 images/sec"}, nil},
+	"tfcnn-kubeflow-1-then-2-workers.txt": {KindTFCNN, // two runs: 1 worker, then 2
+		[]string{CheckHorovodScaling}, []Status{StatusPass},
+		[]string{"run 2 (lines 20–33, 2 workers) vs run 1 (lines 2–15, 1 worker)", "scaling efficiency 101.58 %: 167.4 images/sec on 2 worker(s) (83.7 per worker); run 1 82.4 images/sec on 1 worker(s)"},
+		nil},
 	"tfcnn-benchmarks232-cut-before-total.txt": {KindTFCNN,
 		[]string{CheckHorovodScaling}, []Status{StatusTooShort},
 		[]string{"alexnet, no total images/sec (last step 80): the run did not end"}, nil},

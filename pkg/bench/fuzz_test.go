@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -130,8 +131,35 @@ func FuzzParseNCCLLog(f *testing.F) {
 			}
 			seen[h] = true
 		}
+		n := 0
+		for _, g := range l.GPUNICs() {
+			if len(g.NICs) == 0 {
+				t.Fatalf("GPU without a NIC: %+v", g)
+			}
+			for _, u := range g.NICs {
+				if u.Lines < 1 || u.Net == "" || u.Net == "Socket" {
+					t.Fatalf("NIC use %+v", u)
+				}
+				n += u.Lines
+			}
+		}
+		if n > l.ChannelLines {
+			t.Fatalf("%d channel lines counted per GPU, %d read", n, l.ChannelLines)
+		}
 		checkVerdicts(t, JudgeNCCLLog(l, Expect{GIDIndex: -1}))
 	})
+}
+
+// fuzzRails is 4 rails of 200 Gb/s, two GPUs each, every rail passed:
+// the expectation under which a busbw below its line names the pairing.
+func fuzzRails() Expect {
+	e := Expect{MTU: 4096, GIDIndex: 3, VSphere: true}
+	for r := 0; r < 4; r++ {
+		n := r
+		e.Rails = append(e.Rails, Rail{LinkGbps: 200, HCA: "mlx5_" + strconv.Itoa(r), GPUs: []int{2 * r, 2*r + 1}})
+		e.PairVerdicts = append(e.PairVerdicts, Verdict{Check: CheckRDMARail, Rail: &n, Status: StatusPass})
+	}
+	return e
 }
 
 // FuzzJudge: Detect and Judge agree on the kind, and never panic.
@@ -157,6 +185,8 @@ func FuzzJudge(f *testing.F) {
 		if n != len(vs) {
 			t.Fatalf("%d verdicts in the parts, %d from Judge", n, len(vs))
 		}
+		_, rvs, _ := Judge(data, fuzzRails())
+		checkVerdicts(t, rvs)
 	})
 }
 
@@ -180,5 +210,19 @@ func FuzzParseTFCNN(f *testing.F) {
 		}
 		one := HorovodRun{Output: r, GPUs: 1, Hosts: 1}
 		checkVerdicts(t, []Verdict{JudgeTFCNN(r), JudgeHorovod(HorovodRun{Output: r, GPUs: 8, Hosts: 4}, one, nil)})
+		runs, err := ParseTFCNNRuns(data)
+		if err != nil || len(runs) == 0 {
+			t.Fatalf("ParseTFCNN read it, ParseTFCNNRuns: %d runs, %v", len(runs), err)
+		}
+		for i, x := range runs {
+			if x.Run != i+1 || x.Runs != len(runs) || x.FirstLine < 1 || x.LastLine < x.FirstLine || (i > 0 && x.FirstLine <= runs[i-1].LastLine) {
+				t.Fatalf("run %d of %d: lines %d–%d", x.Run, x.Runs, x.FirstLine, x.LastLine)
+			}
+		}
+		vs := JudgeTFCNNRuns(runs)
+		if len(vs) == 0 {
+			t.Fatal("no verdict for the runs")
+		}
+		checkVerdicts(t, vs)
 	})
 }

@@ -32,6 +32,17 @@ type HorovodRun struct {
 	Hosts int
 	// Err is why the run gave no output, e.g. "mpirun exited with status 1".
 	Err string
+	// Unit is what GPUs counts: "GPU" ("" too), or "worker" for a run of
+	// a file sized by its workers ([TFCNN.Size]). Hosts 0 leaves the VMs
+	// out of the text.
+	Unit string
+}
+
+func (r HorovodRun) unit() string {
+	if r.Unit == "" {
+		return "GPU"
+	}
+	return r.Unit
 }
 
 // perGPU is the run's images/sec per GPU; ok is false without a total.
@@ -45,7 +56,19 @@ func (r HorovodRun) perGPU() (float64, bool) {
 
 func (r HorovodRun) describe() string {
 	v, _ := r.Output.ImagesPerSec()
-	return fmt.Sprintf("%s images/sec on %d GPU(s) of %d VM(s) (%s per GPU)", trimFloat(v), r.GPUs, r.Hosts, trimFloat(v/float64(r.GPUs)))
+	on := fmt.Sprintf("%d %s(s)", r.GPUs, r.unit())
+	if r.Hosts > 0 {
+		on += fmt.Sprintf(" of %d VM(s)", r.Hosts)
+	}
+	return fmt.Sprintf("%s images/sec on %s (%s per %s)", trimFloat(v), on, trimFloat(v/float64(r.GPUs)), r.unit())
+}
+
+// scalingWords are the words of a scaling verdict: how it names its two
+// runs, what the pass line compares, and whether a missing NCCL benchmark
+// is rdggen bench's to run.
+type scalingWords struct {
+	subject, all, one, oneShort, rule, at string
+	file                                  bool // runs of a file judged offline: no `rdggen bench` advice
 }
 
 // JudgeHorovod judges the cluster run against the one-VM run: scaling
@@ -55,11 +78,19 @@ func (r HorovodRun) describe() string {
 // at all is an error. ncclVs are the NCCL verdicts of the same bench (may
 // be nil): a failed one is named as the likely cause of a shortfall.
 func JudgeHorovod(all, one HorovodRun, ncclVs []Verdict) Verdict {
-	v := Verdict{Check: CheckHorovodScaling, Subject: fmt.Sprintf("%d GPUs vs %d on one VM", all.GPUs, one.GPUs)}
+	return judgeScaling(all, one, ncclVs, scalingWords{
+		subject: fmt.Sprintf("%d GPUs vs %d on one VM", all.GPUs, one.GPUs),
+		all:     "the cluster run", one: "the one-VM run", oneShort: "one VM",
+		rule: "images/sec per GPU on the cluster at least 80 % of one VM's",
+		at:   "images/sec per GPU, cluster ÷ one VM"})
+}
+
+func judgeScaling(all, one HorovodRun, ncclVs []Verdict, w scalingWords) Verdict {
+	v := Verdict{Check: CheckHorovodScaling, Subject: w.subject}
 	for _, r := range []struct {
 		name string
 		run  HorovodRun
-	}{{"the cluster run", all}, {"the one-VM run", one}} {
+	}{{w.all, all}, {w.one, one}} {
 		switch {
 		case r.run.Err != "":
 			v.Status, v.Found = StatusError, r.name+": "+r.run.Err
@@ -89,11 +120,18 @@ func JudgeHorovod(all, one HorovodRun, ncclVs []Verdict) Verdict {
 	a, _ := all.perGPU()
 	o, _ := one.perGPU()
 	eff := a / o
-	v.Measured = &Measure{Value: round2(eff * 100), Unit: "%", At: "images/sec per GPU, cluster ÷ one VM"}
+	if !finite(eff) || !finite(a) || !finite(o) {
+		v.Status = StatusError
+		v.Found = fmt.Sprintf("%s and %s give no finite ratio of images/sec per %s (%s ÷ %s)", w.all, w.one, all.unit(), bigFloat(a), bigFloat(o))
+		v.Causes = []Cause{{Layer: LayerBenchmark, Finding: "a total this far from the other is not a measurement (a corrupt or edited file)",
+			Fix: "rerun both benchmarks and judge their whole outputs"}}
+		return v
+	}
+	v.Measured = &Measure{Value: round2(eff * 100), Unit: "%", At: w.at}
 	v.PassLine = &PassLine{Value: HorovodScalingPass * 100, Unit: "%",
-		Rule:   "images/sec per GPU on the cluster at least 80 % of one VM's",
+		Rule:   w.rule,
 		Source: "horovod/horovod#5 (VGG-16 on 16 GPUs: 78 % over TCP, 86 % over RDMA); Horovod README (68 % on 512 GPUs over 25 Gb/s RoCE)"}
-	v.Found = fmt.Sprintf("scaling efficiency %s %%: %s; one VM %s", trimFloat(eff*100), all.describe(), one.describe())
+	v.Found = fmt.Sprintf("scaling efficiency %s %%: %s; %s %s", trimFloat(eff*100), all.describe(), w.oneShort, one.describe())
 	if m := all.Output.Model; m != "" {
 		v.Found = m + ": " + v.Found
 	}
@@ -115,9 +153,14 @@ func JudgeHorovod(all, one HorovodRun, ncclVs []Verdict) Verdict {
 		Finding: "the NCCL benchmark of the same bench passed, so the time goes elsewhere: the input pipeline, the CPU threads per rank, or a batch too small for the GPUs",
 		Fix:     "try a larger --batch_size, and synthetic data (no --data_dir) to take the input pipeline out"}
 	if len(ncclVs) == 0 {
-		v.Causes = append(v.Causes, Cause{Layer: LayerFabric,
+		c := Cause{Layer: LayerFabric,
 			Finding: "no NCCL benchmark ran beside it, so the fabric is not cleared",
-			Fix:     "run rdggen bench --horovod (every part): all_reduce_perf's busbw and NCCL's log say whether RDMA and GPUDirect RDMA carry the gradients"})
+			Fix:     "run rdggen bench --horovod (every part): all_reduce_perf's busbw and NCCL's log say whether RDMA and GPUDirect RDMA carry the gradients"}
+		if w.file {
+			c.Finding = "the file has no NCCL benchmark beside it, so the fabric is not cleared"
+			c.Fix = "judge the same cluster's all_reduce_perf output with its NCCL_DEBUG=INFO log: its busbw and the log say whether RDMA and GPUDirect RDMA carry the gradients"
+		}
+		v.Causes = append(v.Causes, c)
 		training.Finding = "or the job itself: the input pipeline, the CPU threads per rank, or a batch too small for the GPUs"
 	}
 	v.Causes = append(v.Causes, training)
@@ -139,9 +182,75 @@ func JudgeTFCNN(r *TFCNN) Verdict {
 		v.Found = r.String() + ": the run did not end"
 	default:
 		v.Status = StatusTooShort
-		v.Found = r.String() + "; the scaling efficiency needs the same benchmark on one VM beside it (rdggen bench -f cluster.yaml --only horovod runs both and judges them)"
+		v.Found = r.String() + "; the scaling efficiency needs the same benchmark on one VM beside it, in the same file (a run of it before or after this one) or from rdggen bench -f cluster.yaml --only horovod, which runs both and judges them"
 	}
 	return v
+}
+
+// JudgeTFCNNRuns judges the tf_cnn_benchmarks runs of one file
+// ([ParseTFCNNRuns]). One run is [JudgeTFCNN]'s. Of several, the one with
+// the fewest GPUs (or workers: [TFCNN.Size]) that printed a total is the
+// baseline, and each larger run gets a CheckHorovodScaling verdict against
+// it, as [JudgeHorovod] judges a cluster against one VM: images/sec per GPU
+// (per worker) at least 80 % of the baseline's. A run that failed is an
+// error; one whose size the file does not show, or of a unit the
+// baseline's is not, is too short to judge; with no larger run than the
+// baseline the file has nothing to scale against, which one too-short
+// verdict says.
+func JudgeTFCNNRuns(runs []*TFCNN) []Verdict {
+	if len(runs) == 1 {
+		return []Verdict{JudgeTFCNN(runs[0])}
+	}
+	name := func(r *TFCNN) string { return fmt.Sprintf("run %d (lines %d–%d)", r.Run, r.FirstLine, r.LastLine) }
+	var base *TFCNN
+	bn, bu := 0, ""
+	for _, r := range runs {
+		n, u, _ := r.Size()
+		if _, ok := r.ImagesPerSec(); ok && n > 0 && len(r.Failures) == 0 && (base == nil || n < bn) {
+			base, bn, bu = r, n, u
+		}
+	}
+	var vs []Verdict
+	for _, r := range runs {
+		n, u, how := r.Size()
+		switch {
+		case r == base:
+		case len(r.Failures) > 0:
+			v := JudgeTFCNN(r)
+			v.Subject = name(r)
+			vs = append(vs, v)
+		case base == nil || n == 0 || u != bu:
+			v := Verdict{Check: CheckHorovodScaling, Subject: name(r), Status: StatusTooShort}
+			switch {
+			case base == nil:
+				v.Found = r.String() + fmt.Sprintf(": none of the file's %d runs shows both a total images/sec and its size, so none is a baseline to scale against", len(runs))
+			case n == 0:
+				v.Found = r.String() + ": the file does not show how many GPUs or workers it ran on (no 'Batch size: … global' header, no step rows that agree with the total)"
+			default:
+				v.Found = fmt.Sprintf("%s on %d %s(s), but the baseline %s is counted in %ss", r.String(), n, u, name(base), bu)
+			}
+			vs = append(vs, v)
+		case n > bn:
+			_, _, bhow := base.Size()
+			v := judgeScaling(HorovodRun{Output: r, GPUs: n, Unit: u}, HorovodRun{Output: base, GPUs: bn, Unit: bu}, nil, scalingWords{
+				subject: fmt.Sprintf("run %d (lines %d–%d, %s) vs run %d (lines %d–%d, %s)", r.Run, r.FirstLine, r.LastLine, count(n, u, u+"s"),
+					base.Run, base.FirstLine, base.LastLine, count(bn, bu, bu+"s")),
+				all: "run " + fmt.Sprint(r.Run), one: "the baseline run " + fmt.Sprint(base.Run), oneShort: "run " + fmt.Sprint(base.Run),
+				rule: fmt.Sprintf("images/sec per %s of run %d at least 80 %% of run %d's, the file's run on the fewest %ss (%ss: run %d %s, run %d %s)",
+					u, r.Run, base.Run, u, u, r.Run, how, base.Run, bhow),
+				at:   fmt.Sprintf("images/sec per %s, run %d ÷ run %d", u, r.Run, base.Run),
+				file: true})
+			vs = append(vs, v)
+		}
+	}
+	if len(vs) == 0 {
+		v := JudgeTFCNN(runs[len(runs)-1])
+		if v.Status == StatusTooShort && base != nil {
+			v.Found = fmt.Sprintf("all %d runs of the file ran on %d %s(s): no run with more to scale against the others; %s", len(runs), bn, bu, runs[len(runs)-1].String())
+		}
+		vs = append(vs, v)
+	}
+	return vs
 }
 
 // notRunCause explains a Horovod benchmark that printed nothing to judge.

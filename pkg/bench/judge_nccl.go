@@ -28,7 +28,7 @@ func JudgeNCCLTests(t *NCCLTests, e Expect) []Verdict {
 }
 
 func judgeBusBW(t *NCCLTests, e Expect, logVs []Verdict) Verdict {
-	pl := BusBWPassLine(e.link(), e.nics())
+	pl := e.busBWPassLine()
 	if e.LinkFrom != "" {
 		pl.Rule += " (link speed: " + e.LinkFrom
 		if e.NICsFrom != "" {
@@ -54,9 +54,9 @@ func judgeBusBW(t *NCCLTests, e Expect, logVs []Verdict) Verdict {
 			at += ", " + op
 		}
 		v.Measured = &Measure{Value: low.Out.BusBW, Unit: "GB/s", At: at}
-		got = fmt.Sprintf("%.2f GB/s %s", low.Out.BusBW, at)
+		got = fmt.Sprintf("%s GB/s %s", fixed2(low.Out.BusBW), at)
 		if low.In.BusBW > 0 {
-			got += fmt.Sprintf(" (in-place %.2f)", low.In.BusBW)
+			got += fmt.Sprintf(" (in-place %s)", fixed2(low.In.BusBW))
 		}
 		notes := t.rowNotes()
 		if t.HasAvg {
@@ -73,7 +73,7 @@ func judgeBusBW(t *NCCLTests, e Expect, logVs []Verdict) Verdict {
 	wrong, _ := t.Wrong()
 	errRows, errRow, errLimit := t.overTolerance()
 	hosts := t.Hosts()
-	ceiling := BusBWCeiling(e.link(), e.nics())
+	ceiling := e.busBWCeiling()
 	var over *NCCLRow
 	for i := range t.Rows {
 		x := &t.Rows[i]
@@ -158,13 +158,13 @@ func judgeBusBW(t *NCCLTests, e Expect, logVs []Verdict) Verdict {
 	case over != nil:
 		v.Status = StatusError
 		b := max(over.Out.BusBW, over.In.BusBW)
-		v.Found = fmt.Sprintf("busbw %s GB/s at %s (line %d) is more than %s GB/s, twice what %d × %g Gb/s NIC(s) per node carry", strconv.FormatFloat(b, 'g', 6, 64),
-			sizeText(over.Bytes), over.Line, trimFloat(ceiling), e.nics(), e.link())
+		v.Found = fmt.Sprintf("busbw %s GB/s at %s (line %d) is more than %s GB/s, twice what %s per node carry", strconv.FormatFloat(b, 'g', 6, 64),
+			sizeText(over.Bytes), over.Line, trimFloat(ceiling), e.nicsText())
 		if got != "" {
 			v.Found += "; largest size: " + got
 		}
-		v.Causes = []Cause{impossibleCause(fmt.Sprintf("busbw counts each byte as a ring moves it, and even a tree or in-network reduction (SHARP, NVLS), which move each byte over the network once each way, reach at most twice the bandwidth of a node's NICs: %s GB/s through %d × %g Gb/s is impossible",
-			strconv.FormatFloat(b, 'g', 6, 64), e.nics(), e.link()), e, "--link-gbps and --nics-per-node")}
+		v.Causes = []Cause{impossibleCause(fmt.Sprintf("busbw counts each byte as a ring moves it, and even a tree or in-network reduction (SHARP, NVLS), which move each byte over the network once each way, reach at most twice the bandwidth of a node's NICs: %s GB/s through %s is impossible",
+			strconv.FormatFloat(b, 'g', 6, 64), e.linksText()), e, "--link-gbps and --nics-per-node")}
 	case v.Measured.Value >= pl.Value:
 		v.Status, v.Found = StatusPass, got
 	default:
@@ -326,7 +326,7 @@ func nonEmpty(hs []string) []string {
 
 // judgeGDR decides whether the inter-node channels use GPUDirect RDMA.
 func judgeGDR(l *NCCLLog, e Expect, ranks []NCCLRank) (Verdict, bool) {
-	v := Verdict{Check: CheckGPUDirect, Expected: "every inter-node channel via NET/IB/<n>/GDRDMA"}
+	v := Verdict{Check: CheckGPUDirect, Expected: gdrExpected(l)}
 	rankHost := map[int]string{}
 	for _, r := range ranks {
 		rankHost[r.Rank] = r.Host
@@ -430,7 +430,7 @@ func judgeGDR(l *NCCLLog, e Expect, ranks []NCCLRank) (Verdict, bool) {
 		switch {
 		case len(off) == 0 && len(unknown) == 0:
 			v.Status = StatusPass
-			v.Found = fmt.Sprintf("GPUDirect RDMA on every %s (%d channel(s) via NET/…/GDRDMA, %s)", strings.TrimSuffix(what, "(s)"), l.net.gdr, Names(order))
+			v.Found = fmt.Sprintf("GPUDirect RDMA on every %s (%s via NET/…/GDRDMA, %s)", strings.TrimSuffix(what, "(s)"), l.net.gdrLines(), Names(order))
 			v.named(order)
 			return v, true
 		case len(off) == 0:
@@ -443,7 +443,10 @@ func judgeGDR(l *NCCLLog, e Expect, ranks []NCCLRank) (Verdict, bool) {
 			}
 			u.Causes = []Cause{{Layer: LayerBenchmark,
 				Finding: "the log shows only the sending side of those channels (one rank's log, or an excerpt)",
-				Fix:     "judge the NCCL_DEBUG=INFO log of every rank (NCCL_DEBUG_SUBSYS=INIT,NET prints each channel's [send] and [receive] line), or run `rdggen check` (hosts peermem, esxi p2p) and judge again with --evidence"}}
+				Fix:     "judge the NCCL_DEBUG=INFO log of every rank (NCCL_DEBUG_SUBSYS=INIT,NET prints each channel's [send] and [receive] line)"}}
+			if e.rdggenCluster() {
+				u.Causes[0].Fix += ", or run `rdggen check` (hosts peermem, esxi p2p) and judge again with --evidence"
+			}
 			undecided = &u
 		case len(on) == 0:
 			v.Status = StatusFail
@@ -484,6 +487,16 @@ func judgeGDR(l *NCCLLog, e Expect, ranks []NCCLRank) (Verdict, bool) {
 	return *undecided, true
 }
 
+// gdrExpected is what the GPUDirect RDMA verdict expects of l's channels:
+// NET/IB's, or the network plugin's ([NCCLLog.PluginNet]).
+func gdrExpected(l *NCCLLog) string {
+	net := "IB"
+	if p := l.PluginNet(); p != "" {
+		net = p
+	}
+	return "every inter-node channel via NET/" + net + "/<n>/GDRDMA"
+}
+
 // gdrEvidenceFailed reports whether e holds a failed `rdggen check` result
 // that GPUDirect RDMA needs (peer memory, P2P keys, NCCL_NET_GDR_LEVEL,
 // BAR1, EFI, NUMA).
@@ -506,7 +519,7 @@ func gdrEvidenceFailed(e Expect) bool {
 // the channels do not tell: "Connected all rings, use ring … GDR n", the
 // per-GPU decisions, and the per-HCA "GPU Direct RDMA Disabled" lines.
 func judgeGDRSummaries(l *NCCLLog, e Expect) (Verdict, bool) {
-	v := Verdict{Check: CheckGPUDirect, Expected: "every inter-node channel via NET/IB/<n>/GDRDMA"}
+	v := Verdict{Check: CheckGPUDirect, Expected: gdrExpected(l)}
 	if rings := l.Rings; len(rings) > 0 && rings[0].GDR >= 0 {
 		off := 0
 		var hosts []string
@@ -568,6 +581,23 @@ func judgeGDRSummaries(l *NCCLLog, e Expect) (Verdict, bool) {
 		return v, true
 	}
 	return v, false
+}
+
+// gdrLines counts the channel lines via /GDRDMA by direction: "2
+// [receive] and 1 [send] channel line(s)"; a direction without lines is
+// left out, lines without one are "other".
+func (a *netAgg) gdrLines() string {
+	var parts []string
+	if a.recvGDR > 0 {
+		parts = append(parts, fmt.Sprintf("%d [receive]", a.recvGDR))
+	}
+	if a.sendGDR > 0 {
+		parts = append(parts, fmt.Sprintf("%d [send]", a.sendGDR))
+	}
+	if other := a.gdr - a.recvGDR - a.sendGDR; other > 0 {
+		parts = append(parts, fmt.Sprintf("%d other", other))
+	}
+	return strings.Join(parts, " and ") + " channel line(s)"
 }
 
 func channelText(c Channel) string {
@@ -750,4 +780,54 @@ func lineList(ls []int) string {
 		return "line " + s[0]
 	}
 	return "lines " + strings.Join(s, ", ")
+}
+
+// busBWPassLine is e's all_reduce pass line: [BusBWPassLine] of its link
+// and NICs per node, or on a multi-rail cluster [BusBWPassLineRails] of
+// its rails.
+func (e Expect) busBWPassLine() PassLine {
+	if e.multiRail() {
+		return BusBWPassLineRails(e.railLinks())
+	}
+	return BusBWPassLine(e.link(), e.nics())
+}
+
+// ringCeiling is the bandwidth of a node's NICs, GB/s: a ring's ceiling
+// (nics × link / 8, or the rails' sum / 8).
+func (e Expect) ringCeiling() float64 {
+	if e.multiRail() {
+		sum := 0.0
+		for _, g := range e.railLinks() {
+			sum += g
+		}
+		return sum / 8
+	}
+	return float64(e.nics()) * e.link() / 8
+}
+
+// busBWCeiling is the most busbw e's nodes can show, GB/s: twice their
+// NICs' bandwidth ([BusBWCeiling]).
+func (e Expect) busBWCeiling() float64 {
+	if e.multiRail() {
+		return 2 * e.ringCeiling()
+	}
+	return BusBWCeiling(e.link(), e.nics())
+}
+
+// nicsText is a node's NICs for a person: "2 × 100 Gb/s NIC(s)", or "the
+// 4 rails × 200 Gb/s" on a multi-rail cluster.
+func (e Expect) nicsText() string {
+	if e.multiRail() {
+		return "the " + railsText(e.railLinks())
+	}
+	return fmt.Sprintf("%d × %g Gb/s NIC(s)", e.nics(), e.link())
+}
+
+// linksText is a node's links for a person: "2 × 100 Gb/s", or "4 rails ×
+// 200 Gb/s".
+func (e Expect) linksText() string {
+	if e.multiRail() {
+		return railsText(e.railLinks())
+	}
+	return fmt.Sprintf("%d × %g Gb/s", e.nics(), e.link())
 }

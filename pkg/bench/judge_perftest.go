@@ -52,9 +52,13 @@ func JudgePerftest(r *Perftest, e Expect) []Verdict {
 		} else {
 			v.Status = StatusFail
 			v.Expected = e.LinkLayer + " (RoCE over the data network)"
-			v.Causes = append(v.Causes, Cause{Layer: LayerRDMAConfig,
+			c := Cause{Layer: LayerRDMAConfig,
 				Finding: fmt.Sprintf("perftest ran on %s, a link of type %s, not the RoCE data network", orNothing(r.Device), r.LinkType),
-				Fix:     "run ib_write_bw with -d set to the data VF's RDMA device (horovod.hca in the inventory)"})
+				Fix:     "run ib_write_bw with -d set to the data VF's RDMA device (horovod.hca in the inventory)"}
+			if !e.rdggenCluster() {
+				c.Fix = "run ib_write_bw with -d set to the RDMA device of the data network (ibv_devices lists them; ibv_devinfo shows each port's link layer)"
+			}
+			v.Causes = append(v.Causes, c)
 		}
 		vs = append(vs, v)
 	}
@@ -91,9 +95,9 @@ func judgePerftestBW(r *Perftest, e Expect) Verdict {
 		return v
 	}
 	v.Measured = &Measure{Value: round2(row.AvgGbps), Unit: "Gb/s", At: fmt.Sprintf("BW average at %d B", row.Bytes)}
-	got := fmt.Sprintf("%s Gb/s BW average at %d B messages", fmt.Sprintf("%.2f", row.AvgGbps), row.Bytes)
+	got := fmt.Sprintf("%s Gb/s BW average at %d B messages", fixed2(row.AvgGbps), row.Bytes)
 	if r.Unit != "" && r.Unit != "Gb/sec" {
-		got += fmt.Sprintf(" (%s %s × 2^20 × 8 / 10^9)", strconv.FormatFloat(row.AvgGbps*1e9/8/BytesPerMB, 'f', 2, 64), r.Unit)
+		got += fmt.Sprintf(" (%s %s × 2^20 × 8 / 10^9)", fixed2(row.AvgGbps*1e9/8/BytesPerMB), r.Unit)
 	}
 	if r.Bidirectional {
 		got += ", both directions"

@@ -71,6 +71,10 @@ type NCCLLog struct {
 	Env []EnvSetting
 	// Warnings are every NCCL WARN line.
 	Warnings []HostText
+	// TopoFiles are "Loading topology file PATH" lines (subsystem GRAPH),
+	// the first of each host and path, Text the path: the topology file
+	// NCCL read (NCCL_TOPO_FILE, else its default path when that exists).
+	TopoFiles []HostText
 }
 
 type seenKey struct{ list, host, text string }
@@ -108,9 +112,23 @@ type netAgg struct {
 	holders   map[holderKey]*chanHolder
 	order     []*chanHolder // non-socket network channels' holders, by first channel
 	n, gdr    int           // non-socket network channels, and those via /GDRDMA
+	// recvGDR and sendGDR split gdr by the lines' direction ([receive],
+	// [send]); a line without one is in neither
+	recvGDR, sendGDR int
+	// lastGPU is the local GPU of the previous network channel line
+	// (GPUNICs)
+	lastGPU *gpuUse
 }
 
-type hostNets struct{ nets []string }
+type hostNets struct {
+	nets []string
+	// listed: the host has a channel line and is in hostOrder (an
+	// ncclCommInitRank line alone makes its entry, for bus)
+	listed bool
+	gpus   []*gpuUse // the local GPUs of its network channels, by first line
+	byGPU  map[gpuKey]*gpuUse
+	bus    []gpuBus // the bus ID of each NVML index, from ncclCommInitRank
+}
 
 type holderKey struct {
 	host string
@@ -138,6 +156,9 @@ func (a *netAgg) add(c Channel) {
 	if hn == nil {
 		hn = &hostNets{}
 		a.hosts[c.Host] = hn
+	}
+	if !hn.listed {
+		hn.listed = true
 		a.hostOrder = append(a.hostOrder, c.Host)
 	}
 	a.lastNets, a.lastHost = hn, c.Host
@@ -147,6 +168,7 @@ func (a *netAgg) add(c Channel) {
 	if c.Net == "Socket" {
 		return
 	}
+	a.useGPU(hn, c)
 	k := holderKey{host: c.Host}
 	if c.Host == "" {
 		k.rank = c.LocalRank()
@@ -166,6 +188,12 @@ func (a *netAgg) add(c Channel) {
 	if c.GDR {
 		a.gdr++
 		h.allGDR++
+		switch c.Dir {
+		case "receive":
+			a.recvGDR++
+		case "send":
+			a.sendGDR++
+		}
 	} else if !h.hasOffAny {
 		h.offAny, h.hasOffAny = c, true
 	}
@@ -502,6 +530,11 @@ func (l *NCCLLog) info(ht HostText, msg string, line int) {
 		}
 	}
 	switch {
+	case strings.HasPrefix(msg, "Loading topology file "):
+		if f := strings.TrimSpace(strings.TrimPrefix(msg, "Loading topology file ")); f != "" && l.firstOf("topo", HostText{Host: host, Text: f}) {
+			l.TopoFiles = append(l.TopoFiles, HostText{Host: host, Text: clip(f, 300), Line: line})
+		}
+	case (strings.HasPrefix(msg, "ncclComm") || strings.HasPrefix(msg, "[Rank ") || strings.HasPrefix(msg, "comm 0x")) && l.initRank(host, msg):
 	case strings.HasPrefix(msg, "Using network "):
 		if m := reNCCLNetwork.FindStringSubmatch(msg); m != nil {
 			if l.firstOf("net", HostText{Host: host, Text: m[1]}) {
@@ -763,6 +796,34 @@ func (l *NCCLLog) EnvValue(name string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// PluginNet is the network the log's inter-node traffic uses when it is
+// neither NCCL's own InfiniBand verbs transport ("IB", and the "IBext"
+// networks of NVIDIA's verbs plugins) nor TCP sockets: a network plugin's,
+// e.g. "AWS Libfabric" (aws/aws-ofi-nccl over EFA) from "Using network AWS
+// Libfabric" or a channel via NET/AWS Libfabric/0; "" when the log shows
+// none. Whether such a plugin can let the NIC reach GPU memory is its own
+// (aws-ofi-nccl asks its libfabric provider, src/nccl_ofi_net.c
+// support_gdr): nvidia-peermem and the verbs' peer-memory lines are
+// NET/IB's.
+func (l *NCCLLog) PluginNet() string {
+	plugin := func(n string) bool {
+		return n != "" && n != "IB" && !strings.HasPrefix(n, "IBext") && !strings.EqualFold(n, "Socket")
+	}
+	for _, n := range l.Networks {
+		if plugin(n.Text) {
+			return n.Text
+		}
+	}
+	for _, h := range l.net.hostOrder {
+		for _, n := range l.net.hosts[h].nets {
+			if plugin(n) {
+				return n
+			}
+		}
+	}
+	return ""
 }
 
 // NetChannels are the kept channels over the network (Net != ""; see

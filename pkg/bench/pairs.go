@@ -20,6 +20,11 @@ type PairRun struct {
 	// the RoCE v2 GID of its data address, as its GID table holds it; nil
 	// uses the Expect's.
 	GIDIndex *int
+	// Rail is the rail both hosts' ports are on (0-based, rail order);
+	// Client and Server are then that rail's ports and leaves. Every pair
+	// of a cluster without rails is on rail 0. [JudgeRailPairs] judges
+	// the pairs rail by rail.
+	Rail int
 }
 
 // PortCounters are a switch port's RoCE counters read before and after the
@@ -63,24 +68,39 @@ func JudgePairs(runs []PairRun, e Expect, counters []PortCounters) []Verdict {
 // hosts). A pair inside one leaf never reaches a spine, so its result
 // says nothing of the uplinks.
 func JudgePairsFabric(runs []PairRun, e Expect, counters []PortCounters, uplinks []FabricUplink) []Verdict {
-	var vs []Verdict
-	var slow, fine []PairRun
-	unjudged := 0
+	same := func(PairRun) Expect { return e }
+	vs, slow, fine, unjudged := judgeEachPair(runs, same, func(v *Verdict, r PairRun) { v.Subject = pairName(r) })
+	sum := pairsSummary(runs, slow, unjudged, pairName)
+	if sum.Status == StatusFail {
+		sum.Causes = pairCauses(slow, fine, counters, uplinks)
+	}
+	vs = append(vs, leafPairVerdicts(runs, same)...)
+	return append(vs, sum)
+}
+
+// pairName is a pair's subject on one rail: "client → server".
+func pairName(r PairRun) string { return r.Client.Host + " → " + r.Server.Host }
+
+// judgeEachPair judges each run against expect(run), label naming its
+// verdicts (their Subject), and sorts the runs by their bandwidth
+// verdict: slow (below the line), fine (at it), and how many could not be
+// judged.
+func judgeEachPair(runs []PairRun, expect func(PairRun) Expect, label func(*Verdict, PairRun)) (vs []Verdict, slow, fine []PairRun, unjudged int) {
 	for _, r := range runs {
-		subject := r.Client.Host + " → " + r.Server.Host
 		if r.Report == nil {
-			vs = append(vs, Verdict{Check: CheckRDMABandwidth, Subject: subject, Status: StatusError,
-				Found: "no report: " + orNothing(r.Err)})
+			v := Verdict{Check: CheckRDMABandwidth, Status: StatusError, Found: "no report: " + orNothing(r.Err)}
+			label(&v, r)
+			vs = append(vs, v)
 			unjudged++
 			continue
 		}
-		pe := e
+		pe := expect(r)
 		if r.GIDIndex != nil {
 			pe.GIDIndex = *r.GIDIndex
 		}
 		pv := JudgePerftest(r.Report, pe)
 		for i := range pv {
-			pv[i].Subject = subject
+			label(&pv[i], r)
 		}
 		vs = append(vs, pv...)
 		switch pv[0].Status {
@@ -92,6 +112,11 @@ func JudgePairsFabric(runs []PairRun, e Expect, counters []PortCounters, uplinks
 			unjudged++
 		}
 	}
+	return vs, slow, fine, unjudged
+}
+
+// pairsSummary is the CheckRDMAPairs verdict over runs, without causes.
+func pairsSummary(runs, slow []PairRun, unjudged int, name func(PairRun) string) Verdict {
 	sum := Verdict{Check: CheckRDMAPairs, Expected: "every pair at its pass line"}
 	total := len(runs)
 	switch {
@@ -106,22 +131,32 @@ func JudgePairsFabric(runs []PairRun, e Expect, counters []PortCounters, uplinks
 		sum.Status = StatusFail
 		var names []string
 		for _, r := range slow {
-			names = append(names, r.Client.Host+" → "+r.Server.Host)
+			names = append(names, name(r))
 		}
 		sum.Found = fmt.Sprintf("%d of %d pair(s) below the line: %s", len(slow), total, Names(names))
 		sum.named(names)
-		sum.Causes = pairCauses(slow, fine, counters, uplinks)
 	}
-	vs = append(vs, leafPairVerdicts(runs, e)...)
-	return append(vs, sum)
+	return sum
 }
 
 func pairCauses(slow, fine []PairRun, counters []PortCounters, uplinks []FabricUplink) []Cause {
+	return pairCausesOn(-1, slow, fine, counters, uplinks)
+}
+
+// pairCausesOn is pairCauses of the pairs of one rail (rail ≥ 0), or of a
+// cluster without rails (rail -1).
+func pairCausesOn(rail int, slow, fine []PairRun, counters []PortCounters, uplinks []FabricUplink) []Cause {
 	var cs []Cause
-	if len(fine) == 0 {
+	switch {
+	case len(fine) > 0:
+	case rail < 0:
 		cs = append(cs, Cause{Layer: LayerFabric,
 			Finding: "every pair is below the line: a cause common to the cluster (link speed, MTU, PFC/ECN configuration), not one host",
 			Fix:     "compare --link-gbps with the ports' speed and run `rdggen check --target switch,hosts`"})
+	default:
+		cs = append(cs, Cause{Layer: LayerFabric,
+			Finding: fmt.Sprintf("every pair of rail %d is below the line: a cause common to the rail (its ports' link speed, MTU, PFC/ECN configuration on its leaves), not one host", rail),
+			Fix:     "compare the rail's link speed with its ports' speed and run `rdggen check --target switch,hosts`"})
 	}
 	// What every slow pair shares.
 	shared := func(get func(PairRun) []string) []string {
@@ -363,13 +398,14 @@ type LeafPair struct {
 	MedianGbps *float64 `json:"median_gbps,omitempty"`
 }
 
-// leafPairVerdicts groups runs by (client leaf, server leaf); none when no
-// run's hosts have leaves.
-func leafPairVerdicts(runs []PairRun, e Expect) []Verdict {
+// leafPairVerdicts groups runs by (client leaf, server leaf), each run
+// judged against expect(run); none when no run's hosts have leaves.
+func leafPairVerdicts(runs []PairRun, expect func(PairRun) Expect) []Verdict {
 	type group struct {
 		lp     LeafPair
 		values []float64
 		errs   int
+		lines  []float64 // the pass lines of its runs, each once
 	}
 	var order []string
 	groups := map[string]*group{}
@@ -385,6 +421,10 @@ func leafPairVerdicts(runs []PairRun, e Expect) []Verdict {
 			order = append(order, key)
 		}
 		g.lp.Pairs++
+		e := expect(r)
+		if pl := PerftestPassLine(e.link(), false).Value; !slices.Contains(g.lines, pl) {
+			g.lines = append(g.lines, pl)
+		}
 		if r.Report == nil {
 			g.errs++
 			continue
@@ -400,12 +440,13 @@ func leafPairVerdicts(runs []PairRun, e Expect) []Verdict {
 			g.lp.Slow++
 		}
 	}
-	pl := PerftestPassLine(e.link(), false)
 	var vs []Verdict
 	for _, key := range order {
 		g := groups[key]
-		v := Verdict{Check: CheckRDMALeafPair, Subject: key, LeafPair: &g.lp,
-			Expected: fmt.Sprintf("every pair ≥ %s Gb/s", trimFloat(pl.Value))}
+		v := Verdict{Check: CheckRDMALeafPair, Subject: key, LeafPair: &g.lp, Expected: "every pair at its rail's pass line"}
+		if len(g.lines) == 1 {
+			v.Expected = fmt.Sprintf("every pair ≥ %s Gb/s", trimFloat(g.lines[0]))
+		}
 		found := fmt.Sprintf("%d pair(s)", g.lp.Pairs)
 		if len(g.values) > 0 {
 			sorted := slices.Clone(g.values)
@@ -416,7 +457,7 @@ func leafPairVerdicts(runs []PairRun, e Expect) []Verdict {
 			}
 			g.lp.MinGbps, g.lp.MedianGbps = &lo, &med
 			v.Measured = &Measure{Value: lo, Unit: "Gb/s", At: fmt.Sprintf("the lowest BW average of %d pair(s)", len(sorted))}
-			found += fmt.Sprintf(", min %.2f / median %.2f Gb/s", lo, med)
+			found += fmt.Sprintf(", min %s / median %s Gb/s", fixed2(lo), fixed2(med))
 		}
 		if g.lp.Slow > 0 {
 			found += fmt.Sprintf(", %d below the line", g.lp.Slow)

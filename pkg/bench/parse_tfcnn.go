@@ -3,6 +3,7 @@ package bench
 import (
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -39,13 +40,26 @@ type TFCNN struct {
 	// Failures are the Python tracebacks' last lines and the lines that say
 	// the job died (e.g. "ResourceExhaustedError: OOM when allocating …").
 	Failures []string
+	// GlobalBatch is the header's "Batch size: … global" field, images
+	// (per-device batch × the job's GPUs, benchmark_cnn.py print_info); 0
+	// without a header.
+	GlobalBatch float64
+	// Run is this run's number (1-based) among the Runs runs of the input
+	// ([ParseTFCNNRuns]); FirstLine and LastLine the lines it spans,
+	// 1-based.
+	Run, Runs           int
+	FirstLine, LastLine int
 }
 
 var (
 	reTFTotal = regexp.MustCompile(`(?:\[(?:\d+,)?(\d+)\]<std(?:out|err)>:)?\s*total images/sec:\s*([0-9]+(?:\.[0-9]+)?)\s*$`)
-	reTFStep  = regexp.MustCompile(`^\s*(\d+)\s+images/sec:\s*([0-9]+(?:\.[0-9]+)?)\s+\+/-`)
-	reTFBatch = regexp.MustCompile(`^\s*([0-9]+(?:\.[0-9]+)?) per device\s*$`)
-	reTFFail  = regexp.MustCompile(`^(?:\w+\.)*\w*(?:Error|Exception): .+`)
+	// reTFStep is a step row, at the start of the line or after a
+	// logger's prefix that ends in a space or '|' (Kubeflow's launcher:
+	// "INFO|2024-12-07T13:54:54|/opt/launcher.py|27| 10 images/sec: …").
+	reTFStep   = regexp.MustCompile(`(?:^|[\s|])(\d+)\s+images/sec:\s*([0-9]+(?:\.[0-9]+)?)\s+\+/-`)
+	reTFBatch  = regexp.MustCompile(`^\s*([0-9]+(?:\.[0-9]+)?) per device\s*$`)
+	reTFGlobal = regexp.MustCompile(`Batch size:\s*([0-9]+(?:\.[0-9]+)?) global\s*$`)
+	reTFFail   = regexp.MustCompile(`^(?:\w+\.)*\w*(?:Error|Exception): .+`)
 	// reLauncherTag is a launcher's rank prefix: Open MPI's --tag-output
 	// "[1,0]<stdout>:", horovodrun's "[0]<stdout>:", either after a
 	// timestamp (horovodrun --verbose).
@@ -60,29 +74,73 @@ var ErrNoTFCNN = errors.New("not tf_cnn_benchmarks output (no 'images/sec: … +
 // table and the "total images/sec" lines, with or without a launcher's rank
 // tags and with tabs or spaces between the columns. A file without a total
 // still parses (Totals empty): the run did not end, which the verdict says.
+// It reads the whole input as one run; [ParseTFCNNRuns] tells the runs of
+// a file apart.
 func ParseTFCNN(data []byte) (*TFCNN, error) {
+	runs, err := ParseTFCNNRuns(data)
+	if err != nil {
+		return nil, err
+	}
+	r := runs[0]
+	for _, x := range runs[1:] {
+		r.merge(x)
+	}
+	r.Run, r.Runs = 1, 1
+	return r, nil
+}
+
+// ParseTFCNNRuns reads tf_cnn_benchmarks output as ParseTFCNN does, run by
+// run, in file order: a run ends at its "total images/sec" line(s), and a
+// header ("Model:", "Batch size:"), a "Step Img/sec" line or a step table
+// that starts again (a step number not above the run's first) after one
+// begins the next. Consecutive runs of the same size (GPUs, or workers:
+// [TFCNN.Size]) are one run: Horovod's ranks print the whole output each,
+// and a rank whose output came at once reads as a run of its own.
+func ParseTFCNNRuns(data []byte) ([]*TFCNN, error) {
 	p := newTFStream()
-	for _, raw := range strings.Split(string(data), "\n") {
-		p.feed(strings.TrimSuffix(raw, "\r"))
+	for i, raw := range strings.Split(string(data), "\n") {
+		p.feed(i, strings.TrimSuffix(raw, "\r"))
 	}
 	return p.finish()
 }
 
 // tfStream reads tf_cnn_benchmarks output one line at a time.
 type tfStream struct {
-	r    *TFCNN
-	seen bool
+	r         *TFCNN   // the run being read
+	done      []*TFCNN // the runs read before it
+	firstStep int      // the first step number of r's table; -1 before one
+	seen      bool
 }
 
-func newTFStream() *tfStream { return &tfStream{r: &TFCNN{Rank0: -1}} }
+func newTFStream() *tfStream { return &tfStream{r: &TFCNN{Rank0: -1}, firstStep: -1} }
 
-// feed reads one line (its line end removed, the launcher's prefix kept).
-func (p *tfStream) feed(raw string) {
-	r := p.r
+// next ends the run being read, when it has its total: a header or a step
+// table that starts again after one begins another run.
+func (p *tfStream) next(restart bool) {
+	if !restart || len(p.r.Totals) == 0 {
+		return
+	}
+	p.done = append(p.done, p.r)
+	p.r, p.firstStep = &TFCNN{Rank0: -1}, -1
+}
+
+// mark records line i (0-based) as the run's.
+func (p *tfStream) mark(i int) {
+	if p.r.FirstLine == 0 {
+		p.r.FirstLine = i + 1
+	}
+	p.r.LastLine = i + 1
+	p.seen = true
+}
+
+// feed reads line i (0-based; its line end removed, the launcher's prefix
+// kept).
+func (p *tfStream) feed(i int, raw string) {
 	// every line read below holds one of these (reTFFail: "Error: " or
 	// "Exception: ")
 	if !strings.Contains(raw, "images/sec") && !strings.Contains(raw, "Model:") && !strings.Contains(raw, " per device") &&
-		!strings.Contains(raw, "Error: ") && !strings.Contains(raw, "Exception: ") {
+		!strings.Contains(raw, "Error: ") && !strings.Contains(raw, "Exception: ") && !strings.Contains(raw, "Img/sec") &&
+		!strings.Contains(raw, "Batch size:") {
 		return
 	}
 	if strings.Contains(raw, "total images/sec:") {
@@ -91,11 +149,11 @@ func (p *tfStream) feed(raw string) {
 			if err != nil {
 				return
 			}
-			r.Totals = append(r.Totals, v)
-			if m[1] == "0" && r.Rank0 < 0 {
-				r.Rank0 = v
+			p.r.Totals = append(p.r.Totals, v)
+			if m[1] == "0" && p.r.Rank0 < 0 {
+				p.r.Rank0 = v
 			}
-			p.seen = true
+			p.mark(i)
 			return
 		}
 	}
@@ -107,16 +165,36 @@ func (p *tfStream) feed(raw string) {
 		if m := reTFStep.FindStringSubmatch(l); m != nil {
 			step, err1 := strconv.Atoi(m[1])
 			rate, err2 := strconv.ParseFloat(m[2], 64)
-			if err1 == nil && err2 == nil && step >= r.Steps {
-				r.Steps, r.StepRate = step, rate
+			if err1 == nil && err2 == nil {
+				p.next(p.firstStep >= 0 && step <= p.firstStep)
+				if p.firstStep < 0 {
+					p.firstStep = step
+				}
+				if step >= p.r.Steps {
+					p.r.Steps, p.r.StepRate = step, rate
+				}
+				p.mark(i)
+				return
 			}
-			p.seen = true
-			return
 		}
 	}
+	r := p.r
 	switch t := strings.TrimSpace(l); {
-	case strings.HasPrefix(t, "Model:") && r.Model == "":
-		r.Model = strings.TrimSpace(strings.TrimPrefix(t, "Model:"))
+	case strings.Contains(t, "Step") && strings.Contains(t, "Img/sec"): // the table's header
+		p.next(true)
+		p.mark(i)
+	case strings.HasPrefix(t, "Model:"):
+		p.next(true)
+		if p.r.Model == "" {
+			p.r.Model = strings.TrimSpace(strings.TrimPrefix(t, "Model:"))
+		}
+		p.mark(i)
+	case strings.Contains(l, "Batch size:") && reTFGlobal.MatchString(l):
+		p.next(true)
+		if b, err := strconv.ParseFloat(reTFGlobal.FindStringSubmatch(l)[1], 64); err == nil && p.r.GlobalBatch == 0 {
+			p.r.GlobalBatch = b
+		}
+		p.mark(i)
 	case strings.Contains(l, " per device") && reTFBatch.MatchString(l) && r.BatchPerDevice == 0:
 		if b, err := strconv.ParseFloat(reTFBatch.FindStringSubmatch(l)[1], 64); err == nil {
 			r.BatchPerDevice = b
@@ -124,14 +202,92 @@ func (p *tfStream) feed(raw string) {
 	case (strings.Contains(t, "Error: ") || strings.Contains(t, "Exception: ")) && reTFFail.MatchString(t) &&
 		len(r.Failures) < 8 && !slices.Contains(r.Failures, clip(t, 200)):
 		r.Failures = append(r.Failures, clip(t, 200))
+		p.mark(i)
 	}
 }
 
-func (p *tfStream) finish() (*TFCNN, error) {
+// finish returns the runs read, consecutive runs of one size merged, each
+// numbered; ErrNoTFCNN when there was none.
+func (p *tfStream) finish() ([]*TFCNN, error) {
 	if !p.seen {
 		return nil, ErrNoTFCNN
 	}
-	return p.r, nil
+	all := p.done
+	if p.r.FirstLine > 0 {
+		all = append(all, p.r)
+	}
+	var runs []*TFCNN
+	for _, r := range all {
+		if n := len(runs); n > 0 {
+			last := runs[n-1]
+			a, ua, _ := last.Size()
+			b, ub, _ := r.Size()
+			if a > 0 && a == b && ua == ub {
+				last.merge(r)
+				continue
+			}
+		}
+		runs = append(runs, r)
+	}
+	for i, r := range runs {
+		r.Run, r.Runs = i+1, len(runs)
+	}
+	return runs, nil
+}
+
+// merge adds x, read after r, to r: one run's output in two pieces.
+func (r *TFCNN) merge(x *TFCNN) {
+	if r.Model == "" {
+		r.Model = x.Model
+	}
+	if r.BatchPerDevice == 0 {
+		r.BatchPerDevice = x.BatchPerDevice
+	}
+	if r.GlobalBatch == 0 {
+		r.GlobalBatch = x.GlobalBatch
+	}
+	if x.Steps >= r.Steps {
+		r.Steps, r.StepRate = x.Steps, x.StepRate
+	}
+	r.Totals = append(r.Totals, x.Totals...)
+	if r.Rank0 < 0 {
+		r.Rank0 = x.Rank0
+	}
+	for _, f := range x.Failures {
+		if len(r.Failures) < 8 && !slices.Contains(r.Failures, f) {
+			r.Failures = append(r.Failures, f)
+		}
+	}
+	if x.FirstLine > 0 && (r.FirstLine == 0 || x.FirstLine < r.FirstLine) {
+		r.FirstLine = x.FirstLine
+	}
+	r.LastLine = max(r.LastLine, x.LastLine)
+}
+
+// Size is how many GPUs the run spanned, from its header ("Batch size: G
+// global" ÷ "P per device": the per-device batch times the job's GPUs,
+// benchmark_cnn.py print_info), unit "GPU"; else how many workers, its
+// total ÷ its step rows' images/sec (each worker prints its own rate, the
+// total is the job's: num_workers × batch ÷ step time, benchmark_cnn.py),
+// unit "worker", when that is within 10 % of a whole number; else 0. how
+// says which.
+func (r *TFCNN) Size() (n int, unit, how string) {
+	if r == nil {
+		return 0, "", ""
+	}
+	if r.GlobalBatch > 0 && r.BatchPerDevice > 0 {
+		q := r.GlobalBatch / r.BatchPerDevice
+		if k := math.Round(q); k >= 1 && k <= 1<<20 && math.Abs(q-k) < 1e-6 {
+			return int(k), "GPU", fmt.Sprintf("'Batch size: %s global' ÷ '%s per device'", trimFloat(r.GlobalBatch), trimFloat(r.BatchPerDevice))
+		}
+	}
+	if v, ok := r.ImagesPerSec(); ok && r.StepRate > 0 && finite(v/r.StepRate) {
+		q := v / r.StepRate
+		if k := math.Round(q); k >= 1 && k <= 1<<20 && math.Abs(q/k-1) <= 0.1 {
+			return int(k), "worker", fmt.Sprintf("total %s ÷ the last step row's %s images/sec", trimFloat(v), trimFloat(r.StepRate))
+		}
+	}
+	return 0, "", ""
 }
 
 // ImagesPerSec is the job's throughput, images/sec: rank 0's total when the
@@ -155,7 +311,7 @@ func (r *TFCNN) ImagesPerSec() (v float64, ok bool) {
 // is left out.
 func (r *TFCNN) String() string {
 	v, ok := r.ImagesPerSec()
-	s := fmt.Sprintf("%.2f images/sec", v)
+	s := fixed2(v) + " images/sec"
 	if !ok {
 		s = fmt.Sprintf("no total images/sec (last step %d)", r.Steps)
 	}

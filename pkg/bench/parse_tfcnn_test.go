@@ -94,3 +94,82 @@ func TestJudgeHorovod(t *testing.T) {
 		t.Errorf("error: %+v", v)
 	}
 }
+
+// TestTFCNNRuns: a file with a 1-worker run (82.40 images/sec) and then a
+// 2-worker run (167.40; Kubeflow's launcher prefixes every line) is read
+// as two runs, each sized by its total ÷ its step rate, and the second is
+// judged against the first: 101.58 %, passed. Whole runs of one size in a
+// row (Horovod's ranks, each output at once) are one run; a header sizes
+// a run by its GPUs; the runs of a file that cannot be sized are too
+// short to judge, and a slow run fails with causes that do not send a
+// file from elsewhere to `rdggen bench`.
+func TestTFCNNRuns(t *testing.T) {
+	kf := read(t, "tfcnn-kubeflow-1-then-2-workers.txt")
+	runs, err := ParseTFCNNRuns(kf)
+	if err != nil || len(runs) != 2 {
+		t.Fatalf("%d runs, %v", len(runs), err)
+	}
+	for i, want := range []struct {
+		total       float64
+		first, last int
+		steps       int
+		size        int
+	}{{82.40, 2, 15, 100, 1}, {167.40, 20, 33, 100, 2}} {
+		r := runs[i]
+		v, _ := r.ImagesPerSec()
+		n, unit, _ := r.Size()
+		if v != want.total || r.FirstLine != want.first || r.LastLine != want.last || r.Steps != want.steps || n != want.size || unit != "worker" || r.Run != i+1 || r.Runs != 2 {
+			t.Errorf("run %d: %+v; size %d %s", i+1, r, n, unit)
+		}
+	}
+	vs := JudgeTFCNNRuns(runs)
+	if len(vs) != 1 || vs[0].Status != StatusPass || vs[0].Measured.Value != 101.58 || vs[0].Check != CheckHorovodScaling {
+		t.Errorf("%+v", vs)
+	}
+	if whole, _ := ParseTFCNN(kf); len(whole.Totals) != 2 || whole.Runs != 1 {
+		t.Errorf("ParseTFCNN reads the whole file as one run: %+v", whole)
+	}
+
+	// the 2-worker run at 100 images/sec: 60.68 %, failed
+	slow := []byte(strings.Replace(string(kf), "total images/sec: 167.40", "total images/sec: 100.00", 1))
+	slow = []byte(strings.ReplaceAll(string(slow), "images/sec: 83.", "images/sec: 50."))
+	runs, _ = ParseTFCNNRuns(slow)
+	vs = JudgeTFCNNRuns(runs)
+	if len(vs) != 1 || vs[0].Status != StatusFail || vs[0].Measured.Value != 60.68 || len(vs[0].Causes) != 2 ||
+		strings.Contains(vs[0].Causes[0].Fix, "rdggen bench") || !strings.Contains(vs[0].Causes[0].Finding, "the file has no NCCL benchmark beside it") {
+		t.Errorf("slow: %+v", vs)
+	}
+
+	// two whole 1-GPU outputs in a row: one run of two totals
+	one := read(t, "tfcnn-466-resnet101-1gpu.txt")
+	runs, _ = ParseTFCNNRuns(append(append([]byte{}, one...), one...))
+	if len(runs) != 1 || len(runs[0].Totals) != 2 {
+		t.Errorf("ranks in a row: %d runs", len(runs))
+	}
+	// a 1-GPU run, then the 4-rank interleaved run (its table's header
+	// back in front of it): 74.28 %, failed
+	four := append([]byte("Step\tImg/sec\ttotal_loss\n"), read(t, "tfcnn-693-resnet50-4gpu-interleaved.txt")...)
+	runs, _ = ParseTFCNNRuns(append(append([]byte{}, one...), four...))
+	if vs := JudgeTFCNNRuns(runs); len(runs) != 2 || len(vs) != 1 || vs[0].Status != StatusFail || vs[0].Measured.Value != 74.28 ||
+		vs[0].Subject != "run 2 (lines 16–29, 4 workers) vs run 1 (lines 1–14, 1 worker)" {
+		t.Errorf("1 then 4: %d runs %+v", len(runs), vs)
+	}
+	// a header sizes the run by its GPUs
+	if n, unit, how := read232(t).Size(); n != 4 || unit != "GPU" || how != "'Batch size: 4096 global' ÷ '1024 per device'" {
+		t.Errorf("header: %d %s %s", n, unit, how)
+	}
+	// runs that show no size: too short
+	runs, _ = ParseTFCNNRuns([]byte("Step\tImg/sec\ntotal images/sec: 500\nStep\tImg/sec\ntotal images/sec: 900\n"))
+	if vs := JudgeTFCNNRuns(runs); len(runs) != 2 || len(vs) != 2 || vs[1].Status != StatusTooShort || vs[1].Subject != "run 2 (lines 3–4)" ||
+		!strings.Contains(vs[1].Found, "none of the file's 2 runs shows both") {
+		t.Errorf("no sizes: %d runs %+v", len(runs), vs)
+	}
+}
+
+func read232(t *testing.T) *TFCNN {
+	r, err := ParseTFCNN(read(t, "tfcnn-benchmarks232-cut-before-total.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 )
 
@@ -29,7 +30,15 @@ const (
 	maxBars              = 64   // bars drawn per picture; the rest are counted in the title
 	svgMaxTitle          = 100  // characters of a title
 	svgMaxLabel          = 28   // characters of a bar's label
+	svgMaxNote           = 150  // bytes of the note on values not drawn where they lie
 	svgTickLabelEveryPow = 3    // size ticks labelled every 2^3
+	// svgMaxScale: a value more than this many times the plot's highest
+	// line (its pass line or ceiling) is drawn at the top edge, marked,
+	// and named in the plot's note: an axis that reached it would press
+	// the lines the picture is for onto its floor (1e308 GB/s beside a
+	// 21.6 GB/s pass line).
+	svgMaxScale = 100
+	svgMaxTicks = 12 // value ticks at most (yScale makes 5 to 10)
 )
 
 type svgDoc struct{ b bytes.Buffer }
@@ -84,7 +93,8 @@ func (d *svgDoc) legend(entries [][3]string) { // colour, dash, text
 }
 
 // yScale returns the plot's top value: max rounded up to a 1-2-5 step,
-// and that step.
+// and that step; 1 and 0.2 when max is not a positive finite number.
+// Both are finite (a max near the largest float64 keeps its own value).
 func yScale(max float64) (top, step float64) {
 	if !(max > 0) || math.IsInf(max, 0) {
 		return 1, 0.2
@@ -97,22 +107,124 @@ func yScale(max float64) (top, step float64) {
 			break
 		}
 	}
-	return math.Ceil(max/step) * step, step
+	top = math.Ceil(max/step) * step
+	if math.IsInf(top, 0) || math.IsInf(step, 0) {
+		return max, max / 5
+	}
+	return top, step
 }
 
-func (d *svgDoc) yAxis(top, step float64, unit string) func(float64) float64 {
+// drawable reports whether v can stand on a bandwidth axis: a finite
+// number, not negative (NaN, ±Inf and negative bandwidths are no
+// measurement).
+func drawable(v float64) bool { return finite(v) && v >= 0 }
+
+// scale is a plot's value axis, from 0 to top in ticks of step. A value
+// above cut is drawn at the top edge and marked; a value that is not
+// drawable is left out. above and dropped count them, highest is the
+// largest value above cut.
+type scale struct {
+	top, step, cut float64
+	above, dropped int
+	highest        float64
+	unit           string
+}
+
+// newScale sizes the axis for the lines refs (pass line, ceiling: those
+// not drawable are not drawn) and the values: up to the highest line and
+// every value within svgMaxScale times it, plus 5 %.
+func newScale(unit string, refs, values []float64) *scale {
+	s := &scale{unit: unit, cut: math.Inf(1)}
+	ref := 0.0
+	for _, r := range refs {
+		if drawable(r) {
+			ref = math.Max(ref, r)
+		}
+	}
+	if ref > 0 {
+		s.cut = ref * svgMaxScale
+	}
+	hi := ref
+	for _, v := range values {
+		switch {
+		case !drawable(v):
+			s.dropped++
+		case v > s.cut:
+			s.above++
+			s.highest = math.Max(s.highest, v)
+		default:
+			hi = math.Max(hi, v)
+		}
+	}
+	if h := hi * 1.05; !math.IsInf(h, 0) {
+		hi = h
+	}
+	s.top, s.step = yScale(hi)
+	return s
+}
+
+// note is the plot's visible account of the values it could not draw
+// where they lie; "" when there are none.
+func (s *scale) note() string {
+	var parts []string
+	if s.above > 0 {
+		parts = append(parts, fmt.Sprintf("%s above %s %s (%d × the highest line) at the top edge ▲, the largest %s",
+			count(s.above, "value", "values"), svgNum(s.cut), s.unit, svgMaxScale, svgNum(s.highest)))
+	}
+	if s.dropped > 0 {
+		parts = append(parts, count(s.dropped, "value", "values")+" left out (NaN, ±Inf or negative)")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "note: " + strings.Join(parts, "; ")
+}
+
+// svgNum is v for an axis or a label: as trimFloat below a million,
+// else in exponent form ("1e+308", not 309 digits).
+func svgNum(v float64) string {
+	if math.Abs(v) < 1e6 {
+		return trimFloat(v)
+	}
+	return strconv.FormatFloat(v, 'g', 4, 64)
+}
+
+// yAxis draws the value axis of s with its ticks and unit label, and the
+// note of what s could not draw where it lies; y maps a drawable value to
+// its height, a value above the axis to the top edge (the fraction is
+// taken first, so a value near the largest float64 does not overflow).
+func (d *svgDoc) yAxis(s *scale, label string) func(float64) float64 {
 	x0, x1 := float64(svgLeft), float64(svgW-svgRight)
 	y0, y1 := float64(svgTop), float64(svgH-svgBottom)
-	y := func(v float64) float64 { return y1 - (y1-y0)*math.Min(v, top)/top }
-	for v := 0.0; v <= top+step/2; v += step {
+	top, step := s.top, s.step
+	y := func(v float64) float64 {
+		if !(v > 0) {
+			return y1
+		}
+		return y1 - (y1-y0)*math.Min(v/top, 1)
+	}
+	for k := 0; k <= svgMaxTicks; k++ {
+		v := float64(k) * step
+		if v > top+step/2 {
+			break
+		}
 		d.line(x0, y(v), x1, y(v), "#e7e6e6", 1, "")
-		d.text(x0-6, y(v)+4, "end", colAxis, 11, trimFloat(v))
+		d.text(x0-6, y(v)+4, "end", colAxis, 11, svgNum(v))
+	}
+	if n := s.note(); n != "" {
+		d.text(16, y0-8, "start", colCeiling, 10, clip(n, svgMaxNote))
 	}
 	d.line(x0, y0, x0, y1, colAxis, 1, "")
 	d.line(x0, y1, x1, y1, colAxis, 1, "")
 	d.f("<text x=\"16\" y=\"%.1f\" transform=\"rotate(-90 16 %.1f)\" text-anchor=\"middle\" fill=\"%s\" font-size=\"12\" %s>%s</text>\n",
-		(y0+y1)/2, (y0+y1)/2, colAxis, svgFont, svgEsc(unit))
+		(y0+y1)/2, (y0+y1)/2, colAxis, svgFont, svgEsc(label))
 	return y
+}
+
+// marker draws the ▲ of a value above the axis at x on the top edge.
+func (d *svgDoc) marker(x float64, fill string) {
+	y := float64(svgTop)
+	d.f("<path d=\"M%.1f,%.1f L%.1f,%.1f L%.1f,%.1f Z\" fill=\"%s\"/>\n", x-5, y+3, x, y-5, x+5, y+3, fill)
 }
 
 // sizeLabel is a power-of-two size for an axis: "8 B", "64 KiB", "4 GiB".
@@ -167,18 +279,21 @@ func (t *NCCLTests) Plateau() (NCCLRow, bool) {
 // ring's ceiling; NCCL's tree and NVLS may reach up to twice it,
 // [BusBWCeiling], so a curve above it is not by itself wrong), and the
 // size where busbw reaches its plateau (within 5 % of its best). title names the run; every text is escaped.
+// A value more than 100 times the highest line is drawn at the top edge
+// with a ▲, one that is not a finite, non-negative number is left out of
+// its curve, and a note above the plot says how many of each.
 func SweepSVG(title string, t *NCCLTests, e Expect) []byte {
 	var d svgDoc
 	d.open(title)
 	rows := t.SweepRows()
-	pl := BusBWPassLine(e.link(), e.nics())
-	ceiling := float64(e.nics()) * e.link() / 8
-	hi := math.Max(pl.Value, ceiling)
+	pl := e.busBWPassLine()
+	ceiling := e.ringCeiling()
+	var values []float64
 	for _, r := range rows {
-		hi = math.Max(hi, math.Max(r.Out.BusBW, r.Out.AlgBW))
+		values = append(values, r.Out.BusBW, r.Out.AlgBW)
 	}
-	top, step := yScale(hi * 1.05)
-	y := d.yAxis(top, step, "GB/s (10⁹ bytes/s)")
+	sc := newScale("GB/s", []float64{pl.Value, ceiling}, values)
+	y := d.yAxis(sc, "GB/s (10⁹ bytes/s)")
 	x0, x1 := float64(svgLeft), float64(svgW-svgRight)
 	if len(rows) == 0 {
 		d.text((x0+x1)/2, float64(svgH)/2, "middle", colAxis, 13, "no result rows")
@@ -198,10 +313,14 @@ func SweepSVG(title string, t *NCCLTests, e Expect) []byte {
 		}
 	}
 	d.text((x0+x1)/2, float64(svgH)-12, "middle", colAxis, 12, "message size (log₂ scale)")
-	d.line(x0, y(ceiling), x1, y(ceiling), colCeiling, 1.5, "2,3")
-	d.text(x1-4, y(ceiling)-5, "end", colCeiling, 11, fmt.Sprintf("NIC bandwidth %s GB/s (a ring's ceiling)", trimFloat(ceiling)))
-	d.line(x0, y(pl.Value), x1, y(pl.Value), colPassLine, 1.5, "8,4")
-	d.text(x0+6, y(pl.Value)-5, "start", colPassLine, 11, fmt.Sprintf("pass line %s GB/s", trimFloat(pl.Value)))
+	if drawable(ceiling) {
+		d.line(x0, y(ceiling), x1, y(ceiling), colCeiling, 1.5, "2,3")
+		d.text(x1-4, y(ceiling)-5, "end", colCeiling, 11, fmt.Sprintf("NIC bandwidth %s GB/s (a ring's ceiling)", svgNum(ceiling)))
+	}
+	if drawable(pl.Value) {
+		d.line(x0, y(pl.Value), x1, y(pl.Value), colPassLine, 1.5, "8,4")
+		d.text(x0+6, y(pl.Value)-5, "start", colPassLine, 11, fmt.Sprintf("pass line %s GB/s", svgNum(pl.Value)))
+	}
 	if p, ok := t.Plateau(); ok {
 		d.line(x(p.Bytes), float64(svgTop), x(p.Bytes), yb, colPlateau, 1.5, "4,3")
 		d.text(x(p.Bytes)+4, float64(svgTop)+12, "start", colPlateau, 11, "plateau from "+sizeLabel(p.Bytes))
@@ -212,12 +331,21 @@ func SweepSVG(title string, t *NCCLTests, e Expect) []byte {
 	}{{colAlgBW, func(r NCCLRow) float64 { return r.Out.AlgBW }}, {colBusBW, func(r NCCLRow) float64 { return r.Out.BusBW }}} {
 		var pts []string
 		for _, r := range rows {
-			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(r.Bytes), y(s.v(r))))
+			if drawable(s.v(r)) {
+				pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(r.Bytes), y(s.v(r))))
+			}
 		}
 		d.f("<polyline points=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"/>\n", strings.Join(pts, " "), s.col)
 		for _, r := range rows {
-			d.f("<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\" fill=\"%s\"><title>%s: %s GB/s</title></circle>\n", x(r.Bytes), y(s.v(r)), s.col,
-				svgEsc(sizeText(r.Bytes)), trimFloat(s.v(r)))
+			v := s.v(r)
+			if !drawable(v) {
+				continue
+			}
+			if v > sc.cut {
+				d.marker(x(r.Bytes), s.col)
+			}
+			d.f("<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\" fill=\"%s\"><title>%s: %s GB/s</title></circle>\n", x(r.Bytes), y(v), s.col,
+				svgEsc(sizeText(r.Bytes)), svgNum(v))
 		}
 	}
 	d.legend([][3]string{{colBusBW, "", "busbw (out-of-place)"}, {colAlgBW, "", "algbw (out-of-place)"},
@@ -253,7 +381,10 @@ func PerftestBars(names []string, reports []*Perftest, e Expect) []Bar {
 // BarsSVG draws bandwidths as bars (Gb/s), one per pair, against the pass
 // line pl and the link's ceiling (ceiling, Gb/s; 0 draws none): blue bars
 // passed, red ones did not, grey ones have no figure. At most 64 bars are
-// drawn; the title counts the rest.
+// drawn; the title counts the rest. A bar more than 100 times the highest
+// line reaches the top edge with a ▲, one whose value is not a finite,
+// non-negative number is not drawn (its label stays), and a note above
+// the plot says how many of each.
 func BarsSVG(title string, bars []Bar, pl PassLine, ceiling float64) []byte {
 	if len(bars) > maxBars {
 		title += fmt.Sprintf(" (first %d of %d pairs)", maxBars, len(bars))
@@ -261,12 +392,12 @@ func BarsSVG(title string, bars []Bar, pl PassLine, ceiling float64) []byte {
 	}
 	var d svgDoc
 	d.open(title)
-	hi := math.Max(pl.Value, ceiling)
+	var values []float64
 	for _, b := range bars {
-		hi = math.Max(hi, b.Value)
+		values = append(values, b.Value)
 	}
-	top, step := yScale(hi * 1.05)
-	y := d.yAxis(top, step, "Gb/s (10⁹ bits/s)")
+	sc := newScale("Gb/s", []float64{pl.Value, ceiling}, values)
+	y := d.yAxis(sc, "Gb/s (10⁹ bits/s)")
 	x0, x1 := float64(svgLeft), float64(svgW-svgRight)
 	yb := float64(svgH - svgBottom)
 	slot := (x1 - x0) / float64(max(len(bars), 1))
@@ -280,18 +411,25 @@ func BarsSVG(title string, bars []Bar, pl PassLine, ceiling float64) []byte {
 			col = colFailBar
 		}
 		bx := x0 + float64(i)*slot + slot*0.15
-		d.f("<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>%s: %s Gb/s, %s</title></rect>\n",
-			bx, y(b.Value), slot*0.7, yb-y(b.Value), col, svgEsc(b.Name), trimFloat(b.Value), b.Status.word())
+		if drawable(b.Value) {
+			d.f("<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>%s: %s Gb/s, %s</title></rect>\n",
+				bx, y(b.Value), slot*0.7, yb-y(b.Value), col, svgEsc(b.Name), svgNum(b.Value), b.Status.word())
+			if b.Value > sc.cut {
+				d.marker(bx+slot*0.35, col)
+			}
+		}
 		if len(bars) <= 16 {
 			d.text(bx+slot*0.35, yb+16, "middle", colAxis, 10, clip(b.Name, svgMaxLabel))
 		}
 	}
-	if ceiling > 0 {
+	if ceiling > 0 && drawable(ceiling) {
 		d.line(x0, y(ceiling), x1, y(ceiling), colCeiling, 1.5, "2,3")
-		d.text(x1-4, y(ceiling)-5, "end", colCeiling, 11, fmt.Sprintf("link %s Gb/s", trimFloat(ceiling)))
+		d.text(x1-4, y(ceiling)-5, "end", colCeiling, 11, fmt.Sprintf("link %s Gb/s", svgNum(ceiling)))
 	}
-	d.line(x0, y(pl.Value), x1, y(pl.Value), colPassLine, 1.5, "8,4")
-	d.text(x0+6, y(pl.Value)-5, "start", colPassLine, 11, fmt.Sprintf("pass line %s Gb/s", trimFloat(pl.Value)))
+	if drawable(pl.Value) {
+		d.line(x0, y(pl.Value), x1, y(pl.Value), colPassLine, 1.5, "8,4")
+		d.text(x0+6, y(pl.Value)-5, "start", colPassLine, 11, fmt.Sprintf("pass line %s Gb/s", svgNum(pl.Value)))
+	}
 	d.legend([][3]string{{colBusBW, "", "passed"}, {colFailBar, "", "below the line / error"}, {"#d9d9d9", "", "no figure"},
 		{colPassLine, "8,4", "pass line"}, {colCeiling, "2,3", "link"}})
 	return d.close()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -123,6 +124,12 @@ type Verdict struct {
 	Named []string `json:"named,omitempty"`
 	// LeafPair, on a CheckRDMALeafPair verdict, is its pairs' numbers.
 	LeafPair *LeafPair `json:"leaf_pair,omitempty"`
+	// Rail is the rail of a pair's verdicts and of a CheckRDMARail verdict
+	// when the pairs ran on several rails ([JudgeRailPairs]); nil
+	// otherwise (a cluster without rails has only rail 0).
+	Rail *int `json:"rail,omitempty"`
+	// RailPairs, on a CheckRDMARail verdict, is its rail's pairs' numbers.
+	RailPairs *RailPairs `json:"rail_pairs,omitempty"`
 }
 
 // MaxNamed is how many hosts, nodes or ranks a verdict's text names in
@@ -223,6 +230,55 @@ func BusBWPassLine(linkGbps float64, nics int) PassLine {
 	}
 }
 
+// BusBWPassLineRails is all_reduce's pass line on hosts with one NIC per
+// rail, gbps the rails' link speeds (Gb/s, rail order): 90 % of the
+// expected peak busbw, 0.12 GB/s per Gb/s of the SUM of the rails' link
+// speeds — the factors of [BusBWPassLine] for one NIC, applied to every
+// rail. NCCL spreads its channels over every NIC of a node, so the peaks
+// add up: 96 GB/s bare metal on 4 × 200 Gb/s RoCE (NVIDIA/nccl-tests#156,
+// 4 × the 24 GB/s per 200G NIC of NVIDIA/nccl-tests#119), 22.9 GB/s on
+// 2 × 100 GbE (NVIDIA/deepops docs/k8s-cluster/roce-perf-k8s.md). 4 ×
+// 200 Gb/s: 86.4 GB/s. One rail is [BusBWPassLine] of its speed.
+func BusBWPassLineRails(gbps []float64) PassLine {
+	if len(gbps) <= 1 {
+		link := float64(DefaultLinkGbps)
+		if len(gbps) == 1 {
+			link = gbps[0]
+		}
+		return BusBWPassLine(link, 1)
+	}
+	sum := 0.0
+	for _, g := range gbps {
+		sum += g
+	}
+	peak := BusBWPerGbps * sum
+	return PassLine{
+		Value:  round2(BusBWPassFraction * peak),
+		Unit:   "GB/s",
+		Rule:   fmt.Sprintf("90 %% of the expected peak %s GB/s (12 GB/s per 100 Gb/s of the rails' sum, %s per node)", trimFloat(peak), railsText(gbps)),
+		Source: "sjeaugey in NVIDIA/nccl-tests#119: \"24GB/s is the peak performance per 200G NIC (12 GB/s for 100G NICs)\"; the rails add up (NVIDIA/nccl-tests#156: 96 GB/s bare metal on 4 × 200 Gb/s RoCE)",
+	}
+}
+
+// railsText is the rails' link speeds for a person: "4 rails × 200 Gb/s",
+// or "4 rails: 200 + 200 + 100 + 100 Gb/s" when they differ.
+func railsText(gbps []float64) string {
+	same := true
+	for _, g := range gbps[1:] {
+		if g != gbps[0] {
+			same = false
+		}
+	}
+	if same {
+		return fmt.Sprintf("%d rails × %g Gb/s", len(gbps), gbps[0])
+	}
+	parts := make([]string, len(gbps))
+	for i, g := range gbps {
+		parts[i] = strconv.FormatFloat(g, 'g', -1, 64)
+	}
+	return fmt.Sprintf("%d rails: %s Gb/s", len(gbps), strings.Join(parts, " + "))
+}
+
 func round2(v float64) float64 {
 	if v > 1e15 || v < -1e15 || v != v { // beyond int64 cents: nothing to round
 		return v
@@ -233,11 +289,28 @@ func round2(v float64) float64 {
 	return float64(int64(v*100+0.5)) / 100
 }
 
+// trimFloat is v with at most two decimals and no trailing zeros ("22.9",
+// "100"); from 10^15 on (no measurement, an edited or corrupt figure) in
+// exponent form, "1e+308", not 309 digits.
 func trimFloat(v float64) string {
+	if !(math.Abs(v) < 1e15) {
+		return bigFloat(v)
+	}
 	s := fmt.Sprintf("%.2f", v)
 	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
 	return s
 }
+
+// fixed2 is v with two decimals ("22.92"); from 10^15 on in exponent form,
+// as trimFloat.
+func fixed2(v float64) string {
+	if !(math.Abs(v) < 1e15) {
+		return bigFloat(v)
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+func bigFloat(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 
 // Line is v for a person, one line, then one indented line per cause:
 //
@@ -363,7 +436,8 @@ type Part struct {
 // JudgeParts judges every kind of output in data, in this order: each
 // nccl-tests run (with the NCCL log printed in its lines;
 // [ParseNCCLTestsRuns]), each perftest run ([ParsePerftestRuns]),
-// tf_cnn_benchmarks output (the Horovod benchmark), and the NCCL log when
+// tf_cnn_benchmarks output (the Horovod benchmark; its runs, one part:
+// [JudgeTFCNNRuns]), and the NCCL log when
 // no nccl-tests table holds it. A file of one kind and one run gives one
 // part. It fails with an error wrapping [ErrNotRecognized] when data is
 // none of the formats. It is [JudgeReader] of data.
@@ -408,7 +482,7 @@ func (s *scan) feed(i int, l, raw string) {
 	}
 	s.nt.feed(i, l)
 	s.pf.feed(i, l)
-	s.tf.feed(raw)
+	s.tf.feed(i, raw)
 }
 
 // parts judges what the pass read.
@@ -429,8 +503,8 @@ func (s *scan) parts(e Expect) ([]Part, error) {
 		}
 		parts = append(parts, p)
 	}
-	if r, err := s.tf.finish(); err == nil {
-		parts = append(parts, Part{Kind: KindTFCNN, Verdicts: []Verdict{JudgeTFCNN(r)}})
+	if runs, err := s.tf.finish(); err == nil {
+		parts = append(parts, Part{Kind: KindTFCNN, Verdicts: JudgeTFCNNRuns(runs)})
 	}
 	if len(runs) == 0 {
 		if l := whole; !l.Empty() {

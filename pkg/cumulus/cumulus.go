@@ -68,6 +68,12 @@ const PortMTU = 9216
 //	  interface swpN link state up
 //	  interface swpN link mtu 9216                    PortMTU
 //	  interface swpN bridge domain br_default access 1
+//	  interface swpN description <what is cabled>     inventory.PortDescriptions
+//	per split port swpN (inventory.Switch.Breakouts; its lanes are swpNs0…):
+//	  interface swpN link breakout <mode>x [lanes-per-port <n>]   Breakout
+//	per port a breakout disables (inventory.Switch.DisabledPorts: the even
+//	port after an SN2700's 4x, an SN5600's 8x):
+//	  interface swpN+1 link breakout disabled                     BreakoutDisabled
 //
 // and with docker.routing: switch, on the gateway switch
 // (Inventory.GatewaySwitch):
@@ -99,15 +105,30 @@ func Intent(inv *inventory.Inventory, sw inventory.Switch) Tree {
 		t["service"] = Tree{"lldp": Tree{}}
 	}
 	ifaces := Tree{}
+	vlans := Tree{}
+	portVLAN := PortVLANs(inv, sw)
+	desc := inv.PortDescriptions(sw.Name)
 	for _, p := range DataPorts(inv, sw) {
-		ifaces[sw.PortName(p)] = Tree{
+		v := portVLAN[p]
+		port := Tree{
 			"type":   "swp",
 			"link":   Tree{"mtu": PortMTU, "state": Tree{"up": Tree{}}},
-			"bridge": Tree{"domain": Tree{Bridge: Tree{"access": DataVLAN}}},
+			"bridge": Tree{"domain": Tree{Bridge: Tree{"access": v}}},
 		}
+		if d := desc[p]; d != "" {
+			port["description"] = d
+		}
+		ifaces[sw.PortName(p)] = port
+		vlans[strconv.Itoa(v)] = Tree{}
 	}
-	if len(ifaces) > 0 {
-		t["bridge"] = Tree{"domain": Tree{Bridge: Tree{"vlan": Tree{strconv.Itoa(DataVLAN): Tree{}}}}}
+	if len(vlans) > 0 {
+		t["bridge"] = Tree{"domain": Tree{Bridge: Tree{"vlan": vlans}}}
+	}
+	for _, n := range sw.SplitPorts() {
+		ifaces[sw.PortName(inventory.Port{Module: 1, Number: n})] = Tree{"link": Tree{"breakout": Breakout(sw, n)}}
+	}
+	for _, n := range sw.DisabledPorts() {
+		ifaces[sw.PortName(inventory.Port{Module: 1, Number: n})] = Tree{"link": Tree{"breakout": Tree{BreakoutDisabled: Tree{}}}}
 	}
 	if gw := inv.GatewaySwitch(); gw != nil && gw.Name == sw.Name && inv.GatewayPrefix().IsValid() {
 		svi := Tree{"type": "svi", "vlan": DataVLAN}
@@ -129,6 +150,37 @@ func Intent(inv *inventory.Inventory, sw inventory.Switch) Tree {
 	}
 	return t
 }
+
+// Breakout is the NVUE value of split port n of sw: {"<mode>x": {}} (`nv
+// set interface swpN link breakout 4x`, NVIDIA Cumulus Linux user guide,
+// "Switch Port Attributes", breakout ports; NVUE command reference, `nv
+// set interface <id> link breakout`), and on a model whose ports have 8
+// SerDes lanes (the SN5600) {"<mode>x": {"lanes-per-port": 8/mode}}, as
+// NVIDIA-generated SN5600 configurations write it (`… link breakout 4x
+// lanes-per-port 2`, `… 8x lanes-per-port 1`). The mode is the key: a port
+// has one.
+//
+// A port whose logical ports a neighbour's breakout takes (the even port
+// after an SN2700's 4x or an SN5600's 8x; inventory.Switch.DisabledPorts)
+// is {BreakoutDisabled: {}}: `nv set interface swp2 link breakout
+// disabled` (user guide, "Configure a Breakout Port"; NVIDIA-generated
+// SN5600 configurations pair each `… link breakout 8x lanes-per-port 1`
+// with the next port's `… link breakout disabled`). NVUE would disable it
+// by itself ("NVUE automatically disables the subsequent even-numbered
+// port"); rdggen writes it, as NVIDIA's configurations do, so that the
+// file says it.
+func Breakout(sw inventory.Switch, n int) Tree {
+	mode := sw.Breakout(n)
+	v := Tree{}
+	if l := sw.LanesPerPort(mode); l > 0 {
+		v["lanes-per-port"] = l
+	}
+	return Tree{strconv.Itoa(mode) + "x": v}
+}
+
+// BreakoutDisabled is the breakout of a disabled port: `link breakout
+// disabled` (Breakout).
+const BreakoutDisabled = "disabled"
 
 // RoCEOn is the `qos roce` object that turns lossless RoCE on: {"enable":
 // "on", "mode": "lossless"} (`nv set qos roce enable on`), or from Cumulus
@@ -169,11 +221,14 @@ func Route(via netip.Addr) Tree {
 // rdggen writes on every front-panel port, Cumulus's `qos roce` is global,
 // so rdggen touches only the ports it knows to be data ports (uplinks and
 // unused ports stay the user's).
+//
+// With several rails every rail's ports are data ports (a leaf carries the
+// host rails cabled to it, Inventory.RailsOnSwitch).
 func DataPorts(inv *inventory.Inventory, sw inventory.Switch) []inventory.Port {
 	seen := map[inventory.Port]bool{}
 	var out []inventory.Port
-	for _, h := range inv.HostsOnSwitch(sw.Name) {
-		if p := h.Data.Port; p.Number > 0 && !seen[p] {
+	for _, hr := range inv.RailsOnSwitch(sw.Name) {
+		if p := hr.Rail.Port; p.Number > 0 && !seen[p] {
 			seen[p] = true
 			out = append(out, p)
 		}
@@ -183,6 +238,24 @@ func DataPorts(inv *inventory.Inventory, sw inventory.Switch) []inventory.Port {
 	})
 	return out
 }
+
+// PortVLANs is the access VLAN of each of DataPorts' ports: the VLAN of
+// the rail it carries, inventory.RailVLAN (DataVLAN, 1, for rail 0, so
+// every port of an inventory of one rail), so that the rails one leaf
+// carries are separate broadcast domains, each with its own SVI.
+func PortVLANs(inv *inventory.Inventory, sw inventory.Switch) map[inventory.Port]int {
+	out := map[inventory.Port]int{}
+	for _, hr := range inv.RailsOnSwitch(sw.Name) {
+		if _, ok := out[hr.Rail.Port]; !ok {
+			out[hr.Rail.Port] = inventory.RailVLAN(hr.Rail.Index)
+		}
+	}
+	return out
+}
+
+// RailSVI is the VLAN interface of rail r's (leaf, rail) subnet:
+// "vlan<RailVLAN(r)>", SVI ("vlan1") for rail 0.
+func RailSVI(r int) string { return "vlan" + strconv.Itoa(inventory.RailVLAN(r)) }
 
 // LLDPUnderSystem reports whether the switch's NVUE has LLDP under system
 // (`nv set system lldp`, Cumulus Linux 5.15 and later) rather than under
@@ -254,7 +327,7 @@ func (p Path) Match(q Path) bool {
 // Record names is. The description of interface vlan1 holds that record
 // (Record), written by the apply engine, not by Intent.
 func Owned() []Path {
-	return []Path{
+	out := []Path{
 		{"system", "hostname"},
 		{"qos", "roce", "enable"},
 		{"qos", "roce", "state"},
@@ -266,6 +339,9 @@ func Owned() []Path {
 		{"interface", "*", "link", "mtu"},
 		{"interface", "*", "link", "state", "up"},
 		{"interface", "*", "bridge", "domain", Bridge, "access"},
+		{"interface", "*", "description"},
+		{"interface", "*", "link", "breakout", "*"},
+		{"interface", "*", "link", "breakout", "*", "lanes-per-port"},
 		{"interface", SVI, "vlan"},
 		{"interface", SVI, "ip", "address", "*"},
 		{"interface", SVI, "ipv4", "address", "*"},
@@ -273,15 +349,27 @@ func Owned() []Path {
 		{"vrf", "default", "router", "static", "*", "address-family"},
 		{"vrf", "default", "router", "static", "*", "via", "*", "type"},
 		// A fabric switch's (fabric.go): loopback and uplink addresses,
-		// the ASN and router-id, BGP neighbors and networks.
+		// the ASN and router-id, BGP neighbors with BFD, and networks.
 		{"interface", "*", "ip", "address", "*"},
 		{"interface", "*", "ipv4", "address", "*"},
 		{"router", "bgp", "autonomous-system"},
 		{"router", "bgp", "router-id"},
 		{"vrf", "default", "router", "bgp", "neighbor", "*", "remote-as"},
 		{"vrf", "default", "router", "bgp", "neighbor", "*", "type"},
+		{"vrf", "default", "router", "bgp", "neighbor", "*", "bfd", "enable"},
+		{"vrf", "default", "router", "bgp", "neighbor", "*", "bfd", "detect-multiplier"},
+		{"vrf", "default", "router", "bgp", "neighbor", "*", "bfd", "min-rx-interval"},
+		{"vrf", "default", "router", "bgp", "neighbor", "*", "bfd", "min-tx-interval"},
 		{"vrf", "default", "router", "bgp", "address-family", "ipv4-unicast", "network", "*"},
 	}
+	// A leaf that carries rails 1 and up: each rail's VLAN in the bridge
+	// and its SVI (RailSVI), for the rails an inventory can have.
+	for r := 1; r < inventory.MaxRails; r++ {
+		v, svi := strconv.Itoa(inventory.RailVLAN(r)), RailSVI(r)
+		out = append(out, Path{"bridge", "domain", Bridge, "vlan", v}, Path{"interface", svi, "vlan"},
+			Path{"interface", svi, "ip", "address", "*"}, Path{"interface", svi, "ipv4", "address", "*"})
+	}
+	return out
 }
 
 // Leaves returns the path and value of every leaf of t (a scalar, or an

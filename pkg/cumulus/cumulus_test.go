@@ -35,17 +35,22 @@ func load(t *testing.T, ver string, edit ...string) *inventory.Inventory {
 func TestIntentReference(t *testing.T) {
 	inv := load(t, "5.9.1")
 	got := Intent(inv, inv.Switches[0])
-	port := Tree{
-		"type":   "swp",
-		"link":   Tree{"mtu": 9216, "state": Tree{"up": Tree{}}},
-		"bridge": Tree{"domain": Tree{"br_default": Tree{"access": 1}}},
+	// Each data port, described with the VM and the ESXi host and PF its
+	// cable comes from.
+	port := func(n int) Tree {
+		return Tree{
+			"type":        "swp",
+			"link":        Tree{"mtu": 9216, "state": Tree{"up": Tree{}}},
+			"bridge":      Tree{"domain": Tree{"br_default": Tree{"access": 1}}},
+			"description": fmt.Sprintf("clx-mld-%d@esx-%d.example/vmnic4", 40+n, 40+n),
+		}
 	}
 	want := Tree{
 		"system":    Tree{"hostname": "swx-mld-1-2"},
 		"qos":       Tree{"roce": Tree{"enable": "on", "mode": "lossless"}},
 		"service":   Tree{"lldp": Tree{}},
 		"bridge":    Tree{"domain": Tree{"br_default": Tree{"vlan": Tree{"1": Tree{}}}}},
-		"interface": Tree{"swp1": port, "swp2": port, "swp3": port, "swp4": port, "swp5": port, "swp6": port, "swp7": port, "swp8": port},
+		"interface": Tree{"swp1": port(1), "swp2": port(2), "swp3": port(3), "swp4": port(4), "swp5": port(5), "swp6": port(6), "swp7": port(7), "swp8": port(8)},
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("Intent (-want +got):\n%s", d)
@@ -179,17 +184,25 @@ func jsonOf(t *testing.T, v any) []byte {
 }
 
 // The nv set lines are the YAML's leaves, with the data ports merged into
-// one range.
+// one range; each port's description (what is cabled to it) is its own.
 func TestCommands(t *testing.T) {
 	inv := load(t, "5.9.1")
 	sh := string(Commands(inv, inv.Switches[0]))
 	want := []string{
 		"set -e",
 		"nv set bridge domain br_default vlan 1",
+		"nv set interface swp1 description clx-mld-41@esx-41.example/vmnic4",
 		"nv set interface swp1-8 bridge domain br_default access 1",
 		"nv set interface swp1-8 link mtu 9216",
 		"nv set interface swp1-8 link state up",
 		"nv set interface swp1-8 type swp",
+		"nv set interface swp2 description clx-mld-42@esx-42.example/vmnic4",
+		"nv set interface swp3 description clx-mld-43@esx-43.example/vmnic4",
+		"nv set interface swp4 description clx-mld-44@esx-44.example/vmnic4",
+		"nv set interface swp5 description clx-mld-45@esx-45.example/vmnic4",
+		"nv set interface swp6 description clx-mld-46@esx-46.example/vmnic4",
+		"nv set interface swp7 description clx-mld-47@esx-47.example/vmnic4",
+		"nv set interface swp8 description clx-mld-48@esx-48.example/vmnic4",
 		"nv set qos roce enable on",
 		"nv set qos roce mode lossless",
 		"nv set service lldp",

@@ -55,10 +55,11 @@ const NeighborUnnumbered = "unnumbered"
 //	interface lo ip address <loopback>/32
 //	router bgp autonomous-system <asn>
 //	router bgp router-id <loopback>
-//	per uplink swpN: type swp, link state up, link mtu 9216
+//	per uplink swpN: type swp, link state up, link mtu 9216, description <far switch>:<far port>
 //	  unnumbered (Cumulus peer): vrf default router bgp neighbor swpN remote-as external, type unnumbered
 //	  numbered (ONYX peer):      interface swpN ip address <local>/31
 //	                             vrf default router bgp neighbor <remote> remote-as <peer asn>
+//	  each neighbor:             bfd enable on, detect-multiplier 3, min-rx-interval 300, min-tx-interval 300 (BFD)
 //	vrf default router bgp address-family ipv4-unicast network <loopback>/32
 //	on a leaf with hosts:
 //	  interface vlan1 type svi, vlan 1, ip address <gateway>/<subnet bits>
@@ -81,9 +82,14 @@ func fabricIntent(inv *inventory.Inventory, sw inventory.Switch, t Tree) {
 	t["router"] = Tree{"bgp": Tree{"autonomous-system": sw.Fabric.ASN, "router-id": sw.Fabric.Loopback.String()}}
 
 	neighbors := Tree{}
+	desc := inv.PortDescriptions(sw.Name)
 	for _, u := range inv.Uplinks(sw.Name) {
 		name := sw.PortName(u.Port)
 		port := Tree{"type": "swp", "link": Tree{"mtu": PortMTU, "state": Tree{"up": Tree{}}}}
+		if d := desc[u.Port]; d != "" {
+			port["description"] = d
+		}
+		var n Tree
 		if u.Numbered {
 			SetAddress(sw, port, u.Local)
 			peerASN := 0
@@ -91,19 +97,31 @@ func fabricIntent(inv *inventory.Inventory, sw inventory.Switch, t Tree) {
 				peerASN = u.Peer.Fabric.ASN
 			}
 			// An address neighbor is numbered by default: no type.
-			neighbors[u.Remote.Addr().String()] = Tree{"remote-as": peerASN}
+			n = Tree{"remote-as": peerASN}
+			neighbors[u.Remote.Addr().String()] = n
 		} else {
-			neighbors[name] = Tree{"remote-as": "external", "type": NeighborUnnumbered}
+			n = Tree{"remote-as": "external", "type": NeighborUnnumbered}
+			neighbors[name] = n
+		}
+		if b := BFD(sw); b != nil {
+			n["bfd"] = b
 		}
 		ifaces[name] = port
 	}
 	networks := Tree{netip.PrefixFrom(sw.Fabric.Loopback, 32).String(): Tree{}}
 	vrf := vrfDefault(t)
 	if sw.IsLeaf() && sw.Fabric.Subnet.IsValid() && sw.Fabric.Gateway.IsValid() {
-		svi := Tree{"type": "svi", "vlan": DataVLAN}
-		SetAddress(sw, svi, netip.PrefixFrom(sw.Fabric.Gateway, sw.Fabric.Subnet.Bits()))
-		ifaces[SVI] = svi
-		networks[sw.Fabric.Subnet.String()] = Tree{}
+		// One SVI per (leaf, rail) subnet, in the rail's VLAN: vlan1 for
+		// rail 0 (the only one of an inventory of one rail).
+		for _, lr := range sw.Fabric.Rails {
+			if !lr.Subnet.IsValid() || !lr.Gateway.IsValid() {
+				continue
+			}
+			svi := Tree{"type": "svi", "vlan": inventory.RailVLAN(lr.Rail)}
+			SetAddress(sw, svi, netip.PrefixFrom(lr.Gateway, lr.Subnet.Bits()))
+			ifaces[RailSVI(lr.Rail)] = svi
+			networks[lr.Subnet.String()] = Tree{}
+		}
 		static := Tree{}
 		for _, h := range inv.HostsOnSwitch(sw.Name) {
 			static[h.Subnet.String()] = Route(h.Data.Address.Addr())
@@ -120,6 +138,30 @@ func fabricIntent(inv *inventory.Inventory, sw inventory.Switch, t Tree) {
 	vrf["bgp"] = bgp
 	t["interface"] = ifaces
 }
+
+// BFD is the NVUE value of a BGP neighbor's BFD on the underlay (`nv set
+// vrf default router bgp neighbor <id> bfd enable on`, `… bfd
+// detect-multiplier 3`, `… bfd min-rx-interval 300`, `… bfd
+// min-tx-interval 300`: NVIDIA Cumulus Linux 5.x user guide,
+// "Bidirectional Forwarding Detection - BFD", BFD in BGP; the timers of
+// NVIDIA's DGX BasePOD SN5600 walkthrough, inventory.BFDDetectMultiplier
+// and BFDIntervalMs, in milliseconds). nil from Cumulus Linux 5.15, whose
+// BFD is configured as profiles attached to the client (`nv set router bfd
+// state enabled`, `nv set router bfd profile …`): the command reference
+// documents the profile and its OSPF and PIM attachments, not the BGP
+// neighbor's, and an unknown path fails a whole `nv config patch`, so
+// rdggen writes no BFD there (BFDPerNeighbor; docs/rules.md).
+func BFD(sw inventory.Switch) Tree {
+	if !BFDPerNeighbor(sw) {
+		return nil
+	}
+	return Tree{"enable": "on", "detect-multiplier": inventory.BFDDetectMultiplier,
+		"min-rx-interval": inventory.BFDIntervalMs, "min-tx-interval": inventory.BFDIntervalMs}
+}
+
+// BFDPerNeighbor reports whether rdggen writes BFD on the switch's BGP
+// neighbors: Cumulus Linux 5.0–5.14 (BFD).
+func BFDPerNeighbor(sw inventory.Switch) bool { return !RenamedForms(sw) }
 
 // vrfDefault is t's `vrf default router` subtree, made when missing.
 func vrfDefault(t Tree) Tree {
@@ -155,12 +197,24 @@ func fabricHeader(inv *inventory.Inventory, sw inventory.Switch) []string {
 			numbered++
 		}
 	}
+	bfd := fmt.Sprintf("BFD on each session (detect-multiplier %d, %d ms min rx/tx)", inventory.BFDDetectMultiplier, inventory.BFDIntervalMs)
+	if !BFDPerNeighbor(sw) {
+		bfd = "no BFD (Cumulus Linux 5.15's BFD profiles are not attached to BGP neighbors by a documented NVUE path)"
+	}
 	h := []string{
-		fmt.Sprintf("Fabric %s: AS %d, loopback and router-id %s; eBGP on %d uplink(s) (%d unnumbered, %d numbered /31 to ONYX peers), MTU %d:",
+		fmt.Sprintf("Fabric %s: AS %d, loopback and router-id %s; eBGP on %d uplink(s) (%d unnumbered, %d numbered /31 to ONYX peers), MTU %d,",
 			sw.Fabric.Role, sw.Fabric.ASN, sw.Fabric.Loopback, len(ups), len(ups)-numbered, numbered, PortMTU),
+		bfd + ":",
 		"  " + strings.Join(ups, ", ") + ".",
 	}
-	if sw.IsLeaf() && sw.Fabric.Subnet.IsValid() {
+	if sw.IsLeaf() && len(sw.Fabric.Rails) > 0 && (inv.MultiRail()) {
+		for _, lr := range sw.Fabric.Rails {
+			h = append(h, fmt.Sprintf("Rail %d: gateway %s/%d of the (leaf, rail) subnet %s on %s, its ports in VLAN %d;",
+				lr.Rail, lr.Gateway, lr.Subnet.Bits(), lr.Subnet, RailSVI(lr.Rail), inventory.RailVLAN(lr.Rail)))
+		}
+		h = append(h, fmt.Sprintf("a static route to each of the %d hosts' container subnets whose rail 0 is here, via its rail 0 address;", len(inv.HostsOnSwitch(sw.Name))),
+			"the loopback, each rail's subnet and the container subnets advertised with BGP network statements.")
+	} else if sw.IsLeaf() && sw.Fabric.Subnet.IsValid() {
 		h = append(h, fmt.Sprintf("Gateway %s/%d of the hosts' data subnet %s on %s; a static route to each of the %d hosts' container subnets via its data address;",
 			sw.Fabric.Gateway, sw.Fabric.Subnet.Bits(), sw.Fabric.Subnet, SVI, len(inv.HostsOnSwitch(sw.Name))),
 			"the loopback, the subnet and the container subnets advertised with BGP network statements.")

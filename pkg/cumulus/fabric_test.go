@@ -34,12 +34,12 @@ func TestFabricIntent(t *testing.T) {
 	got := strings.Join(lines, "\n")
 	for _, want := range []string{
 		"interface lo ip address 10.255.0.3/32",
-		"router bgp autonomous-system 4200000001",
+		"router bgp autonomous-system 64601",
 		"router bgp router-id 10.255.0.3",
 		"vrf default router bgp neighbor swp31 remote-as external",
 		"vrf default router bgp neighbor swp31 type unnumbered",
 		"interface swp32 ip address 10.254.10.2/31",
-		"vrf default router bgp neighbor 10.254.10.3 remote-as 4200000000",
+		"vrf default router bgp neighbor 10.254.10.3 remote-as 64600",
 		"interface swp31 link mtu 9216",
 		"interface vlan1 ip address 10.1.0.254/24",
 		"vrf default router static 172.16.11.0/24 via 10.1.0.11 type ipv4-address",

@@ -225,9 +225,12 @@ func isEmptyObject(v any) bool {
 func Reconcile(inv *inventory.Inventory, sw inventory.Switch, intent, applied Tree) Plan {
 	var p Plan
 	intent, asNote := foreignBGP(sw, intent, applied)
+	intent, descNotes := userDescriptions(intent, applied)
+	asNote = append(asNote, descNotes...)
 	want, notes := WithRecord(intent, applied)
 	notes = append(notes, asNote...)
 	removals, kept := stale(inv, want, applied)
+	removals = append(removals, otherBreakouts(want, applied)...)
 	for _, path := range removals {
 		from, _ := Lookup(applied, path)
 		p.Changes = append(p.Changes, Change{Path: path, From: from, Op: applyplan.Remove})
@@ -245,8 +248,58 @@ func Reconcile(inv *inventory.Inventory, sw inventory.Switch, intent, applied Tr
 	for _, k := range kept {
 		p.Warnings = append(p.Warnings, PathString(k.Path)+": "+k.Reason+" (to remove it: "+k.Command+")")
 	}
+	p.Warnings = append(p.Warnings, breakoutWarnings(p.Changes)...)
 	p.Warnings = append(p.Warnings, notes...)
 	return p
+}
+
+// otherBreakouts are the breakout modes the applied configuration gives a
+// port the intent splits in another mode: a port has one breakout, so the
+// intent's mode replaces them (the port is rdggen's: the inventory cables
+// its lanes or names it in switches[].breakout).
+func otherBreakouts(intent, applied Tree) [][]string {
+	var out [][]string
+	ifaces, _ := intent["interface"].(map[string]any)
+	for _, name := range stringKeys(ifaces) {
+		want, ok := Lookup(ifaces, []string{name, "link", "breakout"})
+		if !ok {
+			continue
+		}
+		have, _ := Lookup(applied, []string{"interface", name, "link", "breakout"})
+		hm, _ := have.(map[string]any)
+		wm, _ := want.(map[string]any)
+		for _, mode := range stringKeys(hm) {
+			if _, wanted := wm[mode]; !wanted {
+				out = append(out, []string{"interface", name, "link", "breakout", mode})
+			}
+		}
+	}
+	return out
+}
+
+// breakoutWarnings say of each breakout the plan sets that it flaps the
+// port: the switch resets the port's links to apply a breakout (the
+// parent and every lane go down, and the hosts cabled to them lose their
+// link until the lanes come up; NVIDIA Cumulus Linux user guide, "Switch
+// Port Attributes": a breakout change reloads the port's configuration).
+func breakoutWarnings(changes []Change) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, c := range changes {
+		if len(c.Path) < 5 || c.Path[0] != "interface" || c.Path[2] != "link" || c.Path[3] != "breakout" || c.To == nil || seen[c.Path[1]] {
+			continue
+		}
+		seen[c.Path[1]] = true
+		port := quote.Terminal(c.Path[1])
+		if c.Path[4] == BreakoutDisabled {
+			out = append(out, fmt.Sprintf("interface %s link breakout disabled: the port goes down for good: the breakout of the port before it takes its logical ports (inventory: nothing is cabled to %s); apply it when that port's link may drop",
+				port, port))
+			continue
+		}
+		out = append(out, fmt.Sprintf("interface %s link breakout %s: the breakout flaps the port: the switch resets %s's links to apply it, and every lane (%ss0, %ss1, …) with the host or uplink on it goes down until the lanes come up again; apply it when that link may drop",
+			port, quote.Terminal(c.Path[4]), port, port, port))
+	}
+	return out
 }
 
 // foreignBGP leaves BGP alone on a switch whose applied configuration
@@ -274,6 +327,39 @@ func foreignBGP(sw inventory.Switch, intent, applied Tree) (Tree, []string) {
 	}
 	return out, []string{fmt.Sprintf("the switch runs BGP as AS %v, not rdggen's AS %v for %s: rdggen writes no BGP setting here and leaves that configuration alone; change it yourself (nv set router bgp autonomous-system %v) or set switches[].asn to %v, then apply again",
 		LeafText(have, true), LeafText(want, true), sw.Name, LeafText(want, true), LeafText(have, true))}
+}
+
+// userDescriptions leaves the user's port descriptions alone: the
+// intent's description of a port is dropped where the applied
+// configuration gives the port another description that is not in one of
+// rdggen's forms (inventory.IsPortDescription), and a note names it;
+// rdggen's own earlier one (a host recabled) is replaced.
+func userDescriptions(intent, applied Tree) (Tree, []string) {
+	ifaces, _ := intent["interface"].(map[string]any)
+	var drop []string
+	var notes []string
+	for _, name := range stringKeys(ifaces) {
+		want, ok := Lookup(ifaces, []string{name, "description"})
+		if !ok {
+			continue
+		}
+		have, present := Lookup(applied, []string{"interface", name, "description"})
+		text, isText := have.(string)
+		if !present || !isText || text == "" || JSONEqual(have, want) || inventory.IsPortDescription(text) {
+			continue
+		}
+		drop = append(drop, name)
+		notes = append(notes, fmt.Sprintf("interface %s carries the description %q, which is not one of rdggen's: rdggen leaves it (it would write %q)",
+			quote.Terminal(name), quote.Terminal(text), LeafText(want, true)))
+	}
+	if len(drop) == 0 {
+		return intent, nil
+	}
+	out := CloneTree(intent).(map[string]any)
+	for _, name := range drop {
+		delete(out["interface"].(map[string]any)[name].(map[string]any), "description")
+	}
+	return out, notes
 }
 
 // recordPath is where rdggen keeps its record: the description of the data

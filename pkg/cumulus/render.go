@@ -70,6 +70,28 @@ func header(inv *inventory.Inventory, sw inventory.Switch) []string {
 		fmt.Sprintf("Data ports %s (%d): in bridge %s, access VLAN %d, link up, MTU %d (Cumulus's default, written so that a lowered port shows).",
 			span, len(ports), Bridge, DataVLAN, PortMTU),
 	}
+	if inv.MultiRail() {
+		h[len(h)-1] = fmt.Sprintf("Data ports %s (%d): in bridge %s, access VLAN %s (rail r in VLAN r+1), link up, MTU %d (Cumulus's default, written so that a lowered port shows).",
+			span, len(ports), Bridge, railVLANList(inv, sw), PortMTU)
+	}
+	if split := sw.SplitPorts(); len(split) > 0 {
+		var parts []string
+		for _, n := range split {
+			mode := sw.Breakout(n)
+			parent := sw.PortName(inventory.Port{Module: 1, Number: n})
+			lanes := fmt.Sprintf("%s-%s", sw.PortName(inventory.Port{Module: 1, Number: n, Lane: 1}), sw.PortName(inventory.Port{Module: 1, Number: n, Lane: mode}))
+			if sw.Blocks(mode) {
+				lanes += ", " + sw.PortName(inventory.Port{Module: 1, Number: n + 1}) + " disabled"
+			}
+			parts = append(parts, fmt.Sprintf("%s %dx (%s)", parent, mode, lanes))
+		}
+		h = append(h, fmt.Sprintf("Split ports: %s; a breakout resets the port's links while the switch applies it.", strings.Join(parts, ", ")))
+	}
+	if inv.MultiRail() {
+		h = append(h, "Each data port and uplink is described with what is cabled to it (VM@ESXi host/PF:rail, or far switch:port).")
+	} else {
+		h = append(h, "Each data port and uplink is described with what is cabled to it (VM@ESXi host/PF, or far switch:port).")
+	}
 	if gw := inv.GatewaySwitch(); gw != nil && gw.Name == sw.Name && inv.GatewayPrefix().IsValid() {
 		h = append(h,
 			fmt.Sprintf("Routed container pool (docker.routing: switch): gateway %s on interface %s,", inv.GatewayPrefix(), SVI),
@@ -81,6 +103,26 @@ func header(inv *inventory.Inventory, sw inventory.Switch) []string {
 	}
 	h = append(h, "rdggen owns only these paths; the switch's other configuration is left as it is.")
 	return h
+}
+
+// railVLANList names the access VLANs of sw's data ports, ascending:
+// "2", "1 and 2".
+func railVLANList(inv *inventory.Inventory, sw inventory.Switch) string {
+	var vs []int
+	for _, v := range PortVLANs(inv, sw) {
+		if !slices.Contains(vs, v) {
+			vs = append(vs, v)
+		}
+	}
+	slices.Sort(vs)
+	parts := make([]string, len(vs))
+	for i, v := range vs {
+		parts[i] = strconv.Itoa(v)
+	}
+	if len(parts) > 1 {
+		return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+	}
+	return strings.Join(parts, "")
 }
 
 // applyLines are the commands that apply what was set, as NVIDIA documents
@@ -175,7 +217,9 @@ func SetLines(t Tree) [][]string {
 
 // compactInterfaces returns t with its swpN interfaces grouped by equal
 // settings, each group keyed by its ranges (swp1-8,swp10) as NVUE writes a
-// set of interfaces. t is not changed.
+// set of interfaces. A port's description names what is cabled to it, so
+// it differs from port to port: it is left out of the grouping and stays
+// on the port's own key. t is not changed.
 func compactInterfaces(t Tree) Tree {
 	ifaces, ok := t["interface"].(Tree)
 	if !ok {
@@ -187,11 +231,24 @@ func compactInterfaces(t Tree) Tree {
 	}
 	groups := map[string][]string{}
 	first := map[string]any{}
+	desc := map[string]any{}
 	merged := Tree{}
 	for name, v := range ifaces {
 		if !strings.HasPrefix(name, "swp") {
 			merged[name] = v
 			continue
+		}
+		if sub, ok := v.(Tree); ok {
+			if d, has := sub["description"]; has {
+				desc[name] = d
+				rest := Tree{}
+				for k, x := range sub {
+					if k != "description" {
+						rest[k] = x
+					}
+				}
+				v = rest
+			}
 		}
 		var key strings.Builder
 		Walk(Tree{"": v}, func(p Path, leaf any) { fmt.Fprintf(&key, "%q=%#v;", p, leaf) })
@@ -200,6 +257,17 @@ func compactInterfaces(t Tree) Tree {
 	}
 	for key, names := range groups {
 		merged[strings.Join(Ranges(names), ",")] = first[key]
+	}
+	for name, d := range desc {
+		if sub, ok := merged[name].(Tree); ok { // a group of one: the port's own key
+			withDesc := Tree{"description": d}
+			for k, x := range sub {
+				withDesc[k] = x
+			}
+			merged[name] = withDesc
+			continue
+		}
+		merged[name] = Tree{"description": d}
 	}
 	out["interface"] = merged
 	return out

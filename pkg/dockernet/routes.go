@@ -5,6 +5,7 @@ import (
 	"net/netip"
 
 	"github.com/rdggen/rdggen/pkg/inventory"
+	"github.com/rdggen/rdggen/pkg/netplan"
 )
 
 // Route is one static route on a host to another host's container subnet
@@ -93,18 +94,19 @@ func (r Route) Command() string {
 }
 
 // routeTable holds, per host, the text every other host's route lines repeat
-// ("172.16.42.0/24 via 31.31.31.42"), so that n hosts' n-1 routes each are
+// ("172.16.42.0/24 via 31.31.31.42") and the netplan list of the same
+// routes, whose entries are made once, so that n hosts' n-1 routes each are
 // written without formatting n² addresses.
 //
 // With docker.routing: switch every host has the same one route instead,
 // pool, and the per-host fragments are not made.
 type routeTable struct {
 	frag     []string
-	netplan  []string // the same route as a netplan routes entry
-	fragLen  int      // Σ len(frag)
-	namesLen int      // Σ len(host name)
-	pool     *Route   // the pool route (Dev unset), in switch-routed mode
-	fabric   bool     // a leaf-spine fabric: each host's Routes, made per host
+	netplan  *netplan.RouteList // the same routes for netplan, in inventory order
+	fragLen  int                // Σ len(frag)
+	namesLen int                // Σ len(host name)
+	pool     *Route             // the pool route (Dev unset), in switch-routed mode
+	fabric   bool               // a leaf-spine fabric: each host's Routes, made per host
 }
 
 func newRouteTable(inv *inventory.Inventory) *routeTable {
@@ -115,15 +117,16 @@ func newRouteTable(inv *inventory.Inventory) *routeTable {
 		r := PoolRoute(inv, &inventory.Host{})
 		return &routeTable{pool: &r}
 	}
-	t := &routeTable{frag: make([]string, len(inv.Hosts)), netplan: make([]string, len(inv.Hosts))}
+	t := &routeTable{frag: make([]string, len(inv.Hosts))}
+	np := make([]netplan.Route, len(inv.Hosts))
 	for i := range inv.Hosts {
 		dst, via := RouteTo(&inv.Hosts[i])
-		d, v := dst.String(), via.String()
-		t.frag[i] = d + " via " + v
-		t.netplan[i] = "        - to: " + d + "\n          via: " + v + "\n"
+		t.frag[i] = dst.String() + " via " + via.String()
+		np[i] = netplan.Route{To: dst, Via: via}
 		t.fragLen += len(t.frag[i])
 		t.namesLen += len(inv.Hosts[i].Name)
 	}
+	t.netplan = netplan.NewRouteList(np)
 	return t
 }
 
@@ -191,28 +194,16 @@ func (t *routeTable) ipBatchLines(inv *inventory.Inventory, h *inventory.Host, b
 	})
 }
 
-// netplanLines writes host h's routes as netplan routes entries.
-func (t *routeTable) netplanLines(inv *inventory.Inventory, h *inventory.Host, b *bytes.Buffer) {
-	if t.fabric {
+// netplanRoutes is host h's routes as a netplan routes list: with
+// routing: hosts the table's list less h's own route, whose entries every
+// host's file shares.
+func (t *routeTable) netplanRoutes(inv *inventory.Inventory, h *inventory.Host) netplan.Routes {
+	if t.fabric || t.pool != nil {
+		var rs []netplan.Route
 		for _, r := range Routes(inv, h) {
-			b.WriteString("        - to: " + r.Dst.String() + "\n          via: " + r.Via.String() + "\n")
+			rs = append(rs, netplan.Route{To: r.Dst, Via: r.Via})
 		}
-		return
+		return netplan.NewRoutes(rs...)
 	}
-	if t.pool != nil {
-		b.WriteString("        - to: " + t.pool.Dst.String() + "\n          via: " + t.pool.Via.String() + "\n")
-		return
-	}
-	eachOther(inv, h.Index, b, func(b *bytes.Buffer, i int) { b.WriteString(t.netplan[i]) })
-}
-
-// netplanSize is about the length of netplanLines' output, for one host.
-func (t *routeTable) netplanSize(inv *inventory.Inventory) int {
-	if t.fabric {
-		return 64 * (1 + len(inv.Switches))
-	}
-	if t.pool != nil {
-		return 128
-	}
-	return t.fragLen + len(inv.Hosts)*len("        - to: \n          via: \n")
+	return t.netplan.Except(h.Index)
 }

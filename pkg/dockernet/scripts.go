@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/rdggen/rdggen/pkg/inventory"
+	"github.com/rdggen/rdggen/pkg/netplan"
 	"github.com/rdggen/rdggen/pkg/quote"
 )
 
@@ -196,7 +197,6 @@ func (t *tables) ifupdownHook(inv *inventory.Inventory, h *inventory.Host) []byt
 
 func (t *tables) netplan(inv *inventory.Inventory, h *inventory.Host, id, found string) []byte {
 	var b bytes.Buffer
-	b.Grow(t.routes.netplanSize(inv) + 2048)
 	b.WriteString("# rdggen: persistent routes and MTU of " + h.Name + " (" + h.OS.String() + ", netplan), cluster " + inv.Name + ".\n")
 	b.WriteString("# Installed as " + NetplanPath + " (mode 0600). netplan merges it with the file that sets\n")
 	b.WriteString("# " + h.DataInterface + "'s address (" + h.Data.Address.String() + ", not repeated here): files that use one netplan ID\n")
@@ -207,10 +207,10 @@ func (t *tables) netplan(inv *inventory.Inventory, h *inventory.Host, id, found 
 		b.WriteString("# amend one definition: " + quote.Line(id) + " is the ID that configures " + h.DataInterface + " (" + quote.Line(found) + ").\n")
 	}
 	b.WriteString("# `netplan apply` or the next boot installs the routes; rdggen apply adds them at once.\n")
-	b.WriteString("network:\n  version: 2\n  ethernets:\n    " + quote.YAML(id) + ":\n")
-	b.WriteString("      mtu: " + strconv.Itoa(h.DataMTU) + "\n      routes:\n")
-	t.routes.netplanLines(inv, h, &b)
-	return b.Bytes()
+	f := netplan.File{Network: netplan.Config{Version: netplan.Version, Ethernets: netplan.Ethernets{
+		{ID: id, MTU: h.DataMTU, Routes: t.routes.netplanRoutes(inv, h)},
+	}}}
+	return f.AppendYAML(b.Bytes())
 }
 
 // FirewallUnit is the systemd unit that runs FirewallScript every time

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rdggen/rdggen/pkg/artifact"
 	"github.com/rdggen/rdggen/pkg/inventory"
+	"github.com/rdggen/rdggen/pkg/nccltopo"
 )
 
 const (
@@ -135,13 +136,66 @@ func Env(inv *inventory.Inventory) []EnvVar {
 // exec too — has NCCL's RoCE and GPUDirect RDMA settings: NCCL_IB_HCA,
 // NCCL_IB_TC, NCCL_SOCKET_IFNAME and NCCL_NET_GDR_LEVEL. Ranks that mpirun
 // starts over SSH do not inherit it; the launch lines export Env themselves.
+//
+// With several rails NCCL_IB_HCA names every rail's RDMA device in rail
+// order (RailEnv) and NCCL_CROSS_NIC follows it; NCCL_SOCKET_IFNAME stays
+// rail 0's (the data interface, or eth0 in a bridge-networked container).
 func WorkerEnv(inv *inventory.Inventory) []EnvVar {
-	return []EnvVar{
+	env := []EnvVar{
 		{"NCCL_IB_HCA", inv.Horovod.HCA},
 		{"NCCL_IB_TC", strconv.Itoa(inv.RoCE.ToS())},
 		{"NCCL_SOCKET_IFNAME", SocketInterfaces(inv)},
 		{"NCCL_NET_GDR_LEVEL", GDRLevel},
 	}
+	if inv.MultiRail() {
+		rail := RailEnv(inv)
+		env = append(append(rail, env[1:2]...), env[2:]...)
+	}
+	return env
+}
+
+// RailEnv is NCCL's rail settings for an inventory of several rails:
+// NCCL_IB_HCA with every rail's RDMA device (inventory.Horovod.RailHCA) in
+// rail order, exact names, port 1, each entry labelled with its rail when
+// horovod.image is an image rdggen knows to carry NCCL 2.30.7 or later
+// (nccltopo.IBHCA, ImageNCCL; an image it does not know gets no labels,
+// which every NCCL reads), and NCCL_CROSS_NIC from the cabling
+// (nccltopo.CrossNIC): 1 when every rail ends on one switch, 2 when spines
+// join the rails' leaves, 0 when nothing joins them. Nil for an inventory
+// of one rail.
+func RailEnv(inv *inventory.Inventory) []EnvVar {
+	v, _ := ImageNCCL(inv.Horovod.Image)
+	return railEnv(inv, v)
+}
+
+// railEnv is RailEnv for an image whose NCCL is v (the zero Version: not
+// known).
+func railEnv(inv *inventory.Inventory, v nccltopo.Version) []EnvVar {
+	n := inv.RailCount()
+	if n < 2 {
+		return nil
+	}
+	hcas := make([]string, n)
+	for r := range hcas {
+		hcas[r] = inv.Horovod.RailHCA(r)
+	}
+	var out []EnvVar
+	if s, err := nccltopo.IBHCA(hcas, v); err == nil {
+		out = append(out, EnvVar{s.Name, s.Value})
+	} else {
+		out = append(out, EnvVar{"NCCL_IB_HCA", inv.Horovod.HCA})
+	}
+	f := nccltopo.RailsSeparate
+	switch {
+	case inv.RailsOnOneSwitch():
+		f = nccltopo.OneSwitch
+	case inv.RailsJoined():
+		f = nccltopo.RailsJoined
+	}
+	if s, err := nccltopo.CrossNIC(n, f); err == nil && s.Value != "" {
+		out = append(out, EnvVar{s.Name, s.Value})
+	}
+	return out
 }
 
 // BenchmarkScript is where run.sh expects tf_cnn_benchmarks inside the worker

@@ -172,12 +172,25 @@ func WorkerCommand() []string {
 	return []string{"sh", "-c", "mkdir -p /run/sshd && exec /usr/sbin/sshd -D -e -f " + ContainerSSHDir + "/" + SSHDConfigName}
 }
 
+// TopologyMount is the -v argument that gives a worker of a VM with several
+// rails NCCL's topology file: the directory of nccltopo.DefaultPath,
+// read-only at the same path, where NCCL loads the file by default
+// (NVIDIA/nccl env.rst, NCCL_TOPO_FILE). The directory is mounted, not the
+// file, so that the file the VM writes again at boot (a tmpfs; pkg/railguest
+// renames the new file into the same directory) is the one the container
+// sees.
+const TopologyMount = topologyDir + ":" + topologyDir + ":ro"
+
+// topologyDir is the directory of nccltopo.DefaultPath.
+const topologyDir = "/var/run/nvidia-topologyd"
+
 // WorkerRunArgs is the worker container's `docker run` argv with the SSH
 // files mounted from sshDir: GPUs (nvidia-docker2's runtime before Docker
 // 19.03, `--gpus all` from it), the RDMA devices, IPC_LOCK and unlimited
-// memlock for memory registration, a larger /dev/shm, NCCL's settings
-// (WorkerEnv), host networking in host mode, the configuration label
-// (WorkerConfigHash) and WorkerCommand.
+// memlock for memory registration, a larger /dev/shm, NCCL's topology file
+// for VMs with several rails (TopologyMount), NCCL's settings (WorkerEnv),
+// host networking in host mode, the configuration label (WorkerConfigHash)
+// and WorkerCommand.
 func WorkerRunArgs(inv *inventory.Inventory, sshDir string) []string {
 	body := workerRunBody(inv, sshDir)
 	args := []string{"docker", "run", "-d", "--name", WorkerName, "--restart", "unless-stopped",
@@ -204,6 +217,9 @@ func workerRunBody(inv *inventory.Inventory, sshDir string) []string {
 	}
 	args = append(args, "--device=/dev/infiniband", "--cap-add=IPC_LOCK", "--ulimit", "memlock=-1",
 		"--shm-size="+ShmSize, "-v", sshDir+":"+ContainerSSHDir+":ro")
+	if inv.MultiRail() {
+		args = append(args, "-v", TopologyMount)
+	}
 	for _, e := range WorkerEnv(inv) {
 		args = append(args, "-e", e.Name+"="+e.Value)
 	}

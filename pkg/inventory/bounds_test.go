@@ -1,7 +1,10 @@
 package inventory
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -124,3 +127,31 @@ func TestDisplayName(t *testing.T) {
 		t.Errorf("finding: %v", err)
 	}
 }
+
+// LoadReader bounds an endless stream as LoadFile bounds a file, loads
+// what a stream holds, and returns a read error (a context's end) as it is.
+func TestLoadReader(t *testing.T) {
+	var zeros endless
+	if _, err := LoadReader("-", &zeros); err == nil || !strings.Contains(err.Error(), "-: is larger than 4 MiB, the limit for an inventory") || zeros.n > MaxFileSize+1<<16 {
+		t.Errorf("endless stream: %v after %d bytes", err, zeros.n)
+	}
+	if inv, err := LoadReader("/dev/stdin", bytes.NewReader(ReferenceYAML)); err != nil || len(inv.Hosts) != 8 || inv.File != "/dev/stdin" {
+		t.Errorf("the reference from a stream: %v", err)
+	}
+	stop := errors.New("reading /dev/stdin: context canceled")
+	if _, err := LoadReader("/dev/stdin", io.MultiReader(strings.NewReader("name: x\n"), errReader{stop})); err != stop {
+		t.Errorf("a read error: %v", err)
+	}
+}
+
+type endless struct{ n int }
+
+func (e *endless) Read(p []byte) (int, error) {
+	clear(p)
+	e.n += len(p)
+	return len(p), nil
+}
+
+type errReader struct{ err error }
+
+func (r errReader) Read([]byte) (int, error) { return 0, r.err }

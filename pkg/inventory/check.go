@@ -25,6 +25,12 @@ type checker struct {
 	// ports are not held to either OS's spelling (one finding, not one per
 	// port).
 	unknownOS map[string]bool
+	// mgmtSet holds the template paths whose mgmt_interface the inventory
+	// writes (the rest take DefaultMgmtInterface).
+	mgmtSet map[string]bool
+	// nicPaths is where each host's nic setting is written
+	// ("defaults.nic", "hosts[3].nic"), by host index.
+	nicPaths map[int]string
 }
 
 func (c *checker) errf(path, format string, args ...any) {
@@ -186,9 +192,11 @@ func (c *checker) build(raw *Spec) {
 	}
 	c.hosts(raw.Hosts, &defaults)
 	c.crossHost()
+	c.railRules() // rails.go
 	c.routing(raw.Docker)
 	c.fabric(raw.Fabric)
 	c.torchrunProcesses()
+	c.fit()
 }
 
 func (c *checker) intIn(path string, p *int, def, lo, hi int, what string) int {

@@ -196,10 +196,19 @@ func (c *checker) hosts(raw []HostSpec, defaults *base) {
 		own := c.base(&r.HostDefaults, p)
 		c.inherit(&h, own, *defaults, p)
 		c.data(&h, r.Data, p)
+		if r.GPUs != nil {
+			c.gpuRails(&h, r.GPUs, own.gpus) // rails.go
+		} else if c.raw != nil && c.raw.Defaults != nil {
+			c.gpuRails(&h, c.raw.Defaults.GPUs, defaults.gpus)
+		}
 		nicPath := own.nic
 		if nicPath == "" {
 			nicPath = defaults.nic
 		}
+		if c.nicPaths == nil {
+			c.nicPaths = map[int]string{}
+		}
+		c.nicPaths[h.Index] = nicPath
 		c.switchSpeed(&h, nicPath, fast)
 		if r.Docker != nil && r.Docker.Subnet != "" {
 			s, err := netip.ParsePrefix(r.Docker.Subnet)
@@ -214,29 +223,41 @@ func (c *checker) hosts(raw []HostSpec, defaults *base) {
 				h.Subnet = s
 			}
 		} else if h.Data.Address.IsValid() {
-			h.Subnet = c.deriveSubnet(h.Data.Address, p+".data.address")
+			h.Subnet = c.deriveSubnet(h.Data.Address, c.railPath(i, 0)+".address")
 		}
 		c.inv.Hosts = append(c.inv.Hosts, h)
 	}
 }
 
-// switchSpeed refuses a link speed above what h's switch model runs a port
-// at, once per NIC setting (nicPath, where h's nic comes from) and switch:
-// hosts sharing a setting share the finding. Unknown switch models, and an
-// unknown switch, have their own findings.
+// switchSpeed refuses a link speed above what the switch model of one of
+// h's rails runs a whole port at, once per NIC setting (nicPath, where h's
+// nic comes from) and switch: hosts sharing a setting share the finding.
+// Every rail is a port of the same NIC model, so each is held to its own
+// switch. Unknown switch models, and an unknown switch, have their own
+// findings; a lane runs at its breakout's share and is checked with the
+// breakouts (breakout.go).
 func (c *checker) switchSpeed(h *Host, nicPath string, reported map[string]bool) {
-	sw := c.switchNamed(h.Data.Switch)
-	if sw == nil || nicPath == "" || !slices.Contains(ethernetSpeeds, h.NIC.SpeedGbps) || h.Data.Port.Lane > 4 {
-		return // a lane past 4 has its own finding, and no speed
-	}
-	max := sw.PortSpeedGbps(h.Data.Port) // a lane of a split port runs at its share
-	key := nicPath + "\x00" + sw.Name
-	if max == 0 || h.NIC.SpeedGbps <= max || reported[key] {
+	if nicPath == "" || !slices.Contains(ethernetSpeeds, h.NIC.SpeedGbps) {
 		return
 	}
-	reported[key] = true
-	c.errf(nicPath+".speed_gbps", "%d Gb/s is above %s's %d Gb/s per port (switch %s, the data port of hosts[%d] %s): set speed_gbps to the speed the link runs at, at most %d",
-		h.NIC.SpeedGbps, sw.Model, max, sw.Name, h.Index, h.Name, max)
+	for _, r := range h.Rails {
+		sw := c.switchNamed(r.Switch)
+		if sw == nil || r.Port.Lane > 0 {
+			continue
+		}
+		max := sw.PortSpeedGbps(r.Port)
+		key := nicPath + "\x00" + sw.Name
+		if max == 0 || h.NIC.SpeedGbps <= max || reported[key] {
+			continue
+		}
+		reported[key] = true
+		port := "the data port"
+		if len(h.Rails) > 1 {
+			port = fmt.Sprintf("rail %d's port", r.Index)
+		}
+		c.errf(nicPath+".speed_gbps", "%d Gb/s is above %s's %d Gb/s per port (switch %s, %s of hosts[%d] %s): set speed_gbps to the speed the link runs at, at most %d",
+			h.NIC.SpeedGbps, sw.Model, max, sw.Name, port, h.Index, h.Name, max)
+	}
 }
 
 // inherit fills h from the host's own keys, else from defaults, and reports
@@ -305,6 +326,7 @@ func (c *checker) inherit(h *Host, own, def base, p string) {
 	if h.Template != nil {
 		c.staticMgmt(h, h.Template, p, tp)
 	}
+	c.mgmtNameFit(h, tp)
 	if h.Template != nil && h.DataInterface != "" && h.Template.MgmtInterface == h.DataInterface {
 		path := tp + ".mgmt_interface"
 		if !slices.ContainsFunc(c.rep.Findings, func(f Finding) bool { return f.Path == path }) {

@@ -87,39 +87,52 @@ func (c *checker) data(h *Host, r *DataSpec, p string) {
 		c.missing(p, "data", " (address, switch and port of the data link)")
 		return
 	}
-	p += ".data"
-	if r.Address == "" {
+	if r.Rails != nil {
+		c.railList(h, r, p) // rails.go
+		return
+	}
+	h.Data = c.dataLink(r.Address, r.Switch, r.Port, p+".data")
+	h.Rails = []Rail{{DataLink: h.Data, PF: h.NIC.PF, Interface: h.DataInterface}}
+}
+
+// dataLink resolves one data link written at p (a host's data, or one
+// rail of it): the address, the switch (the only one when there is one)
+// and the port. What does not resolve stays zero, with its finding.
+func (c *checker) dataLink(addr, swName, port, p string) DataLink {
+	var l DataLink
+	if addr == "" {
 		c.missing(p, "address", " (e.g. 31.31.31.41/24)")
-	} else if a, err := netip.ParsePrefix(r.Address); err != nil || !a.Addr().Is4() {
-		c.errf(p+".address", "%q is not an IPv4 address with its prefix length, like 31.31.31.41/24", r.Address)
+	} else if a, err := netip.ParsePrefix(addr); err != nil || !a.Addr().Is4() {
+		c.errf(p+".address", "%q is not an IPv4 address with its prefix length, like 31.31.31.41/24", addr)
 	} else if a.Bits() < 31 && (a.Addr() == a.Masked().Addr() || a.Addr() == lastAddr(a)) {
 		c.errf(p+".address", "%s is the network or broadcast address of %s, not a host address", a.Addr(), a.Masked())
 	} else if r := specialRange(netip.PrefixFrom(a.Addr(), 32)); r != "" {
 		c.errf(p+".address", "%s is in %s, not a routable data address", a.Addr(), r)
 	} else {
-		h.Data.Address = a
+		l.Address = a
 	}
-	h.Data.Switch = r.Switch
-	if r.Switch == "" {
+	l.Switch = swName
+	if swName == "" {
 		if len(c.inv.Switches) == 1 {
-			h.Data.Switch = c.inv.Switches[0].Name
+			l.Switch = c.inv.Switches[0].Name
 		} else {
 			c.missing(p, "switch", " (the switch the data port is cabled to)")
 		}
 	}
-	sw := c.switchNamed(h.Data.Switch)
-	if h.Data.Switch != "" && sw == nil {
-		c.errf(p+".switch", "unknown switch %q (switches: %s)", h.Data.Switch, c.switchNames())
+	sw := c.switchNamed(l.Switch)
+	if l.Switch != "" && sw == nil {
+		c.errf(p+".switch", "unknown switch %q (switches: %s)", l.Switch, c.switchNames())
 	}
-	if r.Port == "" {
+	if port == "" {
 		c.missing(p, "port", " (the switch port, e.g. 1/1)")
-		return
+		return l
 	}
 	// Cumulus's swpN (swpNsM for a lane of a split port) or ONYX's 1/N
 	// (1/N/M): fabric.go's switchPort, shared with the fabric's links.
-	if port, ok := c.switchPort(p+".port", r.Port, sw); ok {
-		h.Data.Port = port
+	if pt, ok := c.switchPort(p+".port", port, sw); ok {
+		l.Port = pt
 	}
+	return l
 }
 
 // lastAddr is the broadcast address of p's network.
@@ -173,7 +186,7 @@ func (c *checker) subnetPath(i int) string {
 	if r := c.hostSpec(i); r.Docker != nil && r.Docker.Subnet != "" {
 		return fmt.Sprintf("hosts[%d].docker.subnet", i)
 	}
-	return fmt.Sprintf("hosts[%d].data.address", i)
+	return c.railPath(i, 0) + ".address"
 }
 
 // crossHost checks the rules that relate hosts to each other and to the cluster.
@@ -248,10 +261,15 @@ func (c *checker) crossHost() {
 		}
 		vms(h.VM, i, vmPath)
 		if h.Data.Address.IsValid() {
-			addrs(h.Data.Address.Addr().String(), i, p+".data.address")
+			addrs(h.Data.Address.Addr().String(), i, c.railPath(i, 0)+".address")
 			if h.Data.Address.Masked() != dataNet && !inv.IsFabric() { // a fabric's leaves each own a subnet (fabric.go)
-				c.errf(p+".data.address", "%s is not on the data network %s of hosts[%d] and the others: all data addresses must share one directly connected network (routes need an on-link next hop)",
+				c.errf(c.railPath(i, 0)+".address", "%s is not on the data network %s of hosts[%d] and the others: all data addresses must share one directly connected network (routes need an on-link next hop)",
 					h.Data.Address, dataNet, dataFrom)
+			}
+		}
+		for _, r := range h.Rails[min(1, len(h.Rails)):] { // rail 0 is Data, above
+			if r.Address.IsValid() {
+				addrs(r.Address.Addr().String(), i, c.railPath(i, r.Index)+".address")
 			}
 		}
 		if h.Subnet.IsValid() {
@@ -368,6 +386,11 @@ func (c *checker) mgmtEndpoints() {
 	}
 	data := map[netip.Addr]int{}
 	for j, h := range inv.Hosts {
+		for _, r := range h.Rails[min(1, len(h.Rails)):] { // rail 0 is Data
+			if r.Address.IsValid() {
+				data[r.Address.Addr()] = j
+			}
+		}
 		if h.Data.Address.IsValid() {
 			data[h.Data.Address.Addr()] = j
 		}
@@ -420,6 +443,12 @@ func (c *checker) dataNets() []dataNet {
 		if n := h.Data.Address.Masked(); h.Data.Address.IsValid() && !seen[n] {
 			seen[n] = true
 			out = append(out, dataNet{n, j})
+		}
+		for _, r := range h.Rails[min(1, len(h.Rails)):] { // every rail's network (rail 0 is Data)
+			if n := r.Address.Masked(); r.Address.IsValid() && !seen[n] {
+				seen[n] = true
+				out = append(out, dataNet{n, j})
+			}
 		}
 	}
 	return out

@@ -4,6 +4,8 @@ package inventory
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -38,10 +40,13 @@ func (c *checker) switches(raw []SwitchSpec) {
 			c.errf(p+".model", "unknown switch model %q (known: %s)", r.Model, knownKeys(switchPorts))
 		}
 		c.switchOS(p, r, &sw)
+		if sw.OS() == OSONYX && r.ONYX != nil && noONYX[sw.Model] {
+			c.errf(p+".onyx", "ONYX does not run on the %s (Spectrum-4): NVIDIA ships Spectrum-4 switches with Cumulus Linux or SONiC, and no ONYX release lists it; write cumulus: <version> for this switch", sw.Model)
+		}
 		c.switchFabric(p, r.SwitchFabricSpec, &sw)
 		if r.Mgmt != "" && !validMgmt(r.Mgmt) {
 			c.errf(p+".mgmt", "%q is not an IP address or host name, optionally with :port", r.Mgmt)
-		} else if !sw.OS().OverSSH() && strings.HasSuffix(r.Mgmt, ":22") {
+		} else if sw.OS() == OSCumulus && strings.HasSuffix(r.Mgmt, ":22") {
 			c.warnf(p+".mgmt", "%q: port 22 is SSH, but apply reaches a Cumulus switch through the NVUE REST API (HTTPS, port %d by default); leave the port out or give the API's", r.Mgmt, CumulusAPIPort)
 		}
 		c.inv.Switches = append(c.inv.Switches, sw)
@@ -55,6 +60,14 @@ func (c *checker) switches(raw []SwitchSpec) {
 		}
 	}
 }
+
+// noONYX are the switch models ONYX does not run on: the Spectrum-4
+// SN5400 and SN5600. NVIDIA's Spectrum-4 SN5000 Switch Systems Hardware
+// User Manual names SONiC as the switch software to read about, and its
+// reference configurations for these models are all Cumulus Linux (NVUE);
+// the ONYX 3.10 manuals' Ethernet pages know QSFP and QSFP-DD ports up to
+// 400GbE, not the SN5600's 800G OSFP ports (docs/rules.md#models-and-ports).
+var noONYX = map[string]bool{"SN5400": true, "SN5600": true}
 
 func (c *checker) switchNames() string {
 	var names []string
@@ -97,8 +110,9 @@ func (c *checker) ports() {
 	}
 }
 
-// switchOS resolves the switch's OS key: exactly one of onyx and cumulus,
-// each with its version rules (docs/inventory.md#switches).
+// switchOS resolves the switch's OS key: exactly one of onyx, cumulus and
+// the key of an OS beyond them (SwitchSpec.Other), each with its version
+// rules (docs/inventory.md#switches).
 func (c *checker) switchOS(p string, r SwitchSpec, sw *Switch) {
 	unknown := func() {
 		if c.unknownOS == nil {
@@ -106,11 +120,24 @@ func (c *checker) switchOS(p string, r SwitchSpec, sw *Switch) {
 		}
 		c.unknownOS[sw.Name] = true
 	}
+	// The other OSes' keys, in file order's stand-in (sorted); a key of a
+	// Spec made in Go that is no such OS is an unknown key, as the file's
+	// would be.
+	var others []string
+	for _, k := range slices.Sorted(maps.Keys(r.Other)) {
+		switch {
+		case !otherOS(k):
+			_, names := fieldsOf(switchSpecType)
+			c.errf(p+"."+k, "unknown key %q (known keys here: %s)", k, strings.Join(names, ", "))
+		case r.Other[k] != nil:
+			others = append(others, k)
+		}
+	}
 	switch {
-	case r.ONYX == nil && r.Cumulus == nil:
+	case r.ONYX == nil && r.Cumulus == nil && len(others) == 0:
 		unknown()
 		for _, f := range c.rep.Findings {
-			if f.Path == p+".cumulus" || f.Path == p+".onyx" {
+			if k, ok := strings.CutPrefix(f.Path, p+"."); ok && (k == "onyx" || k == "cumulus" || otherOS(k)) {
 				return // present but invalid: that finding is already reported
 			}
 		}
@@ -118,6 +145,29 @@ func (c *checker) switchOS(p string, r SwitchSpec, sw *Switch) {
 	case r.ONYX != nil && r.Cumulus != nil:
 		unknown()
 		c.errf(p+".cumulus", "a switch runs one OS: give onyx (%s) or cumulus (%s), not both", r.ONYX, r.Cumulus)
+	case len(others) > 0 && (r.ONYX != nil || r.Cumulus != nil || len(others) > 1):
+		unknown()
+		var given []string
+		for _, k := range []string{"onyx", "cumulus"} {
+			if v := map[string]*Version{"onyx": r.ONYX, "cumulus": r.Cumulus}[k]; v != nil {
+				given = append(given, fmt.Sprintf("%s (%s)", k, v))
+			}
+		}
+		for _, k := range others {
+			given = append(given, fmt.Sprintf("%s (%s)", k, r.Other[k]))
+		}
+		c.errf(p+"."+others[len(others)-1], "a switch runs one OS: give one of %s, not %d", strings.Join(given, ", "), len(given))
+	case len(others) == 1:
+		k := others[0]
+		sw.OtherOS, sw.Other = SwitchOS(k), *r.Other[k]
+		if sw.Other.IsZero() {
+			unknown()
+			c.errf(p+"."+k, "%v", zeroVersionError())
+		} else if check := sw.OtherOS.Traits().CheckVersion; check != nil {
+			if err := check(sw.Other); err != nil {
+				c.errf(p+"."+k, "%s %s: %v", sw.OtherOS.Name(), sw.Other, err)
+			}
+		}
 	case r.ONYX != nil:
 		sw.ONYX = *r.ONYX
 		if sw.ONYX.IsZero() { // a Spec made in Go; a file's "" is the decoder's finding

@@ -93,6 +93,21 @@ var versionType = reflect.TypeOf(Version{})
 // source's `name`), so a user coming from it may write just the name.
 var templateType = reflect.TypeOf(TemplateSpec{})
 
+// dataType is the other struct with two forms: a host's `data` is a
+// mapping (one rail) or a list of mappings, one per rail (DataSpec.Rails).
+var dataType = reflect.TypeOf(DataSpec{})
+
+// switchSpecType is decoded with the keys of the switch OSes beyond ONYX
+// and Cumulus Linux (SwitchSpec.Other).
+var switchSpecType = reflect.TypeOf(SwitchSpec{})
+
+// otherOS reports whether key is the key of a switch OS whose version
+// goes to SwitchSpec.Other: a known OS other than ONYX and Cumulus Linux.
+func otherOS(key string) bool {
+	os := SwitchOS(key)
+	return os != OSONYX && os != OSCumulus && os.Known()
+}
+
 func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.Tag == "!!null" }
 
 func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
@@ -132,6 +147,8 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 		d.decodeScalar(n, v, path)
 	case v.Kind() == reflect.Struct:
 		d.decodeStruct(n, v, path)
+	case v.Kind() == reflect.Map:
+		d.decodeMap(n, v, path)
 	case v.Kind() == reflect.Slice:
 		if isNull(n) {
 			return
@@ -179,6 +196,9 @@ func fieldsOf(t reflect.Type) (map[string][]int, []string) {
 			}
 			idx := append(append([]int(nil), prefix...), i)
 			name, opts, _ := strings.Cut(tag, ",")
+			if opts == "inline" && f.Type.Kind() == reflect.Map {
+				continue // the keys of registered switch OSes (decodeStruct)
+			}
 			if opts == "inline" {
 				walk(f.Type, idx)
 				continue
@@ -201,7 +221,21 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 		v.FieldByName("Name").SetString(n.Value)
 		return
 	}
+	if v.Type() == dataType && n.Kind == yaml.SequenceNode {
+		// The list form: entry r's keys at path[r].key. An empty list
+		// stays a non-nil Rails, which the checker refuses.
+		rails := v.FieldByName("Rails")
+		d.decode(n, rails, path)
+		if rails.IsNil() {
+			rails.Set(reflect.MakeSlice(rails.Type(), 0, 0))
+		}
+		return
+	}
 	if n.Kind != yaml.MappingNode {
+		if v.Type() == dataType {
+			d.fail(n, path, "must be a mapping of keys to values (address, switch, port) or a list of them, one per rail")
+			return
+		}
 		if v.Type() == templateType {
 			d.fail(n, path, "must be the template's name or a mapping of keys to values (name, datastore, …)")
 			return
@@ -234,6 +268,20 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 		}
 		seen[key] = k
 		idx, ok := fields[key]
+		if !ok && v.Type() == switchSpecType && otherOS(key) {
+			// An OS beyond ONYX and Cumulus Linux: its version, by its key.
+			d.pos[p+"#key"] = Pos{k.Line, k.Column}
+			other := v.FieldByName("Other")
+			if other.IsNil() {
+				other.Set(reflect.MakeMap(other.Type()))
+			}
+			ver := reflect.New(reflect.PointerTo(versionType))
+			d.decode(val, ver.Elem(), p)
+			if !ver.Elem().IsNil() {
+				other.SetMapIndex(reflect.ValueOf(key), ver.Elem())
+			}
+			continue
+		}
 		if !ok {
 			d.fail(k, p, "unknown key %q (known keys here: %s)", key, strings.Join(names, ", "))
 			continue
@@ -241,6 +289,47 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 		d.pos[p+"#key"] = Pos{k.Line, k.Column}
 		d.decode(val, v.FieldByIndex(idx), p)
 	}
+}
+
+// decodeMap decodes a mapping whose keys the inventory's user chooses (a
+// switch's breakout: port → mode) into a map with string keys: every key
+// a plain scalar, none repeated, each value at path.key (the key at
+// path.key#key).
+func (d *decoder) decodeMap(n *yaml.Node, v reflect.Value, path string) {
+	if isNull(n) {
+		return
+	}
+	if n.Kind != yaml.MappingNode {
+		d.fail(n, path, "must be a mapping of keys to values")
+		return
+	}
+	m := reflect.MakeMapWithSize(v.Type(), len(n.Content)/2)
+	seen := map[string]*yaml.Node{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, val := n.Content[i], n.Content[i+1]
+		p := path + "." + k.Value
+		switch {
+		case k.Kind != yaml.ScalarNode:
+			d.fail(k, path, "a key must be a single value, not a %s", kindName(k.Kind))
+			continue
+		case k.ShortTag() == "!!merge":
+			d.fail(k, p, "YAML merge keys (<<) are not supported: write the keys out")
+			continue
+		}
+		if prev, dup := seen[k.Value]; dup {
+			d.fail(k, p, "duplicate key (first at line %d)", prev.Line)
+			continue
+		}
+		seen[k.Value] = k
+		d.pos[p+"#key"] = Pos{k.Line, k.Column}
+		e := reflect.New(v.Type().Elem()).Elem()
+		before := d.rep.Count()
+		d.decode(val, e, p)
+		if d.rep.Count() == before && !d.over {
+			m.SetMapIndex(reflect.ValueOf(k.Value), e)
+		}
+	}
+	v.Set(m)
 }
 
 func (d *decoder) decodeScalar(n *yaml.Node, v reflect.Value, path string) {

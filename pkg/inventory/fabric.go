@@ -45,10 +45,14 @@ const (
 	DefaultSpineASN  = 65100
 )
 
-// MaxLanes is the most lanes rdggen accepts on a broken-out port: NVIDIA's
-// Spectrum ports split in 2 or 4 (ONYX `module-type qsfp-split-2|4`,
-// Cumulus `link breakout 2x|4x`).
-const MaxLanes = 4
+// BFD on the underlay's eBGP sessions, as NVIDIA's DGX BasePOD SN5600 NVUE
+// walkthrough sets it (`peer-group underlay bfd enable on`,
+// detect-multiplier 3, 300 ms min rx/tx): a session is declared down
+// after 3 missed packets, 900 ms, rather than BGP's 9 s hold time.
+const (
+	BFDDetectMultiplier = 3
+	BFDIntervalMs       = 300
+)
 
 // SwitchFabricSpec are a switch's fabric keys as written.
 type SwitchFabricSpec struct {
@@ -102,6 +106,11 @@ type SwitchFabric struct {
 	// every local host's next hop for the pool and the other leaves.
 	Subnet  netip.Prefix
 	Gateway netip.Addr
+	// Rails are the leaf's (leaf, rail) subnets, rails ascending
+	// (rails.go): one, {rail, Subnet, Gateway}, on a leaf that carries one
+	// rail (every leaf of an inventory of one rail); on a leaf that
+	// carries several, Subnet and Gateway are the first one's.
+	Rails []LeafRail
 	// AllPorts is `ports: all`: an ONYX switch's RoCE QoS and MTU go on
 	// every front-panel port, not only the cabled ones.
 	AllPorts bool
@@ -218,22 +227,6 @@ func (inv *Inventory) Uplinks(sw string) []Uplink {
 	return out
 }
 
-// PortSpeedGbps is the fastest Ethernet speed, Gb/s, port p of the switch
-// runs at: MaxSpeedGbps for a whole port; for a lane of a broken-out port
-// half of it for lanes 1–2 and a quarter for lanes 3–4 (a port splits into
-// 2 or 4 lanes, each with that share of the port's SerDes lanes: NVIDIA's
-// Spectrum hardware user manuals, "Splitting ports"); 0 for unknown models.
-func (s Switch) PortSpeedGbps(p Port) int {
-	max := s.MaxSpeedGbps()
-	switch {
-	case p.Lane == 0:
-		return max
-	case p.Lane <= 2:
-		return max / 2
-	}
-	return max / 4
-}
-
 // Oversubscription is leaf sw's capacity towards its hosts (down: each
 // cabled host port once, at the fastest NIC speed of the hosts on it) and
 // towards the spines (up: each uplink at the lower of its two ends'
@@ -241,8 +234,8 @@ func (s Switch) PortSpeedGbps(p Port) int {
 // by down:up when every host sends across the fabric at once.
 func (inv *Inventory) Oversubscription(sw string) (down, up int) {
 	ports := map[Port]int{}
-	for _, h := range inv.HostsOnSwitch(sw) {
-		ports[h.Data.Port] = max(ports[h.Data.Port], h.NIC.SpeedGbps)
+	for _, hr := range inv.RailsOnSwitch(sw) {
+		ports[hr.Rail.Port] = max(ports[hr.Rail.Port], hr.Host.NIC.SpeedGbps)
 	}
 	for _, v := range ports {
 		down += v
@@ -261,18 +254,29 @@ func (inv *Inventory) Oversubscription(sw string) (down, up int) {
 // OtherLeafSubnets are the data subnets of every leaf but the one host h
 // is cabled to, in file order: what h routes via its leaf's gateway besides
 // the container pool (RoCE v2 between VFs on different leaves is routed).
+// With several rails they are rail 0's subnets on the other leaves: what
+// rail 0, the data interface, routes (RailNets lists every rail's).
 func (inv *Inventory) OtherLeafSubnets(h *Host) []netip.Prefix {
 	var out []netip.Prefix
 	for _, l := range inv.Leaves() {
-		if l.Name != h.Data.Switch && l.Fabric.Subnet.IsValid() {
-			out = append(out, l.Fabric.Subnet)
+		if l.Name == h.Data.Switch {
+			continue
+		}
+		if !inv.MultiRail() {
+			if l.Fabric.Subnet.IsValid() {
+				out = append(out, l.Fabric.Subnet)
+			}
+			continue
+		}
+		if lr, ok := l.LeafRail(0); ok && lr.Subnet.IsValid() {
+			out = append(out, lr.Subnet)
 		}
 	}
 	return out
 }
 
 var (
-	reSwpLane = regexp.MustCompile(`^swp([1-9]\d{0,2})s([0-9])$`)
+	reSwpLane = regexp.MustCompile(`^swp([1-9]\d{0,2})s([0-9])$`) // lanes s0–s9; switchPort takes s0–s7
 	rePortLan = regexp.MustCompile(`^(\d+)/(\d+)/(\d+)$`)
 )
 
@@ -298,8 +302,9 @@ func parsePort(s string) (p Port, cumulus, ok bool) {
 }
 
 // switchPort checks port s of switch sw (nil when unknown) at path: its
-// spelling for the switch's OS and its range on the model, a lane 1–4
-// (Cumulus s0–s3). ok is false when s is not a port at all.
+// spelling for the switch's OS and its range on the model, a lane 1–8
+// (Cumulus s0–s7; the model's own modes are checked with the breakouts).
+// ok is false when s is not a port at all.
 func (c *checker) switchPort(path, s string, sw *Switch) (Port, bool) {
 	p, cumulus, ok := parsePort(s)
 	if !ok {
@@ -310,12 +315,12 @@ func (c *checker) switchPort(path, s string, sw *Switch) (Port, bool) {
 		c.errf(path, "%q is not a switch port like %s", s, example)
 		return Port{}, false
 	}
-	if cumulus && sw != nil && sw.OS() != OSCumulus && !c.unknownOS[sw.Name] {
-		c.errf(path, "%q is Cumulus Linux's spelling, but %s runs ONYX, which calls front-panel port %d %s", s, sw.Name, p.Number, p)
+	if cumulus && sw != nil && !sw.OS().Traits().SwpPorts && !c.unknownOS[sw.Name] {
+		c.errf(path, "%q is Cumulus Linux's spelling, but %s runs %s, which calls front-panel port %d %s", s, sw.Name, sw.OS().Name(), p.Number, sw.PortName(p))
 		return Port{}, false
 	}
 	if p.Lane > MaxLanes || (p.Lane > 0 && p.Module != 1) {
-		c.errf(path, "%s: a split port has lanes 1–%d (Cumulus s0–s%d): Spectrum ports break out into 2 or 4", s, MaxLanes, MaxLanes-1)
+		c.errf(path, "%s: a split port has lanes 1–%d (Cumulus s0–s%d): Spectrum ports break out into 2, 4 or 8", s, MaxLanes, MaxLanes-1)
 		return p, true
 	}
 	if sw != nil && sw.Ports > 0 && (p.Module != 1 || p.Number < 1 || p.Number > sw.Ports) {
@@ -356,6 +361,8 @@ func (c *checker) switchFabric(p string, r SwitchFabricSpec, sw *Switch) {
 	if r.Loopback != "" {
 		if a, err := netip.ParseAddr(r.Loopback); err != nil || !a.Is4() {
 			c.errf(p+".loopback", "%q is not an IPv4 address like 10.10.10.1 (the switch's loopback and BGP router-id)", r.Loopback)
+		} else if sr := specialRange(netip.PrefixFrom(a, 32)); sr != "" {
+			c.errf(p+".loopback", "%s is in %s, not an address the fabric can route as a switch's loopback (RFC 6890)", a, sr)
 		} else {
 			f.Loopback = a
 		}
@@ -393,6 +400,7 @@ func (c *checker) fabric(raw *FabricSpec) {
 				}
 			}
 		}
+		c.breakouts()
 		return
 	}
 	if raw == nil {
@@ -460,9 +468,71 @@ func (c *checker) fabric(raw *FabricSpec) {
 			c.errf(p+"."+key, "%s is a spine: only a leaf has hosts, and a data subnet and gateway for them", sw.Name)
 		}
 	}
+	c.asns()
 	c.leafSubnets()
 	c.links(raw.Links)
+	c.onyxASNs()
+	c.breakouts() // the lanes' speeds, before the oversubscription
 	c.fabricSpread()
+}
+
+// Max2ByteASN is the largest 2-byte AS number; a larger one is a 4-byte
+// ASN (RFC 6793), which a BGP speaker must support to configure or to peer
+// with by its number.
+const Max2ByteASN = 65535
+
+// ONYXFourByteASN is the first ONYX release with a public source that it
+// takes 4-byte AS numbers in `router bgp` and `neighbor … remote-as`; the
+// zero Version while none is known. None was found: NVIDIA's onyx_bgp
+// Ansible module (tested on ONYX 3.6.4000) states no range and its
+// examples use 2-byte ASNs, and no ONYX manual or release note found
+// states one (docs/rules.md#4-byte-asns-on-onyx). Until one
+// does, validation refuses a 4-byte ASN on an ONYX switch, and on a switch
+// an ONYX switch peers with (its `remote-as` line carries the number); a
+// known release goes here, and only older ones are refused.
+var ONYXFourByteASN Version
+
+// onyxASNs refuses 4-byte ASNs where an ONYX switch would have to write
+// them (ONYXFourByteASN): its own and its BGP neighbors'. Each finding is
+// at the key the ASN comes from (switches[i].asn, fabric.leaf_asn or
+// fabric.spine_asn), once per key.
+func (c *checker) onyxASNs() {
+	inv := c.inv
+	seen := map[string]bool{}
+	refuse := func(owner int, onyx *Switch, why string) {
+		sw := &inv.Switches[owner]
+		at := fmt.Sprintf("switches[%d].asn", owner)
+		if c.rawSwitch(owner).ASN == nil {
+			at = "fabric.spine_asn"
+			if sw.IsLeaf() {
+				at = "fabric.leaf_asn"
+			}
+		}
+		if seen[at] {
+			return
+		}
+		seen[at] = true
+		c.errf(at, "ASN %d of %s is a 4-byte AS number (above %d, RFC 6793), and %s runs %s%s: no public source says ONYX takes one in `router bgp` or `neighbor … remote-as`, so rdggen does not write it; use 2-byte private ASNs, 64512–65534 (RFC 6996)",
+			sw.Fabric.ASN, sw.Name, Max2ByteASN, onyx.Name, onyx.Release(), why)
+	}
+	index := map[string]int{}
+	for i := range inv.Switches {
+		index[inv.Switches[i].Name] = i
+	}
+	for i := range inv.Switches {
+		sw := &inv.Switches[i]
+		if sw.OS() != OSONYX || sw.Fabric.Role == "" || !ONYXFourByteASN.IsZero() && !sw.ONYX.Before(ONYXFourByteASN) {
+			continue
+		}
+		if sw.Fabric.ASN > Max2ByteASN {
+			refuse(i, sw, "")
+		}
+		for _, u := range inv.Uplinks(sw.Name) {
+			if u.Peer != nil && u.Peer.Fabric.ASN > Max2ByteASN {
+				refuse(index[u.Peer.Name], sw, fmt.Sprintf(" and peers with %s", u.Peer.Name))
+			}
+		}
+	}
 }
 
 // rawSwitches are the switches as written (none for a nil Spec).
@@ -495,7 +565,63 @@ func (c *checker) pool(path string, s *string, def string) netip.Prefix {
 		c.errf(path, "%q is not an IPv4 network like %s (its network address)", v, def)
 		return netip.Prefix{}
 	}
+	if r := specialRange(n); r != "" {
+		c.errf(path, "%s overlaps %s: the fabric's loopbacks and /31s are addresses the switches route, and none of them may be special-purpose (RFC 6890), as a host's data address may not", n, r)
+		return netip.Prefix{}
+	}
 	return n
+}
+
+// Reserved and private BGP AS numbers.
+const (
+	// ASTrans is AS_TRANS, the 2-byte stand-in for a 4-byte AS number
+	// (RFC 6793 §9): never a router's own AS.
+	ASTrans = 23456
+	// ASLast16 and ASLast32 are reserved (RFC 7300): 65535 and
+	// 4294967295 (the latter is outside every ASN key's range already).
+	ASLast16 = 65535
+	ASLast32 = 4294967295
+	// Private ASNs (RFC 6996): 64512–65534 and 4200000000–4294967294.
+	PrivateASN16First, PrivateASN16Last = 64512, 65534
+	PrivateASN32First, PrivateASN32Last = 4200000000, 4294967294
+)
+
+// PrivateASN reports whether asn is a private AS number (RFC 6996).
+func PrivateASN(asn int) bool {
+	return asn >= PrivateASN16First && asn <= PrivateASN16Last || asn >= PrivateASN32First && asn <= PrivateASN32Last
+}
+
+// asns checks every switch's ASN, written or derived: inside 1–4294967294
+// (a derived leaf ASN counts up from fabric.leaf_asn and may run past
+// it), never AS_TRANS (23456) or 65535 (reserved), and a warning, once per
+// key it comes from, for one outside the private ranges (RFC 6996: a
+// fabric's ASNs are its own, RFC 7938 §5.2.1).
+func (c *checker) asns() {
+	warned := map[string]bool{}
+	for i, sw := range c.inv.Switches {
+		asn := sw.Fabric.ASN
+		if asn == 0 {
+			continue
+		}
+		path, from := fmt.Sprintf("switches[%d].asn", i), "switches[].asn"
+		if c.rawSwitch(i).ASN == nil {
+			path, from = "fabric.spine_asn", "the spines' fabric.spine_asn"
+			if sw.IsLeaf() {
+				path, from = "fabric.leaf_asn", fmt.Sprintf("fabric.leaf_asn %d plus the leaf's place among the leaves", c.inv.Fabric.LeafASN)
+			}
+		}
+		switch {
+		case asn > PrivateASN32Last:
+			c.errf(path, "%s's ASN would be %d (%s), past 4294967294, the last AS number a router may have (4294967295 is reserved, RFC 7300): use a lower fabric.leaf_asn", sw.Name, asn, from)
+		case asn == ASTrans:
+			c.errf(path, "%s's ASN would be 23456 (%s), AS_TRANS, the stand-in 2-byte routers see for a 4-byte AS (RFC 6793): no router's own AS; pick another", sw.Name, from)
+		case asn == ASLast16:
+			c.errf(path, "%s's ASN would be 65535 (%s), which is reserved (RFC 7300): pick another, e.g. from 64512–65534", sw.Name, from)
+		case !PrivateASN(asn) && !warned[path]:
+			warned[path] = true
+			c.warnf(path, "%s's ASN %d (%s) is not a private AS number (RFC 6996: 64512–65534, 4200000000–4294967294): a fabric's eBGP ASNs are its own (RFC 7938 §5.2.1), and a public one may be someone else's on the Internet; use a private range unless this AS is yours", sw.Name, asn, from)
+		}
+	}
 }
 
 // leafSubnets derives each leaf's data subnet and gateway and checks that
@@ -504,8 +630,10 @@ func (c *checker) pool(path string, s *string, def string) netip.Prefix {
 func (c *checker) leafSubnets() {
 	inv := c.inv
 	for i, h := range inv.Hosts {
-		if sw := inv.Switch(h.Data.Switch); sw != nil && sw.IsSpine() {
-			c.errf(fmt.Sprintf("hosts[%d].data.switch", i), "%s is a spine: hosts are cabled to leaves (a spine joins the leaves and owns no host subnet)", sw.Name)
+		for _, r := range h.Rails {
+			if sw := inv.Switch(r.Switch); sw != nil && sw.IsSpine() {
+				c.errf(c.railPath(i, r.Index)+".switch", "%s is a spine: hosts are cabled to leaves (a spine joins the leaves and owns no host subnet)", sw.Name)
+			}
 		}
 	}
 	var leaves []int
@@ -515,59 +643,45 @@ func (c *checker) leafSubnets() {
 			continue
 		}
 		leaves = append(leaves, i)
-		p := fmt.Sprintf("switches[%d]", i)
-		hosts := inv.HostsOnSwitch(sw.Name)
-		f := &sw.Fabric
-		from := "" // where a derived subnet came from, for the message
-		if !f.Subnet.IsValid() && c.rawSwitch(i).Subnet == "" {
-			for _, h := range hosts {
-				if h.Data.Address.IsValid() {
-					f.Subnet = h.Data.Address.Masked()
-					from = fmt.Sprintf(" (taken from %s's data address, hosts[%d], the first host cabled to it; %s.subnet sets it)", h.Name, h.Index, p)
-					break
-				}
-			}
-		}
-		if !f.Subnet.IsValid() {
-			continue
-		}
-		for _, h := range hosts {
-			if h.Data.Address.IsValid() && h.Data.Address.Masked() != f.Subnet {
-				c.errf(fmt.Sprintf("hosts[%d].data.address", h.Index), "%s is not on %s's data subnet %s%s: each leaf owns the data subnet of the hosts cabled to it and is their gateway, so a host's data address is in its leaf's subnet, with its prefix length", h.Data.Address, sw.Name, f.Subnet, from)
-			}
-		}
-		gwPath := p + ".gateway"
-		if !f.Gateway.IsValid() && c.rawSwitch(i).Gateway == "" {
-			gwPath = p + ".subnet"
-			a, ok := DefaultGateway(f.Subnet)
-			if !ok {
-				c.errf(p+".subnet", "%s has no address for the leaf's gateway: set gateway, or widen the subnet", f.Subnet)
-				continue
-			}
-			f.Gateway = a
-		}
-		switch gw := f.Gateway; {
-		case !gw.IsValid():
-		case !f.Subnet.Contains(gw):
-			c.errf(gwPath, "the gateway %s is not on %s's data subnet %s", gw, sw.Name, f.Subnet)
-		case gw == f.Subnet.Addr() || gw == lastAddr(f.Subnet):
-			c.errf(gwPath, "the gateway %s is the network or broadcast address of %s", gw, f.Subnet)
-		default:
-			for _, h := range hosts {
-				if h.Data.Address.IsValid() && h.Data.Address.Addr() == gw {
-					c.errf(gwPath, "the gateway %s of %s is hosts[%d]'s (%s) data address: set switches[%d].gateway to a free address of %s", gw, sw.Name, h.Index, h.Name, i, f.Subnet)
-				}
-			}
-		}
+		c.leafRails(i, sw) // rails.go
 	}
 	for a, i := range leaves {
 		for _, j := range leaves[a+1:] {
-			x, y := inv.Switches[i].Fabric.Subnet, inv.Switches[j].Fabric.Subnet
-			if x.IsValid() && y.IsValid() && x.Overlaps(y) {
-				c.errf(fmt.Sprintf("switches[%d].subnet", j), "%s's data subnet %s overlaps %s's (switches[%d]) %s: each leaf routes its own subnet", inv.Switches[j].Name, y, inv.Switches[i].Name, i, x)
+			for _, x := range leafNets(&inv.Switches[i]) {
+				for _, y := range leafNets(&inv.Switches[j]) {
+					if x.IsValid() && y.IsValid() && x.Overlaps(y) {
+						c.errf(fmt.Sprintf("switches[%d].subnet", j), "%s's data subnet %s overlaps %s's (switches[%d]) %s: each leaf routes its own subnet", inv.Switches[j].Name, y, inv.Switches[i].Name, i, x)
+					}
+				}
+			}
+		}
+		if nets := leafNets(&inv.Switches[i]); len(nets) > 1 {
+			for x := range nets {
+				for _, y := range nets[x+1:] {
+					if nets[x].Overlaps(y) {
+						c.errf(fmt.Sprintf("switches[%d]", i), "%s's rail subnets %s and %s overlap: each rail on a leaf routes a subnet of its own", inv.Switches[i].Name, nets[x], y)
+					}
+				}
 			}
 		}
 	}
+}
+
+// leafNets are switch sw's (leaf, rail) subnets: Subnet alone on a leaf
+// that carries one rail or none (also a subnet the inventory sets on a
+// leaf without hosts), each rail's on a leaf that carries several.
+func leafNets(sw *Switch) []netip.Prefix {
+	if len(sw.Fabric.Rails) > 1 {
+		out := make([]netip.Prefix, len(sw.Fabric.Rails))
+		for i, lr := range sw.Fabric.Rails {
+			out[i] = lr.Subnet
+		}
+		return out
+	}
+	if sw.Fabric.Subnet.IsValid() {
+		return []netip.Prefix{sw.Fabric.Subnet}
+	}
+	return nil
 }
 
 // links resolves and checks fabric.links: both ends on known switches of
@@ -580,6 +694,11 @@ func (c *checker) links(raw []LinkSpec) {
 	for i, h := range inv.Hosts {
 		if h.Data.Port.Number > 0 {
 			used[h.Data.Switch+" "+h.Data.Port.String()] = fmt.Sprintf("hosts[%d]'s (%s) data port", i, h.Name)
+		}
+		for _, r := range h.Rails[min(1, len(h.Rails)):] {
+			if k := r.Switch + " " + r.Port.String(); r.Port.Number > 0 && used[k] == "" {
+				used[k] = fmt.Sprintf("hosts[%d]'s (%s) rail %d port", i, h.Name, r.Index)
+			}
 		}
 	}
 	f := &inv.Fabric
@@ -689,9 +808,9 @@ func (c *checker) fabricSpread() {
 		path string
 	}
 	spaces := []space{{inv.Fabric.Loopbacks, "fabric.loopbacks"}, {inv.Fabric.P2P, "fabric.p2p"}, {inv.Docker.Pool, "docker.pool"}}
-	for i, sw := range inv.Switches {
-		if sw.Fabric.Subnet.IsValid() {
-			spaces = append(spaces, space{sw.Fabric.Subnet, fmt.Sprintf("switches[%d].subnet", i)})
+	for i := range inv.Switches {
+		for _, n := range leafNets(&inv.Switches[i]) {
+			spaces = append(spaces, space{n, fmt.Sprintf("switches[%d].subnet", i)})
 		}
 	}
 	for a := range spaces {
@@ -704,7 +823,7 @@ func (c *checker) fabricSpread() {
 	}
 	for i, sw := range inv.Switches {
 		if a := sw.Fabric.Loopback; a.IsValid() {
-			for _, s := range spaces[2:] {
+			for _, s := range spaces[1:] { // the /31 pool, docker.pool and the leaves' subnets
 				if s.n.Contains(a) {
 					c.errf(fmt.Sprintf("switches[%d].loopback", i), "%s is inside %s (%s): a loopback is an address of its own", a, s.path, s.n)
 				}

@@ -119,7 +119,7 @@ func TestFabricFindings(t *testing.T) {
 		{"port outside the model", "port: swp31, peer: spine1, peer_port: swp1}", "port: swp33, peer: spine1, peer_port: swp1}",
 			"fabric.links[0].port: swp33 is outside SN3700 ports swp1-swp32 (1/1-1/32)", false},
 		{"ONYX spelling on Cumulus end", "peer: spine1, peer_port: swp2}", "peer: spine1, peer_port: 1/2/7}",
-			"fabric.links[2].peer_port: 1/2/7: a split port has lanes 1–4", false},
+			"fab.yaml:11:61: fabric.links[2].peer_port: swp2s6 (fabric.links[2] (the uplink to leaf2)) is lane 7 of swp2: SN3700 ports break out 2x or 4x, 4 lanes at most (swp2s0–swp2s3); 8x needs SN4700, SN5400 or SN5600 ports", false},
 		{"leaf to leaf", "{switch: leaf2, port: swp32, peer: spine2, peer_port: swp2}", "{switch: leaf2, port: swp32, peer: leaf1, peer_port: swp30}",
 			"fabric.links[3].peer: leaf2 and leaf1 are both leaves: a two-tier fabric cables each leaf to the spines", false},
 		{"leaf not on every spine", "    - {switch: leaf2, port: swp32, peer: spine2, peer_port: swp2}\n", "",
@@ -232,7 +232,7 @@ func TestBreakoutPorts(t *testing.T) {
 	}
 	fast := strings.Replace(string(src), "speed_gbps: 400", "speed_gbps: 800", 1)
 	fast = strings.Replace(fast, "ConnectX-7", "ConnectX-8", 1)
-	if _, err := Load("fc.yaml", []byte(fast)); err == nil || !strings.Contains(err.Error(), "800 Gb/s is above SN5600's 400 Gb/s per port (switch leaf1, the data port of hosts[0] h11)") {
+	if _, err := Load("fc.yaml", []byte(fast)); err == nil || !strings.Contains(err.Error(), "fc.yaml:36:90: hosts[0].data.port: swp1s0: leaf1 swp1 breaks out 2x (swp1s1, the highest lane cabled, needs 2x), so each of its lanes runs 400 Gb/s (SN5600: 800 Gb/s split 2 ways), but h11's NIC runs 800 Gb/s (defaults.nic.speed_gbps): cable 800 Gb/s hosts to a whole port, or set speed_gbps to 400") {
 		t.Errorf("800G NIC on a 2-lane breakout: %v", err)
 	}
 }
@@ -255,7 +255,7 @@ func TestModelTables(t *testing.T) {
 			t.Errorf("%s: %d ports at %d", sw.model, switchPorts[sw.model], (Switch{Model: sw.model}).MaxSpeedGbps())
 		}
 	}
-	src := strings.Replace(baseYAML, "model: SN2100", "model: SN5600", 1)
+	src := strings.Replace(baseYAML, "model: SN2100, onyx: 3.6.8190", "model: SN5600, cumulus: 5.9.1", 1)
 	src = strings.Replace(src, "{model: ConnectX-5, pf: vmnic4, vfs: 8}", "{model: ConnectX-7, pf: vmnic4, vfs: 8, speed_gbps: 400}", 1)
 	if _, err := Load("cx7.yaml", []byte(src)); err != nil {
 		t.Errorf("ConnectX-7 at 400 Gb/s on an SN5600: %v", err)

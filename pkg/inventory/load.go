@@ -45,9 +45,10 @@ func newOptions(opts []Option) options {
 	return o
 }
 
-// LoadFile reads and loads the inventory at path; see Load. A file larger
-// than MaxFileSize (or a stream such as /dev/zero) is a finding, read no
-// further than the limit. An empty path is an error: it names no file.
+// LoadFile reads and loads the inventory at path; see Load and LoadReader.
+// A file larger than MaxFileSize (or a stream such as /dev/zero) is a
+// finding, read no further than the limit. An empty path is an error: it
+// names no file.
 func LoadFile(path string, opts ...Option) (*Inventory, error) {
 	if path == "" {
 		return nil, errors.New("no inventory file given (an empty path)")
@@ -57,15 +58,24 @@ func LoadFile(path string, opts ...Option) (*Inventory, error) {
 		return nil, err
 	}
 	defer f.Close()
-	src, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	return LoadReader(path, f, opts...)
+}
+
+// LoadReader reads r to its end, no further than MaxFileSize+1 bytes, and
+// loads what it read as the inventory name (Load). More than MaxFileSize
+// bytes is a finding. An error reading r is returned as it is: a caller
+// that reads a stream (a pipe) bounded by a context gets the context's
+// error.
+func LoadReader(name string, r io.Reader, opts ...Option) (*Inventory, error) {
+	src, err := io.ReadAll(io.LimitReader(r, MaxFileSize+1))
 	if err != nil {
 		return nil, err
 	}
 	if len(src) > MaxFileSize {
-		return nil, &Report{Findings: []Finding{{File: DisplayName(path),
+		return nil, &Report{Findings: []Finding{{File: DisplayName(name),
 			Rule: fmt.Sprintf("is larger than %d MiB, the limit for an inventory; is it the right file?", MaxFileSize>>20)}}}
 	}
-	return Load(path, src, opts...)
+	return Load(name, src, opts...)
 }
 
 // DisplayName is name as findings and generated files show it: unchanged

@@ -10,6 +10,9 @@ import (
 	"fmt"
 	"iter"
 	"net/netip"
+	"reflect"
+	"regexp"
+	"slices"
 )
 
 // Inventory is a loaded, validated cluster. All slices are in file order.
@@ -74,8 +77,9 @@ type RoCE struct {
 // for DSCP 26 (NVIDIA's recipe; docs/rules.md#tos-dscp-and-traffic-class).
 func (r RoCE) ToS() int { return r.DSCP<<2 | 2 }
 
-// Switch is one NVIDIA Spectrum switch, on ONYX or on Cumulus Linux
-// (exactly one of ONYX and Cumulus is set; OS says which).
+// Switch is one NVIDIA Spectrum switch, on ONYX, on Cumulus Linux or on
+// a registered OS (exactly one of ONYX, Cumulus and OtherOS is set; OS
+// says which).
 type Switch struct {
 	// Name is the switch hostname, e.g. "swx-mld-1-2".
 	Name string
@@ -87,12 +91,21 @@ type Switch struct {
 	// Cumulus is the Cumulus Linux version (the zero Version on an ONYX
 	// switch), e.g. 5.9.1; it decides the NVUE forms (pkg/cumulus).
 	Cumulus Version
+	// OtherOS is the switch's OS when it is neither ONYX nor Cumulus
+	// Linux (an OS of SwitchOSes beyond those two, SwitchSpec.Other), and
+	// Other its version; "" and the zero Version otherwise.
+	OtherOS SwitchOS
+	Other   Version
 	// Mgmt is where apply connects (ONYX over SSH, Cumulus through the
 	// NVUE REST API): a host name or IP address, optionally with ":port"
 	// ("" when unset).
 	Mgmt string
 	// Ports is the number of front-panel ports of Model (1/1 … 1/Ports).
 	Ports int
+	// Breakouts are the split front-panel ports: port number → breakout
+	// mode (2, 4 or 8), written in switches[].breakout or derived from the
+	// lanes the inventory cables (breakout.go); nil when no port is split.
+	Breakouts map[int]int
 	// Fabric holds the switch's place in a leaf-spine fabric (its role,
 	// ASN, loopback and, on a leaf, the hosts' data subnet and gateway) and
 	// which ports rdggen configures (fabric.go); the zero value for a switch
@@ -112,7 +125,8 @@ func (s Switch) MaxSpeedGbps() int { return switchMaxSpeedGbps[s.Model] }
 func (s Switch) HasRoCECommand() bool { return !s.ONYX.IsZero() && s.ONYX.AtLeast(3, 8, 2000) }
 
 // SwitchOS is a switch's operating system, as the inventory names it: the
-// key that gives the switch's version (`onyx:` or `cumulus:`).
+// key that gives the switch's version (`onyx:`, `cumulus:`, or the key of
+// an OS registered with RegisterSwitchOS).
 type SwitchOS string
 
 // Switch operating systems, the values of Switch.OS.
@@ -122,39 +136,52 @@ const (
 )
 
 // SwitchOSes are the switch operating systems rdggen knows, in the order
-// their engines run.
+// their engines run: the table's, then those registered with
+// RegisterSwitchOS, in the order they were registered.
 var SwitchOSes = []SwitchOS{OSONYX, OSCumulus}
 
-// osTraits is what rdggen's generators, validation and engines ask of a
-// switch OS: the one table keyed by SwitchOS.
-type osTraits struct {
-	// name is the OS as a person writes it.
-	name string
-	// overSSH: apply reaches the switch's mgmt address over SSH (ONYX's
-	// CLI); else over HTTPS (the NVUE REST API).
-	overSSH bool
-	// portExample is a port in the OS's spelling, for messages.
-	portExample string
-	// portName is the OS's own name of a front-panel port.
-	portName func(p Port) string
-	// portRange names the front-panel ports 1 … n, for messages.
-	portRange func(n int) string
-	// shownPrefix is what the OS's show output and LLDP port ids put
+// SwitchOSTraits is what validation, the generators and the engines ask
+// of a switch OS: the one row per OS of the model's table (switchOSTraits
+// below for ONYX and Cumulus Linux), or what an OS registered with
+// RegisterSwitchOS brings. Every function field must be set.
+type SwitchOSTraits struct {
+	// Name is the OS as a person writes it ("Cumulus Linux"); Short the
+	// word for it in the picture and the lab's messages ("Cumulus").
+	Name, Short string
+	// OverSSH: apply reaches the switch's mgmt address over SSH (ONYX's
+	// CLI, so known_hosts is needed); else over another transport (the
+	// NVUE REST API over HTTPS).
+	OverSSH bool
+	// PortExample is a port in the OS's spelling, for messages.
+	PortExample string
+	// PortName is the OS's own name of a front-panel port.
+	PortName func(p Port) string
+	// PortRange names the front-panel ports 1 … n, for messages.
+	PortRange func(n int) string
+	// ShownPrefix is what the OS's show output and LLDP port ids put
 	// before a port's name: "Eth" on ONYX ("Eth1/1"), nothing on Cumulus.
-	shownPrefix string
-	// globalQoS: the RoCE QoS is switch-global, so it cannot be set on
+	ShownPrefix string
+	// SwpPorts: the inventory may name the OS's ports swpN (swpNsL for a
+	// lane) as well as 1/N: Linux's switch port names, which Cumulus Linux
+	// uses. Without it swpN is refused on the OS's switches.
+	SwpPorts bool
+	// GlobalQoS: the RoCE QoS is switch-global, so it cannot be set on
 	// every front-panel port (`ports: all`) apart from the cabled ones.
-	globalQoS bool
-	// unnumbered: BGP between two switches of this OS needs no /31 (BGP
+	GlobalQoS bool
+	// Unnumbered: BGP between two switches of this OS needs no /31 (BGP
 	// unnumbered on the link's IPv6 link-local addresses).
-	unnumbered bool
+	Unnumbered bool
+	// CheckVersion, when set, refuses a version of a registered OS the
+	// OS cannot serve (its error is the finding's text); ONYX's and
+	// Cumulus Linux's rules are validation's own (check_switch.go).
+	CheckVersion func(v Version) error
 }
 
-var switchOSTraits = map[SwitchOS]osTraits{
-	OSONYX: {name: "ONYX", overSSH: true, portExample: "1/1", portName: Port.String, shownPrefix: "Eth",
-		portRange: func(n int) string { return fmt.Sprintf("1/1-1/%d", n) }},
-	OSCumulus: {name: "Cumulus Linux", portExample: "swp1 (or 1/1)", globalQoS: true, unnumbered: true,
-		portName: func(p Port) string {
+var switchOSTraits = map[SwitchOS]SwitchOSTraits{
+	OSONYX: {Name: "ONYX", Short: "ONYX", OverSSH: true, PortExample: "1/1", PortName: Port.String, ShownPrefix: "Eth",
+		PortRange: func(n int) string { return fmt.Sprintf("1/1-1/%d", n) }},
+	OSCumulus: {Name: "Cumulus Linux", Short: "Cumulus", PortExample: "swp1 (or 1/1)", SwpPorts: true, GlobalQoS: true, Unnumbered: true,
+		PortName: func(p Port) string {
 			if p.Lane > 0 {
 				// Cumulus numbers the lanes of a broken-out port from 0
 				// (swp1s0 … swp1s3; "Switch Port Attributes", breakout ports).
@@ -162,10 +189,44 @@ var switchOSTraits = map[SwitchOS]osTraits{
 			}
 			return fmt.Sprintf("swp%d", p.Number)
 		},
-		portRange: func(n int) string { return fmt.Sprintf("swp1-swp%d (1/1-1/%d)", n, n) }},
+		PortRange: func(n int) string { return fmt.Sprintf("swp1-swp%d (1/1-1/%d)", n, n) }},
 }
 
-func (o SwitchOS) traits() osTraits {
+// RegisterSwitchOS makes os a switch OS of the model, with traits t, for a
+// switch OS that brings its own implementation (internal/switchos
+// registers it with the rest of the OS): its key then gives a switch's
+// version (`os: VERSION`, SwitchSpec.Other) and its switches are
+// validated with t. os is a lower-case key (a letter, then letters,
+// digits, '_' or '-'; at most 32), not already an OS and not a key of a
+// switch's mapping. Register before loading any inventory (at
+// initialization, or at the start of a test): registering is not safe
+// together with Load or Build.
+func RegisterSwitchOS(os SwitchOS, t SwitchOSTraits) error {
+	switch {
+	case !reOSKey.MatchString(string(os)):
+		return fmt.Errorf("switch OS %q: not a key (a lower-case letter, then letters, digits, '_' or '-'; at most 32)", os)
+	case slices.Contains(SwitchOSes, os):
+		return fmt.Errorf("switch OS %q is already known", os)
+	case t.Name == "" || t.Short == "" || t.PortExample == "" || t.PortName == nil || t.PortRange == nil:
+		return fmt.Errorf("switch OS %q: its traits need Name, Short, PortExample, PortName and PortRange", os)
+	}
+	if fields, _ := fieldsOf(reflect.TypeFor[SwitchSpec]()); fields[string(os)] != nil {
+		return fmt.Errorf("switch OS %q: a switch's mapping already has that key", os)
+	}
+	switchOSTraits[os] = t
+	SwitchOSes = append(SwitchOSes, os)
+	return nil
+}
+
+// reOSKey is the grammar of a registered OS's key.
+var reOSKey = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,31}$`)
+
+// Known reports whether o is a switch OS of the model: in the table or
+// registered.
+func (o SwitchOS) Known() bool { _, ok := switchOSTraits[o]; return ok }
+
+// Traits are o's row of the model's table (ONYX's for an unknown o).
+func (o SwitchOS) Traits() SwitchOSTraits {
 	if t, ok := switchOSTraits[o]; ok {
 		return t
 	}
@@ -176,60 +237,75 @@ func (o SwitchOS) traits() osTraits {
 func (o SwitchOS) String() string { return string(o) }
 
 // Name is the OS as a person writes it: "ONYX", "Cumulus Linux".
-func (o SwitchOS) Name() string { return o.traits().name }
+func (o SwitchOS) Name() string { return o.Traits().Name }
+
+// Short is the OS's short name: "ONYX", "Cumulus".
+func (o SwitchOS) Short() string { return o.Traits().Short }
 
 // OverSSH reports whether apply reaches a switch of this OS over SSH (the
-// ONYX CLI); else it goes through HTTPS (the NVUE REST API of Cumulus
-// Linux).
-func (o SwitchOS) OverSSH() bool { return o.traits().overSSH }
+// ONYX CLI); else it goes through another transport (the NVUE REST API of
+// Cumulus Linux, over HTTPS).
+func (o SwitchOS) OverSSH() bool { return o.Traits().OverSSH }
 
 // PortName is the OS's own name of front-panel port p: "1/8" on ONYX
 // (module/port), "swp8" on Cumulus Linux (switch port 8; Cumulus numbers
 // the front-panel ports swp1 … swpN in the order ONYX numbers 1/1 … 1/N).
-func (o SwitchOS) PortName(p Port) string { return o.traits().portName(p) }
+func (o SwitchOS) PortName(p Port) string { return o.Traits().PortName(p) }
 
 // ShownPortName is port p as the OS's show output, counters and LLDP
 // port ids name it: "Eth1/8" (Eth1/8/2 for a lane) on ONYX (`show
 // interfaces ethernet`), "swp8" on Cumulus Linux.
-func (o SwitchOS) ShownPortName(p Port) string { return o.traits().shownPrefix + o.PortName(p) }
+func (o SwitchOS) ShownPortName(p Port) string { return o.Traits().ShownPrefix + o.PortName(p) }
 
 // ShownPrefix is what ShownPortName puts before PortName: "Eth" on ONYX,
 // "" on Cumulus Linux.
-func (o SwitchOS) ShownPrefix() string { return o.traits().shownPrefix }
+func (o SwitchOS) ShownPrefix() string { return o.Traits().ShownPrefix }
 
 // PortRange names the front-panel ports 1 … n of a switch of this OS, for
 // messages: "1/1-1/32", "swp1-swp32 (1/1-1/32)".
-func (o SwitchOS) PortRange(n int) string { return o.traits().portRange(n) }
+func (o SwitchOS) PortRange(n int) string { return o.Traits().PortRange(n) }
 
 // PortExample is a port in the OS's spelling, for messages: "1/1".
-func (o SwitchOS) PortExample() string { return o.traits().portExample }
+func (o SwitchOS) PortExample() string { return o.Traits().PortExample }
 
 // GlobalQoS reports whether the OS's RoCE QoS is switch-global (Cumulus
 // Linux's `qos roce`), so that `ports: all` has no meaning there.
-func (o SwitchOS) GlobalQoS() bool { return o.traits().globalQoS }
+func (o SwitchOS) GlobalQoS() bool { return o.Traits().GlobalQoS }
 
 // Unnumbered reports whether BGP between two switches of this OS runs
 // unnumbered (IPv6 link-local, no /31 on the link).
-func (o SwitchOS) Unnumbered() bool { return o.traits().unnumbered }
+func (o SwitchOS) Unnumbered() bool { return o.Traits().Unnumbered }
 
-// OS is the switch's operating system: OSCumulus when the inventory gives
-// `cumulus:`, else OSONYX. It is the one place rdggen decides a switch's
-// OS; everything else asks the SwitchOS it returns.
+// OS is the switch's operating system: OtherOS when set (an OS beyond
+// ONYX and Cumulus Linux), OSCumulus when the inventory gives `cumulus:`,
+// else OSONYX. It is the one place rdggen decides a switch's OS;
+// everything else asks the SwitchOS it returns.
 func (s Switch) OS() SwitchOS {
-	if !s.Cumulus.IsZero() {
+	switch {
+	case s.OtherOS != "":
+		return s.OtherOS
+	case !s.Cumulus.IsZero():
 		return OSCumulus
 	}
 	return OSONYX
 }
 
+// Version is the version of the OS the switch runs: ONYX, Cumulus or
+// Other.
+func (s Switch) Version() Version {
+	switch s.OS() {
+	case OSONYX:
+		return s.ONYX
+	case OSCumulus:
+		return s.Cumulus
+	}
+	return s.Other
+}
+
 // Release is the switch's OS and version as a person writes it:
 // "ONYX 3.6.8190" or "Cumulus Linux 5.9.1".
 func (s Switch) Release() string {
-	v := s.ONYX
-	if s.OS() == OSCumulus {
-		v = s.Cumulus
-	}
-	return s.OS().Name() + " " + v.String()
+	return s.OS().Name() + " " + s.Version().String()
 }
 
 // PortName is the switch's own name of front-panel port p
@@ -350,8 +426,13 @@ type Host struct {
 	GPUs []GPU
 	// NIC is the ConnectX adapter on the ESXi host that provides the VF.
 	NIC NIC
-	// Data is the host's data network attachment.
+	// Data is the host's data network attachment: rail 0's, Rails[0]'s
+	// DataLink. Everything that knows one rail reads it.
 	Data DataLink
+	// Rails are the host's data links in rail order, one VF each (rail.go):
+	// Rails[0] is Data with NIC.PF and DataInterface; a host whose data is
+	// a mapping has that one rail. Every host of an inventory has as many.
+	Rails []Rail
 	// Subnet is the host's container subnet (derived or overridden), e.g. 172.16.41.0/24.
 	Subnet netip.Prefix
 	// Template is where apply clones the VM from when vCenter has no VM of
@@ -403,6 +484,10 @@ type GPU struct {
 	// PCI is the device address on the ESXi host, e.g. "0000:3b:00.0"; "" when
 	// apply should pick a matching NVIDIA device.
 	PCI string
+	// Rail is the rail (index into Host.Rails) whose NIC the GPU is paired
+	// with: gpus[].rail, else by position (Host.Rails, rail.go); 0 on a
+	// host with one rail.
+	Rail int
 }
 
 // NIC is the ConnectX adapter on the ESXi host.
@@ -446,7 +531,8 @@ type DataLink struct {
 // 1/8 for ONYX and 1/8 or swp8 for Cumulus Linux; Switch.PortName spells
 // it for the switch's OS. Lane is the sub-port of a broken-out (split)
 // port, counted from 1 as ONYX does (1/8/2, which Cumulus calls swp8s1),
-// and 0 for a port that is not split.
+// 1 to the port's breakout mode (Switch.Breakout), and 0 for a port that
+// is not split.
 type Port struct{ Module, Number, Lane int }
 
 // String gives the ONYX spelling, "1/8" (or "1/8/2" for a lane of a

@@ -152,8 +152,29 @@ func parityCases() []struct {
 			[]parityValue{{`""`, Version{}, true}, {"~", nil, true}, {`"4.4"`, MustVersion("4.4"), true}, {"5.9.1", MustVersion("5.9.1"), false}, {`"5.0"`, MustVersion("5.0"), false}}},
 		{"SwitchSpec.Cumulus", []string{"onyx: 3.6.8190", "onyx: 3.6.8190, cumulus: V"}, func(s *Spec, v any) { s.Switches[0].Cumulus = versionPtr(v) },
 			[]parityValue{{"5.9.1", MustVersion("5.9.1"), true}}},
+		// Other: the key of a registered OS (testos, register_test.go).
+		{"SwitchSpec.Other", []string{"onyx: 3.6.8190", "testos: V"}, func(s *Spec, v any) {
+			s.Switches[0].ONYX = nil
+			s.Switches[0].Other = map[string]*Version{"testos": versionPtr(v)}
+		}, []parityValue{{`""`, Version{}, true}, {"~", nil, true}, {"1.9", MustVersion("1.9"), true}, {"2.1", MustVersion("2.1"), false}}},
+		{"SwitchSpec.Other", []string{"onyx: 3.6.8190", "onyx: 3.6.8190, testos: V"}, func(s *Spec, v any) {
+			s.Switches[0].Other = map[string]*Version{"testos": versionPtr(v)}
+		}, []parityValue{{"2.1", MustVersion("2.1"), true}}},
+		{"SwitchSpec.Other", []string{"onyx: 3.6.8190", "onyx: 3.6.8190, nos: V"}, func(s *Spec, v any) {
+			s.Switches[0].Other = map[string]*Version{"nos": versionPtr(v)}
+		}, []parityValue{{"2.1", MustVersion("2.1"), true}}},
 		{"SwitchSpec.Mgmt", []string{"onyx: 3.6.8190}", "onyx: 3.6.8190, mgmt: V}"}, func(s *Spec, v any) { s.Switches[0].Mgmt = v.(string) },
 			[]parityValue{pStr("0.0.0.0", true), pStr("sw:0", true), pStr("a", true), pStr("127.1", true), pStr("", false)}},
+		{"SwitchSpec.Breakout", []string{"onyx: 3.6.8190}", "onyx: 3.6.8190, breakout: V}"}, func(s *Spec, v any) {
+			s.Switches[0].Breakout = nil
+			if v != nil {
+				s.Switches[0].Breakout = v.(map[string]string)
+			}
+		}, []parityValue{{`{"1/3": 4x}`, map[string]string{"1/3": "4x"}, false}, {"~", nil, false}, {"{}", map[string]string{}, false},
+			{`{"1/3": 8x}`, map[string]string{"1/3": "8x"}, true}, {`{"1/3": 3x}`, map[string]string{"1/3": "3x"}, true},
+			{`{"1/1": 2x}`, map[string]string{"1/1": "2x"}, true}, {`{swp3: 2x}`, map[string]string{"swp3": "2x"}, true},
+			{`{"1/3/1": 2x}`, map[string]string{"1/3/1": "2x"}, true}, {`{"1/17": 2x}`, map[string]string{"1/17": "2x"}, true},
+			{`{"1/3": 2x, "1/4": ""}`, map[string]string{"1/3": "2x", "1/4": ""}, true}}},
 		{"SwitchSpec.SwitchFabricSpec", []string{"onyx: 3.6.8190}", "onyx: 3.6.8190, role: V}"}, func(s *Spec, v any) { s.Switches[0].Role = v.(string) },
 			[]parityValue{pStr("", false), pStr("leaf", false), pStr("spine", true), pStr("core", true), pStr("x\ny", true)}},
 		fab("Role", "role: V", func(f *SwitchFabricSpec, v any) { f.Role = v.(string) }, []parityValue{pStr("leaf", false), pStr("Leaf", true)}),
@@ -356,6 +377,32 @@ func parityCases() []struct {
 			[]parityValue{pStr("sw9", true), pStr("", false)}},
 		{"DataSpec.Port", []string{"port: 1/2}", "port: V}"}, func(s *Spec, v any) { s.Hosts[1].Data.Port = v.(string) },
 			[]parityValue{pStr("", true), pStr("1/17", true), pStr("2/1", true), pStr("eth1", true), pStr("1/1", true), pStr("1/99999999999999999999", true)}},
+		// The list form of data: one rail on host b (valid outside a
+		// fabric), then each key of a rail.
+		{"DataSpec.Rails", []string{"    data: {address: 10.0.0.2/24, port: 1/2}", "    data: V"}, func(s *Spec, v any) {
+			s.Hosts[1].Data = &DataSpec{Rails: v.([]RailSpec)}
+		}, []parityValue{
+			{"[]", []RailSpec{}, true},
+			{"[{address: 10.0.0.2/24, port: 1/2}]", []RailSpec{{Address: "10.0.0.2/24", Port: "1/2"}}, false},
+			{"[{address: 10.0.0.2/24, port: 1/2}, {address: 10.0.1.2/24, port: 1/3, pf: vmnic5}]",
+				[]RailSpec{{Address: "10.0.0.2/24", Port: "1/2"}, {Address: "10.0.1.2/24", Port: "1/3", PF: "vmnic5"}}, true}}},
+		{"RailSpec.Address", []string{"    data: {address: 10.0.0.2/24, port: 1/2}", "    data: [{address: V, port: 1/2}]"}, func(s *Spec, v any) {
+			s.Hosts[1].Data = &DataSpec{Rails: []RailSpec{{Address: v.(string), Port: "1/2"}}}
+		}, []parityValue{pStr("10.0.0.2/24", false), pStr("", true), pStr("10.0.0.2", true), pStr("10.0.0.1/24", true), pStr("127.0.0.2/24", true)}},
+		{"RailSpec.Switch", []string{"    data: {address: 10.0.0.2/24, port: 1/2}", "    data: [{address: 10.0.0.2/24, port: 1/2, switch: V}]"}, func(s *Spec, v any) {
+			s.Hosts[1].Data = &DataSpec{Rails: []RailSpec{{Address: "10.0.0.2/24", Port: "1/2", Switch: v.(string)}}}
+		}, []parityValue{pStr("sw1", false), pStr("sw9", true), pStr("x;y", true)}},
+		{"RailSpec.Port", []string{"    data: {address: 10.0.0.2/24, port: 1/2}", "    data: [{address: 10.0.0.2/24, port: V}]"}, func(s *Spec, v any) {
+			s.Hosts[1].Data = &DataSpec{Rails: []RailSpec{{Address: "10.0.0.2/24", Port: v.(string)}}}
+		}, []parityValue{pStr("1/2", false), pStr("", true), pStr("1/17", true), pStr("1/1", true)}},
+		{"RailSpec.PF", []string{"    data: {address: 10.0.0.2/24, port: 1/2}", "    data: [{address: 10.0.0.2/24, port: 1/2, pf: V}]"}, func(s *Spec, v any) {
+			s.Hosts[1].Data = &DataSpec{Rails: []RailSpec{{Address: "10.0.0.2/24", Port: "1/2", PF: v.(string)}}}
+		}, []parityValue{pStr("vmnic4", false), pStr("", false), pStr("vmnic9", true), pStr("x;y", true)}},
+		{"RailSpec.Interface", []string{"    data: {address: 10.0.0.2/24, port: 1/2}", "    data: [{address: 10.0.0.2/24, port: 1/2, interface: V}]"}, func(s *Spec, v any) {
+			s.Hosts[1].Data = &DataSpec{Rails: []RailSpec{{Address: "10.0.0.2/24", Port: "1/2", Interface: v.(string)}}}
+		}, []parityValue{pStr("ens224", false), pStr("", false), pStr("eth9", true), pStr("$(id)", true)}},
+		{"GPUSpec.Rail", []string{"memory_gb: 16}", "memory_gb: 16, rail: V}"}, func(s *Spec, v any) { s.Defaults.GPUs[0].Rail = intPtr(v) },
+			[]parityValue{{"0", 0, false}, pInt(1), pInt(-1), pInt(1 << 40), pInt(math.MaxInt), pInt(math.MinInt)}},
 		{"HostSpec.Docker", []string{"    esxi: esx-b", "    esxi: esx-b\n    docker: V"}, func(s *Spec, v any) {
 			if v != nil {
 				s.Hosts[1].Docker = &HostDockerSpec{}
@@ -374,6 +421,7 @@ func parityCases() []struct {
 // value is refused by both. Every field of every Spec type must have a case
 // here, so that a new field is held to parity too.
 func TestBuildIsLoad(t *testing.T) {
+	withTestOS(t)
 	covered := map[string]bool{}
 	for _, tc := range parityCases() {
 		covered[tc.field] = true
@@ -410,7 +458,8 @@ func TestBuildIsLoad(t *testing.T) {
 	for _, tp := range []reflect.Type{reflect.TypeFor[Spec](), reflect.TypeFor[RoCESpec](), reflect.TypeFor[SwitchSpec](),
 		reflect.TypeFor[DockerSpec](), reflect.TypeFor[HorovodSpec](), reflect.TypeFor[HostDefaults](), reflect.TypeFor[GPUSpec](),
 		reflect.TypeFor[NICSpec](), reflect.TypeFor[HostSpec](), reflect.TypeFor[DataSpec](), reflect.TypeFor[HostDockerSpec](),
-		reflect.TypeFor[TemplateSpec](), reflect.TypeFor[SwitchFabricSpec](), reflect.TypeFor[FabricSpec](), reflect.TypeFor[LinkSpec]()} {
+		reflect.TypeFor[TemplateSpec](), reflect.TypeFor[SwitchFabricSpec](), reflect.TypeFor[FabricSpec](), reflect.TypeFor[LinkSpec](),
+		reflect.TypeFor[RailSpec]()} {
 		for i := range tp.NumField() {
 			if f := tp.Field(i); !covered[tp.Name()+"."+f.Name] {
 				t.Errorf("%s.%s has no case in parityCases: add its hostile values", tp.Name(), f.Name)
@@ -433,8 +482,8 @@ func TestBuildIsLoad(t *testing.T) {
 		}
 	}
 	walk(reflect.TypeFor[Spec]())
-	if len(seen) != 15 {
-		t.Errorf("the Spec has %d struct types, the coverage list 15: add the new one", len(seen))
+	if len(seen) != 16 {
+		t.Errorf("the Spec has %d struct types, the coverage list 16: add the new one", len(seen))
 	}
 }
 

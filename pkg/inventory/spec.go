@@ -59,9 +59,18 @@ type SwitchSpec struct {
 	// key that is set is the switch's operating system.
 	ONYX    *Version `yaml:"onyx"`
 	Cumulus *Version `yaml:"cumulus"`
+	// Other holds the version of an OS beyond ONYX and Cumulus Linux,
+	// keyed by the OS's key (a SwitchOS of SwitchOSes, e.g. `sonic:
+	// 202305` gives Other["sonic"]); a key that is no such OS is refused
+	// as an unknown key.
+	Other map[string]*Version `yaml:",inline"`
 	// Mgmt is where apply connects (ONYX: SSH; Cumulus: the NVUE REST
 	// API); "" when apply does not.
 	Mgmt string `yaml:"mgmt"`
+	// Breakout splits front-panel ports: port (swpN or 1/N) → mode ("2x",
+	// "4x", "8x"); a port not named here is split when the inventory
+	// cables its lanes, in the smallest mode that holds them (breakout.go).
+	Breakout map[string]string `yaml:"breakout"`
 	// SwitchFabricSpec holds the leaf-spine keys (role, asn, loopback,
 	// subnet, gateway) and the port scope (ports); fabric.go.
 	SwitchFabricSpec `yaml:",inline"`
@@ -131,6 +140,11 @@ type GPUSpec struct {
 	BAR1GB *int `yaml:"bar1_gb"`
 	// PCI pins the device address on the ESXi host, e.g. "0000:3b:00.0".
 	PCI string `yaml:"pci"`
+	// Rail is the rail (0 first) whose NIC the GPU is paired with, on a
+	// host whose data is a list of rails; nil shares the GPUs out over the
+	// rails in order (docs/inventory.md#rails). Either every GPU of a list
+	// names its rail or none does.
+	Rail *int `yaml:"rail"`
 }
 
 // NICSpec is the ConnectX adapter.
@@ -163,13 +177,38 @@ type HostSpec struct {
 	Docker *HostDockerSpec `yaml:"docker"`
 }
 
-// DataSpec is a host's `data`.
+// DataSpec is a host's `data`: in a file either a mapping (one rail: the
+// Address, Switch and Port fields) or a list of mappings, one per rail in
+// rail order (Rails; docs/inventory.md#rails). In Go, set either the three
+// fields or Rails, never both.
 type DataSpec struct {
 	// Address is the data address with its prefix length, e.g.
 	// "31.31.31.41/24"; Switch and Port where it is cabled ("1/1").
 	Address string `yaml:"address"`
 	Switch  string `yaml:"switch"`
 	Port    string `yaml:"port"`
+	// Rails is the list form: the host's rails in rail order, rail 0
+	// first; nil for the mapping form. The decoder fills it when `data` is
+	// a YAML list, with each entry's findings at hosts[i].data[r].
+	Rails []RailSpec `yaml:"-"`
+}
+
+// RailSpec is one entry of a host's `data` list: one rail, the VF of one
+// NIC port (docs/inventory.md#rails).
+type RailSpec struct {
+	// Address is the rail's address with its prefix length, inside its
+	// (leaf, rail) subnet, e.g. "10.0.1.11/24"; Switch and Port where the
+	// rail's NIC port is cabled.
+	Address string `yaml:"address"`
+	Switch  string `yaml:"switch"`
+	Port    string `yaml:"port"`
+	// PF is the ESXi uplink of the rail's NIC port (the VF's physical
+	// function), e.g. "vmnic5"; rail 0's defaults to nic.pf and, when
+	// written, must be it.
+	PF string `yaml:"pf"`
+	// Interface is the guest's name of the rail's VF (1–15 characters);
+	// rail 0's is data_interface, rail r's defaults to "rail<r>".
+	Interface string `yaml:"interface"`
 }
 
 // HostDockerSpec is a host's `docker`.

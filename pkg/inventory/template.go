@@ -155,6 +155,10 @@ func (c *checker) template(r *TemplateSpec, p string) *Template {
 		}
 	}
 	if r.MgmtInterface != nil {
+		if c.mgmtSet == nil {
+			c.mgmtSet = map[string]bool{}
+		}
+		c.mgmtSet[p] = true
 		t.MgmtInterface = *r.MgmtInterface
 		if !reIface.MatchString(t.MgmtInterface) {
 			c.errf(p+".mgmt_interface", "%q is not a Linux interface name (1–15 letters, digits, '_', '.', '-')", t.MgmtInterface)

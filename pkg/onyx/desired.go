@@ -24,7 +24,9 @@ import "github.com/rdggen/rdggen/pkg/inventory"
 // fixed values are the inventory's.
 //
 // With docker.routing: switch, the gateway switch also gets the routed
-// pool's statements (L3).
+// pool's statements (L3). Every split port gets its breakout
+// (`interface ethernet 1/N module-type qsfp-split-<mode> force`) and every
+// port with a host or an uplink a description naming it (split.go).
 //
 // Both end with `lldp` (so DCBX can tell the NICs the PFC/ETS settings) and
 // `hostname <switch>`, and for a jumbo-frame data network both set every
@@ -58,6 +60,7 @@ func Desired(inv *inventory.Inventory, sw inventory.Switch) []Statement {
 			out = append(out, MTU(p, mtu))
 		}
 	}
+	out = append(out, splits(inv, sw)...) // split.go: breakouts and port descriptions
 	out = append(out, L3(inv, sw)...)
 	out = append(out, Fabric(inv, sw)...) // fabric.go; nil outside a fabric
 	out = append(out, LLDP(), Hostname(sw.Name))

@@ -94,6 +94,11 @@ func Diff(desired, current []Statement) Plan {
 		if ok {
 			replaced[c.ID()] = c
 		}
+		if d.Kind == KindModuleType {
+			// A port is shut down before its module type changes, with
+			// the port its split unmaps (split.go).
+			send = append(send, splitShutdown(d)...)
+		}
 		if d.Kind == KindTrust && d.Body != "qos trust L2" {
 			pre := NoRewriteDSCP(d.Iface)
 			if r, on := cur[pre.ID()]; on && !r.Negated() {

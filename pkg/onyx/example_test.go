@@ -19,6 +19,14 @@ func ExampleConfig() {
 	}
 	// Output:
 	// no cli default prefix-modes enable
+	//    interface ethernet 1/1 description clx-mld-41@esx-41.example/vmnic4
+	//    interface ethernet 1/2 description clx-mld-42@esx-42.example/vmnic4
+	//    interface ethernet 1/3 description clx-mld-43@esx-43.example/vmnic4
+	//    interface ethernet 1/4 description clx-mld-44@esx-44.example/vmnic4
+	//    interface ethernet 1/5 description clx-mld-45@esx-45.example/vmnic4
+	//    interface ethernet 1/6 description clx-mld-46@esx-46.example/vmnic4
+	//    interface ethernet 1/7 description clx-mld-47@esx-47.example/vmnic4
+	//    interface ethernet 1/8 description clx-mld-48@esx-48.example/vmnic4
 	//    traffic pool roce type lossless
 	//    traffic pool roce memory percent 50.00
 	//    traffic pool roce map switch-priority 3
@@ -51,6 +59,14 @@ func ExampleDiff() {
 		fmt.Println(cmd)
 	}
 	// Output:
+	// interface ethernet 1/1 description clx-mld-41@esx-41.example/vmnic4
+	// interface ethernet 1/2 description clx-mld-42@esx-42.example/vmnic4
+	// interface ethernet 1/3 description clx-mld-43@esx-43.example/vmnic4
+	// interface ethernet 1/4 description clx-mld-44@esx-44.example/vmnic4
+	// interface ethernet 1/5 description clx-mld-45@esx-45.example/vmnic4
+	// interface ethernet 1/6 description clx-mld-46@esx-46.example/vmnic4
+	// interface ethernet 1/7 description clx-mld-47@esx-47.example/vmnic4
+	// interface ethernet 1/8 description clx-mld-48@esx-48.example/vmnic4
 	// traffic pool roce type lossless
 	// traffic pool roce memory percent 50.00
 	// traffic pool roce map switch-priority 3

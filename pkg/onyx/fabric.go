@@ -50,8 +50,8 @@ func Ports(inv *inventory.Inventory, sw inventory.Switch) []Iface {
 			ports = append(ports, p)
 		}
 	}
-	for _, h := range inv.HostsOnSwitch(sw.Name) {
-		add(h.Data.Port)
+	for _, hr := range inv.RailsOnSwitch(sw.Name) {
+		add(hr.Rail.Port)
 	}
 	for _, u := range inv.Uplinks(sw.Name) {
 		add(u.Port)
@@ -64,6 +64,22 @@ func Ports(inv *inventory.Inventory, sw inventory.Switch) []Iface {
 		out[i] = PortIface(p)
 	}
 	return out
+}
+
+// VLANCreate is `vlan <n>`: VLAN n exists (ONYX has VLAN 1 by default).
+// rdggen creates the VLAN of each rail other than rail 0 on a leaf that
+// carries it (inventory.RailVLAN).
+func VLANCreate(n int) Statement {
+	b := "vlan " + strconv.Itoa(n)
+	return Statement{Kind: KindVLAN, Key: b, Body: b}
+}
+
+// AccessVLAN is `interface ethernet <port> switchport access vlan <n>`:
+// the port, in access mode (ONYX's default), carries VLAN n untagged (the
+// mellanox.onyx collection's onyx_l2_interface sends this form for mode
+// access).
+func AccessVLAN(i Iface, n int) Statement {
+	return Statement{Kind: KindAccessVLAN, Iface: i, Key: "switchport access vlan", Body: "switchport access vlan " + strconv.Itoa(n)}
 }
 
 // RoutedPort is `interface ethernet <port> no switchport force`: the port
@@ -91,6 +107,31 @@ func bgp(asn int, rest string) Statement {
 	return Statement{Kind: KindBGP, Key: body, Body: body}
 }
 
+// BGPBFD is `router bgp <asn> vrf default neighbor <a> fall-over bfd`: the
+// session to a follows a BFD session (NVIDIA Onyx User Manual,
+// "Bidirectional Forwarding Detection (BFD) Infrastructure": a BFD session
+// "is established by the application that uses it"; the `neighbor …
+// fall-over bfd` form is BGP's in the CLI family ONYX's routing follows,
+// docs/rules.md#onyx-fabric-forms, inferred).
+func BGPBFD(asn int, neighbor netip.Addr) Statement {
+	body := "router bgp " + strconv.Itoa(asn) + " vrf default neighbor " + neighbor.String() + " fall-over bfd"
+	return Statement{Kind: KindBGPBFD, Key: body, Body: body}
+}
+
+// BFDTimers are the default VRF's BFD timers as running-config prints
+// them, one line each: `ip bfd vrf default interval min-rx 300 force`,
+// `… multiplier 3 force`, `… transmit-rate 300 force` (the lines
+// mellanox.onyx's onyx_bfd module reads back for `ip bfd interval min-rx
+// <ms> multiplier <n> transmit-rate <ms> force`), at NVIDIA's SN5600
+// walkthrough's 3 × 300 ms (inventory.BFDDetectMultiplier, BFDIntervalMs).
+func BFDTimers() []Statement {
+	line := func(key string, v int) Statement {
+		k := "ip bfd vrf default interval " + key
+		return Statement{Kind: KindBFD, Key: k, Body: k + " " + strconv.Itoa(v) + " force"}
+	}
+	return []Statement{line("min-rx", inventory.BFDIntervalMs), line("multiplier", inventory.BFDDetectMultiplier), line("transmit-rate", inventory.BFDIntervalMs)}
+}
+
 // Fabric returns switch sw's fabric statements (nil outside a fabric):
 //
 //	ip routing vrf default
@@ -106,10 +147,15 @@ func bgp(asn int, rest string) Statement {
 //	router bgp <asn> vrf default maximum-paths 32
 //	router bgp <asn> vrf default bestpath as-path multipath-relax force
 //	router bgp <asn> vrf default neighbor <remote> remote-as <peer asn>   per uplink
+//	router bgp <asn> vrf default neighbor <remote> fall-over bfd          per uplink (BGPBFD)
 //	router bgp <asn> vrf default network <loopback> /32, and on a leaf <subnet> and each <container subnet>
+//	ip bfd vrf default interval min-rx 300 force, multiplier 3 force, transmit-rate 300 force (BFDTimers)
 //
-// `bestpath as-path multipath-relax` lets paths through different spines
-// (each leaf its own AS, RFC 7938) count as equal for ECMP.
+// `maximum-paths` is what turns ECMP on. With the spines in one AS (RFC
+// 7938 §5.2.1) a leaf's paths through them have the same AS path and are
+// equal without relaxing; `bestpath as-path multipath-relax` also lets
+// paths through spines of different ASes (switches[].asn) share the load,
+// and changes nothing otherwise (docs/rules.md#design, ECMP).
 func Fabric(inv *inventory.Inventory, sw inventory.Switch) []Statement {
 	f := sw.Fabric
 	if f.Role == "" || !f.Loopback.IsValid() {
@@ -127,11 +173,35 @@ func Fabric(inv *inventory.Inventory, sw inventory.Switch) []Statement {
 		out = append(out, RoutedPort(p), vlanAddress(p, u.Local))
 	}
 	if sw.IsLeaf() && f.Subnet.IsValid() && f.Gateway.IsValid() {
-		out = append(out, VLANInterface(DataVLAN), VLANAddress(DataVLAN, netip.PrefixFrom(f.Gateway, f.Subnet.Bits())), ICMPRedirect(DataVLAN, false))
-		if mtu := inv.DataMTU(); mtu > DefaultVLANMTU {
-			out = append(out, VLANMTU(DataVLAN, mtu))
+		// One VLAN interface per (leaf, rail) subnet: VLAN 1 for rail 0 (the
+		// only one of an inventory of one rail, where the ports are in VLAN 1
+		// by default), RailVLAN(r) for rail r, created, with its ports in it.
+		vlanPorts := map[int][]Iface{}
+		for _, hr := range inv.RailsOnSwitch(sw.Name) {
+			if v := inventory.RailVLAN(hr.Rail.Index); v != DataVLAN && hr.Rail.Port.Number > 0 {
+				p := PortIface(hr.Rail.Port)
+				if !slices.Contains(vlanPorts[v], p) {
+					vlanPorts[v] = append(vlanPorts[v], p)
+				}
+			}
 		}
-		networks = append(networks, f.Subnet)
+		for _, lr := range f.Rails {
+			if !lr.Subnet.IsValid() || !lr.Gateway.IsValid() {
+				continue
+			}
+			v := inventory.RailVLAN(lr.Rail)
+			if v != DataVLAN {
+				out = append(out, VLANCreate(v))
+				for _, p := range vlanPorts[v] {
+					out = append(out, AccessVLAN(p, v))
+				}
+			}
+			out = append(out, VLANInterface(v), VLANAddress(v, netip.PrefixFrom(lr.Gateway, lr.Subnet.Bits())), ICMPRedirect(v, false))
+			if mtu := inv.DataMTU(); mtu > DefaultVLANMTU {
+				out = append(out, VLANMTU(v, mtu))
+			}
+			networks = append(networks, lr.Subnet)
+		}
 		for _, h := range inv.HostsOnSwitch(sw.Name) {
 			out = append(out, Route(h.Subnet, h.Data.Address.Addr()))
 			networks = append(networks, h.Subnet)
@@ -141,10 +211,16 @@ func Fabric(inv *inventory.Inventory, sw inventory.Switch) []Statement {
 		bgp(f.ASN, "router-id "+f.Loopback.String()+" force"),
 		bgp(f.ASN, "maximum-paths "+strconv.Itoa(MaximumPaths)),
 		bgp(f.ASN, "bestpath as-path multipath-relax force"))
+	sessions := 0
 	for _, u := range ups {
 		if u.Remote.IsValid() && u.Peer != nil {
-			out = append(out, bgp(f.ASN, fmt.Sprintf("neighbor %s remote-as %d", u.Remote.Addr(), u.Peer.Fabric.ASN)))
+			out = append(out, bgp(f.ASN, fmt.Sprintf("neighbor %s remote-as %d", u.Remote.Addr(), u.Peer.Fabric.ASN)),
+				BGPBFD(f.ASN, u.Remote.Addr()))
+			sessions++
 		}
+	}
+	if sessions > 0 {
+		out = append(out, BFDTimers()...)
 	}
 	for _, n := range networks {
 		// onyx_bgp writes the length apart: `network 172.16.1.0 /24`.

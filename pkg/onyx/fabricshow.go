@@ -233,7 +233,11 @@ func parseBGPSummaryJSON(out string) ([]BGPVRF, error) {
 //
 // and a switch without neighbors answers {"Lines": ["", "No lldp remote
 // information.", ""]} (what CANU's cabling.py tests for). A value "Not
-// Advertised" is read as "".
+// Advertised" is read as "". A port that hears several neighbors (two
+// devices on one link: a miswire) lists one object each, and in the text
+// layout one block each, numbered by "Remote Index" (the line the ska-sa
+// switch_exporter's sample shows; its numbering of a second neighbor is
+// inferred): each is its own LLDPRemote, never merged with the others.
 type LLDPRemote struct {
 	// Port is the local port's name ("Eth1/1", without the port channel).
 	Port string
@@ -263,6 +267,7 @@ func ParseLLDPRemote(out string) (map[string][]LLDPRemote, error) {
 	}
 	res := map[string][]LLDPRemote{}
 	var cur *LLDPRemote
+	var has map[string]bool // the attribute lines cur has had
 	flush := func() {
 		if cur != nil {
 			res[cur.Port] = append(res[cur.Port], *cur)
@@ -278,7 +283,7 @@ func ParseLLDPRemote(out string) (map[string][]LLDPRemote, error) {
 		}
 		if m := lldpPortKey.FindStringSubmatch(line); m != nil {
 			flush()
-			cur = &LLDPRemote{Port: m[1]}
+			cur, has = &LLDPRemote{Port: m[1]}, map[string]bool{}
 			seen = true
 			continue
 		}
@@ -287,6 +292,15 @@ func ParseLLDPRemote(out string) (map[string][]LLDPRemote, error) {
 			continue
 		}
 		key, val := strings.ToLower(strings.TrimSpace(k)), strings.TrimSpace(v)
+		// A port heard from more than one neighbor lists each under the
+		// heading, numbered by "Remote Index": a new index, or an
+		// attribute again, is the next neighbor.
+		if key == "remote index" && len(has) > 0 || has[key] {
+			port := cur.Port
+			flush()
+			cur, has = &LLDPRemote{Port: port}, map[string]bool{}
+		}
+		has[key] = true
 		switch key {
 		case "remote system name":
 			cur.SystemName = advertised(val)
@@ -346,33 +360,79 @@ func parseLLDPJSON(out string) (map[string][]LLDPRemote, error) {
 			}
 			seen = true
 			rows, _ := val.([]any)
-			r := LLDPRemote{Port: mk[1]}
+			// Each object of the list is one neighbor (CANU's fixture has
+			// one per port, the simulator one per neighbor); an object
+			// that only adds attributes the current neighbor lacks is read
+			// as more of it, one that repeats one starts the next.
+			var cur *LLDPRemote
+			var has map[string]bool // the attributes cur has been given
 			for _, row := range rows {
 				attrs, _ := row.(map[string]any)
-				str := func(key string) string { s, _ := attrs[key].(string); return s }
-				if s := str("Remote system name"); s != "" {
-					r.SystemName = advertised(s)
+				if len(attrs) == 0 {
+					continue
 				}
-				if s := str("Remote port-id"); s != "" {
-					r.PortID = advertised(s)
+				if cur == nil || repeats(has, attrs) {
+					res[mk[1]] = append(res[mk[1]], LLDPRemote{Port: mk[1]})
+					cur, has = &res[mk[1]][len(res[mk[1]])-1], map[string]bool{}
 				}
-				if s := str("port id subtype"); s != "" {
-					r.PortIDSubtype = s
-				}
-				if s := str("Remote chassis id"); s != "" {
-					r.ChassisID = advertised(s)
-				}
-				if s := str("Remote port description"); s != "" {
-					r.PortDescription = advertised(s)
-				}
+				cur.set(attrs, has)
 			}
-			res[r.Port] = append(res[r.Port], r)
+			if cur == nil {
+				res[mk[1]] = append(res[mk[1]], LLDPRemote{Port: mk[1]})
+			}
 		}
 	}
 	if !seen {
 		return nil, errors.New("show lldp interfaces ethernet remote: no port and no \"Lines\" in the JSON")
 	}
 	return res, nil
+}
+
+// lldpKeys are the JSON keys of a neighbor's attributes LLDPRemote keeps.
+var lldpKeys = []string{"Remote system name", "Remote port-id", "port id subtype", "Remote chassis id", "Remote port description"}
+
+// repeats reports whether attrs has a value for an attribute a neighbor
+// already has (has): attrs then describe another neighbor.
+func repeats(has map[string]bool, attrs map[string]any) bool {
+	for _, k := range lldpKeys {
+		if v, ok := attrs[k].(string); ok && v != "" && has[k] {
+			return true
+		}
+	}
+	return false
+}
+
+// field is the LLDPRemote field of JSON key k.
+func (r *LLDPRemote) field(k string) *string {
+	switch k {
+	case "Remote system name":
+		return &r.SystemName
+	case "Remote port-id":
+		return &r.PortID
+	case "port id subtype":
+		return &r.PortIDSubtype
+	case "Remote chassis id":
+		return &r.ChassisID
+	case "Remote port description":
+		return &r.PortDescription
+	}
+	return nil
+}
+
+// set reads attrs into r ("Not Advertised" as "", the subtype as is),
+// noting in has what it was given.
+func (r *LLDPRemote) set(attrs map[string]any, has map[string]bool) {
+	for _, k := range lldpKeys {
+		v, ok := attrs[k].(string)
+		if !ok || v == "" {
+			continue
+		}
+		has[k] = true
+		if k != "port id subtype" {
+			v = advertised(v)
+		}
+		*r.field(k) = v
+	}
 }
 
 // advertised reads "Not Advertised" (a TLV the neighbor does not send) as "".

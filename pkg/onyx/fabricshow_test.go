@@ -162,6 +162,29 @@ Remote system name       : spine2
 	if r := got["Eth1/32"]; len(r) != 1 || r[0].SystemName != "spine2" || r[0].PortID != "swp1" {
 		t.Errorf("text Eth1/32: %+v", r)
 	}
+	// Two neighbors on one port (a miswire: something joins the link) stay
+	// two, in JSON (one object each, as the simulator prints them) and in
+	// the text layout (numbered by Remote Index under one heading, or a
+	// heading each); an object that only adds attributes is more of the
+	// same neighbor.
+	for name, two := range map[string]string{
+		"json": `[{"Eth1/31": [{"port id subtype": "Interface Name (5)", "Remote port-id": "Eth1/1", "Remote system name": "spine1", "Remote chassis id": "Not Advertised"},
+			{"port id subtype": "Interface Name (5)", "Remote port-id": "Eth1/3", "Remote system name": "spine2", "Remote chassis id": "Not Advertised"}]}]`,
+		"json, attributes split": `[{"Eth1/31": [{"Remote system name": "spine1"}, {"Remote port-id": "Eth1/1"},
+			{"Remote system name": "spine2"}, {"Remote port-id": "Eth1/3"}]}]`,
+		"text, by index": "\nEth1/31\nRemote Index             : 1\nRemote port-id           : Eth1/1 ; port id subtype: Interface Name (5)\nRemote system name       : spine1\n" +
+			"Remote Index             : 2\nRemote port-id           : Eth1/3 ; port id subtype: Interface Name (5)\nRemote system name       : spine2\n",
+		"text, a heading each": "\nEth1/31\nRemote port-id           : Eth1/1\nRemote system name       : spine1\n\nEth1/31\nRemote port-id           : Eth1/3\nRemote system name       : spine2\n",
+	} {
+		got, err := ParseLLDPRemote(two)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		r := got["Eth1/31"]
+		if len(r) != 2 || r[0].SystemName != "spine1" || r[0].PortID != "Eth1/1" || r[1].SystemName != "spine2" || r[1].PortID != "Eth1/3" {
+			t.Errorf("%s: two neighbors read as %+v", name, r)
+		}
+	}
 	for _, bad := range []string{"", "% Unrecognized command \"lldp\".\n", `{"status": "OK"}`} {
 		if v, err := ParseLLDPRemote(bad); err == nil {
 			t.Errorf("%q: no error (%+v)", bad, v)

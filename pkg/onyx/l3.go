@@ -291,6 +291,7 @@ func Reconcile(inv *inventory.Inventory, sw inventory.Switch, current []Statemen
 		}
 	}
 	desired, notes = foreignBGP(sw, desired, current, notes)
+	desired, notes = userDescriptions(desired, current, notes)
 	plan := Diff(desired, current)
 	rm, kept, warnings := stale(inv, sw, desired, current)
 	if len(rm) > 0 {
@@ -304,6 +305,7 @@ func Reconcile(inv *inventory.Inventory, sw inventory.Switch, current []Statemen
 	for _, k := range kept {
 		plan.Warnings = append(plan.Warnings, k.Command+": "+k.Reason)
 	}
+	plan.Warnings = append(plan.Warnings, splitWarnings(plan)...)
 	plan.Warnings = append(plan.Warnings, notes...)
 	plan.Warnings = append(plan.Warnings, warnings...)
 	return plan
@@ -317,29 +319,37 @@ func Reconcile(inv *inventory.Inventory, sw inventory.Switch, current []Statemen
 // neighbors, networks and route maps under rdggen's AS are never touched
 // either: Diff only adds lines, and Reconcile removes no BGP line.
 func foreignBGP(sw inventory.Switch, desired, current []Statement, notes []string) ([]Statement, []string) {
-	if sw.Fabric.ASN == 0 {
-		return desired, notes
-	}
-	asn := strconv.Itoa(sw.Fabric.ASN)
-	foreign := ""
-	for _, s := range current {
-		w := strings.Fields(s.Body)
-		if s.Kind == KindBGP && !s.Negated() && len(w) >= 5 && w[3] == "vrf" && w[4] == "default" && w[2] != asn {
-			foreign = strings.Join(w[:5], " ")
-			break
-		}
-	}
+	foreign := ForeignBGP(sw, current)
 	if foreign == "" {
 		return desired, notes
 	}
 	kept := desired[:0:0]
 	for _, d := range desired {
-		if d.Kind != KindBGP {
+		if d.Kind != KindBGP && d.Kind != KindBGPBFD {
 			kept = append(kept, d)
 		}
 	}
 	return kept, append(notes, fmt.Sprintf("the switch runs %q, not rdggen's AS %d (ONYX holds one BGP instance per VRF): rdggen writes no BGP line here and leaves that instance alone; remove it yourself (no %s) or set switches[].asn to its AS, then apply again",
 		foreign, sw.Fabric.ASN, foreign))
+}
+
+// ForeignBGP is the BGP instance of another AS than fabric switch sw's
+// that current (a parsed running-config) runs in the default VRF, as
+// "router bgp 65000 vrf default"; "" when there is none (or sw is not in a
+// fabric). Reconcile then plans no BGP line (foreignBGP), and `rdggen
+// check` fails the switch's configuration rather than pass it.
+func ForeignBGP(sw inventory.Switch, current []Statement) string {
+	if sw.Fabric.ASN == 0 {
+		return ""
+	}
+	asn := strconv.Itoa(sw.Fabric.ASN)
+	for _, s := range current {
+		w := strings.Fields(s.Body)
+		if s.Kind == KindBGP && !s.Negated() && len(w) >= 5 && w[3] == "vrf" && w[4] == "default" && w[2] != asn {
+			return strings.Join(w[:5], " ")
+		}
+	}
+	return ""
 }
 
 // currentStatement is the statement with the given ID that the switch
@@ -632,7 +642,7 @@ func portVLANWarnings(inv *inventory.Inventory, sw inventory.Switch, order []ID,
 	access := "switchport access vlan " + strconv.Itoa(DataVLAN)
 	for _, id := range order {
 		s, h := cur[id], hosts[id.Iface]
-		if h == nil || s.Kind != KindOther {
+		if h == nil || s.Kind != KindOther && s.Kind != KindAccessVLAN { // Parse reads switchport access vlan as KindAccessVLAN (rails)
 			continue
 		}
 		if b := s.Body; (strings.HasPrefix(b, "switchport access vlan ") && b != access) || b == "switchport mode trunk" || b == "switchport mode hybrid" {

@@ -61,14 +61,15 @@ func TestL3Statements(t *testing.T) {
 	}
 }
 
-// The switch config grows by one line per host in routed mode; the rest of
-// it does not depend on the number of hosts.
+// The switch config grows by two lines per host in routed mode (its route
+// and its port's description); the rest of it does not depend on the
+// number of hosts.
 func TestL3GrowsOneLinePerHost(t *testing.T) {
 	lines := func(n int) int {
 		inv := routedInv(t, n, "routing: switch")
 		return strings.Count(string(Config(inv, inv.Switches[0])), "\n")
 	}
-	if a, b, c := lines(2), lines(3), lines(30); b-a != 1 || c-b != 27 {
+	if a, b, c := lines(2), lines(3), lines(30); b-a != 2 || c-b != 54 {
 		t.Errorf("config lines for 2, 3, 30 hosts: %d, %d, %d", a, b, c)
 	}
 }
@@ -292,7 +293,7 @@ func TestPoolRecord(t *testing.T) {
 	inv := routedInv(t, 2, "routing: switch")
 	p := Reconcile(inv, inv.Switches[0], Parse("interface vlan 1\ninterface vlan 1 description data VLAN\n"))
 	for _, c := range p.Commands() {
-		if strings.Contains(c, "description") {
+		if strings.Contains(c, "vlan 1 description") {
 			t.Errorf("overwrites the user's description: %q", c)
 		}
 	}

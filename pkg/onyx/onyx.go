@@ -46,7 +46,9 @@ func SwitchArtifact(inv *inventory.Inventory, sw inventory.Switch) artifact.File
 }
 
 // Config is the text of switch/<name>.cfg: a header that names the
-// inventory and the switch, then Render(Desired(inv, sw)). It holds no
+// inventory and the switch, then Render(Desired(inv, sw)), with each split
+// port's shutdown before its module-type (splitShutdowns: pasted, the
+// split needs it, as apply's plan sends it). It holds no
 // secrets, and it can be pasted in config mode on a clean switch
 // (`configure terminal`), which is all the guide does. What is pasted is
 // in the running-config only until `configuration write` saves it (docs/rules.md#saving-and-backups),
@@ -61,8 +63,8 @@ func Config(inv *inventory.Inventory, sw inventory.Switch) []byte {
 		form = "explicit QoS commands, since the priorities, ECN thresholds or buffer share differ from the `roce` template"
 	}
 	cabled := map[inventory.Port]bool{}
-	for _, h := range inv.HostsOnSwitch(sw.Name) {
-		cabled[h.Data.Port] = true
+	for _, hr := range inv.RailsOnSwitch(sw.Name) {
+		cabled[hr.Rail.Port] = true
 	}
 	ports := "none"
 	if r := Ranges(FrontPanel(sw)); len(r) > 0 {
@@ -75,6 +77,16 @@ func Config(inv *inventory.Inventory, sw inventory.Switch) []byte {
 		fmt.Sprintf("Under trust L3, ONYX maps DSCP to switch priority as DSCP/8: RoCE DSCP %d -> %d, CNP DSCP %d -> %d.",
 			inv.RoCE.DSCP, inv.RoCE.Priority, inv.RoCE.CNPDSCP, inv.RoCE.CNPPriority),
 	}
+	if sw.IsLeaf() && inv.MultiRail() {
+		for _, lr := range sw.Fabric.Rails {
+			v := inventory.RailVLAN(lr.Rail)
+			header = append(header, fmt.Sprintf("Rail %d: gateway %s/%d of the (leaf, rail) subnet %s on interface vlan %d, its ports in VLAN %d, the subnet advertised in BGP.",
+				lr.Rail, lr.Gateway, lr.Subnet.Bits(), lr.Subnet, v, v))
+		}
+	}
+	if h := splitHeader(sw); h != "" {
+		header = append(header, h)
+	}
 	if gw := inv.GatewaySwitch(); gw != nil && gw.Name == sw.Name {
 		header = append(header,
 			fmt.Sprintf("Routed container pool (docker.routing: switch): gateway %s on interface vlan %d, the data ports' VLAN,", inv.GatewayPrefix(), DataVLAN),
@@ -84,5 +96,5 @@ func Config(inv *inventory.Inventory, sw inventory.Switch) []byte {
 	header = append(header,
 		"Paste in config mode on a clean switch, then save it: configuration write (until then, a reboot loses it).",
 		"Or run: rdggen apply --target switch, which sends only what the switch lacks and saves.")
-	return Render(header, Desired(inv, sw))
+	return Render(header, append(Desired(inv, sw), splitShutdowns(inv, sw)...))
 }

@@ -80,6 +80,14 @@ func TestArtifactsReference(t *testing.T) {
 	text := string(files[0].Data)
 	// The commands, in running-config order, with the 3-space indent.
 	want := []string{
+		"   interface ethernet 1/1 description clx-mld-41@esx-41.example/vmnic4",
+		"   interface ethernet 1/2 description clx-mld-42@esx-42.example/vmnic4",
+		"   interface ethernet 1/3 description clx-mld-43@esx-43.example/vmnic4",
+		"   interface ethernet 1/4 description clx-mld-44@esx-44.example/vmnic4",
+		"   interface ethernet 1/5 description clx-mld-45@esx-45.example/vmnic4",
+		"   interface ethernet 1/6 description clx-mld-46@esx-46.example/vmnic4",
+		"   interface ethernet 1/7 description clx-mld-47@esx-47.example/vmnic4",
+		"   interface ethernet 1/8 description clx-mld-48@esx-48.example/vmnic4",
 		"   traffic pool roce type lossless",
 		"   traffic pool roce memory percent 50.00",
 		"   traffic pool roce map switch-priority 3",
@@ -122,6 +130,8 @@ func TestDesiredFollowsInventory(t *testing.T) {
 		"  - {name: s1, model: SN2100, onyx: 3.7.1000}\n")
 	got := commands(Desired(inv, inv.Switches[0]))
 	want := []string{
+		"interface ethernet 1/1 description h1@e1/vmnic4",
+		"interface ethernet 1/2 description h2@e2/vmnic4",
 		"traffic pool roce type lossless",
 		"traffic pool roce memory percent 37.50",
 		"traffic pool roce map switch-priority 4",
@@ -142,7 +152,7 @@ func TestDesiredFollowsInventory(t *testing.T) {
 func TestDesiredRoCETemplate(t *testing.T) {
 	inv := loadInv(t, "", "  - {name: s1, model: SN3700, onyx: 3.8.2008}\n")
 	got := commands(Desired(inv, inv.Switches[0]))
-	want := []string{"roce lossless", "lldp", "hostname s1"}
+	want := []string{"interface ethernet 1/1 description h1@e1/vmnic4", "interface ethernet 1/2 description h2@e2/vmnic4", "roce lossless", "lldp", "hostname s1"}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
 	}
@@ -158,7 +168,7 @@ func TestDesiredRoCETemplate(t *testing.T) {
 func TestNonTemplateValuesUseExplicitCommands(t *testing.T) {
 	inv := loadInv(t, "roce: {ecn_min_kb: 200}\n", "  - {name: s1, model: SN2100, onyx: 3.10.4006}\n")
 	got := commands(Desired(inv, inv.Switches[0]))
-	if len(got) != 11 || got[4] != "interface ethernet 1/1-1/2 traffic-class 3 congestion-control ecn minimum-absolute 200 maximum-absolute 1500" {
+	if len(got) != 13 || got[6] != "interface ethernet 1/1-1/2 traffic-class 3 congestion-control ecn minimum-absolute 200 maximum-absolute 1500" {
 		t.Errorf("got %q", got)
 	}
 	if !strings.Contains(string(Config(inv, inv.Switches[0])), "explicit QoS commands, since the priorities, ECN thresholds or buffer share differ") {
@@ -248,6 +258,14 @@ func TestParseGuideSample(t *testing.T) {
 	}
 	plan := Diff(Desired(inv, inv.Switches[0]), stmts)
 	want2 := []string{
+		"interface ethernet 1/1 description clx-mld-41@esx-41.example/vmnic4",
+		"interface ethernet 1/2 description clx-mld-42@esx-42.example/vmnic4",
+		"interface ethernet 1/3 description clx-mld-43@esx-43.example/vmnic4",
+		"interface ethernet 1/4 description clx-mld-44@esx-44.example/vmnic4",
+		"interface ethernet 1/5 description clx-mld-45@esx-45.example/vmnic4",
+		"interface ethernet 1/6 description clx-mld-46@esx-46.example/vmnic4",
+		"interface ethernet 1/7 description clx-mld-47@esx-47.example/vmnic4",
+		"interface ethernet 1/8 description clx-mld-48@esx-48.example/vmnic4",
 		"dcb priority-flow-control enable force",
 		"dcb priority-flow-control priority 3 enable",
 		"interface ethernet 1/1-1/32 dcb priority-flow-control mode on force",
@@ -352,13 +370,14 @@ no ntp server 1.2.3.4 disable
 	if plan := Diff(Desired(inv, inv.Switches[0]), current); !plan.Empty() {
 		t.Errorf("a configured switch with unrelated settings gets %q", plan.Commands())
 	}
-	// Without our config, only our commands are planned, none of theirs.
+	// Without our config, only our commands are planned, none of theirs
+	// (the description of 1/3, which no host is cabled to, stays).
 	plan := Diff(Desired(inv, inv.Switches[0]), Parse(unrelated))
-	if got := len(plan.Commands()); got != 11 {
-		t.Errorf("plan has %d commands, want 11: %q", got, plan.Commands())
+	if got := len(plan.Commands()); got != 13 {
+		t.Errorf("plan has %d commands, want 13: %q", got, plan.Commands())
 	}
 	for _, c := range plan.Commands() {
-		for _, other := range []string{"mtu", "description", "traffic-class 0", "traffic-class 1 ", "port-channel", "priority 4", "bulk", "vlan", "username", "snmp", "ntp"} {
+		for _, other := range []string{"mtu", "1/3 description", "uplink to spine", "traffic-class 0", "traffic-class 1 ", "port-channel", "priority 4", "bulk", "vlan", "username", "snmp", "ntp"} {
 			if strings.Contains(c, other) {
 				t.Errorf("plan touches unowned config: %q", c)
 			}
@@ -368,7 +387,8 @@ no ntp server 1.2.3.4 disable
 
 func TestDiffWarnsAboutMixedForms(t *testing.T) {
 	inv := loadInv(t, "", "  - {name: s1, model: SN2700, onyx: 3.9.2400}\n")
-	plan := Diff(Desired(inv, inv.Switches[0]), Parse("interface ethernet 1/1 qos trust L3\nlldp\nhostname s1\n"))
+	plan := Diff(Desired(inv, inv.Switches[0]), Parse("interface ethernet 1/1 qos trust L3\nlldp\nhostname s1\n"+
+		"interface ethernet 1/1 description h1@e1/vmnic4\ninterface ethernet 1/2 description h2@e2/vmnic4\n"))
 	if !cmp.Equal(plan.Commands(), []string{"roce lossless"}) || len(plan.Warnings) != 1 {
 		t.Errorf("plan = %q, warnings %q", plan.Commands(), plan.Warnings)
 	}

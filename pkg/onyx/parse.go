@@ -75,10 +75,17 @@ func ParseLine(line string) []Statement {
 		if ids, ok := expandIDs(words[1]); ok && len(ids) > 1 {
 			out := make([]Statement, 0, len(ids))
 			for _, id := range ids {
+				if n, err := strconv.Atoi(id); err == nil && len(words) == 2 {
+					out = append(out, VLANCreate(n))
+					continue
+				}
 				body := strings.Join(append([]string{"vlan", id}, words[2:]...), " ")
 				out = append(out, other(Iface{}, body))
 			}
 			return out
+		}
+		if n, err := strconv.Atoi(words[1]); err == nil && len(words) == 2 && n > 0 {
+			return []Statement{VLANCreate(n)}
 		}
 	}
 	return classifyGlobal(words)
@@ -176,7 +183,16 @@ func classifyGlobal(w []string) []Statement {
 		return one(ProtocolBGP())
 	case len(w) >= 5 && is(w[:2], "router", "bgp") && w[3] == "vrf":
 		if asn, err := strconv.Atoi(w[2]); err == nil && asn > 0 {
+			if len(w) == 9 && w[4] == "default" && w[5] == "neighbor" && w[7] == "fall-over" && w[8] == "bfd" {
+				if a, err := netip.ParseAddr(w[6]); err == nil {
+					return one(BGPBFD(asn, a))
+				}
+			}
 			return one(Statement{Kind: KindBGP, Key: body, Body: body})
+		}
+	case len(w) >= 4 && w[0] == "ip" && w[1] == "bfd":
+		if st := parseBFD(w[2:]); st != nil {
+			return st
 		}
 	case is(w, "lldp"):
 		return one(LLDP())
@@ -204,6 +220,34 @@ func classifyGlobal(w []string) []Statement {
 		}
 	}
 	return one(other(Iface{}, body))
+}
+
+// parseBFD reads the words after `ip bfd` of the default VRF's timers:
+// running-config's `vrf default interval min-rx|multiplier|transmit-rate
+// <n> force`, one per line, or the command's `[vrf default] interval
+// min-rx <ms> multiplier <n> transmit-rate <ms> [force]` (onyx_bfd), both
+// as BFDTimers' three statements; nil for any other form.
+func parseBFD(w []string) []Statement {
+	if len(w) >= 2 && w[0] == "vrf" {
+		if w[1] != "default" {
+			return nil
+		}
+		w = w[2:]
+	}
+	w = optForce(w)
+	if len(w) < 3 || w[0] != "interval" || len(w)%2 != 1 {
+		return nil
+	}
+	var out []Statement
+	for i := 1; i+1 < len(w); i += 2 {
+		n, err := strconv.Atoi(w[i+1])
+		if err != nil || n < 0 || (w[i] != "min-rx" && w[i] != "multiplier" && w[i] != "transmit-rate") {
+			return nil
+		}
+		k := "ip bfd vrf default interval " + w[i]
+		out = append(out, Statement{Kind: KindBFD, Key: k, Body: k + " " + w[i+1] + " force"})
+	}
+	return out
 }
 
 // parseRoute reads the words after `ip route` of a static route in the
@@ -284,6 +328,23 @@ func classifyIface(i Iface, w []string) []Statement {
 			}
 		case i.Type == "ethernet" && is(optForce(w), "no", "switchport"):
 			return one(RoutedPort(i))
+		case i.Type == "ethernet" && is(w, "switchport", "access", "vlan", "*"):
+			if n, err := strconv.Atoi(w[3]); err == nil && n > 0 {
+				return one(AccessVLAN(i, n))
+			}
+		case i.Type == "ethernet" && is(optForce(w), "module-type", "*") && strings.HasPrefix(w[1], "qsfp-split-"):
+			if mode, err := strconv.Atoi(strings.TrimPrefix(w[1], "qsfp-split-")); err == nil {
+				if n, ok := ethernetNumber(i); ok {
+					return one(ModuleType(n, mode))
+				}
+			}
+		case i.Type == "ethernet" && is(optForce(w), "module-type", "*"):
+			// `module-type qsfp`: the port whole again; same setting.
+			if n, ok := ethernetNumber(i); ok {
+				return one(withBody(ModuleType(n, 0), w))
+			}
+		case i.Type == "ethernet" && len(w) >= 2 && w[0] == "description":
+			return one(Description(i, strings.Trim(strings.Join(w[1:], " "), `"`)))
 		}
 	}
 	if i.Type == "vlan" {
@@ -363,6 +424,15 @@ func classifyIface(i Iface, w []string) []Statement {
 		return one(withBody(PFCPort(i), w))
 	}
 	return one(other(i, strings.Join(w, " ")))
+}
+
+// ethernetNumber is N of ethernet port 1/N (not a lane).
+func ethernetNumber(i Iface) (int, bool) {
+	v, ok := i.nums()
+	if !ok || v.len != 2 || v.n[0] != 1 {
+		return 0, false
+	}
+	return v.n[1], true
 }
 
 func validPoolType(t string) bool { return t == "lossless" || t == "lossy" || t == "lossy-mc" }

@@ -21,7 +21,9 @@ type Line struct {
 
 // Lines merges statements into range commands. Lines keep the order of
 // their first statement; pass sorted statements (Sort) for running-config
-// order. Duplicate statements are merged.
+// order. Duplicate statements are merged. Only the interface types whose
+// ranges ONYX is seen to take are merged (sentTypes); a VLAN interface is
+// one per line.
 func Lines(stmts []Statement) []Line {
 	type bucket struct {
 		kind  Kind
@@ -63,8 +65,12 @@ func Lines(stmts []Statement) []Line {
 		for k, i := range b.ids {
 			ids[k] = i.ID
 		}
+		specs := ids
+		if sentTypes[b.typ] {
+			specs = compressIDs(ids)
+		}
 		start := 0
-		for _, spec := range compressIDs(ids) {
+		for _, spec := range specs {
 			n := 1
 			if lo, hi, ok := strings.Cut(spec, "-"); ok {
 				n = indexOf(ids, hi) - indexOf(ids, lo) + 1
@@ -78,6 +84,20 @@ func Lines(stmts []Statement) []Line {
 		}
 	}
 	return out
+}
+
+// sentTypes are the interface types whose ranges rdggen sends and writes:
+// those seen as input in running-configs and the CLI's published forms
+// (`interface ethernet 1/1-1/32 …`, `interface mlag-port-channel 1-9 …`;
+// docs/rules.md#running-config-format). `interface vlan 1-2` was not seen
+// (docs/research/onyx-l3.md has only single VLAN interfaces), so a leaf
+// with several rails' VLAN interfaces writes `interface vlan 1`,
+// `interface vlan 2`, … one per line, as split ports' lanes are. Parse
+// still reads ranges of every type in rangeTypes.
+var sentTypes = map[string]bool{
+	"ethernet":          true,
+	"port-channel":      true,
+	"mlag-port-channel": true,
 }
 
 func indexOf(ids []string, id string) int {

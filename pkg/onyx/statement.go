@@ -18,11 +18,27 @@ type Kind int
 const (
 	// KindOther is any command rdggen does not generate; Diff never sends one.
 	KindOther Kind = iota
+	// KindPortShutdown is `interface ethernet 1/N shutdown`, which Diff
+	// sends right before a port's breakout (KindModuleType); never in
+	// Desired (split.go).
+	KindPortShutdown
+	// KindModuleType is `interface ethernet 1/N module-type
+	// qsfp-split-2|4 force`: the port's breakout (split.go). Before every
+	// setting of the port's lanes.
+	KindModuleType
 	// KindMTU is `interface … mtu <bytes> force`.
 	KindMTU
 	// KindRoutedPort is `interface ethernet … no switchport force`: a
 	// fabric uplink made a routed port (fabric.go).
 	KindRoutedPort
+	// KindDescription is `interface ethernet … description <text>`: what
+	// is cabled to the port (split.go).
+	KindDescription
+	// KindVLAN is `vlan <n>`, a VLAN of a rail other than rail 0 on a leaf
+	// (RailVLAN), and KindAccessVLAN `interface ethernet <port> switchport
+	// access vlan <n>`, a port of that rail in it.
+	KindVLAN
+	KindAccessVLAN
 	// KindRoCE is the one-command template `roce lossless` (ONYX ≥ 3.8.2000).
 	KindRoCE
 	// KindPoolType is `traffic pool <name> type lossless`.
@@ -52,6 +68,12 @@ const (
 	KindProtocolBGP
 	// KindBGP is a `router bgp <asn> vrf default …` line (fabric.go).
 	KindBGP
+	// KindBGPBFD is `router bgp <asn> vrf default neighbor <a> fall-over
+	// bfd`: BFD on a session, after the neighbor exists (fabric.go).
+	KindBGPBFD
+	// KindBFD is an `ip bfd vrf default interval …` line: the BFD timers
+	// (fabric.go).
+	KindBFD
 	// KindRewriteDSCP is `interface … [no] qos rewrite dscp`; rdggen only
 	// turns it off where it changes a port's trust (see Diff).
 	KindRewriteDSCP
@@ -81,10 +103,17 @@ const (
 // which banner ONYX prints static routes was not found, so they are put
 // there too (docs/research/onyx-l3.md).
 var section = map[Kind]string{
+	KindPortShutdown:    "Interface Ethernet configuration",
+	KindModuleType:      "Interface Ethernet configuration",
 	KindMTU:             "Interface Ethernet configuration",
 	KindRoutedPort:      "Interface Ethernet configuration",
+	KindVLAN:            "VLAN configuration",
+	KindAccessVLAN:      "Interface Ethernet configuration",
 	KindProtocolBGP:     "BGP protocol",
 	KindBGP:             "BGP configuration",
+	KindBGPBFD:          "BGP configuration",
+	KindBFD:             "BFD configuration",
+	KindDescription:     "Interface Ethernet configuration",
 	KindRoCE:            "RoCE configuration",
 	KindPoolType:        "Interface Ethernet buffer configuration",
 	KindPoolMemory:      "Interface Ethernet buffer configuration",
@@ -127,6 +156,11 @@ type Statement struct {
 	// Body is the command after `interface <iface> ` (the whole command for a
 	// global one), e.g. "qos trust L3" or "no lldp".
 	Body string
+	// Unmaps is, on a desired KindModuleType, the port the split unmaps
+	// (the even port after an SN2700's 4x: inventory.Switch.Blocks), which
+	// is shut down with the port before the split (split.go); zero
+	// otherwise, and never read from a switch. It is not part of the ID.
+	Unmaps Iface
 }
 
 // ID is what identifies a setting on a switch: the interface and the key.

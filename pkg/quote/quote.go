@@ -1,7 +1,8 @@
 // Package quote makes text safe for the languages rdggen writes: one function
 // per language, used by every generator, so that no string from an inventory
-// or a command line becomes code in a shell script, a second line in a
-// comment, or a second key in a configuration file.
+// or a command line becomes code in a shell script or a second line in a
+// comment. YAML documents are Go values that yaml.v3 writes (pkg/netplan,
+// pkg/cloudinit, pkg/cumulus), which quotes every scalar that needs it.
 //
 // Most inventory strings never need it: validation holds them to a grammar
 // (host names, interface names, image references…) that is safe everywhere.
@@ -10,16 +11,12 @@
 package quote
 
 import (
-	"strconv"
-
 	"fmt"
 	"io"
 	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
-
-	"gopkg.in/yaml.v3"
 )
 
 var shSafe = regexp.MustCompile(`^[A-Za-z0-9_@%+=:,./^-]+$`)
@@ -146,29 +143,3 @@ func (t *TerminalWriter) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
-
-// YAML writes s as one YAML scalar that reads back as the string s: plain
-// when YAML would take it as text anyway (enp1f0), quoted when it would
-// otherwise be read as something else (null, 123, 1e3, and YAML 1.1's
-// booleans such as on, which libyaml-based readers like netplan may resolve)
-// or holds special characters. The result is always one line, so that it
-// fits any position (a list item, an indented value): a string with a line
-// break or another special character is double-quoted with escapes ("a\nb"),
-// never a block scalar, whose continuation lines would need the position's
-// indentation.
-func YAML(s string) string {
-	if yaml11Bool[strings.ToLower(s)] {
-		return strconv.Quote(s)
-	}
-	b, err := yaml.Marshal(&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s})
-	if out := strings.TrimSuffix(string(b), "\n"); err == nil && !strings.Contains(out, "\n") {
-		return out
-	}
-	b, err = yaml.Marshal(&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s, Style: yaml.DoubleQuotedStyle})
-	if out := strings.TrimSuffix(string(b), "\n"); err == nil && !strings.Contains(out, "\n") {
-		return out
-	}
-	return strconv.Quote(s) // a YAML double-quoted scalar too (invalid UTF-8 as \xNN escapes)
-}
-
-var yaml11Bool = map[string]bool{"y": true, "n": true, "yes": true, "no": true, "on": true, "off": true}

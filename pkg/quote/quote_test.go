@@ -4,8 +4,6 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
-
-	"gopkg.in/yaml.v3"
 )
 
 func TestSh(t *testing.T) {
@@ -92,21 +90,5 @@ func TestTerminalWriter(t *testing.T) {
 	}
 	if want := "line one\nraw \\x1b[2J and \\u202e\nü split\n"; b.String() != want {
 		t.Errorf("got %q, want %q", b.String(), want)
-	}
-}
-
-func TestYAML(t *testing.T) {
-	for in, want := range map[string]string{"enp1f0": "enp1f0", "null": `"null"`, "on": `"on"`, "123": `"123"`, "1e3": `"1e3"`, "a: b": `'a: b'`, "ens224.100": "ens224.100",
-		"a\nruncmd: [x]\n#": `"a\nruncmd: [x]\n#"`, "x\r\n- y": `"x\r\n- y"`, strings.Repeat("long key ", 30) + "\n": `"` + strings.Repeat("long key ", 30) + `\n"`} {
-		if strings.Contains(YAML(in), "\n") {
-			t.Errorf("YAML(%q) is more than one line: %s", in, YAML(in))
-		}
-		if got := YAML(in); got != want {
-			t.Errorf("YAML(%q) = %s, want %s", in, got, want)
-		}
-		var back string
-		if err := yaml.Unmarshal([]byte(YAML(in)), &back); err != nil || back != in {
-			t.Errorf("YAML(%q) reads back as %q (%v)", in, back, err)
-		}
 	}
 }

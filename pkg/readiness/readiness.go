@@ -68,6 +68,12 @@ type Result struct {
 	// Fix is the command or setting that makes a failed check pass (for
 	// Unknown, when set: how to let the check see).
 	Fix string `json:"fix,omitempty"`
+	// After names the results this one follows from when they do not pass
+	// (a BGP session's links and its peer's session, a route's sessions;
+	// DependsOn makes it): Causes reads them to put the probable cause of a
+	// group of findings first. Not written to JSON; the Document's Causes
+	// are their outcome.
+	After Deps `json:"-"`
 }
 
 // Line is r for a person, one line without the target:
@@ -162,6 +168,10 @@ type Document struct {
 	Seconds   float64  `json:"seconds"`
 	Targets   []Target `json:"targets"`
 	Results   []Result `json:"results"`
+	// Causes are the findings that other findings follow from, each with
+	// those it explains (Causes of Results); absent when no finding
+	// follows from another.
+	Causes []Cause `json:"causes,omitempty"`
 }
 
 // Encode writes d as indented JSON (no HTML escaping) and a newline.

@@ -1,6 +1,10 @@
 package vmx
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/rdggen/rdggen/pkg/inventory"
+)
 
 func TestArchitecture(t *testing.T) {
 	for model, want := range map[string]string{"Tesla V100-PCIE-16GB": ArchVolta, "P100": ArchPascal, "NVIDIA A100-SXM4-80GB": ArchAmpere,
@@ -13,7 +17,7 @@ func TestArchitecture(t *testing.T) {
 		t.Errorf("B200 is not in the table, got %q", a)
 	}
 	for _, f := range gpuModels {
-		if _, ok := gpuArch[f.Family]; !ok {
+		if _, ok := inventory.LookupGPUFamily(f.Family); !ok {
 			t.Errorf("family %s has no architecture", f.Family)
 		}
 	}

@@ -1,11 +1,8 @@
 package vmx
 
 import (
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/rdggen/rdggen/pkg/inventory"
 )
@@ -66,77 +63,14 @@ var gpuModels = []GPUModel{
 	{Family: "h200", MemoryGB: 141, BAR1MB: 256 << 10, Evidence: "derived"},
 }
 
-var (
-	reMemToken  = regexp.MustCompile(`^(\d+)gb$`)
-	reSeparator = regexp.MustCompile(`[\s_/]+`)
-	formFactors = map[string]bool{"pcie": true, "sxm": true, "sxm2": true, "sxm3": true, "sxm4": true, "sxm5": true}
-)
+// ModelName is a GPU model name split the way LookupGPU reads it
+// (inventory.GPUModelName: family, form factor, memory).
+type ModelName = inventory.GPUModelName
 
-// ModelName is a GPU model name split the way LookupGPU reads it.
-type ModelName struct {
-	// Family is the lower-case first token after an optional "NVIDIA" and
-	// "Tesla" prefix, e.g. "v100" for "Tesla V100-PCIE-16GB"; "h100 nvl"
-	// becomes "h100nvl".
-	Family string
-	// FormFactor is "pcie", "sxm2", … when the name says so, else "".
-	FormFactor string
-	// MemoryGB is the "<N>GB" token of the name, 0 when absent.
-	MemoryGB int
-}
-
-// ParseModel splits a GPU model name. Matching is forgiving and documented:
-// case is ignored; a leading "NVIDIA" and/or "Tesla" is dropped; tokens are
-// separated by '-', '_', '/' or spaces; a token "<N>GB" gives the memory; a
-// token pcie/sxm* gives the form factor; "NVL" joins the family ("H100 NVL").
-// So "Tesla V100-PCIE-16GB", "v100 pcie 16gb" and "NVIDIA V100_PCIE_16GB" are
-// one model.
-//
-// Results are cached (up to maxParsedModels names): an inventory names a
-// few models for thousands of GPUs, and the plan of each VM parses its
-// GPUs' names again.
-func ParseModel(model string) ModelName {
-	if m, ok := parsedModels.Load(model); ok {
-		return m.(ModelName)
-	}
-	m := parseModel(model)
-	if parsedCount.Load() < maxParsedModels {
-		if _, loaded := parsedModels.LoadOrStore(model, m); !loaded {
-			parsedCount.Add(1)
-		}
-	}
-	return m
-}
-
-// maxParsedModels bounds ParseModel's cache.
-const maxParsedModels = 256
-
-var (
-	parsedModels sync.Map // model name → ModelName
-	parsedCount  atomic.Int32
-)
-
-func parseModel(model string) ModelName {
-	s := strings.ToLower(strings.TrimSpace(model))
-	s = reSeparator.ReplaceAllString(s, "-")
-	toks := strings.FieldsFunc(s, func(r rune) bool { return r == '-' })
-	for len(toks) > 0 && (toks[0] == "nvidia" || toks[0] == "tesla") {
-		toks = toks[1:]
-	}
-	var m ModelName
-	for i, t := range toks {
-		switch {
-		case i == 0:
-			m.Family = t
-		case t == "nvl":
-			m.Family += "nvl"
-		case formFactors[t]:
-			m.FormFactor = t
-		case reMemToken.MatchString(t):
-			m.MemoryGB, _ = strconv.Atoi(reMemToken.FindStringSubmatch(t)[1])
-		}
-	}
-	return m
-}
+// ParseModel splits a GPU model name (inventory.ParseGPUModel, whose
+// forgiving rules it documents: "Tesla V100-PCIE-16GB", "v100 pcie 16gb"
+// and "NVIDIA V100_PCIE_16GB" are one model).
+func ParseModel(model string) ModelName { return inventory.ParseGPUModel(model) }
 
 // LookupGPU returns the known model for a GPU's model name and memory (the
 // "<N>GB" of the name wins over memoryGB when both are given), and false when

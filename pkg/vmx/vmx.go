@@ -119,7 +119,50 @@ func VMXFile(inv *inventory.Inventory, h *inventory.Host) []byte {
 	w("# VirtualSriovEthernetCard whose physical function is %s's PCI address on the host:", a.PF)
 	w("#   ethernetN.virtualDev = \"sriov\"")
 	w("#   ethernetN.networkName = %q", a.PortGroup)
+	if h.MultiRail() {
+		w("")
+		w("# Rails: one SR-IOV adapter per rail, each a VF of that rail's PF (the one above is rail 0's),")
+		w("# added in rail order so that the guest finds the VFs in rail order (NCCL_IB_HCA's order).")
+		for _, r := range h.Rails[1:] {
+			port := r.Port.String()
+			if sw := inv.Switch(r.Switch); sw != nil {
+				port = sw.PortName(r.Port)
+			}
+			w("# rail %d: a VF of %s (%s %s), in the guest %s, %s, GPUs %s.", r.Index, r.PF, r.Switch, port, r.Interface, r.Address, gpuList(r.GPUs))
+			w("#   ethernetN.virtualDev = \"sriov\"")
+			w("#   ethernetN.networkName = %q", a.PortGroup)
+		}
+	}
 	return []byte(b.String())
+}
+
+// gpuList names GPU positions of a rail: "0, 1"; "none".
+func gpuList(g []int) string {
+	if len(g) == 0 {
+		return "none"
+	}
+	parts := make([]string, len(g))
+	for i, x := range g {
+		parts[i] = fmt.Sprint(x)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// RailPFs are the PFs of the ESXi host's rails, in rail order and then in
+// VM order, each once: nic.pf alone for VMs of one rail.
+func RailPFs(hosts []*inventory.Host) []string {
+	var out []string
+	for _, h := range hosts {
+		for _, r := range h.Rails {
+			if r.PF != "" && !slices.Contains(out, r.PF) {
+				out = append(out, r.PF)
+			}
+		}
+		if len(h.Rails) == 0 && h.NIC.PF != "" && !slices.Contains(out, h.NIC.PF) {
+			out = append(out, h.NIC.PF)
+		}
+	}
+	return out
 }
 
 // HostScript renders the reviewable shell script of one ESXi host: GPU
@@ -179,7 +222,11 @@ func hostScript(inv *inventory.Inventory, esxi string, hosts []*inventory.Host) 
 		w("fi")
 	}
 	w("")
-	w("# 2. SR-IOV with %d VFs on %s %s (max_vfs below) and lossless RoCE in DSCP mode on the", nic.VFs, nic.Model, nic.PF)
+	pfText := nic.PF
+	if pfs := RailPFs(hosts); len(pfs) > 1 {
+		pfText = strings.Join(pfs, ", ") + " (one port per rail)"
+	}
+	w("# 2. SR-IOV with %d VFs on %s %s (max_vfs below) and lossless RoCE in DSCP mode on the", nic.VFs, nic.Model, pfText)
 	w("#    physical function: the VF inside a VM cannot set trust, PFC or ECN; the %s driver can.", NICModule)
 	w("#      %-24s VFs on %s, its entry of the per-port list (below); the VMs on this", fmt.Sprintf("%s=…%d…", ParamMaxVFs, nic.VFs), nic.PF)
 	w("#      %-24s host need one each, the driver allows %d", "", nic.MaxVFs())
@@ -196,15 +243,31 @@ func hostScript(inv *inventory.Inventory, esxi string, hosts []*inventory.Host) 
 	w("  echo \"%s has other parameters: $others; add them to the -p string below, then re-run\" >&2", NICModule)
 	w("  exit 1")
 	w("fi")
-	w("#    %s takes one value per %s port, in the ports' PCI address order (a single value is the", ParamMaxVFs, NICModule)
-	w("#    first port's): %s gets %d at its own position, every other port keeps its value (0 if none).", nic.PF, nic.VFs)
-	w("port=$(esxcli network nic list | awk '$3 == \"%s\" { print $2, $1 }' | sort | awk '$2 == \"%s\" { print NR }')", NICModule, nic.PF)
-	w("if [ -z \"$port\" ]; then")
-	w("  echo \"%s is not an %s port in 'esxcli network nic list': check nic.pf in the inventory\" >&2", nic.PF, NICModule)
-	w("  exit 1")
-	w("fi")
-	w("current=$(echo \"$options\" | tr ' ' '\\n' | sed -n 's/^%s=//p' | head -n 1)", ParamMaxVFs)
-	w("%s=$(echo \"$current\" | awk -F, -v port=\"$port\" -v vfs=%d '{", ParamMaxVFs, nic.VFs)
+	pfs := RailPFs(hosts)
+	if len(pfs) <= 1 {
+		w("#    %s takes one value per %s port, in the ports' PCI address order (a single value is the", ParamMaxVFs, NICModule)
+		w("#    first port's): %s gets %d at its own position, every other port keeps its value (0 if none).", nic.PF, nic.VFs)
+		w("port=$(esxcli network nic list | awk '$3 == \"%s\" { print $2, $1 }' | sort | awk '$2 == \"%s\" { print NR }')", NICModule, nic.PF)
+		w("if [ -z \"$port\" ]; then")
+		w("  echo \"%s is not an %s port in 'esxcli network nic list': check nic.pf in the inventory\" >&2", nic.PF, NICModule)
+		w("  exit 1")
+		w("fi")
+		w("current=$(echo \"$options\" | tr ' ' '\\n' | sed -n 's/^%s=//p' | head -n 1)", ParamMaxVFs)
+		w("%s=$(echo \"$current\" | awk -F, -v port=\"$port\" -v vfs=%d '{", ParamMaxVFs, nic.VFs)
+	} else {
+		w("#    %s takes one value per %s port, in the ports' PCI address order (a single value is the", ParamMaxVFs, NICModule)
+		w("#    first port's): each rail's PF, %s, gets %d at its own position, every other", strings.Join(pfs, ", "), nic.VFs)
+		w("#    port keeps its value (0 if none).")
+		w("%s=$(echo \"$options\" | tr ' ' '\\n' | sed -n 's/^%s=//p' | head -n 1)", ParamMaxVFs, ParamMaxVFs)
+		w("for pf in %s; do", strings.Join(pfs, " "))
+		w("port=$(esxcli network nic list | awk '$3 == \"%s\" { print $2, $1 }' | sort | awk -v pf=\"$pf\" '$2 == pf { print NR }')", NICModule)
+		w("if [ -z \"$port\" ]; then")
+		w("  echo \"$pf is not an %s port in 'esxcli network nic list': check the rails' pf in the inventory\" >&2", NICModule)
+		w("  exit 1")
+		w("fi")
+		w("current=$%s", ParamMaxVFs)
+		w("%s=$(echo \"$current\" | awk -F, -v port=\"$port\" -v vfs=%d '{", ParamMaxVFs, nic.VFs)
+	}
 	w("  n = (NF > port + 0) ? NF : port + 0")
 	w("  out = \"\"")
 	w("  for (i = 1; i <= n; i++) {")
@@ -214,10 +277,28 @@ func hostScript(inv *inventory.Inventory, esxi string, hosts []*inventory.Host) 
 	w("  }")
 	w("  print out")
 	w("}')")
+	if len(pfs) > 1 {
+		w("done")
+	}
 	w("esxcli system module parameters set -m %s -p \"%s=$%s %s\"", NICModule, ParamMaxVFs, ParamMaxVFs, ParamString(rest))
 	w("esxcli system module parameters list -m %s | grep -E '^(%s) '", NICModule, strings.Join(managed, "|"))
 	w("")
-	if mtu := inv.DataMTU(); mtu > 1500 {
+	if mtu := inv.DataMTU(); mtu > 1500 && len(RailPFs(hosts)) > 1 {
+		w("# 3. The data network's MTU, %d bytes, on the virtual switch of each rail's PF: a VF's MTU", mtu)
+		w("#    cannot exceed its physical function's, which follows its switch. Raised, never lowered.")
+		w("#    The vSwitch is found in the text of `esxcli network vswitch standard list` (a block per")
+		w("#    switch, with a line \"   Uplinks: vmnicA, vmnicB\"); rdggen apply uses the vSphere API.")
+		w("for pf in %s; do", strings.Join(RailPFs(hosts), " "))
+		w("vs=$(esxcli network vswitch standard list | awk -v pf=\"$pf\" '/^[^ ]/ { name = $1 } /^   Uplinks:/ && $0 ~ (\"[:,] \" pf \"(,|$)\") { print name }')")
+		w("if [ -z \"$vs\" ]; then")
+		w("  echo \"$pf is on no standard vSwitch: set the maximum MTU of its distributed switch to %d in vCenter\" >&2", mtu)
+		w("else")
+		w("  cur=$(esxcli network vswitch standard list -v \"$vs\" | awk '/^   MTU:/ { print $2 }')")
+		w("  [ \"${cur:-0}\" -ge %d ] || esxcli network vswitch standard set -v \"$vs\" -m %d", mtu, mtu)
+		w("fi")
+		w("done")
+		w("")
+	} else if mtu := inv.DataMTU(); mtu > 1500 {
 		w("# 3. The data network's MTU, %d bytes, on the virtual switch that carries %s: a VF's MTU", mtu, nic.PF)
 		w("#    cannot exceed its physical function's, which follows its switch. Raised, never lowered.")
 		w("#    The vSwitch is found in the text of `esxcli network vswitch standard list` (a block per")

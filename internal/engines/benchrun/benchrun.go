@@ -4,6 +4,12 @@
 // worker containers as `rdggen run`, and judges what they print with
 // pkg/bench against pass lines from the link speed.
 //
+// On hosts with several rails (docs/rails.md) the pairs run rail by rail
+// (bench.RailRounds): rail r of one VM only with rail r of another, each
+// end on its rail's RDMA device, GID and address; they are judged per rail
+// (bench.JudgeRailPairs), and all_reduce_perf against the sum of the rails
+// with the rails' verdicts beside it (bench.Expect.PairVerdicts).
+//
 // One SSH connection per VM serves every run on it; each benchmark is a
 // remote.ContainerJob, so Ctrl-C stops every process the bench started.
 package benchrun
@@ -16,11 +22,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/rdggen/rdggen/internal/atomicfile"
 	"github.com/rdggen/rdggen/internal/driver"
 	"github.com/rdggen/rdggen/internal/engines/hostapply"
 	"github.com/rdggen/rdggen/internal/progress"
@@ -34,7 +42,9 @@ import (
 
 // Defaults of Options.
 const (
-	// PerftestPort is ib_write_bw's out-of-band TCP port (perftest's default).
+	// PerftestPort is ib_write_bw's out-of-band TCP port (perftest's
+	// default), rail 0's; rail r's pairs use PerftestPort + r, so that the
+	// servers of several rails can wait on one VM at once.
 	PerftestPort = 18515
 	// PerftestSeconds is how long each pair writes (ib_write_bw -D).
 	PerftestSeconds = 5
@@ -49,6 +59,13 @@ var NCCLTest = []string{"all_reduce_perf", "-b", "8", "-e", "4G", "-f", "2", "-g
 // read: the channels and their /GDRDMA (INIT), the NET decisions (NET) and
 // the settings it took from the environment (ENV).
 const ncclSubsystems = "NCCL_DEBUG_SUBSYS=INIT,NET,ENV"
+
+// ncclSubsystemsRails is ncclSubsystems on hosts with several rails, with
+// GRAPH: NCCL then prints "Loading topology file PATH" for the topology
+// file it reads (NVIDIA/nccl src/graph/xml.cc ncclTopoGetXmlFromFile, an
+// INFO of the GRAPH subsystem), which the GPU–NIC pairing cause reports
+// (docs/bench.md, Several rails).
+const ncclSubsystemsRails = ncclSubsystems + ",GRAPH"
 
 // Options say how to reach the VMs and what to run.
 type Options struct {
@@ -114,13 +131,17 @@ func Run(ctx context.Context, inv *inventory.Inventory, o Options) (*bench.Docum
 	if out == nil {
 		out = io.Discard
 	}
-	gids, bad := hostapply.GIDIndexes(ctx, inv, o.Hosts)
+	railGIDs, bad := hostapply.RailGIDIndexes(ctx, inv, o.Hosts)
 	if len(bad) > 0 {
 		return nil, &NotReady{Results: bad}
 	}
+	gids := make([]int, len(railGIDs))
+	for i, g := range railGIDs {
+		gids[i] = g[0]
+	}
 	e := o.Expect
 	doc := bench.NewDocument(inv.Name, inv.File, e)
-	r := &runner{inv: inv, o: o, out: out, gids: gids, conns: make([]*remote.SSHConn, len(inv.Hosts)), locks: make([]sync.Mutex, len(inv.Hosts))}
+	r := &runner{inv: inv, o: o, out: out, gids: gids, railGIDs: railGIDs, conns: make([][]*remote.SSHConn, len(inv.Hosts)), locks: make([]sync.Mutex, len(inv.Hosts))}
 	defer r.close()
 	if o.DryRun {
 		r.plan()
@@ -131,16 +152,18 @@ func Run(ctx context.Context, inv *inventory.Inventory, o Options) (*bench.Docum
 			return nil, fmt.Errorf("--save: %w", err)
 		}
 	}
+	var pairVs []bench.Verdict
 	if o.RDMA {
 		in, err := r.pairs(ctx)
 		doc.Add(in)
 		if err != nil {
 			return doc, err
 		}
+		pairVs = in.Verdicts
 	}
 	var ncclVs []bench.Verdict
 	if o.NCCL {
-		in, err := r.nccl(ctx)
+		in, err := r.nccl(ctx, pairVs)
 		doc.Add(in)
 		if err != nil {
 			return doc, err
@@ -158,13 +181,20 @@ func Run(ctx context.Context, inv *inventory.Inventory, o Options) (*bench.Docum
 }
 
 type runner struct {
-	inv   *inventory.Inventory
-	o     Options
-	out   io.Writer
-	gids  []int
-	mu    sync.Mutex // out
-	conns []*remote.SSHConn
-	locks []sync.Mutex // per host, around its dial
+	inv  *inventory.Inventory
+	o    Options
+	out  io.Writer
+	gids []int // each host's rail 0 GID index (the launch's)
+	// railGIDs[i][r] is host i's GID index on rail r; nil: gids (one rail)
+	railGIDs [][]int
+	mu       sync.Mutex // out
+	// conns[i] are host i's connections, one per rail it has run a pair
+	// on (rail 0's also serves every other job): a pair holds one session
+	// and, to stop it, a second; one connection per rail keeps a host that
+	// is in a pair on every rail at once within sshd's MaxSessions (10 by
+	// default, sshd_config(5)).
+	conns [][]*remote.SSHConn
+	locks []sync.Mutex // per host, around its dials
 }
 
 func (r *runner) printf(format string, args ...any) {
@@ -173,45 +203,82 @@ func (r *runner) printf(format string, args ...any) {
 	fmt.Fprintf(r.out, format, args...)
 }
 
-// conn is host i's connection, dialled once.
-func (r *runner) conn(ctx context.Context, i int) (*remote.SSHConn, error) {
+// conn is host i's connection for the pairs of rail rail (0: also every
+// other job), dialled once.
+func (r *runner) conn(ctx context.Context, i, rail int) (*remote.SSHConn, error) {
 	r.locks[i].Lock()
 	defer r.locks[i].Unlock()
-	if r.conns[i] != nil {
-		return r.conns[i], nil
+	if rail < len(r.conns[i]) && r.conns[i][rail] != nil {
+		return r.conns[i][rail], nil
 	}
 	c, err := r.o.Dial(ctx, &r.inv.Hosts[i])
 	if err != nil {
 		return nil, remote.DialError(err)
 	}
-	r.conns[i] = c
+	for len(r.conns[i]) <= rail {
+		r.conns[i] = append(r.conns[i], nil)
+	}
+	r.conns[i][rail] = c
 	return c, nil
 }
 
 func (r *runner) close() {
-	for _, c := range r.conns {
-		if c != nil {
-			c.Close()
+	for _, cs := range r.conns {
+		for _, c := range cs {
+			if c != nil {
+				c.Close()
+			}
 		}
 	}
 }
 
-// perftest is ib_write_bw's argv on host i; server is the peer's worker
-// address for the client, "" for the server. It writes on the VF's RDMA
-// device and port with the host's RoCE v2 GID, in the lossless class
+// perftest is ib_write_bw's argv on host i for a pair of rail rail;
+// server is the peer's address for the client (serverAddress), "" for the
+// server. It writes on the rail's VF — its RDMA device
+// (inventory.Horovod.RailHCA; horovod.hca on rail 0) and port, with the
+// host's RoCE v2 GID of the rail's address — in the lossless class
 // (--tclass, the ToS NCCL_IB_TC gives NCCL), reports Gb/s and leaves out
-// the CPU-frequency warning.
-func (r *runner) perftest(i int, server string) []string {
+// the CPU-frequency warning; its out-of-band port is the rail's
+// (PerftestPort + rail).
+func (r *runner) perftest(i, rail int, server string) []string {
 	secs := r.o.PerftestSeconds
 	if secs <= 0 {
 		secs = PerftestSeconds
 	}
-	args := []string{"ib_write_bw", "-d", r.inv.Horovod.HCA, "-i", strconv.Itoa(horovod.RDMAPort), "-x", strconv.Itoa(r.gids[i]),
-		"--report_gbits", "-F", "--tclass=" + strconv.Itoa(r.inv.RoCE.ToS()), "-D", strconv.Itoa(secs), "-p", strconv.Itoa(PerftestPort)}
+	hca := r.inv.Horovod.HCA
+	if rail > 0 {
+		hca = r.inv.Horovod.RailHCA(rail)
+	}
+	args := []string{"ib_write_bw", "-d", hca, "-i", strconv.Itoa(horovod.RDMAPort), "-x", strconv.Itoa(r.gid(i, rail)),
+		"--report_gbits", "-F", "--tclass=" + strconv.Itoa(r.inv.RoCE.ToS()), "-D", strconv.Itoa(secs), "-p", strconv.Itoa(PerftestPort + rail)}
 	if server != "" {
 		args = append(args, server)
 	}
 	return args
+}
+
+// gid is host i's RoCE v2 GID index on rail rail.
+func (r *runner) gid(i, rail int) int {
+	if r.railGIDs == nil {
+		return r.gids[i]
+	}
+	return r.railGIDs[i][rail]
+}
+
+// serverAddress is where the client of a pair of rail rail reaches the
+// server on host i, for perftest's out-of-band exchange (the QP numbers
+// and GIDs; the RDMA writes then go between the two GIDs, each the
+// address of its host's rail): the server's worker on rail 0; on a rail
+// r > 0 of a cluster whose workers use the host's network
+// (horovod.network: host), the server's rail r address, so that the
+// exchange also crosses rail r; in bridge mode the worker container
+// answers on its rail 0 address only (its own network, docker0), which
+// then carries the exchange.
+func (r *runner) serverAddress(i, rail int) string {
+	if rail == 0 || r.inv.Horovod.Network != inventory.NetworkHost {
+		return r.address(i)
+	}
+	return r.inv.Hosts[i].Rails[rail].Address.Addr().String()
 }
 
 // ncclArgs is the mpirun line of all_reduce_perf (horovod.LaunchArgs with
@@ -221,7 +288,11 @@ func (r *runner) ncclArgs() []string {
 	if len(test) == 0 {
 		test = NCCLTest
 	}
-	return horovod.LaunchArgs(r.inv, true, append([]string{"env", ncclSubsystems}, test...), r.gids)
+	subsys := ncclSubsystems
+	if r.inv.MultiRail() {
+		subsys = ncclSubsystemsRails
+	}
+	return horovod.LaunchArgs(r.inv, true, append([]string{"env", subsys}, test...), r.gids)
 }
 
 // plan prints what a run would do.
@@ -229,7 +300,9 @@ func (r *runner) plan() {
 	n := len(r.inv.Hosts)
 	leaves := bench.HostLeaves(r.inv)
 	rounds := bench.RoundsByLeaf(leaves)
-	if r.o.RDMA {
+	if r.o.RDMA && r.inv.MultiRail() {
+		r.planRails()
+	} else if r.o.RDMA {
 		r.printf("ib_write_bw: %d host(s), %d pair(s) in %d round(s) of disjoint pairs; every host once as client and once as server\n", n, pairCount(rounds), len(rounds))
 		if r.inv.IsFabric() {
 			cross := 0
@@ -251,8 +324,8 @@ func (r *runner) plan() {
 		}
 		if len(rounds) > 0 {
 			p := rounds[0][0]
-			r.printf("  e.g. in %s's worker: %s\n", r.inv.Hosts[p.Server].Name, quote.Terminal(quote.ShJoin(r.perftest(p.Server, ""))))
-			r.printf("  then in %s's worker: %s\n", r.inv.Hosts[p.Client].Name, quote.Terminal(quote.ShJoin(r.perftest(p.Client, r.address(p.Server)))))
+			r.printf("  e.g. in %s's worker: %s\n", r.inv.Hosts[p.Server].Name, quote.Terminal(quote.ShJoin(r.perftest(p.Server, 0, ""))))
+			r.printf("  then in %s's worker: %s\n", r.inv.Hosts[p.Client].Name, quote.Terminal(quote.ShJoin(r.perftest(p.Client, 0, r.address(p.Server)))))
 		}
 	}
 	if r.o.NCCL {
@@ -263,6 +336,88 @@ func (r *runner) plan() {
 		r.printf("  then on %s alone: %s\n", r.inv.Hosts[0].Name, quote.Terminal(quote.ShJoin(r.horovodArgs(1))))
 	}
 	r.printf("dry run: nothing was run\n")
+}
+
+// planRails prints the ib_write_bw part of a run on hosts with several
+// rails: the rails' schedule (bench.RailRounds), its waves
+// (bench.RailWaves), every round's pairs and, per rail, one pair's two
+// commands (the rail's device, GID index, port and address).
+func (r *runner) planRails() {
+	n, k := len(r.inv.Hosts), r.inv.RailCount()
+	leaves := bench.RailLeaves(r.inv)
+	rounds := bench.RailRounds(leaves)
+	waves := bench.RailWaves(leaves)
+	total := 0
+	for _, round := range rounds {
+		total += len(round)
+	}
+	r.printf("ib_write_bw: %d host(s) × %d rails, %d pair(s) in %d round(s) of disjoint pairs; on each rail every host once as client and once as server, rail r of a host only with rail r of another\n", n, k, total, len(rounds))
+	if len(waves) == 1 {
+		r.printf("  %s together, in the same rounds: no two of them cross leaves through a leaf they share\n", railSpan(k))
+	} else if len(waves) > 1 {
+		per := len(rounds) / len(waves)
+		var ws []string
+		for w, rails := range waves {
+			names := make([]string, len(rails))
+			for j, x := range rails {
+				names[j] = strconv.Itoa(x)
+			}
+			word := "rails"
+			if len(rails) == 1 {
+				word = "rail"
+			}
+			ws = append(ws, fmt.Sprintf("%s %s (rounds %d–%d)", word, strings.Join(names, ", "), w*per+1, (w+1)*per))
+		}
+		r.printf("  in %d waves, one after the other: %s: the rails of different waves cross leaves through a leaf they share, whose uplinks they would load together\n", len(waves), strings.Join(ws, "; "))
+	}
+	if r.inv.IsFabric() {
+		cross := 0
+		for _, round := range rounds {
+			for _, p := range round {
+				if leaves[p.Rail][p.Client] != leaves[p.Rail][p.Server] {
+					cross++
+				}
+			}
+		}
+		r.printf("  leaf-spine fabric: %d of %d pair(s) across leaves (through a spine) first, %d inside one leaf\n", cross, total, total-cross)
+	}
+	for i, round := range rounds {
+		ps := make([]string, len(round))
+		for j, p := range round {
+			ps[j] = r.railPairName(p)
+		}
+		r.printf("  round %d: %s\n", i+1, strings.Join(ps, ", "))
+	}
+	for rail := range k {
+		for _, round := range rounds {
+			j := slices.IndexFunc(round, func(p bench.RailPair) bool { return p.Rail == rail })
+			if j < 0 {
+				continue
+			}
+			p := round[j]
+			r.printf("  rail %d: e.g. in %s's worker: %s\n", rail, r.inv.Hosts[p.Server].Name, quote.Terminal(quote.ShJoin(r.perftest(p.Server, rail, ""))))
+			r.printf("    then in %s's worker: %s\n", r.inv.Hosts[p.Client].Name, quote.Terminal(quote.ShJoin(r.perftest(p.Client, rail, r.serverAddress(p.Server, rail)))))
+			break
+		}
+	}
+}
+
+// railSpan is "rails 0–3" for k rails.
+func railSpan(k int) string {
+	if k == 2 {
+		return "rails 0 and 1"
+	}
+	return fmt.Sprintf("rails 0–%d", k-1)
+}
+
+// railPairName is a pair's name: "client → server", with " (rail r)" on
+// hosts with several rails (bench.JudgeRailPairs's subject).
+func (r *runner) railPairName(p bench.RailPair) string {
+	name := r.inv.Hosts[p.Client].Name + " → " + r.inv.Hosts[p.Server].Name
+	if r.inv.MultiRail() {
+		name += " (rail " + strconv.Itoa(p.Rail) + ")"
+	}
+	return name
 }
 
 func pairCount(rounds [][]bench.Pair) int {
@@ -284,12 +439,15 @@ func (r *runner) job(c *remote.SSHConn, i int, argv []string) *remote.ContainerJ
 	return &remote.ContainerJob{Conn: c, Host: r.inv.Hosts[i].Name, Container: horovod.WorkerName, Argv: argv, Grace: 5 * time.Second}
 }
 
-// pairs runs the ib_write_bw rounds (bench.RoundsByLeaf: on a fabric the
-// pairs across leaves first) and judges them (bench.JudgePairsFabric).
+// pairs runs the ib_write_bw rounds (bench.RailRounds: on a fabric the
+// pairs across leaves first; on hosts with several rails rail by rail, the
+// rails of a wave in the same rounds) and judges them
+// (bench.JudgeRailPairs: bench.JudgePairsFabric's verdicts on one rail,
+// one per rail besides on several).
 func (r *runner) pairs(ctx context.Context) (bench.Input, error) {
 	in := bench.Input{Name: "ib_write_bw pairs", Kind: bench.KindPerftest}
-	rounds := bench.RoundsByLeaf(bench.HostLeaves(r.inv))
-	hp := bench.HostPorts(r.inv)
+	rounds := bench.RailRounds(bench.RailLeaves(r.inv))
+	hp := bench.RailHostPorts(r.inv)
 	var before []PortCount
 	var countersErr error
 	if r.o.Counters != nil && len(rounds) > 0 {
@@ -304,12 +462,12 @@ func (r *runner) pairs(ctx context.Context) (bench.Input, error) {
 		got := make([]bench.PairRun, len(round))
 		driver.ForEach(len(round), r.o.Parallel, func(j int) {
 			p := round[j]
-			name := r.inv.Hosts[p.Client].Name + " → " + r.inv.Hosts[p.Server].Name
+			name := r.railPairName(p)
 			r.o.Track.Begin(name)
 			got[j] = r.pair(ctx, p, hp)
 			r.o.Track.End(name)
 		})
-		for _, g := range got {
+		for j, g := range got {
 			status := "measured"
 			if g.Err != "" {
 				status = "no result: " + g.Err
@@ -317,14 +475,14 @@ func (r *runner) pairs(ctx context.Context) (bench.Input, error) {
 				last := g.Report.Rows[len(g.Report.Rows)-1]
 				status = fmt.Sprintf("%.2f Gb/s", last.AvgGbps)
 			}
-			r.printf("round %d: %s → %s: %s\n", k+1, g.Client.Host, g.Server.Host, status)
+			r.printf("round %d: %s: %s\n", k+1, r.railPairName(round[j]), status)
 		}
 		runs = append(runs, got...)
 		if r.o.Save != "" {
 			names := make([]string, len(got))
 			reports := make([]*bench.Perftest, len(got))
 			for j, g := range got {
-				names[j], reports[j] = g.Client.Host+" → "+g.Server.Host, g.Report
+				names[j], reports[j] = r.railPairName(round[j]), g.Report
 			}
 			svg := bench.BarsSVG(fmt.Sprintf("ib_write_bw round %d of %d", k+1, len(rounds)), bench.PerftestBars(names, reports, r.o.Expect),
 				bench.PerftestPassLine(r.o.Expect.LinkGbps, false), r.o.Expect.LinkGbps)
@@ -339,7 +497,7 @@ func (r *runner) pairs(ctx context.Context) (bench.Input, error) {
 			r.printf("switch counters: %d port(s) compared; not read: %v\n", len(counters), errors.Join(countersErr, err))
 		}
 	}
-	in.Verdicts = bench.JudgePairsFabric(runs, r.o.Expect, counters, bench.FabricUplinks(r.inv))
+	in.Verdicts = bench.JudgeRailPairs(runs, r.o.Expect, counters, bench.FabricUplinks(r.inv))
 	return in, ctx.Err()
 }
 
@@ -395,17 +553,18 @@ func (w *readyWriter) String() string {
 // end after its client.
 const serverWait = 30 * time.Second
 
-// pair runs one ib_write_bw pair: the server in its worker, then, once it
-// waits for its client, the client in its own.
-func (r *runner) pair(ctx context.Context, p bench.Pair, hp []bench.HostPort) bench.PairRun {
-	gid := r.gids[p.Client]
-	run := bench.PairRun{Client: hp[p.Client], Server: hp[p.Server], GIDIndex: &gid}
-	sc, err := r.conn(ctx, p.Server)
+// pair runs one ib_write_bw pair on its rail: the server in its worker,
+// then, once it waits for its client, the client in its own; hp are the
+// hosts' ports per rail (bench.RailHostPorts).
+func (r *runner) pair(ctx context.Context, p bench.RailPair, hp [][]bench.HostPort) bench.PairRun {
+	gid := r.gid(p.Client, p.Rail)
+	run := bench.PairRun{Client: hp[p.Rail][p.Client], Server: hp[p.Rail][p.Server], GIDIndex: &gid, Rail: p.Rail}
+	sc, err := r.conn(ctx, p.Server, p.Rail)
 	if err != nil {
 		run.Err = r.inv.Hosts[p.Server].Name + ": " + err.Error()
 		return run
 	}
-	cc, err := r.conn(ctx, p.Client)
+	cc, err := r.conn(ctx, p.Client, p.Rail)
 	if err != nil {
 		run.Err = r.inv.Hosts[p.Client].Name + ": " + err.Error()
 		return run
@@ -415,13 +574,16 @@ func (r *runner) pair(ctx context.Context, p bench.Pair, hp []bench.HostPort) be
 	server := &readyWriter{ready: make(chan struct{})}
 	serverDone := make(chan error, 1)
 	go func() {
-		status, err := r.job(sc, p.Server, r.perftest(p.Server, "")).Run(sctx, server, server, nil)
+		status, err := r.job(sc, p.Server, r.perftest(p.Server, p.Rail, "")).Run(sctx, server, server, nil)
 		if err == nil && status != 0 {
 			err = fmt.Errorf("exit status %d", status)
 		}
 		serverDone <- err
 	}()
 	base := fmt.Sprintf("ib_write_bw-%s-to-%s", r.inv.Hosts[p.Client].Name, r.inv.Hosts[p.Server].Name)
+	if r.inv.MultiRail() {
+		base += fmt.Sprintf("-rail-%d", p.Rail)
+	}
 	defer func() { r.save(base+".server.txt", server.String()) }()
 	select {
 	case <-server.ready:
@@ -437,7 +599,7 @@ func (r *runner) pair(ctx context.Context, p bench.Pair, hp []bench.HostPort) be
 		return run
 	}
 	var client bytes.Buffer
-	status, err := r.job(cc, p.Client, r.perftest(p.Client, r.address(p.Server))).Run(ctx, &client, &client, nil)
+	status, err := r.job(cc, p.Client, r.perftest(p.Client, p.Rail, r.serverAddress(p.Server, p.Rail))).Run(ctx, &client, &client, nil)
 	r.save(base+".txt", client.String())
 	select {
 	case <-serverDone:
@@ -466,7 +628,7 @@ func (r *runner) pair(ctx context.Context, p bench.Pair, hp []bench.HostPort) be
 // host; ctx's error when interrupted.
 func (r *runner) onFirst(ctx context.Context, phase, name string, argv []string) (out []byte, status int, err error) {
 	r.o.Track.Phase(phase, 1)
-	c, err := r.conn(ctx, 0)
+	c, err := r.conn(ctx, 0, 0)
 	if err != nil {
 		return nil, 0, errors.New(r.inv.Hosts[0].Name + ": " + err.Error())
 	}
@@ -483,8 +645,11 @@ func (r *runner) onFirst(ctx context.Context, phase, name string, argv []string)
 }
 
 // nccl runs all_reduce_perf over every worker from the first one's and
-// judges its output with the NCCL log in it.
-func (r *runner) nccl(ctx context.Context) (bench.Input, error) {
+// judges its output with the NCCL log in it; pairVs, the ib_write_bw
+// verdicts of this bench (nil when the pairs did not run), explain a
+// busbw short of the rails' sum on hosts with several rails
+// (bench.Expect.PairVerdicts).
+func (r *runner) nccl(ctx context.Context, pairVs []bench.Verdict) (bench.Input, error) {
 	ranks := horovod.TotalSlots(r.inv)
 	in := bench.Input{Name: fmt.Sprintf("all_reduce_perf (%d ranks on %d hosts)", ranks, len(r.inv.Hosts)), Kind: bench.KindNCCLTests}
 	out, status, err := r.onFirst(ctx, fmt.Sprintf("all_reduce_perf on %d rank(s)", ranks), "all_reduce_perf.txt", r.ncclArgs())
@@ -498,6 +663,7 @@ func (r *runner) nccl(ctx context.Context) (bench.Input, error) {
 	}
 	outb := bytes.NewBuffer(out)
 	e := r.o.Expect
+	e.PairVerdicts = pairVs
 	e.GIDIndex = -1
 	if vars, wrap := horovod.GIDEnv(r.inv, r.gids); !wrap {
 		e.GIDIndex, _ = strconv.Atoi(vars[0].Value)
@@ -576,12 +742,14 @@ func (r *runner) horovod(ctx context.Context, ncclVs []bench.Verdict) (bench.Inp
 	return in, nil
 }
 
-// save writes a raw output into Options.Save.
+// save writes a raw output into Options.Save, through a new file renamed
+// over name (atomicfile.Replace): a link put there under that name is
+// replaced, never written through.
 func (r *runner) save(name, data string) {
 	if r.o.Save == "" {
 		return
 	}
-	if err := os.WriteFile(filepath.Join(r.o.Save, name), []byte(data), 0o644); err != nil {
+	if err := atomicfile.Replace(filepath.Join(r.o.Save, name), []byte(data), 0o644); err != nil {
 		r.printf("--save: %v\n", err)
 	}
 }

@@ -82,3 +82,54 @@ func TestPlanFabric(t *testing.T) {
 		}
 	}
 }
+
+// The dry run on hosts with several rails prints the rails' schedule: on
+// the rail-optimized golden (4 hosts × 4 rails, rail r on leaf r) every
+// rail in the same 2 rounds, each pair named with its rail, and per rail
+// one pair's commands on the rail's device (mlx5_0 + r), GID index and
+// out-of-band port; on the shared golden (both rails of a1, a2 on leaf-a,
+// of b1, b2 on leaf-b) the rails cross leaves through the same leaves, so
+// they run in two waves.
+func TestPlanRails(t *testing.T) {
+	for _, tc := range []struct {
+		dir  string
+		want []string
+	}{
+		{"rails", []string{
+			"ib_write_bw: 4 host(s) × 4 rails, 16 pair(s) in 2 round(s) of disjoint pairs; on each rail every host once as client and once as server, rail r of a host only with rail r of another\n" +
+				"  rails 0–3 together, in the same rounds: no two of them cross leaves through a leaf they share\n",
+			"  round 1: ",
+			"  round 1: gpu1 → gpu2 (rail 0), gpu3 → gpu4 (rail 0), gpu1 → gpu2 (rail 1)",
+			"  round 2: gpu2 → gpu3 (rail 0), gpu4 → gpu1 (rail 0), gpu2 → gpu3 (rail 1), gpu4 → gpu1 (rail 1), gpu2 → gpu3 (rail 2), gpu4 → gpu1 (rail 2), gpu2 → gpu3 (rail 3), gpu4 → gpu1 (rail 3)\n",
+			"  rail 0: e.g. in gpu2's worker: ib_write_bw -d mlx5_0 -i 1 -x 10 --report_gbits -F --tclass=106 -D 5 -p 18515\n",
+			"  rail 3: e.g. in gpu2's worker: ib_write_bw -d mlx5_3 -i 1 -x 13 --report_gbits -F --tclass=106 -D 5 -p 18518\n",
+			"env NCCL_DEBUG_SUBSYS=INIT,NET,ENV,GRAPH all_reduce_perf",
+		}},
+		{"rails-shared", []string{
+			"ib_write_bw: 4 host(s) × 2 rails, 8 pair(s) in 4 round(s) of disjoint pairs;",
+			"  in 2 waves, one after the other: rail 0 (rounds 1–2); rail 1 (rounds 3–4):",
+			"  leaf-spine fabric: 8 of 8 pair(s) across leaves (through a spine) first, 0 inside one leaf\n",
+			"  round 3: a1 → b1 (rail 1), a2 → b2 (rail 1)\n",
+			"  rail 1: e.g. in b1's worker: ib_write_bw -d mlx5_1 -i 1 -x 11 ",
+		}},
+	} {
+		inv, err := inventory.LoadFile("../../../testdata/golden/" + tc.dir + "/inventory.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		gids := make([][]int, len(inv.Hosts))
+		for i := range gids {
+			for r := range inv.RailCount() {
+				gids[i] = append(gids[i], 10+r)
+			}
+		}
+		var out bytes.Buffer
+		r := &runner{inv: inv, o: Options{RDMA: true, NCCL: true}, out: &out, gids: []int{10, 10, 10, 10}, railGIDs: gids}
+		r.plan()
+		for _, want := range tc.want {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("%s: no %q in\n%s", tc.dir, want, out.String())
+			}
+		}
+	}
+}

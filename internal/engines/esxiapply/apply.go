@@ -1,15 +1,19 @@
-// Package vsphere is the apply engine of `rdggen apply --target esxi`: it makes
-// vCenter's VMs and ESXi hosts match what pkg/vmx computes, through govmomi.
+// Package esxiapply is the apply engine of `rdggen apply --target esxi`: it
+// makes vCenter's VMs and ESXi hosts match what pkg/vmx computes, through
+// govmomi, on a session pkg/apply opened (internal/vcenter).
 //
-// One apply: connect (connect.go); read every host and network and every
-// VM's name, host and change version in one PropertyCollector retrieve, then
-// the settings and devices of the VMs the last apply's record does not prove
-// unchanged (state.go, record.go); plan per ESXi host and per VM (plan.go),
-// reading the PCI device lists of the hosts that add or pick devices in one
-// more retrieve (a run with nothing to do reads none); print the plan; then, unless it is a dry run, change the hosts
-// (UpdatePassthruConfig, nmlx5_core parameters) and reconfigure each host's
-// VMs once the host is done, at most Options.Parallel machines at once,
-// waiting on all tasks with one poll (tasks.go). A VM's failure never stops
+// One apply: read every host and network and every VM's name, host and
+// change version in one PropertyCollector retrieve, then the settings and
+// devices of the VMs the last apply's record does not prove unchanged
+// (state.go, record.go); plan per ESXi host and per VM (plan.go), reading
+// the PCI device lists of the hosts that add or pick devices in one more
+// retrieve (a run with nothing to do reads none). The hosts and VMs are
+// then units of internal/driver's one loop: the plans print, the question
+// is asked once, and unless it is a dry run the VMs vCenter lacks are
+// cloned (clone.go), then each host is changed (UpdatePassthruConfig,
+// nmlx5_core parameters) and each VM reconfigured after its host, at most
+// Options.Parallel machines at once, waiting on all tasks with one poll
+// (tasks.go); the clones' first boots follow. A VM's failure never stops
 // the others; the Result says what failed. Devices whose passthrough or
 // SR-IOV is enabled but not active wait for the host's reboot: the VM gets
 // its other settings now, the devices at the first apply after the reboot.
@@ -25,7 +29,6 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/vmware/govmomi/object"
@@ -186,7 +189,7 @@ func Apply(ctx context.Context, c *vim25.Client, inv *inventory.Inventory, opts 
 	if !opts.Full {
 		hints = vswitchHints(id, inv, opts.Record)
 	}
-	st, err := readStateProving(ctx, c, prove, hints, managedKeys(inv), inventoryVMs(inv), inv.ESXiHosts(), opts.Parallel)
+	st, err := readStateProving(ctx, c, prove, hints, vmReadOf(inv), inventoryVMs(inv), inv.ESXiHosts(), opts.Parallel)
 	if err != nil {
 		return nil, err
 	}
@@ -198,18 +201,31 @@ func Apply(ctx context.Context, c *vim25.Client, inv *inventory.Inventory, opts 
 	}
 	opts.Track.Phase(fmt.Sprintf("planning %d ESXi host(s)", len(inv.ESXiHosts())), 0)
 	res := &Result{DryRun: opts.DryRun, VMsProven: len(st.proven)}
-	hosts := plan(ctx, c, inv, st, opts)
-	defer func() { res.Record = newRecord(id, inv, st, hosts, opts.Record) }()
-	var b strings.Builder
-	printPlan(&b, hosts, res)
-	if res.VMsProven > 0 {
-		fmt.Fprintf(&b, "%d VM(s) unchanged since the last apply read them (same change version): their device lists were not read (--full reads them)\n", res.VMsProven)
-	}
-	io.WriteString(opts.Out, b.String())
-	res.Machines = machines(hosts)
+	e := &run{c: c, inv: inv, st: st, opts: opts, hosts: plan(ctx, c, inv, st, opts), out: progress.Sync(opts.Out)}
+	defer func() { res.Record = newRecord(id, inv, st, e.hosts, opts.Record) }()
+	defer func() {
+		if e.stop != nil {
+			e.stop() // the pushes' task poll
+		}
+	}()
+	upToDate := countPlan(e.hosts, res)
+	res.Machines = machines(e.hosts)
 	changes, _ := applyplan.Count(res.Machines)
-	if !driver.Ask(ctx, opts.DryRun, changes, opts.Gate, res.Machines) {
-		collect(hosts, res)
+	units, names := e.units()
+	pushed := driver.PlanPush(ctx, names, driver.Run{
+		PushPhase: driver.Phrase(fmt.Sprintf("changing ESXi hosts and VMs through vCenter, %d at a time", opts.Parallel)),
+		PlanEnd: func(w io.Writer) {
+			writeMatching(w, upToDate, res.HostsUnchanged)
+			if res.VMsProven > 0 {
+				fmt.Fprintf(w, "%d VM(s) unchanged since the last apply read them (same change version): their device lists were not read (--full reads them)\n", res.VMsProven)
+			}
+		},
+		BeforePush: e.beforePush,
+		Parallel:   opts.Parallel, DryRun: opts.DryRun, Gate: opts.Gate, Track: opts.Track, Out: e.out,
+	}, units)
+	switch {
+	case !pushed:
+		collect(e.hosts, res)
 		switch {
 		case opts.DryRun:
 		case changes == 0:
@@ -218,16 +234,135 @@ func Apply(ctx context.Context, c *vim25.Client, inv *inventory.Inventory, opts 
 			res.NotApplied = true
 		}
 		return res, nil
+	case e.err != nil:
+		return nil, e.err
 	}
-	out := progress.Sync(opts.Out)
-	if hosts, err = cloneThenPlan(ctx, c, inv, st, hosts, opts, out); err != nil {
-		return nil, err
-	}
-	execute(ctx, c, hosts, opts, out)
-	firstBoots(ctx, c, hosts, opts, out)
-	report(opts.Out, hosts, res)
-	res.Machines = machines(hosts)
+	firstBoots(ctx, c, e.hosts, opts, e.out)
+	report(opts.Out, e.hosts, res)
+	res.Machines = machines(e.hosts)
 	return res, nil
+}
+
+// run is one apply between its plan and its end: the ESXi hosts' and VMs'
+// plans (hosts, planned again once the clones exist) and what their
+// pushes share.
+type run struct {
+	c     *vim25.Client
+	inv   *inventory.Inventory
+	st    *state
+	opts  Options
+	hosts []*hostPlan
+	out   io.Writer
+	// waiter polls the pushes' tasks; stop ends it. err stops the apply
+	// after the clones (vCenter could not be read again): nothing is
+	// pushed.
+	waiter *taskWaiter
+	stop   func()
+	err    error
+}
+
+// units are the run's machines for driver.PlanPush, in plan order: each
+// ESXi host, then its VMs, each VM pushed after its host.
+func (e *run) units() ([]driver.Unit, []string) {
+	var units []driver.Unit
+	var names []string
+	for i, hp := range e.hosts {
+		units, names = append(units, &hostUnit{e: e, i: i}), append(names, "host "+hp.name)
+		for j, vp := range hp.vms {
+			units, names = append(units, &vmUnit{e: e, i: i, j: j}), append(names, "vm "+vp.inv.VM)
+		}
+	}
+	return units, names
+}
+
+// beforePush runs once the push is agreed: the clones (then vCenter is
+// read and planned again, with them), the distributed switches' MTU, and
+// the manager references of the hosts to change.
+func (e *run) beforePush(ctx context.Context) {
+	hosts, err := cloneThenPlan(ctx, e.c, e.inv, e.st, e.hosts, e.opts, e.out)
+	if err != nil {
+		e.err = err
+		return
+	}
+	e.hosts = hosts
+	wctx, stop := context.WithCancel(ctx)
+	e.waiter, e.stop = newTaskWaiter(e.c), stop
+	go e.waiter.run(wctx)
+	for _, hp := range e.hosts {
+		if hp.err == nil && slices.ContainsFunc(hp.pfs, func(pf *pfPlan) bool { return pf.dvs != nil && pf.dvs.newMTU != 0 }) {
+			e.opts.Track.Phase("raising the maximum MTU of the distributed switches", 0)
+			break
+		}
+	}
+	reconfigureDVS(ctx, e.c, e.waiter, e.hosts)
+	readManagers(ctx, e.c, e.hosts)
+}
+
+// hostUnit is ESXi host i of a run: its push changes the host itself
+// (applyHost); its VMs follow it.
+type hostUnit struct {
+	e *run
+	i int
+}
+
+func (u *hostUnit) hp() *hostPlan              { return u.e.hosts[u.i] }
+func (u *hostUnit) WritePlan(w io.Writer)      { writeHostPlan(w, u.hp()) }
+func (u *hostUnit) Machine() applyplan.Machine { return hostMachine(u.hp()) }
+
+// Pending: every host that can be changed is pushed, with or without
+// changes of its own: its push also completes its VMs' devices.
+func (u *hostUnit) Pending() bool { return u.e.err == nil && u.hp().err == nil }
+
+func (u *hostUnit) Push(ctx context.Context) {
+	hp := u.hp()
+	t0 := time.Now()
+	hp.started = true
+	applyHost(ctx, u.e.c, hp, u.e.opts)
+	hp.seconds = time.Since(t0).Seconds()
+	hp.applied = hp.err == nil
+}
+
+func (u *hostUnit) WriteResult(w io.Writer) {
+	switch hp := u.hp(); {
+	case hp.err != nil:
+		fmt.Fprintf(w, "host %s: FAILED after %.1fs: %v\n", hp.name, hp.seconds, hp.err)
+	case len(hp.changes) > 0 && hp.blocked != nil:
+		fmt.Fprintf(w, "host %s: changed, %d change(s); its NIC settings wait on its problem (%.1fs)\n", hp.name, len(hp.changes), hp.seconds)
+	case len(hp.changes) > 0:
+		fmt.Fprintf(w, "host %s: changed, %d change(s) (%.1fs)\n", hp.name, len(hp.changes), hp.seconds)
+	}
+}
+
+// vmUnit is VM j of ESXi host i: its push is its one ReconfigVM_Task,
+// after its host's push (the host's passthrough on, its config target
+// read).
+type vmUnit struct {
+	e    *run
+	i, j int
+}
+
+func (u *vmUnit) hp() *hostPlan              { return u.e.hosts[u.i] }
+func (u *vmUnit) vp() *vmPlan                { return u.e.hosts[u.i].vms[u.j] }
+func (u *vmUnit) After() []string            { return []string{"host " + u.hp().name} }
+func (u *vmUnit) WritePlan(w io.Writer)      { writeVMPlan(w, u.hp(), u.vp()) }
+func (u *vmUnit) Machine() applyplan.Machine { return vmMachine(u.hp(), u.vp()) }
+func (u *vmUnit) Pending() bool              { return u.e.err == nil && u.vp().err == nil && u.vp().changed() }
+
+func (u *vmUnit) Push(ctx context.Context) {
+	vp := u.vp()
+	t0 := time.Now()
+	vp.started = true
+	vp.err = reconfigure(ctx, u.e.c, u.e.waiter, vp)
+	vp.seconds = time.Since(t0).Seconds()
+	vp.applied = vp.err == nil
+}
+
+func (u *vmUnit) WriteResult(w io.Writer) {
+	if vp := u.vp(); vp.err != nil {
+		fmt.Fprintf(w, "vm %s: FAILED after %.1fs: %v\n", vp.inv.VM, vp.seconds, vp.err)
+	} else {
+		fmt.Fprintf(w, "vm %s: reconfigured, %d change(s) (%.1fs)\n", vp.inv.VM, len(vp.changes), vp.seconds)
+	}
 }
 
 // plan builds the host and VM plans (planHosts); a host whose nmlx5_core
@@ -276,14 +411,12 @@ func planHosts(ctx context.Context, c *vim25.Client, inv *inventory.Inventory, s
 			refs[i] = hostOf(hp)
 		}
 	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
+	wait := driver.Go(func() {
 		forEach(ctx, todo, opts.Parallel, func(i int) {
 			cur, err := opts.Modules.Get(ctx, refs[i], vmx.NICModule)
 			read[i] = &params{cur, err}
 		})
-	}()
+	})
 	if len(again) > 0 {
 		var hs []*mo.HostSystem
 		var vms []*mo.VirtualMachine
@@ -293,7 +426,12 @@ func planHosts(ctx context.Context, c *vim25.Client, inv *inventory.Inventory, s
 				vms = append(vms, vm)
 			}
 		}
-		err := readDevices(ctx, c, hs, vms)
+		var extra []string
+		if inv.MultiRail() {
+			extra = railHostProps // the pairing's NUMA nodes
+		}
+		err := readDevices(ctx, c, hs, vms, extra...)
+		var replanned []*hostPlan
 		for _, i := range again {
 			hp := newHostPlan(inv, st, names[i])
 			if err != nil {
@@ -302,9 +440,11 @@ func planHosts(ctx context.Context, c *vim25.Client, inv *inventory.Inventory, s
 				hp.planVMs(st, true)
 			}
 			hosts[i] = hp
+			replanned = append(replanned, hp)
 		}
+		readGroups(ctx, c, replanned, opts.Parallel)
 	}
-	<-done
+	wait()
 	for i, hp := range hosts {
 		switch p := read[i]; {
 		case hp.err != nil, hp.blocked != nil:
@@ -314,11 +454,25 @@ func planHosts(ctx context.Context, c *vim25.Client, inv *inventory.Inventory, s
 			hp.paramsErr = fmt.Errorf("read %s parameters: %w", vmx.NICModule, p.err)
 		default:
 			want := vmx.HostModuleParams(hp.nic, inv.RoCE, hp.pfPort, p.cur)
+			for _, pf := range hp.pfs[1:] {
+				// Each rail's PF gets its VFs at its own position too.
+				for k := range want {
+					if want[k].Name == vmx.ParamMaxVFs {
+						want[k].Value = vmx.MaxVFs(want[k].Value, pf.port, hp.nic.VFs)
+					}
+				}
+			}
 			hp.paramsCur = p.cur
 			hp.paramsNew, hp.paramsChanged = vmx.MergeParams(p.cur, want)
 			if hp.paramsChanged {
 				where := ""
-				if hp.pfPort > 0 {
+				if len(hp.pfs) > 1 {
+					var at []string
+					for _, pf := range hp.pfs {
+						at = append(at, fmt.Sprintf("%s value %d", pf.vmnic, pf.port+1))
+					}
+					where = fmt.Sprintf(" (the rails' PFs in %s's ports in PCI order: %s)", vmx.NICModule, strings.Join(at, ", "))
+				} else if hp.pfPort > 0 {
 					where = fmt.Sprintf(" (%s is %s port %d in PCI order, so its VFs are max_vfs's value %d)", hp.nic.PF, vmx.NICModule, hp.pfPort+1, hp.pfPort+1)
 				}
 				hp.change(applyplan.Update, vmx.NICModule+" parameters", p.cur, hp.paramsNew,
@@ -351,24 +505,71 @@ func (s *state) hostName(ref types.ManagedObjectReference) string {
 	return ""
 }
 
-// printPlan writes what will change, from what to what, and counts.
+// printPlan writes what will change, from what to what, host by host,
+// and how much already matches; it counts into res.
 func printPlan(w io.Writer, hosts []*hostPlan, res *Result) {
-	upToDate := 0
 	for _, hp := range hosts {
-		switch {
-		case hp.err != nil:
-			fmt.Fprintf(w, "host %s: cannot apply: %v\n", hp.name, hp.err)
-		case hp.blocked != nil:
-			fmt.Fprintf(w, "host %s: cannot apply its NIC settings (SR-IOV, MTU, %s): %v\n", hp.name, vmx.NICModule, hp.blocked)
-			if len(hp.changes) > 0 {
-				fmt.Fprintf(w, "host %s: its other changes:\n", hp.name)
-			}
-		case len(hp.changes) > 0:
-			fmt.Fprintf(w, "host %s:\n", hp.name)
+		writeHostPlan(w, hp)
+		for _, vp := range hp.vms {
+			writeVMPlan(w, hp, vp)
 		}
-		for _, c := range hp.changes {
+	}
+	writeMatching(w, countPlan(hosts, res), res.HostsUnchanged)
+}
+
+// writeHostPlan writes an ESXi host's plan: its failure or its changes,
+// and its notes (its VMs' plans follow).
+func writeHostPlan(w io.Writer, hp *hostPlan) {
+	switch {
+	case hp.err != nil:
+		fmt.Fprintf(w, "host %s: cannot apply: %v\n", hp.name, hp.err)
+	case hp.blocked != nil:
+		fmt.Fprintf(w, "host %s: cannot apply its NIC settings (SR-IOV, MTU, %s): %v\n", hp.name, vmx.NICModule, hp.blocked)
+		if len(hp.changes) > 0 {
+			fmt.Fprintf(w, "host %s: its other changes:\n", hp.name)
+		}
+	case len(hp.changes) > 0:
+		fmt.Fprintf(w, "host %s:\n", hp.name)
+	}
+	for _, c := range hp.changes {
+		fmt.Fprintf(w, "  %s\n", c.Text)
+	}
+	for _, n := range hp.notes {
+		fmt.Fprintf(w, "host %s: note: %s\n", hp.name, n)
+	}
+}
+
+// writeVMPlan writes a VM's plan: its failure (unless it is its host's), or
+// its changes and what waits; nothing when it matches.
+func writeVMPlan(w io.Writer, hp *hostPlan, vp *vmPlan) {
+	switch {
+	case vp.err != nil:
+		if vp.err != hp.err {
+			fmt.Fprintf(w, "vm %s: cannot apply: %v\n", vp.inv.VM, vp.err)
+		}
+	case vp.anyChange() || len(vp.waiting) > 0:
+		fmt.Fprintf(w, "vm %s (%s):\n", vp.inv.VM, hp.name)
+		for _, c := range vp.allChanges() {
 			fmt.Fprintf(w, "  %s\n", c.Text)
 		}
+		if vp.clone != nil && vp.vm == nil {
+			for _, n := range vp.clone.notes {
+				fmt.Fprintf(w, "  note: %s\n", n)
+			}
+		}
+		for _, n := range vp.notes {
+			fmt.Fprintf(w, "  %s\n", n)
+		}
+		for _, l := range vp.waiting {
+			fmt.Fprintf(w, "  not now: %s\n", l)
+		}
+	}
+}
+
+// countPlan counts the plan's hosts and VMs into res (changed or to change,
+// unchanged) and returns how many VMs match.
+func countPlan(hosts []*hostPlan, res *Result) (upToDate int) {
+	for _, hp := range hosts {
 		switch {
 		case hp.err != nil, hp.blocked != nil:
 		case len(hp.changes) > 0:
@@ -376,31 +577,13 @@ func printPlan(w io.Writer, hosts []*hostPlan, res *Result) {
 		default:
 			res.HostsUnchanged++
 		}
-		for _, n := range hp.notes {
-			fmt.Fprintf(w, "host %s: note: %s\n", hp.name, n)
-		}
 		for _, vp := range hp.vms {
 			switch {
 			case vp.err != nil:
-				if vp.err != hp.err {
-					fmt.Fprintf(w, "vm %s: cannot apply: %v\n", vp.inv.VM, vp.err)
-				}
-			case vp.anyChange() || len(vp.waiting) > 0:
-				fmt.Fprintf(w, "vm %s (%s):\n", vp.inv.VM, hp.name)
-				for _, c := range vp.allChanges() {
-					fmt.Fprintf(w, "  %s\n", c.Text)
-				}
-				if vp.clone != nil && vp.vm == nil {
-					for _, n := range vp.clone.notes {
-						fmt.Fprintf(w, "  note: %s\n", n)
-					}
-				}
-				for _, l := range vp.waiting {
-					fmt.Fprintf(w, "  not now: %s\n", l)
-				}
-				if vp.anyChange() {
-					res.VMsChanged++
-				} else if !vp.blockedBy {
+			case vp.anyChange():
+				res.VMsChanged++
+			case len(vp.waiting) > 0:
+				if !vp.blockedBy {
 					res.VMsUnchanged++
 				}
 			default:
@@ -409,8 +592,13 @@ func printPlan(w io.Writer, hosts []*hostPlan, res *Result) {
 			}
 		}
 	}
-	if upToDate > 0 || res.HostsUnchanged > 0 {
-		fmt.Fprintf(w, "%d VM(s) and %d ESXi host(s) already match the inventory\n", upToDate, res.HostsUnchanged)
+	return upToDate
+}
+
+// writeMatching says how many VMs and hosts already match, if any.
+func writeMatching(w io.Writer, vms, hosts int) {
+	if vms > 0 || hosts > 0 {
+		fmt.Fprintf(w, "%d VM(s) and %d ESXi host(s) already match the inventory\n", vms, hosts)
 	}
 }
 
@@ -446,145 +634,68 @@ func collect(hosts []*hostPlan, res *Result) {
 // machines is the plans as applyplan machines: each host, then its VMs.
 func machines(hosts []*hostPlan) []applyplan.Machine {
 	var out []applyplan.Machine
-	status := func(err error, changes int, applied, started bool) (applyplan.Status, string) {
-		switch {
-		case err != nil && started && errors.Is(err, context.Canceled):
-			return applyplan.Interrupted, err.Error()
-		case err != nil:
-			return applyplan.Failed, err.Error()
-		case changes == 0:
-			return applyplan.UpToDate, ""
-		case applied:
-			return applyplan.Changed, ""
-		}
-		return applyplan.Planned, ""
-	}
 	for _, hp := range hosts {
-		m := applyplan.Machine{Target: applyplan.TargetESXi, Name: hp.name, Kind: applyplan.KindESXiHost, Changes: slices.Clone(hp.changes),
-			Notes: slices.Clone(hp.notes), Seconds: hp.seconds}
-		if m.Changes == nil {
-			m.Changes = []applyplan.Change{}
-		}
-		m.Status, m.Error = status(hp.err, len(hp.changes), hp.applied, hp.started)
-		if m.Error != "" {
-			m.Err = hp.err
-		}
-		if hp.blocked != nil && hp.err == nil {
-			m.Status, m.Error, m.Err = applyplan.Failed, hp.blocked.Error(), hp.blocked
-		}
-		if len(hp.reboot) > 0 && hp.err == nil {
-			m.Notes = append(m.Notes, "reboot needed: "+strings.Join(slices.Compact(hp.reboot), ", "))
-		}
-		out = append(out, m)
+		out = append(out, hostMachine(hp))
 		for _, vp := range hp.vms {
-			v := applyplan.Machine{Target: applyplan.TargetESXi, Name: vp.inv.VM, Kind: applyplan.KindVM, Address: hp.name,
-				Changes: vp.allChanges(), Waiting: slices.Clone(vp.waiting), Seconds: vp.seconds}
-			if vp.clone != nil && vp.clone.err == nil && vp.vm == nil {
-				v.Notes = slices.Clone(vp.clone.notes)
-			}
-			v.Status, v.Error = status(vp.err, len(v.Changes), vp.applied, vp.started)
-			if v.Error != "" {
-				v.Err = vp.err
-			}
-			if vp.blockedBy && vp.err == nil {
-				v.Status, v.BlockedBy, v.Error, v.Err = applyplan.Blocked, applyplan.KindESXiHost+" "+hp.name, hp.blocked.Error(), hp.blocked
-			}
-			out = append(out, v)
+			out = append(out, vmMachine(hp, vp))
 		}
 	}
 	return out
 }
 
-// execute changes every host, then reconfigures its VMs, with at most
-// opts.Parallel machines (hosts and VMs) in flight. A host's VMs start as soon
-// as the host is done (they need its passthrough on and its config target),
-// while later hosts are still being changed. Each machine's line goes to out
-// as it finishes.
-func execute(ctx context.Context, c *vim25.Client, hosts []*hostPlan, opts Options, out io.Writer) {
-	wctx, stop := context.WithCancel(ctx)
-	defer stop()
-	waiter := newTaskWaiter(c)
-	go waiter.run(wctx)
-	n := 0
-	for _, hp := range hosts {
-		if hp.err == nil {
-			n++
-			for _, vp := range hp.vms {
-				if vp.err == nil && vp.changed() {
-					n++
-				}
-			}
-		}
+// status is a host's or VM's status and error text.
+func status(err error, changes int, applied, started bool) (applyplan.Status, string) {
+	switch {
+	case err != nil && started && errors.Is(err, context.Canceled):
+		return applyplan.Interrupted, err.Error()
+	case err != nil:
+		return applyplan.Failed, err.Error()
+	case changes == 0:
+		return applyplan.UpToDate, ""
+	case applied:
+		return applyplan.Changed, ""
 	}
-	opts.Track.Phase(fmt.Sprintf("changing ESXi hosts and VMs through vCenter, %d at a time", opts.Parallel), n)
-	reconfigureDVS(ctx, c, waiter, hosts)
-	readManagers(ctx, c, hosts)
-	sem := make(chan struct{}, opts.Parallel)
-	acquire := func() bool {
-		select {
-		case sem <- struct{}{}:
-			return true
-		case <-ctx.Done():
-			return false
-		}
+	return applyplan.Planned, ""
+}
+
+// hostMachine is an ESXi host's plan or result as an applyplan machine.
+func hostMachine(hp *hostPlan) applyplan.Machine {
+	m := applyplan.Machine{Target: applyplan.TargetESXi, Name: hp.name, Kind: applyplan.KindESXiHost, Changes: slices.Clone(hp.changes),
+		Notes: slices.Clone(hp.notes), Seconds: hp.seconds}
+	if m.Changes == nil {
+		m.Changes = []applyplan.Change{}
 	}
-	var wg sync.WaitGroup
-	for _, hp := range hosts {
-		if hp.err != nil {
-			continue
-		}
-		if !acquire() {
-			break // cancelled: this host and the rest stay planned
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			name := "host " + hp.name
-			opts.Track.Begin(name)
-			t0 := time.Now()
-			hp.started = true
-			applyHost(ctx, c, hp, opts)
-			hp.seconds = time.Since(t0).Seconds()
-			hp.applied = hp.err == nil
-			opts.Track.End(name)
-			<-sem
-			switch {
-			case hp.err != nil:
-				fmt.Fprintf(out, "host %s: FAILED after %.1fs: %v\n", hp.name, hp.seconds, hp.err)
-			case len(hp.changes) > 0 && hp.blocked != nil:
-				fmt.Fprintf(out, "host %s: changed, %d change(s); its NIC settings wait on its problem (%.1fs)\n", hp.name, len(hp.changes), hp.seconds)
-			case len(hp.changes) > 0:
-				fmt.Fprintf(out, "host %s: changed, %d change(s) (%.1fs)\n", hp.name, len(hp.changes), hp.seconds)
-			}
-			for _, vp := range hp.vms {
-				if vp.err != nil || !vp.changed() {
-					continue
-				}
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					if !acquire() {
-						return // cancelled before it started: stays planned
-					}
-					defer func() { <-sem }()
-					name := "vm " + vp.inv.VM
-					opts.Track.Begin(name)
-					t0 := time.Now()
-					vp.started = true
-					vp.err = reconfigure(ctx, c, waiter, vp)
-					vp.seconds = time.Since(t0).Seconds()
-					vp.applied = vp.err == nil
-					opts.Track.End(name)
-					if vp.err != nil {
-						fmt.Fprintf(out, "vm %s: FAILED after %.1fs: %v\n", vp.inv.VM, vp.seconds, vp.err)
-					} else {
-						fmt.Fprintf(out, "vm %s: reconfigured, %d change(s) (%.1fs)\n", vp.inv.VM, len(vp.changes), vp.seconds)
-					}
-				}()
-			}
-		}()
+	m.Status, m.Error = status(hp.err, len(hp.changes), hp.applied, hp.started)
+	if m.Error != "" {
+		m.Err = hp.err
 	}
-	wg.Wait()
+	if hp.blocked != nil && hp.err == nil {
+		m.Status, m.Error, m.Err = applyplan.Failed, hp.blocked.Error(), hp.blocked
+	}
+	if len(hp.reboot) > 0 && hp.err == nil {
+		m.Notes = append(m.Notes, "reboot needed: "+strings.Join(slices.Compact(hp.reboot), ", "))
+	}
+	return m
+}
+
+// vmMachine is a VM's plan or result as an applyplan machine.
+func vmMachine(hp *hostPlan, vp *vmPlan) applyplan.Machine {
+	v := applyplan.Machine{Target: applyplan.TargetESXi, Name: vp.inv.VM, Kind: applyplan.KindVM, Address: hp.name,
+		Changes: vp.allChanges(), Waiting: slices.Clone(vp.waiting), Seconds: vp.seconds}
+	if vp.clone != nil && vp.clone.err == nil && vp.vm == nil {
+		v.Notes = slices.Clone(vp.clone.notes)
+	}
+	if vp.err == nil && (vp.anyChange() || len(vp.waiting) > 0) {
+		v.Notes = append(v.Notes, vp.notes...) // the rails' pairing (rails.go), as the plan prints it
+	}
+	v.Status, v.Error = status(vp.err, len(v.Changes), vp.applied, vp.started)
+	if v.Error != "" {
+		v.Err = vp.err
+	}
+	if vp.blockedBy && vp.err == nil {
+		v.Status, v.BlockedBy, v.Error, v.Err = applyplan.Blocked, applyplan.KindESXiHost+" "+hp.name, hp.blocked.Error(), hp.blocked
+	}
+	return v
 }
 
 // applyHost sends the host's passthrough/SR-IOV change and module parameters,
@@ -604,14 +715,17 @@ func applyHost(ctx context.Context, c *vim25.Client, hp *hostPlan, opts Options)
 			return
 		}
 	}
-	if hp.vswitchSpec != nil {
+	for _, pf := range hp.pfs {
+		if pf.vswitchSpec == nil {
+			continue
+		}
 		if hp.host.ConfigManager.NetworkSystem == nil {
 			hp.fail(fmt.Errorf("ESXi host %s has no network system", hp.name))
 			return
 		}
 		ns := object.NewHostNetworkSystem(c, *hp.host.ConfigManager.NetworkSystem)
-		if err := ns.UpdateVirtualSwitch(ctx, hp.vswitch, *hp.vswitchSpec); err != nil {
-			hp.fail(fmt.Errorf("ESXi host %s: vSwitch %s: set MTU %d: %w", hp.name, hp.vswitch, hp.vswitchSpec.Mtu, err))
+		if err := ns.UpdateVirtualSwitch(ctx, pf.vswitch, *pf.vswitchSpec); err != nil {
+			hp.fail(fmt.Errorf("ESXi host %s: vSwitch %s: set MTU %d: %w", hp.name, pf.vswitch, pf.vswitchSpec.Mtu, err))
 			return
 		}
 	}
@@ -623,7 +737,7 @@ func applyHost(ctx context.Context, c *vim25.Client, hp *hostPlan, opts Options)
 	}
 	needTarget := false
 	for _, vp := range hp.vms {
-		if vp.err == nil && (len(vp.addGPUs) > 0 || vp.sriov != nil) {
+		if vp.err == nil && (len(vp.addGPUs) > 0 || len(vp.sriovs) > 0) {
 			needTarget = true
 		}
 	}
@@ -691,6 +805,7 @@ func (vp *vmPlan) completeDevices() error {
 		dev := &types.VirtualPCIPassthrough{VirtualDevice: types.VirtualDevice{
 			Key:           vp.key(),
 			ControllerKey: ctrl,
+			NumaNode:      vp.gpuNode(a.id),
 			Backing: &types.VirtualPCIPassthroughDeviceBackingInfo{
 				Id:       d.Id,
 				DeviceId: hexID(d.DeviceId),
@@ -703,39 +818,41 @@ func (vp *vmPlan) completeDevices() error {
 		}}
 		vp.spec.DeviceChange = append(vp.spec.DeviceChange, &types.VirtualDeviceConfigSpec{Operation: types.VirtualDeviceConfigSpecOperationAdd, Device: dev})
 	}
-	if vp.sriov == nil {
-		return nil
-	}
-	var pfSys string
-	found := false
-	for _, s := range hp.target.Sriov {
-		if strings.ToLower(s.PciDevice.Id) == hp.pfID && !s.VirtualFunction {
-			pfSys, found = s.SystemId, true
+	// The SR-IOV adapters in rail order (planVM plans them so): the guest
+	// finds the VFs in that order.
+	for _, sc := range vp.sriovs {
+		var pfSys string
+		found := false
+		for _, s := range hp.target.Sriov {
+			if strings.ToLower(s.PciDevice.Id) == sc.pf.id && !s.VirtualFunction {
+				pfSys, found = s.SystemId, true
+			}
 		}
-	}
-	if !found {
-		if !vp.sriov.active {
-			vp.postpone(vp.sriov.what, vp.sriov.line, hp.waitText("SR-IOV enabled, not active yet"))
-			return nil
+		if !found {
+			if !sc.active {
+				vp.postpone(sc.what, sc.line, hp.waitText("SR-IOV enabled, not active yet"))
+				continue
+			}
+			return fmt.Errorf("SR-IOV on %s (%s) of ESXi host %s is active but QueryConfigTarget does not offer the PF", sc.pf.vmnic, sc.pf.id, hp.name)
 		}
-		return fmt.Errorf("SR-IOV on %s (%s) of ESXi host %s is active but QueryConfigTarget does not offer the PF", hp.nic.PF, hp.pfID, hp.name)
+		pf := hp.devices[sc.pf.id]
+		pfBacking := &types.VirtualPCIPassthroughDeviceBackingInfo{Id: sc.pf.id, SystemId: pfSys}
+		if pf != nil {
+			pfBacking.Id, pfBacking.DeviceId, pfBacking.VendorId = pf.Id, hexID(pf.DeviceId), pf.VendorId
+			pfBacking.DeviceName = pf.DeviceName
+		}
+		card := &types.VirtualSriovEthernetCard{
+			VirtualEthernetCard: types.VirtualEthernetCard{VirtualDevice: types.VirtualDevice{
+				Key:           vp.key(),
+				ControllerKey: ctrl,
+				NumaNode:      vp.railNode(sc.rail),
+				Backing:       netBacking(sc.net),
+			}},
+			AllowGuestOSMtuChange: types.NewBool(false),
+			SriovBacking:          &types.VirtualSriovEthernetCardSriovBackingInfo{PhysicalFunctionBacking: pfBacking},
+		}
+		vp.spec.DeviceChange = append(vp.spec.DeviceChange, &types.VirtualDeviceConfigSpec{Operation: types.VirtualDeviceConfigSpecOperationAdd, Device: card})
 	}
-	pf := hp.devices[hp.pfID]
-	pfBacking := &types.VirtualPCIPassthroughDeviceBackingInfo{Id: hp.pfID, SystemId: pfSys}
-	if pf != nil {
-		pfBacking.Id, pfBacking.DeviceId, pfBacking.VendorId = pf.Id, hexID(pf.DeviceId), pf.VendorId
-		pfBacking.DeviceName = pf.DeviceName
-	}
-	card := &types.VirtualSriovEthernetCard{
-		VirtualEthernetCard: types.VirtualEthernetCard{VirtualDevice: types.VirtualDevice{
-			Key:           vp.key(),
-			ControllerKey: ctrl,
-			Backing:       netBacking(vp.sriov.net),
-		}},
-		AllowGuestOSMtuChange: types.NewBool(false),
-		SriovBacking:          &types.VirtualSriovEthernetCardSriovBackingInfo{PhysicalFunctionBacking: pfBacking},
-	}
-	vp.spec.DeviceChange = append(vp.spec.DeviceChange, &types.VirtualDeviceConfigSpec{Operation: types.VirtualDeviceConfigSpecOperationAdd, Device: card})
 	return nil
 }
 
@@ -768,23 +885,27 @@ func pciController(vm *mo.VirtualMachine) int32 {
 func reconfigureDVS(ctx context.Context, c *vim25.Client, w *taskWaiter, hosts []*hostPlan) {
 	done := map[*dvs]bool{}
 	for _, hp := range hosts {
-		d := hp.dvs
-		if hp.err != nil || d == nil || d.newMTU == 0 || done[d] {
-			continue
-		}
-		done[d] = true
-		spec := &types.VMwareDVSConfigSpec{DVSConfigSpec: types.DVSConfigSpec{ConfigVersion: d.configVersion}, MaxMtu: d.newMTU}
-		t, err := object.NewDistributedVirtualSwitch(c, d.ref).Reconfigure(ctx, spec)
-		if err == nil {
-			err = w.wait(ctx, t.Reference())
-		}
-		if err != nil {
-			d.err = fmt.Errorf("distributed switch %s: set maximum MTU %d: %w", d.name, d.newMTU, err)
+		for _, pf := range hp.pfs {
+			d := pf.dvs
+			if hp.err != nil || d == nil || d.newMTU == 0 || done[d] {
+				continue
+			}
+			done[d] = true
+			spec := &types.VMwareDVSConfigSpec{DVSConfigSpec: types.DVSConfigSpec{ConfigVersion: d.configVersion}, MaxMtu: d.newMTU}
+			t, err := object.NewDistributedVirtualSwitch(c, d.ref).Reconfigure(ctx, spec)
+			if err == nil {
+				err = w.wait(ctx, t.Reference())
+			}
+			if err != nil {
+				d.err = fmt.Errorf("distributed switch %s: set maximum MTU %d: %w", d.name, d.newMTU, err)
+			}
 		}
 	}
 	for _, hp := range hosts {
-		if hp.dvs != nil && hp.dvs.err != nil && hp.err == nil {
-			hp.fail(hp.dvs.err)
+		for _, pf := range hp.pfs {
+			if pf.dvs != nil && pf.dvs.err != nil && hp.err == nil {
+				hp.fail(pf.dvs.err)
+			}
 		}
 	}
 }

@@ -179,6 +179,7 @@ func (e *env) checkHost(t testing.TB, name string) {
 }
 
 func TestApplyReference(t *testing.T) {
+	t.Parallel()
 	inv := inventory.Reference()
 	e := newEnv(t, inv, vcsimtest.Options{})
 

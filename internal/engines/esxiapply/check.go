@@ -15,6 +15,7 @@ import (
 	"github.com/rdggen/rdggen/internal/progress"
 	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/inventory"
+	"github.com/rdggen/rdggen/pkg/railpair"
 	"github.com/rdggen/rdggen/pkg/readiness"
 	"github.com/rdggen/rdggen/pkg/vmx"
 )
@@ -101,8 +102,19 @@ const (
 	// GPUDirect RDMA crosses the CPU interconnect, which NVIDIA's CUDA
 	// documentation ("GPUDirect RDMA", Supported Systems) calls
 	// performance-limited or unreliable. Reported only where the host lists
-	// both devices: never a guess. Subject: the GPU's PCI address.
+	// both devices: never a guess. Subject: the GPU's PCI address. For a VM
+	// of several rails, one result per rail instead: the rail's VF (its
+	// PF) is on the NUMA node of the rail's GPUs, or under their PCIe
+	// switch, as the GPU–rail pairing (pkg/railpair) finds them; a pairing
+	// that crosses sockets fails with the pairing's reason, one whose nodes
+	// the host does not list is Unknown. Subject: "VF of vmnic5".
 	CheckNUMA = "numa"
+	// CheckDeviceGroups: for a VM of several rails, the vendor device groups
+	// its ESXi host offers (QueryConfigTarget, vendorDeviceGroupInfo) and
+	// the rails whose GPU and NIC each fits (railpair.DeviceGroups): a
+	// report, never a requirement (rdggen attaches devices one by one), so
+	// it passes, or is Unknown when the host could not be asked.
+	CheckDeviceGroups = "device-groups"
 )
 
 // FixApply is the fix of whatever `rdggen apply --target esxi` sets.
@@ -138,7 +150,7 @@ func Check(ctx context.Context, c *vim25.Client, inv *inventory.Inventory, o Opt
 	}
 	names := inv.ESXiHosts()
 	o.Track.Phase(fmt.Sprintf("reading %d VM(s) and %d ESXi host(s) from vCenter", len(inv.Hosts), len(names)), 0)
-	st, err := readState(ctx, c, managedKeys(inv), inventoryVMs(inv), inv.ESXiHosts(), o.Parallel, checkHostProps...)
+	st, err := readState(ctx, c, vmReadOf(inv), inventoryVMs(inv), inv.ESXiHosts(), o.Parallel, checkHostProps...)
 	if err != nil {
 		return nil, err
 	}
@@ -212,15 +224,17 @@ func (hp *hostPlan) check(st *state, inv *inventory.Inventory) []readiness.Resul
 		return r.out
 	}
 
-	var fe *fixErr
-	switch {
-	case hp.blocked != nil && errors.As(hp.blocked, &fe):
-		r.fail(CheckNIC, hp.nic.PF, hp.blocked.Error(), fe.expected, fe.fix)
-	case hp.blocked != nil:
-		r.fail(CheckNIC, hp.nic.PF, hp.blocked.Error(), "a usable uplink", "")
-	default:
-		sr := hp.sriovInfo()
-		r.pass(CheckNIC, hp.nic.PF, fmt.Sprintf("%s, SR-IOV capable, up to %d VFs", hp.pfID, sr.MaxVirtualFunctionSupported))
+	for _, pf := range hp.pfs {
+		var fe *fixErr
+		switch {
+		case pf.blocked != nil && errors.As(pf.blocked, &fe):
+			r.fail(CheckNIC, pf.vmnic, pf.blocked.Error(), fe.expected, fe.fix)
+		case pf.blocked != nil:
+			r.fail(CheckNIC, pf.vmnic, pf.blocked.Error(), "a usable uplink", "")
+		default:
+			sr := hp.sriovOf(pf.id)
+			r.pass(CheckNIC, pf.vmnic, fmt.Sprintf("%s, SR-IOV capable, up to %d VFs", pf.id, sr.MaxVirtualFunctionSupported))
+		}
 	}
 
 	for _, id := range hp.gpuIDs() {
@@ -279,36 +293,38 @@ func (hp *hostPlan) hostChange(match func(item string) bool) *applyplan.Change {
 	return nil
 }
 
-// checkSRIOV: the PF's SR-IOV state (passthrough) and VF count (sriov).
+// checkSRIOV: each PF's SR-IOV state (passthrough) and VF count (sriov).
 func (hp *hostPlan) checkSRIOV(r *results) {
-	sr := hp.sriovInfo()
-	switch {
-	case sr.SriovEnabled && sr.SriovActive:
-		r.pass(CheckPassthrough, hp.pfID, "SR-IOV enabled, active")
-	case sr.SriovEnabled:
-		r.fail(CheckPassthrough, hp.pfID, "SR-IOV enabled, not active", "active", rebootFix(hp.name, "SR-IOV takes effect at boot"))
-	default:
-		r.fail(CheckPassthrough, hp.pfID, "SR-IOV disabled", "SR-IOV enabled, active", FixApply)
-	}
-	counts := fmt.Sprintf("%d VFs requested, %d present", sr.NumVirtualFunctionRequested, sr.NumVirtualFunction)
-	if c := hp.hostChange(func(item string) bool { return item == "SR-IOV "+hp.nic.PF }); c != nil {
-		found := c.From
-		if sr.SriovEnabled {
-			found = "enabled, " + counts
+	for _, pf := range hp.pfs {
+		sr := hp.sriovOf(pf.id)
+		switch {
+		case sr.SriovEnabled && sr.SriovActive:
+			r.pass(CheckPassthrough, pf.id, "SR-IOV enabled, active")
+		case sr.SriovEnabled:
+			r.fail(CheckPassthrough, pf.id, "SR-IOV enabled, not active", "active", rebootFix(hp.name, "SR-IOV takes effect at boot"))
+		default:
+			r.fail(CheckPassthrough, pf.id, "SR-IOV disabled", "SR-IOV enabled, active", FixApply)
 		}
-		r.fail(CheckSRIOV, hp.pfID, found, c.To, FixApply+", then reboot ESXi host "+hp.name+" (the VF count takes effect at boot)")
-		return
+		counts := fmt.Sprintf("%d VFs requested, %d present", sr.NumVirtualFunctionRequested, sr.NumVirtualFunction)
+		if c := hp.hostChange(func(item string) bool { return item == "SR-IOV "+pf.vmnic }); c != nil {
+			found := c.From
+			if sr.SriovEnabled {
+				found = "enabled, " + counts
+			}
+			r.fail(CheckSRIOV, pf.id, found, c.To, FixApply+", then reboot ESXi host "+hp.name+" (the VF count takes effect at boot)")
+			continue
+		}
+		if sr.NumVirtualFunction != sr.NumVirtualFunctionRequested {
+			r.fail(CheckSRIOV, pf.id, counts, fmt.Sprintf("%d VFs present", sr.NumVirtualFunctionRequested),
+				rebootFix(hp.name, "the VF count takes effect at boot"))
+			continue
+		}
+		r.pass(CheckSRIOV, pf.id, fmt.Sprintf("%d VFs", sr.NumVirtualFunction))
 	}
-	if sr.NumVirtualFunction != sr.NumVirtualFunctionRequested {
-		r.fail(CheckSRIOV, hp.pfID, counts, fmt.Sprintf("%d VFs present", sr.NumVirtualFunctionRequested),
-			rebootFix(hp.name, "the VF count takes effect at boot"))
-		return
-	}
-	r.pass(CheckSRIOV, hp.pfID, fmt.Sprintf("%d VFs", sr.NumVirtualFunction))
 }
 
 // checkParams: the nmlx5_core parameters, configured and (as far as the
-// PF's VF count tells) loaded.
+// PFs' VF counts tell) loaded.
 func (hp *hostPlan) checkParams(r *results) {
 	switch {
 	case hp.paramsErr != nil:
@@ -320,15 +336,17 @@ func (hp *hostPlan) checkParams(r *results) {
 		return
 	}
 	// The configured string cannot say what the running driver got
-	// (esxcli lists the configured values only); max_vfs can: the PF runs
-	// that many VFs once the driver has loaded it.
-	sr := hp.sriovInfo()
-	if n, ok := maxVFs(hp.paramsCur, hp.pfPort); ok && sr.NumVirtualFunction != int32(n) {
-		r.fail(CheckModuleParams, vmx.NICModule,
-			fmt.Sprintf("configured %q, but %s runs %d VFs: not loaded yet", hp.paramsCur, hp.nic.PF, sr.NumVirtualFunction),
-			fmt.Sprintf("loaded (%d VFs)", n),
-			rebootFix(hp.name, "module parameters take effect when the driver loads at boot"))
-		return
+	// (esxcli lists the configured values only); max_vfs can: each PF
+	// runs its entry's VFs once the driver has loaded it.
+	for _, pf := range hp.pfs {
+		sr := hp.sriovOf(pf.id)
+		if n, ok := maxVFs(hp.paramsCur, pf.port); ok && sr.NumVirtualFunction != int32(n) {
+			r.fail(CheckModuleParams, vmx.NICModule,
+				fmt.Sprintf("configured %q, but %s runs %d VFs: not loaded yet", hp.paramsCur, pf.vmnic, sr.NumVirtualFunction),
+				fmt.Sprintf("loaded (%d VFs)", n),
+				rebootFix(hp.name, "module parameters take effect when the driver loads at boot"))
+			return
+		}
 	}
 	r.pass(CheckModuleParams, vmx.NICModule, strconv.Quote(hp.paramsCur))
 }
@@ -352,28 +370,38 @@ func quoteOrNone(s string) string {
 	return strconv.Quote(s)
 }
 
-// checkMTU: the MTU of the PF's virtual switch against data_mtu (bytes).
+// checkMTU: the MTU of each PF's virtual switch against data_mtu (bytes),
+// once per switch.
 func (hp *hostPlan) checkMTU(r *results, want int) {
 	expected := fmt.Sprintf("at least %d (data_mtu)", want)
-	switch {
-	case hp.mtuUnread:
-		r.unsure(CheckMTU, hp.mtuSwitch, fmt.Sprintf("%s is on %s, which vCenter did not list: its MTU cannot be read", hp.nic.PF, hp.mtuSwitch))
-		return
-	case hp.mtuSwitch == "" && want > 1500:
-		r.fail(CheckMTU, hp.nic.PF, "on no virtual switch (MTU 1500)", fmt.Sprintf("on the data network's virtual switch, MTU %s", expected),
-			fmt.Sprintf("add %s to the vSwitch or distributed switch of the data network on ESXi host %s, then %s", hp.nic.PF, hp.name, FixApply))
-		return
-	case hp.mtuSwitch == "":
-		r.pass(CheckMTU, hp.nic.PF, "on no virtual switch (MTU 1500)")
-		return
+	var seen []string
+	for _, pf := range hp.pfs {
+		if pf.mtuSwitch != "" {
+			if slices.Contains(seen, pf.mtuSwitch) {
+				continue
+			}
+			seen = append(seen, pf.mtuSwitch)
+		}
+		switch {
+		case pf.mtuUnread:
+			r.unsure(CheckMTU, pf.mtuSwitch, fmt.Sprintf("%s is on %s, which vCenter did not list: its MTU cannot be read", pf.vmnic, pf.mtuSwitch))
+			continue
+		case pf.mtuSwitch == "" && want > 1500:
+			r.fail(CheckMTU, pf.vmnic, "on no virtual switch (MTU 1500)", fmt.Sprintf("on the data network's virtual switch, MTU %s", expected),
+				fmt.Sprintf("add %s to the vSwitch or distributed switch of the data network on ESXi host %s, then %s", pf.vmnic, hp.name, FixApply))
+			continue
+		case pf.mtuSwitch == "":
+			r.pass(CheckMTU, pf.vmnic, "on no virtual switch (MTU 1500)")
+			continue
+		}
+		if c := hp.hostChange(func(item string) bool {
+			return item == pf.mtuSwitch+" mtu" || item == pf.mtuSwitch+" maxMtu"
+		}); c != nil {
+			r.fail(CheckMTU, pf.mtuSwitch, c.From, expected, FixApply)
+			continue
+		}
+		r.pass(CheckMTU, pf.mtuSwitch, strconv.Itoa(int(pf.mtuCur)))
 	}
-	if c := hp.hostChange(func(item string) bool {
-		return strings.HasSuffix(item, " mtu") || strings.HasSuffix(item, " maxMtu")
-	}); c != nil {
-		r.fail(CheckMTU, hp.mtuSwitch, c.From, expected, FixApply)
-		return
-	}
-	r.pass(CheckMTU, hp.mtuSwitch, strconv.Itoa(int(hp.mtuCur)))
 }
 
 // check is the VM's checks.
@@ -453,7 +481,12 @@ func (vp *vmPlan) check(st *state) []readiness.Result {
 		r.fail(CheckDevices, fe.subject, err.Error(), fe.expected, fe.fix)
 	}
 	vp.checkDevices(r, reported)
-	vp.checkNUMA(r)
+	if vp.multiRail() {
+		vp.checkRailNUMA(r)
+		vp.checkGroups(r)
+	} else {
+		vp.checkNUMA(r)
+	}
 	return r.out
 }
 
@@ -481,6 +514,106 @@ func (vp *vmPlan) checkNUMA(r *results) {
 		}
 		r.fail(CheckNUMA, id, found, fmt.Sprintf("the GPU on the NIC's NUMA node %d (GPUDirect RDMA otherwise crosses the CPU interconnect)", nicNode),
 			fmt.Sprintf("pass VM %s a GPU of NUMA node %d (gpus[].pci in the inventory), or cable its data port to a NIC on node %d", vp.inv.VM, nicNode, gpuNode))
+	}
+}
+
+// checkRailNUMA compares, rail by rail, the NUMA node of the rail's VF (its
+// PF) with its GPUs', as the pairing found them (CheckNUMA).
+func (vp *vmPlan) checkRailNUMA(r *results) {
+	p := vp.pairing
+	if p == nil {
+		return
+	}
+	lines := p.Lines()
+	for i, rail := range p.Rails {
+		vf := vfSubject(rail.VMNIC)
+		if len(rail.GPUs) == 0 {
+			continue
+		}
+		var cross, unknown []railpair.GPU
+		for _, g := range rail.GPUs {
+			switch g.Locality {
+			case railpair.CrossSocket:
+				cross = append(cross, g)
+			case railpair.Unknown:
+				unknown = append(unknown, g)
+			}
+		}
+		switch {
+		case len(cross) > 0:
+			var gs []string
+			for _, g := range cross {
+				gs = append(gs, fmt.Sprintf("GPU %s on node %d", g.PCI, g.Node))
+			}
+			r.fail(CheckNUMA, vf, fmt.Sprintf("%s (PF %s) on NUMA node %d, its %s", vf, rail.PF, rail.Node, strings.Join(gs, ", ")),
+				"the VF on the NUMA node of its GPUs, or under their PCIe switch (GPUDirect RDMA otherwise crosses the CPU interconnect)",
+				vp.railNUMAFix(rail, cross[0]))
+		case len(unknown) > 0:
+			r.unsure(CheckNUMA, vf, lines[i]+": "+unknownText(rail, unknown[0]))
+		default:
+			r.pass(CheckNUMA, vf, lines[i])
+		}
+	}
+}
+
+// unknownText says why a rail's pairing with g cannot be judged.
+func unknownText(rail railpair.Rail, g railpair.GPU) string {
+	switch {
+	case rail.Node < 0 && g.Node < 0:
+		return "the host lists no NUMA node for the GPU or the PF (hardware.numaInfo)"
+	case g.Node < 0:
+		return "the host lists no NUMA node for GPU " + g.PCI + " (hardware.numaInfo)"
+	}
+	return "the host lists no NUMA node for the PF (hardware.numaInfo)"
+}
+
+// railNUMAFix is the fix of rail's VF on another NUMA node than its GPU g:
+// for a GPU the inventory places, its gpus[].pci or the rail's pf; for a
+// GPU the VM has, removing it so that the pairing chooses again. A rail of
+// the VM nearer to the GPU is named.
+func (vp *vmPlan) railNUMAFix(rail railpair.Rail, g railpair.GPU) string {
+	key := "nic.pf"
+	if rail.Index > 0 {
+		key = fmt.Sprintf("data[%d].pf", rail.Index)
+	}
+	var fix string
+	if g.Slot < len(vp.inv.GPUs) && vp.inv.GPUs[g.Slot].PCI != "" {
+		fix = fmt.Sprintf("set gpus[%d].pci of %s to a GPU on NUMA node %d, or %s to a NIC port on node %d, then %s", g.Slot, vp.inv.Name, rail.Node, key, g.Node, FixApply)
+	} else {
+		fix = fmt.Sprintf("free a GPU on NUMA node %d of ESXi host %s, shut down VM %s, remove GPU %s from it and run %s (the pairing then takes the free GPU), or set %s of %s to a NIC port on node %d",
+			rail.Node, vp.host.name, vp.inv.VM, g.PCI, FixApply, key, vp.inv.Name, g.Node)
+	}
+	if g.Nearer >= 0 && g.Nearer < len(vp.pairing.Rails) {
+		o := vp.pairing.Rails[g.Nearer]
+		how := "is on its NUMA node"
+		if g.NearerBy == railpair.SameSwitch {
+			how = "shares its PCIe switch"
+		}
+		fix += fmt.Sprintf(" (rail %d's %s %s: gpus[].rail can pair GPU %s with rail %d)", o.Index, o.VMNIC, how, g.PCI, o.Index)
+	}
+	return fix
+}
+
+// checkGroups reports the vendor device groups the VM's host offers and
+// the rails they fit (CheckDeviceGroups).
+func (vp *vmPlan) checkGroups(r *results) {
+	hp := vp.host
+	switch {
+	case vp.pairing == nil:
+	case hp.groupsErr != nil:
+		r.unsure(CheckDeviceGroups, "", "not read: "+hp.groupsErr.Error())
+	default:
+		var groups []string
+		for _, n := range vp.notes {
+			if strings.HasPrefix(n, "vendor device group ") {
+				groups = append(groups, n)
+			}
+		}
+		if len(groups) == 0 {
+			r.pass(CheckDeviceGroups, "", "ESXi host "+hp.name+" offers no vendor device groups (none required)")
+			return
+		}
+		r.pass(CheckDeviceGroups, "", strings.Join(groups, "; "))
 	}
 }
 
@@ -555,7 +688,6 @@ func (vp *vmPlan) checkPower(r *results, pending bool) {
 // already reported.
 func (vp *vmPlan) checkDevices(r *results, skip map[string]bool) {
 	hp := vp.host
-	vf := vfSubject(hp.nic.PF)
 	on := vp.vm.Runtime.PowerState == types.VirtualMachinePowerStatePoweredOn
 	devs := object.VirtualDeviceList(vp.vm.Config.Hardware.Device)
 	attached := func(subject string, d types.BaseVirtualDevice) {
@@ -599,35 +731,41 @@ func (vp *vmPlan) checkDevices(r *results, skip map[string]bool) {
 			r.fail(CheckDevices, id, "not attached", "attached", FixApply)
 		}
 	}
-	if skip[vf] {
-		return
-	}
-	var card types.BaseVirtualDevice
+	// Each rail's VF, from that rail's PF.
+	cards := map[string]types.BaseVirtualDevice{} // by PF PCI address, the first
 	for _, d := range devs {
 		c, ok := d.(*types.VirtualSriovEthernetCard)
-		if !ok || hp.pfID == "" || c.SriovBacking == nil || c.SriovBacking.PhysicalFunctionBacking == nil {
+		if !ok || c.SriovBacking == nil || c.SriovBacking.PhysicalFunctionBacking == nil {
 			continue
 		}
-		if strings.ToLower(strings.TrimPrefix(c.SriovBacking.PhysicalFunctionBacking.Id, "Automatic-")) == hp.pfID && card == nil {
-			card = d
+		id := strings.ToLower(strings.TrimPrefix(c.SriovBacking.PhysicalFunctionBacking.Id, "Automatic-"))
+		if cards[id] == nil {
+			cards[id] = d
 		}
 	}
-	if card != nil {
-		attached(vf, card)
-		return
-	}
 	var fe *fixErr
-	sr := hp.sriovInfo()
-	switch {
-	case hp.blocked != nil && errors.As(hp.blocked, &fe):
-		r.fail(CheckDevices, vf, "not attached", "attached", fmt.Sprintf("first fix the NIC of ESXi host %s (its %s check): %s", hp.name, CheckNIC, fe.fix))
-	case hp.blocked != nil:
-		r.fail(CheckDevices, vf, "not attached", "attached", fmt.Sprintf("first fix the NIC of ESXi host %s (its %s check)", hp.name, CheckNIC))
-	case sr.SriovActive:
-		r.fail(CheckDevices, vf, "not attached", "attached", vp.fix(true))
-	case sr.SriovEnabled && int(sr.NumVirtualFunctionRequested) == hp.nic.VFs:
-		r.fail(CheckDevices, vf, "not attached", "attached", vp.rebootThenApply("SR-IOV on "+hp.nic.PF+" is enabled, not active"))
-	default:
-		r.fail(CheckDevices, vf, "not attached", "attached", FixApply)
+	for _, vmnic := range vp.railPFs() {
+		vf := vfSubject(vmnic)
+		pf := hp.pf(vmnic)
+		if skip[vf] || pf == nil {
+			continue
+		}
+		if card := cards[pf.id]; card != nil && pf.id != "" {
+			attached(vf, card)
+			continue
+		}
+		sr := hp.sriovOf(pf.id)
+		switch {
+		case hp.blocked != nil && errors.As(hp.blocked, &fe):
+			r.fail(CheckDevices, vf, "not attached", "attached", fmt.Sprintf("first fix the NIC of ESXi host %s (its %s check): %s", hp.name, CheckNIC, fe.fix))
+		case hp.blocked != nil:
+			r.fail(CheckDevices, vf, "not attached", "attached", fmt.Sprintf("first fix the NIC of ESXi host %s (its %s check)", hp.name, CheckNIC))
+		case sr.SriovActive:
+			r.fail(CheckDevices, vf, "not attached", "attached", vp.fix(true))
+		case sr.SriovEnabled && int(sr.NumVirtualFunctionRequested) == hp.nic.VFs:
+			r.fail(CheckDevices, vf, "not attached", "attached", vp.rebootThenApply("SR-IOV on "+vmnic+" is enabled, not active"))
+		default:
+			r.fail(CheckDevices, vf, "not attached", "attached", FixApply)
+		}
 	}
 }

@@ -20,9 +20,11 @@ import (
 )
 
 // readOnly are the only SOAP methods a check may send: the retrieve of
-// vCenter's state and its container view.
+// vCenter's state and its container view, the module parameters, and the
+// config target (the vendor device groups of hosts with VMs of several
+// rails).
 var readOnly = []string{"RetrievePropertiesEx", "RetrieveProperties", "ContinueRetrievePropertiesEx", "CreateContainerView", "DestroyView",
-	"QueryConfiguredModuleOptionString"}
+	"QueryConfiguredModuleOptionString", "QueryConfigTarget"}
 
 // check runs esxiapply.Check and asserts it changed nothing: only read
 // methods went to vCenter, no module parameter was set, and it read each
@@ -116,6 +118,7 @@ func result(t *testing.T, rs []readiness.Result, machine, check, subject string)
 // module parameters, the vSwitch MTU and no pending reboot; per VM its
 // settings, power and each device attached and connected.
 func TestCheckHealthy(t *testing.T) {
+	t.Parallel()
 	inv := inventory.Reference()
 	e := newEnv(t, inv, vcsimtest.Options{NeedReboot: true})
 	healthy(t, e)
@@ -172,6 +175,7 @@ func TestCheckHealthy(t *testing.T) {
 // is on that host or its VM and says "reboot needed" with the host's name;
 // the other hosts and VMs pass. Doing what the fixes say makes it pass.
 func TestCheckRebootPending(t *testing.T) {
+	t.Parallel()
 	inv := inventory.Reference()
 	e := newEnv(t, inv, vcsimtest.Options{NeedReboot: true})
 	const host, vm = "esx-44.example", "clx-mld-44"
@@ -239,6 +243,7 @@ func TestCheckRebootPending(t *testing.T) {
 // adapter disconnected, a host with a pending reboot, a module parameter
 // changed with esxcli.
 func TestCheckDrift(t *testing.T) {
+	t.Parallel()
 	inv := inventory.Reference()
 	e := newEnv(t, inv, vcsimtest.Options{NeedReboot: true})
 	healthy(t, e)
@@ -297,6 +302,7 @@ func TestCheckDrift(t *testing.T) {
 // node than the NIC fails numa, the one on the NIC's node passes, and a host
 // that lists no devices per node gets no numa result at all.
 func TestCheckP2PAndNUMA(t *testing.T) {
+	t.Parallel()
 	inv := inventory.Reference()
 	e := newEnv(t, inv, vcsimtest.Options{NeedReboot: true})
 	healthy(t, e)
@@ -354,6 +360,7 @@ func TestCheckP2PAndNUMA(t *testing.T) {
 // Hosts and VMs vCenter lacks, a host whose PF has no SR-IOV and a host
 // whose module parameters cannot be read, on a cluster never applied.
 func TestCheckMissingBlockedUnreadable(t *testing.T) {
+	t.Parallel()
 	inv := inventory.Reference()
 	e := newEnv(t, inv, vcsimtest.Options{
 		SkipVMs:   []string{"clx-mld-44"},
@@ -425,6 +432,7 @@ func TestCheckMissingBlockedUnreadable(t *testing.T) {
 // The MTU of the vSwitch that carries the PF against a jumbo data_mtu:
 // failed before apply, passed after.
 func TestCheckMTU(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, jumbo(t), vcsimtest.Options{})
 	r := result(t, e.check(t), "esx-41.example", esxiapply.CheckMTU, "vSwitch vSwitch1")
 	if r.Status != readiness.Failed || r.Found != "1500" || r.Expected != "at least 9000 (data_mtu)" || r.Fix != esxiapply.FixApply {

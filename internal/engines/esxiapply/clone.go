@@ -31,6 +31,7 @@ import (
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/types"
 
+	"github.com/rdggen/rdggen/internal/vcenter"
 	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/cloudinit"
 	"github.com/rdggen/rdggen/pkg/inventory"
@@ -143,7 +144,7 @@ func readPlacement(ctx context.Context, c *vim25.Client, tmpls, hosts []types.Ma
 	if err != nil {
 		return nil, fmt.Errorf("create container view: %w", err)
 	}
-	defer func() { _ = v.Destroy(context.WithoutCancel(ctx)) }()
+	defer vcenter.Cleanup(ctx, v.Destroy) // also when interrupted, but not for long
 	var props []types.PropertySpec
 	for _, k := range kinds {
 		ps := types.PropertySpec{Type: k, PathSet: []string{"name", "parent"}}
@@ -599,7 +600,13 @@ func finishFirstBoots(ctx context.Context, c *vim25.Client, w *taskWaiter, hosts
 		vp.applied = true
 		what := "powered on"
 		if cloudinit.Enabled(vp.inv) && vp.boot.state == FirstBootPending {
-			what = fmt.Sprintf("cloud-init identity written (%s %s, %s %s), powered on", vp.inv.Template.MgmtInterface, vp.boot.macs.Mgmt, vp.inv.DataInterface, vp.boot.macs.Data)
+			macs := fmt.Sprintf("%s %s, %s %s", vp.inv.Template.MgmtInterface, vp.boot.macs.Mgmt, vp.inv.DataInterface, vp.boot.macs.Data)
+			for r, mac := range vp.boot.macs.Rails {
+				if r > 0 && r < len(vp.inv.Rails) {
+					macs += fmt.Sprintf(", %s %s", vp.inv.Rails[r].Interface, mac)
+				}
+			}
+			what = fmt.Sprintf("cloud-init identity written (%s), powered on", macs)
 		}
 		fmt.Fprintf(out, "vm %s: first boot: %s (%.1fs)\n", vp.inv.VM, what, time.Since(t0).Seconds())
 		mu.Lock()
@@ -639,14 +646,19 @@ func readDevicesOf(ctx context.Context, c *vim25.Client, vps []*vmPlan) error {
 		if vm == nil || vm.Config == nil {
 			continue
 		}
+		if vp.multiRail() {
+			vp.boot.macs.Rails = make([]string, len(vp.inv.Rails))
+		}
 		for _, d := range vm.Config.Hardware.Device {
 			card, ok := d.(types.BaseVirtualEthernetCard)
 			if !ok {
 				continue
 			}
 			mac := strings.ToLower(card.GetVirtualEthernetCard().MacAddress)
-			if _, sriov := d.(*types.VirtualSriovEthernetCard); sriov {
-				if vp.boot.macs.Data == "" {
+			if sc, sriov := d.(*types.VirtualSriovEthernetCard); sriov {
+				if vp.multiRail() {
+					vp.setRailMAC(sc, mac)
+				} else if vp.boot.macs.Data == "" {
 					vp.boot.macs.Data = mac
 				}
 			} else if vp.boot.macs.Mgmt == "" {
@@ -655,6 +667,26 @@ func readDevicesOf(ctx context.Context, c *vim25.Client, vps []*vmPlan) error {
 		}
 	}
 	return nil
+}
+
+// setRailMAC records the MAC of a VM of several rails' SR-IOV adapter sc
+// as its rail's, the rail whose PF backs it (rail 0's is also Data): each
+// rail's VF is matched by its own MAC in the guest's network config.
+func (vp *vmPlan) setRailMAC(sc *types.VirtualSriovEthernetCard, mac string) {
+	if sc.SriovBacking == nil || sc.SriovBacking.PhysicalFunctionBacking == nil {
+		return
+	}
+	id := strings.ToLower(strings.TrimPrefix(sc.SriovBacking.PhysicalFunctionBacking.Id, "Automatic-"))
+	m := &vp.boot.macs
+	for r, vmnic := range vp.railPFs() {
+		if pf := vp.host.pf(vmnic); pf != nil && pf.id == id && r < len(m.Rails) && m.Rails[r] == "" {
+			m.Rails[r] = mac
+			if r == 0 {
+				m.Data = mac
+			}
+			return
+		}
+	}
 }
 
 // firstBoot writes the identity (a pending VM with cloud-init), powers the
@@ -676,8 +708,13 @@ func (vp *vmPlan) firstBoot(ctx context.Context, c *vim25.Client, w *taskWaiter)
 		if cloudinit.Enabled(vp.inv) {
 			m := vp.boot.macs
 			switch {
+			case m.Data == "" && vp.multiRail():
+				return fmt.Errorf("VM %s has no SR-IOV adapter of rail 0 (a VF of %s) after its reconfiguration: its identity would lack the data network; not powered on", vp.inv.VM, vp.inv.NIC.PF)
 			case m.Data == "":
 				return fmt.Errorf("VM %s has no SR-IOV adapter after its reconfiguration: its identity would lack the data network; not powered on", vp.inv.VM)
+			case slices.Contains(m.Rails, ""):
+				r := slices.Index(m.Rails, "")
+				return fmt.Errorf("VM %s has no SR-IOV adapter of rail %d (a VF of %s) after its reconfiguration: its identity would lack that rail's MAC; not powered on", vp.inv.VM, r, vp.railPFs()[r])
 			case m.Mgmt == "":
 				return fmt.Errorf("VM %s has no management adapter (its template's first network adapter that is not SR-IOV, %s in the guest): not powered on", vp.inv.VM, vp.inv.Template.MgmtInterface)
 			}
@@ -786,7 +823,7 @@ func cloneThenPlan(ctx context.Context, c *vim25.Client, inv *inventory.Inventor
 	go w.run(wctx)
 	runClones(ctx, c, w, st.clones, opts, out)
 	clones := st.clones
-	st2, err := readState(ctx, c, managedKeys(inv), inventoryVMs(inv), inv.ESXiHosts(), opts.Parallel)
+	st2, err := readState(ctx, c, vmReadOf(inv), inventoryVMs(inv), inv.ESXiHosts(), opts.Parallel)
 	if err != nil {
 		return nil, fmt.Errorf("after the clones: %w", err)
 	}

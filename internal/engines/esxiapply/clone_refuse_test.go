@@ -18,6 +18,7 @@ import (
 // says so, not "first boot FAILED"; after the reboot the next apply
 // attaches the VF and boots it.
 func TestCloneWaitsForHostReboot(t *testing.T) {
+	t.Parallel()
 	inv := templated(t)
 	e := newEnv(t, inv, vcsimtest.Options{SkipVMs: allVMs(inv, "clx-mld-41", "clx-mld-42", "clx-mld-43", "clx-mld-44", "clx-mld-45", "clx-mld-46", "clx-mld-47"),
 		Templates: templates, NeedReboot: true})
@@ -52,6 +53,7 @@ func TestCloneWaitsForHostReboot(t *testing.T) {
 // vCenter assigns at the clone). Nothing is cloned from the running VM,
 // and it stays on.
 func TestCloneRefusals(t *testing.T) {
+	t.Parallel()
 	inv := templated(t, "  - name: clx-mld-42\n    esxi: esx-42.example\n", "  - name: clx-mld-42\n    esxi: esx-42.example\n    template: {name: gpu-vm-running}\n",
 		"  - name: clx-mld-43\n    esxi: esx-43.example\n", "  - name: clx-mld-43\n    esxi: esx-43.example\n    mgmt: 10.0.0.43\n")
 	e := newEnv(t, inv, vcsimtest.Options{SkipVMs: allVMs(inv, "clx-mld-41"),
@@ -85,6 +87,7 @@ func TestCloneRefusals(t *testing.T) {
 // default route and the name servers, matched by the MAC vCenter assigned;
 // a host whose mgmt is a name keeps DHCP.
 func TestCloneStaticMgmt(t *testing.T) {
+	t.Parallel()
 	inv := templated(t, "ssh_keys: [", "mgmt_prefix: 24, mgmt_gateway: 10.0.0.1, mgmt_dns: [10.0.0.2], ssh_keys: [",
 		"  - name: clx-mld-43\n    esxi: esx-43.example\n", "  - name: clx-mld-43\n    esxi: esx-43.example\n    mgmt: 10.0.0.43\n")
 	e := newEnv(t, inv, vcsimtest.Options{SkipVMs: allVMs(inv, "clx-mld-41"), Templates: templates})

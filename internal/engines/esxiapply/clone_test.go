@@ -178,6 +178,7 @@ func (e *env) checkClone(t testing.TB, vm mo.VirtualMachine, h *inventory.Host) 
 // template onto their hosts in parallel, reconfigures and boots them; a
 // second apply changes nothing.
 func TestCloneEightVMs(t *testing.T) {
+	t.Parallel()
 	inv := templated(t)
 	e := newEnv(t, inv, vcsimtest.Options{SkipVMs: allVMs(inv), Templates: templates, CloneDelay: 100 * time.Millisecond})
 
@@ -245,6 +246,7 @@ func TestCloneEightVMs(t *testing.T) {
 // tools never report fails after the bound, naming it; the next apply
 // retries the failed clone only.
 func TestCloneFailures(t *testing.T) {
+	t.Parallel()
 	inv := templated(t, "  - name: clx-mld-42\n    esxi: esx-42.example\n", "  - name: clx-mld-42\n    esxi: esx-42.example\n    template: {name: ubuntu-bios}\n",
 		"  - name: clx-mld-47\n    esxi: esx-47.example\n", "  - name: clx-mld-47\n    esxi: esx-47.example\n    template: {name: ubuntu-gpu-efi, cloud_init: false}\n")
 	e := newEnv(t, inv, vcsimtest.Options{SkipVMs: allVMs(inv, "clx-mld-41"), Templates: templates,
@@ -320,6 +322,7 @@ func TestCloneFailures(t *testing.T) {
 // 8.0 U2 with hardware version 21 takes 128; 17 GPUs are refused on the
 // first, naming the limit and its source, and planned on the second.
 func TestClonePassthroughLimit(t *testing.T) {
+	t.Parallel()
 	gpus := strings.Repeat("    - {model: V100-PCIE-16GB, memory_gb: 16}\n", 17)
 	inv := templated(t, "  gpus:                 # two Tesla V100 16 GB per VM (the guide's BOM is an image; 2 is our assumption)\n    - {model: V100-PCIE-16GB, memory_gb: 16}   # optional: bar1_gb, pci: \"0000:3b:00.0\"\n    - {model: V100-PCIE-16GB, memory_gb: 16}\n",
 		"  gpus:\n"+gpus)

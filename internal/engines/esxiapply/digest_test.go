@@ -40,6 +40,7 @@ func vmDigestFmt(st *state, hp *hostPlan, h *inventory.Host) string {
 // vmDigest hashes the lines vmDigestFmt hashed, for every VM of the
 // reference inventory and for names that need quoting.
 func TestVMDigestAsFprintf(t *testing.T) {
+	t.Parallel()
 	inv := inventory.Reference()
 	hosts := inv.Hosts
 	odd := hosts[0]

@@ -6,17 +6,19 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vmware/govmomi/vim25/types"
+
 	"github.com/rdggen/rdggen/internal/testing/vcsimtest"
 	"github.com/rdggen/rdggen/internal/vcenter"
 	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/inventory"
-	"github.com/vmware/govmomi/vim25/types"
 )
 
 // TestApplyFailuresLeaveOthersApplied: a powered-on VM, a missing VM, a missing
 // host, a GPU in use by another VM and an ambiguous GPU choice each fail with a
 // clear message, and every other VM is applied.
 func TestApplyFailuresLeaveOthersApplied(t *testing.T) {
+	t.Parallel()
 	inv := inventory.Reference()
 	e := newEnv(t, inv, vcsimtest.Options{
 		SkipVMs:   []string{"clx-mld-44"},
@@ -74,6 +76,7 @@ func TestApplyFailuresLeaveOthersApplied(t *testing.T) {
 // TestApplySharedHosts: several VMs per ESXi host with explicit GPU
 // addresses; one host-side change per host, a no-op second run.
 func TestApplySharedHosts(t *testing.T) {
+	t.Parallel()
 	inv, err := vcsimtest.Inventory(2, 4)
 	if err != nil {
 		t.Fatal(err)
@@ -100,6 +103,7 @@ func TestApplySharedHosts(t *testing.T) {
 // TestModuleParamsKeepOthers: parameters rdggen does not manage survive, and
 // all of ours go in one Set.
 func TestModuleParamsKeepOthers(t *testing.T) {
+	t.Parallel()
 	inv := inventory.Reference()
 	e := newEnv(t, inv, vcsimtest.Options{})
 	e.sim.Modules.Preset("esx-41.example", "nmlx5_core", "DRSS=4 max_vfs=2")
@@ -116,6 +120,7 @@ func TestModuleParamsKeepOthers(t *testing.T) {
 }
 
 func TestConnectErrors(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, inventory.Reference(), vcsimtest.Options{})
 	ctx := context.Background()
 
@@ -147,6 +152,7 @@ func TestConnectErrors(t *testing.T) {
 }
 
 func TestConfigFromEnv(t *testing.T) {
+	t.Parallel()
 	inv := inventory.Reference()
 	inv.VCenter = "https://vcenter.example/sdk"
 	env := map[string]string{}
@@ -199,6 +205,7 @@ func TestConfigFromEnv(t *testing.T) {
 // A host whose nmlx5_core parameters cannot be read fails with its VMs; the
 // other hosts and VMs are applied.
 func TestModuleParamsReadFailure(t *testing.T) {
+	t.Parallel()
 	inv := inventory.Reference()
 	e := newEnv(t, inv, vcsimtest.Options{})
 	e.sim.Modules.Fail("esx-44.example", errors.New("connection reset"))
@@ -221,6 +228,7 @@ func TestModuleParamsReadFailure(t *testing.T) {
 // which is listed as waiting on that host's problem; the dry run shows it
 // all and the JSON machines say which VM waits on which host.
 func TestBlockedHostShowsItsVMs(t *testing.T) {
+	t.Parallel()
 	inv := inventory.Reference()
 	e := newEnv(t, inv, vcsimtest.Options{NoSRIOV: []string{"esx-42.example", "esx-43.example"}})
 	res, out := e.apply(t, true)

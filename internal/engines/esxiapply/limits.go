@@ -38,21 +38,29 @@ func PassthroughLimit(esxi, hw string) int {
 // passthroughLimitErr refuses h's GPUs when they are more than its ESXi
 // host (as vCenter reports its version) lets a VM of hardware version hw
 // have; whose says whose hardware version that is ("its", "the template
-// T's"). The SR-IOV adapter is a network adapter and is not counted.
+// T's"). The SR-IOV adapter of a VM of one rail is a network adapter and
+// is not counted; a VM of several rails counts one VF per rail, as
+// validation does (railVFs).
 func passthroughLimitErr(host *mo.HostSystem, hw string, h *inventory.Host, whose string) error {
 	if host == nil || host.Config == nil {
 		return nil
 	}
 	ver := host.Config.Product.Version
 	limit := PassthroughLimit(ver, hw)
-	if len(h.GPUs) <= limit {
+	vfs := railVFs(h)
+	if len(h.GPUs)+vfs <= limit {
 		return nil
 	}
 	fix := "list fewer GPUs for " + h.Name
 	if limit < 128 {
 		fix = "upgrade ESXi host " + h.ESXi + " (8.0 U2 with hardware version 21 takes 128), or " + fix
 	}
-	return fixable(fmt.Errorf("%d GPUs: ESXi %s on %s with %s hardware version %s takes at most %d PCI passthrough devices per VM (%s)",
-		len(h.GPUs), orUnset(ver), h.ESXi, whose, orUnset(hw), limit, PassthroughSource),
+	what := fmt.Sprintf("%d GPUs", len(h.GPUs))
+	if vfs > 0 {
+		what = fmt.Sprintf("%d GPUs and %d rails' VFs (%d devices)", len(h.GPUs), vfs, len(h.GPUs)+vfs)
+		fix += " or fewer rails"
+	}
+	return fixable(fmt.Errorf("%s: ESXi %s on %s with %s hardware version %s takes at most %d PCI passthrough devices per VM (%s)",
+		what, orUnset(ver), h.ESXi, whose, orUnset(hw), limit, PassthroughSource),
 		fmt.Sprintf("at most %d passthrough devices", limit), fix)
 }

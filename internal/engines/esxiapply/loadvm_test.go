@@ -12,6 +12,7 @@ import (
 // for the ones it hands to mo.LoadObjectContent (no host, another
 // property, a missing property).
 func TestLoadVMIDsAsLoadObjectContent(t *testing.T) {
+	t.Parallel()
 	host := types.ManagedObjectReference{Type: "HostSystem", Value: "host-21"}
 	vm := func(v string) types.ManagedObjectReference {
 		return types.ManagedObjectReference{Type: "VirtualMachine", Value: v}

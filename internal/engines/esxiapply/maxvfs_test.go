@@ -32,6 +32,7 @@ func addPort(e *env, esxi, device, pci, driver string) {
 // values, a second apply changes nothing, and check compares the PF's own
 // value with its VFs.
 func TestModuleParamsPerPort(t *testing.T) {
+	t.Parallel()
 	inv := inventory.Reference()
 	e := newEnv(t, inv, vcsimtest.Options{})
 	const rest = " pfctx=0x08 pfcrx=0x08 trust_state=2 ecn=1"

@@ -20,6 +20,7 @@ func jumbo(t testing.TB) *inventory.Inventory {
 // A jumbo-frame data network: one apply raises the MTU of the standard
 // vSwitch that carries each host's PF to 9000; the second changes nothing.
 func TestVSwitchMTU(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, jumbo(t), vcsimtest.Options{})
 	_, out := e.apply(t, true)
 	if !strings.Contains(out, "host esx-41.example:\n  SR-IOV on vmnic4") || !strings.Contains(out, "  vSwitch vSwitch1 (uplink vmnic4): MTU 1500 → 9000\n") {
@@ -46,6 +47,7 @@ func TestVSwitchMTU(t *testing.T) {
 // its hosts, with the switch's config version. (vcsim takes the request but
 // does not keep maxMtu, so the request is what is checked.)
 func TestDVSMaxMTU(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, jumbo(t), vcsimtest.Options{DVPortGroups: 1, PFOnDVS: true})
 	e.counter.Watch("<maxMtu>9000</maxMtu>")
 	before := e.counter.Count("ReconfigureDvs_Task")

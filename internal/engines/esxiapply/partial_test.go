@@ -39,6 +39,7 @@ func editDevice[T types.BaseVirtualDevice](t *testing.T, e *env, vmName string, 
 // decimal device id of govmomi #2248: "7604" for 0x1db4) sends the host back
 // to a full plan with the list, which fixes the backing.
 func TestApplyPartialPlanFallsBack(t *testing.T) {
+	t.Parallel()
 	inv := inventory.Reference()
 	e := newEnv(t, inv, vcsimtest.Options{})
 	e.counter.Watch("hardware.pciDevice")
@@ -76,6 +77,7 @@ func TestApplyPartialPlanFallsBack(t *testing.T) {
 // An SR-IOV adapter on the right PF but another port group is re-pointed by
 // an edit, with no device list and no QueryConfigTarget.
 func TestApplyRepointsSRIOVAdapter(t *testing.T) {
+	t.Parallel()
 	inv := inventory.Reference()
 	e := newEnv(t, inv, vcsimtest.Options{DVPortGroups: 1})
 	e.counter.Watch("hardware.pciDevice")
@@ -120,6 +122,7 @@ func TestApplyRepointsSRIOVAdapter(t *testing.T) {
 // go with the device lists (the second retrieve: the first reads only the
 // VMs' names, hosts and change versions).
 func TestReadStateWithoutKeyedPaths(t *testing.T) {
+	t.Parallel()
 	inv := inventory.Reference()
 	e := newEnv(t, inv, vcsimtest.Options{})
 	if res, out := e.apply(t, false); res.Err() != nil {

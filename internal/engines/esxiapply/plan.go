@@ -11,6 +11,7 @@ import (
 
 	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/inventory"
+	"github.com/rdggen/rdggen/pkg/railpair"
 	"github.com/rdggen/rdggen/pkg/vmx"
 )
 
@@ -25,31 +26,67 @@ type hostPlan struct {
 
 	devices map[string]*types.HostPciDevice          // hardware.pciDevice by id (see loadDevices)
 	info    map[string]types.BaseHostPciPassthruInfo // config.pciPassthruInfo by id
-	pfID    string                                   // PCI address of the NIC's PF
+	pfID    string                                   // PCI address of the NIC's PF (rail 0's, pfs[0])
 	// pfPort is the PF's position (0 = first) among the host's nmlx5_core
 	// ports in PCI order, its entry in max_vfs (vmx.NICPortIndex).
 	pfPort int
+	// pfs are the NIC ports (physical functions) the host's VMs take VFs
+	// from: nic.pf, rail 0's, first, then the other rails' pf in rail
+	// order (vmx.RailPFs), each once. One for an inventory of one rail.
+	pfs []*pfPlan
 
 	// partial: planned without the host's PCI device list (first retrieve
 	// only); devices then holds what the VMs' attached backings say.
 	// incomplete: that was not enough (a device to add or pick, a backing
-	// that cannot vouch for its device): plan the host again with the list.
+	// that cannot vouch for its device, a VM of several rails to pair):
+	// plan the host again with the list.
 	partial, incomplete bool
 
 	passthru []types.BaseHostPciPassthruConfig // UpdatePassthruConfig payload
 	changes  []applyplan.Change                // the host's own changes
 	reboot   []string                          // why the host needs a reboot
 
-	// blocked is a problem of the host's NIC (no such uplink, no SR-IOV,
-	// too few VFs) that holds back its SR-IOV, MTU and nmlx5_core changes and
-	// its VMs' SR-IOV adapters; the rest (GPU passthrough, the VMs' other
-	// settings) is planned and applied. The host counts as failed. It is a
-	// *fixErr (what Check expects and the fix).
+	// blocked is a problem of one of the host's PFs (no such uplink, no
+	// SR-IOV, too few VFs; the first in rail order) that holds back its
+	// SR-IOV, MTU and nmlx5_core changes and its VMs' SR-IOV adapters; the
+	// rest (GPU passthrough, the VMs' other settings) is planned and
+	// applied. The host counts as failed. It is a *fixErr (what Check
+	// expects and the fix).
 	blocked error
 
 	paramsCur, paramsNew string
 	paramsChanged        bool
 	paramsErr            error // the parameters could not be read (see planHosts)
+
+	// vswitchKey is the key of the vSwitch that carries rail 0's PF (""
+	// if none; pfs[0].vswitchKey): the record's hint for the next apply's
+	// read (record.go).
+	vswitchKey string
+	notes      []string
+
+	// groupsErr says why the vendor device groups the host offers could
+	// not be read (readGroups, for hosts with VMs of several rails; the
+	// groups themselves are notes of those VMs).
+	groupsErr error
+
+	target *types.ConfigTarget // QueryConfigTarget, fetched only when a VM adds a device
+
+	started, applied bool    // the apply began; it succeeded
+	seconds          float64 // how long the host's own apply took
+}
+
+// pfPlan is one NIC port (physical function, PF) of an ESXi host that VFs
+// are taken from, and what apply does on it.
+type pfPlan struct {
+	// vmnic is its uplink ("vmnic5"), key the inventory key that names it
+	// ("nic.pf", "data[1].pf": the first rail that takes VFs from it).
+	vmnic, key string
+	// id is its PCI address (lower case), port its position among the
+	// host's nmlx5_core ports in PCI order (its entry in max_vfs); blocked
+	// its problem, if any (see hostPlan.blocked).
+	id      string
+	port    int
+	blocked error
 
 	// mtuSwitch names the virtual switch that carries the PF as planMTU
 	// found it ("vSwitch vSwitch1", "distributed switch DVS0"; "" for none),
@@ -61,20 +98,14 @@ type hostPlan struct {
 
 	// The data MTU on the virtual switch of the PF (the VFs' ceiling):
 	// vswitchSpec is the standard vSwitch's whole spec with the new MTU
-	// (UpdateVirtualSwitch replaces the spec; nil: no change); dvs is the
-	// distributed switch the PF is on instead.
-	vswitch string
-	// vswitchKey is the key of the vSwitch that carries the PF ("" if
-	// none): the record's hint for the next apply's read (record.go).
+	// (UpdateVirtualSwitch replaces the spec; nil: no change, or another
+	// PF of the host carries the change of the same vSwitch); dvs is the
+	// distributed switch the PF is on instead. vswitchKey is the key of
+	// the vSwitch that carries it ("" if none).
+	vswitch     string
 	vswitchKey  string
 	vswitchSpec *types.HostVirtualSwitchSpec
 	dvs         *dvs
-	notes       []string
-
-	target *types.ConfigTarget // QueryConfigTarget, fetched only when a VM adds a device
-
-	started, applied bool    // the apply began; it succeeded
-	seconds          float64 // how long the host's own apply took
 }
 
 // vmPlan is what apply does on one VM.
@@ -91,11 +122,24 @@ type vmPlan struct {
 
 	gpus []string // resolved PCI address per inventory GPU
 
+	// pairing is the VM's GPUs paired with its rails (pkg/railpair), for
+	// a VM of several rails planned with its host's PCI device list; nil
+	// otherwise. notes are the plan's lines about it (the pairing, its
+	// warnings, the virtual NUMA nodes, the vendor device groups), printed
+	// with the VM's changes.
+	pairing *railpair.Pairing
+	notes   []string
+	// vnode is the virtual NUMA node (VirtualDevice.numaNode) each of the
+	// VM's GPUs (by PCI address) and each rail's VF (by rail, vfNode)
+	// gets; nil when there is no assignment (railpair.Pairing.VNUMA).
+	vnode  map[string]int32
+	vfNode []int32
+
 	spec     types.VirtualMachineConfigSpec
 	changes  []applyplan.Change // what changes from what to what
 	coldOnly []string           // the Text of changes that need the VM powered off
 	addGPUs  []deviceAdd
-	sriov    *sriovChange
+	sriovs   []*sriovChange // one per rail whose adapter is added
 	nextKey  int32
 
 	// waiting lists device adds that wait for the host's reboot: passthrough
@@ -133,10 +177,12 @@ type deviceAdd struct {
 	active bool   // passthrough was active when planned (else switched on by this run)
 }
 
-// sriovChange is the SR-IOV adapter to add (an existing one on the PF is
-// re-pointed by planVM directly).
+// sriovChange is an SR-IOV adapter to add, a VF of rail's PF pf (an
+// existing one on the PF is re-pointed by planVM directly).
 type sriovChange struct {
 	net        network
+	pf         *pfPlan
+	rail       int
 	what, line string // as in deviceAdd
 	active     bool   // SR-IOV was active on the PF when planned
 }
@@ -253,7 +299,7 @@ func (hp *hostPlan) planVMs(st *state, full bool) {
 				vp.err = passthroughLimitErr(hp.host, vp.vm.Config.Version, vp.inv, "its")
 			}
 		}
-		if hp.partial && (len(vp.addGPUs) > 0 || len(vp.waiting) > 0 || vp.sriov != nil) {
+		if hp.partial && (len(vp.addGPUs) > 0 || len(vp.waiting) > 0 || len(vp.sriovs) > 0) {
 			// A device to add: its plan line and backing need the host's
 			// description of it.
 			hp.incomplete = true
@@ -362,8 +408,54 @@ func planHost(inv *inventory.Inventory, st *state, name string) *hostPlan {
 			hp.info[strings.ToLower(pi.GetHostPciPassthruInfo().Id)] = pi
 		}
 	}
-	// The physical function: the uplink's PCI address, its place among the
-	// nmlx5_core ports (max_vfs has one value per port), and SR-IOV on it.
+	// The physical functions: each uplink's PCI address, its place among
+	// the nmlx5_core ports (max_vfs has one value per port), and SR-IOV
+	// on it; rail 0's (nic.pf) first, then the other rails' PFs.
+	hp.pfs = []*pfPlan{{vmnic: hp.nic.PF, key: "nic.pf"}}
+	for _, vm := range inv.HostsOnESXi(name) {
+		for _, r := range vm.Rails {
+			if r.PF != "" && !slices.ContainsFunc(hp.pfs, func(p *pfPlan) bool { return p.vmnic == r.PF }) {
+				hp.pfs = append(hp.pfs, &pfPlan{vmnic: r.PF, key: fmt.Sprintf("data[%d].pf", r.Index)})
+			}
+		}
+	}
+	for _, pf := range hp.pfs {
+		if pf.blocked = hp.checkPF(pf); pf.blocked != nil && hp.blocked == nil {
+			hp.blocked = pf.blocked
+		}
+	}
+	hp.pfID, hp.pfPort = hp.pfs[0].id, hp.pfs[0].port
+	if hp.blocked != nil {
+		return hp
+	}
+	for _, pf := range hp.pfs {
+		sr := hp.sriovOf(pf.id)
+		if !sr.SriovEnabled || int(sr.NumVirtualFunctionRequested) != hp.nic.VFs {
+			hp.passthru = append(hp.passthru, &types.HostSriovConfig{
+				HostPciPassthruConfig: types.HostPciPassthruConfig{Id: sr.Id, PassthruEnabled: sr.PassthruEnabled},
+				SriovEnabled:          true,
+				NumVirtualFunction:    int32(hp.nic.VFs),
+			})
+			hp.change(applyplan.Update, "SR-IOV "+pf.vmnic, sriovState(sr), fmt.Sprintf("enabled, %d VFs", hp.nic.VFs),
+				fmt.Sprintf("SR-IOV on %s (%s): %s → enabled, %d VFs", pf.vmnic, pf.id, sriovState(sr), hp.nic.VFs))
+			hp.reboot = append(hp.reboot, "SR-IOV")
+		} else if !sr.SriovActive {
+			hp.reboot = append(hp.reboot, "SR-IOV (set, not active yet)")
+		}
+	}
+	for _, pf := range hp.pfs {
+		hp.planMTU(st, pf, inv.DataMTU())
+	}
+	hp.vswitchKey = hp.pfs[0].vswitchKey
+	return hp
+}
+
+// checkPF finds the PF's uplink and checks that it can give the VMs their
+// VFs: an nmlx5_core port (the driver's parameters must reach it), SR-IOV
+// capable, with nic.vfs VFs at most its maximum. The error is a *fixErr;
+// the fix names the inventory key of the PF (pfPlan.key).
+func (hp *hostPlan) checkPF(pf *pfPlan) error {
+	h, name := hp.host, hp.name
 	var uplinks []string
 	var ports []vmx.NICPort
 	driver := ""
@@ -371,76 +463,74 @@ func planHost(inv *inventory.Inventory, st *state, name string) *hostPlan {
 		for _, pn := range h.Config.Network.Pnic {
 			uplinks = append(uplinks, pn.Device)
 			ports = append(ports, vmx.NICPort{Device: pn.Device, PCI: pn.Pci, Driver: pn.Driver})
-			if pn.Device == hp.nic.PF {
-				hp.pfID, driver = strings.ToLower(pn.Pci), pn.Driver
+			if pn.Device == pf.vmnic {
+				pf.id, driver = strings.ToLower(pn.Pci), pn.Driver
 			}
 		}
 	}
-	if hp.pfID == "" {
-		hp.blocked = fixable(fmt.Errorf("no uplink %s (uplinks: %s); check the inventory's nic.pf", hp.nic.PF, strings.Join(uplinks, ", ")),
-			fmt.Sprintf("uplink %s on ESXi host %s", hp.nic.PF, name),
-			fmt.Sprintf("set nic.pf in the inventory to the ConnectX uplink of %s (esxcli network nic list)", name))
-		return hp
+	if pf.id == "" {
+		return fixable(fmt.Errorf("no uplink %s (uplinks: %s); check the inventory's %s", pf.vmnic, strings.Join(uplinks, ", "), pf.key),
+			fmt.Sprintf("uplink %s on ESXi host %s", pf.vmnic, name),
+			fmt.Sprintf("set %s in the inventory to the ConnectX uplink of %s (esxcli network nic list)", pf.key, name))
 	}
-	port, ok := vmx.NICPortIndex(ports, hp.nic.PF)
+	port, ok := vmx.NICPortIndex(ports, pf.vmnic)
 	if !ok {
-		hp.blocked = fixable(fmt.Errorf("%s (%s) is driven by %s, not %s: rdggen's %s parameters (max_vfs, PFC, trust, ECN) would not reach it", hp.nic.PF, hp.pfID, driver, vmx.NICModule, vmx.NICModule),
-			fmt.Sprintf("uplink %s driven by %s", hp.nic.PF, vmx.NICModule),
-			fmt.Sprintf("set nic.pf in the inventory to the ConnectX uplink of %s (esxcli network nic list: Driver %s)", name, vmx.NICModule))
-		return hp
+		return fixable(fmt.Errorf("%s (%s) is driven by %s, not %s: rdggen's %s parameters (max_vfs, PFC, trust, ECN) would not reach it", pf.vmnic, pf.id, driver, vmx.NICModule, vmx.NICModule),
+			fmt.Sprintf("uplink %s driven by %s", pf.vmnic, vmx.NICModule),
+			fmt.Sprintf("set %s in the inventory to the ConnectX uplink of %s (esxcli network nic list: Driver %s)", pf.key, name, vmx.NICModule))
 	}
-	hp.pfPort = port
-	sr, ok := hp.info[hp.pfID].(*types.HostSriovInfo)
+	pf.port = port
+	sr, ok := hp.info[pf.id].(*types.HostSriovInfo)
 	if !ok || !sr.SriovCapable {
-		hp.blocked = fixable(fmt.Errorf("%s (%s) is not SR-IOV capable (enable SR-IOV in the BIOS and the NIC firmware)", hp.nic.PF, hp.pfID),
+		return fixable(fmt.Errorf("%s (%s) is not SR-IOV capable (enable SR-IOV in the BIOS and the NIC firmware)", pf.vmnic, pf.id),
 			"SR-IOV capable",
 			fmt.Sprintf("enable SR-IOV in the BIOS of ESXi host %s and in the NIC firmware (mlxconfig SRIOV_EN=1 NUM_OF_VFS>=%d), then reboot it", name, hp.nic.VFs))
-		return hp
 	}
 	if int(sr.MaxVirtualFunctionSupported) > 0 && hp.nic.VFs > int(sr.MaxVirtualFunctionSupported) {
-		hp.blocked = fixable(fmt.Errorf("%s supports at most %d VFs, the inventory asks for %d", hp.nic.PF, sr.MaxVirtualFunctionSupported, hp.nic.VFs),
+		return fixable(fmt.Errorf("%s supports at most %d VFs, the inventory asks for %d", pf.vmnic, sr.MaxVirtualFunctionSupported, hp.nic.VFs),
 			fmt.Sprintf("at least %d VFs supported", hp.nic.VFs),
 			fmt.Sprintf("lower nic.vfs in the inventory to at most %d, or raise NUM_OF_VFS in the NIC firmware (mlxconfig) and reboot ESXi host %s", sr.MaxVirtualFunctionSupported, name))
-		return hp
 	}
-	if !sr.SriovEnabled || int(sr.NumVirtualFunctionRequested) != hp.nic.VFs {
-		hp.passthru = append(hp.passthru, &types.HostSriovConfig{
-			HostPciPassthruConfig: types.HostPciPassthruConfig{Id: sr.Id, PassthruEnabled: sr.PassthruEnabled},
-			SriovEnabled:          true,
-			NumVirtualFunction:    int32(hp.nic.VFs),
-		})
-		hp.change(applyplan.Update, "SR-IOV "+hp.nic.PF, sriovState(sr), fmt.Sprintf("enabled, %d VFs", hp.nic.VFs),
-			fmt.Sprintf("SR-IOV on %s (%s): %s → enabled, %d VFs", hp.nic.PF, hp.pfID, sriovState(sr), hp.nic.VFs))
-		hp.reboot = append(hp.reboot, "SR-IOV")
-	} else if !sr.SriovActive {
-		hp.reboot = append(hp.reboot, "SR-IOV (set, not active yet)")
+	return nil
+}
+
+// pf returns the host's PF whose uplink is vmnic (rail 0's when vmnic is
+// ""), nil if none.
+func (hp *hostPlan) pf(vmnic string) *pfPlan {
+	if vmnic == "" && len(hp.pfs) > 0 {
+		return hp.pfs[0]
 	}
-	hp.planMTU(st, inv.DataMTU())
-	return hp
+	for _, p := range hp.pfs {
+		if p.vmnic == vmnic {
+			return p
+		}
+	}
+	return nil
 }
 
 // planMTU raises the MTU of the virtual switch that carries the PF to the
 // data MTU: a VF's MTU cannot exceed its PF's, and the PF takes its switch's
 // (HostVirtualSwitchSpec.mtu for a standard vSwitch, VMwareDVSConfigSpec.maxMtu
 // for a distributed switch; vSphere Web Services API reference). A larger
-// MTU is left as it is.
-func (hp *hostPlan) planMTU(st *state, want int) {
+// MTU is left as it is. A switch that carries several of the host's PFs
+// is changed once.
+func (hp *hostPlan) planMTU(st *state, pf *pfPlan, want int) {
 	h := hp.host
 	if h.Config == nil || h.Config.Network == nil {
 		return
 	}
 	pnicKey := ""
 	for _, pn := range h.Config.Network.Pnic {
-		if pn.Device == hp.nic.PF {
+		if pn.Device == pf.vmnic {
 			pnicKey = pn.Key
 		}
 	}
 	for i := range h.Config.Network.Vswitch {
 		vs := &h.Config.Network.Vswitch[i]
-		if !vswitchCarries(vs, pnicKey, hp.nic.PF) {
+		if !vswitchCarries(vs, pnicKey, pf.vmnic) {
 			continue
 		}
-		hp.vswitchKey = vs.Key
+		pf.vswitchKey = vs.Key
 		cur := vs.Mtu
 		if cur == 0 {
 			cur = vs.Spec.Mtu
@@ -448,13 +538,13 @@ func (hp *hostPlan) planMTU(st *state, want int) {
 		if cur == 0 {
 			cur = 1500 // vSphere's default
 		}
-		hp.mtuSwitch, hp.mtuCur = "vSwitch "+vs.Name, cur
-		if int(cur) < want {
+		pf.mtuSwitch, pf.mtuCur = "vSwitch "+vs.Name, cur
+		if int(cur) < want && !slices.ContainsFunc(hp.pfs, func(o *pfPlan) bool { return o.vswitch == vs.Name }) {
 			spec := vs.Spec
 			spec.Mtu = int32(want)
-			hp.vswitch, hp.vswitchSpec = vs.Name, &spec
+			pf.vswitch, pf.vswitchSpec = vs.Name, &spec
 			hp.change(applyplan.Update, "vSwitch "+vs.Name+" mtu", strconv.Itoa(int(cur)), strconv.Itoa(want),
-				fmt.Sprintf("vSwitch %s (uplink %s): MTU %d → %d", vs.Name, hp.nic.PF, cur, want))
+				fmt.Sprintf("vSwitch %s (uplink %s): MTU %d → %d", vs.Name, pf.vmnic, cur, want))
 		}
 		return
 	}
@@ -463,26 +553,26 @@ func (hp *hostPlan) planMTU(st *state, want int) {
 			continue
 		}
 		d := st.dvs[ps.DvsUuid]
-		hp.mtuSwitch = "distributed switch " + ps.DvsName
+		pf.mtuSwitch = "distributed switch " + ps.DvsName
 		if d == nil {
-			hp.notes = append(hp.notes, fmt.Sprintf("%s is on distributed switch %s, which vCenter did not list: its MTU is not checked", hp.nic.PF, ps.DvsName))
-			hp.mtuUnread = true
+			hp.notes = append(hp.notes, fmt.Sprintf("%s is on distributed switch %s, which vCenter did not list: its MTU is not checked", pf.vmnic, ps.DvsName))
+			pf.mtuUnread = true
 			return
 		}
-		hp.dvs = d
-		hp.mtuSwitch, hp.mtuCur = "distributed switch "+d.name, d.maxMTU
+		pf.mtuSwitch, pf.mtuCur = "distributed switch "+d.name, d.maxMTU
 		if !slices.Contains(d.hosts, hp.name) {
 			d.hosts = append(d.hosts, hp.name)
 		}
-		if int(d.maxMTU) < want {
+		if int(d.maxMTU) < want && !slices.ContainsFunc(hp.pfs, func(o *pfPlan) bool { return o.dvs == d }) {
 			d.newMTU = int32(want)
 			hp.change(applyplan.Update, "distributed switch "+d.name+" maxMtu", strconv.Itoa(int(d.maxMTU)), strconv.Itoa(want),
-				fmt.Sprintf("distributed switch %s (uplink %s): maximum MTU %d → %d (one setting for all its hosts)", d.name, hp.nic.PF, d.maxMTU, want))
+				fmt.Sprintf("distributed switch %s (uplink %s): maximum MTU %d → %d (one setting for all its hosts)", d.name, pf.vmnic, d.maxMTU, want))
 		}
+		pf.dvs = d
 		return
 	}
 	if want > 1500 {
-		hp.notes = append(hp.notes, fmt.Sprintf("%s is on no virtual switch: its MTU, the VFs' ceiling, stays at its default 1500; add it to the vSwitch or distributed switch of the data network", hp.nic.PF))
+		hp.notes = append(hp.notes, fmt.Sprintf("%s is on no virtual switch: its MTU, the VFs' ceiling, stays at its default 1500; add it to the vSwitch or distributed switch of the data network", pf.vmnic))
 	}
 }
 
@@ -495,9 +585,10 @@ func (hp *hostPlan) passthruState(id string) (enabled, active bool) {
 	return false, false
 }
 
-// sriovInfo is the PF's SR-IOV state (planHost checked it is there).
-func (hp *hostPlan) sriovInfo() *types.HostSriovInfo {
-	sr, _ := hp.info[hp.pfID].(*types.HostSriovInfo)
+// sriovOf is the SR-IOV state of the PF at PCI address id (an empty one
+// when the host lists none).
+func (hp *hostPlan) sriovOf(id string) *types.HostSriovInfo {
+	sr, _ := hp.info[id].(*types.HostSriovInfo)
 	if sr == nil {
 		return &types.HostSriovInfo{}
 	}
@@ -652,6 +743,23 @@ func (hp *hostPlan) resolveGPUs(st *state) {
 			}
 		}
 	}
+	// VMs of several rails: their GPUs are paired with the rails by the
+	// host's PCI tree (rails.go), which only the device list describes.
+	var rh *railpair.Host
+	for _, vp := range hp.vms {
+		if vp.err != nil || vp.vm == nil || vp.proven != nil || !vp.multiRail() {
+			continue
+		}
+		if hp.partial {
+			hp.incomplete = true
+			return
+		}
+		if rh == nil {
+			h := railpair.FromHost(hp.host)
+			rh = &h
+		}
+		hp.pairGPUs(*rh, vp, claimed, used)
+	}
 	// GPUs without an address: first the matching ones the VM already has
 	// (a second apply keeps them), then free ones if the choice is unique.
 	type want struct {
@@ -660,7 +768,7 @@ func (hp *hostPlan) resolveGPUs(st *state) {
 	}
 	waiting := map[string][]want{} // by model
 	for _, vp := range hp.vms {
-		if vp.err != nil || vp.vm == nil || vp.proven != nil {
+		if vp.err != nil || vp.vm == nil || vp.proven != nil || vp.multiRail() {
 			continue
 		}
 		var have []string
@@ -688,8 +796,7 @@ func (hp *hostPlan) resolveGPUs(st *state) {
 			}
 		}
 		if len(missing) > 0 {
-			m := vmx.ParseModel(vp.inv.GPUs[missing[0]].Model)
-			key := fmt.Sprintf("%s/%d", m.Family, vp.inv.GPUs[missing[0]].MemoryGB)
+			key := modelKey(vp.inv.GPUs[missing[0]])
 			waiting[key] = append(waiting[key], want{vp, missing})
 		}
 	}
@@ -791,6 +898,9 @@ func planVM(st *state, vp *vmPlan) {
 			To:   fmt.Sprintf("%d MB (locked)", memMB),
 			Text: fmt.Sprintf("memory reservation: %d MB%s → %d MB of %d MB, all locked", res, lockedText(locked), memMB, memMB)})
 	}
+	// The virtual NUMA node of each device, for a VM of several rails
+	// (rails.go).
+	vp.planVNUMA()
 	// GPUs.
 	attached := map[string]*types.VirtualPCIPassthrough{}
 	for _, d := range cfg.Hardware.Device {
@@ -808,6 +918,9 @@ func planVM(st *state, vp *vmPlan) {
 		pt := attached[id]
 		if pt == nil {
 			what := fmt.Sprintf("add GPU gpus[%d] %s: %s", i, h.GPUs[i].Model, deviceText(d))
+			if n := vp.gpuNode(id); n != nil {
+				what += fmt.Sprintf(", virtual NUMA node %d", *n)
+			}
 			switch enabled, active := vp.host.passthruState(id); {
 			case active:
 				vp.addGPUs = append(vp.addGPUs, deviceAdd{id: id, what: what, line: what, active: true})
@@ -823,23 +936,41 @@ func planVM(st *state, vp *vmPlan) {
 			}
 			continue
 		}
+		var edit *types.VirtualPCIPassthrough // one edit of the device for all its changes
 		b := pt.Backing.(*types.VirtualPCIPassthroughDeviceBackingInfo)
 		if b.DeviceId != hexID(d.DeviceId) || b.VendorId != d.VendorId {
 			nb := *b
 			nb.DeviceId, nb.VendorId = hexID(d.DeviceId), d.VendorId
 			np := *pt
 			np.Backing = &nb
-			vp.spec.DeviceChange = append(vp.spec.DeviceChange, &types.VirtualDeviceConfigSpec{Operation: types.VirtualDeviceConfigSpecOperationEdit, Device: &np})
+			edit = &np
 			vp.change(true, applyplan.Change{Op: applyplan.Update, Item: "GPU " + id + " deviceId vendorId",
 				From: fmt.Sprintf("%s %d", b.DeviceId, b.VendorId), To: fmt.Sprintf("%s %d", nb.DeviceId, nb.VendorId),
 				Text: fmt.Sprintf("GPU %s: deviceId %q vendorId %d → %q %d (hex device id, govmomi #2248)", id, b.DeviceId, b.VendorId, nb.DeviceId, nb.VendorId)})
 		}
+		if want := vp.gpuNode(id); want != nil && !sameNode(pt.NumaNode, *want) {
+			if edit == nil {
+				np := *pt
+				edit = &np
+			}
+			edit.NumaNode = types.NewInt32(*want)
+			vp.change(true, numaChange("GPU "+id, pt.NumaNode, *want, vp.hostNodeOfGPU(id)))
+		}
+		if edit != nil {
+			vp.spec.DeviceChange = append(vp.spec.DeviceChange, &types.VirtualDeviceConfigSpec{Operation: types.VirtualDeviceConfigSpecOperationEdit, Device: edit})
+		}
 	}
-	// SR-IOV adapter on the PF and port group.
+	// An SR-IOV adapter per rail on the rail's PF and the port group.
 	a := vmx.SRIOVAdapter(h)
+	rails := vp.railPFs()
 	if hp := vp.host; hp.blocked != nil {
-		vp.waiting = append(vp.waiting, fmt.Sprintf("SR-IOV adapter (VF of %s %s, port group %q): waits on ESXi host %s: %v",
-			a.NICModel, a.PF, a.PortGroup, hp.name, hp.blocked))
+		if len(rails) > 1 {
+			vp.waiting = append(vp.waiting, fmt.Sprintf("SR-IOV adapters (one per rail, VFs of %s %s, port group %q): wait on ESXi host %s: %v",
+				a.NICModel, strings.Join(rails, ", "), a.PortGroup, hp.name, hp.blocked))
+		} else {
+			vp.waiting = append(vp.waiting, fmt.Sprintf("SR-IOV adapter (VF of %s %s, port group %q): waits on ESXi host %s: %v",
+				a.NICModel, a.PF, a.PortGroup, hp.name, hp.blocked))
+		}
 		vp.blockedBy = true
 		return
 	}
@@ -852,44 +983,92 @@ func planVM(st *state, vp *vmPlan) {
 			fmt.Sprintf("create port group %q on ESXi host %s, or correct nic.portgroup in the inventory", a.PortGroup, vp.host.name))
 		return
 	}
-	var onPF *types.VirtualSriovEthernetCard
+	for r, vmnic := range rails {
+		if pf := vp.host.pf(vmnic); pf != nil { // planHost lists every rail's PF
+			vp.planSRIOV(st, cfg, r, pf, a, net)
+		}
+	}
+}
+
+// railPFs are the uplinks of the VM's rails in rail order: nic.pf alone
+// for a VM of one rail.
+func (p *vmPlan) railPFs() []string {
+	h := p.inv
+	if len(h.Rails) <= 1 {
+		return []string{h.NIC.PF}
+	}
+	out := make([]string, len(h.Rails))
+	for i, r := range h.Rails {
+		out[i] = r.PF
+	}
+	out[0] = h.NIC.PF
+	return out
+}
+
+// planSRIOV plans rail's SR-IOV adapter, a VF of pf on port group net:
+// nothing when the VM has one on pf and net, a new port group for one on
+// pf elsewhere, else an adapter to add (now, or once SR-IOV is active on
+// pf); and, with a virtual NUMA assignment, the adapter's node.
+func (p *vmPlan) planSRIOV(st *state, cfg *types.VirtualMachineConfigInfo, rail int, pf *pfPlan, a vmx.Adapter, net network) {
+	hp := p.host
+	var onPF, onNet *types.VirtualSriovEthernetCard
 	for _, d := range cfg.Hardware.Device {
 		card, ok := d.(*types.VirtualSriovEthernetCard)
 		if !ok || card.SriovBacking == nil || card.SriovBacking.PhysicalFunctionBacking == nil {
 			continue
 		}
-		pf := strings.ToLower(strings.TrimPrefix(card.SriovBacking.PhysicalFunctionBacking.Id, "Automatic-"))
-		if pf != vp.host.pfID {
+		id := strings.ToLower(strings.TrimPrefix(card.SriovBacking.PhysicalFunctionBacking.Id, "Automatic-"))
+		if id != pf.id {
 			continue
 		}
 		if backingIs(card.Backing, net) {
-			onPF = nil
-			vp.sriov = nil
-			return
+			onNet = card
+			break
 		}
 		if onPF == nil {
 			onPF = card
 		}
 	}
+	label := "SR-IOV adapter on " + pf.vmnic
+	want := p.railNode(rail)
+	if onNet != nil {
+		if want != nil && !sameNode(onNet.NumaNode, *want) {
+			nc := *onNet
+			nc.NumaNode = types.NewInt32(*want)
+			p.spec.DeviceChange = append(p.spec.DeviceChange, &types.VirtualDeviceConfigSpec{Operation: types.VirtualDeviceConfigSpecOperationEdit, Device: &nc})
+			p.change(true, numaChange(label, onNet.NumaNode, *want, p.pairing.Rails[rail].Node))
+		}
+		return
+	}
 	if onPF != nil {
 		nc := *onPF
 		nc.Backing = netBacking(net)
-		vp.spec.DeviceChange = append(vp.spec.DeviceChange, &types.VirtualDeviceConfigSpec{Operation: types.VirtualDeviceConfigSpecOperationEdit, Device: &nc})
-		vp.change(true, applyplan.Change{Op: applyplan.Update, Item: "SR-IOV adapter on " + a.PF + " port group", From: backingName(st, onPF.Backing), To: a.PortGroup,
-			Text: fmt.Sprintf("SR-IOV adapter on %s: port group %s → %q", a.PF, backingName(st, onPF.Backing), a.PortGroup)})
+		p.change(true, applyplan.Change{Op: applyplan.Update, Item: label + " port group", From: backingName(st, onPF.Backing), To: a.PortGroup,
+			Text: fmt.Sprintf("SR-IOV adapter on %s: port group %s → %q", pf.vmnic, backingName(st, onPF.Backing), a.PortGroup)})
+		if want != nil && !sameNode(onPF.NumaNode, *want) {
+			nc.NumaNode = types.NewInt32(*want)
+			p.change(true, numaChange(label, onPF.NumaNode, *want, p.pairing.Rails[rail].Node))
+		}
+		p.spec.DeviceChange = append(p.spec.DeviceChange, &types.VirtualDeviceConfigSpec{Operation: types.VirtualDeviceConfigSpecOperationEdit, Device: &nc})
 		return
 	}
-	what := fmt.Sprintf("add SR-IOV adapter: VF of %s %s (%s), port group %q", a.NICModel, a.PF, vp.host.pfID, a.PortGroup)
-	switch sr := vp.host.sriovInfo(); {
+	what := fmt.Sprintf("add SR-IOV adapter: VF of %s %s (%s), port group %q", a.NICModel, pf.vmnic, pf.id, a.PortGroup)
+	if rail > 0 {
+		what = fmt.Sprintf("add SR-IOV adapter for rail %d: VF of %s %s (%s), port group %q", rail, a.NICModel, pf.vmnic, pf.id, a.PortGroup)
+	}
+	if want != nil {
+		what += fmt.Sprintf(", virtual NUMA node %d", *want)
+	}
+	switch sr := hp.sriovOf(pf.id); {
 	case sr.SriovActive:
-		vp.sriov = &sriovChange{net: net, what: what, line: what, active: true}
-		vp.change(true, applyplan.Change{Op: applyplan.Add, Item: "SR-IOV adapter on " + a.PF, To: a.PortGroup, Text: what})
-	case sr.SriovEnabled && int(sr.NumVirtualFunctionRequested) == vp.host.nic.VFs:
-		vp.waiting = append(vp.waiting, what+": "+vp.host.waitText("SR-IOV enabled, not active yet"))
+		p.sriovs = append(p.sriovs, &sriovChange{net: net, pf: pf, rail: rail, what: what, line: what, active: true})
+		p.change(true, applyplan.Change{Op: applyplan.Add, Item: label, To: a.PortGroup, Text: what})
+	case sr.SriovEnabled && int(sr.NumVirtualFunctionRequested) == hp.nic.VFs:
+		p.waiting = append(p.waiting, what+": "+hp.waitText("SR-IOV enabled, not active yet"))
 	default:
-		line := what + " (" + vp.host.onceText("SR-IOV") + ")"
-		vp.sriov = &sriovChange{net: net, what: what, line: line}
-		vp.change(true, applyplan.Change{Op: applyplan.Add, Item: "SR-IOV adapter on " + a.PF, To: a.PortGroup, Text: line})
+		line := what + " (" + hp.onceText("SR-IOV") + ")"
+		p.sriovs = append(p.sriovs, &sriovChange{net: net, pf: pf, rail: rail, what: what, line: line})
+		p.change(true, applyplan.Change{Op: applyplan.Add, Item: label, To: a.PortGroup, Text: line})
 	}
 }
 

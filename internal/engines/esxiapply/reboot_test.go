@@ -31,6 +31,7 @@ func devices(vm mo.VirtualMachine) (gpus, sriov int) {
 // says so; the apply after the reboot attaches the devices; the next one has
 // nothing to do.
 func TestApplyRebootPath(t *testing.T) {
+	t.Parallel()
 	inv := inventory.Reference()
 	e := newEnv(t, inv, vcsimtest.Options{NeedReboot: true})
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -18,6 +19,8 @@ import (
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/types"
 
+	"github.com/rdggen/rdggen/internal/atomicfile"
+	"github.com/rdggen/rdggen/internal/ownfs"
 	"github.com/rdggen/rdggen/pkg/inventory"
 	"github.com/rdggen/rdggen/pkg/vmx"
 )
@@ -71,6 +74,11 @@ type HostRecord struct {
 	// vSwitch, and reads the whole list of a host where none of them
 	// carries the PF any more (completeVSwitches).
 	VSwitch string `json:"vswitch,omitempty"`
+	// RailVSwitches are, for a host whose VMs have several rails, the keys
+	// of the other vSwitches that carried the other rails' PFs, read the
+	// same way (completeVSwitches reads the whole list when one PF is not
+	// carried by the vSwitches read).
+	RailVSwitches []string `json:"railVSwitches,omitempty"`
 }
 
 // RecordSchema names the record's format and the plan rules its digests
@@ -134,6 +142,18 @@ func vmDigest(st *state, hp *hostPlan, h *inventory.Host) string {
 		line("gpu ", plusV(g)) // the model decides its device ids (pkg/vmx); RecordSchema their rules
 	}
 	line("adapter ", plusV(a), " pf ", strconv.Quote(hp.pfID))
+	if h.MultiRail() {
+		// Each rail's VF and the PF it comes from (its GPUs' rails are in
+		// the gpu lines): a record of an rdggen that attached rail 0's VF
+		// alone proves no VM of several rails.
+		for _, r := range h.Rails[1:] {
+			id := ""
+			if pf := hp.pf(r.PF); pf != nil {
+				id = pf.id
+			}
+			line("rail ", strconv.Itoa(r.Index), " pf ", strconv.Quote(r.PF), " ", strconv.Quote(id))
+		}
+	}
 	line("network ", net.ref.Value, " key ", strconv.Quote(net.key), " name ", strconv.Quote(net.name))
 	line("template ", strconv.FormatBool(h.Template != nil))
 	return hexSum(d)
@@ -210,6 +230,7 @@ func vswitchHints(c vcenterID, inv *inventory.Inventory, rec *Record) []string {
 			return nil
 		}
 		keys = append(keys, r.VSwitch)
+		keys = append(keys, r.RailVSwitches...)
 	}
 	slices.Sort(keys)
 	return slices.Compact(keys)
@@ -245,7 +266,13 @@ func newRecord(c vcenterID, inv *inventory.Inventory, st *state, hosts []*hostPl
 	}
 	for _, hp := range hosts {
 		if hp.host != nil && hp.vswitchKey != "" {
-			rec.Hosts[hp.name] = HostRecord{Ref: hp.host.Self.Value, VSwitch: hp.vswitchKey}
+			hr := HostRecord{Ref: hp.host.Self.Value, VSwitch: hp.vswitchKey}
+			for _, pf := range hp.pfs[1:] {
+				if k := pf.vswitchKey; k != "" && k != hp.vswitchKey && !slices.Contains(hr.RailVSwitches, k) {
+					hr.RailVSwitches = append(hr.RailVSwitches, k)
+				}
+			}
+			rec.Hosts[hp.name] = hr
 		}
 	}
 	for _, hp := range hosts {
@@ -296,16 +323,42 @@ func firstBootDue(vm *mo.VirtualMachine) bool {
 	return false
 }
 
+// maxRecord bounds the record file LoadRecord reads: 64 MiB, far above
+// the about 300 bytes a VM's entry takes (a record of 4,096 VMs is about
+// 1.2 MB).
+const maxRecord = 64 << 20
+
 // LoadRecord reads a record written by Save. A file that does not exist is
 // no record (nil, nil); one that cannot be read or decoded, or is of
 // another schema, is an error (the caller then reads every VM whole).
+//
+// A record decides which VMs apply does not read, so it is believed only
+// when no one but the user running rdggen could have written it (the rule
+// of internal/ownfs, as for the switch backups' directory): its directory
+// must be the user's own and writable by no one else, and the file a
+// regular file of the user's own, writable by no one else, not a symbolic
+// link. Anything else is refused with an error saying which rule failed:
+// another user able to write the record could hide a VM's change (a record
+// with the VM's new change version makes apply skip it). The file is opened
+// without blocking (a named pipe at its path is refused, not waited on).
 func LoadRecord(path string) (*Record, error) {
-	b, err := os.ReadFile(path)
+	if err := ownfs.CheckDir(filepath.Dir(path)); err != nil {
+		return nil, refused(err)
+	}
+	f, err := ownfs.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
+		return nil, refused(err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxRecord+1))
+	if err != nil {
 		return nil, err
+	}
+	if len(b) > maxRecord {
+		return nil, fmt.Errorf("%s: larger than %d MiB", path, maxRecord>>20)
 	}
 	var r Record
 	if err := json.Unmarshal(b, &r); err != nil {
@@ -317,28 +370,35 @@ func LoadRecord(path string) (*Record, error) {
 	return &r, nil
 }
 
+// refused adds to an ownfs refusal of the record why it matters.
+func refused(err error) error {
+	var e *ownfs.Error
+	if errors.As(err, &e) && (e.Problem == ownfs.NotOwner || e.Problem == ownfs.Writable || e.Problem == ownfs.Symlink) {
+		return fmt.Errorf("%w: a record another user could write is not believed", err)
+	}
+	return err
+}
+
 // Save writes the record to path as JSON (mode 0600, its directory made
-// 0700 if missing), through a temporary file renamed over it: a reader sees
-// the old record or the new, never half of one.
+// 0700 if missing), through a temporary file renamed over it
+// (atomicfile.Replace): a reader sees
+// the old record or the new, never half of one, and whatever was at path (a
+// symbolic link included) is replaced, never written through. An existing
+// directory LoadRecord would refuse is refused here too (not written into).
 func (r *Record) Save(path string) error {
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	dir := filepath.Dir(path)
+	if err := ownfs.CheckDir(dir); err != nil {
+		return refused(err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
+	if err := ownfs.CheckDir(dir); err != nil { // made meanwhile by another
+		return refused(err)
 	}
-	defer os.Remove(f.Name()) // after a successful rename: nothing
-	if _, err := f.Write(append(b, '\n')); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	return atomicfile.Replace(path, append(b, '\n'), 0o600)
 }

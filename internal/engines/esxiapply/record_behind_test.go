@@ -43,6 +43,7 @@ func (e *env) updatePassthru(t *testing.T, esxi string, cfg ...types.BaseHostPci
 // are found and corrected by the next apply with the record, as is a
 // memory reservation lowered on a running VM.
 func TestRecordFindsHostChangesBehindItsBack(t *testing.T) {
+	t.Parallel()
 	e := recorded(t)
 	if res, out := e.applyRecord(t, false); res.Err() != nil || res.VMsProven != 8 || res.HostsChanged != 0 {
 		t.Fatalf("no-op: %s\n%s", res.Summary(), out)
@@ -117,6 +118,7 @@ func passthruEnabled(h mo.HostSystem, id string) bool {
 // every VM's name is read, and the renamed VM is not found under its
 // inventory name by the next apply, as in a whole read.
 func TestRecordSeesRenameBehindItsBack(t *testing.T) {
+	t.Parallel()
 	e := recorded(t)
 	const name = "clx-mld-46"
 	before := e.sim.VM(name).Config.ChangeVersion

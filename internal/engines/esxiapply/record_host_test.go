@@ -29,6 +29,7 @@ const (
 // names, so that host's whole list is read (one more retrieve) and the new
 // vSwitch's MTU corrected; --full and check read every vSwitch.
 func TestRecordVSwitchChangesBehindItsBack(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, jumbo(t), vcsimtest.Options{})
 	healthy(t, e)
 	if res, out := e.applyRecord(t, false); res.Err() != nil || res.HostsChanged != 0 {

@@ -80,6 +80,7 @@ func (e *env) reconfigure(t *testing.T, name string, spec func(vm *object.Virtua
 // whole, found and corrected by the next apply, and recorded again by the
 // apply after it (the one that reads it whole and finds it matching).
 func TestRecordFindsChangesBehindItsBack(t *testing.T) {
+	t.Parallel()
 	e := recorded(t)
 	res, out := e.applyRecord(t, false)
 	if res.Err() != nil || res.VMsChanged != 0 || res.VMsProven != 8 || res.VMsUnchanged != 8 {
@@ -172,6 +173,7 @@ func TestRecordFindsChangesBehindItsBack(t *testing.T) {
 // Options.Full (apply --full) reads every VM whole whatever the record
 // says, and leaves a record as complete as before.
 func TestRecordFullReadsEverything(t *testing.T) {
+	t.Parallel()
 	e := recorded(t)
 	res, out := e.applyRecord(t, true)
 	if res.Err() != nil || res.VMsChanged != 0 || res.VMsProven != 0 || res.VMsUnchanged != 8 {
@@ -209,6 +211,7 @@ func TestRecordFullReadsEverything(t *testing.T) {
 // file that cannot be decoded is refused by LoadRecord, a missing one is
 // no record.
 func TestRecordMissingOrCorruptReadsWhole(t *testing.T) {
+	t.Parallel()
 	e := recorded(t)
 	good := e.record
 	clone := func() *esxiapply.Record {
@@ -279,6 +282,7 @@ func TestRecordMissingOrCorruptReadsWhole(t *testing.T) {
 // A change of what the inventory wants of a VM (a larger BAR1: a larger
 // MMIO window) changes its digest: the VM is read whole and reconfigured.
 func TestRecordInventoryChangeReadsWhole(t *testing.T) {
+	t.Parallel()
 	e := recorded(t)
 	e.inv.Hosts[3].GPUs[0].BAR1GB = 64
 	vm := e.inv.Hosts[3].VM
@@ -295,6 +299,7 @@ func TestRecordInventoryChangeReadsWhole(t *testing.T) {
 // another VM on its host (not in the inventory: read whole) takes a GPU the
 // inventory places on it.
 func TestRecordProvenVMSeesGPUTakenByAnother(t *testing.T) {
+	t.Parallel()
 	e := recorded(t, func(inv *inventory.Inventory) {
 		for k := range inv.Hosts[0].GPUs {
 			inv.Hosts[0].GPUs[k].PCI = vcsimtest.GPUAddress(k)

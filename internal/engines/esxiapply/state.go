@@ -15,6 +15,7 @@ import (
 	"github.com/vmware/govmomi/vim25/types"
 
 	"github.com/rdggen/rdggen/internal/driver"
+	"github.com/rdggen/rdggen/internal/vcenter"
 	"github.com/rdggen/rdggen/pkg/inventory"
 	"github.com/rdggen/rdggen/pkg/vmx"
 )
@@ -85,6 +86,27 @@ const (
 
 // vswitchPath is the property path of the vSwitch whose key is key.
 func vswitchPath(key string) string { return fmt.Sprintf("%s%q]", vswitchPrefix, key) }
+
+// vmRead is what the device-list read takes of a VM beyond vmProps and
+// vmHardwareProps: the ExtraConfig keys (managedKeys) and, for an
+// inventory of several rails, railVMProps.
+type vmRead struct {
+	keys, paths []string
+}
+
+// railVMProps are the VM properties the virtual NUMA assignment of a VM
+// of several rails reads (railpair.VMFrom): its vCPUs and virtual NUMA
+// node size; config.version is among vmProps.
+var railVMProps = []string{"config.hardware.numCPU", "config.numaInfo"}
+
+// vmReadOf is inv's vmRead.
+func vmReadOf(inv *inventory.Inventory) vmRead {
+	vr := vmRead{keys: managedKeys(inv)}
+	if inv.MultiRail() {
+		vr.paths = railVMProps
+	}
+	return vr
+}
 
 // managedKeys lists the ExtraConfig keys apply sets for any VM of inv.
 func managedKeys(inv *inventory.Inventory) []string {
@@ -175,8 +197,8 @@ type network struct {
 // once). extraKeys are the ExtraConfig keys to read (managedKeys);
 // hostExtra are host properties beyond hostProps (Check reads
 // summary.rebootRequired).
-func readState(ctx context.Context, c *vim25.Client, extraKeys, vmNames, hostNames []string, parallel int, hostExtra ...string) (*state, error) {
-	return readStateProving(ctx, c, nil, nil, extraKeys, vmNames, hostNames, parallel, hostExtra...)
+func readState(ctx context.Context, c *vim25.Client, vr vmRead, vmNames, hostNames []string, parallel int, hostExtra ...string) (*state, error) {
+	return readStateProving(ctx, c, nil, nil, vr, vmNames, hostNames, parallel, hostExtra...)
 }
 
 // readStateProving is readState, except that the VMs prove returns (given
@@ -186,14 +208,14 @@ func readState(ctx context.Context, c *vim25.Client, extraKeys, vmNames, hostNam
 // by those keys only (state.vswitchPart): the caller completes them
 // (completeVSwitches) before planning.
 func readStateProving(ctx context.Context, c *vim25.Client, prove func(*state) map[types.ManagedObjectReference]*VMRecord,
-	vswitchKeys, extraKeys, vmNames, hostNames []string, parallel int, hostExtra ...string) (*state, error) {
+	vswitchKeys []string, vr vmRead, vmNames, hostNames []string, parallel int, hostExtra ...string) (*state, error) {
 	m := view.NewManager(c)
 	kinds := []string{"VirtualMachine", "HostSystem", "Network", "DistributedVirtualPortgroup", "DistributedVirtualSwitch"}
 	v, err := m.CreateContainerView(ctx, c.ServiceContent.RootFolder, kinds, true)
 	if err != nil {
 		return nil, fmt.Errorf("create container view: %w", err)
 	}
-	defer func() { _ = v.Destroy(context.WithoutCancel(ctx)) }()
+	defer vcenter.Cleanup(ctx, v.Destroy) // also when interrupted, but not for long
 
 	spec := func(vmPaths []string) types.RetrieveProperties {
 		return types.RetrieveProperties{SpecSet: []types.PropertyFilterSpec{{
@@ -337,7 +359,7 @@ func readStateProving(ctx context.Context, c *vim25.Client, prove func(*state) m
 			}
 		}
 	}
-	if err := readVMDevices(ctx, c, wanted, extraKeys, parallel); err != nil {
+	if err := readVMDevices(ctx, c, wanted, vr, parallel); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -409,7 +431,7 @@ const vmsPerDeviceRead = 32
 // inventory's VMs and those on its hosts (not every VM in vCenter), not for
 // the VMs the record proves unchanged, and split into up to parallel
 // retrieves of explicit objects, decoded at once on as many cores.
-func readVMDevices(ctx context.Context, c *vim25.Client, vms []*mo.VirtualMachine, extraKeys []string, parallel int) error {
+func readVMDevices(ctx context.Context, c *vim25.Client, vms []*mo.VirtualMachine, vr vmRead, parallel int) error {
 	if len(vms) == 0 {
 		return nil
 	}
@@ -418,13 +440,14 @@ func readVMDevices(ctx context.Context, c *vim25.Client, vms []*mo.VirtualMachin
 	errs := make([]error, parts)
 	driver.ForEach(parts, parts, func(p int) {
 		if chunk := vms[min(p*size, len(vms)):min((p+1)*size, len(vms))]; len(chunk) > 0 {
-			errs[p] = readVMDeviceChunk(ctx, c, chunk, extraKeys)
+			errs[p] = readVMDeviceChunk(ctx, c, chunk, vr)
 		}
 	})
 	return errors.Join(errs...)
 }
 
-func readVMDeviceChunk(ctx context.Context, c *vim25.Client, vms []*mo.VirtualMachine, extraKeys []string) error {
+func readVMDeviceChunk(ctx context.Context, c *vim25.Client, vms []*mo.VirtualMachine, vr vmRead) error {
+	extraKeys := vr.keys
 	objs := make([]types.ObjectSpec, len(vms))
 	byRef := make(map[types.ManagedObjectReference]*mo.VirtualMachine, len(vms))
 	for i, vm := range vms {
@@ -437,7 +460,7 @@ func readVMDeviceChunk(ctx context.Context, c *vim25.Client, vms []*mo.VirtualMa
 			PropSet:   []types.PropertySpec{{Type: "VirtualMachine", PathSet: paths}},
 		}}}
 	}
-	paths := slices.Concat(vmProps, vmHardwareProps)
+	paths := slices.Concat(vmProps, vmHardwareProps, vr.paths)
 	keyed := slices.Clone(paths)
 	for _, k := range extraKeys {
 		keyed = append(keyed, extraConfigPath(k))
@@ -566,8 +589,9 @@ func splitVSwitches(oc types.ObjectContent) (types.ObjectContent, []types.HostVi
 
 // completeVSwitches reads whole the vSwitch list (and the proxy switches)
 // of every host of the inventory read by key (state.vswitchPart) on which none of the vSwitches
-// read carries the PF (vmx.HostNIC): one retrieve for all of them, none
-// when every keyed read found its PF. ESXi attaches a physical NIC to one
+// read carries the PF (vmx.HostNIC; for VMs of several rails, any of the
+// rails' PFs, vmx.RailPFs): one retrieve for all of them, none when every
+// keyed read found its PFs. ESXi attaches a physical NIC to one
 // virtual switch at a time (adding one in use to another switch migrates
 // it: VMware PowerCLI reference, Add-VirtualSwitchPhysicalNetworkAdapter),
 // so the vSwitch read by key that carries the PF is the one the whole list
@@ -579,8 +603,12 @@ func completeVSwitches(ctx context.Context, c *vim25.Client, inv *inventory.Inve
 	byRef := map[types.ManagedObjectReference]*mo.HostSystem{}
 	for _, name := range inv.ESXiHosts() {
 		nic, _ := vmx.HostNIC(inv, name)
+		pfs := []string{nic.PF}
+		if inv.MultiRail() {
+			pfs = vmx.RailPFs(inv.HostsOnESXi(name))
+		}
 		for _, h := range s.hosts[name] {
-			if !s.vswitchPart[h.Self] || carriesPF(h, nic.PF) {
+			if !s.vswitchPart[h.Self] || !slices.ContainsFunc(pfs, func(pf string) bool { return !carriesPF(h, pf) }) {
 				continue
 			}
 			objs = append(objs, types.ObjectSpec{Obj: h.Self})
@@ -658,10 +686,17 @@ func isInvalidProperty(err error) bool {
 	return false
 }
 
+// railHostProps are the host properties beyond hostDeviceProps that the
+// second retrieve reads for an inventory of several rails: the NUMA nodes
+// of the host's PCI devices, which the GPU–rail pairing reads (pkg/railpair
+// HostProperties; the first retrieve reads the uplinks).
+var railHostProps = []string{"hardware.numaInfo"}
+
 // readDevices is the second, targeted retrieve: the PCI device lists of the
-// hosts that add or pick devices, and the environment browsers of their VMs
-// (for QueryConfigTarget). One round trip for all of them.
-func readDevices(ctx context.Context, c *vim25.Client, hosts []*mo.HostSystem, vms []*mo.VirtualMachine) error {
+// hosts that add or pick devices (with the host properties hostExtra), and
+// the environment browsers of their VMs (for QueryConfigTarget). One round
+// trip for all of them.
+func readDevices(ctx context.Context, c *vim25.Client, hosts []*mo.HostSystem, vms []*mo.VirtualMachine, hostExtra ...string) error {
 	if len(hosts) == 0 && len(vms) == 0 {
 		return nil
 	}
@@ -675,7 +710,7 @@ func readDevices(ctx context.Context, c *vim25.Client, hosts []*mo.HostSystem, v
 	res, err := property.DefaultCollector(c).RetrieveProperties(ctx, types.RetrieveProperties{SpecSet: []types.PropertyFilterSpec{{
 		ObjectSet: objs,
 		PropSet: []types.PropertySpec{
-			{Type: "HostSystem", PathSet: hostDeviceProps},
+			{Type: "HostSystem", PathSet: append(slices.Clone(hostDeviceProps), hostExtra...)},
 			{Type: "VirtualMachine", PathSet: vmDeviceProps},
 		},
 	}}})
@@ -740,7 +775,8 @@ func readManagers(ctx context.Context, c *vim25.Client, hosts []*hostPlan) {
 			continue
 		}
 		cm := hp.host.ConfigManager
-		if (len(hp.passthru) > 0 && cm.PciPassthruSystem == nil) || (hp.vswitchSpec != nil && cm.NetworkSystem == nil) {
+		vswitch := slices.ContainsFunc(hp.pfs, func(pf *pfPlan) bool { return pf.vswitchSpec != nil })
+		if (len(hp.passthru) > 0 && cm.PciPassthruSystem == nil) || (vswitch && cm.NetworkSystem == nil) {
 			objs = append(objs, types.ObjectSpec{Obj: hp.host.Self})
 			byRef[hp.host.Self] = hp
 		}

@@ -22,4 +22,5 @@ func applyScript(w *remote.Script, p *plan, o *Options, stamp string) {
 	p.applyRoutes(w)
 	p.applyRoCE(w)
 	p.applyPeermem(w, o)
+	p.applyRails(w)
 }

@@ -130,6 +130,9 @@ func checkHost(ctx context.Context, inv *inventory.Inventory, o *Options, h *inv
 	probe(w, d)
 	rdmaProbe(w, inv.Horovod.HCA)
 	guestProbe(w, inv)
+	if d.Rails != nil && d.Rails.Guest != nil {
+		pingProbe(w)
+	}
 	stdout, _, err := conn.Run(ctx, w.End())
 	if err != nil {
 		return unsure(err)
@@ -144,7 +147,15 @@ func checkHost(ctx context.Context, inv *inventory.Inventory, o *Options, h *inv
 	}
 	out := checkRDMA(inv, h, parseRDMA(rs))
 	out = append(out, checkGuest(inv, h, parseGuest(rs), parsePeermem(st.Peermem.Out), st.Files[dockernet.DaemonPath])...)
-	return append(out, checkConfig(inv, h, d, st, o.planFor())...)
+	out = append(out, checkConfig(inv, h, d, st, o.planFor())...)
+	if d.Rails != nil {
+		var vnuma []int
+		if o.VNUMA != nil {
+			vnuma = o.VNUMA(h)
+		}
+		out = append(out, checkRails(inv, h, d, st, vnuma)...)
+	}
+	return out
 }
 
 // fixHosts is the fix of a difference of check k that apply --target hosts
@@ -295,6 +306,9 @@ func checkConfig(inv *inventory.Inventory, h *inventory.Host, d *desired, st *ho
 	for _, c := range p.changes() {
 		if c.Item == peermemItem {
 			continue // the peermem check says it, with why
+		}
+		if isRailItem(c.Item) {
+			continue // the rails' checks say it, per rail (checkRails)
 		}
 		k := configCheck(c)
 		failed[k] = append(failed[k], c)

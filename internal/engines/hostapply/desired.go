@@ -42,6 +42,9 @@ type desired struct {
 	Firewall   []byte
 	Routes     []dockernet.Route
 	RoCEScript []byte
+	// Rails is a VM with several rails' own part (rails.go); nil for a
+	// host with one rail, whose plan and scripts it leaves unchanged.
+	Rails *railsDesired
 }
 
 // foreignFile is a file rdggen no longer wants at Path; Mark is the text by
@@ -73,6 +76,12 @@ func desiredFor(inv *inventory.Inventory, h *inventory.Host) *desired {
 	d.Links = []linkSpec{
 		{Path: dockernet.FirewallWantsPath, Target: dockernet.FirewallUnitPath},
 		{Path: hostqos.UnitWantsPath, Target: hostqos.UnitPath},
+	}
+	if h.MultiRail() {
+		rd, files, links := railsFor(inv, h)
+		d.Rails = rd
+		d.Files = append(d.Files, files...)
+		d.Links = append(d.Links, links...)
 	}
 	const otherOS = "rdggen's routes for another OS form"
 	if h.OS.UsesNetplan() {

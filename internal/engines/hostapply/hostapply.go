@@ -59,6 +59,11 @@ type Options struct {
 	Gate applyplan.Gate
 	// Now stamps backups; time.Now when nil.
 	Now func() time.Time
+	// VNUMA, for check on a VM with several rails, gives the virtual NUMA
+	// node vSphere gave each of host h's passthrough GPUs, in pciPassthru
+	// order (the esxi target's view of the VM), nil when unknown: the
+	// gpu-order check compares it with the guest's GPUs. nil: not checked.
+	VNUMA func(h *inventory.Host) []int
 }
 
 func (o *Options) prefixed() bool { return o.Root != "" && o.Root != "/" }
@@ -125,27 +130,40 @@ func Run(ctx context.Context, inv *inventory.Inventory, o Options) (*Report, err
 		}
 	}()
 	stamp := o.Now().UTC().Format("20060102T150405Z")
-	return driver.Drive(ctx, driver.Engine{
+	e := driver.Hosts{
 		Target: applyplan.TargetHosts, Kind: applyplan.KindHost, Hosts: hosts,
 		Parallel: o.Parallel, DryRun: o.DryRun, Out: o.Out, Track: o.Track, Gate: o.Gate,
-		Probe: func(ctx context.Context, i int) driver.PlannedHost {
-			r := runs[i]
-			probeHost(ctx, inv, &o, r)
-			p := driver.PlannedHost{Err: r.err}
-			if r.plan != nil {
-				p.Changes, p.Notes = r.plan.changes(), r.plan.notes
-			}
-			return p
-		},
-		Apply: func(ctx context.Context, i int) (string, []string, error) {
-			r := runs[i]
-			applyHost(ctx, inv, &o, r, stamp)
-			return "", r.notes, r.err
-		},
-		RoundTrips:   func(i int) int { return runs[i].trips },
 		UpToDateCost: ", 1 SSH command per host",
 		ChangedCost:  "; SSH commands per host: 1 to read, 1 more to change and verify",
+	}
+	return driver.RunHosts(ctx, e, func(i int) *unit {
+		r := runs[i]
+		probeHost(ctx, inv, &o, r)
+		p := driver.PlannedHost{Err: r.err}
+		if r.plan != nil {
+			p.Changes, p.Notes = r.plan.changes(), r.plan.notes
+		}
+		u := &unit{Host: driver.NewHost(e, r.h, p), inv: inv, o: &o, r: r, stamp: stamp}
+		u.Trips = r.trips
+		return u
 	})
+}
+
+// unit is one host of an apply: a driver.Unit whose Push sends the plan's
+// changes and the verifying probe in one round trip.
+type unit struct {
+	*driver.Host
+	inv   *inventory.Inventory
+	o     *Options
+	r     *hostRun
+	stamp string
+}
+
+func (u *unit) Push(ctx context.Context) {
+	t0 := time.Now()
+	applyHost(ctx, u.inv, u.o, u.r, u.stamp)
+	u.Trips = u.r.trips
+	u.Pushed(ctx, t0, "", u.r.notes, u.r.err)
 }
 
 // probeHost connects, reads the state and makes the plan. The connection

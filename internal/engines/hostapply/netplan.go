@@ -2,12 +2,14 @@ package hostapply
 
 import (
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/rdggen/rdggen/pkg/dockernet"
+	"github.com/rdggen/rdggen/pkg/railnet"
 )
 
 // Netplan reads every YAML file of /lib/netplan, /etc/netplan and /run/netplan
@@ -31,15 +33,19 @@ type netplanFile struct {
 	Data []byte
 }
 
-// netplanID returns the netplan ID whose definition configures iface (its
-// MAC address is mac, "" when unknown) and how it was found, e.g.
-// "match.name in /etc/netplan/50-cloud-init.yaml"; ok is false when no
-// definition does. rdggen's own file does not count.
-func netplanID(files []netplanFile, iface, mac string) (id, how string, ok bool) {
+// rdggenNetplan are rdggen's own netplan files, which never count as the
+// host's: pkg/dockernet's routes and MTU of the data interface, and
+// pkg/railnet's rails (whose definitions use the IDs found in the others).
+var rdggenNetplan = []string{dockernet.NetplanPath, railnet.NetplanPath}
+
+// netplanOrder is the host's own netplan files as netplan reads them: in
+// the order of their names, a file in a later directory hiding one of the
+// same name in an earlier one; rdggen's own files left out.
+func netplanOrder(files []netplanFile) []netplanFile {
 	byName := map[string]netplanFile{}
 	for _, dir := range netplanDirs {
 		for _, f := range files {
-			if path.Dir(f.Path) == dir && strings.HasSuffix(f.Path, ".yaml") && f.Path != dockernet.NetplanPath {
+			if path.Dir(f.Path) == dir && strings.HasSuffix(f.Path, ".yaml") && !slices.Contains(rdggenNetplan, f.Path) {
 				byName[path.Base(f.Path)] = f // a later directory hides an earlier one
 			}
 		}
@@ -49,8 +55,21 @@ func netplanID(files []netplanFile, iface, mac string) (id, how string, ok bool)
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	out := make([]netplanFile, 0, len(names))
 	for _, n := range names {
-		f := byName[n]
+		out = append(out, byName[n])
+	}
+	return out
+}
+
+// netplanID returns the netplan ID whose definition configures iface (its
+// MAC address is mac, "" when unknown) and how it was found, e.g.
+// "match.name in /etc/netplan/50-cloud-init.yaml"; ok is false when no
+// definition does. rdggen's own files do not count (rdggenNetplan): each
+// defines the interface under the ID found here, or its name when none is,
+// and counting it would find that ID the next time, in rdggen's file.
+func netplanID(files []netplanFile, iface, mac string) (id, how string, ok bool) {
+	for _, f := range netplanOrder(files) {
 		var doc struct {
 			Network struct {
 				Ethernets map[string]struct {

@@ -65,7 +65,12 @@ type plan struct {
 	// loadPeermem: nvidia-peermem is installed, not loaded, and is to be.
 	loadPeermem bool
 	reload      bool
-	notes       []string
+	// rails are the rails' live differences rails_apply repairs, and
+	// topology why NCCL's topology file is to be written ("" when not);
+	// both empty on a host with one rail (rails.go).
+	rails    []railGap
+	topology string
+	notes    []string
 	// managed counts the files and links the plan keeps as generated (the
 	// desired ones less those left out for this host).
 	managed int
@@ -75,7 +80,7 @@ type plan struct {
 func (p *plan) empty() bool {
 	return p.daemon == nil && p.restart == "" && len(p.files) == 0 && len(p.links) == 0 && len(p.remove) == 0 &&
 		p.forwarding == "" && p.mtu == "" && len(p.chains) == 0 && len(p.jumps) == 0 && len(p.routes) == 0 && len(p.stale) == 0 && len(p.roce) == 0 &&
-		!p.loadPeermem
+		!p.loadPeermem && len(p.rails) == 0 && p.topology == ""
 }
 
 // hostError is a problem that stops one host before anything is changed on it.
@@ -113,6 +118,12 @@ func makePlan(inv *inventory.Inventory, d *desired, st *hostState, po planOpts) 
 		return nil, err
 	}
 	files := p.planPeermem(st, po)
+	if d.Rails != nil {
+		var err error
+		if files, err = p.planRails(inv, st, files); err != nil {
+			return nil, err
+		}
+	}
 	if err := p.planFiles(inv, st, files); err != nil {
 		return nil, err
 	}
@@ -180,6 +191,7 @@ func (p *plan) changes() []applyplan.Change {
 	if p.loadPeermem {
 		add(applyplan.Run, peermemItem, "not loaded", "loaded", "~ %s: load (modprobe %s), for GPUDirect RDMA", peermemItem, hostqos.PeermemModule)
 	}
+	out = append(out, p.railChanges()...)
 	for _, f := range p.files {
 		why := ""
 		if w := p.fileWhy[f.Path]; w != "" {

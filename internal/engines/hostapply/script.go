@@ -16,8 +16,9 @@ func roceVar(w *remote.Script, script []byte) {
 // probe appends the read-only part (scripts/probe.sh): every managed file,
 // forwarding, the data interface's addresses, the routing table, rdggen's
 // iptables chains and the chains that jump to them, docker0, dockerd's
-// version, the RoCE script's check and the peer-memory module. Needs roceVar
-// first.
+// version, the RoCE script's check and the peer-memory module; on a VM with
+// several rails, the rails' live state and NCCL's topology file
+// (railsProbe). Needs roceVar first.
 func probe(w *remote.Script, d *desired) {
 	w.Set("data_dev", d.Host.DataInterface)
 	w.Set("fwd_proc", strings.ReplaceAll(dockernet.ForwardingKey, ".", "/"))
@@ -33,4 +34,7 @@ func probe(w *remote.Script, d *desired) {
 		dirs = netplanDirs
 	}
 	w.Line("probe_host", remote.Words(dirs))
+	if d.Rails != nil && d.Rails.Guest != nil {
+		railsProbe(w, d)
+	}
 }

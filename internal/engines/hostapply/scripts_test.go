@@ -18,7 +18,11 @@ import (
 //     the probe again to verify;
 //   - check.sh: `rdggen check --target hosts` (the probe, the RDMA port, the
 //     guest);
-//   - gids.sh: the GID tables' read before a run.
+//   - gids.sh: the GID tables' read before a run;
+//   - rails-probe.sh, rails-apply.sh, rails-check.sh: the same for a VM
+//     with several rails (the rails-firstboot case's first VM): the rails'
+//     live state and the guest's facts in the probe, the live rails and
+//     NCCL's topology file after the files, each rail's gateway pinged.
 func composedScripts() map[string]string {
 	inv := inventory.Reference()
 	h := &inv.Hosts[0]
@@ -53,6 +57,36 @@ func composedScripts() map[string]string {
 	w = remote.NewScriptNonce(o.rootFor(h), scripttest.Nonce)
 	rdmaProbe(w, inv.Horovod.HCA)
 	m["gids.sh"] = string(w.End())
+
+	// A VM with several rails (the rails-firstboot case's first VM): the
+	// probe, which reads the rails and the guest's facts too; a first
+	// apply's rails steps (the live rails, the topology file) after its
+	// files; the check, which pings each rail's gateway.
+	rinv, err := inventory.LoadFile("../../../testdata/golden/rails-firstboot/inventory.yaml")
+	if err != nil {
+		panic(err)
+	}
+	rh := &rinv.Hosts[0]
+	rd := desiredFor(rinv, rh)
+	w = remote.NewScriptNonce(o.rootFor(rh), scripttest.Nonce)
+	roceVar(w, rd.RoCEScript)
+	probe(w, rd)
+	m["rails-probe.sh"] = string(w.End())
+
+	rp := &plan{d: rd, files: rd.Files, links: rd.Links, reload: true, rails: []railGap{{Fixable: true}}, topology: "absent"}
+	w = remote.NewScriptNonce(o.rootFor(rh), scripttest.Nonce).WithTemp()
+	roceVar(w, rd.RoCEScript)
+	applyScript(w, rp, o, "20250101T000000Z")
+	probe(w, rd)
+	m["rails-apply.sh"] = string(w.End())
+
+	w = remote.NewScriptNonce(o.rootFor(rh), scripttest.Nonce)
+	roceVar(w, rd.RoCEScript)
+	probe(w, rd)
+	rdmaProbe(w, rinv.Horovod.HCA)
+	guestProbe(w, rinv)
+	pingProbe(w)
+	m["rails-check.sh"] = string(w.End())
 	return m
 }
 

@@ -45,6 +45,9 @@ type hostState struct {
 	Peermem     cmdOut // peermemProbe
 	// Netplan are the host's netplan files (netplan hosts only).
 	Netplan []netplanFile
+	// Rails is the rails' live state and NCCL's topology file (rails.go);
+	// nil when the probe did not read them (a host with one rail).
+	Rails *railState
 }
 
 // parseState turns probe results into a hostState. root is the host's root
@@ -89,6 +92,7 @@ func parseState(rs []remote.Result, root string, paths []string) (*hostState, er
 			return nil, fmt.Errorf("probe: no %q result", name)
 		}
 	}
+	st.Rails = parseRails(rs)
 	if stat == nil {
 		return st, nil
 	}
@@ -135,41 +139,13 @@ func (r routeEntry) String() string {
 var routeTypes = map[string]bool{"unicast": true, "local": true, "broadcast": true, "multicast": true,
 	"blackhole": true, "unreachable": true, "prohibit": true, "throw": true, "nat": true, "anycast": true}
 
-// parseRoutes reads `ip -4 route show` output; non-unicast routes and
-// multipath next hops are skipped.
+// parseRoutes reads `ip -4 route show` output (parseRailRoutes: non-unicast
+// routes and multipath next hops are skipped), each route's destination,
+// next hop and device.
 func parseRoutes(out string) []routeEntry {
 	var rs []routeEntry
-	for _, line := range strings.Split(out, "\n") {
-		if line == "" || line[0] == ' ' || line[0] == '\t' {
-			continue
-		}
-		f := strings.Fields(line)
-		if routeTypes[f[0]] {
-			if f[0] != "unicast" || len(f) < 2 {
-				continue
-			}
-			f = f[1:]
-		}
-		if f[0] == "default" {
-			f[0] = "0.0.0.0/0"
-		}
-		if !strings.Contains(f[0], "/") {
-			f[0] += "/32"
-		}
-		dst, err := netip.ParsePrefix(f[0])
-		if err != nil {
-			continue
-		}
-		e := routeEntry{Dst: dst}
-		for i := 1; i+1 < len(f); i++ {
-			switch f[i] {
-			case "via":
-				e.Via, _ = netip.ParseAddr(f[i+1])
-			case "dev":
-				e.Dev = f[i+1]
-			}
-		}
-		rs = append(rs, e)
+	for _, r := range parseRailRoutes(out) {
+		rs = append(rs, routeEntry{Dst: r.Dst, Via: r.Via, Dev: r.Dev})
 	}
 	return rs
 }

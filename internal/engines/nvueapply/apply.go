@@ -17,13 +17,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/rdggen/rdggen/internal/backup"
 	"io"
 	"regexp"
 	"strings"
 	"time"
 
-	"github.com/rdggen/rdggen/internal/driver"
+	"github.com/rdggen/rdggen/internal/backup"
 	"github.com/rdggen/rdggen/internal/progress"
 	"github.com/rdggen/rdggen/pkg/applyplan"
 	"github.com/rdggen/rdggen/pkg/cumulus"
@@ -158,14 +157,10 @@ type Result struct {
 // Changed reports whether the configuration was changed and kept.
 func (r *Result) Changed() bool { return r.Applied && r.Err == nil }
 
-// errText is Err without the switch's name in front.
-func (r *Result) errText() string {
-	msg := r.Err.Error()
-	if rest, ok := strings.CutPrefix(msg, r.Switch+": "); ok {
-		return rest
-	}
-	return msg
-}
+// errText is Err's text, as the switch's lines and its Machine say it:
+// the engine's errors never name the switch (the line, or
+// pkg/apply.MachineError, does once).
+func (r *Result) errText() string { return r.Err.Error() }
 
 // Machine is r for `--output json` (docs/json.md): one change per NVUE
 // leaf, Item its path, From/To its values, Text the plan line.
@@ -215,8 +210,8 @@ type target struct {
 type Prepared struct{ *target }
 
 // Prepare reads switch sw's applied configuration through the NVUE API and
-// plans it (Run does it for the switches it is given; pkg/apply for the
-// Cumulus ones). Finish it.
+// plans it: the unit pkg/apply gives internal/driver's loop for a Cumulus
+// switch. Finish it.
 func Prepare(ctx context.Context, inv *inventory.Inventory, sw inventory.Switch, o Options) *Prepared {
 	o.defaults()
 	return &Prepared{prepare(ctx, inv, sw, o)}
@@ -230,32 +225,12 @@ func (p *Prepared) Finish() *Result {
 	return p.res
 }
 
-// Run applies the inventory to the given Cumulus switches: it reads and
-// plans all (Parallel at a time), prints every plan, stops there on a dry
-// run, else (when Gate agrees) pushes (Parallel at a time) and prints each
-// result. Results are in the order of sws; err is non-nil when any failed.
-func Run(ctx context.Context, inv *inventory.Inventory, sws []inventory.Switch, o Options) ([]*Result, error) {
-	o.defaults()
-	names := make([]string, len(sws))
-	for i, sw := range sws {
-		names[i] = sw.Name
-	}
-	return driver.ReadPlanPushResults(ctx, names, driver.Run{ReadPhase: "reading the applied configuration of %d Cumulus switch(es)", PushPhase: "changing %d Cumulus switch(es)",
-		Parallel: o.Parallel, DryRun: o.DryRun, Gate: o.Gate, Track: o.Track, Out: o.Out}, "Cumulus switch(es)",
-		func(i int) *Prepared { return Prepare(ctx, inv, sws[i], o) },
-		func(t *Prepared) (*Result, bool) { return t.Finish(), t.res.Err != nil })
-}
-
 // connect makes the switch's client.
 func connect(sw inventory.Switch, o Options) (*Client, error) {
 	if sw.Mgmt == "" {
-		return nil, fmt.Errorf("%s has no mgmt address in the inventory: set switches[].mgmt to the address of its NVUE API (host or host:port, default port %d)", sw.Name, DefaultPort)
+		return nil, fmt.Errorf("no mgmt address in the inventory: set switches[].mgmt to the address of its NVUE API (host or host:port, default port %d)", DefaultPort)
 	}
-	c, err := NewClient(ClientConfig{Addr: sw.Mgmt, Port: o.Port, User: o.User, Password: o.Password, TLS: o.TLS, Timeout: o.RequestTimeout})
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", sw.Name, err)
-	}
-	return c, nil
+	return NewClient(ClientConfig{Addr: sw.Mgmt, Port: o.Port, User: o.User, Password: o.Password, TLS: o.TLS, Timeout: o.RequestTimeout})
 }
 
 func prepare(ctx context.Context, inv *inventory.Inventory, sw inventory.Switch, o Options) *target {
@@ -270,7 +245,7 @@ func prepare(ctx context.Context, inv *inventory.Inventory, sw inventory.Switch,
 	t.res.Addr = c.Addr()
 	applied, err := c.GetTree(ctx, nil, "applied")
 	if err != nil {
-		t.res.Err = fmt.Errorf("%s: reading the applied configuration: %w%s", sw.Name, err, tlsHint(err))
+		t.res.Err = fmt.Errorf("reading the applied configuration: %w%s", err, tlsHint(err))
 		return t
 	}
 	t.applied = applied
@@ -278,7 +253,7 @@ func prepare(ctx context.Context, inv *inventory.Inventory, sw inventory.Switch,
 	t.res.Plan = cumulus.Reconcile(inv, sw, t.intent, applied)
 	w, err := t.versionNote(ctx)
 	if err != nil {
-		t.res.Err = fmt.Errorf("%s: %w", sw.Name, err)
+		t.res.Err = err
 		return t
 	}
 	if w != "" {
@@ -315,8 +290,8 @@ func (t *target) readRevisions(ctx context.Context) {
 	}
 	if len(t.res.Awaiting) > 0 {
 		id := quote.Terminal(t.res.Awaiting[0])
-		t.res.Err = fmt.Errorf("%s: revision %s is applied but awaits its confirmation, so what the switch runs is provisional: the switch rolls it back when that revision's confirm window ends, unless someone confirms it (NVUE does not show when; an rdggen apply asks for %s from its apply, %s). rdggen plans nothing over it: confirm it on the switch (`nv config apply %s --confirm-yes`) to keep it, or wait for the rollback; then run apply again",
-			t.sw.Name, id, t.o.ConfirmTimeout, windowUnit, id)
+		t.res.Err = fmt.Errorf("revision %s is applied but awaits its confirmation, so what the switch runs is provisional: the switch rolls it back when that revision's confirm window ends, unless someone confirms it (NVUE does not show when; an rdggen apply asks for %s from its apply, %s). rdggen plans nothing over it: confirm it on the switch (`nv config apply %s --confirm-yes`) to keep it, or wait for the rollback; then run apply again",
+			id, t.o.ConfirmTimeout, windowUnit, id)
 	}
 }
 
@@ -394,6 +369,11 @@ func (t *target) versionNote(ctx context.Context) (string, error) {
 // "Cumulus Linux 5.9.1".
 var reRelease = regexp.MustCompile(`\d+(\.\d+)+`)
 
+// BackupExt is the extension of a switch's backup: its applied
+// configuration, the JSON of `nv config show -o json` (GET
+// /nvue_v1/?rev=applied), indented.
+const BackupExt = ".json"
+
 // writeBackup writes the applied configuration as indented JSON to
 // dir/<switch>-<time>.json (backup.Write: mode 0600, a directory of the
 // user's own, never overwriting an older backup).
@@ -402,7 +382,7 @@ func writeBackup(dir, name string, now time.Time, applied Tree) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	return backup.Write(dir, name, ".json", now, append(data, '\n'))
+	return backup.Write(dir, name, BackupExt, now, append(data, '\n'))
 }
 
 // push makes the plan on the switch: backup, revision, one root PATCH,
@@ -416,7 +396,7 @@ func (t *target) push(ctx context.Context) {
 	r.Pushed = true
 	path, err := writeBackup(t.o.BackupDir, t.sw.Name, t.o.Now(), t.applied)
 	if err != nil {
-		r.Err = fmt.Errorf("%s: backup before changing anything: %w", t.sw.Name, err)
+		r.Err = fmt.Errorf("backup before changing anything: %w", err)
 		return
 	}
 	r.Backup = path
@@ -426,7 +406,7 @@ func (t *target) push(ctx context.Context) {
 		if Lost(err) {
 			note = t.cleanUpLostRevision(ctx)
 		}
-		r.Err = fmt.Errorf("%s: creating a revision: %w%s", t.sw.Name, err, note)
+		r.Err = fmt.Errorf("creating a revision: %w%s", err, note)
 		return
 	}
 	r.Revision = id
@@ -438,7 +418,7 @@ func (t *target) push(ctx context.Context) {
 		if Lost(err) {
 			what = "the answer to the change was lost"
 		}
-		r.Err = fmt.Errorf("%s: %s: %w; %s", t.sw.Name, what, err, t.discard(id))
+		r.Err = fmt.Errorf("%s: %w; %s", what, err, t.discard(id))
 		return
 	}
 	confirm := t.version.AtLeast(ConfirmSince...)
@@ -452,7 +432,7 @@ func (t *target) push(ctx context.Context) {
 		if !Lost(err) {
 			// Refused, so not applied (e.g. another revision waits for its
 			// confirmation): nothing changed.
-			r.Err = fmt.Errorf("%s: the switch refused to apply revision %s: %w; %s", t.sw.Name, id, err, t.discard(id))
+			r.Err = fmt.Errorf("the switch refused to apply revision %s: %w; %s", id, err, t.discard(id))
 			return
 		}
 		// The switch may have applied it: read what happened.
@@ -460,13 +440,13 @@ func (t *target) push(ctx context.Context) {
 		_, failed := failedStates[st.State]
 		switch {
 		case rerr != nil && failed:
-			r.Err = fmt.Errorf("%s: apply of revision %s: %w (the answer to the apply was lost: %v)", t.sw.Name, id, rerr, err)
+			r.Err = fmt.Errorf("apply of revision %s: %w (the answer to the apply was lost: %v)", id, rerr, err)
 			return
 		case rerr != nil:
-			r.Err = fmt.Errorf("%s: apply of revision %s: %w; what the switch did could not be read (%v)%s", t.sw.Name, id, err, rerr, t.cutOffNote(confirm, appliedAt))
+			r.Err = fmt.Errorf("apply of revision %s: %w; what the switch did could not be read (%v)%s", id, err, rerr, t.cutOffNote(confirm, appliedAt))
 			return
 		case st.State == "pending":
-			r.Err = fmt.Errorf("%s: apply of revision %s: %w; the switch never applied it (still pending); %s", t.sw.Name, id, err, t.discard(id))
+			r.Err = fmt.Errorf("apply of revision %s: %w; the switch never applied it (still pending); %s", id, err, t.discard(id))
 			return
 		}
 		r.Notes = append(r.Notes, fmt.Sprintf("the answer to the apply was lost (%v); the switch's revision state, read since, is %s", err, st.State))
@@ -479,7 +459,7 @@ func (t *target) push(ctx context.Context) {
 		if _, failed := failedStates[st.State]; !failed {
 			note = t.cutOffNote(confirm, appliedAt)
 		}
-		r.Err = fmt.Errorf("%s: apply of revision %s: %w%s", t.sw.Name, id, err, note)
+		r.Err = fmt.Errorf("apply of revision %s: %w%s", id, err, note)
 		return
 	}
 	r.Applied = true
@@ -496,7 +476,7 @@ func (t *target) push(ctx context.Context) {
 		if awaitsConfirm(st.State) {
 			err = fmt.Errorf("%w; not confirmed: %s", err, t.rollbackBy(appliedAt))
 		}
-		r.Err = fmt.Errorf("%s: %w", t.sw.Name, err)
+		r.Err = err
 		return
 	}
 	if awaitsConfirm(st.State) {
@@ -511,18 +491,18 @@ func (t *target) push(ctx context.Context) {
 				st = now
 			case rerr != nil:
 				r.Applied = false
-				r.Err = fmt.Errorf("%s: confirming revision %s: %w; its state could not be read (%v): unless the confirmation arrived, %s", t.sw.Name, id, err, rerr, t.rollbackBy(appliedAt))
+				r.Err = fmt.Errorf("confirming revision %s: %w; its state could not be read (%v): unless the confirmation arrived, %s", id, err, rerr, t.rollbackBy(appliedAt))
 				return
 			default:
 				r.Applied = false
-				r.Err = fmt.Errorf("%s: confirming revision %s: %w; the revision is %s: %s", t.sw.Name, id, err, now.State, t.rollbackBy(appliedAt))
+				r.Err = fmt.Errorf("confirming revision %s: %w; the revision is %s: %s", id, err, now.State, t.rollbackBy(appliedAt))
 				return
 			}
 		}
 		if !isApplied(st.State) {
 			if st, err = t.wait(ctx, id, isApplied); err != nil {
 				r.Applied = false
-				r.Err = fmt.Errorf("%s: confirming revision %s: %w", t.sw.Name, id, err)
+				r.Err = fmt.Errorf("confirming revision %s: %w", id, err)
 				return
 			}
 		}
@@ -533,11 +513,11 @@ func (t *target) push(ctx context.Context) {
 		return
 	}
 	if err := c.SetState(ctx, "applied", Tree{"state": "save", "auto-prompt": Tree{"ays": "ays_yes"}}); err != nil && !Lost(err) {
-		r.Err = fmt.Errorf("%s: saving the applied revision: %w (applied, not saved: a reboot goes back to the startup configuration)", t.sw.Name, err)
+		r.Err = fmt.Errorf("saving the applied revision: %w (applied, not saved: a reboot goes back to the startup configuration)", err)
 		return
 	}
 	if _, err := t.wait(ctx, "applied", func(state string) bool { return strings.Contains(state, "saved") }); err != nil {
-		r.Err = fmt.Errorf("%s: saving the applied revision: %w (applied, not saved)", t.sw.Name, err)
+		r.Err = fmt.Errorf("saving the applied revision: %w (applied, not saved)", err)
 		return
 	}
 	r.Saved, r.SavedExplicitly = true, true
@@ -707,7 +687,7 @@ func (t *target) printResult(w io.Writer) {
 }
 
 // WritePlan, Machine, Pending, Push and WriteResult make a target a
-// progress.Unit.
+// driver.Unit.
 func (t *target) WritePlan(w io.Writer)      { t.printPlan(w) }
 func (t *target) Machine() applyplan.Machine { return t.res.Machine() }
 func (t *target) Pending() bool              { return t.res.Err == nil && !t.res.Plan.Empty() }

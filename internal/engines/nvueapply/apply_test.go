@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/rdggen/rdggen/internal/driver"
 	"github.com/rdggen/rdggen/pkg/cumulus"
 	"github.com/rdggen/rdggen/pkg/inventory"
 	"github.com/rdggen/rdggen/pkg/sim/nvuesim"
@@ -54,11 +56,37 @@ func newRig(t testing.TB, so nvuesim.Options) *rig {
 
 func (r *rig) run(t testing.TB, inv *inventory.Inventory) (*Result, error) {
 	t.Helper()
-	res, err := Run(context.Background(), inv, inv.Switches, r.o)
+	res, err := pushAll(context.Background(), inv, inv.Switches, r.o)
 	if len(res) != 1 {
-		t.Fatalf("Run returned %d results (err %v)", len(res), err)
+		t.Fatalf("pushAll returned %d results (err %v)", len(res), err)
 	}
 	return res[0], err
+}
+
+// pushAll applies inv to the switches sws as pkg/apply does: each switch a
+// unit of Prepare, all driven by driver.ReadPlanPush (read and plan every
+// switch, print the plans, ask o.Gate once, push). The results are in the
+// order of sws; err names the switches that failed.
+func pushAll(ctx context.Context, inv *inventory.Inventory, sws []inventory.Switch, o Options) ([]*Result, error) {
+	o.defaults()
+	names := make([]string, len(sws))
+	for i, sw := range sws {
+		names[i] = sw.Name
+	}
+	units := driver.ReadPlanPush(ctx, names, driver.Run{ReadPhase: driver.Phrasef("reading the applied configuration of %d Cumulus switch(es)"),
+		PushPhase: driver.Phrasef("changing %d Cumulus switch(es)"), Parallel: o.Parallel, DryRun: o.DryRun, Gate: o.Gate, Track: o.Track, Out: o.Out},
+		func(i int) *Prepared { return Prepare(ctx, inv, sws[i], o) })
+	res := make([]*Result, len(units))
+	var failed []string
+	for i, u := range units {
+		if res[i] = u.Finish(); res[i].Err != nil {
+			failed = append(failed, names[i])
+		}
+	}
+	if len(failed) > 0 {
+		return res, fmt.Errorf("%d of %d Cumulus switch(es) failed: %s", len(failed), len(units), strings.Join(failed, ", "))
+	}
+	return res, nil
 }
 
 // configPatches counts the PATCH requests that change configuration (not
@@ -184,7 +212,7 @@ func TestLossyBecomesLossless(t *testing.T) {
 	inv := loadInv(t, "cumulus", r.sim.Addr)
 	plan := r.o
 	plan.DryRun = true
-	res, err := Run(context.Background(), inv, inv.Switches, plan)
+	res, err := pushAll(context.Background(), inv, inv.Switches, plan)
 	if err != nil || configPatches(r.sim) != 0 || r.sim.Count("POST", "") != 0 {
 		t.Fatalf("dry run: %v, %d PATCH, %d POST", err, configPatches(r.sim), r.sim.Count("POST", ""))
 	}
@@ -366,19 +394,19 @@ func TestTLSVerification(t *testing.T) {
 	pinned := r.o
 	pinned.TLS = TLS{Fingerprint: strings.ToUpper(r.sim.Fingerprint()[:2]) + ":" + r.sim.Fingerprint()[2:]}
 	pinned.DryRun = true
-	if res, err := Run(context.Background(), inv, inv.Switches, pinned); err != nil || res[0].Plan.Empty() {
+	if res, err := pushAll(context.Background(), inv, inv.Switches, pinned); err != nil || res[0].Plan.Empty() {
 		t.Fatalf("pinned: %v", err)
 	}
 	wrong := pinned
 	wrong.TLS = TLS{Fingerprint: strings.Repeat("ab", 32)}
-	res, _ := Run(context.Background(), inv, inv.Switches, wrong)
+	res, _ := pushAll(context.Background(), inv, inv.Switches, wrong)
 	var pin *PinError
 	if !errors.As(res[0].Err, &pin) {
 		t.Errorf("wrong pin: %v", res[0].Err)
 	}
 	system := pinned
 	system.TLS = TLS{}
-	res, _ = Run(context.Background(), inv, inv.Switches, system)
+	res, _ = pushAll(context.Background(), inv, inv.Switches, system)
 	if res[0].Err == nil || !strings.Contains(res[0].Err.Error(), "--nvue-fingerprint; rdggen never skips the check") {
 		t.Errorf("no CA: %v", res[0].Err)
 	}
@@ -387,7 +415,7 @@ func TestTLSVerification(t *testing.T) {
 	}
 	bad := pinned
 	bad.Password = "wrong"
-	res, _ = Run(context.Background(), inv, inv.Switches, bad)
+	res, _ = pushAll(context.Background(), inv, inv.Switches, bad)
 	if res[0].Err == nil || !strings.Contains(res[0].Err.Error(), "401") {
 		t.Errorf("bad password: %v", res[0].Err)
 	}

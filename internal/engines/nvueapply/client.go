@@ -14,12 +14,15 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
+	"github.com/rdggen/rdggen/internal/transport"
+	"github.com/rdggen/rdggen/internal/userfile"
 	"github.com/rdggen/rdggen/pkg/quote"
 )
 
@@ -33,7 +36,9 @@ const apiRoot = "/nvue_v1"
 // TLS says how the switch's certificate is verified; never skipped.
 type TLS struct {
 	// CAFile is a PEM file of the CA (or the self-signed certificate) that
-	// signed the switch's certificate; "" uses the system's roots.
+	// signed the switch's certificate; "" uses the system's roots. It is
+	// read as every file a user names (userfile.Read: a regular file of at
+	// most userfile.Limit bytes; a named pipe is refused, not waited on).
 	CAFile string
 	// Fingerprint pins the switch's certificate instead: the SHA-256 of its
 	// DER bytes, hex, with or without colons (`openssl x509 -noout
@@ -66,7 +71,7 @@ func (t TLS) config(serverName string) (*tls.Config, error) {
 		return c, nil
 	}
 	if t.CAFile != "" {
-		pemBytes, err := os.ReadFile(t.CAFile)
+		pemBytes, err := userfile.Read(t.CAFile, userfile.Limit)
 		if err != nil {
 			return nil, fmt.Errorf("CA file: %w", err)
 		}
@@ -240,8 +245,15 @@ func (c *Client) do(ctx context.Context, method string, path []string, rev strin
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	// Whether any of the request was written: a connection refused or not
+	// answered before that is an unreachable switch, which did nothing.
+	var wrote atomic.Bool
+	req = req.WithContext(httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteHeaderField: func(string, []string) { wrote.Store(true) }}))
 	resp, err := c.http.Do(req)
 	if err != nil {
+		if !wrote.Load() && transport.NoAnswer(ctx, err) {
+			return nil, &transport.UnreachableError{Addr: c.base.Host, Err: err}
+		}
 		return nil, err
 	}
 	defer resp.Body.Close()

@@ -54,7 +54,7 @@ func Counters(ctx context.Context, inv *inventory.Inventory, sws []inventory.Swi
 func switchCounters(ctx context.Context, inv *inventory.Inventory, sw inventory.Switch, o Options) ([]PortCount, string) {
 	c, err := connect(sw, o)
 	if err != nil {
-		return nil, err.Error()
+		return nil, sw.Name + ": " + err.Error()
 	}
 	defer c.Close()
 	ports := cumulus.DataPorts(inv, sw)

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rdggen/rdggen/pkg/cumulus"
 	"github.com/rdggen/rdggen/pkg/inventory"
 	"github.com/rdggen/rdggen/pkg/quote"
 	"github.com/rdggen/rdggen/pkg/readiness"
@@ -26,101 +27,35 @@ import (
 // switch advertises (Subject the prefix): on a leaf, every other leaf's
 // data subnet, its hosts' container subnets and its loopback, and each
 // spine's loopback; on a spine, the prefixes of each leaf cabled to it.
-// A prefix passes when it is installed, learnt by BGP, with a next hop
-// over each uplink the plan gives it: on a leaf, one per uplink to a spine
-// that is cabled to the prefix's leaf (ECMP across the spines); towards a
-// switch cabled directly, the uplinks to it. A missing prefix, one not
-// installed or installed from another protocol, or a missing next hop
-// fails, naming the next hops found, the uplink and spine without one and
-// where to look; a view whose shape rdggen cannot read is Unknown, never a
-// pass or a failure.
+// A prefix passes when it is installed, learnt by BGP, with exactly the
+// next hops the plan gives it, one over each of its uplinks: on a leaf, one
+// per uplink to a spine that is cabled to the prefix's leaf (ECMP across
+// the spines); towards a switch cabled directly, the uplinks to it. A
+// missing prefix, one not installed or installed from another protocol, a
+// missing next hop, or one more (over an interface the plan does not route
+// the prefix over, or a second over an uplink) fails, naming the next hops
+// found, the uplink and spine without one, the interface with one too many
+// and where to look; a view whose shape rdggen cannot read, or whose next
+// hops name no interface, is Unknown, never a pass or a failure.
 const CheckRoutes = "routes"
 
 // ribRoutePath is the NVUE path of the default VRF's IPv4 routes.
 var ribRoutePath = []string{"vrf", "default", "router", "rib", "ipv4", "route"}
 
-// wantRoute is one prefix a fabric switch must route.
-type wantRoute struct {
-	Prefix netip.Prefix
-	// Owner is the switch that advertises it; What says what it is there
-	// ("the data subnet", "the loopback", "h21's container subnet").
-	Owner *inventory.Switch
-	What  string
-	// Host is the host of a container subnet (its static route on Owner
-	// must be installed for BGP to announce it), else nil.
-	Host *inventory.Host
-	// Via are the switch's uplinks that must each carry a next hop; Direct
-	// says they are cabled to Owner itself (else to a spine cabled to
-	// Owner).
-	Via    []inventory.Uplink
-	Direct bool
-}
+// wantRoute is one prefix a fabric switch must route, and over which
+// uplinks (inventory.FabricPlan.Routes).
+type wantRoute = inventory.FabricRoute
 
-// expectedRoutes are the prefixes fabric switch sw must route, in the
-// inventory's switch order, with the uplinks each must be routed over. A
-// spine learns no other spine's loopback (the spines share one AS, RFC
-// 7938, so BGP drops the paths through a leaf), nor the prefixes of a leaf
-// not cabled to it; a leaf that shares no spine with another leaf gets
-// that leaf's prefixes with no uplink (a failure: the plan gives no path).
-func expectedRoutes(inv *inventory.Inventory, sw inventory.Switch) []wantRoute {
-	ups := inv.Uplinks(sw.Name)
-	cabled := func(a, b string) bool {
-		for _, u := range inv.Uplinks(a) {
-			if u.Peer != nil && u.Peer.Name == b {
-				return true
-			}
-		}
-		return false
-	}
-	var out []wantRoute
-	for i := range inv.Switches {
-		x := &inv.Switches[i]
-		if x.Name == sw.Name || x.Fabric.Role == "" || sw.IsSpine() && x.IsSpine() {
-			continue
-		}
-		var via []inventory.Uplink
-		direct := false
-		for _, u := range ups {
-			if u.Peer != nil && u.Peer.Name == x.Name {
-				via = append(via, u)
-				direct = true
-			}
-		}
-		if !direct {
-			if sw.IsSpine() {
-				continue // a leaf not cabled to this spine
-			}
-			for _, u := range ups {
-				if u.Peer != nil && u.Peer.IsSpine() && cabled(u.Peer.Name, x.Name) {
-					via = append(via, u)
-				}
-			}
-		}
-		add := func(p netip.Prefix, what string, h *inventory.Host) {
-			if p.IsValid() {
-				out = append(out, wantRoute{Prefix: p, Owner: x, What: what, Host: h, Via: via, Direct: direct})
-			}
-		}
-		if x.IsLeaf() && x.Fabric.Subnet.IsValid() && x.Fabric.Gateway.IsValid() {
-			add(x.Fabric.Subnet, "the data subnet", nil)
-			for _, h := range inv.HostsOnSwitch(x.Name) {
-				add(h.Subnet, h.Name+"'s container subnet", h)
-			}
-		}
-		if x.Fabric.Loopback.IsValid() {
-			add(netip.PrefixFrom(x.Fabric.Loopback, 32), "the loopback", nil)
-		}
-	}
-	return out
-}
-
-// routes checks the routing table of a fabric switch.
+// routes checks the routing table of a fabric switch: one GET of the
+// table, and one per listed prefix only where the table does not show its
+// next hops.
 func (k *checker) routes() {
-	want := expectedRoutes(k.inv, k.sw)
-	ups := k.inv.Uplinks(k.sw.Name)
+	want := k.fp.Routes(&k.sw)
 	if len(want) == 0 {
 		return
 	}
+	ix := newUplinkIndex(k.sw, k.fp.Uplinks(k.sw.Name))
+	deps := newRouteDeps(k.fp, &k.sw)
 	path := "/nvue_v1/" + strings.Join(ribRoutePath, "/")
 	table, err := k.c.GetTree(k.ctx, ribRoutePath, "")
 	if err != nil {
@@ -136,22 +71,85 @@ func (k *checker) routes() {
 		return
 	}
 	for _, w := range want {
-		view, present := table[w.Prefix.String()]
+		p := w.Prefix.String()
+		view, present := table[p]
+		var entries []ribEntry
 		if present {
-			if m, _ := view.(map[string]any); !hasNextHops(m) {
+			m, _ := view.(map[string]any)
+			entries = ribEntries(m)
+			if !anyHops(entries) {
 				// The table lists the prefix without its next hops: read
 				// the route itself.
-				one, err := k.c.GetTree(k.ctx, append(slices.Clone(ribRoutePath), w.Prefix.String()), "")
+				one, err := k.c.GetTree(k.ctx, append(slices.Clone(ribRoutePath), p), "")
 				if err != nil {
-					k.unsure(CheckRoutes, w.Prefix.String(), err.Error()) // the error names the request
+					k.unsure(CheckRoutes, p, err.Error()) // the error names the request
 					continue
 				}
-				view = one
+				entries = ribEntries(one)
 			}
 		}
-		v := judgeRoute(k.sw, ups, w, view, present)
-		k.rs = append(k.rs, v.result(k.sw.Name, w.Prefix.String()))
+		r := judgeEntries(ix, w, entries, present).result(k.sw.Name, p)
+		if r.Status != readiness.Passed {
+			r.After = deps.of(w) // Causes reads the After of findings only
+		}
+		k.rs = append(k.rs, r)
 	}
+}
+
+// routeDeps makes the After of a switch's routes results: what route w
+// follows from is sw's sessions and LLDP neighbors on the uplinks it is
+// planned over; through a spine, that spine's routes check of the prefix
+// and its sessions to the announcing switch; the announcing switch's host
+// link under a container subnet; a foreign AS at either end. The parts
+// each uplink and each spine and owner contribute are made once per
+// switch.
+type routeDeps struct {
+	fp      *inventory.FabricPlan
+	sw      *inventory.Switch
+	uplink  map[int]readiness.Deps       // link → sw's session and LLDP there
+	toOwner map[[2]string]readiness.Deps // spine, owner → the spine's sessions to it
+	self    readiness.Deps
+}
+
+func newRouteDeps(fp *inventory.FabricPlan, sw *inventory.Switch) *routeDeps {
+	return &routeDeps{fp: fp, sw: sw, uplink: map[int]readiness.Deps{}, toOwner: map[[2]string]readiness.Deps{},
+		self: readiness.DependsOn(foreignASRef(sw))}
+}
+
+func (d *routeDeps) of(w wantRoute) readiness.Deps {
+	parts := make([]readiness.Deps, 0, 2*len(w.Via)+1)
+	var own []readiness.Ref // this prefix's own references
+	p := w.Prefix.String()
+	for _, u := range w.Via {
+		ud, ok := d.uplink[u.Link]
+		if !ok {
+			ud = readiness.DependsOn(sessionRef(d.sw, u), portRef(d.sw, CheckLLDP, u.Port))
+			d.uplink[u.Link] = ud
+		}
+		parts = append(parts, ud)
+		if w.Direct || u.Peer == nil {
+			continue
+		}
+		key := [2]string{u.Peer.Name, w.Owner.Name}
+		od, ok := d.toOwner[key]
+		if !ok {
+			var refs []readiness.Ref
+			for _, su := range d.fp.Uplinks(u.Peer.Name) {
+				if su.Peer != nil && su.Peer.Name == w.Owner.Name {
+					refs = append(refs, sessionRef(u.Peer, su))
+				}
+			}
+			od = readiness.DependsOn(refs...)
+			d.toOwner[key] = od
+		}
+		parts = append(parts, od)
+		own = append(own, readiness.Ref{Machine: u.Peer.Name, Check: CheckRoutes, Subject: p})
+	}
+	if w.Host != nil {
+		own = append(own, portRef(w.Owner, CheckLink, w.Host.Data.Port))
+	}
+	own = append(own, foreignASRef(w.Owner))
+	return d.self.Join(append(parts, readiness.DependsOn(own...))...)
 }
 
 // tableOfPrefixes reports whether the route table is keyed by prefixes
@@ -196,10 +194,10 @@ func (h ribHop) usable() bool {
 	return !h.FlagsKnown || slices.Contains(h.Flags, "active") || slices.Contains(h.Flags, "installed")
 }
 
-// hasNextHops reports whether a prefix's view holds a route entry with a
-// next hop (the route table may list prefixes only).
-func hasNextHops(v map[string]any) bool {
-	for _, e := range ribEntries(v) {
+// anyHops reports whether a route entry has a next hop (the route table
+// may list prefixes only).
+func anyHops(es []ribEntry) bool {
+	for _, e := range es {
 		if len(e.Hops) > 0 {
 			return true
 		}
@@ -351,22 +349,53 @@ func (v verdict) result(machine, subject string) readiness.Result {
 		Status: v.status, Found: v.found, Expected: v.expected, Fix: v.fixed}
 }
 
+// uplinkIndex is a switch and its uplinks by link and by port name, made
+// once per switch so that judging a route costs its next hops and planned
+// uplinks, not their product.
+type uplinkIndex struct {
+	sw     inventory.Switch
+	ups    []inventory.Uplink
+	name   map[int]string // link index → this switch's port name
+	byPort map[string]inventory.Uplink
+}
+
+func newUplinkIndex(sw inventory.Switch, ups []inventory.Uplink) *uplinkIndex {
+	ix := &uplinkIndex{sw: sw, ups: ups, name: make(map[int]string, len(ups)), byPort: make(map[string]inventory.Uplink, len(ups))}
+	for _, u := range ups {
+		n := sw.PortName(u.Port)
+		ix.name[u.Link] = n
+		ix.byPort[n] = u
+	}
+	return ix
+}
+
 // judgeRoute judges prefix w's view (present: the table lists it) on
-// switch sw, whose uplinks are ups.
-func judgeRoute(sw inventory.Switch, ups []inventory.Uplink, w wantRoute, view any, present bool) verdict {
+// switch ix.sw.
+func judgeRoute(ix *uplinkIndex, w wantRoute, view any, present bool) verdict {
+	m, _ := view.(map[string]any)
+	return judgeEntries(ix, w, ribEntries(m), present)
+}
+
+// judgeEntries is judgeRoute of the view's route entries.
+func judgeEntries(ix *uplinkIndex, w wantRoute, entries []ribEntry, present bool) verdict {
+	sw := ix.sw
 	p := w.Prefix.String()
 	owner := w.Owner.Name
 	wantPorts := make([]string, len(w.Via))
 	for i, u := range w.Via {
-		wantPorts[i] = sw.PortName(u.Port)
+		wantPorts[i] = ix.name[u.Link]
 	}
-	paths := describeUplinks(sw, w.Via)
-	expected := fmt.Sprintf("%s (%s of %s) installed by BGP, %s", p, w.What, owner, nextHops(len(w.Via)))
-	if len(w.Via) > 0 {
-		expected += ": " + paths
+	// What is expected is said only by a route that does not pass.
+	paths := func() string { return describeUplinks(ix, w.Via) }
+	expected := func() string {
+		e := fmt.Sprintf("%s (%s of %s) installed by BGP, %s", p, w.What, owner, nextHops(len(w.Via)))
+		if len(w.Via) > 0 {
+			e += ": " + paths()
+		}
+		return e
 	}
 	if len(w.Via) == 0 {
-		return verdict{status: readiness.Failed, found: "the plan cables " + sw.Name + " to no spine that " + owner + " is cabled to", expected: expected,
+		return verdict{status: readiness.Failed, found: "the plan cables " + sw.Name + " to no spine that " + owner + " is cabled to", expected: expected(),
 			fixed: fmt.Sprintf("%s's hosts cannot reach %s's: cable %s to a spine %s is cabled to (fabric.links), apply, and check again", sw.Name, owner, sw.Name, owner)}
 	}
 	showHere := "`nv show vrf default router rib ipv4 route " + p + "` on " + sw.Name
@@ -383,12 +412,10 @@ func judgeRoute(sw inventory.Switch, ups []inventory.Uplink, w wantRoute, view a
 				p, w.Host.Data.Address.Addr(), w.Host.Name, owner, w.Owner.PortName(w.Host.Data.Port))
 		}
 		fix += fmt.Sprintf(" (%s's config and bgp checks; %s)", owner, ownerShow(w.Owner, p))
-		return verdict{status: readiness.Failed, found: "not in the routing table", expected: expected, fixed: fix}
+		return verdict{status: readiness.Failed, found: "not in the routing table", expected: expected(), fixed: fix}
 	}
-	m, _ := view.(map[string]any)
-	entries := ribEntries(m)
 	if len(entries) == 0 {
-		return verdict{status: readiness.Unknown, found: "the route's view has no route entry rdggen can read (protocol.<protocol>.entry-index or route-entry): compare " + showHere + " with " + expected}
+		return verdict{status: readiness.Unknown, found: "the route's view has no route entry rdggen can read (protocol.<protocol>.entry-index or route-entry): compare " + showHere + " with " + expected()}
 	}
 	var installed []ribEntry
 	flagsShown := false
@@ -399,10 +426,10 @@ func judgeRoute(sw inventory.Switch, ups []inventory.Uplink, w wantRoute, view a
 		}
 	}
 	if !flagsShown {
-		return verdict{status: readiness.Unknown, found: "the route's view shows no flags, so whether it is installed is not known: compare " + showHere + " with " + expected}
+		return verdict{status: readiness.Unknown, found: "the route's view shows no flags, so whether it is installed is not known: compare " + showHere + " with " + expected()}
 	}
 	if len(installed) == 0 {
-		return verdict{status: readiness.Failed, found: "in the routing table, not installed (" + describeEntries(entries) + ")", expected: expected,
+		return verdict{status: readiness.Failed, found: "in the routing table, not installed (" + describeEntries(entries) + ")", expected: expected(),
 			fixed: fmt.Sprintf("the route is not in %s's forwarding table: see %s and `nv show router nexthop rib <NHGId>` for why (an unresolved next hop), and the bgp checks of %s", sw.Name, showHere, strings.Join(wantPorts, ", "))}
 	}
 	e := installed[0]
@@ -412,12 +439,16 @@ func judgeRoute(sw inventory.Switch, ups []inventory.Uplink, w wantRoute, view a
 		}
 	}
 	if e.Protocol != "" && e.Protocol != "bgp" {
-		return verdict{status: readiness.Failed, found: "installed from " + quote.Terminal(e.Protocol) + ", not BGP (" + describeEntries(installed) + ")", expected: expected,
+		return verdict{status: readiness.Failed, found: "installed from " + quote.Terminal(e.Protocol) + ", not BGP (" + describeEntries(installed) + ")", expected: expected(),
 			fixed: fmt.Sprintf("a %s route to %s on %s wins over the fabric's BGP route (a lower distance) and sends %s's traffic elsewhere: remove it unless it is meant (%s)",
 				quote.Terminal(e.Protocol), p, sw.Name, owner, showHere)}
 	}
+	planned := make(map[string]bool, len(wantPorts))
+	for _, n := range wantPorts {
+		planned[n] = true
+	}
 	got := map[string]bool{}
-	var shown []string
+	var shown, extra []string
 	unnamed := 0
 	for _, h := range e.Hops {
 		if !h.usable() {
@@ -428,36 +459,45 @@ func judgeRoute(sw inventory.Switch, ups []inventory.Uplink, w wantRoute, view a
 			shown = append(shown, quote.Terminal(h.ID))
 			continue
 		}
+		if !planned[h.Interface] || got[h.Interface] {
+			// Not an uplink the plan routes the prefix over, or a second
+			// path over one: the plan's paths, exactly, are the check.
+			extra = append(extra, h.Interface)
+		}
 		got[h.Interface] = true
 		shown = append(shown, quote.Terminal(h.Interface))
 	}
 	var missing []inventory.Uplink
-	for _, u := range w.Via {
-		if !got[sw.PortName(u.Port)] {
+	for i, u := range w.Via {
+		if !got[wantPorts[i]] {
 			missing = append(missing, u)
 		}
 	}
 	slices.Sort(shown)
+	slices.Sort(extra)
 	found := fmt.Sprintf("bgp, installed, %s", nextHops(len(shown)))
 	if len(shown) > 0 {
 		found += ": " + strings.Join(shown, ", ")
 	}
 	switch {
-	case len(missing) == 0:
-		// Each planned uplink carries one: name its planned peer (the
-		// lldp check proves the cabling). A failure names the ports only:
-		// on a miswired link the planned peer is not the one behind it.
+	case len(missing) == 0 && len(extra) == 0 && unnamed == 0:
+		// Each planned uplink carries one, and nothing else does: name its
+		// planned peer (the lldp check proves the cabling). A failure
+		// names the ports only: on a miswired link the planned peer is not
+		// the one behind it.
 		var named []string
 		for _, iface := range shown {
-			named = append(named, describePort(sw, ups, iface))
+			named = append(named, describePort(ix, iface))
 		}
 		return verdict{status: readiness.Passed, found: fmt.Sprintf("bgp, installed, %s: %s", nextHops(len(shown)), strings.Join(named, ", "))}
-	case unnamed > 0 && len(shown) >= len(w.Via):
-		return verdict{status: readiness.Unknown, found: found + ": the view does not name the next hops' interfaces, so which uplinks carry them is not known (expected " + paths + ")"}
+	case unnamed > 0 && len(extra) == 0 && len(missing) <= unnamed:
+		// The unnamed next hops may be the missing uplinks, or paths the
+		// plan does not have.
+		return verdict{status: readiness.Unknown, found: found + ": the view does not name the next hops' interfaces, so which uplinks carry them is not known (expected " + paths() + ")"}
 	}
 	var fixes []string
 	for _, u := range missing {
-		port := sw.PortName(u.Port)
+		port := ix.name[u.Link]
 		peer := "?"
 		if u.Peer != nil {
 			peer = u.Peer.Name
@@ -468,7 +508,33 @@ func judgeRoute(sw inventory.Switch, ups []inventory.Uplink, w wantRoute, view a
 		}
 		fixes = append(fixes, f)
 	}
-	return verdict{status: readiness.Failed, found: found, expected: expected, fixed: strings.Join(fixes, "; ")}
+	for _, x := range slices.Compact(extra) {
+		u, uplink := ix.byPort[x]
+		switch {
+		case planned[x]:
+			fixes = append(fixes, fmt.Sprintf("a second path over %s: a second BGP neighbor over that port announces %s (`nv show vrf default router bgp neighbor` on %s lists them)",
+				describePort(ix, x), p, sw.Name))
+		case uplink:
+			fixes = append(fixes, fmt.Sprintf("a path over %s, the uplink to %s, which the plan does not route %s over: its session is not with the switch the plan cables there (the lldp and bgp checks of %s)",
+				quote.Terminal(x), peerEnd(u), p, quote.Terminal(x)))
+		default:
+			fixes = append(fixes, fmt.Sprintf("a path over %s, %s, which the plan does not route %s over: traffic to %s is split onto it; a BGP neighbor there that is not one of the fabric's sessions announces it (`nv show vrf default router bgp neighbor` on %s lists them; a user's neighbor whose announcements should not be used needs an inbound filter)",
+				quote.Terminal(x), describeInterface(x), p, owner, sw.Name))
+		}
+	}
+	return verdict{status: readiness.Failed, found: found, expected: expected(), fixed: strings.Join(fixes, "; ")}
+}
+
+// describeInterface says what interface iface, which is no uplink, is:
+// the hosts' data VLAN, a port, or something else.
+func describeInterface(iface string) string {
+	if iface == cumulus.SVI {
+		return "the interface of the hosts' data VLAN (a next hop among the hosts)"
+	}
+	if strings.HasPrefix(iface, "swp") {
+		return "a port that is no uplink of the plan (a host's port, or one fabric.links does not cable)"
+	}
+	return "not a port of the plan"
 }
 
 // ownerShow is the command that shows prefix p's network statement and
@@ -480,26 +546,28 @@ func ownerShow(x *inventory.Switch, p string) string {
 	return "`show running-config | include network` and `show ip route " + p + "` there"
 }
 
-// describeUplinks names uplinks as "swp63 (spine1), swp64 (spine2)".
-func describeUplinks(sw inventory.Switch, ups []inventory.Uplink) string {
-	var s []string
-	for _, u := range ups {
+// describeUplinks names uplinks of ix.sw as "swp63 (spine1), swp64
+// (spine2)".
+func describeUplinks(ix *uplinkIndex, ups []inventory.Uplink) string {
+	var s strings.Builder
+	for i, u := range ups {
 		peer := "?"
 		if u.Peer != nil {
 			peer = u.Peer.Name
 		}
-		s = append(s, sw.PortName(u.Port)+" ("+peer+")")
+		if i > 0 {
+			s.WriteString(", ")
+		}
+		s.WriteString(ix.name[u.Link] + " (" + peer + ")")
 	}
-	return strings.Join(s, ", ")
+	return s.String()
 }
 
 // describePort names a next hop's interface with the uplink's planned
 // peer: "swp63 (spine1)".
-func describePort(sw inventory.Switch, ups []inventory.Uplink, iface string) string {
-	for _, u := range ups {
-		if sw.PortName(u.Port) == iface && u.Peer != nil {
-			return quote.Terminal(iface) + " (" + u.Peer.Name + ")"
-		}
+func describePort(ix *uplinkIndex, iface string) string {
+	if u, ok := ix.byPort[iface]; ok && u.Peer != nil {
+		return quote.Terminal(iface) + " (" + u.Peer.Name + ")"
 	}
 	return quote.Terminal(iface)
 }

@@ -20,8 +20,8 @@ func TestExpectedRoutes(t *testing.T) {
 	inv := loadInv(t, "fabric-cumulus", "")
 	show := func(sw string) string {
 		var b []string
-		for _, w := range expectedRoutes(inv, *inv.Switch(sw)) {
-			b = append(b, fmt.Sprintf("%s %s of %s via %s", w.Prefix, w.What, w.Owner.Name, describeUplinks(*inv.Switch(sw), w.Via)))
+		for _, w := range inv.FabricPlan().Routes(inv.Switch(sw)) {
+			b = append(b, fmt.Sprintf("%s %s of %s via %s", w.Prefix, w.What, w.Owner.Name, describeUplinks(newUplinkIndex(*inv.Switch(sw), inv.Uplinks(sw)), w.Via)))
 		}
 		return strings.Join(b, "\n")
 	}
@@ -76,7 +76,7 @@ func TestJudgeRoute(t *testing.T) {
 	leaf1 := *inv.Switch("leaf1")
 	ups := inv.Uplinks("leaf1")
 	var w wantRoute
-	for _, r := range expectedRoutes(inv, leaf1) {
+	for _, r := range inv.FabricPlan().Routes(&leaf1) {
 		if r.Prefix.String() == "172.16.21.0/24" {
 			w = r
 		}
@@ -104,6 +104,15 @@ func TestJudgeRoute(t *testing.T) {
 		}(), true, readiness.Failed, "bgp, installed, 1 next hop: swp64", "no path over swp63 to spine1"},
 		{"missing", nil, false, readiness.Failed, "not in the routing table",
 			"look at leaf1's bgp checks of swp63, swp64, then the spines' routes checks of 172.16.21.0/24, then leaf2: it announces 172.16.21.0/24 with a BGP network statement, and only while 172.16.21.0/24 is in its own routing table: its static route to 172.16.21.0/24 via 10.1.2.21, installed only while h21's data link is up (leaf2's link check of swp1s0) (leaf2's config and bgp checks; `nv show vrf default router bgp address-family ipv4-unicast network` and `nv show vrf default router rib ipv4 route 172.16.21.0/24` there)"},
+		{"an extra next hop among the hosts", bgpRoute(installedFlags, map[string]string{"fe80::1": "swp63", "fe80::2": "swp64", "10.1.1.99": "vlan1"}), true, readiness.Failed,
+			"bgp, installed, 3 next hops: swp63, swp64, vlan1",
+			"a path over vlan1, the interface of the hosts' data VLAN (a next hop among the hosts), which the plan does not route 172.16.21.0/24 over: traffic to leaf2 is split onto it"},
+		{"an extra next hop over a host's port", bgpRoute(installedFlags, map[string]string{"fe80::1": "swp63", "fe80::2": "swp64", "fe80::7": "swp1s0"}), true, readiness.Failed,
+			"bgp, installed, 3 next hops: swp1s0, swp63, swp64", "a path over swp1s0, a port that is no uplink of the plan"},
+		{"a second path over an uplink", bgpRoute(installedFlags, map[string]string{"fe80::1": "swp63", "fe80::3": "swp63", "fe80::2": "swp64"}), true, readiness.Failed,
+			"bgp, installed, 3 next hops: swp63, swp63, swp64", "a second path over swp63 (spine1): a second BGP neighbor over that port announces 172.16.21.0/24"},
+		{"an unnamed next hop beside both", bgpRoute(installedFlags, map[string]string{"fe80::1": "swp63", "fe80::2": "swp64", "fe80::9": ""}), true, readiness.Unknown,
+			"does not name the next hops' interfaces", ""},
 		{"not installed", bgpRoute(map[string]any{"selected": map[string]any{}}, both), true, readiness.Failed, "in the routing table, not installed (bgp [selected])", "is not in leaf1's forwarding table"},
 		{"a static route wins", map[string]any{"protocol": map[string]any{
 			"static": map[string]any{"entry-index": map[string]any{"1": map[string]any{"flags": installedFlags, "via": map[string]any{"10.1.1.99": map[string]any{"interface": "vlan1"}}}}},
@@ -115,7 +124,7 @@ func TestJudgeRoute(t *testing.T) {
 			"flags": installedFlags, "via": map[string]any{"fe80::1": map[string]any{}, "fe80::2": map[string]any{}}}}}}},
 			true, readiness.Unknown, "does not name the next hops' interfaces", ""},
 	} {
-		v := judgeRoute(leaf1, ups, w, c.view, c.present)
+		v := judgeRoute(newUplinkIndex(leaf1, ups), w, c.view, c.present)
 		if v.status != c.status || !strings.Contains(v.found, c.found) || !strings.Contains(v.fixed, c.fix) {
 			t.Errorf("%s: %+v\nwant %s, found containing %q, fix containing %q", c.name, v, c.status, c.found, c.fix)
 		}
@@ -135,7 +144,7 @@ func TestCheckRoutes(t *testing.T) {
 	inv := loadInv(t, "fabric-cumulus", "")
 	leaf1 := inv.Switch("leaf1")
 	leaf1.Mgmt = r.sim.Addr
-	if res, err := Run(context.Background(), inv, []inventory.Switch{*leaf1}, r.o); err != nil {
+	if res, err := pushAll(context.Background(), inv, []inventory.Switch{*leaf1}, r.o); err != nil {
 		t.Fatalf("%v: %v\n%s", err, res[0].Err, r.out)
 	}
 	routes := func() []readiness.Result {
@@ -158,7 +167,7 @@ func TestCheckRoutes(t *testing.T) {
 		}
 	}
 	table := map[string]any{}
-	for _, w := range expectedRoutes(inv, *leaf1) {
+	for _, w := range inv.FabricPlan().Routes(leaf1) {
 		vias := map[string]string{}
 		for i, u := range w.Via {
 			vias[fmt.Sprintf("fe80::%d", i+1)] = leaf1.PortName(u.Port)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/rdggen/rdggen/pkg/inventory"
+	"github.com/rdggen/rdggen/pkg/onyx"
 	"github.com/rdggen/rdggen/pkg/sim/onyxsim"
 )
 
@@ -138,7 +139,7 @@ func TestRefusedRouteInBlock(t *testing.T) {
 	if n := len(sim2.Routes()); n != DefaultBatch-2 {
 		t.Errorf("switch routes %d prefixes, want the block's %d minus the 2 refused", n, DefaultBatch)
 	}
-	msg := fmt.Sprintf(`command %d of %d refused: %q: %% Route table full; stopped after its block of routes (commands %d-%d of %d, sent in one write): 155 of the 156 after it took effect, refused as well: %d; not saved (%d command(s) are applied but unsaved`,
+	msg := fmt.Sprintf(`command %d of %d refused: %q: %% Route table full; stopped after its block (commands %d-%d of %d, sent in one write): 155 of the 156 after it took effect, refused as well: %d; not saved (%d command(s) are applied but unsaved`,
 		first+100, len(cmds), bad1, first+1, blockEnd, len(cmds), first+150, blockEnd-2)
 	if !strings.Contains(r2.out.String(), msg) {
 		t.Errorf("output lacks\n%s\n%s", msg, r2.out)
@@ -154,3 +155,128 @@ func TestRefusedRouteInBlock(t *testing.T) {
 }
 
 func statementsOf(running string) string { return strings.Join(statements(running), "\n") }
+
+// onyxFabric is an ONYX fabric of 2 SN2700 spines and leaves leaves, each
+// leaf with one host on 1/1 and an uplink to each spine on 1/31, 1/32 (the
+// spines' downlinks on 1/1 …).
+func onyxFabric(tb testing.TB, leaves int) *inventory.Inventory {
+	tb.Helper()
+	var b strings.Builder
+	b.WriteString("name: fab\nswitches:\n  - {name: spine1, model: SN2700, onyx: 3.10.4006, role: spine}\n  - {name: spine2, model: SN2700, onyx: 3.10.4006, role: spine}\n")
+	for l := range leaves {
+		fmt.Fprintf(&b, "  - {name: leaf%d, model: SN2700, onyx: 3.10.4006, role: leaf}\n", l+1)
+	}
+	b.WriteString("fabric:\n  links:\n")
+	for l := range leaves {
+		fmt.Fprintf(&b, "    - {switch: leaf%d, port: 1/31, peer: spine1, peer_port: 1/%d}\n", l+1, l+1)
+		fmt.Fprintf(&b, "    - {switch: leaf%d, port: 1/32, peer: spine2, peer_port: 1/%d}\n", l+1, l+1)
+	}
+	b.WriteString(`docker: {pool: 172.16.0.0/12, prefix: 24}
+defaults:
+  os: ubuntu-22.04
+  data_interface: enp1f0
+  data_mtu: 9000
+  gpus: [{model: V100-PCIE-16GB, memory_gb: 16}]
+  nic: {model: ConnectX-5, pf: vmnic4, vfs: 8}
+hosts:
+`)
+	for l := range leaves {
+		fmt.Fprintf(&b, "  - {name: h%d, esxi: esx%d, data: {address: 10.%d.0.%d/24, switch: leaf%d, port: 1/1}}\n", l+1, l+1, l+1, l+11, l+1)
+	}
+	inv, err := inventory.Load("fab.yaml", []byte(b.String()))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return inv
+}
+
+// A spine's first apply on a 32-leaf fabric: 144 commands, of which its
+// 32 port descriptions, its 33 addresses (32 ports, the loopback), its 32
+// BGP neighbors with its network and their 32 `fall-over bfd` are
+// independent entries, pasted in four blocks as static routes are; the
+// template, the ports' modes, `ip routing`, the loopback, the BGP instance,
+// its instance-wide settings and the three BFD timers go one by one: 18
+// writes, and 25 round trips where one write per command took 151 (the
+// switch's count: 26 waits for input). The switch's running-config is then
+// the plan's; the second apply sends nothing.
+func TestSpineFirstApplyRoundTrips(t *testing.T) {
+	inv := onyxFabric(t, 32)
+	r := newRig(t, inv)
+	r.opts.Select = func(sw inventory.Switch) bool { return sw.Name == "spine1" }
+	sim := r.sims[0]
+	res, err := r.run(t)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, r.out)
+	}
+	p := res[0].Plan.Changes
+	writes := 0
+	for i := 0; i < len(p); i = blockEnd(p, i, DefaultBatch) {
+		writes++
+	}
+	t.Logf("spine1: %d commands in %d writes, %d round trips (the switch waited %d times)", len(p), writes, res[0].RoundTrips, sim.Waits())
+	if len(p) != 144 || res[0].Sent != len(p) || len(sim.Received()) != len(p) || !res[0].Saved {
+		t.Fatalf("%d commands, sent %d, the switch received %d, saved %v", len(p), res[0].Sent, len(sim.Received()), res[0].Saved)
+	}
+	// login: paging off; enable, show running-config, configure terminal,
+	// the plan's writes and an `exit` after `interface loopback 0` (it
+	// enters its sub-mode), show running-config, configuration write.
+	if want := 1 + 3 + 18 + 1 + 2; writes != 18 || res[0].RoundTrips != want || sim.Waits() != want+1 {
+		t.Errorf("%d writes, %d round trips, the switch waited %d times; want 18 writes, %d round trips, %d waits", writes, res[0].RoundTrips, sim.Waits(), want, want+1)
+	}
+	if res, err := r.run(t); err != nil || !res[0].Plan.Empty() {
+		t.Errorf("second apply: %v %v", err, res[0].Plan.Changes)
+	}
+}
+
+// A refused port address in its block: the block's other addresses took
+// effect, the push stops after the block (no BGP line is sent) and saves
+// nothing; the error names the block.
+func TestRefusedAddressInBlock(t *testing.T) {
+	inv := onyxFabric(t, 8)
+	r := newRig(t, inv)
+	r.opts.Select = func(sw inventory.Switch) bool { return sw.Name == "spine1" }
+	sim := r.sims[0]
+	bad := "interface ethernet 1/3 ip address 10.254.0.9/31 primary"
+	sim.SetFaults(onyxsim.Fault{Command: bad, Message: "Address overlaps"})
+	res, err := r.run(t)
+	var pe *PushError
+	if err == nil || !errors.As(res[0].Err, &pe) {
+		t.Fatalf("err %v, result %v", err, res[0].Err)
+	}
+	cmds := res[0].Plan.Commands()
+	if pe.Command != bad || cmds[pe.From-1] != "interface ethernet 1/1 ip address 10.254.0.1/31 primary" ||
+		cmds[pe.Sent-1] != "interface loopback 0 ip address 10.10.10.1/32 primary" || fmt.Sprint(pe.Refused) != fmt.Sprint([]int{pe.Index}) {
+		t.Errorf("push error: %v (block %d-%d)", pe, pe.From, pe.Sent)
+	}
+	for _, c := range sim.Received() {
+		if strings.HasPrefix(c, "router bgp") {
+			t.Errorf("sent after the refused block: %q", c)
+		}
+	}
+	if sim.Saves() != 0 || !strings.Contains(pe.Error(), "stopped after its block (commands ") {
+		t.Errorf("saves %d; %v", sim.Saves(), pe)
+	}
+}
+
+// Consecutive routes go in one write, and so do consecutive port
+// descriptions (each independent of the others); every other command goes
+// alone, and a block never mixes kinds.
+func TestBlockEnd(t *testing.T) {
+	kinds := []onyx.Kind{onyx.KindDescription, onyx.KindDescription, onyx.KindDescription, onyx.KindModuleType, onyx.KindRoute, onyx.KindRoute, onyx.KindDescription, onyx.KindTrust}
+	changes := make([]onyx.Change, len(kinds))
+	for i, k := range kinds {
+		changes[i].Kind = k
+	}
+	var blocks []string
+	for i := 0; i < len(changes); {
+		j := blockEnd(changes, i, 2)
+		blocks = append(blocks, fmt.Sprintf("%d-%d", i, j))
+		i = j
+	}
+	if got := strings.Join(blocks, " "); got != "0-2 2-3 3-4 4-6 6-7 7-8" {
+		t.Errorf("blocks of at most 2: %s", got)
+	}
+	if blockEnd(changes, 0, 1) != 1 {
+		t.Error("batch 1: a block of more than one")
+	}
+}

@@ -1,6 +1,7 @@
 package onyxapply
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -22,8 +23,8 @@ import (
 // port of the switch that a host's data link is cabled to
 // (hosts[].data.port), and on a fabric switch on every uplink
 // (fabric.links) too, with Subject the port's ONYX name ("Eth1/3");
-// CheckLLDP on every uplink and CheckBGP on every planned BGP session of a
-// fabric switch.
+// CheckLLDP on every uplink and CheckBGP and CheckBFD (check_bfd.go) on
+// every planned BGP session of a fabric switch.
 const (
 	// CheckConnect is reported only when the switch could not be reached
 	// (no mgmt address, SSH, login or the CLI failed): Unknown, with why.
@@ -39,12 +40,17 @@ const (
 	// Each command that apply leaves although it may be rdggen's
 	// (onyx.Plan.Kept) is one more passed result, Subject the command
 	// ("ip route vrf default 172.16.1.0/24 10.0.0.1"), Found apply's reason
-	// and the command that removes it.
+	// and the command that removes it. On a fabric switch that runs a BGP
+	// instance of another AS (onyx.ForeignBGP), for which the plan sends no
+	// BGP line, a failure with Subject ForeignASSubject says so.
 	CheckConfig = "config"
 	// CheckLink reads "Admin state", "Operational state" and "Actual speed"
 	// of `show interfaces ethernet | json-print`: passed when the link is
-	// up, with the speed as found (the inventory does not say the ports'
-	// speed). A shut-down port's fix is `interface ethernet 1/N no
+	// up at the speed the inventory plans for both its ends
+	// (inventory.FabricPlan.LinkSpeed: the lower of the port's speed and
+	// the hosts' NIC speed, on an uplink of both ports' speeds); a slower or
+	// faster link fails naming both ends, a speed that cannot be read is
+	// Unknown. A shut-down port's fix is `interface ethernet 1/N no
 	// shutdown`; a port that is enabled but down needs its cable or its
 	// host's NIC looked at.
 	CheckLink = "link"
@@ -79,19 +85,27 @@ const (
 	// "Remote port-id") with the planned end of the link in fabric.links:
 	// passed when the one neighbor is that switch and port (an ONYX port id
 	// "Eth1/1" is port 1/1); a miswired link names both ends and the fix
-	// (move the cable, or correct fabric.links); no neighbor fails with the
-	// cable to check. Unknown when the output cannot be read.
+	// (move the cable, or correct fabric.links); two neighbors or more on
+	// the port fail (something joins a point-to-point link); no neighbor
+	// fails with the cable to check. Unknown when the output cannot be
+	// read.
 	CheckLLDP = "lldp"
 	// CheckBGP reads, on a fabric switch, `show ip bgp summary`
 	// (onyx.ShowBGPSummaryCommand): each planned session (every uplink's
 	// peer /31 address; ONYX peers numbered only) passes when the default
-	// VRF's row of that neighbor is ESTABLISHED, Subject the neighbor's
-	// address. A row in another state fails with the state word and the
-	// peer and link to look at; a session missing from the table fails
-	// with the neighbor command apply writes and how to see whether BGP
-	// runs (`show protocols | include bgp`). Unknown when the output is not
-	// a BGP summary (an error line, BGP not enabled), with how to look by
-	// hand.
+	// VRF's row of that neighbor is ESTABLISHED, the summary's local AS is
+	// the switch's planned AS, the row's AS the planned peer's, and its
+	// prefixes received at least as many as the plan routes over the
+	// session (inventory.FabricPlan.Routes: on a leaf from a spine that
+	// spine's loopback and the prefixes of every other leaf cabled to it,
+	// on a spine a leaf's own), Subject the neighbor's address. A row in
+	// another state fails with the state word and the peer and link to look
+	// at; another AS fails as a wrong peer (or a foreign BGP instance);
+	// fewer prefixes fail naming them; a session missing from the table
+	// fails with the neighbor command apply writes and how to see whether
+	// BGP runs (`show protocols | include bgp`). Unknown when the output is
+	// not a BGP summary (an error line, BGP not enabled), with how to look
+	// by hand, or does not show the AS or count to compare.
 	CheckBGP = "bgp"
 )
 
@@ -110,7 +124,7 @@ const applyCommand = "rdggen apply --target switch"
 // returns the results in inventory order: per switch the CheckConfig
 // result(s), then per data port (in port order) the PortChecks, then per
 // uplink (in fabric.links order) the PortChecks and CheckLLDP, then
-// CheckBGP per planned session. A switch
+// CheckBGP per planned session, then CheckBFD per planned session. A switch
 // that cannot be reached gives one Unknown CheckConnect result; err names
 // the switches that could not be checked (unreachable, or the session
 // failed midway), and is nil when every switch answered, whatever the
@@ -125,8 +139,9 @@ func Check(ctx context.Context, inv *inventory.Inventory, o Options) ([]readines
 	for i, sw := range sws {
 		names[i] = sw.Name
 	}
+	fp := inv.FabricPlan() // once for every switch
 	results, errs := driver.Check(names, o.Parallel, o.Track, fmt.Sprintf("checking %d switch(es), read-only", n),
-		func(i int) ([]readiness.Result, error) { return checkSwitch(ctx, inv, sws[i], o) })
+		func(i int) ([]readiness.Result, error) { return checkSwitch(ctx, inv, fp, sws[i], o) })
 	var out []readiness.Result
 	var failed []string
 	for i, rs := range results {
@@ -145,6 +160,7 @@ func Check(ctx context.Context, inv *inventory.Inventory, o Options) ([]readines
 type checker struct {
 	ctx  context.Context
 	inv  *inventory.Inventory
+	fp   *inventory.FabricPlan
 	t    *target
 	rs   []readiness.Result
 	lost error // a transport error: the session is no longer usable
@@ -163,6 +179,43 @@ func (c *checker) fail(check, subject, found, expected, fix string) {
 
 func (c *checker) unsure(check, subject, why string) {
 	c.rs = append(c.rs, readiness.Result{Target: readiness.TargetSwitch, Machine: c.t.sw.Name, Check: check, Subject: subject, Status: readiness.Unknown, Found: why})
+}
+
+// after makes the last result follow from refs (readiness.Causes).
+func (c *checker) after(refs ...readiness.Ref) {
+	last := &c.rs[len(c.rs)-1]
+	last.After = last.After.Add(refs...)
+}
+
+// ForeignASSubject is the Subject of the CheckConfig failure of a fabric
+// switch that runs a BGP instance of another AS in the default VRF:
+// apply then sends no BGP line there (onyx.Reconcile), so the check fails
+// rather than pass a running-config without rdggen's BGP.
+// nvueapply.ForeignASSubject is the same for Cumulus Linux.
+const ForeignASSubject = "router bgp"
+
+// cumulusForeignASSubject is nvueapply.ForeignASSubject, the Subject a
+// Cumulus peer's foreign-AS finding has (the engines do not import each
+// other).
+const cumulusForeignASSubject = "router.bgp.autonomous-system"
+
+// foreignASRef names the foreign-AS finding switch x would have.
+func foreignASRef(x *inventory.Switch) readiness.Ref {
+	if x.OS() == inventory.OSCumulus {
+		return readiness.Ref{Machine: x.Name, Check: CheckConfig, Subject: cumulusForeignASSubject}
+	}
+	return readiness.Ref{Machine: x.Name, Check: CheckConfig, Subject: ForeignASSubject}
+}
+
+// portRef names check of port p of switch x, as x's engine names it
+// (Eth1/1 on ONYX, swp1 on Cumulus Linux).
+func portRef(x *inventory.Switch, check string, p inventory.Port) readiness.Ref {
+	return readiness.Ref{Machine: x.Name, Check: check, Subject: x.OS().ShownPortName(p)}
+}
+
+// sessionRef names the bgp check of uplink u's session on switch x.
+func sessionRef(x *inventory.Switch, u inventory.Uplink) readiness.Ref {
+	return readiness.Ref{Machine: x.Name, Check: CheckBGP, Subject: u.Neighbor(*x)}
 }
 
 // send runs one show command. After a transport error (timeout, closed
@@ -192,10 +245,10 @@ func (c *checker) fix(st onyx.Statement) string {
 	return st.Command()
 }
 
-func checkSwitch(ctx context.Context, inv *inventory.Inventory, sw inventory.Switch, o Options) ([]readiness.Result, error) {
+func checkSwitch(ctx context.Context, inv *inventory.Inventory, fp *inventory.FabricPlan, sw inventory.Switch, o Options) ([]readiness.Result, error) {
 	t := prepare(ctx, inv, sw, o)
 	defer t.close()
-	c := &checker{ctx: ctx, inv: inv, t: t}
+	c := &checker{ctx: ctx, inv: inv, fp: fp, t: t}
 	if t.sess == nil {
 		c.unsure(CheckConnect, "", t.res.errText())
 		return c.rs, fmt.Errorf("%s: %s", sw.Name, t.res.errText())
@@ -212,6 +265,7 @@ func checkSwitch(ctx context.Context, inv *inventory.Inventory, sw inventory.Swi
 	c.ports()
 	if sw.Fabric.Role != "" {
 		c.bgp()
+		c.bfd() // check_bfd.go
 	}
 	if c.lost != nil {
 		return c.rs, fmt.Errorf("%s: the session failed: %v", sw.Name, c.lost)
@@ -231,6 +285,23 @@ func (c *checker) config() {
 			c.pass(CheckConfig, k.Command, k.Reason)
 		}
 	}()
+	if foreign := onyx.ForeignBGP(c.t.sw, onyx.Parse(c.t.running)); foreign != "" {
+		// Reconcile left rdggen's BGP out: none of it is on the switch,
+		// and the plan's other lines do not make up for that.
+		var bgp int
+		for _, d := range c.t.desired {
+			if d.Kind == onyx.KindBGP {
+				bgp++
+			}
+		}
+		other := strings.Fields(foreign)[2]
+		c.fail(CheckConfig, ForeignASSubject, fmt.Sprintf("%s: BGP runs as AS %s, so none of rdggen's %d BGP statements are sent", quote.Terminal(foreign), quote.Terminal(other), bgp),
+			fmt.Sprintf("router bgp %d vrf default (%s's AS, the inventory's) with rdggen's BGP statements", c.t.sw.Fabric.ASN, c.t.sw.Name),
+			fmt.Sprintf("if that BGP instance is yours, set switches[].asn: %s for %s in the inventory and apply again; else in config mode: no %s, then %s", quote.Terminal(other), c.t.sw.Name, quote.Terminal(foreign), applyCommand))
+		if plan.Empty() {
+			return
+		}
+	}
 	if plan.Empty() {
 		found := fmt.Sprintf("the running-config has all %d of the inventory's statements", len(c.t.desired))
 		kept := map[string]bool{}
@@ -258,23 +329,21 @@ func (c *checker) config() {
 	}
 }
 
-// dataPorts are the switch's ports cabled to hosts, in port order, with
-// the hosts on each.
+// dataPorts are the switch's ports cabled to hosts — every rail's, as
+// the switch file configures them (Inventory.RailsOnSwitch) — in port
+// order, with the hosts on each.
 func dataPorts(inv *inventory.Inventory, sw string) ([]inventory.Port, map[inventory.Port][]*inventory.Host) {
 	hosts := map[inventory.Port][]*inventory.Host{}
 	var ports []inventory.Port
-	for _, h := range inv.HostsOnSwitch(sw) {
-		p := h.Data.Port
+	for _, hr := range inv.RailsOnSwitch(sw) {
+		p := hr.Rail.Port
 		if _, ok := hosts[p]; !ok {
 			ports = append(ports, p)
 		}
-		hosts[p] = append(hosts[p], h)
+		hosts[p] = append(hosts[p], hr.Host)
 	}
 	slices.SortFunc(ports, func(a, b inventory.Port) int {
-		if a.Module != b.Module {
-			return a.Module - b.Module
-		}
-		return a.Number - b.Number
+		return cmp.Or(cmp.Compare(a.Module, b.Module), cmp.Compare(a.Number, b.Number), cmp.Compare(a.Lane, b.Lane))
 	})
 	return ports, hosts
 }
@@ -283,6 +352,7 @@ func dataPorts(inv *inventory.Inventory, sw string) ([]inventory.Port, map[inven
 // uplink.
 type port struct {
 	iface  onyx.Iface
+	port   inventory.Port
 	hosts  []*inventory.Host
 	uplink *inventory.Uplink
 }
@@ -292,11 +362,11 @@ func (c *checker) ports() {
 	dps, hosts := dataPorts(c.inv, c.t.sw.Name)
 	var ports []port
 	for _, p := range dps {
-		ports = append(ports, port{iface: onyx.PortIface(p), hosts: hosts[p]})
+		ports = append(ports, port{iface: onyx.PortIface(p), port: p, hosts: hosts[p]})
 	}
-	ups := c.inv.Uplinks(c.t.sw.Name)
+	ups := c.fp.Uplinks(c.t.sw.Name)
 	for i := range ups {
-		ports = append(ports, port{iface: onyx.PortIface(ups[i].Port), uplink: &ups[i]})
+		ports = append(ports, port{iface: onyx.PortIface(ups[i].Port), port: ups[i].Port, uplink: &ups[i]})
 	}
 	if len(ports) == 0 {
 		return
@@ -369,6 +439,7 @@ func (c *checker) link(iface onyx.Iface, st onyx.PortStatus, err error, p port) 
 	if speed == "" {
 		speed = "speed not shown"
 	}
+	sw := &c.t.sw
 	switch {
 	case err != nil:
 		c.unsure(CheckLink, name, err.Error())
@@ -378,13 +449,41 @@ func (c *checker) link(iface onyx.Iface, st onyx.PortStatus, err error, p port) 
 	case !st.OperUp() && p.uplink != nil:
 		c.fail(CheckLink, name, fmt.Sprintf("admin state %s, operational state %s", st.Admin, orDash(st.Oper)),
 			"up", fmt.Sprintf("check the cable to %s and that port there (fabric.links[%d]); the switch side is enabled", peerEnd(p.uplink), p.uplink.Link))
+		// One cable, two ends: a shut-down far end may be the cause.
+		c.after(portRef(p.uplink.Peer, CheckLink, p.uplink.PeerPort))
 	case !st.OperUp():
 		c.fail(CheckLink, name, fmt.Sprintf("admin state %s, operational state %s", st.Admin, orDash(st.Oper)),
 			"up", "check the cable and the far end, "+hostList(p.hosts)+"; the switch side is enabled")
-	case p.uplink != nil:
-		c.pass(CheckLink, name, fmt.Sprintf("up, %s, uplink to %s", speed, peerEnd(p.uplink)))
 	default:
-		c.pass(CheckLink, name, fmt.Sprintf("up, %s", speed))
+		want, basis := c.fp.LinkSpeed(sw, p.port)
+		gbps := st.SpeedGbps()
+		show := fmt.Sprintf("`show interfaces ethernet %s` on %s", iface.ID, sw.Name)
+		up := "up, " + quote.Terminal(speed)
+		if p.uplink != nil {
+			up += ", uplink to " + peerEnd(p.uplink)
+		}
+		switch {
+		case want == 0:
+			c.pass(CheckLink, name, up)
+		case gbps == 0:
+			c.unsure(CheckLink, name, fmt.Sprintf("up; the switch shows the speed %q, so whether the link runs at the planned %d Gb/s (%s) is not known: see %s", quote.Terminal(speed), want, basis, show))
+		case gbps > float64(want)-0.01 && gbps < float64(want)+0.01:
+			c.pass(CheckLink, name, up)
+		default:
+			where := fmt.Sprintf("the cable and optics to %s, the port's speed setting (%s) and the NIC's", hostList(p.hosts), show)
+			if p.uplink != nil {
+				where = fmt.Sprintf("the link %s %s ↔ %s: the cable and the optics at both ends, and the speed set on each port (%s, and on %s)",
+					sw.Name, sw.PortName(p.port), peerEnd(p.uplink), show, p.uplink.Peer.Name)
+			}
+			fix := "the link runs slower than both ends allow (RoCE bandwidth and the benchmarks' pass lines follow the planned speed): check " + where
+			if gbps > float64(want) {
+				fix = "the link runs faster than the inventory plans: if the hardware is faster, correct the inventory (hosts' nic.speed_gbps, switches[].model) so that bench judges against it; else check " + where
+			}
+			c.fail(CheckLink, name, "up, "+quote.Terminal(speed), fmt.Sprintf("up at %d Gb/s (%s)", want, basis), fix)
+			if p.uplink != nil {
+				c.after(portRef(p.uplink.Peer, CheckLink, p.uplink.PeerPort))
+			}
+		}
 	}
 }
 
@@ -424,7 +523,8 @@ func lldpPort(peer *inventory.Switch, id string) string {
 	return id
 }
 
-// lldp compares uplink u's LLDP neighbors with the plan.
+// lldp compares uplink u's LLDP neighbors with the plan: one neighbor,
+// the planned end of the link.
 func (c *checker) lldp(u inventory.Uplink, nbs map[string][]onyx.LLDPRemote, err error) {
 	name := onyx.PortIface(u.Port).ShortName()
 	want := peerEnd(&u)
@@ -434,7 +534,12 @@ func (c *checker) lldp(u inventory.Uplink, nbs map[string][]onyx.LLDPRemote, err
 		c.unsure(CheckLLDP, name, fmt.Sprintf("%v; compare `show lldp interfaces ethernet remote` on %s by hand with the plan, %s", err, c.t.sw.Name, planned))
 		return
 	}
-	var seen []string
+	type neighbor struct {
+		text string
+		sw   *inventory.Switch
+		port string
+	}
+	var seen []neighbor
 	for _, nb := range nbs[name] {
 		if nb.SystemName == "" && nb.PortID == "" && nb.ChassisID == "" {
 			continue // every TLV "Not Advertised" (CANU's fixture): no neighbor
@@ -443,26 +548,45 @@ func (c *checker) lldp(u inventory.Uplink, nbs map[string][]onyx.LLDPRemote, err
 		if sys == "" {
 			sys = "(no system name, chassis " + orDash(nb.ChassisID) + ")"
 		}
-		seen = append(seen, quote.Terminal(sys+" "+lldpPort(c.inv.Switch(nb.SystemName), orDash(nb.PortID))))
+		x := c.inv.Switch(nb.SystemName)
+		port := lldpPort(x, orDash(nb.PortID))
+		seen = append(seen, neighbor{text: quote.Terminal(sys + " " + port), sw: x, port: port})
 	}
-	slices.Sort(seen)
+	slices.SortFunc(seen, func(a, b neighbor) int { return strings.Compare(a.text, b.text) })
+	var texts []string
+	for _, n := range seen {
+		texts = append(texts, n.text)
+	}
+	got := strings.Join(texts, ", ")
 	switch {
-	case len(seen) == 1 && seen[0] == want:
+	case len(seen) == 1 && seen[0].text == want:
 		c.pass(CheckLLDP, name, want)
 	case len(seen) == 0:
 		c.fail(CheckLLDP, name, "no LLDP neighbor", planned,
 			"no LLDP frames arrive on "+here+": check the cable to "+want+" and that LLDP runs on "+u.Peer.Name)
+		c.after(portRef(&c.t.sw, CheckLink, u.Port))
+	case len(seen) > 1:
+		c.fail(CheckLLDP, name, fmt.Sprintf("%d neighbors: %s", len(seen), got), "one: "+planned,
+			fmt.Sprintf("more than one device on %s, a point-to-point uplink to %s: something joins the link (an unmanaged switch, a bridge, a tap); remove it and cable %s straight to %s",
+				here, want, here, want))
 	default:
-		got := strings.Join(seen, ", ")
 		c.fail(CheckLLDP, name, got, planned,
 			fmt.Sprintf("miswired: %s is cabled to %s, the plan cables it to %s: move the cable at %s to %s (or, if this cabling is the intended one, correct fabric.links[%d] and apply again)",
 				here, got, want, here, want, u.Link))
+		// One fault, one cause: the same cable shows at the end it
+		// reached; two swapped cables show on both their ports.
+		if x, port, ok := c.fp.MiswireFrom(&c.t.sw, u, seen[0].sw, seen[0].port); ok {
+			c.after(portRef(x, CheckLLDP, port))
+		}
 	}
 }
 
-// bgp checks every planned BGP session of a fabric switch.
+// bgp checks every planned BGP session of a fabric switch: established,
+// under the planned AS on both ends, carrying at least the prefixes the
+// plan routes over it.
 func (c *checker) bgp() {
-	ups := c.inv.Uplinks(c.t.sw.Name)
+	sw := &c.t.sw
+	ups := c.fp.Uplinks(sw.Name)
 	if len(ups) == 0 {
 		return
 	}
@@ -481,14 +605,22 @@ func (c *checker) bgp() {
 			err = errors.New("show ip bgp summary: no VRF default in the output")
 		}
 	}
-	asn := c.t.sw.Fabric.ASN
+	// What each session must carry: the routes the plan has over it.
+	carried := map[int][]inventory.FabricRoute{}
+	for _, r := range c.fp.Routes(sw) {
+		for _, v := range r.Via {
+			carried[v.Link] = append(carried[v.Link], r)
+		}
+	}
+	asn := sw.Fabric.ASN
+	firstMissing := -1 // the first planned session the table lacks
 	for _, u := range ups {
 		if !u.Numbered || !u.Remote.IsValid() || u.Peer == nil {
 			continue // ONYX peers numbered only: validation gives every ONYX link a /31
 		}
 		key := u.Remote.Addr().String()
 		if err != nil {
-			c.unsure(CheckBGP, key, fmt.Sprintf("%v; look by hand: `show ip bgp summary` on %s (the session to %s must be ESTABLISHED), `show protocols | include bgp` (bgp: enabled)", err, c.t.sw.Name, key))
+			c.unsure(CheckBGP, key, fmt.Sprintf("%v; look by hand: `show ip bgp summary` on %s (the session to %s must be ESTABLISHED), `show protocols | include bgp` (bgp: enabled)", err, sw.Name, key))
 			continue
 		}
 		want := fmt.Sprintf("established with %s (AS %d)", u.Peer.Name, u.Peer.Fabric.ASN)
@@ -497,26 +629,105 @@ func (c *checker) bgp() {
 		if u.Peer.OS() == inventory.OSCumulus {
 			peerCmd = "`nv show vrf default router bgp neighbor " + u.Local.Addr().String() + "` on " + u.Peer.Name
 		}
+		far, _ := c.fp.Far(u)
+		cable := []readiness.Ref{portRef(sw, CheckLink, u.Port), portRef(u.Peer, CheckLink, u.PeerPort),
+			portRef(sw, CheckLLDP, u.Port), portRef(u.Peer, CheckLLDP, u.PeerPort),
+			sessionRef(u.Peer, far), foreignASRef(sw), foreignASRef(u.Peer)}
 		neighbor := fmt.Sprintf("router bgp %d vrf default neighbor %s remote-as %d", asn, key, u.Peer.Fabric.ASN)
 		switch {
 		case !ok:
 			c.fail(CheckBGP, key, "no session to "+key+" in `show ip bgp summary`", want,
 				applyCommand+", or in config mode: "+neighbor+"; if `show running-config` has it, BGP does not run it: `show protocols | include bgp` must say enabled (`protocol bgp`), then `clear ip bgp all`")
-		case n.Established():
-			pfx := ""
-			if n.PfxRcd >= 0 {
-				pfx = fmt.Sprintf(", %d prefixes received", n.PfxRcd)
+			c.after(foreignASRef(sw))
+			if firstMissing >= 0 && len(vrf.Neighbors) == 0 {
+				c.after(c.rs[firstMissing].Ref()) // the same BGP process lists no session
+			} else if firstMissing < 0 {
+				firstMissing = len(c.rs) - 1
 			}
-			up := ""
-			if n.UpDown != "" {
-				up = ", up " + n.UpDown
-			}
-			c.pass(CheckBGP, key, fmt.Sprintf("established with %s (AS %d)%s%s", u.Peer.Name, n.AS, pfx, up))
-		default:
+		case !n.Established():
 			c.fail(CheckBGP, key, quote.Terminal(n.State), want,
-				fmt.Sprintf("check %s's BGP (%s) and the link %s ↔ %s (link and lldp checks)", u.Peer.Name, peerCmd, c.t.sw.Name+" "+c.t.sw.PortName(u.Port), peerEnd(&u)))
+				fmt.Sprintf("check %s's BGP (%s) and the link %s ↔ %s (link and lldp checks)", u.Peer.Name, peerCmd, sw.Name+" "+sw.PortName(u.Port), peerEnd(&u)))
+			c.after(cable...)
+		default:
+			c.established(u, key, n, vrf.LocalAS, want, carried[u.Link], cable)
 		}
 	}
+}
+
+// established judges an established session on uplink u: both ends' AS
+// as planned (the summary's local AS and the neighbor's AS column), and at
+// least the prefixes the plan routes over it (want).
+func (c *checker) established(u inventory.Uplink, key string, n onyx.BGPNeighbor, localAS uint32, want string, carried []inventory.FabricRoute, cable []readiness.Ref) {
+	sw := &c.t.sw
+	found := fmt.Sprintf("established with %s (AS %d)", u.Peer.Name, n.AS)
+	if n.PfxRcd >= 0 {
+		found += fmt.Sprintf(", %d prefixes received", n.PfxRcd)
+	}
+	if n.UpDown != "" {
+		found += ", up " + quote.Terminal(n.UpDown)
+	}
+	switch {
+	case localAS != 0 && localAS != uint32(sw.Fabric.ASN):
+		c.fail(CheckBGP, key, fmt.Sprintf("established, but %s's BGP runs as AS %d", sw.Name, localAS), want+fmt.Sprintf(", %s as AS %d", sw.Name, sw.Fabric.ASN),
+			fmt.Sprintf("the switch runs another BGP instance than rdggen's (its config check names it): remove it (no router bgp %d vrf default) and apply, or set switches[].asn: %d for %s", localAS, localAS, sw.Name))
+		c.after(foreignASRef(sw))
+		return
+	case n.AS == 0:
+		c.unsure(CheckBGP, key, "established; `show ip bgp summary` shows no AS number for "+key+", so whether the peer is "+want[len("established with "):]+" is not known")
+		return
+	case n.AS != uint32(u.Peer.Fabric.ASN):
+		c.fail(CheckBGP, key, fmt.Sprintf("established with AS %d", n.AS), want,
+			fmt.Sprintf("wrong peer: %s %s peers with AS %d at %s, the plan with %s (AS %d, fabric.links[%d]): the lldp check of %s names what is cabled there, and %s's config check whether it runs rdggen's AS",
+				sw.Name, sw.PortName(u.Port), n.AS, key, peerEnd(&u), u.Peer.Fabric.ASN, u.Link, sw.PortName(u.Port), u.Peer.Name))
+		c.after(cable...)
+		return
+	}
+	if len(carried) == 0 {
+		c.pass(CheckBGP, key, found)
+		return
+	}
+	if n.PfxRcd < 0 {
+		c.unsure(CheckBGP, key, found+"; `show ip bgp summary` shows no count of prefixes received, so whether the session carries the "+strconv.Itoa(len(carried))+" the plan routes over it is not known")
+		return
+	}
+	if n.PfxRcd >= len(carried) {
+		c.pass(CheckBGP, key, found)
+		return
+	}
+	// Fewer than planned: name them, and what they come through.
+	var what []string
+	var deps []readiness.Ref
+	owners := map[string]bool{}
+	for _, r := range carried {
+		what = append(what, r.Prefix.String())
+		if owners[r.Owner.Name] {
+			continue
+		}
+		owners[r.Owner.Name] = true
+		if r.Owner.Name != u.Peer.Name {
+			// Through the peer (a spine) from the announcing leaf: the
+			// spine's sessions to it.
+			for _, pu := range c.fp.Uplinks(u.Peer.Name) {
+				if pu.Peer != nil && pu.Peer.Name == r.Owner.Name {
+					deps = append(deps, sessionRef(u.Peer, pu))
+				}
+			}
+		}
+		deps = append(deps, foreignASRef(r.Owner))
+	}
+	c.fail(CheckBGP, key, found, fmt.Sprintf("%s, at least %d prefixes received: %s", want, len(carried), abbreviatePrefixes(what, 8)),
+		fmt.Sprintf("the session is up but carries %d of them: look at what %s announces to %s (`show ip bgp neighbors %s advertised-routes` on %s: its network statements and outbound filters) and, for another switch's prefixes, at %s's sessions to it",
+			n.PfxRcd, u.Peer.Name, sw.Name, u.Local.Addr(), u.Peer.Name, u.Peer.Name))
+	c.after(deps...)
+	c.after(cable...)
+}
+
+// abbreviatePrefixes names at most max prefixes, then how many more.
+func abbreviatePrefixes(ps []string, max int) string {
+	if len(ps) <= max {
+		return strings.Join(ps, ", ")
+	}
+	return strings.Join(ps[:max], ", ") + fmt.Sprintf(" and %d more", len(ps)-max)
 }
 
 func (c *checker) pfc(iface onyx.Iface, pfc onyx.PFCStatus, err error) {

@@ -22,7 +22,7 @@ func TestCumulusSwitchRefused(t *testing.T) {
 	if err == nil || !errors.Is(res[1].Err, ErrCumulus) {
 		t.Fatalf("err = %v, s2: %v", err, res[1].Err)
 	}
-	if want := "switch s2 runs Cumulus Linux 5.9.1: this engine configures ONYX over SSH, not Cumulus Linux (NVUE)"; !strings.HasPrefix(res[1].Err.Error(), want) {
+	if want := "runs Cumulus Linux 5.9.1: this engine configures ONYX over SSH, not Cumulus Linux (NVUE)"; !strings.HasPrefix(res[1].Err.Error(), want) {
 		t.Errorf("s2: %v\nwant prefix: %s", res[1].Err, want)
 	}
 	if got := r.sims[1].Received(); len(got) != 0 || res[1].Backup != "" {

@@ -11,7 +11,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/rdggen/rdggen/internal/backup"
 	"io"
 	"net"
 	"strconv"
@@ -20,7 +19,7 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
-	"github.com/rdggen/rdggen/internal/driver"
+	"github.com/rdggen/rdggen/internal/backup"
 	"github.com/rdggen/rdggen/internal/progress"
 	"github.com/rdggen/rdggen/internal/transport/sshcli"
 	"github.com/rdggen/rdggen/internal/transport/sshconn"
@@ -58,10 +57,10 @@ type Options struct {
 	DryRun bool
 	// Parallel bounds how many switches are handled at once (≥ 1).
 	Parallel int
-	// Batch is the most static-route commands (`ip route …` and their `no`
-	// forms) sent in one write (batch.go); 0 means DefaultBatch, 1 sends
-	// every command on its own. Every other command is always sent on its
-	// own.
+	// Batch is the most independent entries sent in one write (batch.go:
+	// consecutive static routes, or routed ports' and loopbacks' addresses,
+	// or BGP neighbors and networks); 0 means DefaultBatch, 1 sends every
+	// command on its own. Every other command is always sent on its own.
 	Batch int
 	// CommandTimeout bounds each CLI command; default 60 s (sshcli).
 	CommandTimeout time.Duration
@@ -112,7 +111,8 @@ type Result struct {
 	// RoundTrips counts the CLI session's writes to the switch, each
 	// followed by a wait for its reply: login answers, paging off, enable,
 	// the running-config reads, configure terminal, one per command sent on
-	// its own, one per block of routes (batch.go), the save. The SSH
+	// its own, one per block of independent entries (static routes, port
+	// addresses, BGP neighbors: batch.go), the save. The SSH
 	// handshake's round trips are not included.
 	RoundTrips int
 	// Saved reports whether `configuration write` succeeded.
@@ -126,23 +126,20 @@ type Result struct {
 	Interrupted bool
 	// Seconds is how long the push took.
 	Seconds float64
-
-	timeoutFlag string // Options.CommandTimeoutFlag
 }
 
-// errText is Err without the switch's name in front: the line already
-// starts with it.
-func (r *Result) errText() string {
-	msg := r.Err.Error()
-	if errors.Is(r.Err, sshcli.ErrTimeout) && r.timeoutFlag != "" {
-		msg += " (the bound per command is " + r.timeoutFlag + ")"
+// errText is Err's text, as the switch's lines and its Machine say it:
+// the engine's errors never name the switch (the line, or
+// pkg/apply.MachineError, does once).
+func (r *Result) errText() string { return r.Err.Error() }
+
+// bound adds to err, when a CLI command timed out, the flag of the bound
+// per command.
+func (o Options) bound(err error) error {
+	if errors.Is(err, sshcli.ErrTimeout) && o.CommandTimeoutFlag != "" {
+		return fmt.Errorf("%w (the bound per command is %s)", err, o.CommandTimeoutFlag)
 	}
-	for _, p := range []string{"switch " + r.Switch + ": ", r.Switch + ": "} {
-		if rest, ok := strings.CutPrefix(msg, p); ok {
-			return rest
-		}
-	}
-	return msg
+	return err
 }
 
 // Machine is r for `--output json`.
@@ -192,7 +189,8 @@ func (r *Result) Changed() bool { return r.Sent > 0 }
 
 // PushError is a command the switch refused during the push. The commands
 // before it are in the running-config; nothing was saved. When the command
-// was one line of a block of routes (batch.go), the block's lines after it
+// was one line of a block (static routes, port addresses or BGP neighbors:
+// batch.go), the block's lines after it
 // were sent with it and the switch ran them too: Sent and Refused say
 // exactly which took effect.
 type PushError struct {
@@ -216,8 +214,8 @@ type PushError struct {
 
 func (e *PushError) Error() string {
 	if e.Sent <= e.Index {
-		return fmt.Sprintf("%s: command %d of %d refused: %q: %s; stopped there, not saved (%d command(s) before it are applied but unsaved; the saved configuration is unchanged)",
-			e.Switch, e.Index, e.Total, e.Command, e.Device.Message, e.Index-1)
+		return fmt.Sprintf("command %d of %d refused: %q: %s; stopped there, not saved (%d command(s) before it are applied but unsaved; the saved configuration is unchanged)",
+			e.Index, e.Total, e.Command, e.Device.Message, e.Index-1)
 	}
 	after := e.Sent - e.Index
 	also := ""
@@ -228,9 +226,9 @@ func (e *PushError) Error() string {
 		}
 		also = ", refused as well: " + strings.Join(n, ", ")
 	}
-	return fmt.Sprintf("%s: command %d of %d refused: %q: %s; stopped after its block of routes (commands %d-%d of %d, sent in one write): "+
+	return fmt.Sprintf("command %d of %d refused: %q: %s; stopped after its block (commands %d-%d of %d, sent in one write): "+
 		"%d of the %d after it took effect%s; not saved (%d command(s) are applied but unsaved; the saved configuration is unchanged)",
-		e.Switch, e.Index, e.Total, e.Command, e.Device.Message, e.From, e.Sent, e.Total,
+		e.Index, e.Total, e.Command, e.Device.Message, e.From, e.Sent, e.Total,
 		after-(len(e.Refused)-1), after, also, e.Sent-len(e.Refused))
 }
 
@@ -241,24 +239,6 @@ func (e *PushError) Unwrap() error { return e.Device }
 // NVUE REST API are internal/engines/nvueapply's (pkg/apply sends each switch to
 // its engine with Options.Select).
 var ErrCumulus = errors.New("this engine configures ONYX over SSH, not Cumulus Linux (NVUE)")
-
-// Run applies the inventory to every switch: first it connects to all
-// (Parallel at a time), reads and diffs, writes backups and prints every
-// plan; on a dry run it stops there; then it pushes (Parallel at a time)
-// and prints each switch's result. The returned results are in inventory
-// order; err is non-nil when any switch failed.
-func Run(ctx context.Context, inv *inventory.Inventory, o Options) ([]*Result, error) {
-	o.defaults()
-	sws := o.switches(inv)
-	names := make([]string, len(sws))
-	for i, sw := range sws {
-		names[i] = sw.Name
-	}
-	return driver.ReadPlanPushResults(ctx, names, driver.Run{ReadPhase: "reading the running-config of %d switch(es)", PushPhase: "changing %d switch(es)",
-		Parallel: o.Parallel, DryRun: o.DryRun, Gate: o.Gate, Track: o.Track, Out: o.Out}, "switch(es)",
-		func(i int) *Prepared { return Prepare(ctx, inv, sws[i], o) },
-		func(t *Prepared) (*Result, bool) { return t.Finish(), t.res.Err != nil })
-}
 
 func (o *Options) defaults() {
 	if o.Parallel < 1 {
@@ -279,8 +259,9 @@ func (o *Options) defaults() {
 // backs the switch up, sends the plan and saves it.
 type Prepared struct{ *target }
 
-// Prepare connects to switch sw, reads its running-config and plans it
-// (Run does it for every switch; pkg/apply for the ONYX ones). Finish it.
+// Prepare connects to switch sw, reads its running-config and plans it:
+// the unit pkg/apply gives internal/driver's loop for an ONYX switch.
+// Finish it.
 func Prepare(ctx context.Context, inv *inventory.Inventory, sw inventory.Switch, o Options) *Prepared {
 	o.defaults()
 	return &Prepared{prepare(ctx, inv, sw, o)}
@@ -307,16 +288,17 @@ type target struct {
 	running string // the running-config the plan was made from
 }
 
-func prepare(ctx context.Context, inv *inventory.Inventory, sw inventory.Switch, o Options) *target {
-	t := &target{o: o, sw: sw, res: &Result{Switch: sw.Name, Addr: sw.Mgmt, timeoutFlag: o.CommandTimeoutFlag}}
+func prepare(ctx context.Context, inv *inventory.Inventory, sw inventory.Switch, o Options) (t *target) {
+	t = &target{o: o, sw: sw, res: &Result{Switch: sw.Name, Addr: sw.Mgmt}}
+	defer func() { t.res.Err = o.bound(t.res.Err) }()
 	if sw.OS() != inventory.OSONYX {
 		// This engine speaks ONYX's CLI over SSH; it never sends ONYX
 		// commands to a Cumulus switch.
-		t.res.Err = fmt.Errorf("switch %s runs %s: %w: pkg/apply (rdggen apply and check) sends it to the NVUE engine, internal/engines/nvueapply", sw.Name, sw.Release(), ErrCumulus)
+		t.res.Err = fmt.Errorf("runs %s: %w: pkg/apply (rdggen apply and check) sends it to the NVUE engine, internal/engines/nvueapply", sw.Release(), ErrCumulus)
 		return t
 	}
 	if sw.Mgmt == "" {
-		t.res.Err = fmt.Errorf("switch %s has no mgmt address in the inventory: set switches[].mgmt to its management IP address or host name", sw.Name)
+		t.res.Err = errors.New("no mgmt address in the inventory: set switches[].mgmt to its management IP address or host name")
 		return t
 	}
 	addr := sw.Mgmt
@@ -329,13 +311,13 @@ func prepare(ctx context.Context, inv *inventory.Inventory, sw inventory.Switch,
 		Agent: o.Agent, Password: o.Password, Timeout: o.DialTimeout, TimeoutFlag: o.DialTimeoutFlag, PasswordVar: o.PasswordVar,
 	})
 	if err != nil {
-		t.res.Err = fmt.Errorf("switch %s: %w", sw.Name, err)
+		t.res.Err = err
 		return t
 	}
 	t.client = client
 	sess, err := sshcli.Open(ctx, client, sshcli.ONYX, sshcli.Options{CommandTimeout: o.CommandTimeout})
 	if err != nil {
-		t.res.Err = fmt.Errorf("switch %s (%s): %w", sw.Name, addr, err)
+		t.res.Err = fmt.Errorf("%s: %w", addr, err)
 		return t
 	}
 	t.sess = sess
@@ -355,25 +337,31 @@ func prepare(ctx context.Context, inv *inventory.Inventory, sw inventory.Switch,
 func (t *target) readRunning(ctx context.Context) (string, error) {
 	if t.sess.Level() == sshcli.Exec {
 		if err := t.sess.Acquire(ctx, sshcli.Enable); err != nil {
-			return "", fmt.Errorf("switch %s: enable: %w", t.sw.Name, err)
+			return "", fmt.Errorf("enable: %w", err)
 		}
 	}
 	out, err := t.sess.Send(ctx, showRunning)
 	if err != nil {
-		return "", fmt.Errorf("switch %s: %s: %w", t.sw.Name, showRunning, err)
+		return "", fmt.Errorf("%s: %w", showRunning, err)
 	}
 	return out + "\n", nil
 }
+
+// BackupExt is the extension of a switch's backup: its running-config as
+// `show running-config` prints it, the text that pasted in config mode
+// restores it.
+const BackupExt = ".cfg"
 
 // writeBackup writes the running-config to dir/<switch>-<time>.cfg
 // (backup.Write: mode 0600, as it holds password hashes, a directory of
 // the user's own, never overwriting an older backup).
 func writeBackup(dir, name string, now time.Time, text string) (string, error) {
-	return backup.Write(dir, name, ".cfg", now, []byte(text))
+	return backup.Write(dir, name, BackupExt, now, []byte(text))
 }
 
 // push backs up the running-config the plan was made from, sends the plan
-// in config mode (static routes in blocks, every other command on its own:
+// in config mode (independent entries — static routes, port addresses, BGP
+// neighbors and networks — in blocks, every other command on its own:
 // batch.go), stops at the first refused command (a refused route: after
 // its block), checks the result by reading the running-config again, and
 // saves only when everything took.
@@ -384,13 +372,13 @@ func (t *target) push(ctx context.Context) {
 	t.res.Pushed = true
 	path, err := writeBackup(t.o.BackupDir, t.sw.Name, t.o.Now(), t.running)
 	if err != nil {
-		t.res.Err = fmt.Errorf("switch %s: backup before changing anything: %w", t.sw.Name, err)
+		t.res.Err = fmt.Errorf("backup before changing anything: %w", err)
 		return
 	}
 	t.res.Backup = path
 	cmds := t.res.Plan.Commands()
 	if err := t.sess.Acquire(ctx, sshcli.Config); err != nil {
-		t.res.Err = fmt.Errorf("switch %s: configure terminal: %w", t.sw.Name, err)
+		t.res.Err = fmt.Errorf("configure terminal: %w", err)
 		return
 	}
 	for i := 0; i < len(cmds); {
@@ -410,12 +398,12 @@ func (t *target) push(ctx context.Context) {
 		return
 	}
 	if left := onyx.Reconcile(t.inv, t.sw, onyx.Parse(running)); !left.Empty() {
-		t.res.Err = fmt.Errorf("switch %s: every command was accepted, but the running-config still differs (%d command(s), first %q); not saved",
-			t.sw.Name, len(left.Changes), left.Changes[0].Command)
+		t.res.Err = fmt.Errorf("every command was accepted, but the running-config still differs (%d command(s), first %q); not saved",
+			len(left.Changes), left.Changes[0].Command)
 		return
 	}
 	if _, err := t.sess.Send(ctx, saveConfig); err != nil {
-		t.res.Err = fmt.Errorf("switch %s: %s: %w", t.sw.Name, saveConfig, err)
+		t.res.Err = fmt.Errorf("%s: %w", saveConfig, err)
 		return
 	}
 	t.res.Saved = true
@@ -469,7 +457,7 @@ func (t *target) printResult(w io.Writer) {
 }
 
 // WritePlan, Machine, Pending, Push and WriteResult make a target a
-// progress.Unit.
+// driver.Unit.
 func (t *target) WritePlan(w io.Writer)      { t.printPlan(w) }
 func (t *target) Machine() applyplan.Machine { return t.res.Machine() }
 func (t *target) Pending() bool              { return t.res.Err == nil && !t.res.Plan.Empty() }
@@ -477,6 +465,7 @@ func (t *target) WriteResult(w io.Writer)    { t.printResult(w) }
 func (t *target) Push(ctx context.Context) {
 	t0 := time.Now()
 	t.push(ctx)
+	t.res.Err = t.o.bound(t.res.Err)
 	t.res.Seconds = time.Since(t0).Seconds()
 	t.res.Interrupted = t.res.Err != nil && ctx.Err() != nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -17,6 +18,7 @@ import (
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
 
+	"github.com/rdggen/rdggen/internal/driver"
 	"github.com/rdggen/rdggen/internal/transport/sshconn"
 	"github.com/rdggen/rdggen/pkg/inventory"
 	"github.com/rdggen/rdggen/pkg/onyx"
@@ -98,7 +100,34 @@ func (r *rig) run(t testing.TB) ([]*Result, error) {
 	for _, s := range r.sims {
 		s.ResetLog()
 	}
-	return Run(context.Background(), r.inv, r.opts)
+	return pushAll(context.Background(), r.inv, r.opts)
+}
+
+// pushAll applies inv to the switches o selects as pkg/apply does: each
+// switch a unit of Prepare, all driven by driver.ReadPlanPush (read and plan
+// every switch, print the plans, ask o.Gate once, push). The results are in
+// inventory order; err names the switches that failed.
+func pushAll(ctx context.Context, inv *inventory.Inventory, o Options) ([]*Result, error) {
+	o.defaults()
+	sws := o.switches(inv)
+	names := make([]string, len(sws))
+	for i, sw := range sws {
+		names[i] = sw.Name
+	}
+	units := driver.ReadPlanPush(ctx, names, driver.Run{ReadPhase: driver.Phrasef("reading the running-config of %d switch(es)"),
+		PushPhase: driver.Phrasef("changing %d switch(es)"), Parallel: o.Parallel, DryRun: o.DryRun, Gate: o.Gate, Track: o.Track, Out: o.Out},
+		func(i int) *Prepared { return Prepare(ctx, inv, sws[i], o) })
+	res := make([]*Result, len(units))
+	var failed []string
+	for i, u := range units {
+		if res[i] = u.Finish(); res[i].Err != nil {
+			failed = append(failed, names[i])
+		}
+	}
+	if len(failed) > 0 {
+		return res, fmt.Errorf("%d of %d switch(es) failed: %s", len(failed), len(units), strings.Join(failed, ", "))
+	}
+	return res, nil
 }
 
 var generatedAt = regexp.MustCompile(`(?m)^## Generated at .*\n`)
@@ -123,6 +152,7 @@ func TestCleanSwitchThenIdempotent(t *testing.T) {
 		t.Fatalf("%v\n%s", err, r.out)
 	}
 	want := []string{
+		"interface ethernet 1/1 description h1@e1/vmnic4", // h1's port: its VM@ESXi host/PF
 		"traffic pool roce type lossless",
 		"traffic pool roce memory percent 50.00",
 		"traffic pool roce map switch-priority 3",
@@ -163,7 +193,7 @@ func TestCleanSwitchThenIdempotent(t *testing.T) {
 	if got := generatedAt.ReplaceAllString(string(backup), ""); got != generatedAt.ReplaceAllString("\n"+before, "") {
 		t.Errorf("backup is not the running-config before the change:\n%s", got)
 	}
-	if !strings.Contains(r.out.String(), "swx-mld-1-2 ("+sim.Addr+"): 10 command(s) to send:\n  traffic pool roce type lossless\n") {
+	if !strings.Contains(r.out.String(), "swx-mld-1-2 ("+sim.Addr+"): 11 command(s) to send:\n  interface ethernet 1/1 description h1@e1/vmnic4\n  traffic pool roce type lossless\n") {
 		t.Errorf("plan output:\n%s", r.out)
 	}
 
@@ -213,6 +243,9 @@ func TestUnrelatedConfigUntouched(t *testing.T) {
 		t.Fatalf("%v\n%s", err, r.out)
 	}
 	for _, c := range sim.Received() {
+		if c == "interface ethernet 1/1 description h1@e1/vmnic4" {
+			continue // rdggen's own description of h1's port (1/3's, the user's, stays)
+		}
 		for _, w := range []string{"mtu", "description", "shutdown", "vlan", "switchport", "traffic-class 0", "traffic-class 1 ", "priority 4", "bulk", "username", "snmp", "ntp", "ip route", "license", "ldap"} {
 			if strings.Contains(c, w) {
 				t.Errorf("sent %q, which touches unrelated config (%s)", c, w)
@@ -278,6 +311,7 @@ func TestConflictingValuesCorrected(t *testing.T) {
 		t.Fatalf("%v\n%s", err, r.out)
 	}
 	want := []string{
+		"interface ethernet 1/1 description h1@e1/vmnic4", // h1's port: its VM@ESXi host/PF
 		"traffic pool roce type lossless",
 		"traffic pool roce memory percent 50.00",
 		"interface ethernet 1/7 no qos rewrite dscp",
@@ -315,7 +349,7 @@ func TestConflictingValuesCorrected(t *testing.T) {
 
 func TestDeviceErrorMidPush(t *testing.T) {
 	r := newRig(t, loadInv(t, [3]string{"s1", "SN2700", "3.6.8190"}),
-		onyxsim.Options{Faults: []onyxsim.Fault{{N: 4, Message: "Interface ethernet 1/1-1/32: resource busy"}}})
+		onyxsim.Options{Faults: []onyxsim.Fault{{N: 5, Message: "Interface ethernet 1/1-1/32: resource busy"}}}) // after h1's description and the 3 pool lines
 	sim := r.sims[0]
 	res, err := r.run(t)
 	if err == nil {
@@ -325,19 +359,19 @@ func TestDeviceErrorMidPush(t *testing.T) {
 	if !errors.As(res[0].Err, &pe) {
 		t.Fatalf("err = %v", res[0].Err)
 	}
-	if pe.Index != 4 || pe.Total != 10 || pe.Command != "interface ethernet 1/1-1/32 qos trust L3" ||
+	if pe.Index != 5 || pe.Total != 11 || pe.Command != "interface ethernet 1/1-1/32 qos trust L3" ||
 		pe.Device.Message != "% Interface ethernet 1/1-1/32: resource busy" {
 		t.Errorf("push error = %+v %+v", pe, pe.Device)
 	}
 	if sim.Saves() != 0 || res[0].Saved {
 		t.Error("saved after a refused command")
 	}
-	if got := len(sim.Received()); got != 4 || res[0].Sent != 4 {
-		t.Errorf("switch received %d command(s), result says %d; want 4 (stop at the first error)", got, res[0].Sent)
+	if got := len(sim.Received()); got != 5 || res[0].Sent != 5 {
+		t.Errorf("switch received %d command(s), result says %d; want 5 (stop at the first error)", got, res[0].Sent)
 	}
 	out := r.out.String()
 	for _, s := range []string{
-		`s1: FAILED after 0.0s: command 4 of 10 refused: "interface ethernet 1/1-1/32 qos trust L3": % Interface ethernet 1/1-1/32: resource busy; stopped there, not saved`,
+		`s1: FAILED after 0.0s: command 5 of 11 refused: "interface ethernet 1/1-1/32 qos trust L3": % Interface ethernet 1/1-1/32: resource busy; stopped there, not saved`,
 		"the running-config before rdggen is in " + res[0].Backup,
 	} {
 		if !strings.Contains(out, s) {
@@ -388,13 +422,13 @@ func TestNoMgmtAndDryRun(t *testing.T) {
 	inv.Switches[1].Mgmt = ""
 	r.opts.DryRun = true
 	res, err := r.run(t)
-	if err == nil || res[1].Err == nil || !strings.Contains(res[1].Err.Error(), "switch s2 has no mgmt address") {
+	if err == nil || res[1].Err == nil || !strings.Contains(res[1].Err.Error(), "no mgmt address in the inventory") {
 		t.Fatalf("err = %v, s2: %v", err, res[1].Err)
 	}
-	if len(r.sims[0].Received()) != 0 || r.sims[0].Saves() != 0 || res[0].Backup != "" || len(res[0].Plan.Changes) != 10 {
+	if len(r.sims[0].Received()) != 0 || r.sims[0].Saves() != 0 || res[0].Backup != "" || len(res[0].Plan.Changes) != 11 {
 		t.Errorf("dry run: received %q, backup %q, plan %d", r.sims[0].Received(), res[0].Backup, len(res[0].Plan.Changes))
 	}
-	if !strings.Contains(r.out.String(), "s1 ("+r.sims[0].Addr+"): 10 command(s) to send:") {
+	if !strings.Contains(r.out.String(), "s1 ("+r.sims[0].Addr+"): 11 command(s) to send:") {
 		t.Errorf("output:\n%s", r.out)
 	}
 }

@@ -13,6 +13,8 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
+	"github.com/rdggen/rdggen/internal/atomicfile"
+	"github.com/rdggen/rdggen/internal/userfile"
 	"github.com/rdggen/rdggen/pkg/horovod"
 )
 
@@ -101,7 +103,7 @@ func readKey(path string) (private, public []byte, err error) {
 	if fi.Mode().Perm()&0o077 != 0 {
 		return nil, nil, &KeyError{path, fmt.Sprintf("permissions %04o are too open: a private key must be readable by its owner only (chmod 600)", fi.Mode().Perm())}
 	}
-	b, err := os.ReadFile(path)
+	b, err := userfile.Read(path, userfile.Limit)
 	if err != nil {
 		return nil, nil, &KeyError{path, err.Error()}
 	}
@@ -267,7 +269,8 @@ func CanSaveKeys(dir string) error {
 }
 
 // SaveKeys writes new keys into dir (created 0700): each private key 0600,
-// its .pub 0644. It never replaces an existing file, and it refuses a dir
+// its .pub 0644, each a new file (atomicfile.Create). It never replaces an
+// existing file, and it refuses a dir
 // that TrustedPath refuses (one that someone else created meanwhile).
 func SaveKeys(dir string, k horovod.WorkerKeys) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -288,15 +291,7 @@ func SaveKeys(dir string, k horovod.WorkerKeys) error {
 		{HostKeyFile + ".pub", 0o644, append(bytes.TrimSpace(k.HostPublic), '\n')},
 	} {
 		p := filepath.Join(dir, f.name)
-		fh, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, f.mode)
-		if err != nil {
-			return &KeyError{p, err.Error()}
-		}
-		_, err = fh.Write(f.data)
-		if cerr := fh.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
+		if err := atomicfile.Create(p, f.data, f.mode); err != nil {
 			return &KeyError{p, err.Error()}
 		}
 	}

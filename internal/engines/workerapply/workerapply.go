@@ -95,25 +95,35 @@ func Run(ctx context.Context, inv *inventory.Inventory, o Options) (*Report, err
 	serving := func(r *hostRun) string {
 		return fmt.Sprintf("%s at %s, sshd on port %d", horovod.WorkerName, r.d.Address, inv.Horovod.SSHPort)
 	}
-	return driver.Drive(ctx, driver.Engine{
+	e := driver.Hosts{
 		Target: applyplan.TargetWorkers, Kind: applyplan.KindWorker, Hosts: hosts,
 		Parallel: o.Parallel, DryRun: o.DryRun, Out: o.Out, Track: o.Track, Gate: o.Gate,
-		Probe: func(ctx context.Context, i int) driver.PlannedHost {
-			r := runs[i]
-			probeHost(ctx, &o, r)
-			p := driver.PlannedHost{Err: r.err, UpToDate: serving(r)}
-			if r.plan != nil {
-				p.Changes, p.Notes = r.plan.changes(), r.plan.notes
-			}
-			return p
-		},
-		Apply: func(ctx context.Context, i int) (string, []string, error) {
-			r := runs[i]
-			applyHost(ctx, &o, r)
-			return ": " + serving(r), nil, r.err
-		},
 		UpToDateCost: ", 1 SSH command per host",
+	}
+	return driver.RunHosts(ctx, e, func(i int) *unit {
+		r := runs[i]
+		probeHost(ctx, &o, r)
+		p := driver.PlannedHost{Err: r.err, UpToDate: serving(r)}
+		if r.plan != nil {
+			p.Changes, p.Notes = r.plan.changes(), r.plan.notes
+		}
+		return &unit{Host: driver.NewHost(e, r.h, p), o: &o, r: r, serving: serving(r)}
 	})
+}
+
+// unit is one worker of an apply: a driver.Unit whose Push writes what
+// differs, (re)starts the container and verifies it.
+type unit struct {
+	*driver.Host
+	o       *Options
+	r       *hostRun
+	serving string
+}
+
+func (u *unit) Push(ctx context.Context) {
+	t0 := time.Now()
+	applyHost(ctx, u.o, u.r)
+	u.Pushed(ctx, t0, ": "+u.serving, nil, u.r.err)
 }
 
 // probeHost connects, reads the state and makes the plan. The connection

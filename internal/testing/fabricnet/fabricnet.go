@@ -1,5 +1,6 @@
 // Package fabricnet gives the switch simulators a data plane run by the
-// routing daemons the switches run themselves (test-only; needs root).
+// routing daemons the switches run themselves (needs root): the fabric
+// tests' and `rdggen lab`'s (internal/lab, through its TB adapter).
 //
 // A fabric is laid out in Linux network namespaces from a plain
 // description (Spec): one namespace per switch (rdg<slot>f<switch>), one
@@ -9,7 +10,7 @@
 // eth1-1-2; IfName). Each namespace has its loopback up and IPv4 and IPv6
 // forwarding on (ONYX: IPv4 only with `ip routing`).
 //
-// Each switch runs FRR (Debian's frr 8.4: zebra, staticd and bgpd, each
+// Each switch runs FRR (Debian's frr 8.4: zebra, staticd, bfdd and bgpd, each
 // with its own pid file, zserv socket and vty socket directory, so the
 // instances of different namespaces never meet) and lldpd (its own control
 // socket, system hostname = the switch's name, port ids as interface names,
@@ -23,7 +24,7 @@
 // interface (vlan1), which carries the SVI's addresses: the hosts of a leaf
 // share its data subnet, as on a switch (this kernel has no VLAN-aware
 // bridges or VLAN devices; access ports are untagged, so a bridge per VLAN
-// forwards the same). A change of FRR configuration restarts staticd and
+// forwards the same). A change of FRR configuration restarts staticd, bfdd and
 // bgpd.
 //
 // The readers (BGPSummary, Routes, LLDPNeighbors, Link) return Go values:
@@ -50,15 +51,25 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
-	"testing"
 	"time"
 
 	"github.com/rdggen/rdggen/internal/testing/netnstest"
 )
+
+// TB is what a fabric needs of its caller: a test's testing.TB, or
+// internal/lab's adapter, which runs a fabric outside a test (`rdggen lab`).
+// It is netnstest.TB (Fatal and Fatalf must not return; Cleanup's
+// functions run when the fabric is torn down) with Logf, where Close
+// reports a process it had to end.
+type TB interface {
+	netnstest.TB
+	Logf(format string, args ...any)
+}
 
 // OS names a switch operating system.
 type OS string
@@ -111,10 +122,14 @@ type Fabric struct {
 	// (Dir/<switch>/), readable by FRR's user.
 	Dir string
 
-	t        testing.TB
+	t        TB
 	spec     Spec
 	switches map[string]*node
-	hosts    []string // HostNS namespaces
+
+	mu     sync.Mutex
+	hosts  []string    // HostNS and Hub namespaces
+	cables map[End]End // each switch-to-switch cable, from both ends
+	hubs   int         // Hub namespaces made
 }
 
 // node is one switch's namespace and daemons.
@@ -124,8 +139,9 @@ type node struct {
 	dir   string
 	ports map[string]bool // Linux interface names of the cabled and attached ports
 
-	mu     sync.Mutex // serialises Program
-	frr    string     // the FRR configuration running
+	mu     sync.Mutex     // serialises Program
+	speed  map[string]int // Gb/s each port's link came up at (speed.go)
+	frr    string         // the FRR configuration running
 	router Router
 	lldpd  *exec.Cmd
 	gen    func() (Router, error)
@@ -157,6 +173,7 @@ const (
 	Zebra   = "/usr/lib/frr/zebra"
 	Staticd = "/usr/lib/frr/staticd"
 	Bgpd    = "/usr/lib/frr/bgpd"
+	Bfdd    = "/usr/lib/frr/bfdd"
 	Vtysh   = "/usr/bin/vtysh"
 	LLDPD   = "/usr/sbin/lldpd"
 	LLDPCLI = "/usr/sbin/lldpcli"
@@ -165,7 +182,7 @@ const (
 // Require skips t (fails it when CI=true, netnstest.Unavailable) unless
 // the process is root, ip works in namespaces, and FRR (zebra, staticd,
 // bgpd, vtysh, user frr) and lldpd are installed.
-func Require(t testing.TB) {
+func Require(t TB) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		netnstest.Unavailable(t, "fabricnet: needs root to create network namespaces (run the tests as root, as CI does)")
@@ -173,7 +190,7 @@ func Require(t testing.TB) {
 	if _, err := exec.LookPath("ip"); err != nil {
 		netnstest.Unavailable(t, "fabricnet: ip not found (install iproute2)")
 	}
-	for _, bin := range []string{Zebra, Staticd, Bgpd, Vtysh} {
+	for _, bin := range []string{Zebra, Staticd, Bgpd, Bfdd, Vtysh} {
 		if _, err := os.Stat(bin); err != nil {
 			netnstest.Unavailable(t, "fabricnet: %s not found (install frr)", bin)
 		}
@@ -186,7 +203,7 @@ func Require(t testing.TB) {
 	if _, err := user.Lookup("frr"); err != nil {
 		netnstest.Unavailable(t, "fabricnet: no user frr (install frr)")
 	}
-	probe := fmt.Sprintf("rdgfprobe%d", os.Getpid())
+	probe := netnstest.ProbeName("rdgfprobe")
 	if out, err := exec.Command("ip", "netns", "add", probe).CombinedOutput(); err != nil {
 		netnstest.Unavailable(t, "fabricnet: ip netns add does not work here: %v: %s", err, out)
 	}
@@ -197,16 +214,16 @@ func Require(t testing.TB) {
 }
 
 // New lays out spec in namespaces and starts each switch's lldpd and
-// zebra; staticd and bgpd start once a configuration is given (Program,
+// zebra; staticd, bfdd and bgpd start once a configuration is given (Program,
 // FollowNVUE, FollowONYX). Everything is removed by t.Cleanup.
-func New(t testing.TB, spec Spec, o Options) *Fabric {
+func New(t TB, spec Spec, o Options) *Fabric {
 	t.Helper()
 	Require(t)
 	slot := o.Slot
 	if slot == 0 {
 		slot = netnstest.TakeSlot(t)
 	}
-	f := &Fabric{Slot: slot, t: t, spec: spec, switches: map[string]*node{},
+	f := &Fabric{Slot: slot, t: t, spec: spec, switches: map[string]*node{}, cables: map[End]End{},
 		Dir: filepath.Join("/tmp/rdggen-fabricnet", strconv.Itoa(slot))}
 	_ = f.removeDir()
 	t.Cleanup(f.Close)
@@ -228,7 +245,7 @@ func New(t testing.TB, spec Spec, o Options) *Fabric {
 		if err := os.MkdirAll(n.dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		for _, d := range []string{filepath.Dir(f.Dir), f.Dir} {
+		for _, d := range []string{filepath.Dir(f.Dir), f.Dir, n.dir} {
 			_ = os.Chmod(d, 0o755)
 		}
 		if err := os.Chown(n.dir, uid, gid); err != nil {
@@ -245,6 +262,7 @@ func New(t testing.TB, spec Spec, o Options) *Fabric {
 			t.Fatalf("fabricnet: link %s:%s – %s:%s: a port used twice or a name over 15 bytes", l.A.Switch, l.A.Port, l.B.Switch, l.B.Port)
 		}
 		a.ports[ia], b.ports[ib] = true, true
+		f.cables[l.A], f.cables[l.B] = l.B, l.A
 		f.batch(a.ns, "link add "+ia+" type veth peer name "+ib+" netns "+b.ns, "link set "+ia+" up")
 		f.batch(b.ns, "link set "+ib+" up")
 	}
@@ -301,7 +319,8 @@ func (f *Fabric) Attach(sw, port, ns, ifname string) {
 	f.reprogram(n)
 }
 
-// AttachHost moves netnstest host h's data0 from its cluster's switch
+// AttachHost moves netnstest host h's data interface (h.DataIf: data0, or
+// the inventory's data_interface) from its cluster's switch
 // bridge to port of leaf sw, with the address data (a leaf owns its hosts'
 // subnet, so a host behind another leaf than the cluster's switch needs an
 // address in that leaf's subnet; h.Data and the cluster's inventory are
@@ -309,9 +328,22 @@ func (f *Fabric) Attach(sw, port, ns, ifname string) {
 // port): the host then reaches the other leaves' subnets across the spines.
 func (f *Fabric) AttachHost(h *netnstest.Host, sw, port string, data netip.Prefix, gw netip.Addr) {
 	f.t.Helper()
-	f.must("ip", "-n", h.NS, "link", "del", "data0")
-	f.Attach(sw, port, h.NS, "data0")
-	f.batch(h.NS, "addr add "+data.String()+" dev data0", "route replace default via "+gw.String()+" dev data0")
+	dev := h.DataIf()
+	f.must("ip", "-n", h.NS, "link", "del", dev)
+	f.Attach(sw, port, h.NS, dev)
+	f.batch(h.NS, "addr add "+data.String()+" dev "+dev, "route replace default via "+gw.String()+" dev "+dev)
+}
+
+// AttachRail moves rail rl of netnstest host h (its interface, rl.If)
+// from its cluster's rail bridge to port of leaf sw, with the rail's
+// address and no route: a guest's routes of several rails come from the
+// hosts target (pkg/railnet: a table and a rule per rail), which reaches
+// the other (leaf, rail) subnets through the rail's gateway on sw.
+func (f *Fabric) AttachRail(h *netnstest.Host, rl netnstest.RailLink, sw, port string) {
+	f.t.Helper()
+	f.must("ip", "-n", h.NS, "link", "del", rl.If)
+	f.Attach(sw, port, h.NS, rl.If)
+	f.batch(h.NS, "addr add "+rl.Address.String()+" dev "+rl.If)
 }
 
 // reprogram programs n's current configuration again (after a port was
@@ -347,7 +379,7 @@ func defaultMTU(os OS) int {
 
 // Program makes switch sw route as r says: forwarding, interface
 // addresses (exactly r's IPv4 addresses on each port and on lo) and MTUs,
-// and FRR's configuration (staticd and bgpd restarted when it changed).
+// and FRR's configuration (staticd, bfdd and bgpd restarted when it changed).
 func (f *Fabric) Program(sw string, r Router) {
 	f.t.Helper()
 	if err := f.program(f.node(sw), r); err != nil {
@@ -418,15 +450,17 @@ func (f *Fabric) program(n *node, r Router) error {
 		return nil
 	}
 	conf := filepath.Join(n.dir, "frr.conf")
-	if err := os.WriteFile(conf, []byte(r.FRR), 0o644); err != nil {
+	if err := writeFile(conf, []byte(r.FRR)); err != nil {
 		return err
 	}
 	n.frr = r.FRR
 	stopPidFile(filepath.Join(n.dir, "bgpd.pid"))
+	stopPidFile(filepath.Join(n.dir, "bfdd.pid"))
 	stopPidFile(filepath.Join(n.dir, "staticd.pid"))
 	// zebra keeps running; tell it nothing: it learns the kernel's
 	// addresses itself, and its own configuration has no state we render.
-	for _, d := range []string{Staticd, Bgpd} {
+	// bfdd before bgpd, which registers its sessions with it.
+	for _, d := range []string{Staticd, Bfdd, Bgpd} {
 		if err := n.startDaemon(d); err != nil {
 			return err
 		}
@@ -582,7 +616,7 @@ func (n *node) setMTU(f *Fabric, r Router) {
 
 // startZebra starts n's zebra.
 func (f *Fabric) startZebra(n *node) error {
-	if err := os.WriteFile(filepath.Join(n.dir, "frr.conf"), []byte(frrConf(n.sw.Name, nil, nil)), 0o644); err != nil {
+	if err := writeFile(filepath.Join(n.dir, "frr.conf"), []byte(frrConf(n.sw.Name, nil, nil))); err != nil {
 		return err
 	}
 	n.frr = frrConf(n.sw.Name, nil, nil)
@@ -599,7 +633,12 @@ func (n *node) startDaemon(bin string) error {
 	args := []string{"netns", "exec", n.ns, bin, "-d", "-f", filepath.Join(n.dir, "frr.conf"),
 		"-i", pid, "-z", filepath.Join(n.dir, "zserv.api"), "--vty_socket", n.dir,
 		"-u", "frr", "-g", "frr", "--log", "file:" + filepath.Join(n.dir, name+".log")}
-	if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+	if bin == Bfdd {
+		// Its control socket in the switch's directory, not the machine's
+		// /var/run/frr/bfdd.sock.
+		args = append(args, "--bfdctl", filepath.Join(n.dir, "bfdd.sock"))
+	}
+	if out, err := daemonCmd(args...).CombinedOutput(); err != nil {
 		return fmt.Errorf("fabricnet: %s: %s: %v: %s", n.sw.Name, name, err, out)
 	}
 	deadline := time.Now().Add(10 * time.Second)
@@ -615,12 +654,47 @@ func (n *node) startDaemon(bin string) error {
 	return fmt.Errorf("fabricnet: %s: %s did not start\n%s", n.sw.Name, name, log)
 }
 
-// StopDaemon ends one of switch sw's FRR daemons (zebra, staticd, bgpd) by
+// StopDaemon ends one of switch sw's FRR daemons (zebra, staticd, bfdd, bgpd) by
 // its pid file, as a crash or `systemctl stop` would.
 func (f *Fabric) StopDaemon(sw, daemon string) {
 	f.t.Helper()
 	n := f.node(sw)
 	stopPidFile(filepath.Join(n.dir, daemon+".pid"))
+}
+
+// Configure changes switch sw's running FRR configuration with vtysh
+// (`configure terminal`, then lines, in one session), behind its
+// simulator's back: a fault its configuration does not show (an outbound
+// filter put in by hand). A later re-render that changes the rendered
+// configuration restarts bgpd without it.
+func (f *Fabric) Configure(sw string, lines ...string) {
+	f.t.Helper()
+	n := f.node(sw)
+	args := []string{"netns", "exec", n.ns, Vtysh, "--vty_socket", n.dir, "-c", "configure terminal"}
+	for _, l := range lines {
+		args = append(args, "-c", l)
+	}
+	if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil || len(bytes.TrimSpace(out)) > 0 {
+		f.t.Fatalf("fabricnet: %s: vtysh %q: %v: %s", sw, lines, err, out)
+	}
+}
+
+// Running reports whether one of switch sw's FRR daemons (zebra, staticd,
+// bfdd, bgpd) runs: the process of its pid file is alive.
+func (f *Fabric) Running(sw, daemon string) bool {
+	f.t.Helper()
+	p := readPid(filepath.Join(f.node(sw).dir, daemon+".pid"))
+	return p > 1 && alive(p)
+}
+
+// CabledTo returns the far end of the cable at switch port e (cabled by
+// the Spec or by Plug), false when no cable between switches is plugged
+// there (pulled by Unplug, or a host's or a hub's port).
+func (f *Fabric) CabledTo(e End) (End, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	far, ok := f.cables[e]
+	return far, ok
 }
 
 // StartDaemon starts one of switch sw's FRR daemons again.
@@ -630,6 +704,21 @@ func (f *Fabric) StartDaemon(sw, daemon string) {
 	if err := n.startDaemon(filepath.Join(filepath.Dir(Zebra), daemon)); err != nil {
 		f.t.Fatal(err)
 	}
+}
+
+// daemonCmd is `ip args...` run with umask 022, whatever this process's
+// (the lab's supervisor runs with 077): the daemons drop to their own users
+// (frr, _lldpd), which must reach the sockets and files they make.
+func daemonCmd(args ...string) *exec.Cmd {
+	return exec.Command("sh", append([]string{"-c", `umask 022 && exec ip "$@"`, "sh"}, args...)...)
+}
+
+// writeFile writes a file the daemons read (mode 0644 whatever the umask).
+func writeFile(path string, data []byte) error {
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		return err
+	}
+	return os.Chmod(path, 0o644)
 }
 
 func readPid(path string) int {
@@ -689,7 +778,7 @@ func (f *Fabric) Close() {
 			n.closed = true
 			n.mu.Unlock()
 			f.stopLLDPD(n)
-			for _, d := range []string{"bgpd", "staticd", "zebra"} {
+			for _, d := range []string{"bgpd", "bfdd", "staticd", "zebra"} {
 				stopPidFile(filepath.Join(n.dir, d+".pid"))
 			}
 		}()
@@ -749,21 +838,44 @@ func (f *Fabric) HostNS(name string) string {
 	}
 	ns := fmt.Sprintf("rdg%df%s", f.Slot, name)
 	f.must("ip", "netns", "add", ns)
+	f.mu.Lock()
 	f.hosts = append(f.hosts, ns)
+	f.mu.Unlock()
 	f.batch(ns, "link set lo up")
 	return ns
 }
 
-// Unplug pulls the cable at end e (a switch port cabled by the Spec or by
-// Plug): both ends of its veth pair go.
-func (f *Fabric) Unplug(e End) {
+// Unplug pulls the cables at ends (switch ports cabled by the Spec or by
+// Plug), in order: both ends of each veth pair go (an end that is the far
+// end of a cable pulled before it in ends is gone already, and skipped).
+func (f *Fabric) Unplug(ends ...End) {
 	f.t.Helper()
-	n := f.node(e.Switch)
-	name := IfName(n.sw.OS, e.Port)
-	f.must("ip", "-n", n.ns, "link", "del", name)
-	n.mu.Lock()
-	delete(n.ports, name)
-	n.mu.Unlock()
+	var waits []neighborWait
+	pulled := map[End]bool{}
+	for _, e := range ends {
+		if pulled[e] {
+			continue
+		}
+		n := f.node(e.Switch)
+		name := IfName(n.sw.OS, e.Port)
+		f.must("ip", "-n", n.ns, "link", "del", name)
+		n.mu.Lock()
+		delete(n.ports, name)
+		n.mu.Unlock()
+		f.mu.Lock()
+		far, cabled := f.cables[e]
+		if cabled {
+			delete(f.cables, far)
+			delete(f.cables, e)
+		}
+		f.mu.Unlock()
+		pulled[e] = true
+		waits = append(waits, f.forgetNeighbor(e))
+		if cabled {
+			pulled[far] = true
+			waits = append(waits, f.forgetNeighbor(far))
+		}
+	}
 	for _, o := range f.switches {
 		o.mu.Lock()
 		for p := range o.ports {
@@ -773,24 +885,87 @@ func (f *Fabric) Unplug(e End) {
 		}
 		o.mu.Unlock()
 	}
+	// A switch forgets a port's LLDP neighbor when the port goes down;
+	// lldpd does once it has seen the interface go, so wait for that (at
+	// most 10 s, for every pulled end at once), lest a cable plugged at
+	// once find the old neighbor still listed beside the new one.
+	f.waitNeighbors(waits...)
 }
 
-// Plug cables l (both ports free, e.g. after Unplug) and programs both
-// switches again, so the ports get their addresses and MTUs.
-func (f *Fabric) Plug(l Link) {
+// neighborWait is what waitNeighbors waits for: switch sw's LLDP
+// neighbors as done says.
+type neighborWait struct {
+	sw   string
+	done func([]LLDPNeighbor) bool
+}
+
+// forgetNeighbor is the wait until e's switch's lldpd lists no neighbor on
+// e's port.
+func (f *Fabric) forgetNeighbor(e End) neighborWait {
+	return neighborWait{e.Switch, func(list []LLDPNeighbor) bool {
+		return !slices.ContainsFunc(list, func(nb LLDPNeighbor) bool { return nb.Port == e.Port })
+	}}
+}
+
+// hearNeighbor is the wait until e's switch's lldpd lists far's switch as
+// a neighbor on e's port.
+func (f *Fabric) hearNeighbor(e, far End) neighborWait {
+	return neighborWait{e.Switch, func(list []LLDPNeighbor) bool {
+		return slices.ContainsFunc(list, func(nb LLDPNeighbor) bool { return nb.Port == e.Port && nb.SysName == far.Switch })
+	}}
+}
+
+// waitNeighbors polls the LLDP neighbors every 50 ms until each wait's
+// done says its switch's are as wanted, at most 10 s for them all; a wait
+// on a switch that runs no lldpd, or whose lldpcli fails, ends at once
+// (the check that follows says what it reads).
+func (f *Fabric) waitNeighbors(waits ...neighborWait) {
+	for deadline := time.Now().Add(10 * time.Second); len(waits) > 0 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		waits = slices.DeleteFunc(waits, func(w neighborWait) bool {
+			if f.node(w.sw).lldpd == nil {
+				return true
+			}
+			list, err := f.LLDPNeighbors(w.sw)
+			return err != nil || w.done(list)
+		})
+	}
+}
+
+// Plug cables links (each's two ports free, e.g. after Unplug) and programs
+// their switches again, so the ports get their addresses and MTUs. Where
+// both ports' speeds are known (SetSpeed, PlanSpeeds) a cable comes up at
+// the lower.
+func (f *Fabric) Plug(links ...Link) {
 	f.t.Helper()
-	a, b := f.node(l.A.Switch), f.node(l.B.Switch)
-	ia, ib := IfName(a.sw.OS, l.A.Port), IfName(b.sw.OS, l.B.Port)
-	f.batch(a.ns, "link add "+ia+" type veth peer name "+ib+" netns "+b.ns, "link set "+ia+" up")
-	f.batch(b.ns, "link set "+ib+" up")
-	a.mu.Lock()
-	a.ports[ia] = true
-	a.mu.Unlock()
-	b.mu.Lock()
-	b.ports[ib] = true
-	b.mu.Unlock()
-	f.reprogram(a)
-	f.reprogram(b)
+	var waits []neighborWait
+	for _, l := range links {
+		a, b := f.node(l.A.Switch), f.node(l.B.Switch)
+		ia, ib := IfName(a.sw.OS, l.A.Port), IfName(b.sw.OS, l.B.Port)
+		f.batch(a.ns, "link add "+ia+" type veth peer name "+ib+" netns "+b.ns, "link set "+ia+" up")
+		f.batch(b.ns, "link set "+ib+" up")
+		a.mu.Lock()
+		a.ports[ia] = true
+		a.mu.Unlock()
+		b.mu.Lock()
+		b.ports[ib] = true
+		b.mu.Unlock()
+		f.mu.Lock()
+		f.cables[l.A], f.cables[l.B] = l.B, l.A
+		f.mu.Unlock()
+		// A new cable between ports whose speeds are known comes up at the
+		// lower (SetSpeed).
+		if sa, sb := a.speedOf(ia), b.speedOf(ib); sa > 0 && sb > 0 {
+			f.setSpeed(l.A, min(sa, sb))
+			f.setSpeed(l.B, min(sa, sb))
+		}
+		f.reprogram(a)
+		f.reprogram(b)
+		waits = append(waits, f.hearNeighbor(l.A, l.B), f.hearNeighbor(l.B, l.A))
+	}
+	// Each end hears the other within a transmit interval (1 s); wait
+	// for it (at most 10 s, for every cable at once), so that what a check
+	// reads next is the new cabling, not a port that has heard nothing yet.
+	f.waitNeighbors(waits...)
 }
 
 // exec runs a command in namespace ns and returns its combined output.

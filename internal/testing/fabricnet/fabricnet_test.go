@@ -151,6 +151,84 @@ exit
 	}
 }
 
+// NVUE's enable keys: a neighbor, the BGP instance or the address family
+// turned off (enable off, or 5.15's state disabled) is not rendered, as
+// NVUE writes none of it to frr.conf; a neighbor's bfd enable on runs a
+// BFD session with its timers (FRR's 3 × 300 ms where unset).
+func TestRenderNVUEEnable(t *testing.T) {
+	bgpOf := func(tr nvuesim.Tree) map[string]any {
+		return tr["vrf"].(map[string]any)["default"].(map[string]any)["router"].(map[string]any)["bgp"].(map[string]any)
+	}
+	render := func(tr nvuesim.Tree) string {
+		t.Helper()
+		r, err := RenderNVUE(tr, "leaf1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.FRR
+	}
+
+	tr := leafTree(1)
+	nb := bgpOf(tr)["neighbor"].(map[string]any)
+	nb["swp31"].(map[string]any)["bfd"] = map[string]any{"enable": "on", "detect-multiplier": int64(4), "min-rx-interval": int64(200), "min-tx-interval": int64(250)}
+	nb["swp32"].(map[string]any)["bfd"] = map[string]any{"enable": "on"}
+	frr := render(tr)
+	for _, want := range []string{" neighbor swp31 bfd 4 200 250\n", " neighbor swp32 bfd 3 300 300\n"} {
+		if !strings.Contains(frr, want) {
+			t.Errorf("bfd: FRR lacks %q:\n%s", want, frr)
+		}
+	}
+	nb["swp32"].(map[string]any)["bfd"] = map[string]any{"enable": "off", "detect-multiplier": int64(3)}
+	if frr := render(tr); strings.Contains(frr, "swp32 bfd") {
+		t.Errorf("bfd enable off rendered:\n%s", frr)
+	}
+	nb["swp31"].(map[string]any)["bfd"] = map[string]any{"enable": "on", "min-rx-interval": "fast"}
+	if _, err := RenderNVUE(tr, "leaf1"); err == nil || !strings.Contains(err.Error(), "neighbor.swp31.bfd.min-rx-interval") {
+		t.Errorf("a bad interval: %v", err)
+	}
+
+	for _, off := range []map[string]any{{"enable": "off"}, {"state": "disabled"}} {
+		tr := leafTree(1)
+		nb := bgpOf(tr)["neighbor"].(map[string]any)
+		for k, v := range off {
+			nb["swp32"].(map[string]any)[k] = v
+		}
+		if frr := render(tr); strings.Contains(frr, "swp32") || !strings.Contains(frr, "neighbor swp31 interface") {
+			t.Errorf("neighbor swp32 %v: rendered:\n%s", off, frr)
+		}
+
+		tr = leafTree(1)
+		for k, v := range off {
+			bgpOf(tr)["address-family"].(map[string]any)["ipv4-unicast"].(map[string]any)[k] = v
+		}
+		if frr := render(tr); strings.Contains(frr, "network ") || strings.Contains(frr, "redistribute") || !strings.Contains(frr, "neighbor swp31") {
+			t.Errorf("ipv4-unicast %v: networks or redistribution rendered:\n%s", off, frr)
+		}
+
+		for _, where := range []string{"router", "vrf"} {
+			tr = leafTree(1)
+			b := bgpOf(tr)
+			if where == "router" {
+				b = tr["router"].(map[string]any)["bgp"].(map[string]any)
+			}
+			for k, v := range off {
+				b[k] = v
+			}
+			if frr := render(tr); strings.Contains(frr, "router bgp") || !strings.Contains(frr, "ip route 172.16.1.0/24") {
+				t.Errorf("%s bgp %v: BGP rendered (or the static route lost):\n%s", where, off, frr)
+			}
+		}
+	}
+	// Said on: rendered as before.
+	tr = leafTree(1)
+	tr["router"].(map[string]any)["bgp"].(map[string]any)["enable"] = "on"
+	bgpOf(tr)["neighbor"].(map[string]any)["swp31"].(map[string]any)["enable"] = "on"
+	want, _ := RenderNVUE(leafTree(1), "leaf1")
+	if frr := render(tr); frr != want.FRR {
+		t.Errorf("enable on: FRR differs:\n%s\nwant:\n%s", frr, want.FRR)
+	}
+}
+
 // onyxLeaf is an ONYX leaf's configuration: routed /31 uplinks 1/31 (to
 // spine1) and 1/32 (to spine2), numbered eBGP, loopback advertised.
 func onyxLeaf(n int) []string {
@@ -226,6 +304,26 @@ exit
 	if got != "true {[10.0.1.0/31] 9216} {[10.0.2.0/31] 9216} {[10.10.10.1/32] 0}" {
 		t.Errorf("interfaces: %s\n%s", got, running)
 	}
+
+	// fall-over bfd on one session, with ip bfd's timers (the others
+	// FRR's 3 × 300 ms).
+	seed := append(onyxLeaf(1),
+		"router bgp 65101 vrf default neighbor 10.0.1.1 fall-over bfd",
+		"ip bfd vrf default interval min-rx 200 force",
+		"ip bfd vrf default interval multiplier 4 force")
+	b, err := onyxsim.New(onyxsim.Options{Hostname: "leaf1", Seed: seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	running = b.RunningConfig()
+	r, err = RenderONYX(running, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(r.FRR, " neighbor 10.0.1.1 remote-as 65199\n neighbor 10.0.1.1 bfd 4 200 300\n neighbor 10.0.2.1 remote-as 65199\n !") {
+		t.Errorf("fall-over bfd:\n%s\nrunning-config:\n%s", r.FRR, running)
+	}
 }
 
 func TestIfName(t *testing.T) {
@@ -241,6 +339,9 @@ func TestIfName(t *testing.T) {
 		}
 	}
 }
+
+// goneDevice is a device ip lists by its index: see machineState.
+var goneDevice = regexp.MustCompile(`\bdev if\d+\b`)
 
 // machineState is what the test may not leave behind: namespaces, links
 // and routes of the machine's own namespace, iptables rules, and the
@@ -266,6 +367,13 @@ func machineState(t *testing.T, slot int) string {
 			if strings.Contains(l, "rdg") && !ours.MatchString(l) {
 				continue
 			}
+			// "dev if<index>": ip names a device so when it is gone by
+			// the time its name is looked up (ip route's
+			// ll_index_to_name), one another test made and moved or
+			// deleted while the list was being made.
+			if goneDevice.MatchString(l) {
+				continue
+			}
 			keep = append(keep, l)
 		}
 		b.WriteString(strings.Join(args, " ") + ":\n" + strings.Join(keep, "\n") + "\n")
@@ -280,11 +388,13 @@ func machineState(t *testing.T, slot int) string {
 	return b.String()
 }
 
-// cleanTest runs a fabric test in a subtest on a slot of its own, taken
-// here so that the slot's leftovers are not removed before they are
-// compared: the machine's state (this slot's names, and everything in the
-// machine's own namespace) must be as before.
+// cleanTest runs a fabric test (a top-level one, in parallel with the
+// others) in a subtest on a slot of its own, taken here so that the slot's
+// leftovers are not removed before they are compared: the machine's state
+// (this slot's names, and everything in the machine's own namespace) must
+// be as before.
 func cleanTest(t *testing.T, fabric func(t *testing.T, slot int)) {
+	t.Parallel() // every fabric test has a slot of its own
 	Require(t)
 	slot := netnstest.TakeSlot(t)
 	before := machineState(t, slot)
@@ -366,11 +476,15 @@ func cumulusFabric(t *testing.T, slot int) {
 		t.Errorf("machineState does not see the running fabric (its namespaces and daemons):\n%s", st)
 	}
 	waitFor(t, 60*time.Second, "BGP Established everywhere", func() (bool, string) { return allEstablished(f, names...) })
-	other := netip.MustParsePrefix("172.16.2.0/24")
-	waitFor(t, 60*time.Second, "leaf1's route to leaf2's container subnet with 2 next hops", func() (bool, string) {
-		r, ok, err := f.Route("leaf1", other)
-		return err == nil && ok && len(r.NextHops) == 2, fmt.Sprint(r, ok, err)
-	})
+	// Each leaf's route to the other's container subnet, over both
+	// spines: a leaf has it once both spines' updates have come, which may
+	// be after the other leaf has its own.
+	for _, c := range []struct{ leaf, dst string }{{"leaf1", "172.16.2.0/24"}, {"leaf2", "172.16.1.0/24"}} {
+		waitFor(t, 60*time.Second, c.leaf+"'s route to "+c.dst+" with 2 next hops", func() (bool, string) {
+			r, ok, err := f.Route(c.leaf, netip.MustParsePrefix(c.dst))
+			return err == nil && ok && len(r.NextHops) == 2, fmt.Sprint(r, ok, err)
+		})
+	}
 	for _, sw := range names {
 		s, _ := f.BGPSummary(sw)
 		t.Logf("%s show bgp summary:\n%s", sw, s)
@@ -462,20 +576,16 @@ func cumulusFabric(t *testing.T, slot int) {
 	}
 
 	t.Run("swapped cable", func(t *testing.T) {
-		f.Unplug(End{"leaf1", "swp31"})
-		f.Unplug(End{"leaf1", "swp32"})
-		f.Plug(Link{End{"leaf1", "swp31"}, End{"spine2", "swp1"}})
-		f.Plug(Link{End{"leaf1", "swp32"}, End{"spine1", "swp1"}})
+		f.Unplug(End{"leaf1", "swp31"}, End{"leaf1", "swp32"})
+		f.Plug(Link{End{"leaf1", "swp31"}, End{"spine2", "swp1"}}, Link{End{"leaf1", "swp32"}, End{"spine1", "swp1"}})
 		waitFor(t, 30*time.Second, "LLDP shows the swapped neighbors", func() (bool, string) {
 			got, err := f.LLDPNeighbors("leaf1")
 			return err == nil && fmt.Sprint(got) == "[{swp31 spine2 swp1} {swp32 spine1 swp1}]", fmt.Sprint(got, err)
 		})
 		got, _ := f.LLDPNeighbors("leaf1")
 		t.Logf("leaf1 after the swap: %v (planned: swp31 → spine1 swp1, swp32 → spine2 swp1)", got)
-		f.Unplug(End{"leaf1", "swp31"})
-		f.Unplug(End{"leaf1", "swp32"})
-		f.Plug(Link{End{"leaf1", "swp31"}, End{"spine1", "swp1"}})
-		f.Plug(Link{End{"leaf1", "swp32"}, End{"spine2", "swp1"}})
+		f.Unplug(End{"leaf1", "swp31"}, End{"leaf1", "swp32"})
+		f.Plug(Link{End{"leaf1", "swp31"}, End{"spine1", "swp1"}}, Link{End{"leaf1", "swp32"}, End{"spine2", "swp1"}})
 		waitFor(t, 60*time.Second, "BGP Established again", func() (bool, string) { return allEstablished(f, names...) })
 	})
 
@@ -503,6 +613,27 @@ func cumulusFabric(t *testing.T, slot int) {
 			t.Errorf("nvuesim's view of spine1 swp2: state %v, want a state other than established", st)
 		}
 		f.StartDaemon("leaf2", "bgpd")
+		waitFor(t, 60*time.Second, "BGP Established again", func() (bool, string) { return allEstablished(f, names...) })
+	})
+
+	t.Run("admin down", func(t *testing.T) {
+		// A port set down by hand: administratively down in NVUE's view,
+		// its far end administratively up without a carrier.
+		if out, err := exec.Command("ip", "-n", f.NS("leaf2"), "link", "set", "dev", "swp31", "down").CombinedOutput(); err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		waitFor(t, 10*time.Second, "spine1 swp2 without carrier", func() (bool, string) {
+			l, err := f.Link("spine1", "swp2")
+			return err == nil && !l.Up, fmt.Sprint(l, err)
+		})
+		for _, c := range []struct{ sw, port, admin, oper string }{{"leaf2", "swp31", "down", "down"}, {"spine1", "swp2", "up", "down"}} {
+			if l := at(nvueGet(t, sims[c.sw], "/interface/"+c.port), "link"); at(l, "admin-status") != c.admin || at(l, "oper-status") != c.oper {
+				t.Errorf("%s %s: link %v, want admin-status %s, oper-status %s", c.sw, c.port, l, c.admin, c.oper)
+			}
+		}
+		if out, err := exec.Command("ip", "-n", f.NS("leaf2"), "link", "set", "dev", "swp31", "up").CombinedOutput(); err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
 		waitFor(t, 60*time.Second, "BGP Established again", func() (bool, string) { return allEstablished(f, names...) })
 	})
 

@@ -11,12 +11,29 @@ import (
 	"github.com/rdggen/rdggen/pkg/sim/onyxsim"
 )
 
+// Follow makes switch sw route as its simulator srv's configuration says
+// (FollowNVUE for an *nvuesim.Server, FollowONYX for an *onyxsim.Server)
+// and reports whether it knows srv's kind; behind another it runs nothing.
+func (f *Fabric) Follow(sw string, srv any) bool {
+	f.t.Helper()
+	switch s := srv.(type) {
+	case *nvuesim.Server:
+		f.FollowNVUE(sw, s)
+	case *onyxsim.Server:
+		f.FollowONYX(sw, s)
+	default:
+		return false
+	}
+	return true
+}
+
 // FollowNVUE makes switch sw route as the simulated Cumulus switch s's
 // applied configuration says (RenderNVUE), now and after every apply (s's
 // OnApply hook; see Sync for a test that must not wait for it), and backs
-// s's operational views by the namespace: the BGP neighbors and the IPv4
-// RIB by FRR (NVUEBGPNeighbors, NVUERIB), the cabled ports' links and
-// LLDP neighbors by the kernel and lldpd (NVUEInterfaces).
+// s's operational views by the namespace: the BGP neighbors, the BFD
+// sessions and the IPv4 RIB by FRR (NVUEBGPNeighbors, NVUEBFDPeers,
+// NVUERIB), the cabled ports' links and LLDP neighbors by the kernel and
+// lldpd (NVUEInterfaces).
 func (f *Fabric) FollowNVUE(sw string, s *nvuesim.Server) {
 	f.t.Helper()
 	n := f.node(sw)
@@ -28,15 +45,38 @@ func (f *Fabric) FollowNVUE(sw string, s *nvuesim.Server) {
 	s.SetBGPNeighbors(func() map[string]any { return f.NVUEBGPNeighbors(sw) })
 	s.SetInterfaces(func() map[string]any { return f.NVUEInterfaces(sw) })
 	s.SetRIB(func() map[string]any { return f.NVUERIB(sw) })
+	s.SetBFDPeers(func() map[string]any { return f.NVUEBFDPeers(sw) })
+}
+
+// NVUEBFDPeers is switch sw's BFD sessions from bfdd in the shape the
+// simulator serves as `nv show vrf default router bfd peers` (GET
+// /nvue_v1/vrf/default/router/bfd/peers; nvuesim.Server.SetBFDPeers):
+// keyed by the session's number, each with "interface", "peer", "state"
+// and the local timers "detect-multiplier", "min-rx-interval" and
+// "min-tx-interval" (ms). Nil when bfdd does not answer.
+func (f *Fabric) NVUEBFDPeers(sw string) map[string]any {
+	ps, err := f.BFDPeers(sw)
+	if err != nil {
+		return nil
+	}
+	out := map[string]any{}
+	for i, p := range ps {
+		out[strconv.Itoa(i+1)] = map[string]any{
+			"interface": p.Interface, "peer": p.Peer, "state": p.Status,
+			"detect-multiplier": int64(p.DetectMultiplier), "min-rx-interval": int64(p.ReceiveInterval), "min-tx-interval": int64(p.TransmitInterval),
+		}
+	}
+	return out
 }
 
 // FollowONYX makes switch sw route as the simulated ONYX switch s's
 // running-config says (RenderONYX), now and after every configuration
 // change (s's OnChange hook, debounced: a change is programmed once the
 // commands have paused for 300 ms; see Sync), and backs s's operational
-// state by the namespace (ONYXOperational): `show ip bgp summary` by FRR,
-// `show lldp interfaces ethernet remote` by lldpd, the cabled ports' link
-// and MTU in `show interfaces ethernet` by the kernel.
+// state by the namespace (ONYXOperational): `show ip bgp summary` and `show
+// ip bfd neighbors` by FRR, `show lldp interfaces ethernet remote` by
+// lldpd, the cabled ports' link and MTU in `show interfaces ethernet` by
+// the kernel.
 func (f *Fabric) FollowONYX(sw string, s *onyxsim.Server) {
 	f.t.Helper()
 	n := f.node(sw)
@@ -50,9 +90,12 @@ func (f *Fabric) FollowONYX(sw string, s *onyxsim.Server) {
 
 // ONYXOperational are the hooks that give onyxsim switch sw's operational
 // state from the namespace: BGP from FRR's `show bgp summary json` (no
-// answer when bgpd does not run), the LLDP neighbors from lldpd (a fabric
+// answer when bgpd does not run), the BFD sessions from bfdd's `show bfd
+// peers json` (BFDPeers: bgpd registers them, so a stopped bgpd leaves
+// none; no answer when bfdd does not run), the LLDP neighbors from lldpd (a fabric
 // ONYX neighbor's port id as ONYX names its port, "Eth1/1"; a Cumulus
-// one's "swp1"), and each cabled port's carrier and MTU from the kernel.
+// one's "swp1"), and each cabled port's carrier and MTU from the kernel,
+// with the speed its cable came up at (SetSpeed, PlanSpeeds).
 // The namespace's veths carry no PFC: the pause and ECN counters stay the
 // simulator's (onyxsim.Server.SetPauseCounters).
 func (f *Fabric) ONYXOperational(sw string) onyxsim.Operational {
@@ -68,6 +111,18 @@ func (f *Fabric) ONYXOperational(sw string) onyxsim.Operational {
 					MsgRcvd: p.MsgRcvd, MsgSent: p.MsgSent, Uptime: time.Duration(p.UptimeMsec) * time.Millisecond, PfxRcd: p.PfxRcd})
 			}
 			return b, true
+		},
+		BFD: func() ([]onyxsim.BFDPeer, bool) {
+			ps, err := f.BFDPeers(sw)
+			if err != nil {
+				return nil, false
+			}
+			out := make([]onyxsim.BFDPeer, len(ps))
+			for i, p := range ps {
+				out[i] = onyxsim.BFDPeer{Neighbor: p.Peer, Port: p.Interface, State: p.Status,
+					Multiplier: p.DetectMultiplier, MinRx: p.ReceiveInterval, TransmitRate: p.TransmitInterval}
+			}
+			return out, true
 		},
 		LLDP: func() map[string][]onyxsim.LLDPNeighbor {
 			list, err := f.LLDPNeighbors(sw)
@@ -92,11 +147,16 @@ func (f *Fabric) ONYXOperational(sw string) onyxsim.Operational {
 				ports = append(ports, p)
 			}
 			n.mu.Unlock()
+			links, _ := f.links(sw) // a port that cannot be read is left out
 			out := map[string]onyxsim.Link{}
 			for _, ifname := range ports {
 				port := PortName(ONYX, ifname)
-				if l, err := f.Link(sw, port); err == nil {
-					out[port] = onyxsim.Link{Up: l.Up, MTU: l.MTU}
+				if l, ok := links[ifname]; ok {
+					ol := onyxsim.Link{Up: l.Up, MTU: l.MTU}
+					if gbps := n.speedOf(ifname); gbps > 0 {
+						ol.Speed = strconv.Itoa(gbps) + " Gbps" // ONYX's "Actual speed"
+					}
+					out[port] = ol
 				}
 			}
 			return out
@@ -196,7 +256,10 @@ func (f *Fabric) NVUEBGPNeighbors(sw string) map[string]any {
 
 // NVUEInterfaces is switch sw's cabled ports in the shape of NVUE's
 // operational interface view, read from the kernel and lldpd: per port
-// link "mtu" and "oper-status" ("up" or "down"), and lldp.neighbor keyed
+// link "mtu", "admin-status" (the kernel's UP flag: "down" after `ip link
+// set down`, as by hand on a switch's shell) and "oper-status" ("up" or
+// "down": the carrier), "speed" when the cable's
+// is known and the link is up (SetSpeed, PlanSpeeds), and lldp.neighbor keyed
 // by the neighbor's system name with chassis.system-name and port.name
 // (nvuesim.Server.SetInterfaces says which of these names are inferred).
 // A port that cannot be read is left out.
@@ -217,23 +280,30 @@ func (f *Fabric) NVUEInterfaces(sw string) map[string]any {
 			lldp[nb.Port][nb.SysName] = map[string]any{"chassis": map[string]any{"system-name": nb.SysName}, "port": map[string]any{"name": nb.PortID}}
 		}
 	}
+	links, _ := f.links(sw) // a port that cannot be read is left out
 	out := map[string]any{}
 	for _, ifname := range ports {
 		port := PortName(n.sw.OS, ifname)
-		l, err := f.Link(sw, port)
-		if err != nil {
+		l, ok := links[ifname]
+		if !ok {
 			continue
 		}
-		oper := "down"
+		oper, admin := "down", "down"
 		if l.Up {
 			oper = "up"
+		}
+		if l.AdminUp {
+			admin = "up"
 		}
 		nb := lldp[port]
 		if nb == nil {
 			nb = map[string]any{} // LLDP runs; no neighbor on this port
 		}
-		v := map[string]any{"link": map[string]any{"mtu": int64(l.MTU), "oper-status": oper}, "lldp": map[string]any{"neighbor": nb}}
-		out[port] = v
+		link := map[string]any{"mtu": int64(l.MTU), "admin-status": admin, "oper-status": oper}
+		if gbps := n.speedOf(ifname); gbps > 0 && l.Up {
+			link["speed"] = strconv.Itoa(gbps) + "G" // NVUE's form ("Speed" 100G, `nv show interface`)
+		}
+		out[port] = map[string]any{"link": link, "lldp": map[string]any{"neighbor": nb}}
 	}
 	return out
 }

@@ -15,6 +15,7 @@ import (
 // other across the spines with a 1,500-byte packet that may not be
 // fragmented, and the fabric shares the cluster's slot.
 func TestNamespaceHostsAcrossLeaves(t *testing.T) {
+	t.Parallel()
 	Require(t)
 	netnstest.Require(t)
 	c := netnstest.New(t, netnstest.Options{Hosts: 2})

@@ -1,6 +1,7 @@
 package fabricnet
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -34,10 +35,10 @@ func (f *Fabric) startLLDPD(n *node) error {
 	// hostname or a MAC as port id.
 	conf := filepath.Join(n.dir, "lldpd.conf")
 	settings := "configure system hostname " + n.sw.Name + "\nconfigure lldp portidsubtype ifname\nconfigure lldp tx-interval 1\n"
-	if err := os.WriteFile(conf, []byte(settings), 0o644); err != nil {
+	if err := writeFile(conf, []byte(settings)); err != nil {
 		return err
 	}
-	cmd := exec.Command("ip", "netns", "exec", n.ns, LLDPD, "-d", "-u", sock, "-I", pattern, "-O", conf)
+	cmd := daemonCmd("netns", "exec", n.ns, LLDPD, "-d", "-u", sock, "-I", pattern, "-O", conf)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -73,10 +74,18 @@ func (f *Fabric) startLLDPD(n *node) error {
 	}
 }
 
+// lldpcli runs n's lldpcli, bounded as vtysh is (toolTimeout).
 func (n *node) lldpcli(args ...string) ([]byte, error) {
 	a := append([]string{"netns", "exec", n.ns, LLDPCLI, "-u", filepath.Join(n.dir, "lldpd.socket")}, args...)
-	return exec.Command("ip", a...).CombinedOutput()
+	ctx, cancel := context.WithTimeout(context.Background(), toolTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "ip", a...)
+	cmd.WaitDelay = time.Second
+	return cmd.CombinedOutput()
 }
+
+// toolTimeout bounds one vtysh or lldpcli run that reads a switch's state.
+const toolTimeout = 15 * time.Second
 
 // stopLLDPD ends lldpd's monitor (the pid in lldpd.pid) and its
 // unprivileged child (the monitor's child process), each by pid.

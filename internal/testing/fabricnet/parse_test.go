@@ -77,4 +77,28 @@ func TestParsers(t *testing.T) {
 	if none, err := ParseLLDPNeighbors([]byte(`{"lldp": {}}`)); err != nil || len(none) != 0 {
 		t.Errorf("no neighbor: %v %v", none, err)
 	}
+
+	// bfdd's sessions: leaf1's over its unnumbered uplink (the peer's
+	// IPv6 link-local address), neighbor swp31 bfd 3 300 300.
+	bfd, err := ParseBFDPeers(read("bfd-leaf1.json"))
+	if err != nil || fmt.Sprintf("%+v", bfd) != "[{Peer:fe80::b0e3:3ff:fee4:96af Interface:swp31 Status:up DetectMultiplier:3 ReceiveInterval:300 TransmitInterval:300}]" {
+		t.Errorf("bfd peers: %+v %v", bfd, err)
+	}
+	if none, err := ParseBFDPeers([]byte("[\n]\n")); err != nil || len(none) != 0 {
+		t.Errorf("no session: %v %v", none, err)
+	}
+	if _, err := ParseBFDPeers([]byte("% Unknown command")); err == nil {
+		t.Errorf("not JSON: no error")
+	}
+
+	// Every interface of a namespace in one `ip -j addr show` (iproute2
+	// 6.1): a veth pair swp31–swp32 and lo, all UP (administratively: the
+	// flag); IPv4 addresses only.
+	links, err := parseLinks(read("addr-leaf.json"))
+	if got := fmt.Sprintf("%+v", links); err != nil || got != "map[lo:{MTU:65536 Up:false AdminUp:true Addresses:[127.0.0.1/8]} swp31:{MTU:9216 Up:true AdminUp:true Addresses:[10.1.1.254/24]} swp32:{MTU:1500 Up:true AdminUp:true Addresses:[]}]" {
+		t.Errorf("links: %s %v", got, err)
+	}
+	if _, err := parseLinks([]byte("Cannot open network namespace")); err == nil {
+		t.Errorf("not JSON: no error")
+	}
 }

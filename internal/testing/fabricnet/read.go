@@ -1,13 +1,16 @@
 package fabricnet
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/netip"
 	"os/exec"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // BGPPeer is one session of `show bgp summary json` (FRR 8.4's
@@ -68,7 +71,14 @@ func (s BGPSummary) String() string {
 // vtysh runs one vtysh command against switch sw's daemons.
 func (f *Fabric) vtysh(sw, command string) ([]byte, error) {
 	n := f.node(sw)
-	out, err := exec.Command("ip", "netns", "exec", n.ns, Vtysh, "--vty_socket", n.dir, "-c", command).CombinedOutput()
+	// Bounded: a daemon that accepts on its vty socket but does not
+	// answer (one starting, or a machine stalled in namespace teardown)
+	// must not hold a simulator's request, and with it the check, for ever.
+	ctx, cancel := context.WithTimeout(context.Background(), toolTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "ip", "netns", "exec", n.ns, Vtysh, "--vty_socket", n.dir, "-c", command)
+	cmd.WaitDelay = time.Second
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return out, fmt.Errorf("fabricnet: %s: vtysh -c %q: %v: %s", sw, command, err, out)
 	}
@@ -248,6 +258,10 @@ type LinkState struct {
 	MTU int
 	// Up is the operational state (carrier).
 	Up bool
+	// AdminUp is the administrative state: the kernel's UP flag, which
+	// `ip link set dev … down` (or NVUE's `link state down`) clears. A port
+	// administratively down is not Up; its far end loses its carrier.
+	AdminUp bool
 	// Addresses are the IPv4 addresses.
 	Addresses []netip.Prefix
 }
@@ -260,27 +274,61 @@ func (f *Fabric) Link(sw, port string) (LinkState, error) {
 	if err != nil {
 		return LinkState{}, fmt.Errorf("fabricnet: %s: ip addr show %s: %v: %s", sw, name, err, out)
 	}
+	ls, err := parseLinks(out)
+	l, ok := ls[name]
+	if err != nil || len(ls) != 1 || !ok {
+		return LinkState{}, fmt.Errorf("fabricnet: %s: ip -j addr show %s: %v: %s", sw, name, err, out)
+	}
+	return l, nil
+}
+
+// links reads the kernel state of every interface of switch sw's
+// namespace with one `ip -j addr show`, by Linux interface name: what Link
+// reads of one port, for the operational views that read every cabled port.
+func (f *Fabric) links(sw string) (map[string]LinkState, error) {
+	n := f.node(sw)
+	out, err := exec.Command("ip", "-n", n.ns, "-j", "addr", "show").CombinedOutput()
+	if err != nil {
+		return nil, fmt.Errorf("fabricnet: %s: ip addr show: %v: %s", sw, err, out)
+	}
+	ls, err := parseLinks(out)
+	if err != nil {
+		return nil, fmt.Errorf("fabricnet: %s: ip -j addr show: %v: %s", sw, err, out)
+	}
+	return ls, nil
+}
+
+// parseLinks reads `ip -j addr show`: each interface's MTU, carrier
+// (operstate UP), administrative state (flag UP) and IPv4 addresses, by
+// name.
+func parseLinks(out []byte) (map[string]LinkState, error) {
 	var raw []struct {
-		MTU       int    `json:"mtu"`
-		OperState string `json:"operstate"`
+		Name      string   `json:"ifname"`
+		MTU       int      `json:"mtu"`
+		OperState string   `json:"operstate"`
+		Flags     []string `json:"flags"`
 		AddrInfo  []struct {
 			Family    string `json:"family"`
 			Local     string `json:"local"`
 			PrefixLen int    `json:"prefixlen"`
 		} `json:"addr_info"`
 	}
-	if err := json.Unmarshal(out, &raw); err != nil || len(raw) != 1 {
-		return LinkState{}, fmt.Errorf("fabricnet: %s: ip -j addr show %s: %v: %s", sw, name, err, out)
+	if err := json.Unmarshal(out, &raw); err != nil {
+		return nil, err
 	}
-	ls := LinkState{MTU: raw[0].MTU, Up: raw[0].OperState == "UP"}
-	for _, a := range raw[0].AddrInfo {
-		if a.Family == "inet" {
-			if p, err := netip.ParsePrefix(a.Local + "/" + strconv.Itoa(a.PrefixLen)); err == nil {
-				ls.Addresses = append(ls.Addresses, p)
+	m := map[string]LinkState{}
+	for _, r := range raw {
+		ls := LinkState{MTU: r.MTU, Up: r.OperState == "UP", AdminUp: slices.Contains(r.Flags, "UP")}
+		for _, a := range r.AddrInfo {
+			if a.Family == "inet" {
+				if p, err := netip.ParsePrefix(a.Local + "/" + strconv.Itoa(a.PrefixLen)); err == nil {
+					ls.Addresses = append(ls.Addresses, p)
+				}
 			}
 		}
+		m[r.Name] = ls
 	}
-	return ls, nil
+	return m, nil
 }
 
 // RIBRoute is one route entry of FRR's RIB (zebra), as `show ip route json`
@@ -387,6 +435,65 @@ func ParseRIB(b []byte) ([]RIBRoute, error) {
 			return a.Addr().Less(b.Addr())
 		}
 		return a.Bits() < b.Bits()
+	})
+	return out, nil
+}
+
+// BFDPeer is one session of FRR 8.4's `show bfd peers json`.
+type BFDPeer struct {
+	// Peer is the peer's address (an IPv6 link-local one for a session
+	// on an unnumbered BGP link), Interface the local port it runs on
+	// (as the switch OS names it: "swp63", "1/31"; "" for a multihop one).
+	Peer, Interface string
+	// Status is bfdd's: "up", "down", "init" or "shutdown".
+	Status string
+	// DetectMultiplier and ReceiveInterval, TransmitInterval (ms) are the
+	// local timers.
+	DetectMultiplier, ReceiveInterval, TransmitInterval int
+}
+
+// BFDPeers reads switch sw's `show bfd peers json` (an error when bfdd
+// is not running), sorted by interface, then peer.
+func (f *Fabric) BFDPeers(sw string) ([]BFDPeer, error) {
+	out, err := f.vtysh(sw, "show bfd peers json")
+	if err != nil {
+		return nil, err
+	}
+	ps, err := ParseBFDPeers(out)
+	if err != nil {
+		return nil, fmt.Errorf("fabricnet: %s: %v", sw, err)
+	}
+	n := f.node(sw)
+	for i := range ps {
+		ps[i].Interface = PortName(n.sw.OS, ps[i].Interface)
+	}
+	return ps, nil
+}
+
+// ParseBFDPeers reads FRR 8.4's `show bfd peers json`: a list of sessions
+// with "peer", "interface", "status", "detect-multiplier",
+// "receive-interval" and "transmit-interval" (bfdd's bfdd_vty.c).
+func ParseBFDPeers(b []byte) ([]BFDPeer, error) {
+	var raw []struct {
+		Peer      string `json:"peer"`
+		Interface string `json:"interface"`
+		Status    string `json:"status"`
+		Mult      int    `json:"detect-multiplier"`
+		Rx        int    `json:"receive-interval"`
+		Tx        int    `json:"transmit-interval"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return nil, fmt.Errorf("show bfd peers json: %v: %.200s", err, b)
+	}
+	out := make([]BFDPeer, len(raw))
+	for i, r := range raw {
+		out[i] = BFDPeer{Peer: r.Peer, Interface: r.Interface, Status: r.Status, DetectMultiplier: r.Mult, ReceiveInterval: r.Rx, TransmitInterval: r.Tx}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Interface != out[j].Interface {
+			return out[i].Interface < out[j].Interface
+		}
+		return out[i].Peer < out[j].Peer
 	})
 	return out, nil
 }

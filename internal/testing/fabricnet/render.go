@@ -17,7 +17,7 @@ import (
 // configuration its routing daemons run, and the kernel state of its
 // interfaces (addresses, MTU), keyed by Linux interface name (IfName).
 type Router struct {
-	// FRR is the frr.conf text zebra, staticd and bgpd read.
+	// FRR is the frr.conf text zebra, staticd, bfdd and bgpd read.
 	FRR string
 	// Interfaces are the addresses and MTUs to set, by Linux interface
 	// name ("lo", "swp31", "eth1-31"); an interface the configuration does
@@ -71,7 +71,13 @@ type bgpNeighbor struct {
 	peer     string // an interface name (unnumbered) or an address
 	unnumbrd bool
 	remoteAS string // "external", "internal" or a number
+	// bfd: the session follows a BFD session with these timers (detect
+	// multiplier, min rx and min tx in ms); nil for none.
+	bfd *bfdTimers
 }
+
+// bfdTimers are a BFD session's detect multiplier and min rx/tx, in ms.
+type bfdTimers struct{ mult, rx, tx int }
 
 // frrConf renders FRR 8.4's configuration: `frr defaults datacenter` (the
 // profile Cumulus Linux runs: eBGP timers of 3/9 s, multipath on, no policy
@@ -102,6 +108,11 @@ func frrConf(hostname string, b *bgp, routes []string) string {
 		} else {
 			s.WriteString(" neighbor " + n.peer + " remote-as " + n.remoteAS + "\n")
 		}
+		if t := n.bfd; t != nil {
+			// bgpd registers the session with bfdd (FRR's `neighbor PEER
+			// bfd (2-255) (50-60000) (50-60000)`: multiplier, rx, tx).
+			fmt.Fprintf(&s, " neighbor %s bfd %d %d %d\n", n.peer, t.mult, t.rx, t.tx)
+		}
 	}
 	s.WriteString(" !\n address-family ipv4 unicast\n")
 	for _, p := range b.networks {
@@ -124,9 +135,18 @@ func frrConf(hostname string, b *bgp, routes []string) string {
 // ("Set and Unset Commands": BGP, Interface, Static Routing):
 //
 //   - router.bgp.autonomous-system, router.bgp.router-id;
+//   - router.bgp.enable and vrf.default.router.bgp.enable (off: no BGP at
+//     all; state disabled from Cumulus Linux 5.15);
 //   - vrf.default.router.bgp.neighbor.<id>.remote-as (external, internal or
 //     a number) and .type (unnumbered or numbered; without it an address
-//     is numbered, an interface unnumbered);
+//     is numbered, an interface unnumbered); a neighbor with enable off
+//     (state disabled) is not rendered;
+//   - vrf.default.router.bgp.neighbor.<id>.bfd: enable on, with
+//     detect-multiplier, min-rx-interval and min-tx-interval (FRR's
+//     defaults 3, 300, 300 when unset) → `neighbor <id> bfd <mult> <rx>
+//     <tx>`, run by bfdd;
+//   - vrf.default.router.bgp.address-family.ipv4-unicast.enable (off: no
+//     networks or redistribution);
 //   - vrf.default.router.bgp.address-family.ipv4-unicast.network.<prefix>
 //     and .redistribute.{connected,static}.enable (on; from Cumulus Linux
 //     5.15 .state, enabled);
@@ -197,7 +217,7 @@ func RenderNVUE(tree map[string]any, hostname string) (Router, error) {
 		}
 	}
 	b := &bgp{}
-	if v := at(tree, "router", "bgp", "autonomous-system"); v != nil {
+	if v := at(tree, "router", "bgp", "autonomous-system"); v != nil && !off(at(tree, "router", "bgp")) && !off(at(tree, "vrf", "default", "router", "bgp")) {
 		n, err := number(v)
 		if err != nil {
 			return r, fmt.Errorf("router.bgp.autonomous-system: %v", err)
@@ -210,6 +230,9 @@ func RenderNVUE(tree map[string]any, hostname string) (Router, error) {
 	vb, _ := at(tree, "vrf", "default", "router", "bgp").(map[string]any)
 	neigh, _ := at(vb, "neighbor").(map[string]any)
 	for _, id := range sortedKeys(neigh) {
+		if off(at(neigh, id)) {
+			continue // `neighbor <id> enable off`: NVUE renders no neighbor
+		}
 		n := bgpNeighbor{peer: id}
 		_, err := netip.ParseAddr(id)
 		n.unnumbrd = err != nil
@@ -232,9 +255,25 @@ func RenderNVUE(tree map[string]any, hostname string) (Router, error) {
 			}
 			n.remoteAS = strconv.Itoa(k)
 		}
+		if bf := at(neigh, id, "bfd"); bf != nil && on(bf) {
+			t := &bfdTimers{mult: 3, rx: 300, tx: 300}
+			for key, dst := range map[string]*int{"detect-multiplier": &t.mult, "min-rx-interval": &t.rx, "min-tx-interval": &t.tx} {
+				if v := at(bf, key); v != nil {
+					k, err := number(v)
+					if err != nil {
+						return r, fmt.Errorf("vrf.default.router.bgp.neighbor.%s.bfd.%s: %v", id, key, err)
+					}
+					*dst = k
+				}
+			}
+			n.bfd = t
+		}
 		b.neighbors = append(b.neighbors, n)
 	}
 	af, _ := at(vb, "address-family", "ipv4-unicast").(map[string]any)
+	if off(af) {
+		af = nil
+	}
 	nets, _ := at(af, "network").(map[string]any)
 	b.networks = sortedKeys(nets)
 	for _, kind := range []string{"connected", "static"} {
@@ -261,7 +300,10 @@ func RenderNVUE(tree map[string]any, hostname string) (Router, error) {
 //   - `router bgp ASN [vrf default]` with `router-id X [force]`,
 //     `maximum-paths N`, `bestpath as-path multipath-relax [force]`,
 //     `neighbor IP remote-as N` and `network A /L` (the mellanox.onyx
-//     collection's onyx_bgp forms).
+//     collection's onyx_bgp forms), and `neighbor IP fall-over bfd`: the
+//     session follows BFD, with the timers of `ip bfd vrf default interval
+//     min-rx|multiplier|transmit-rate N force` (ONYX's defaults when unset
+//     taken as FRR's: 3 × 300 ms).
 //
 // Other lines are ignored.
 func RenderONYX(running, hostname string) (Router, error) {
@@ -269,6 +311,8 @@ func RenderONYX(running, hostname string) (Router, error) {
 	routed := map[string]bool{}
 	access := map[string]int{}
 	b := &bgp{}
+	fallOver := map[string]bool{}
+	timers := bfdTimers{mult: 3, rx: 300, tx: 300}
 	var routes []string
 	addIf := func(name string, f func(*Interface)) {
 		ic := r.Interfaces[name]
@@ -321,6 +365,19 @@ func RenderONYX(running, hostname string) (Router, error) {
 			hostname = w[1]
 		case w[0] == "ip" && len(w) >= 2 && w[1] == "routing":
 			r.Forwarding = true
+		case st.Kind == onyx.KindBFD && len(w) == 8:
+			v, err := strconv.Atoi(w[6])
+			if err != nil {
+				return r, fmt.Errorf("%s: %v", st.Body, err)
+			}
+			switch w[5] {
+			case "min-rx":
+				timers.rx = v
+			case "multiplier":
+				timers.mult = v
+			case "transmit-rate":
+				timers.tx = v
+			}
 		case w[0] == "ip" && len(w) >= 4 && w[1] == "route":
 			rest := w[2:]
 			if rest[0] == "vrf" && len(rest) > 2 {
@@ -347,6 +404,8 @@ func RenderONYX(running, hostname string) (Router, error) {
 				b.relax = true
 			case len(rest) == 4 && rest[0] == "neighbor" && rest[2] == "remote-as":
 				b.neighbors = append(b.neighbors, bgpNeighbor{peer: rest[1], remoteAS: rest[3]})
+			case len(rest) == 4 && rest[0] == "neighbor" && rest[2] == "fall-over" && rest[3] == "bfd":
+				fallOver[rest[1]] = true
 			case len(rest) >= 2 && rest[0] == "network":
 				p, err := netip.ParsePrefix(strings.Join(rest[1:], ""))
 				if err != nil {
@@ -354,6 +413,12 @@ func RenderONYX(running, hostname string) (Router, error) {
 				}
 				b.networks = append(b.networks, p.String())
 			}
+		}
+	}
+	for i := range b.neighbors {
+		if fallOver[b.neighbors[i].peer] {
+			t := timers
+			b.neighbors[i].bfd = &t
 		}
 	}
 	r.Access = onyxAccess{routed: routed, access: access}.ports()
@@ -373,6 +438,14 @@ func on(v any) bool {
 	e, _ := at(v, "enable").(string)
 	st, _ := at(v, "state").(string)
 	return e == "on" || st == "enabled"
+}
+
+// off reports whether an NVUE object is turned off: `enable: off` or
+// `state: disabled` (an object that says neither is on).
+func off(v any) bool {
+	e, _ := at(v, "enable").(string)
+	st, _ := at(v, "state").(string)
+	return e == "off" || st == "disabled"
 }
 
 // onyxAccess is what running-config says of ONYX's switchports: the routed

@@ -81,6 +81,7 @@ func ping(t *testing.T, f *Fabric, ns, src, dst string, d time.Duration) {
 // configures a switch's data ports, reach the other leaf's hosts and
 // containers across the spines, and their own leaf's over the bridge.
 func TestCumulusSVIHosts(t *testing.T) {
+	t.Parallel()
 	Require(t)
 	f := New(t, cumulusSpec(), Options{})
 	for _, sw := range f.Switches() {
@@ -125,6 +126,7 @@ func TestCumulusSVIHosts(t *testing.T) {
 // Hosts on ONYX switchports (VLAN 1 by default) behind `interface vlan 1`
 // reach the other leaf's hosts across numbered /31 uplinks.
 func TestONYXSVIHosts(t *testing.T) {
+	t.Parallel()
 	Require(t)
 	spec := Spec{
 		Switches: []Switch{{"spine1", ONYX}, {"spine2", ONYX}, {"leaf1", ONYX}, {"leaf2", ONYX}},

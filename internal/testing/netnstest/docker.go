@@ -2,12 +2,14 @@ package netnstest
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -30,7 +32,12 @@ import (
 // target) registers the runtime "rdgtest" as the default: runc, with the
 // containers' RLIMIT_MEMLOCK clamped to what this machine allows (a sandbox
 // without CAP_SYS_RESOURCE refuses `--ulimit memlock=-1`, which the worker
-// asks for; the container's configuration still says -1).
+// asks for; the container's configuration still says -1). The same runtime
+// binds host directories read-only into a container whose image lists them
+// in HostMountsFile, as nvidia-container-toolkit's runtime adds the host's
+// driver libraries to a container's spec: so a PyTorch worker
+// (TorchWorkerImage) runs this machine's own python3-torch without a copy
+// of it in every host's image store.
 //
 // The hosts' sshd sessions find their dockerd through DOCKER_HOST.
 
@@ -66,6 +73,14 @@ func (h *Host) Docker(args ...string) (string, error) {
 // TestRuntime is the name of the default runtime the hosts' daemon.json
 // registers (see above).
 const TestRuntime = "rdgtest"
+
+// HostMountsFile is the file, in an image's root filesystem, that lists
+// (one absolute path a line, of letters, digits and "/._-") the directories
+// or files of this machine that the hosts' runtime (TestRuntime) binds
+// read-only at the same paths into each container of the image, ahead of
+// Docker's mounts. A bad or missing path makes the container fail to start,
+// with the runtime's message in dockerd's error.
+const HostMountsFile = "/etc/netnstest/host-mounts"
 
 // InitialDaemonJSON is h's /etc/docker/daemon.json before rdggen: the test
 // runtime as default, as nvidia-docker2 registers its own, and the same
@@ -140,10 +155,13 @@ func (c *Cluster) dockerBin() string {
 		"nvidia-container-runtime-hook": "#!/bin/sh\n# netnstest: stand-in for nvidia-container-toolkit's hook (no GPUs here).\nexit 0\n",
 		"runc-memlock": `#!/bin/sh
 # netnstest: runc with RLIMIT_MEMLOCK clamped to this machine's hard limit,
-# in the container's spec (create --bundle) and in exec's (exec --process).
-f=; prev=
+# in the container's spec (create --bundle) and in exec's (exec --process);
+# and, for a container whose root filesystem has HOSTMOUNTS, the host paths
+# it lists (one a line) bound read-only at the same places, ahead of
+# Docker's own mounts in the spec.
+f=; prev=; bundle=
 for a in "$@"; do
-	case $prev in --bundle) f=$a/config.json;; --process) f=$a;; esac
+	case $prev in --bundle) f=$a/config.json bundle=$a;; --process) f=$a;; esac
 	prev=$a
 done
 h=$(ulimit -H -l)
@@ -151,9 +169,27 @@ if [ -n "$f" ] && [ -f "$f" ] && [ "$h" != unlimited ]; then
 	h=$((h * 1024))
 	sed -i "s/\"RLIMIT_MEMLOCK\",\"hard\":[0-9]*,\"soft\":[0-9]*/\"RLIMIT_MEMLOCK\",\"hard\":$h,\"soft\":$h/" "$f"
 fi
+if [ -n "$bundle" ] && [ -f "$f" ]; then
+	root=$(sed -n 's/.*"root":{"path":"\([^"]*\)".*/\1/p' "$f")
+	case $root in /*) ;; *) root=$bundle/$root;; esac
+	if [ -f "$root/HOSTMOUNTS" ]; then
+		add=
+		while IFS= read -r p; do
+			case $p in
+			*[!A-Za-z0-9/._-]* | */../* | */.. | "" | [!/]*)
+				echo "netnstest runc: $root/HOSTMOUNTS: bad path $p" >&2; exit 1;;
+			esac
+			[ -e "$p" ] || { echo "netnstest runc: $root/HOSTMOUNTS: no $p on this machine" >&2; exit 1; }
+			add="$add{\"destination\":\"$p\",\"type\":\"bind\",\"source\":\"$p\",\"options\":[\"rbind\",\"ro\"]},"
+		done <"$root/HOSTMOUNTS"
+		sed -i "s|\"mounts\":\[|\"mounts\":[$add|" "$f"
+		grep -qF "$add" "$f" || { echo "netnstest runc: no mounts in $f" >&2; exit 1; }
+	fi
+fi
 exec runc "$@"
 `,
 	} {
+		body = strings.ReplaceAll(body, "HOSTMOUNTS", strings.TrimPrefix(HostMountsFile, "/"))
 		if err := os.WriteFile(filepath.Join(bin, name), []byte(body), 0o755); err != nil {
 			c.t.Fatal(err)
 		}
@@ -205,14 +241,25 @@ func (c *Cluster) stopDocker(h *Host) {
 
 // ImportImage loads a root filesystem tar (BuildImage) into every host's
 // dockerd as image name; nothing is pulled.
+// The hosts import it at the same time.
 func (c *Cluster) ImportImage(name string, tarball []byte) {
 	c.t.Helper()
-	for _, h := range c.Hosts {
-		cmd := exec.Command("docker", "import", "-", name)
-		cmd.Env = append(os.Environ(), "DOCKER_HOST=unix://"+h.DockerSocket())
-		cmd.Stdin = bytes.NewReader(tarball)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			c.t.Fatalf("%s: docker import: %v\n%s", h.Name, err, out)
-		}
+	errs := make([]error, len(c.Hosts))
+	var wg sync.WaitGroup
+	for i, h := range c.Hosts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := exec.Command("docker", "import", "-", name)
+			cmd.Env = append(os.Environ(), "DOCKER_HOST=unix://"+h.DockerSocket())
+			cmd.Stdin = bytes.NewReader(tarball)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				errs[i] = fmt.Errorf("%s: docker import: %v\n%s", h.Name, err, out)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		c.t.Fatal(err)
 	}
 }

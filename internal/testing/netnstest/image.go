@@ -3,6 +3,8 @@ package netnstest
 import (
 	"archive/tar"
 	"bytes"
+	"crypto/sha256"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -10,6 +12,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // WorkerImage is a root filesystem tar for `docker import`, made from this
@@ -17,9 +20,51 @@ import (
 // tests — sh, bash, OpenSSH's sshd and ssh, Open MPI (mpirun, orted, its
 // plugins and help texts), the test program prog at /usr/local/bin/allreduce
 // (BuildMPIProgram) and the extra files. Nothing is pulled. Needs RequireMPI.
+//
+// The image is built once per process for each program and set of extra
+// files (by content) and shared: callers must not modify the slice.
 func WorkerImage(t TB, prog string, extra ...ImageFile) []byte {
 	t.Helper()
-	return buildImage(t, prog, nil, extra...)
+	return cachedImage(t, prog, nil, extra...)
+}
+
+// cachedImage is buildImage(t, prog, more, extra...), built once per process
+// for each program content, list of more paths and set of extra files.
+// Concurrent callers with other inputs wait for each other's builds.
+func cachedImage(t TB, prog string, more []string, extra ...ImageFile) []byte {
+	t.Helper()
+	data, err := os.ReadFile(prog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := sha256.New()
+	h.Write(data)
+	for _, p := range more {
+		fmt.Fprintf(h, "\x00more\x00%s", p)
+	}
+	for _, f := range extra {
+		fmt.Fprintf(h, "\x00%s\x00%o\x00%d\x00", f.Path, f.Mode, len(f.Data))
+		h.Write(f.Data)
+	}
+	key := string(h.Sum(nil))
+	workerImages.Lock()
+	defer workerImages.Unlock()
+	if img, ok := workerImages.m[key]; ok {
+		return img
+	}
+	img := buildImage(t, prog, more, extra...)
+	if workerImages.m == nil {
+		workerImages.m = map[string][]byte{}
+	}
+	workerImages.m[key] = img
+	return img
+}
+
+// workerImages are the images cachedImage built, by the hash of the
+// program's content, the more paths and the extra files.
+var workerImages struct {
+	sync.Mutex
+	m map[string][]byte
 }
 
 // ImageFile is a file WorkerImage adds.
@@ -37,8 +82,52 @@ func ImageWithoutSSHD(t TB) []byte {
 }
 
 // buildImage builds the image; more are further paths (files with their
-// libraries, or directory trees) it adds as they are here.
+// libraries, or directory trees) it adds as they are here. An image with a
+// program starts from workerBase's entries for it, built once per process.
 func buildImage(t TB, prog string, more []string, extra ...ImageFile) []byte {
+	if prog == "" {
+		b := newImage()
+		if err := b.flushLibs(); err != nil {
+			t.Fatalf("worker image: %v", err)
+		}
+		if err := b.tw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return b.buf.Bytes()
+	}
+	base := workerBase(t, prog)
+	b := &imageBuilder{seen: make(map[string]bool, len(base.seen))}
+	for k := range base.seen {
+		b.seen[k] = true
+	}
+	b.buf.Write(base.data)
+	b.tw = tar.NewWriter(&b.buf)
+	for _, p := range more {
+		fi, err := os.Stat(p)
+		if err == nil && fi.IsDir() {
+			err = b.tree(p)
+		} else if err == nil {
+			err = b.add(p)
+		}
+		if err != nil {
+			t.Fatalf("worker image: %v", err)
+		}
+	}
+	for _, f := range extra {
+		b.file(f.Path, f.Mode, f.Data)
+	}
+	if err := b.flushLibs(); err != nil {
+		t.Fatalf("worker image: %v", err)
+	}
+	if err := b.tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.buf.Bytes()
+}
+
+// newImage starts an image with what every one has: the directories, the
+// files of /etc a login needs, a shell and a few tools.
+func newImage() *imageBuilder {
 	b := &imageBuilder{seen: map[string]bool{}}
 	b.tw = tar.NewWriter(&b.buf)
 	for _, d := range []struct {
@@ -52,15 +141,45 @@ func buildImage(t TB, prog string, more []string, extra ...ImageFile) []byte {
 	b.file("/etc/nsswitch.conf", 0o644, []byte("passwd: files\ngroup: files\nhosts: files\n"))
 	b.file("/etc/hosts", 0o644, []byte("127.0.0.1 localhost\n"))
 	for _, p := range []string{"/bin/sh", "/bin/bash", "/bin/mkdir", "/bin/sleep", "/bin/cat", "/bin/ls", "/usr/bin/env", "/usr/bin/test"} {
-		if err := b.add(p); err != nil {
-			t.Fatalf("worker image: %v", err)
+		if b.err == nil {
+			b.err = b.add(p)
 		}
 	}
-	if prog == "" {
-		if err := b.tw.Close(); err != nil {
-			t.Fatal(err)
-		}
-		return b.buf.Bytes()
+	return b
+}
+
+// imageBase is the start of every worker image of one program: its tar
+// entries (whole 512-byte blocks, no end marker) and the names they hold.
+type imageBase struct {
+	data []byte
+	seen map[string]bool
+}
+
+// imageBases are workerBase's, by the hash of the program's content.
+var imageBases struct {
+	sync.Mutex
+	m map[string]*imageBase
+}
+
+// workerBase is newImage with sshd, ssh, Open MPI (its programs, plugins,
+// help texts and configuration), prog at /usr/local/bin/allreduce and the
+// libraries of them all; built once per process for each program content
+// (the variants of WorkerImage and TorchWorkerImage only add to it).
+func workerBase(t TB, prog string) *imageBase {
+	data, err := os.ReadFile(prog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(data)
+	key := string(sum[:])
+	imageBases.Lock()
+	defer imageBases.Unlock()
+	if base, ok := imageBases.m[key]; ok {
+		return base
+	}
+	b := newImage()
+	if b.err != nil {
+		t.Fatalf("worker image: %v", b.err)
 	}
 	for _, p := range []string{"/usr/sbin/sshd", "/usr/bin/ssh", "/usr/bin/mpirun", "/usr/bin/orterun", "/usr/bin/orted"} {
 		if err := b.add(p); err != nil {
@@ -72,32 +191,20 @@ func buildImage(t TB, prog string, more []string, extra ...ImageFile) []byte {
 			t.Fatalf("worker image: %v", err)
 		}
 	}
-	for _, p := range more {
-		fi, err := os.Stat(p)
-		if err == nil && fi.IsDir() {
-			err = b.tree(p)
-		} else if err == nil {
-			err = b.add(p)
-		}
-		if err != nil {
-			t.Fatalf("worker image: %v", err)
-		}
-	}
-	data, err := os.ReadFile(prog)
-	if err != nil {
-		t.Fatal(err)
-	}
 	b.file("/usr/local/bin/allreduce", 0o755, data)
-	for _, f := range extra {
-		b.file(f.Path, f.Mode, f.Data)
-	}
-	if err := b.libs(prog); err != nil {
+	b.elf = append(b.elf, prog)
+	if err := b.flushLibs(); err != nil {
 		t.Fatalf("worker image: %v", err)
 	}
-	if err := b.tw.Close(); err != nil {
+	if err := b.tw.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	return b.buf.Bytes()
+	base := &imageBase{data: b.buf.Bytes(), seen: b.seen}
+	if imageBases.m == nil {
+		imageBases.m = map[string]*imageBase{}
+	}
+	imageBases.m[key] = base
+	return base
 }
 
 type imageBuilder struct {
@@ -105,6 +212,8 @@ type imageBuilder struct {
 	tw   *tar.Writer
 	seen map[string]bool
 	err  error
+	// elf are the ELF files added whose libraries flushLibs has yet to add.
+	elf []string
 }
 
 func (b *imageBuilder) header(h *tar.Header) {
@@ -185,7 +294,7 @@ func (b *imageBuilder) add(p string) error {
 			}
 			b.file(next, int64(fi.Mode().Perm()), data)
 			if bytes.HasPrefix(data, []byte("\x7fELF")) {
-				return b.libs(next)
+				b.elf = append(b.elf, next) // its libraries: flushLibs
 			}
 			return b.err
 		}
@@ -221,18 +330,24 @@ func (b *imageBuilder) tree(dir string) error {
 	return nil
 }
 
-var lddPath = regexp.MustCompile(`(?m)(?:=> )?(/[^ ]+) \(0x`)
+var lddPath = regexp.MustCompile(`(?m)(?:=> )?(/\S+) \(0x`)
 
-// libs adds the shared libraries ldd finds for the ELF file p.
-func (b *imageBuilder) libs(p string) error {
-	out, err := exec.Command("ldd", p).Output()
-	if err != nil {
-		return nil // static, or not a dynamic object
-	}
-	for _, m := range lddPath.FindAllStringSubmatch(string(out), -1) {
-		if err := b.add(m[1]); err != nil {
-			return err
+// flushLibs adds the shared libraries ldd finds for the ELF files added so
+// far, and theirs, until none is new. One ldd runs for up to 256 files (a
+// worker image with PyTorch holds hundreds): ldd prints each file's
+// libraries under its name, and a static file or one that is no dynamic
+// object among them only makes ldd's exit status non-zero.
+func (b *imageBuilder) flushLibs() error {
+	for len(b.elf) > 0 && b.err == nil {
+		n := min(len(b.elf), 256)
+		batch := b.elf[:n:n]
+		b.elf = b.elf[n:]
+		out, _ := exec.Command("ldd", batch...).Output()
+		for _, m := range lddPath.FindAllStringSubmatch(string(out), -1) {
+			if err := b.add(m[1]); err != nil {
+				return err
+			}
 		}
 	}
-	return nil
+	return b.err
 }

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/rdggen/rdggen/pkg/horovod"
@@ -42,21 +43,44 @@ func RequireMPI(t TB) {
 // mpicc and returns its path. Run with mpirun, every rank prints
 // "rank R of N: alltoall ok, allreduce S"; "exit=N" makes rank 1 exit with
 // status N, "sleep=S" makes every rank sleep first.
+//
+// mpicc runs once per process: the program it built is kept in memory
+// and written into each caller's own t.TempDir (tests that run in
+// parallel each get their file, removed with their test).
 func BuildMPIProgram(t TB) string {
 	t.Helper()
 	RequireMPI(t)
 	dir := t.TempDir()
-	src := filepath.Join(dir, "allreduce.c")
-	if err := os.WriteFile(src, allreduceSource, 0o644); err != nil {
-		t.Fatal(err)
-	}
 	bin := filepath.Join(dir, "allreduce")
-	if out, err := exec.Command("mpicc", "-O2", "-o", bin, src).CombinedOutput(); err != nil {
-		t.Fatalf("mpicc: %v\n%s", err, out)
+	mpiProgram.Lock()
+	defer mpiProgram.Unlock()
+	if mpiProgram.data == nil {
+		src := filepath.Join(dir, "allreduce.c")
+		if err := os.WriteFile(src, allreduceSource, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command("mpicc", "-O2", "-o", bin, src).CombinedOutput(); err != nil {
+			t.Fatalf("mpicc: %v\n%s", err, out)
+		}
+		data, err := os.ReadFile(bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mpiProgram.data = data
+		return bin
+	}
+	if err := os.WriteFile(bin, mpiProgram.data, 0o755); err != nil {
+		t.Fatal(err)
 	}
 	// Every namespace host must be able to reach it: t.TempDir's parents
 	// may be private to root's umask, which they are not here.
 	return bin
+}
+
+// mpiProgram is the program BuildMPIProgram compiled, once per process.
+var mpiProgram struct {
+	sync.Mutex
+	data []byte
 }
 
 // workerRoot is where the emulated workers' /root comes from: it holds .ssh,

@@ -9,7 +9,9 @@
 // host's container subnet. Docker is emulated where it matters: FORWARD policy
 // DROP with Docker's jump to DOCKER-USER, its conntrack/bridge rules and its
 // MASQUERADE rule, forwarding off, docker0 at Docker's default 172.17.0.1/16
-// until a (fake) restart applies daemon.json's bip. S is a slot number taken
+// until a (fake) restart applies daemon.json's bip. A host built from an
+// inventory of several rails (Options.Inventory) has one more interface per
+// rail, on a bridge of that rail in the switch namespace (RailLink). S is a slot number taken
 // under a lock, so clusters of parallel test binaries never collide.
 //
 // Everything is torn down by t.Cleanup, also when the test fails. t is a TB:
@@ -32,6 +34,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -60,7 +63,7 @@ func Require(t TB) {
 	if _, err := os.Stat(SSHD); err != nil {
 		Unavailable(t, "netnstest: %s not found (install openssh-server)", SSHD)
 	}
-	probe := fmt.Sprintf("rdgprobe%d", os.Getpid())
+	probe := ProbeName("rdgprobe")
 	if out, err := exec.Command("ip", "netns", "add", probe).CombinedOutput(); err != nil {
 		Unavailable(t, "netnstest: ip netns add does not work here: %v: %s", err, out)
 	}
@@ -80,6 +83,17 @@ func Require(t TB) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		Unavailable(t, "netnstest: iptables cannot load the Docker emulation (conntrack, MASQUERADE) in a namespace: %v: %s", err, out)
 	}
+}
+
+// probes counts ProbeName's names.
+var probes atomic.Int64
+
+// ProbeName is a name for a short-lived probe namespace, prefix<pid>-<n>,
+// unique to this call: tests of one process that run in parallel
+// (t.Parallel) probe at the same time, and a name they shared would make
+// the second `ip netns add` fail.
+func ProbeName(prefix string) string {
+	return fmt.Sprintf("%s%d-%d", prefix, os.Getpid(), probes.Add(1))
 }
 
 // Options shape a cluster.
@@ -163,6 +177,21 @@ type Host struct {
 	sshd    *exec.Cmd
 	user    string
 	dataIf  string // the data interface's name (data0, or the inventory's)
+	// Rails are the host's rails beyond rail 0 (a cluster built from an
+	// inventory of several rails, Options.Inventory), in rail order.
+	Rails []RailLink
+}
+
+// RailLink is rail r ≥ 1 of a namespace host built from an inventory of
+// several rails: an interface of the host's namespace named as the hosts
+// target finds the rail (inventory.Rail.Interface: hosts[].data[r].interface
+// or rail<r>), with the rail's address, cabled to the bridge rail<r> of
+// the switch namespace (port p<host>r<r>), the rail's own broadcast domain
+// as a leaf's VLAN per rail is. Rail 0 is the host's data interface.
+type RailLink struct {
+	Rail    int
+	If      string
+	Address netip.Prefix
 }
 
 const lockFile = "/tmp/rdggen-netnstest.lock"
@@ -228,6 +257,9 @@ func New(t TB, o Options) *Cluster {
 			ih := o.Inventory.Hosts[i]
 			h.Name, h.Data, h.Subnet, h.dataIf = ih.Name, ih.Data.Address, ih.Subnet, ih.DataInterface
 			h.Container = h.Subnet.Addr().Next().Next()
+			for r := 1; r < len(ih.Rails); r++ {
+				h.Rails = append(h.Rails, RailLink{Rail: r, If: ih.Rails[r].Interface, Address: ih.Rails[r].Address})
+			}
 		}
 		if o.Docker {
 			h.ContainerNS = ""
@@ -238,10 +270,19 @@ func New(t TB, o Options) *Cluster {
 	}
 	c.pinDataNeighbours()
 	if o.DataMTU > 1500 {
+		var lines []string
+		bridges := map[string]bool{}
 		for _, h := range c.Hosts {
-			c.batch(c.switchNS, fmt.Sprintf("link set p%d mtu 9216", h.Index+1))
+			lines = append(lines, fmt.Sprintf("link set p%d mtu 9216", h.Index+1))
+			for _, rl := range h.Rails {
+				lines = append(lines, fmt.Sprintf("link set p%dr%d mtu 9216", h.Index+1, rl.Rail))
+				bridges[fmt.Sprintf("rail%d", rl.Rail)] = true
+			}
 		}
-		c.batch(c.switchNS, "link set br0 mtu 9216")
+		for br := range bridges {
+			lines = append(lines, "link set "+br+" mtu 9216")
+		}
+		c.batch(c.switchNS, append(lines, "link set br0 mtu 9216")...)
 	}
 	if o.Inventory != nil {
 		c.Inventory = o.Inventory
@@ -271,6 +312,10 @@ func New(t TB, o Options) *Cluster {
 	}
 	return c
 }
+
+// DataIf is the name of h's data interface in its namespace: data0, or
+// the inventory's data_interface when the cluster was built from one.
+func (h *Host) DataIf() string { return h.dataIf }
 
 func (c *Cluster) mgmtAddr(n int) netip.Addr {
 	return netip.AddrFrom4([4]byte{198, 19, byte(c.Slot), byte(n)})
@@ -478,6 +523,7 @@ func (c *Cluster) buildHost(h *Host, forwardAccept bool) {
 			"link set mgmt0 up",
 			"addr add "+h.Data.String()+" dev "+h.dataIf,
 			"link set "+h.dataIf+" up")
+		c.buildRails(h)
 		if err := os.MkdirAll(h.Root, 0o755); err != nil {
 			c.t.Fatal(err)
 		}
@@ -503,6 +549,7 @@ func (c *Cluster) buildHost(h *Host, forwardAccept bool) {
 		"addr add 172.17.0.1/16 dev docker0",
 		"link set docker0 up",
 		"link set vethc master docker0 up")
+	c.buildRails(h)
 	c.batch(h.ContainerNS,
 		"link set lo up",
 		"addr add "+h.Container.String()+"/24 dev eth0",
@@ -520,6 +567,24 @@ func (c *Cluster) buildHost(h *Host, forwardAccept bool) {
 	c.must("ip", "netns", "exec", h.NS, "sysctl", "-qw", "net.ipv4.conf.all.forwarding=0")
 	if err := os.MkdirAll(h.Root, 0o755); err != nil {
 		c.t.Fatal(err)
+	}
+}
+
+// buildRails cables h's rails beyond rail 0 (RailLink): per rail, the
+// bridge rail<r> of the switch namespace (made with its first port) and a
+// veth pair from its port p<host>r<r> to the rail's interface in h's
+// namespace, up, with the rail's address.
+func (c *Cluster) buildRails(h *Host) {
+	for _, rl := range h.Rails {
+		br := fmt.Sprintf("rail%d", rl.Rail)
+		if exec.Command("ip", "-n", c.switchNS, "link", "show", "dev", br).Run() != nil {
+			c.batch(c.switchNS, "link add "+br+" type bridge", "link set "+br+" up")
+		}
+		port := fmt.Sprintf("p%dr%d", h.Index+1, rl.Rail)
+		c.batch(c.switchNS,
+			"link add "+port+" type veth peer name "+rl.If+" netns "+h.NS,
+			"link set "+port+" master "+br+" up")
+		c.batch(h.NS, "addr add "+rl.Address.String()+" dev "+rl.If, "link set "+rl.If+" up")
 	}
 }
 

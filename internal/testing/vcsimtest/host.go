@@ -3,6 +3,7 @@ package vcsimtest
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -112,7 +113,8 @@ func (s *Sim) Reboot(esxi string) {
 
 // EnvironmentBrowser wraps vcsim's to add the simulated hosts' passthrough
 // GPUs (once passthrough is active) and SR-IOV devices to QueryConfigTarget,
-// each with the host's system id.
+// each with the host's system id, and the vendor device groups of
+// Options.DeviceGroups.
 type EnvironmentBrowser struct {
 	*simulator.EnvironmentBrowser
 	sim *Sim
@@ -130,6 +132,9 @@ func (b *EnvironmentBrowser) QueryConfigTarget(ctx *simulator.Context, req *type
 	for name, h := range b.sim.hosts {
 		if h.Self != *req.Host {
 			continue
+		}
+		if g := b.sim.opts.DeviceGroups[name]; len(g) > 0 {
+			target.VendorDeviceGroupInfo = slices.Concat(target.VendorDeviceGroupInfo, g)
 		}
 		ctx.WithLock(h, func() {
 			devs := map[string]types.HostPciDevice{}

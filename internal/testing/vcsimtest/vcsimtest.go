@@ -2,8 +2,9 @@
 // (vcsim) extended with what it lacks for rdggen (docs/architecture.md#vcenter-simulator):
 // NVIDIA GPUs and a ConnectX PF with SR-IOV on every ESXi host, a per-host
 // HostPciPassthruSystem that handles UpdatePassthruConfig, a QueryConfigTarget
-// that lists passthrough and SR-IOV devices, and a per-host
-// HostKernelModuleSystem over an nmlx5_core parameter store.
+// that lists passthrough and SR-IOV devices, a per-host
+// HostKernelModuleSystem over an nmlx5_core parameter store, and on request
+// a GPU server's PCI tree with its NUMA nodes (PCITree, pcitree.go).
 //
 // The model carries the inventory's names (ESXi hosts, VMs) and is served over
 // HTTPS. Import it only from _test.go files and internal/lab (rdggen lab).
@@ -75,6 +76,17 @@ type Options struct {
 	// ESXiVersion sets config.product.version of the named hosts
 	// (vcsim's is 8.0.2).
 	ESXiVersion map[string]string
+	// PCITrees give the named ESXi hosts a PCI tree of GPUs, PCIe switches
+	// and NIC ports with their NUMA nodes (Sim.SetPCITree).
+	PCITrees map[string]PCITree
+	// DeviceGroups are the vendor device groups the named ESXi hosts offer
+	// (QueryConfigTarget's vendorDeviceGroupInfo, vSphere API 8.0.0.1),
+	// which vcsim's canned config target lacks.
+	DeviceGroups map[string][]types.VirtualMachineVendorDeviceGroupInfo
+	// PortGroups are standard port groups put on DataVSwitch of the named
+	// ESXi hosts (Sim.AddPortGroup), beside vcsim's "VM Network": the
+	// inventory's nic.portgroup, for one.
+	PortGroups map[string][]string
 }
 
 // Sim is a running simulator with the inventory's hosts and VMs.
@@ -157,14 +169,26 @@ func New(inv *inventory.Inventory, opts Options) (*Sim, error) {
 		}
 		s.hosts[name] = h
 		s.addDevices(h, name, opts.ExtraGPUs[name])
-		nic, _ := vmx.HostNIC(inv, name)
-		s.attachPF(h, nic.PF)
+		s.attachPF(h, vmx.RailPFs(inv.HostsOnESXi(name)))
 		pts := &PciPassthruSystem{sim: s, host: h}
 		pts.Self = types.ManagedObjectReference{Type: "HostPciPassthruSystem", Value: "pcipassthru-" + h.Self.Value}
 		m.Map().Put(pts)
 		ref := pts.Self
 		h.ConfigManager.PciPassthruSystem = &ref
 		s.addKernelModuleSystem(h, name)
+	}
+	for _, name := range esxi {
+		if t, ok := opts.PCITrees[name]; ok {
+			s.SetPCITree(name, t)
+		}
+	}
+	for _, name := range esxi {
+		for _, pg := range opts.PortGroups[name] {
+			if err := s.AddPortGroup(name, pg); err != nil {
+				m.Remove()
+				return nil, err
+			}
+		}
 	}
 	for _, ref := range m.Map().AllReference("EnvironmentBrowser") {
 		m.Map().Put(&EnvironmentBrowser{EnvironmentBrowser: ref.(*simulator.EnvironmentBrowser), sim: s})

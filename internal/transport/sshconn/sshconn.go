@@ -1,6 +1,8 @@
 // Package sshconn dials SSH for every apply target (switch CLI sessions and VM
 // commands) the same way: host keys verified against known_hosts, keys from
-// ssh-agent or identity files, a password only from the environment or a file.
+// ssh-agent or identity files, a password only from the environment. The
+// known_hosts and identity files are read as internal/userfile reads every
+// file a user names: never waited on.
 package sshconn
 
 import (
@@ -11,11 +13,15 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/agent"
 	"golang.org/x/crypto/ssh/knownhosts"
+
+	"github.com/rdggen/rdggen/internal/transport"
+	"github.com/rdggen/rdggen/internal/userfile"
 )
 
 // Config says how to reach and authenticate to one SSH server.
@@ -79,8 +85,17 @@ type KnownHostsError struct {
 }
 
 func (e *KnownHostsError) Error() string {
+	var ue *userfile.Error
+	if errors.As(e.Err, &ue) { // there, but not a file to read (a named pipe)
+		return fmt.Sprintf("cannot read known_hosts %s (%v): host keys are always verified against a known_hosts file: point --known-hosts at yours",
+			e.File, e.Err)
+	}
+	why := errors.Unwrap(e.Err) // a *PathError's errno, without the path again
+	if why == nil {
+		why = e.Err
+	}
 	return fmt.Sprintf("cannot read known_hosts %s (%v): host keys are always verified; add the hosts' keys first (ssh-keyscan HOST >> %s, then compare the fingerprints) or point --known-hosts at your file",
-		e.File, errors.Unwrap(e.Err), e.File)
+		e.File, why, e.File)
 }
 
 func (e *KnownHostsError) Unwrap() error { return e.Err }
@@ -116,21 +131,65 @@ func offered(c Config) string {
 	return strings.Join(kinds, ", ")
 }
 
-// UnreachableError is returned when no TCP connection could be made to the
-// machine's SSH port (refused, no route, no answer within the timeout):
-// nothing was sent to it.
-type UnreachableError struct {
-	Addr string
-	Err  error
+// UnreachableError is transport.UnreachableError: no TCP connection to
+// the machine's SSH port (refused, no route, no answer within the
+// timeout), or no SSH banner within the timeout: nothing was sent to it.
+type UnreachableError = transport.UnreachableError
+
+// banner remembers whether the server sent anything: a handshake that
+// timed out before its first byte met no SSH server (a listener that
+// never accepts, a host that drops the packets).
+type banner struct {
+	net.Conn
+	got atomic.Bool
 }
 
-func (e *UnreachableError) Error() string { return e.Addr + ": " + e.Err.Error() }
+func (b *banner) Read(p []byte) (int, error) {
+	n, err := b.Conn.Read(p)
+	if n > 0 {
+		b.got.Store(true)
+	}
+	return n, err
+}
 
-func (e *UnreachableError) Unwrap() error { return e.Err }
+// KnownHosts reads the known_hosts file at path into a host key callback
+// (x/crypto's knownhosts). The file is opened as every file a user names
+// (userfile.Open: never waiting on a named pipe or a device, a regular
+// file of at most userfile.Limit bytes), and knownhosts reads that very
+// open file through /proc/self/fd (proc(5)), so what it parses is what was
+// checked; the file names in its errors and in a *knownhosts.KeyError's
+// Want are path. An error is a *KnownHostsError.
+func KnownHosts(path string) (ssh.HostKeyCallback, error) {
+	f, err := userfile.Open(path, userfile.Limit)
+	if err != nil {
+		return nil, &KnownHostsError{File: path, Err: err}
+	}
+	defer f.Close()
+	fd := fmt.Sprintf("/proc/self/fd/%d", f.Fd())
+	cb, err := knownhosts.New(fd)
+	if err != nil {
+		return nil, &KnownHostsError{File: path, Err: errors.New(strings.ReplaceAll(err.Error(), fd, path))}
+	}
+	return func(host string, remote net.Addr, key ssh.PublicKey) error {
+		err := cb(host, remote, key)
+		var ke *knownhosts.KeyError
+		if errors.As(err, &ke) {
+			for i := range ke.Want {
+				ke.Want[i].Filename = path
+			}
+		}
+		var re *knownhosts.RevokedError
+		if errors.As(err, &re) {
+			re.Revoked.Filename = path
+		}
+		return err
+	}, nil
+}
 
 // Dial connects and authenticates. Errors name the address; a host key
-// problem is a *HostKeyError, no connection an *UnreachableError, an unreadable known_hosts a *KnownHostsError, a
-// refused login an *AuthError.
+// problem is a *HostKeyError, no connection (or no banner within the
+// timeout) an *UnreachableError, an unreadable known_hosts a
+// *KnownHostsError, a refused login an *AuthError.
 func Dial(ctx context.Context, c Config) (*ssh.Client, error) {
 	addr := c.Addr
 	if _, _, err := net.SplitHostPort(addr); err != nil {
@@ -140,9 +199,9 @@ func Dial(ctx context.Context, c Config) (*ssh.Client, error) {
 	if khFile == "" {
 		khFile = DefaultKnownHosts()
 	}
-	hostKeys, err := knownhosts.New(khFile)
+	hostKeys, err := KnownHosts(khFile)
 	if err != nil {
-		return nil, &KnownHostsError{File: khFile, Err: err}
+		return nil, err
 	}
 	auth, closeAgent, err := authMethods(c)
 	if err != nil {
@@ -160,10 +219,14 @@ func Dial(ctx context.Context, c Config) (*ssh.Client, error) {
 		Timeout:         timeout,
 	}
 	d := net.Dialer{Timeout: timeout}
-	conn, err := d.DialContext(ctx, "tcp", addr)
+	raw, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("%s: %w", c.Addr, ctx.Err())
+		}
 		return nil, &UnreachableError{Addr: c.Addr, Err: c.timeoutHint(err, timeout)}
 	}
+	conn := &banner{Conn: raw}
 	_ = conn.SetDeadline(time.Now().Add(timeout))
 	// The handshake does not watch ctx: closing the connection ends it.
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
@@ -177,6 +240,10 @@ func Dial(ctx context.Context, c Config) (*ssh.Client, error) {
 		conn.Close()
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("%s: %w", c.Addr, ctx.Err())
+		}
+		var ne net.Error
+		if !conn.got.Load() && errors.As(err, &ne) && ne.Timeout() {
+			return nil, &UnreachableError{Addr: c.Addr, Err: c.timeoutHint(err, timeout)}
 		}
 		err = c.timeoutHint(err, timeout)
 		var ke *knownhosts.KeyError
@@ -235,7 +302,7 @@ func authMethods(c Config) ([]ssh.AuthMethod, func(), error) {
 		}
 	}
 	for _, f := range c.Identities {
-		pem, err := os.ReadFile(f)
+		pem, err := userfile.Read(f, userfile.Limit)
 		if err != nil {
 			closer()
 			return nil, nil, fmt.Errorf("read identity: %w", err)

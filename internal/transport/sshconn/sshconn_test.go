@@ -9,7 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
@@ -113,5 +115,66 @@ func TestDial(t *testing.T) {
 	_, err = Dial(ctx, Config{Addr: addr, User: "ops", KnownHosts: kh})
 	if err == nil || !strings.Contains(err.Error(), "no SSH credentials") {
 		t.Errorf("no credentials: %v", err)
+	}
+}
+
+// A named pipe at the known_hosts or an identity path is refused at once
+// with what it is, not waited on (a FIFO nobody writes held Dial in open(2),
+// deaf to a cancelled context); the known_hosts file that is read is named
+// in a changed key's message and in a parse error, never as /proc/self/fd.
+func TestDialWaitsOnNoPipe(t *testing.T) {
+	const secret = "s3cret-pw"
+	addr, key := server(t, secret)
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	kh := knownHosts(t, addr, key)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	dial := func(c Config) error {
+		done := make(chan error, 1)
+		go func() {
+			cl, err := Dial(ctx, c)
+			if cl != nil {
+				cl.Close()
+			}
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			return err
+		case <-ctx.Done():
+			t.Fatalf("Dial (known_hosts %s, identities %v) still waits after 10 s", c.KnownHosts, c.Identities)
+			return nil
+		}
+	}
+	err := dial(Config{Addr: addr, User: "ops", KnownHosts: fifo, Password: secret})
+	var khe *KnownHostsError
+	if !errors.As(err, &khe) || !strings.Contains(err.Error(), "cannot read known_hosts "+fifo+" ("+fifo+" is not a regular file (a named pipe))") {
+		t.Errorf("known_hosts a FIFO: %v", err)
+	}
+	err = dial(Config{Addr: addr, User: "ops", KnownHosts: kh, Identities: []string{fifo}})
+	if err == nil || !strings.Contains(err.Error(), "read identity: "+fifo+" is not a regular file (a named pipe)") {
+		t.Errorf("identity a FIFO: %v", err)
+	}
+	if err := CheckCredentials(Config{Identities: []string{fifo}}); err == nil || !strings.Contains(err.Error(), "is not a regular file (a named pipe)") {
+		t.Errorf("CheckCredentials, identity a FIFO: %v", err)
+	}
+
+	_, other := server(t, secret)
+	changed := knownHosts(t, addr, other)
+	err = dial(Config{Addr: addr, User: "ops", KnownHosts: changed, Password: secret})
+	if !strings.Contains(err.Error(), "does not match known_hosts ("+changed+":1)") {
+		t.Errorf("changed host key: %v", err)
+	}
+	bad := filepath.Join(dir, "bad_known_hosts")
+	if err := os.WriteFile(bad, []byte("host ssh-ed25519 not-base64!\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err = dial(Config{Addr: addr, User: "ops", KnownHosts: bad, Password: secret})
+	if !errors.As(err, &khe) || !strings.Contains(err.Error(), "(knownhosts: "+bad+": no valid entries, line 1") || strings.Contains(err.Error(), "/proc/") {
+		t.Errorf("unparsable known_hosts: %v", err)
 	}
 }

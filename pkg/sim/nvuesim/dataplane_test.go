@@ -2,6 +2,7 @@ package nvuesim
 
 import (
 	"net/url"
+	"reflect"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -75,4 +76,59 @@ func dig(v any, keys ...string) any {
 		v = m[k]
 	}
 	return v
+}
+
+// A data plane's hooks run for the reads that reach their views only: a
+// GET of one view (or below it) runs its hook and no other, a GET of a node
+// that holds several runs each of theirs, one of a view no hook backs runs
+// none; and what each hook gives is in the answer wherever its view is read.
+func TestHooksRunForTheirViews(t *testing.T) {
+	a := newAPI(t, Options{Ports: 2})
+	var calls struct{ bgp, rib, bfd, ifs atomic.Int32 }
+	a.s.SetBGPNeighbors(func() map[string]any {
+		calls.bgp.Add(1)
+		return map[string]any{"swp1": map[string]any{"state": "established"}}
+	})
+	a.s.SetRIB(func() map[string]any {
+		calls.rib.Add(1)
+		return map[string]any{"10.1.2.0/24": map[string]any{"protocol": map[string]any{"bgp": map[string]any{}}}}
+	})
+	a.s.SetBFDPeers(func() map[string]any {
+		calls.bfd.Add(1)
+		return map[string]any{"1": map[string]any{"interface": "swp1", "state": "up"}}
+	})
+	a.s.SetInterfaces(func() map[string]any {
+		calls.ifs.Add(1)
+		return map[string]any{"swp1": map[string]any{"link": map[string]any{"oper-status": "down"}}}
+	})
+	for _, c := range []struct {
+		path string
+		// want is the hooks that run, in the order bgp, rib, bfd, interfaces.
+		want [4]int32
+		// key, under the answer, holds what a hook gave ("" for none).
+		key []string
+		val any
+	}{
+		{"/nvue_v1/system", [4]int32{}, nil, nil},
+		{"/nvue_v1/qos/roce", [4]int32{}, nil, nil},
+		{"/nvue_v1/vrf/default/router/bgp/neighbor", [4]int32{1, 0, 0, 0}, []string{"swp1", "state"}, "established"},
+		{"/nvue_v1/vrf/default/router/rib/ipv4/route", [4]int32{0, 1, 0, 0}, []string{"10.1.2.0/24", "protocol"}, map[string]any{"bgp": map[string]any{}}},
+		{"/nvue_v1/vrf/default/router/rib/ipv4/route/10.1.2.0%2F24", [4]int32{0, 1, 0, 0}, []string{"protocol"}, map[string]any{"bgp": map[string]any{}}},
+		{"/nvue_v1/vrf/default/router/bfd/peers", [4]int32{0, 0, 1, 0}, []string{"1", "state"}, "up"},
+		{"/nvue_v1/interface", [4]int32{0, 0, 0, 1}, []string{"swp1", "link", "oper-status"}, "down"},
+		{"/nvue_v1/interface/swp1/link", [4]int32{0, 0, 0, 1}, []string{"oper-status"}, "down"},
+		{"/nvue_v1/vrf/default/router", [4]int32{1, 1, 1, 0}, []string{"bgp", "neighbor", "swp1", "state"}, "established"},
+		{"/nvue_v1/", [4]int32{1, 1, 1, 1}, []string{"interface", "swp1", "link", "oper-status"}, "down"},
+		{"/nvue_v1/vrf/default/router?rev=applied", [4]int32{}, nil, nil},
+	} {
+		before := [4]int32{calls.bgp.Load(), calls.rib.Load(), calls.bfd.Load(), calls.ifs.Load()}
+		code, v := a.do("GET", c.path, "")
+		ran := [4]int32{calls.bgp.Load() - before[0], calls.rib.Load() - before[1], calls.bfd.Load() - before[2], calls.ifs.Load() - before[3]}
+		if code != 200 || ran != c.want {
+			t.Errorf("GET %s: %d, hooks ran (bgp, rib, bfd, interfaces) %v, want %v", c.path, code, ran, c.want)
+		}
+		if c.key != nil && !reflect.DeepEqual(dig(v, c.key...), c.val) {
+			t.Errorf("GET %s: %v at %v, want %v", c.path, dig(v, c.key...), c.key, c.val)
+		}
+	}
 }

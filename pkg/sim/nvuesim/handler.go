@@ -493,7 +493,7 @@ func (s *Server) serveGet(w http.ResponseWriter, path []string, rev string) {
 	case "startup":
 		t = s.startup
 	case "", "operational":
-		t = s.operational()
+		t = s.operational(path)
 	default:
 		rv := s.revs[rev]
 		if rv == nil {

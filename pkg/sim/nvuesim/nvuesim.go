@@ -34,11 +34,14 @@
 //     the configuration, GET without rev the operational state: `nv show
 //     qos roce` (mode, PFC priority, ECN thresholds and enabled traffic
 //     classes, as the RoCE page of the Cumulus Linux user guide lists its
-//     defaults), each swp port's link (oper-status, mtu) and its PFC
+//     defaults), each swp port's link (admin-status, down when the
+//     configuration shuts the port; oper-status; mtu; speed "100G"
+//     unless the data plane says otherwise) and its PFC
 //     counters (`nv show interface swp1 counters qos pfc-stats`), and
 //     from a data plane's hooks the BGP neighbors (SetBGPNeighbors), the
-//     ports' links and LLDP neighbors (SetInterfaces) and the default
-//     VRF's IPv4 routing table (SetRIB; empty without it);
+//     ports' links and LLDP neighbors (SetInterfaces), the default
+//     VRF's BFD sessions (SetBFDPeers) and its IPv4 routing table (SetRIB;
+//     empty without it);
 //   - malformed bodies are refused with 400 and a problem document.
 //
 // docs/nvue.md lists each behaviour with its source and marks what is
@@ -78,6 +81,10 @@ type Options struct {
 	Hostname string
 	// Ports is the number of front-panel ports swp1 … swpPorts, default 32.
 	Ports int
+	// Model is the Spectrum model, e.g. "SN5600": it decides the breakout
+	// modes its ports take (pkg/inventory's table: 2x, 4x and 8x on an
+	// SN5600); "" for the 2x and 4x of a port of 4 lanes.
+	Model string
 	// User and Password for basic authentication, default cumulus/cumulus.
 	User, Password string
 	// Applied is the configuration the switch starts with, applied and
@@ -109,6 +116,7 @@ type Server struct {
 	bgpOp   func() map[string]any
 	ifOp    func() map[string]any
 	ribOp   func() map[string]any
+	bfdOp   func() map[string]any
 
 	mu       sync.Mutex
 	applied  Tree
@@ -224,8 +232,9 @@ func (s *Server) OnApply(f func()) {
 // default router bgp neighbor`) by f: its entries, keyed by neighbor, are
 // merged over the configured neighbors, e.g. {"swp31": {"state":
 // "established", "remote-as": 65199}} from routing daemons that run the
-// configuration. f runs on every operational read, with the server locked:
-// it must not call the server.
+// configuration. f runs on every operational read that reaches the view (a
+// GET of it, of a node in it or of one that holds it), with the server
+// locked: it must not call the server.
 func (s *Server) SetBGPNeighbors(f func() map[string]any) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -235,14 +244,20 @@ func (s *Server) SetBGPNeighbors(f func() map[string]any) {
 // SetInterfaces backs the operational view of the interfaces (GET
 // /nvue_v1/interface/<id>, `nv show interface <id>`) by f: its entries,
 // keyed by interface name, are merged over the view, e.g. {"swp63":
-// {"link": {"mtu": 1500, "oper-status": "up"}, "lldp": {"neighbor":
+// {"link": {"mtu": 1500, "admin-status": "up", "oper-status": "up", "speed":
+// "400G"}, "lldp": {"neighbor":
 // {"spine1": {"chassis": {"system-name": "spine1"}, "port": {"name":
 // "swp1"}}}}}} from the kernel and lldpd of a data plane. The LLDP shape
 // (`nv show interface <id> lldp neighbor <neighbor-id>`, its system name
 // and port as the documented `nv show interface lldp` table's "Remote
 // Host" and "Remote Port") is inferred, as docs/nvue.md says of the other
-// operational views. f runs on every operational read, with the server
-// locked: it must not call the server.
+// operational views. A port is administratively down when f says so
+// (admin-status "down": the port set down outside NVUE, `ip link set
+// down`) or the configuration shuts it (`link state down`, which f need
+// not reflect), and then its oper-status is "down" whatever f says. f runs
+// on every operational read that reaches the interfaces (a GET of
+// /interface or below), with the server locked: it must not call the
+// server.
 func (s *Server) SetInterfaces(f func() map[string]any) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -265,11 +280,29 @@ func (s *Server) SetInterfaces(f func() map[string]any) {
 // (Distance, Metric, TblId, NHGId, ResolvedViaIntf, Weight, Flags "i -
 // installed", "A - active") — NVIDIA shows no JSON of this view.
 // Without f the switch reports no routes (an empty table). f runs on every
-// operational read, with the server locked: it must not call the server.
+// operational read that reaches the view (a GET of it, of a node in it or
+// of one that holds it), with the server locked: it must not call the
+// server.
 func (s *Server) SetRIB(f func() map[string]any) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.ribOp = f
+}
+
+// SetBFDPeers backs the operational view of the default VRF's BFD
+// sessions (GET /nvue_v1/vrf/default/router/bfd/peers, `nv show vrf
+// default router bfd peers`; NVUE command reference, "BFD" show commands)
+// by f: its entries, keyed by session, e.g. {"1": {"interface": "swp63",
+// "peer": "fe80::…", "state": "up", "detect-multiplier": 3,
+// "min-rx-interval": 300, "min-tx-interval": 300}}. NVIDIA shows no JSON
+// of this view: the leaf names are inferred from FRR's (bfdd) and NVUE's
+// BFD settings. Without f the view is empty. f runs on every operational
+// read that reaches the view (a GET of it, of a node in it or of one that
+// holds it), with the server locked: it must not call the server.
+func (s *Server) SetBFDPeers(f func() map[string]any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.bfdOp = f
 }
 
 // changed runs the OnApply callback (s.mu held).

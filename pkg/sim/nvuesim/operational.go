@@ -3,14 +3,37 @@ package nvuesim
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
 
-// operational is the operational state (s.mu held): the applied
-// configuration with what the switch reports beside it. Shapes are
-// docs/nvue.md's (inferred from `nv show … -o json` examples).
-func (s *Server) operational() Tree {
+// The views a data plane's hooks back (SetBGPNeighbors, SetRIB,
+// SetBFDPeers, SetInterfaces): where each hook's entries go in the
+// operational tree.
+var (
+	bgpView       = []string{"vrf", "default", "router", "bgp", "neighbor"}
+	ribView       = []string{"vrf", "default", "router", "rib", "ipv4", "route"}
+	bfdView       = []string{"vrf", "default", "router", "bfd", "peers"}
+	interfaceView = []string{"interface"}
+)
+
+// reaches reports whether a read of path takes in the view at root: the
+// one path is a prefix of the other (a GET of the view, of a node in it,
+// or of a node that holds it).
+func reaches(path, root []string) bool {
+	n := min(len(path), len(root))
+	return slices.Equal(path[:n], root[:n])
+}
+
+// operational is the operational state for a read of path (s.mu held): the
+// applied configuration with what the switch reports beside it. Shapes are
+// docs/nvue.md's (inferred from `nv show … -o json` examples). A data
+// plane's hook runs only when path reaches its view (reaches): what it
+// adds lies outside any other path's subtree, and a hook may be costly (a
+// namespace's FRR read per call), while a check reads a switch with
+// several GETs of distinct views.
+func (s *Server) operational(path []string) Tree {
 	t := cloneTree(s.applied)
 	sys, _ := t["system"].(map[string]any)
 	if sys == nil {
@@ -39,6 +62,7 @@ func (s *Server) operational() Tree {
 			names = append(names, name)
 		}
 	}
+	var cfgDown []string // ports the configuration shuts (link state down)
 	for _, name := range names {
 		ifc, _ := ifaces[name].(map[string]any)
 		if ifc == nil {
@@ -58,6 +82,7 @@ func (s *Server) operational() Tree {
 		if st, _ := link["state"].(map[string]any); st != nil {
 			if _, down := st["down"]; down {
 				admin = "down"
+				cfgDown = append(cfgDown, name)
 			}
 		}
 		oper := admin
@@ -76,24 +101,60 @@ func (s *Server) operational() Tree {
 		t["qos"] = qos
 	}
 	qos["roce"] = s.roceView()
-	if s.bgpOp != nil {
+	if s.bgpOp != nil && reaches(path, bgpView) {
 		if live := s.bgpOp(); len(live) > 0 {
 			mergePatch(t, []string{"vrf", "default", "router", "bgp", "neighbor"}, live)
 		}
 	}
 	routes := map[string]any{}
-	if s.ribOp != nil {
+	if s.ribOp != nil && reaches(path, ribView) {
 		for prefix, v := range s.ribOp() {
 			routes[prefix] = v
 		}
 	}
-	mergePatch(t, []string{"vrf", "default", "router", "rib", "ipv4", "route"}, routes)
-	if s.ifOp != nil {
-		for name, v := range s.ifOp() {
-			mergePatch(t, []string{"interface", name}, v)
+	// The routes go in as the hook gave them, not copied: the operational
+	// tree is made for one answer and only read (a routing table of
+	// thousands of prefixes is most of its size).
+	rib := mergeNode(t, ribView[:len(ribView)-1])
+	rib[ribView[len(ribView)-1]] = routes
+	peers := map[string]any{}
+	if s.bfdOp != nil && reaches(path, bfdView) {
+		for id, v := range s.bfdOp() {
+			peers[id] = v
 		}
 	}
+	mergePatch(t, bfdView, peers)
+	if s.ifOp != nil && reaches(path, interfaceView) {
+		for name, v := range s.ifOp() {
+			mergePatch(t, append(slices.Clip(interfaceView), name), v)
+		}
+		adminDown(ifaces, cfgDown)
+	}
 	return t
+}
+
+// adminDown makes the links of ifaces (the operational interfaces, after a
+// data plane's view was merged over them) agree on the administrative
+// state: a port is administratively down when the configuration shuts it
+// (cfgDown: a data plane need not program `link state down`) or the data
+// plane says so (admin-status "down": `ip link set down` on the switch's
+// shell), and a port administratively down has no operational link
+// (oper-status "down"), as the kernel's UP flag gates its carrier.
+// "admin-status" and "oper-status" are the link's fields of `nv show
+// interface <id> link` (NVUE command reference, "Interface"); their JSON
+// names are inferred, as docs/nvue.md says of the operational views.
+func adminDown(ifaces map[string]any, cfgDown []string) {
+	for _, name := range cfgDown {
+		if link, _ := at(ifaces, name, "link").(map[string]any); link != nil {
+			link["admin-status"] = "down"
+		}
+	}
+	for _, v := range ifaces {
+		link, _ := at(v, "link").(map[string]any)
+		if link != nil && link["admin-status"] == "down" {
+			link["oper-status"] = "down"
+		}
+	}
 }
 
 // pfcStats is `nv show interface <port> counters qos pfc-stats`.

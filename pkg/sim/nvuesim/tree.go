@@ -57,8 +57,27 @@ func mergePatch(dst Tree, path []string, patch any) {
 		node = next
 	}
 	if len(path) == 0 || patch != nil {
-		mergeInto(node, path, patch)
+		// mergeInto extends its path in place for each level it goes down
+		// (it keeps none): one buffer, not one path per key.
+		buf := make([]string, len(path), len(path)+8)
+		copy(buf, path)
+		mergeInto(node, buf, patch)
 	}
+}
+
+// mergeNode returns the object at path in dst, making the objects on the
+// way (and replacing what is not an object there).
+func mergeNode(dst Tree, path []string) map[string]any {
+	node := dst
+	for _, seg := range path {
+		next, ok := node[seg].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			node[seg] = next
+		}
+		node = next
+	}
+	return node
 }
 
 func mergeInto(node map[string]any, path []string, patch any) {
@@ -84,7 +103,7 @@ func mergeInto(node map[string]any, path []string, patch any) {
 				child = map[string]any{}
 				node[k] = child
 			}
-			mergeInto(child, append(append([]string(nil), path...), k), pv)
+			mergeInto(child, append(path, k), pv)
 		default:
 			node[k] = clone(pv)
 		}

@@ -14,6 +14,7 @@ import (
 // shows in running-config is unknown (docs/rules.md#one-command-roce-template, inferred).
 var sections = []string{
 	"License keys",
+	"BFD configuration",
 	"RoCE configuration",
 	"Interface Ethernet configuration",
 	"Interface Ethernet buffer configuration",
@@ -33,6 +34,7 @@ var sections = []string{
 
 const (
 	secLicense = iota
+	secBFD
 	secRoCE
 	secIfEth
 	secBuffer
@@ -73,10 +75,13 @@ type entry struct {
 type config struct {
 	hostname string
 	ports    int
-	version  []int
-	slots    map[string]*entry
-	seq      int
-	pools    map[string]bool
+	// model is the Spectrum model ("" for any): which ports split, and
+	// how (split.go).
+	model   string
+	version []int
+	slots   map[string]*entry
+	seq     int
+	pools   map[string]bool
 }
 
 func newConfig(hostname string, ports int, version string) *config {
@@ -118,6 +123,7 @@ func (c *config) del(slot string) { delete(c.slots, slot) }
 type outcome struct {
 	err     string // device error text (without the leading "% ")
 	confirm string // a question to ask before applying
+	answer  string // the answer the question wants ("yes" when "")
 	apply   func() // the change, run directly or after "yes"
 	enter   string // sub-mode to enter ("interface ethernet 1/1")
 }
@@ -346,8 +352,10 @@ func (c *config) dcbCommand(w []string, neg bool) outcome {
 	return unrecognized(w[len(w)-1])
 }
 
-// expand turns "1/1-1/4" (or "1/3", "1/1-1/2,1/7") into port IDs, checking
-// each against the model's front panel.
+// expand turns "1/1-1/4" (or "1/3", "1/1-1/2,1/7", or lanes of a split
+// port, "1/5/2", "1/5/1-1/5/4") into port IDs, each a port that exists
+// now: a front-panel port of the model that is not split, or a lane of a
+// split one (split.go).
 func (c *config) expand(spec string) ([]string, string) {
 	var out []string
 	for _, item := range strings.Split(spec, ",") {
@@ -355,18 +363,28 @@ func (c *config) expand(spec string) ([]string, string) {
 		if !isRange {
 			hi = lo
 		}
-		a, okA := c.port(lo)
-		b, okB := c.port(hi)
-		if !okA || !okB || a > b {
+		an, al, okA := c.portID(lo)
+		bn, bl, okB := c.portID(hi)
+		switch {
+		case !okA || !okB || (al == 0) != (bl == 0) || (al > 0 && an != bn):
 			return nil, fmt.Sprintf("Interface ethernet %s does not exist", item)
-		}
-		for n := a; n <= b; n++ {
-			out = append(out, "1/"+strconv.Itoa(n))
+		case al == 0 && an <= bn:
+			for n := an; n <= bn; n++ {
+				out = append(out, "1/"+strconv.Itoa(n))
+			}
+		case al > 0 && al <= bl:
+			for l := al; l <= bl; l++ {
+				out = append(out, fmt.Sprintf("1/%d/%d", an, l))
+			}
+		default:
+			return nil, fmt.Sprintf("Interface ethernet %s does not exist", item)
 		}
 	}
 	return out, ""
 }
 
+// port reads a front-panel port "1/N" within the model's range, split or
+// not (the operational views' ports).
 func (c *config) port(id string) (int, bool) {
 	m, n, found := strings.Cut(id, "/")
 	if !found || m != "1" {
@@ -374,6 +392,25 @@ func (c *config) port(id string) (int, bool) {
 	}
 	v, err := strconv.Atoi(n)
 	return v, err == nil && v >= 1 && v <= c.ports
+}
+
+// portID reads "1/N" or "1/N/M"; ok is false unless the port (or lane)
+// exists now.
+func (c *config) portID(id string) (n, lane int, ok bool) {
+	f := strings.Split(id, "/")
+	if (len(f) != 2 && len(f) != 3) || f[0] != "1" {
+		return 0, 0, false
+	}
+	n, err := strconv.Atoi(f[1])
+	if err != nil || n < 1 || n > c.ports {
+		return 0, 0, false
+	}
+	mode := c.splitMode(n)
+	if len(f) == 2 {
+		return n, 0, mode == 0 && c.unmappedBy(n) == 0
+	}
+	lane, err = strconv.Atoi(f[2])
+	return n, lane, err == nil && lane >= 1 && lane <= mode
 }
 
 func (c *config) ifaceCommand(w []string, neg bool, raw string, prefixModes bool) outcome {
@@ -391,6 +428,9 @@ func (c *config) ifaceCommand(w []string, neg bool, raw string, prefixModes bool
 			return fail("Interface %s %s does not exist", w[1], strings.Join(w[2:3], ""))
 		}
 		return unrecognized(w[len(w)-1])
+	}
+	if len(w) >= 5 && w[3] == "module-type" {
+		return c.moduleTypeCommand(w[2], w[4:]) // split.go
 	}
 	ids, msg := c.expand(w[2])
 	if msg != "" {
@@ -678,10 +718,14 @@ func renderEntries(list []*entry) []string {
 		noFirst bool
 	}
 	groups := map[string]*group{}
-	var globals []*entry
+	var globals, lanes []*entry
 	for _, e := range list {
 		if e.prefix == "" {
 			globals = append(globals, e)
+			continue
+		}
+		if e.prefix == "interface ethernet" && strings.Count(e.id, "/") == 2 {
+			lanes = append(lanes, e) // a lane of a split port: never in a range
 			continue
 		}
 		k := fmt.Sprintf("%d|%s|%s|%t", e.rank, e.prefix, e.body, e.noFirst)
@@ -721,9 +765,19 @@ func renderEntries(list []*entry) []string {
 			if g.noFirst {
 				text = "no " + text
 			}
-			lines = append(lines, line{g.rank, g.ids[i], g.seq, 0, text})
+			lines = append(lines, line{g.rank, 100 * g.ids[i], g.seq, 0, text})
 			i = j + 1
 		}
+	}
+	for _, e := range lanes {
+		f := strings.Split(e.id, "/")
+		n, _ := strconv.Atoi(f[1])
+		l, _ := strconv.Atoi(f[2])
+		text := e.prefix + " " + e.id
+		if e.body != "" {
+			text += " " + e.body
+		}
+		lines = append(lines, line{e.rank, 100*n + l, e.seq, 0, text})
 	}
 	for _, e := range globals {
 		lines = append(lines, line{e.rank, 0, e.seq, e.order, e.body})

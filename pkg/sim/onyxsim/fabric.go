@@ -184,6 +184,11 @@ func (c *config) bgpCommand(w []string, neg, prefixModes bool) outcome {
 			return fail("Invalid AS number %s", rest[3])
 		}
 		key, body = "neighbor|"+rest[1], "neighbor "+rest[1]+" remote-as "+rest[3]
+	case len(rest) == 4 && rest[0] == "neighbor" && rest[2] == "fall-over" && rest[3] == "bfd":
+		if c.slots["bgp|neighbor|"+rest[1]] == nil {
+			return fail("Neighbor %s does not exist", rest[1])
+		}
+		key, body = "neighbor|"+rest[1]+"|bfd", "neighbor "+rest[1]+" fall-over bfd"
 	case rest[0] == "network" && (len(rest) == 2 || len(rest) == 3 && strings.HasPrefix(rest[2], "/")):
 		p, err := netip.ParsePrefix(strings.Join(rest[1:], ""))
 		if err != nil || !p.Addr().Is4() || p.Masked() != p {

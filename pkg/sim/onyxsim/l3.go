@@ -49,6 +49,8 @@ func (c *config) ipCommand(w []string, neg bool) (o outcome, handled bool) {
 		return fail("Incomplete command"), true
 	}
 	switch w[1] {
+	case "bfd":
+		return c.bfdCommand(w[2:], neg) // split.go
 	case "routing":
 		vrf := "default"
 		switch {

@@ -9,13 +9,14 @@ import (
 )
 
 // The operational state of a fabric switch that its configuration does not
-// decide — its BGP sessions, its LLDP neighbors, its ports' links and MTU —
+// decide — its BGP and BFD sessions, its LLDP neighbors, its ports' links
+// and MTU —
 // read from whatever runs the switch's data plane (in the tests, FRR and
 // lldpd in a network namespace: internal/testing/fabricnet's FollowONYX
 // installs the hooks). Without a hook the simulator runs no routing and
 // hears no neighbor, and says so: `show ip bgp summary` lists no session,
 // `show lldp interfaces ethernet remote` has no neighbor, and the ports
-// show PortState.
+// show PortState, and `show ip bfd neighbors` lists no session.
 
 // Operational are the hooks that give the switch's live state; a nil
 // field leaves that part as the simulator keeps it. Each is called, without
@@ -24,6 +25,9 @@ type Operational struct {
 	// BGP returns the default VRF's BGP sessions; ok false when the BGP
 	// process does not answer (the summary then lists no session).
 	BGP func() (b BGP, ok bool)
+	// BFD returns the default VRF's BFD sessions; ok false when the BFD
+	// process does not answer (the table then lists no session).
+	BFD func() (peers []BFDPeer, ok bool)
 	// LLDP returns the neighbors heard, by local port ID ("1/31").
 	LLDP func() map[string][]LLDPNeighbor
 	// Links returns the data plane's state of ports by ID ("1/31"); a
@@ -59,6 +63,22 @@ type BGPPeer struct {
 	PfxRcd int
 }
 
+// BFDPeer is one BFD session as a BFD daemon reports it.
+type BFDPeer struct {
+	// Neighbor is the peer's address.
+	Neighbor string
+	// Port is the local port ID the session runs over ("1/31"); "" when
+	// not known.
+	Port string
+	// State is RFC 5880's session state: "up", "down", "init" or
+	// "admin-down" (FRR's bfdd says "shutdown" for the last); ONYX prints
+	// it in capitals.
+	State string
+	// Multiplier is the local detect multiplier, MinRx and TransmitRate
+	// the local receive and transmit intervals in ms.
+	Multiplier, MinRx, TransmitRate int
+}
+
 // LLDPNeighbor is one neighbor heard on a port, as its LLDPDUs say.
 type LLDPNeighbor struct {
 	// SystemName is the neighbor's system name, PortID its port id (an ONYX
@@ -73,6 +93,10 @@ type Link struct {
 	Up bool
 	// MTU in bytes; 0 shows the configured one.
 	MTU int
+	// Speed is the speed the link came up at, as ONYX prints "Actual
+	// speed" ("400 Gbps"); "" shows the simulator's (Options.Speed,
+	// SetLink).
+	Speed string
 }
 
 // SetOperational installs the hooks that give the switch's operational
@@ -87,6 +111,7 @@ func (s *Server) SetOperational(o Operational) {
 type live struct {
 	bgp    BGP
 	bgpOK  bool
+	bfd    []BFDPeer
 	lldp   map[string][]LLDPNeighbor
 	links  map[string]Link
 	hasBGP bool
@@ -102,6 +127,10 @@ func (s *Server) fetch(cmd string) live {
 	case strings.HasPrefix(cmd, "show ip bgp") && op.BGP != nil:
 		l.bgp, l.bgpOK = op.BGP()
 		l.hasBGP = true
+	case strings.HasPrefix(cmd, "show ip bfd") && op.BFD != nil:
+		if peers, ok := op.BFD(); ok {
+			l.bfd = peers
+		}
 	case strings.HasPrefix(cmd, "show lldp") && op.LLDP != nil:
 		l.lldp = op.LLDP()
 	case strings.HasPrefix(cmd, "show interfaces ethernet") && op.Links != nil:
@@ -169,6 +198,39 @@ func (s *Server) showBGPSummary(l live, jsonOut bool) string {
 	b.WriteString(dashes)
 	for _, p := range peers {
 		fmt.Fprintf(&b, "%-17s %-4d %-12d %-9d %-9d %-9d %-6d %-6d %-13s %s\n", p.Neighbor, 4, p.RemoteAS, p.MsgRcvd, p.MsgSent, p.TableVersion, p.InQ, p.OutQ, upDown(p.Uptime), statePfx(p))
+	}
+	return b.String()
+}
+
+// showBFDNeighbors is `show ip bfd neighbors` (onyx.ShowBFDNeighborsCommand,
+// whose doc comment says why its form is inferred): the VRF, then one row
+// per session of the default VRF between lines of dashes, with the
+// session's neighbor, local port ("Eth1/31", "-" when not known), state in
+// capitals ("UP", "DOWN", "INIT", "ADMIN-DOWN") and local timers, the
+// columns named by the words of `ip bfd … interval min-rx … multiplier …
+// transmit-rate …`. A session is there only while the application that
+// uses it (BGP's `fall-over bfd`) has registered it, as the Onyx User
+// Manual's BFD chapter says a session "is established by the application
+// that uses it": a stopped BGP leaves none. s.mu held.
+func (s *Server) showBFDNeighbors(l live) string {
+	peers := slices.Clone(l.bfd)
+	slices.SortFunc(peers, func(a, b BFDPeer) int { return strings.Compare(a.Neighbor, b.Neighbor) })
+	var b strings.Builder
+	dashes := strings.Repeat("-", 84) + "\n"
+	b.WriteString(" \nVRF name: default\n")
+	b.WriteString(dashes)
+	fmt.Fprintf(&b, "%-17s %-12s %-11s %-11s %-7s %s\n", "Neighbor", "Interface", "State", "Multiplier", "Min-rx", "Transmit-rate")
+	b.WriteString(dashes)
+	for _, p := range peers {
+		port := "-"
+		if _, ok := s.cfg.port(p.Port); ok {
+			port = "Eth" + p.Port
+		}
+		st := strings.ToUpper(p.State)
+		if st == "SHUTDOWN" {
+			st = "ADMIN-DOWN"
+		}
+		fmt.Fprintf(&b, "%-17s %-12s %-11s %-11d %-7d %d\n", p.Neighbor, port, st, p.Multiplier, p.MinRx, p.TransmitRate)
 	}
 	return b.String()
 }

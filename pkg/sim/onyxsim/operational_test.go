@@ -1,6 +1,7 @@
 package onyxsim
 
 import (
+	"fmt"
 	"net/netip"
 	"strings"
 	"testing"
@@ -95,5 +96,45 @@ func TestOperational(t *testing.T) {
 	s2 := Start(t, Options{})
 	if out := answer(t, s2, "show ip bgp summary"); !strings.HasPrefix(out, "% ") {
 		t.Errorf("no router bgp: %q", out)
+	}
+}
+
+// `show ip bfd neighbors` prints the Operational BFD hook's sessions in the
+// form pkg/onyx parses, by neighbor, each state in capitals (bfdd's
+// "shutdown" as ADMIN-DOWN) on its ONYX port; without a hook, or when the
+// BFD process does not answer, the table has no session.
+func TestOperationalBFD(t *testing.T) {
+	s := Start(t, Options{Ports: 32})
+	read := func() []onyx.BFDSession {
+		t.Helper()
+		out := answer(t, s, onyx.ShowBFDNeighborsCommand)
+		ss, err := onyx.ParseBFDNeighbors(out)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		return ss
+	}
+	if ss := read(); len(ss) != 0 {
+		t.Errorf("no hook: %+v", ss)
+	}
+	bfdUp := true
+	s.SetOperational(Operational{BFD: func() ([]BFDPeer, bool) {
+		return []BFDPeer{
+			{Neighbor: "10.0.0.2", Port: "1/32", State: "down", Multiplier: 3, MinRx: 300, TransmitRate: 300},
+			{Neighbor: "10.0.0.0", Port: "1/31", State: "up", Multiplier: 4, MinRx: 200, TransmitRate: 250},
+			{Neighbor: "10.0.0.4", State: "shutdown", Multiplier: 3, MinRx: 300, TransmitRate: 300},
+		}, bfdUp
+	}})
+	var got []string
+	for _, x := range read() {
+		got = append(got, fmt.Sprintf("%s %s %s %s %d/%d/%d", x.VRF, x.Neighbor, x.Interface, x.State, x.Multiplier, x.MinRx, x.TransmitRate))
+	}
+	want := []string{"default 10.0.0.0 Eth1/31 UP 4/200/250", "default 10.0.0.2 Eth1/32 DOWN 3/300/300", "default 10.0.0.4  ADMIN-DOWN 3/300/300"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("sessions:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	bfdUp = false
+	if ss := read(); len(ss) != 0 {
+		t.Errorf("bfdd not answering: %+v", ss)
 	}
 }

@@ -54,6 +54,10 @@ type Options struct {
 	Hostname string
 	// Ports is the number of front-panel ports 1/1 … 1/Ports, default 32.
 	Ports int
+	// Model is the Spectrum model, e.g. "SN2410": which ports split and
+	// into how many lanes (pkg/inventory's table); "" lets every port
+	// split 2 or 4 ways.
+	Model string
 	// Version is the ONYX release, default "3.6.8190"; `roce` exists from 3.8.2000.
 	Version string
 	// User and Password for password authentication, default admin/admin.
@@ -158,7 +162,9 @@ func New(o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{opts: o, HostKey: signer.PublicKey(), cfg: newConfig(o.Hostname, o.Ports, o.Version),
+	cfg := newConfig(o.Hostname, o.Ports, o.Version)
+	cfg.model = o.Model
+	s := &Server{opts: o, HostKey: signer.PublicKey(), cfg: cfg,
 		prefixModes: true, conns: map[net.Conn]bool{}, links: make([]PortState, o.Ports)}
 	for i := range s.links {
 		s.links[i] = PortState{Up: true, Speed: o.Speed}
@@ -684,7 +690,11 @@ func (c *cli) configure(line string) {
 		if err != nil {
 			return
 		}
-		if strings.TrimSpace(answer) != "yes" {
+		want := out.answer
+		if want == "" {
+			want = "yes"
+		}
+		if strings.TrimSpace(answer) != want {
 			s.mu.Lock()
 			s.refused = append(s.refused, line)
 			s.mu.Unlock()

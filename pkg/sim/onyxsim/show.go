@@ -105,6 +105,11 @@ func (c *cli) show(line string) (out string, ok bool) {
 		return s.showBGPSummary(l, jsonOut), true
 	case "show lldp interfaces ethernet remote":
 		return s.showLLDPRemote(l, jsonOut), true
+	case "show ip bfd neighbors":
+		if jsonOut {
+			return "% json-print is not supported for this command\n", true // the JSON form is not known
+		}
+		return s.showBFDNeighbors(l), true
 	}
 	known := (len(w) >= 3 && w[1] == "interfaces" && w[2] == "ethernet") || cmd == "show dcb priority-flow-control"
 	if !known {
@@ -166,12 +171,16 @@ func (s *Server) showInterfaces(ports []int, links map[string]Link, jsonOut bool
 			oper = "Up"
 		}
 		mtu := s.cfg.portMTU(id)
+		speed := st.Speed
 		if ln, ok := links[id]; ok {
 			if admin == "Enabled" {
 				oper = map[bool]string{true: "Up", false: "Down"}[ln.Up]
 			}
 			if ln.MTU != 0 {
 				mtu = ln.MTU
+			}
+			if ln.Speed != "" {
+				speed = ln.Speed
 			}
 		}
 		desc := "N\\A"
@@ -181,7 +190,7 @@ func (s *Server) showInterfaces(ports []int, links map[string]Link, jsonOut bool
 		attrs := map[string]any{
 			"Admin state":       admin,
 			"Operational state": oper,
-			"Actual speed":      st.Speed,
+			"Actual speed":      speed,
 			"MTU":               fmt.Sprintf("%d bytes(Maximum packet size %d bytes)", mtu, mtu+22),
 			"Flow-control":      "receive off send off",
 			"Description":       desc,

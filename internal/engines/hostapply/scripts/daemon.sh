@@ -10,7 +10,7 @@ daemon_install() {
 	if [ "$2" = - ]; then
 		[ ! -e "$f" ] || { echo "$f appeared since the plan was made: not touched; run apply again"; return 3; }
 	else
-		s=$(sha256sum <"$f" 2>/dev/null | cut -d' ' -f1)
+		s=$(sha256sum 2>/dev/null <"$f" | cut -d' ' -f1)
 		[ "$s" = "$2" ] || { echo "$f changed since the plan was made: not touched; run apply again"; return 3; }
 	fi
 	mkdir -p "${f%/*}" || return 1

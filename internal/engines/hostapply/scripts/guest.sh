@@ -14,9 +14,9 @@
 #   nvidia_vendor  NVIDIA's PCI vendor id
 gpus() {
 	for d in "$R"/sys/bus/pci/devices/*; do
-		v=; read -r v <"$d/vendor" 2>/dev/null || continue
+		v=; read -r v 2>/dev/null <"$d/vendor" || continue
 		[ "$v" = "$nvidia_vendor" ] || continue
-		c=; read -r c <"$d/class" 2>/dev/null
+		c=; read -r c 2>/dev/null <"$d/class"
 		case $c in 0x0300*|0x0302*) ;; *) continue ;; esac
 		b=${d##*/}
 		r=$(sed -n 2p "$d/resource" 2>/dev/null)

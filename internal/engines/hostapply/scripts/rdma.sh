@@ -13,10 +13,10 @@ gidtab() {
 	for f in "$1"/gids/*; do
 		[ -f "$f" ] || continue
 		i=${f##*/}; g=; t=; n=
-		read -r g <"$f" 2>/dev/null || continue
+		read -r g 2>/dev/null <"$f" || continue
 		case $g in
 		0000:0000:0000:0000:0000:0000:0000:0000) ;;
-		*) read -r t <"$1/gid_attrs/types/$i" 2>/dev/null; read -r n <"$1/gid_attrs/ndevs/$i" 2>/dev/null;;
+		*) read -r t 2>/dev/null <"$1/gid_attrs/types/$i"; read -r n 2>/dev/null <"$1/gid_attrs/ndevs/$i";;
 		esac
 		printf '%s\t%s\t%s\t%s\n' "$i" "$g" "$t" "$n"
 	done

@@ -9,8 +9,8 @@
 # rendezvous store), read from /proc.
 #
 # Arguments (all optional): steps=N, exit=RANK:CODE (that rank exits CODE
-# after the first step), sleep=SECONDS (every rank sleeps in the middle of
-# the job), env=NAME,NAME (print those variables).
+# after the first step, without teardown), sleep=SECONDS (every rank sleeps
+# in the middle of the job), env=NAME,NAME (print those variables).
 import os
 import sys
 import time
@@ -92,13 +92,25 @@ def main():
             r, code = opts["exit"].split(":")
             if int(r) == rank:
                 print("rank %d exits %s" % (rank, code), flush=True)
-                sys.exit(int(code))
+                # At once, as a crashed rank does: sys.exit would run the
+                # interpreter's teardown, where gloo's process group can
+                # wait on the peers (asleep here), and torchrun would see
+                # the rank alive for as long (once over 5 minutes under load).
+                os._exit(int(code))
         if step == 0 and "sleep" in opts:
             print("rank %d sleeps" % rank, flush=True)
             time.sleep(float(opts["sleep"]))
+        if step == steps - 1:
+            # Before the last barrier: a rank past it may already have
+            # closed its connections (destroy_process_group), and a slower
+            # rank reading them afterwards would find them closing
+            # (CLOSE_WAIT), not established.
+            reached = peers()
         dist.barrier()
+    if steps < 1:
+        reached = peers()
     print("rank %d of %d (local %d): %d steps, gradients agree, peers %s"
-          % (rank, world, local, steps, ",".join(peers())), flush=True)
+          % (rank, world, local, steps, ",".join(reached)), flush=True)
     dist.destroy_process_group()
 
 

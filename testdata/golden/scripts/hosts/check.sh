@@ -97,12 +97,12 @@ pm() {
 	[ -d "$R/sys/module/$pm_sysfs" ] && echo loaded
 	[ -d "$R/sys/module/$pm_legacy" ] && echo legacy
 	[ -e "$R/sys/kernel/mm/memory_peers/nv_mem/version" ] && echo memory_peers
-	v=; read -r v <"$R/sys/module/$pm_sysfs/version" 2>/dev/null && echo "version $v"
+	v=; read -r v 2>/dev/null <"$R/sys/module/$pm_sysfs/version" && echo "version $v"
 	if [ -z "$R" ]; then modinfo -n "$pm_module" >/dev/null 2>&1 && echo module
 	else [ -n "$(find "$R/lib/modules" -name "$pm_module.ko*" 2>/dev/null | head -n 1)" ] && echo module; fi
-	v=; read -r v <"$R/sys/module/nvidia/version" 2>/dev/null && echo "driver $v"
+	v=; read -r v 2>/dev/null <"$R/sys/module/nvidia/version" && echo "driver $v"
 	grep -q "Open Kernel Module" "$R/proc/driver/nvidia/version" 2>/dev/null && echo open
-	v=; read -r v <"$R/proc/sys/kernel/osrelease" 2>/dev/null && echo "kernel $v"
+	v=; read -r v 2>/dev/null <"$R/proc/sys/kernel/osrelease" && echo "kernel $v"
 	for f in "$R"/proc/driver/nvidia/gpus/*/information; do [ -f "$f" ] && sed -n 's/^Model:[[:space:]]*/model /p' "$f"; done
 	return 0
 }
@@ -175,10 +175,10 @@ gidtab() {
 	for f in "$1"/gids/*; do
 		[ -f "$f" ] || continue
 		i=${f##*/}; g=; t=; n=
-		read -r g <"$f" 2>/dev/null || continue
+		read -r g 2>/dev/null <"$f" || continue
 		case $g in
 		0000:0000:0000:0000:0000:0000:0000:0000) ;;
-		*) read -r t <"$1/gid_attrs/types/$i" 2>/dev/null; read -r n <"$1/gid_attrs/ndevs/$i" 2>/dev/null;;
+		*) read -r t 2>/dev/null <"$1/gid_attrs/types/$i"; read -r n 2>/dev/null <"$1/gid_attrs/ndevs/$i";;
 		esac
 		printf '%s\t%s\t%s\t%s\n' "$i" "$g" "$t" "$n"
 	done
@@ -202,9 +202,9 @@ nvidia_vendor=0x10de
 #   nvidia_vendor  NVIDIA's PCI vendor id
 gpus() {
 	for d in "$R"/sys/bus/pci/devices/*; do
-		v=; read -r v <"$d/vendor" 2>/dev/null || continue
+		v=; read -r v 2>/dev/null <"$d/vendor" || continue
 		[ "$v" = "$nvidia_vendor" ] || continue
-		c=; read -r c <"$d/class" 2>/dev/null
+		c=; read -r c 2>/dev/null <"$d/class"
 		case $c in 0x0300*|0x0302*) ;; *) continue ;; esac
 		b=${d##*/}
 		r=$(sed -n 2p "$d/resource" 2>/dev/null)

@@ -3,7 +3,9 @@
 # SN3700, Cumulus Linux 5.9.1: lossless RoCE with NVUE's `qos roce` profile (mode lossless: trust PCP and DSCP,
 # switch priority 3 -> traffic class 3 with PFC and ECN, 6 -> 6 strict for CNPs: the hosts' DSCP 26 and 48).
 # Data ports swp1-2 (2): in bridge br_default, access VLAN 1, link up, MTU 9216 (Cumulus's default, written so that a lowered port shows).
-# Fabric leaf: AS 4200000001, loopback and router-id 10.255.0.3; eBGP on 2 uplink(s) (1 unnumbered, 1 numbered /31 to ONYX peers), MTU 9216:
+# Each data port and uplink is described with what is cabled to it (VM@ESXi host/PF, or far switch:port).
+# Fabric leaf: AS 64601, loopback and router-id 10.255.0.3; eBGP on 2 uplink(s) (1 unnumbered, 1 numbered /31 to ONYX peers), MTU 9216,
+# BFD on each session (detect-multiplier 3, 300 ms min rx/tx):
 #   swp31->spine1 swp1, swp32->spine2 1/1.
 # Gateway 10.1.0.254/24 of the hosts' data subnet 10.1.0.0/24 on vlan1; a static route to each of the 2 hosts' container subnets via its data address;
 # the loopback, the subnet and the container subnets advertised with BGP network statements.
@@ -13,13 +15,17 @@
 set -e
 nv set bridge domain br_default vlan 1
 nv set interface lo ip address 10.255.0.3/32
+nv set interface swp1 description m11@esx-11.example/vmnic4
 nv set interface swp1-2 bridge domain br_default access 1
 nv set interface swp1-2 link mtu 9216
 nv set interface swp1-2 link state up
 nv set interface swp1-2 type swp
+nv set interface swp2 description m12@esx-12.example/vmnic4
+nv set interface swp31 description spine1:swp1
 nv set interface swp31 link mtu 9216
 nv set interface swp31 link state up
 nv set interface swp31 type swp
+nv set interface swp32 description spine2:1/1
 nv set interface swp32 ip address 10.254.10.2/31
 nv set interface swp32 link mtu 9216
 nv set interface swp32 link state up
@@ -29,7 +35,7 @@ nv set interface vlan1 type svi
 nv set interface vlan1 vlan 1
 nv set qos roce enable on
 nv set qos roce mode lossless
-nv set router bgp autonomous-system 4200000001
+nv set router bgp autonomous-system 64601
 nv set router bgp router-id 10.255.0.3
 nv set service lldp
 nv set system hostname leaf1
@@ -37,7 +43,15 @@ nv set vrf default router bgp address-family ipv4-unicast network 10.1.0.0/24
 nv set vrf default router bgp address-family ipv4-unicast network 10.255.0.3/32
 nv set vrf default router bgp address-family ipv4-unicast network 172.16.11.0/24
 nv set vrf default router bgp address-family ipv4-unicast network 172.16.12.0/24
-nv set vrf default router bgp neighbor 10.254.10.3 remote-as 4200000000
+nv set vrf default router bgp neighbor 10.254.10.3 bfd detect-multiplier 3
+nv set vrf default router bgp neighbor 10.254.10.3 bfd enable on
+nv set vrf default router bgp neighbor 10.254.10.3 bfd min-rx-interval 300
+nv set vrf default router bgp neighbor 10.254.10.3 bfd min-tx-interval 300
+nv set vrf default router bgp neighbor 10.254.10.3 remote-as 64600
+nv set vrf default router bgp neighbor swp31 bfd detect-multiplier 3
+nv set vrf default router bgp neighbor swp31 bfd enable on
+nv set vrf default router bgp neighbor swp31 bfd min-rx-interval 300
+nv set vrf default router bgp neighbor swp31 bfd min-tx-interval 300
 nv set vrf default router bgp neighbor swp31 remote-as external
 nv set vrf default router bgp neighbor swp31 type unnumbered
 nv set vrf default router static 172.16.11.0/24 address-family ipv4-unicast

@@ -3,7 +3,9 @@
 # SN3700, Cumulus Linux 5.9.1: lossless RoCE with NVUE's `qos roce` profile (mode lossless: trust PCP and DSCP,
 # switch priority 3 -> traffic class 3 with PFC and ECN, 6 -> 6 strict for CNPs: the hosts' DSCP 26 and 48).
 # Data ports none (0): in bridge br_default, access VLAN 1, link up, MTU 9216 (Cumulus's default, written so that a lowered port shows).
-# Fabric spine: AS 4200000000, loopback and router-id 10.255.0.1; eBGP on 2 uplink(s) (1 unnumbered, 1 numbered /31 to ONYX peers), MTU 9216:
+# Each data port and uplink is described with what is cabled to it (VM@ESXi host/PF, or far switch:port).
+# Fabric spine: AS 64600, loopback and router-id 10.255.0.1; eBGP on 2 uplink(s) (1 unnumbered, 1 numbered /31 to ONYX peers), MTU 9216,
+# BFD on each session (detect-multiplier 3, 300 ms min rx/tx):
 #   swp1->leaf1 swp31, swp2->leaf2 1/31.
 # The loopback advertised with a BGP network statement.
 # rdggen owns only these paths; the switch's other configuration is left as it is.
@@ -11,21 +13,31 @@
 # Or run: rdggen apply --target switch, which changes only what differs, through the NVUE REST API.
 set -e
 nv set interface lo ip address 10.255.0.1/32
+nv set interface swp1 description leaf1:swp31
 nv set interface swp1 link mtu 9216
 nv set interface swp1 link state up
 nv set interface swp1 type swp
+nv set interface swp2 description leaf2:1/31
 nv set interface swp2 ip address 10.254.10.5/31
 nv set interface swp2 link mtu 9216
 nv set interface swp2 link state up
 nv set interface swp2 type swp
 nv set qos roce enable on
 nv set qos roce mode lossless
-nv set router bgp autonomous-system 4200000000
+nv set router bgp autonomous-system 64600
 nv set router bgp router-id 10.255.0.1
 nv set service lldp
 nv set system hostname spine1
 nv set vrf default router bgp address-family ipv4-unicast network 10.255.0.1/32
-nv set vrf default router bgp neighbor 10.254.10.4 remote-as 4200000002
+nv set vrf default router bgp neighbor 10.254.10.4 bfd detect-multiplier 3
+nv set vrf default router bgp neighbor 10.254.10.4 bfd enable on
+nv set vrf default router bgp neighbor 10.254.10.4 bfd min-rx-interval 300
+nv set vrf default router bgp neighbor 10.254.10.4 bfd min-tx-interval 300
+nv set vrf default router bgp neighbor 10.254.10.4 remote-as 64602
+nv set vrf default router bgp neighbor swp1 bfd detect-multiplier 3
+nv set vrf default router bgp neighbor swp1 bfd enable on
+nv set vrf default router bgp neighbor swp1 bfd min-rx-interval 300
+nv set vrf default router bgp neighbor swp1 bfd min-tx-interval 300
 nv set vrf default router bgp neighbor swp1 remote-as external
 nv set vrf default router bgp neighbor swp1 type unnumbered
 nv config diff

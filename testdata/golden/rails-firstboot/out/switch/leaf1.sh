@@ -1,0 +1,48 @@
+#!/bin/sh
+# rdggen: switch leaf1 of cluster firstboot (inventory inventory.yaml)
+# SN5600, Cumulus Linux 5.9.1: lossless RoCE with NVUE's `qos roce` profile (mode lossless: trust PCP and DSCP,
+# switch priority 3 -> traffic class 3 with PFC and ECN, 6 -> 6 strict for CNPs: the hosts' DSCP 26 and 48).
+# Data ports swp1-2 (2): in bridge br_default, access VLAN 2 (rail r in VLAN r+1), link up, MTU 9216 (Cumulus's default, written so that a lowered port shows).
+# Each data port and uplink is described with what is cabled to it (VM@ESXi host/PF:rail, or far switch:port).
+# Fabric leaf: AS 65102, loopback and router-id 10.10.10.3; eBGP on 1 uplink(s) (1 unnumbered, 0 numbered /31 to ONYX peers), MTU 9216,
+# BFD on each session (detect-multiplier 3, 300 ms min rx/tx):
+#   swp64->spine swp2.
+# Rail 1: gateway 10.20.1.254/24 of the (leaf, rail) subnet 10.20.1.0/24 on vlan2, its ports in VLAN 2;
+# a static route to each of the 0 hosts' container subnets whose rail 0 is here, via its rail 0 address;
+# the loopback, each rail's subnet and the container subnets advertised with BGP network statements.
+# rdggen owns only these paths; the switch's other configuration is left as it is.
+# Run on the switch as a user allowed to apply (e.g. cumulus); `nv config apply` shows the change and asks first.
+# Or run: rdggen apply --target switch, which changes only what differs, through the NVUE REST API.
+set -e
+nv set bridge domain br_default vlan 2
+nv set interface lo ip address 10.10.10.3/32
+nv set interface swp1 description node1@esx-1.example/vmnic5:rail1
+nv set interface swp1-2 bridge domain br_default access 2
+nv set interface swp1-2 link mtu 9216
+nv set interface swp1-2 link state up
+nv set interface swp1-2 type swp
+nv set interface swp2 description node2@esx-2.example/vmnic5:rail1
+nv set interface swp64 description spine:swp2
+nv set interface swp64 link mtu 9216
+nv set interface swp64 link state up
+nv set interface swp64 type swp
+nv set interface vlan2 ip address 10.20.1.254/24
+nv set interface vlan2 type svi
+nv set interface vlan2 vlan 2
+nv set qos roce enable on
+nv set qos roce mode lossless
+nv set router bgp autonomous-system 65102
+nv set router bgp router-id 10.10.10.3
+nv set service lldp
+nv set system hostname leaf1
+nv set vrf default router bgp address-family ipv4-unicast network 10.10.10.3/32
+nv set vrf default router bgp address-family ipv4-unicast network 10.20.1.0/24
+nv set vrf default router bgp neighbor swp64 bfd detect-multiplier 3
+nv set vrf default router bgp neighbor swp64 bfd enable on
+nv set vrf default router bgp neighbor swp64 bfd min-rx-interval 300
+nv set vrf default router bgp neighbor swp64 bfd min-tx-interval 300
+nv set vrf default router bgp neighbor swp64 remote-as external
+nv set vrf default router bgp neighbor swp64 type unnumbered
+nv config diff
+nv config apply
+nv config save

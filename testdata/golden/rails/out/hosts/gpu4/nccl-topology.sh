@@ -1,0 +1,257 @@
+#!/bin/sh
+# rdggen: NCCL's topology file of gpu4 (8 GPUs, 4 rails), written from /etc/rdggen/nccl-topology.xml
+# and this guest's own PCI devices, NUMA nodes and CPU into /var/run/nvidia-topologyd/virtualTopology.xml.
+# Installed as /usr/local/sbin/rdggen-nccl-topology, run at every boot by rdggen-nccl-topology.service; safe to run again.
+set -u
+R=${RDGGEN_ROOT:-}
+umask 022
+topo_skel=/etc/rdggen/nccl-topology.xml
+topo_out=/var/run/nvidia-topologyd/virtualTopology.xml
+topo_gpus=8
+topo_rails='0 enp1f0 -
+1 rail1 -
+2 rail2 -
+3 rail3 -
+'
+# NCCL's topology file of a VM with several rails (pkg/railguest), written from
+# the VM's skeleton (railguest.Skeleton) and this guest's own PCI devices, NUMA
+# nodes and CPU, at every boot (rdggen-nccl-topology.service) and by hand. The
+# hosts target reads the same facts (topo_facts) and writes the same bytes in
+# Go (railguest.TopologyFile). It changes nothing but $topo_out.
+#   topo_facts  prints the guest's facts, one per line (railguest.ParseFacts):
+#                 machine <uname -m>
+#                 cpu <vendor_id> <cpu family> <model>   (/proc/cpuinfo, "-" when absent)
+#                 online <CPU list>                      (/sys/devices/system/cpu/online)
+#                 node <id> <CPU list>                   (/sys/devices/system/node/node<id>/cpulist)
+#                 pci <bus id> <vendor> <class> <NUMA node>  (/sys/bus/pci/devices/<bus id>)
+#                 net <bus id> <interface> <MAC address>     (its net/<interface>/address)
+#   topo_build  reads the facts on stdin and the skeleton $R$topo_skel, and
+#               prints the file; or says on stderr why it cannot and returns 1:
+#                 - GPU g is the g-th NVIDIA GPU (vendor 0x10de, class 0x03xxxx)
+#                   in guest bus order: the skeleton's fffe:GG:00.0 (GG = g in
+#                   hex) becomes its bus ID and class;
+#                 - rail r's VF is the PCI device whose network interface has
+#                   the rail's MAC address, or else its name: fffd:RR:00.0;
+#                 - one <cpu> per guest NUMA node (id, the affinity mask of its
+#                   cpulist, arch, vendor, family, model), each group under the
+#                   node of its first GPU, when the guest has several nodes
+#                   and every GPU reports one; else one <cpu> with every CPU;
+#                 - the bridges numbered ffff:ff:01.0 on, in file order.
+#   topo_write  topo_build of topo_facts into $R$topo_out: a temporary file in
+#               the same directory renamed over it (a container that mounts
+#               the directory sees the new file), left alone when the bytes are
+#               the same. Nothing is written when topo_build refuses.
+# Set by Go before it:
+#   topo_skel   the skeleton's path, /etc/rdggen/nccl-topology.xml
+#   topo_out    the file's path, NCCL's default
+#               /var/run/nvidia-topologyd/virtualTopology.xml
+#   topo_gpus   how many GPUs the VM has
+#   topo_rails  one line per rail, "<rail> <interface> <MAC address>" (MAC "-"
+#               when the rail is found by its interface's name)
+
+topo_facts() {
+	echo "machine $(uname -m)"
+	if [ -r "$R/proc/cpuinfo" ]; then
+		awk '
+			/^[ \t]*$/ { if (seen) exit; next }
+			{
+				seen = 1; i = index($0, ":"); if (!i) next
+				k = substr($0, 1, i - 1); v = substr($0, i + 1)
+				sub(/[ \t]+$/, "", k); sub(/^[ \t]+/, "", v); sub(/[ \t]+$/, "", v); gsub(/[ \t]+/, "_", v)
+				if (k == "vendor_id") vendor = v; else if (k == "cpu family") family = v; else if (k == "model") model = v
+			}
+			END { print "cpu", w(vendor), w(family), w(model) }
+			function w(s) { return s == "" ? "-" : s }' "$R/proc/cpuinfo"
+	else
+		echo "cpu - - -"
+	fi
+	l=; read -r l 2>/dev/null <"$R/sys/devices/system/cpu/online"
+	echo "online $l"
+	for d in "$R"/sys/devices/system/node/node[0-9]*; do
+		[ -d "$d" ] || continue
+		l=; read -r l 2>/dev/null <"$d/cpulist"
+		echo "node ${d##*/node} $l"
+	done
+	for d in "$R"/sys/bus/pci/devices/*; do
+		[ -r "$d/class" ] || continue
+		v=; c=; n=
+		read -r v 2>/dev/null <"$d/vendor"
+		read -r c 2>/dev/null <"$d/class"
+		read -r n 2>/dev/null <"$d/numa_node"
+		echo "pci ${d##*/} ${v:--} ${c:--} ${n:--1}"
+		for i in "$d"/net/*; do
+			[ -r "$i/address" ] || continue
+			m=; read -r m 2>/dev/null <"$i/address"
+			echo "net ${d##*/} ${i##*/} ${m:--}"
+		done
+	done
+}
+
+topo_build() {
+	[ -r "$R$topo_skel" ] || { echo "rdggen-nccl-topology: no skeleton $topo_skel: the VM's first boot or rdggen apply --target hosts installs it" >&2; return 1; }
+	{
+		echo "gpus $topo_gpus"
+		printf '%s\n' "$topo_rails" | awk 'NF == 3 { print "rail", $0 }'
+		cat
+	} | awk -v skel="$topo_skel" '
+	function fail(msg) { if (!bad) print "rdggen-nccl-topology: " msg | "cat 1>&2"; bad = 1; exit 1 }
+	function hexval(s,   n, i) {
+		n = 0
+		for (i = 1; i <= length(s); i++) n = n * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+		return n
+	}
+	function key(b) { return hexval(substr(b, 1, 4) substr(b, 6, 2) substr(b, 9, 2) substr(b, 12, 1)) }
+	function busid(b) { return b ~ /^[0-9a-f][0-9a-f][0-9a-f][0-9a-f]:[0-9a-f][0-9a-f]:[01][0-9a-f]\.[0-7]$/ }
+	# cpulist adds the CPUs of list s to set number set; 0 when s is not a
+	# CPU list within 0-1023 or names a CPU of another set.
+	function cpulist(s, set,   n, i, p, lo, hi, c) {
+		if (s !~ /^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$/) return 0
+		n = split(s, p, ",")
+		for (i = 1; i <= n; i++) {
+			lo = p[i]; hi = p[i]
+			if (index(p[i], "-")) { lo = substr(p[i], 1, index(p[i], "-") - 1); hi = substr(p[i], index(p[i], "-") + 1) }
+			lo += 0; hi += 0
+			if (hi < lo || hi > 1023) return 0
+			for (c = lo; c <= hi; c++) {
+				if ((c in owner) && owner[c] != set) return 0
+				owner[c] = set; cset[set, c] = 1; if (c > maxcpu) maxcpu = c
+			}
+		}
+		return 1
+	}
+	function mask(set,   g, c, d, b, s, h) {
+		s = ""
+		for (g = groups - 1; g >= 0; g--) {
+			h = ""
+			for (d = 7; d >= 0; d--) {
+				b = 0
+				for (c = 3; c >= 0; c--) b = b * 2 + (((set, g * 32 + d * 4 + c) in cset) ? 1 : 0)
+				h = h substr("0123456789abcdef", b + 1, 1)
+			}
+			s = s (s == "" ? "" : ",") h
+		}
+		return s
+	}
+	NR == FNR {
+		if ($1 == "gpus") want = $2 + 0
+		else if ($1 == "rail") { rname[$2] = $3; rmac[$2] = tolower($4) }
+		else if ($1 == "machine") machine = $2
+		else if ($1 == "cpu") { vendor = $2; family = $3; model = $4 }
+		else if ($1 == "online") online = $2
+		else if ($1 == "node" && $3 != "") { nodes[++nn] = $2; nlist[$2] = $3 }
+		else if ($1 == "pci" && busid($2)) {
+			pvendor[$2] = $3; pclass[$2] = $4; pnuma[$2] = $5
+			if ($3 == "0x10de" && $4 ~ /^0x03[0-9a-f][0-9a-f][0-9a-f][0-9a-f]$/) gbus[++ng] = $2
+		} else if ($1 == "net") { nets++; nbus[nets] = $2; nif[nets] = $3; nmac[nets] = tolower($4) }
+		next
+	}
+	{ sk[++nsk] = $0 }
+	END {
+		if (bad) exit 1
+		if (nsk == 0) fail("the skeleton " skel " is empty")
+		# GPUs in guest bus order
+		for (i = 2; i <= ng; i++) for (j = i; j > 1 && key(gbus[j]) < key(gbus[j - 1]); j--) { t = gbus[j]; gbus[j] = gbus[j - 1]; gbus[j - 1] = t }
+		if (ng != want) fail("this guest shows " ng " NVIDIA GPUs (vendor 0x10de, class 0x03xxxx), the VM has " want ": no file")
+		# the CPU
+		if (machine == "x86_64") arch = "x86_64"
+		else if (machine == "aarch64" || machine == "arm64") arch = "arm64"
+		else if (machine == "ppc64le" || machine == "ppc64") arch = "ppc64"
+		else fail("machine " machine " is not x86_64, aarch64 or ppc64le, the architectures NCCL knows")
+		cpuattr = " arch=\"" arch "\""
+		if (arch == "x86_64") {
+			if (vendor != "GenuineIntel" && vendor != "AuthenticAMD" && vendor != "CentaurHauls") fail("CPU vendor " vendor " (/proc/cpuinfo vendor_id) is not GenuineIntel, AuthenticAMD or CentaurHauls, the vendors NCCL knows")
+			cpuattr = cpuattr " vendor=\"" vendor "\""
+			if (family ~ /^[0-9]+$/ && model ~ /^[0-9]+$/ && family + 0 > 0) cpuattr = cpuattr " familyid=\"" family + 0 "\" modelid=\"" model + 0 "\""
+			else if (vendor != "AuthenticAMD") fail(vendor " CPUs need their family and model (/proc/cpuinfo cpu family, model), which NCCL reads: found " family " and " model)
+		}
+		# the NUMA nodes, ascending
+		for (i = 2; i <= nn; i++) for (j = i; j > 1 && nodes[j] + 0 < nodes[j - 1] + 0; j--) { t = nodes[j]; nodes[j] = nodes[j - 1]; nodes[j - 1] = t }
+		split("", known)
+		for (i = 1; i <= nn; i++) known[nodes[i]] = 1
+		multi = nn >= 2
+		for (g = 0; g < ng && multi; g++) if (!(pnuma[gbus[g + 1]] in known)) multi = 0
+		maxcpu = -1
+		if (multi) {
+			for (i = 1; i <= nn; i++) {
+				ids[i] = nodes[i]
+				if (!cpulist(nlist[nodes[i]], i)) fail("NUMA node " nodes[i] ": cpulist " nlist[nodes[i]] " is not a list of CPUs 0-1023 apart from the other nodes")
+			}
+			ncpu = nn
+		} else {
+			ids[1] = nn == 1 ? nodes[1] : 0; ncpu = 1
+			if (nn == 0 && !cpulist(online, 1)) fail("no NUMA node, and /sys/devices/system/cpu/online (" online ") is not a list of CPUs 0-1023")
+			for (i = 1; i <= nn; i++) if (!cpulist(nlist[nodes[i]], 1)) fail("NUMA node " nodes[i] ": cpulist " nlist[nodes[i]] " is not a list of CPUs 0-1023")
+		}
+		groups = int(maxcpu / 32) + 1
+		# the skeleton: header, <system>, then each group with this guest bus IDs
+		for (i = 1; i <= nsk && head == ""; i++) if (sk[i] ~ /-->$/) head = i
+		for (i = 1; i <= nsk && sys == ""; i++) if (sk[i] ~ /^<system /) sys = i
+		if (head == "" || sys == "") fail("the skeleton " skel " has no header or <system> line")
+		ngr = 0
+		for (i = sys + 1; i <= nsk; i++) {
+			l = sk[i]
+			if (l ~ /^    <pci busid="ffff:ff:[0-9a-f][0-9a-f]\.0" /) { ngr++; gline[ngr] = l; gn[ngr] = 0; gnode[ngr] = ""; continue }
+			if (l ~ /^    <\/pci>$/) continue
+			if (l !~ /^      <pci busid="/) continue
+			if (!ngr) fail("skeleton line " i ": a device outside a bridge")
+			p = substr(l, 19, 12); rest = substr(l, index(l, "\" link_speed=\""))
+			if (p ~ /^fffe:[0-9a-f][0-9a-f]:00\.0$/) {
+				g = hexval(substr(p, 6, 2))
+				if (g >= ng) fail("skeleton line " i ": GPU " g ", but the guest shows " ng)
+				b = gbus[g + 1]
+				if (gnode[ngr] == "") gnode[ngr] = multi ? pnuma[b] : ids[1]
+			} else if (p ~ /^fffd:[0-9a-f][0-9a-f]:00\.0$/) {
+				r = hexval(substr(p, 6, 2))
+				if (!(r in rname)) fail("skeleton line " i ": rail " r " is not in topo_rails")
+				b = ""
+				for (k = 1; k <= nets; k++) if ((rmac[r] != "-" && nmac[k] == rmac[r]) || (rmac[r] == "-" && nif[k] == rname[r])) { b = nbus[k]; break }
+				if (b == "") fail("rail " r ": no network interface " (rmac[r] == "-" ? "is named " rname[r] : "has the MAC address " rmac[r] " (" rname[r] ")") " on a PCI device")
+				if (pclass[b] !~ /^0x020[07][0-9a-f][0-9a-f]$/) fail("rail " r ": " b " (" rname[r] ") has class " pclass[b] ", not an Ethernet or InfiniBand NIC")
+				if (substr(b, 9) != "00.0") fail("rail " r ": " b " (" rname[r] ") is not device and function 00.0: NCCL files an RDMA device under " substr(b, 1, 8) "00.0 and would never match it")
+			} else fail("skeleton line " i ": " p " is not a placeholder fffe:GG:00.0 (a GPU) or fffd:RR:00.0 (a rail)")
+			if (pclass[b] !~ /^0x[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]$/) fail(b ": class " pclass[b] " is not 0x and 6 hex digits")
+			if (b in used) fail(b " is both " used[b] " and " p)
+			used[b] = p
+			gdev[ngr, ++gn[ngr]] = "      <pci busid=\"" b "\" class=\"" pclass[b] rest
+		}
+		if (!ngr) fail("the skeleton " skel " has no group")
+		for (i = 1; i <= head; i++) print sk[i]
+		print sk[sys]
+		bridge = 0
+		for (c = 1; c <= ncpu; c++) {
+			print "  <cpu numaid=\"" ids[c] "\" affinity=\"" mask(c) "\"" cpuattr ">"
+			for (k = 1; k <= ngr; k++) {
+				if (gnode[k] "" != ids[c] "") continue
+				l = gline[k]; bridge++
+				print substr(l, 1, 16) sprintf("ffff:ff:%02x.0", bridge) substr(l, 29)
+				for (d = 1; d <= gn[k]; d++) print gdev[k, d]
+				print "    </pci>"
+			}
+			print "  </cpu>"
+		}
+		print "</system>"
+	}' - "$R$topo_skel"
+}
+
+topo_write() {
+	o=$R$topo_out
+	t=${o%/*}/.${o##*/}.rdggen-$$
+	mkdir -p "${o%/*}" || { echo "rdggen-nccl-topology: cannot create ${topo_out%/*}" >&2; return 1; }
+	if ! topo_facts | topo_build >"$t"; then
+		rm -f "$t"
+		echo "rdggen-nccl-topology: $topo_out not written" >&2
+		return 1
+	fi
+	if cmp -s "$t" "$o"; then
+		rm -f "$t"
+		echo "rdggen-nccl-topology: $topo_out is up to date"
+		return 0
+	fi
+	if ! { chmod 644 "$t" && mv -f "$t" "$o"; }; then
+		rm -f "$t"
+		echo "rdggen-nccl-topology: cannot write $topo_out" >&2
+		return 1
+	fi
+	echo "rdggen-nccl-topology: wrote $topo_out"
+}
+topo_write
