@@ -56,7 +56,7 @@ func desiredFor(inv *inventory.Inventory, h *inventory.Host, k horovod.WorkerKey
 // probe appends the read-only part (scripts/probe.sh): docker's version, the SSH directory's
 // mode, each SSH file's mode and SHA-256 (never a private key's bytes), the
 // worker container, the image, and — when the worker runs — the host key its
-// sshd presents at the hostfile's address (ssh-keyscan, 3 s).
+// sshd presents at the hostfile's address (ssh-keyscan, up to 3 tries of 4 s).
 func probe(w *remote.Script, d *desired) {
 	w.Set("ssh_dir", horovod.WorkerSSHDir)
 	w.Set("worker", horovod.WorkerName)

@@ -1,7 +1,8 @@
 # The workers probe (internal/engines/workerapply): docker's version, the SSH
 # directory's mode, each SSH file's mode and SHA-256 (never a private key's
 # bytes), the worker container, the image, and, when the worker runs, the
-# host key its sshd presents at the hostfile's address (ssh-keyscan, 3 s).
+# host key its sshd presents at the hostfile's address (keyscan: ssh-keyscan,
+# 4 s a try, up to 3 tries a second apart, as a loaded VM's sshd can miss one).
 # Set by Go before it:
 #   ssh_dir  the worker's SSH directory on the VM (under $R)
 #   worker   the worker container's name
@@ -14,6 +15,15 @@ files() {
 	for f do [ -f "$f" ] && printf '%s %s ' "$f" "$(stat -c %a "$f")" && sha256sum <"$f"; done
 	return 0
 }
+keyscan() {
+	n=1
+	while :; do
+		out=$(ssh-keyscan -T 4 -t ed25519 -p "$port" "$addr" 2>/dev/null)
+		case $out in *ssh-ed25519*) printf '%s\n' "$out"; return 0;; esac
+		[ "$n" -lt 3 ] || return 1
+		sleep 1; n=$((n + 1))
+	done
+}
 probe_worker() {
 	if command -v docker >/dev/null 2>&1; then fr docker docker version --format '{{.Server.Version}}'; else fr docker nodocker; fi
 	fr dir stat -c %a "$R$ssh_dir"
@@ -21,6 +31,6 @@ probe_worker() {
 	fr inspect docker inspect --type container "$worker"
 	fr image docker image inspect --format '{{.Id}}' "$image"
 	if [ "$(docker inspect --type container -f '{{.State.Running}}' "$worker" 2>/dev/null)" = true ]; then
-		fr keyscan ssh-keyscan -T 3 -t ed25519 -p "$port" "$addr"
+		fr keyscan keyscan
 	fi
 }
