@@ -1,7 +1,6 @@
 package main
 
 import (
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -22,11 +21,10 @@ import (
 // down is one cause too, the BFD sessions at both ends of its cable
 // following; and `lab fault repair` brings the fabric back to clean. lab down leaves nothing of the lab behind.
 func TestLabFabricONYX(t *testing.T) {
+	t.Parallel()
 	fabricnet.Require(t)
-	s := labGolden(t, "fabric-onyx")
-	labDir := "rdg-lab"
-	abs, _ := filepath.Abs(labDir) // machineState names this lab's processes by their absolute --dir
-	before := machineState(t, abs)
+	s, labDir := labGolden(t, "fabric-onyx")
+	before := machineState(t, labDir) // this lab's processes, by their absolute --dir
 	out := s.run(exitOK, "lab", "up", "-f", "cluster.yaml", "--no-hosts")
 	if !strings.Contains(out, "switch      leaf2  ONYX CLI over SSH") || !strings.Contains(out, "fabric      FRR (zebra, staticd, bfdd, bgpd) and lldpd behind every switch") {
 		t.Fatalf("lab up:\n%s", out)
@@ -35,7 +33,7 @@ func TestLabFabricONYX(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.getenv = labEnv(t, labDir)
+	s.env = labEnvVars(t, labDir)
 	args := []string{"-f", "rdg-lab/lab.yaml", "--parallel", "4"}
 	out = s.run(exitOK, append([]string{"apply", "--target", "switch", "--yes", "--backup-dir", "bk"}, args...)...)
 	if !strings.Contains(out, "switch: 4 changed, 0 up to date, 0 failed") {
@@ -99,7 +97,7 @@ func TestLabFabricONYX(t *testing.T) {
 	if alivePID(st.PID) {
 		t.Errorf("the supervisor %d still runs after lab down", st.PID)
 	}
-	if diff := cmp.Diff(before, machineState(t, abs, st.PID)); diff != "" {
+	if diff := cmp.Diff(before, machineState(t, labDir, st.PID)); diff != "" {
 		t.Errorf("the lab left something behind (-before +after):\n%s", diff)
 	}
 }

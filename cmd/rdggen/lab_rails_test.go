@@ -19,11 +19,12 @@ import (
 )
 
 // labGolden copies testdata/golden/NAME/inventory.yaml to a temporary
-// directory as cluster.yaml, makes it the working directory, and returns a
-// session in it with the lab's directory rdg-lab (taken down at cleanup).
-func labGolden(t *testing.T, name string) *session {
+// directory as cluster.yaml and returns a session whose commands run as
+// processes there (session.cwd: the test may run in parallel) and the
+// lab's directory in it, rdg-lab, as an absolute path (taken down at
+// cleanup).
+func labGolden(t *testing.T, name string) (*session, string) {
 	t.Helper()
-	t.Setenv("RDGGEN_TEST_MAIN", "1") // the supervisor is this test binary, as rdggen
 	src, err := os.ReadFile(filepath.Join("..", "..", "testdata", "golden", name, "inventory.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -32,9 +33,9 @@ func labGolden(t *testing.T, name string) *session {
 	if err := os.WriteFile(filepath.Join(tmp, "cluster.yaml"), src, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Chdir(tmp)
-	t.Cleanup(func() { _, _ = lab.Down(filepath.Join(tmp, "rdg-lab")) })
-	return &session{t: t, dir: "rdg-lab"}
+	labDir := filepath.Join(tmp, "rdg-lab")
+	t.Cleanup(func() { _, _ = lab.Down(labDir) })
+	return &session{t: t, dir: "rdg-lab", cwd: tmp}, labDir
 }
 
 // TestLabPortGroup: an inventory with a port group of its own
@@ -44,9 +45,10 @@ func labGolden(t *testing.T, name string) *session {
 // check passes (vcsim has only "VM Network": without the lab's port group
 // every VM fails with `port group "roce-pg" is not on ESXi host`).
 func TestLabPortGroup(t *testing.T) {
-	s := labGolden(t, "a100-host")
+	t.Parallel()
+	s, labDir := labGolden(t, "a100-host")
 	s.run(exitOK, "lab", "up", "-f", "cluster.yaml", "--no-hosts")
-	s.getenv = labEnv(t, "rdg-lab")
+	s.env = labEnvVars(t, labDir)
 	args := []string{"-f", "rdg-lab/lab.yaml", "--target", "esxi"}
 	out := s.run(exitOK, append([]string{"apply", "--dry-run"}, args...)...)
 	if n := strings.Count(out, `add SR-IOV adapter: VF of ConnectX-6 Dx vmnic6 (0000:d8:00.0), port group "roce-pg"`); n != 4 || strings.Contains(out, "is not on ESXi host") {
@@ -77,11 +79,11 @@ func TestLabPortGroup(t *testing.T) {
 // is exactly what lab up lists as unanswered. The switches check clean.
 // lab down leaves nothing behind.
 func TestLabRails(t *testing.T) {
+	t.Parallel()
 	netnstest.Require(t)
 	netnstest.RequireDocker(t)
 	fabricnet.Require(t)
-	s := labGolden(t, "rails-firstboot")
-	labDir, _ := filepath.Abs("rdg-lab")
+	s, labDir := labGolden(t, "rails-firstboot")
 	before := machineRaw(t, labDir)
 	out := s.run(exitOK, "lab", "up", "-f", "cluster.yaml")
 	unanswered := hostsUnanswered(t, out)
@@ -91,7 +93,7 @@ func TestLabRails(t *testing.T) {
 	if !slices.Contains(unanswered, "nccl-topology") {
 		t.Errorf("lab up does not list nccl-topology: %q", unanswered)
 	}
-	st, err := lab.ReadState("rdg-lab")
+	st, err := lab.ReadState(labDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,8 +113,7 @@ func TestLabRails(t *testing.T) {
 			}
 		}
 	}
-	s.getenv = labEnv(t, "rdg-lab")
-	t.Setenv("SSH_AUTH_SOCK", s.getenv("SSH_AUTH_SOCK"))
+	s.env = labEnvVars(t, labDir)
 	args := []string{"-f", "rdg-lab/lab.yaml", "--parallel", "4"}
 	out = s.run(exitOK, append([]string{"apply", "--target", "esxi,switch,hosts", "--yes", "--backup-dir", "bk"}, args...)...)
 	for _, want := range []string{

@@ -186,6 +186,12 @@ func workerBase(t TB, prog string) *imageBase {
 			t.Fatalf("worker image: %v", err)
 		}
 	}
+	// Before the tree of /etc/openmpi, which then keeps it.
+	params, err := yieldingMCAParams()
+	if err != nil {
+		t.Fatalf("worker image: %v", err)
+	}
+	b.file(mcaParamsFile, 0o644, params)
 	for _, dir := range []string{"/usr/lib/x86_64-linux-gnu/openmpi", "/usr/lib/x86_64-linux-gnu/pmix2", "/usr/share/openmpi", "/usr/share/pmix", "/etc/openmpi"} {
 		if err := b.tree(dir); err != nil {
 			t.Fatalf("worker image: %v", err)

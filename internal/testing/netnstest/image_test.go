@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -49,6 +50,11 @@ func TestWorkerImageVariants(t *testing.T) {
 		if _, ok := f[n]; !ok {
 			t.Errorf("WorkerImage with a file: no %s", n)
 		}
+	}
+	// The ranks yield the CPU while they wait (yieldingMCAParams), over
+	// this machine's own Open MPI settings.
+	if conf := p["etc/openmpi/openmpi-mca-params.conf"]; !strings.HasSuffix(conf, "mpi_yield_when_idle = 1\n") || !strings.Contains(conf, "btl") {
+		t.Errorf("WorkerImage's Open MPI parameters:\n%s", conf)
 	}
 	if f["usr/local/bin/x.txt"] != "x\n" {
 		t.Errorf("WorkerImage with a file: x.txt is %q", f["usr/local/bin/x.txt"])
