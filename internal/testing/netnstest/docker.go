@@ -35,9 +35,10 @@ import (
 // asks for; the container's configuration still says -1). The same runtime
 // binds host directories read-only into a container whose image lists them
 // in HostMountsFile, as nvidia-container-toolkit's runtime adds the host's
-// driver libraries to a container's spec: so a PyTorch worker
-// (TorchWorkerImage) runs this machine's own python3-torch without a copy
-// of it in every host's image store.
+// driver libraries to a container's spec: so a worker (WorkerImage,
+// TorchWorkerImage) runs this machine's own shared libraries, Open MPI's
+// plugins and python3-torch without a copy of them in every host's image
+// store.
 //
 // The hosts' sshd sessions find their dockerd through DOCKER_HOST.
 
