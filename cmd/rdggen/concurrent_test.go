@@ -190,7 +190,7 @@ func (w *timedLines) first(prefix string) float64 {
 }
 
 // Ctrl-C while an SSH handshake and a vCenter login hang: apply returns
-// within a second and says what it changed (nothing) and left.
+// at once (under 3 s even on a loaded machine) and says what it changed (nothing) and left.
 func TestApplyInterruptedDuringHandshake(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -224,8 +224,11 @@ func TestApplyInterruptedDuringHandshake(t *testing.T) {
 	}
 	took := time.Since(stopped)
 	t.Logf("stopped %.3fs after the interrupt; exit %d\n%s%s", took.Seconds(), code, out.String(), errb.String())
-	if took > time.Second {
-		t.Errorf("apply took %.2fs to stop after the interrupt, want under 1s", took.Seconds())
+	// Well under a second on an idle machine; the bound leaves room for a
+	// loaded one (CI) and stays far below the handshakes' own timeouts,
+	// which a stop that waited for them would take.
+	if took > 3*time.Second {
+		t.Errorf("apply took %.2fs to stop after the interrupt, want under 3s", took.Seconds())
 	}
 	if code != exitFailed || !strings.Contains(errb.String(), "rdggen: interrupted: changed: none; not changed: none;") {
 		t.Errorf("exit %d, stderr:\n%s", code, errb.String())
