@@ -88,9 +88,11 @@ func (k *checker) routes() {
 				entries = ribEntries(one)
 			}
 		}
-		r := judgeEntries(ix, w, entries, present).result(k.sw.Name, p)
+		v := judgeEntries(ix, w, entries, present)
+		r := v.result(k.sw.Name, p)
 		if r.Status != readiness.Passed {
-			r.After = deps.of(w) // Causes reads the After of findings only
+			// Causes reads the After of findings only.
+			r.After = deps.of(w).Join(deps.over(v.unplanned))
 		}
 		k.rs = append(k.rs, r)
 	}
@@ -100,7 +102,10 @@ func (k *checker) routes() {
 // follows from is sw's sessions and LLDP neighbors on the uplinks it is
 // planned over; through a spine, that spine's routes check of the prefix
 // and its sessions to the announcing switch; the announcing switch's host
-// link under a container subnet; a foreign AS at either end. The parts
+// link under a container subnet; a foreign AS at either end; and, for a
+// next hop over an uplink the plan does not route w over (a miswired
+// uplink whose session is with another switch), sw's session and LLDP
+// neighbor on that uplink (over). The parts
 // each uplink and each spine and owner contribute are made once per
 // switch.
 type routeDeps struct {
@@ -116,17 +121,35 @@ func newRouteDeps(fp *inventory.FabricPlan, sw *inventory.Switch) *routeDeps {
 		self: readiness.DependsOn(foreignASRef(sw))}
 }
 
+// on is what a route over uplink u of d.sw follows from: sw's session and
+// LLDP neighbor there.
+func (d *routeDeps) on(u inventory.Uplink) readiness.Deps {
+	ud, ok := d.uplink[u.Link]
+	if !ok {
+		ud = readiness.DependsOn(sessionRef(d.sw, u), portRef(d.sw, CheckLLDP, u.Port))
+		d.uplink[u.Link] = ud
+	}
+	return ud
+}
+
+// over is what a route with a next hop over each of ups, uplinks the plan
+// does not route it over, follows from: the session and LLDP neighbor on
+// each (a miswired uplink's session is with another switch, which
+// announces the prefix over it).
+func (d *routeDeps) over(ups []inventory.Uplink) readiness.Deps {
+	var out readiness.Deps
+	for _, u := range ups {
+		out = out.Join(d.on(u))
+	}
+	return out
+}
+
 func (d *routeDeps) of(w wantRoute) readiness.Deps {
 	parts := make([]readiness.Deps, 0, 2*len(w.Via)+1)
 	var own []readiness.Ref // this prefix's own references
 	p := w.Prefix.String()
 	for _, u := range w.Via {
-		ud, ok := d.uplink[u.Link]
-		if !ok {
-			ud = readiness.DependsOn(sessionRef(d.sw, u), portRef(d.sw, CheckLLDP, u.Port))
-			d.uplink[u.Link] = ud
-		}
-		parts = append(parts, ud)
+		parts = append(parts, d.on(u))
 		if w.Direct || u.Peer == nil {
 			continue
 		}
@@ -341,6 +364,9 @@ func on(v any) bool {
 type verdict struct {
 	status                 readiness.Status
 	found, expected, fixed string
+	// unplanned are the uplinks of the switch that carry a next hop the
+	// plan does not route the prefix over (a failure's), in port order.
+	unplanned []inventory.Uplink
 }
 
 // result is v as switch machine's result for subject.
@@ -496,6 +522,7 @@ func judgeEntries(ix *uplinkIndex, w wantRoute, entries []ribEntry, present bool
 		return verdict{status: readiness.Unknown, found: found + ": the view does not name the next hops' interfaces, so which uplinks carry them is not known (expected " + paths() + ")"}
 	}
 	var fixes []string
+	var unplanned []inventory.Uplink
 	for _, u := range missing {
 		port := ix.name[u.Link]
 		peer := "?"
@@ -515,6 +542,7 @@ func judgeEntries(ix *uplinkIndex, w wantRoute, entries []ribEntry, present bool
 			fixes = append(fixes, fmt.Sprintf("a second path over %s: a second BGP neighbor over that port announces %s (`nv show vrf default router bgp neighbor` on %s lists them)",
 				describePort(ix, x), p, sw.Name))
 		case uplink:
+			unplanned = append(unplanned, u)
 			fixes = append(fixes, fmt.Sprintf("a path over %s, the uplink to %s, which the plan does not route %s over: its session is not with the switch the plan cables there (the lldp and bgp checks of %s)",
 				quote.Terminal(x), peerEnd(u), p, quote.Terminal(x)))
 		default:
@@ -522,7 +550,7 @@ func judgeEntries(ix *uplinkIndex, w wantRoute, entries []ribEntry, present bool
 				quote.Terminal(x), describeInterface(x), p, owner, sw.Name))
 		}
 	}
-	return verdict{status: readiness.Failed, found: found, expected: expected(), fixed: strings.Join(fixes, "; ")}
+	return verdict{status: readiness.Failed, found: found, expected: expected(), fixed: strings.Join(fixes, "; "), unplanned: unplanned}
 }
 
 // describeInterface says what interface iface, which is no uplink, is:

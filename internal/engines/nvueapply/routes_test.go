@@ -195,3 +195,63 @@ func TestCheckRoutes(t *testing.T) {
 		}
 	}
 }
+
+// Two cables swapped between leaf1 and leaf2 (leaf1 swp63 now reaches
+// spine2 swp2, leaf2 swp64 spine1 swp1), as the lab's `miswire
+// leaf1:swp63 leaf2:swp64` leaves them: leaf1's session on swp63 is with
+// spine2, which announces its loopback over it, so that route has a next
+// hop over swp63 beside the planned swp64. That finding follows from the
+// session and LLDP neighbor of swp63, the uplink of the unplanned next
+// hop, and so hangs under the miswire's cause; it stood alone, as if a
+// fault of its own, when the route followed from its planned uplink only.
+func TestCheckRoutesOverMiswiredUplink(t *testing.T) {
+	r, inv, leaf1 := fabricLeaf1(t)
+	// Each uplink up at its planned speed, hearing the spine port it
+	// reaches.
+	uplink := func(spine, port string) map[string]any {
+		return map[string]any{"link": map[string]any{"oper-status": "up", "admin-status": "up", "speed": "800G", "mtu": int64(9216)},
+			"lldp": map[string]any{"neighbor": map[string]any{spine: map[string]any{"chassis": map[string]any{"system-name": spine}, "port": map[string]any{"name": port}}}}}
+	}
+	nbs := map[string]any{"swp63": uplink("spine2", "swp2"), "swp64": uplink("spine2", "swp1")}
+	r.sim.SetInterfaces(func() map[string]any { return nbs })
+	r.sim.SetBGPNeighbors(func() map[string]any {
+		out := map[string]any{}
+		for _, port := range []string{"swp63", "swp64"} {
+			out[port] = map[string]any{"state": "established", "remote-as": int64(65100), "peer-hostname": "spine2",
+				"address-family": map[string]any{"ipv4-unicast": map[string]any{"rx-prefix": int64(1)}}}
+		}
+		return out
+	})
+	table := map[string]any{
+		"10.10.10.2/32": bgpRoute(installedFlags, map[string]string{"fe80::1": "swp63", "fe80::2": "swp64"}),
+	}
+	r.sim.SetRIB(func() map[string]any { return table })
+	rs, err := Check(context.Background(), inv, []inventory.Switch{*leaf1}, r.o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := find(rs, CheckRoutes, "10.10.10.2/32")
+	if x == nil || x.Status != readiness.Failed || x.Found != "bgp, installed, 2 next hops: swp63, swp64" {
+		t.Fatalf("spine2's loopback: %+v", x)
+	}
+	after := map[string]bool{}
+	for _, ref := range x.After.Refs() {
+		after[ref.String()] = true
+	}
+	for _, want := range []string{"leaf1 bgp swp63", "leaf1 lldp swp63", "leaf1 bgp swp64", "leaf1 lldp swp64"} {
+		if !after[want] {
+			t.Errorf("spine2's loopback follows from %v, not %s", x.After.Refs(), want)
+		}
+	}
+	var under string
+	for _, c := range readiness.Causes(rs) {
+		for _, e := range c.Explains {
+			if e == x.Ref() {
+				under = c.Ref.String()
+			}
+		}
+	}
+	if under != "leaf1 lldp swp63" {
+		t.Errorf("leaf1 routes 10.10.10.2/32 follows from %q, want leaf1 lldp swp63 (the miswired uplink)", under)
+	}
+}
