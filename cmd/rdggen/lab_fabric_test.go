@@ -24,7 +24,8 @@ import (
 // cabled by fabric.links. Apply to vCenter and the switches, and the
 // switches check clean: 0 failed, 0 could not tell. Each fabric fault is
 // then named by exactly one cause line, cause first (a swapped pair of
-// cables too: the first swapped port of leaf1), and `lab fault repair`
+// cables too: the first swapped port of leaf1; a pair swapped between two
+// leaves by the two cables' lines, with no finding standing alone), and `lab fault repair`
 // brings the fabric back to clean. lab down leaves nothing of the lab behind.
 func TestLabFabric(t *testing.T) {
 	t.Parallel()
@@ -83,6 +84,11 @@ func TestLabFabric(t *testing.T) {
 		// Two cables swapped at leaf1: one fault, one cause.
 		{[]string{"miswire", "leaf1:swp63", "leaf1:swp64"}, []string{"leaf1 lldp swp63"}, "leaf1 lldp swp63 (7 follow from it)",
 			[]string{"leaf1 swp63", "leaf1 swp64", "spine1 swp1", "spine2 swp1"}},
+		// Two cables swapped between leaf1 and leaf2: every finding
+		// follows from one of the two cables' LLDP findings (the routes
+		// with a next hop over a miswired uplink too), none stands alone.
+		{[]string{"miswire", "leaf1:swp63", "leaf2:swp64"}, []string{"spine1 lldp swp1", "spine2 lldp swp2"}, "spine1 lldp swp1 (33 follow from it); spine2 lldp swp2 (1 follows from it); then: ",
+			[]string{"leaf1 swp63", "leaf2 swp64", "spine1 swp1", "spine2 swp2"}},
 	} {
 		healthy := fabricState(t, st.Namespaces)
 		s.run(exitOK, append([]string{"lab", "fault"}, tc.fault...)...)
