@@ -30,6 +30,16 @@ func CheckFault(args []string) error {
 	return nil
 }
 
+// parseGbps reads link-speed's GBPS: 1-1600 Gb/s, with or without a G
+// ("100", "400G").
+func parseGbps(s string) (int, error) {
+	v, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSuffix(s, "G"), "g"))
+	if err != nil || v < 1 || v > 1600 {
+		return 0, fmt.Errorf("link-speed: %q: want a speed of 1-1600 Gb/s (100, 400G)", s)
+	}
+	return v, nil
+}
+
 // Faults are the control socket's requests (`rdggen lab fault`):
 //
 //	hide-gpu VM          the VM loses its last GPU passthrough device in vCenter, as if
@@ -47,7 +57,8 @@ func CheckFault(args []string) error {
 //	stop-bgp SWITCH      the switch's bgpd stops, as a crash would (fabricnet StopDaemon)
 //	link-down SWITCH:PORT the port set administratively down (ip link set down), its far end loses carrier
 //	link-speed SWITCH:PORT GBPS
-//	                     the port's link, both its ends, runs at GBPS (fabricnet SetSpeed)
+//	                     the port's link, both its ends, runs at GBPS (fabricnet SetSpeed),
+//	                     at most the speed the inventory plans for it (speedFault)
 //	repair               the fabric's faults undone: the cables not as planned cabled so
 //	                     again, ports up at their planned speeds, bgpd started where it
 //	                     stopped; what is as planned is left alone
