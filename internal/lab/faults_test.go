@@ -39,3 +39,27 @@ func TestSpeedFault(t *testing.T) {
 		}
 	}
 }
+
+// A value that is not one is refused before the lab is asked, as a usage
+// error: mtu's N, link-speed's GBPS.
+func TestCheckFaultValues(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string // "" accepted
+	}{
+		{[]string{"mtu", "leaf1:swp1", "abc"}, "mtu leaf1:swp1 abc: want HOST or SWITCH:PORT and an MTU of 68-9216 bytes"},
+		{[]string{"mtu", "gpu-1", "67"}, "mtu gpu-1 67: want HOST or SWITCH:PORT and an MTU of 68-9216 bytes"},
+		{[]string{"mtu", "gpu-1", "1500"}, ""},
+		{[]string{"link-speed", "leaf1:swp63", "fast"}, `link-speed: "fast": want a speed of 1-1600 Gb/s (100, 400G)`},
+		{[]string{"link-speed", "leaf1:swp63", "0"}, `link-speed: "0": want a speed of 1-1600 Gb/s (100, 400G)`},
+		{[]string{"link-speed", "leaf1:swp63", "400G"}, ""},
+	} {
+		got := ""
+		if err := CheckFault(tc.args); err != nil {
+			got = err.Error()
+		}
+		if got != tc.want {
+			t.Errorf("%q: %q, want %q (\"\": accepted)", tc.args, got, tc.want)
+		}
+	}
+}
