@@ -36,7 +36,8 @@ const usageLab = `Usage:
                         link-down SWITCH:PORT
                                              the port set administratively down
                         link-speed SWITCH:PORT GBPS
-                                             the port's link comes up at GBPS
+                                             the port's link comes up at GBPS, at most
+                                             its planned speed (a slower cable or optic)
                         repair               undo the fabric's faults (cabling, ports, speeds, bgpd)
   rdggen lab power-on|power-off [--dir DIR] [VM...]
                       power the VMs (default all) on or off, as a person does in

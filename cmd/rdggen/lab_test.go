@@ -867,3 +867,22 @@ func slotOf(ns string) int {
 	n, _ := strconv.Atoi(m[1])
 	return n
 }
+
+// A fault's bad value is a usage error (exit 2), as a wrong argument
+// count is, refused before any lab is asked: here none runs.
+func TestLabFaultBadValueIsUsage(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"mtu", "leaf1:swp1", "abc"}, "mtu leaf1:swp1 abc: want HOST or SWITCH:PORT and an MTU of 68-9216 bytes"},
+		{[]string{"link-speed", "leaf1:swp63", "fast"}, `link-speed: "fast": want a speed of 1-1600 Gb/s`},
+		{[]string{"mtu", "leaf1:swp1"}, `fault "mtu leaf1:swp1": the faults are`},
+	} {
+		code, _, errs := rdggen(t, append([]string{"lab", "fault", "--dir", dir}, tc.args...)...)
+		if code != exitUsage || !strings.Contains(errs, tc.want) {
+			t.Errorf("%q: exit %d, %s; want exit %d with %q", tc.args, code, errs, exitUsage, tc.want)
+		}
+	}
+}

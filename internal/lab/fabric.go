@@ -6,7 +6,6 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 
 	"github.com/rdggen/rdggen/internal/testing/fabricnet"
@@ -235,17 +234,21 @@ func (s *supervisor) fabricFault(args []string) (msg string, ok bool, err error)
 		}
 		return fmt.Sprintf("%s: port %s set administratively down (`ip link set down` on the switch, outside rdggen's configuration); its far end has no carrier", e.Switch, e.Port), true, nil
 	case args[0] == "link-speed" && len(args) == 3:
-		e, _, err := fb.end("link-speed", args[1])
+		e, sw, err := fb.end("link-speed", args[1])
 		if err != nil {
 			return "", true, err
 		}
-		gbps, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSuffix(args[2], "G"), "g"))
-		if err != nil || gbps < 1 || gbps > 1600 {
-			return "", true, fmt.Errorf("link-speed: %q: want a speed of 1-1600 Gb/s (100, 400G)", args[2])
+		gbps, err := parseGbps(args[2])
+		if err != nil {
+			return "", true, err
+		}
+		as, err := speedFault(fb.inv, sw, e.Port, gbps)
+		if err != nil {
+			return "", true, err
 		}
 		msg, err = fb.do(func() string {
 			fb.f.SetSpeed(e, gbps)
-			return fmt.Sprintf("%s: the link at %s came up at %dG (both its ends), as a slower cable or optic", e.Switch, e.Port, gbps)
+			return fmt.Sprintf("%s: the link at %s came up at %dG (both its ends), %s", e.Switch, e.Port, gbps, as)
 		})
 		return msg, true, err
 	case args[0] == "miswire" && len(args) == 3:
@@ -271,6 +274,40 @@ func (s *supervisor) fabricFault(args []string) (msg string, ok bool, err error)
 		return msg, true, err
 	}
 	return "", true, errUsage
+}
+
+// speedFault judges `link-speed SWITCH:PORT GBPS` against the speed inv
+// plans for the link on port (as switch sw's OS names it;
+// inventory.FabricPlan.LinkSpeed: the lower of both ends'): a link comes up
+// at most at the speed both its ends support, so a speed above the planned
+// one is refused, naming what it follows from. as says what the fault
+// stands for: a slower cable or optic, the planned speed itself, or
+// another cable when the inventory plans no speed for the port.
+func speedFault(inv *inventory.Inventory, sw *inventory.Switch, port string, gbps int) (as string, err error) {
+	fp := inv.FabricPlan()
+	var ports []inventory.Port
+	for _, u := range fp.Uplinks(sw.Name) {
+		ports = append(ports, u.Port)
+	}
+	for _, h := range fp.Hosts(sw.Name) {
+		ports = append(ports, h.Data.Port)
+	}
+	want, basis := 0, ""
+	for _, p := range ports {
+		if sw.PortName(p) == port {
+			want, basis = fp.LinkSpeed(sw, p)
+			break
+		}
+	}
+	switch {
+	case want == 0:
+		return "as with another cable or optic (the inventory plans no speed for this port)", nil
+	case gbps > want:
+		return "", fmt.Errorf("link-speed: %s %s: %dG is above the link's planned %d Gb/s (%s), the most both ends run at: a slower cable or optic is 1-%d", sw.Name, port, gbps, want, basis, want)
+	case gbps == want:
+		return fmt.Sprintf("its planned speed (%s)", basis), nil
+	}
+	return fmt.Sprintf("below its planned %d Gb/s, as with a slower cable or optic", want), nil
 }
 
 // stopBGPMessage is what `lab fault stop-bgp` says of switch sw in the

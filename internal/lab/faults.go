@@ -18,7 +18,9 @@ import (
 const FaultShapes = "hide-gpu VM | mtu HOST|SWITCH:PORT N | lose-answer SWITCH | miswire SWITCH:PORT SWITCH:PORT | stop-bgp SWITCH | link-down SWITCH:PORT | link-speed SWITCH:PORT GBPS | repair"
 
 // CheckFault refuses, before anything is sent, a fault a person cannot
-// stage: an unknown name or the wrong number of arguments (FaultShapes).
+// stage: an unknown name, the wrong number of arguments (FaultShapes) or a
+// value that is not one (mtu's N, link-speed's GBPS): usage errors, which
+// need no lab to tell.
 func CheckFault(args []string) error {
 	n := map[string]int{"hide-gpu": 2, "mtu": 3, "lose-answer": 2, "miswire": 3, "stop-bgp": 2, "link-down": 2, "link-speed": 3, "repair": 1}
 	if len(args) == 0 || n[args[0]] == 0 {
@@ -27,7 +29,34 @@ func CheckFault(args []string) error {
 	if len(args) != n[args[0]] {
 		return fmt.Errorf("fault %q: the faults are %s", strings.Join(args, " "), FaultShapes)
 	}
-	return nil
+	var err error
+	switch args[0] {
+	case "mtu":
+		_, err = parseMTU(args[1], args[2])
+	case "link-speed":
+		_, err = parseGbps(args[2])
+	}
+	return err
+}
+
+// parseMTU reads mtu's N for target (HOST or SWITCH:PORT): 68-9216 bytes,
+// IPv4's least (RFC 791) to the switches' largest.
+func parseMTU(target, n string) (int, error) {
+	v, err := strconv.Atoi(n)
+	if err != nil || v < 68 || v > 9216 {
+		return 0, fmt.Errorf("mtu %s %s: want HOST or SWITCH:PORT and an MTU of 68-9216 bytes", target, n)
+	}
+	return v, nil
+}
+
+// parseGbps reads link-speed's GBPS: 1-1600 Gb/s, with or without a G
+// ("100", "400G").
+func parseGbps(s string) (int, error) {
+	v, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSuffix(s, "G"), "g"))
+	if err != nil || v < 1 || v > 1600 {
+		return 0, fmt.Errorf("link-speed: %q: want a speed of 1-1600 Gb/s (100, 400G)", s)
+	}
+	return v, nil
 }
 
 // Faults are the control socket's requests (`rdggen lab fault`):
@@ -47,7 +76,8 @@ func CheckFault(args []string) error {
 //	stop-bgp SWITCH      the switch's bgpd stops, as a crash would (fabricnet StopDaemon)
 //	link-down SWITCH:PORT the port set administratively down (ip link set down), its far end loses carrier
 //	link-speed SWITCH:PORT GBPS
-//	                     the port's link, both its ends, runs at GBPS (fabricnet SetSpeed)
+//	                     the port's link, both its ends, runs at GBPS (fabricnet SetSpeed),
+//	                     at most the speed the inventory plans for it (speedFault)
 //	repair               the fabric's faults undone: the cables not as planned cabled so
 //	                     again, ports up at their planned speeds, bgpd started where it
 //	                     stopped; what is as planned is left alone
@@ -66,9 +96,9 @@ func (s *supervisor) fault(args []string) (string, error) {
 		return s.hideGPU(args[1])
 	case args[0] == "mtu" && len(args) == 3:
 		sw, port, ok := strings.Cut(args[1], ":")
-		n, err := strconv.Atoi(args[2])
-		if err != nil || n < 68 || n > 9216 {
-			return "", fmt.Errorf("mtu %s %s: want HOST or SWITCH:PORT and an MTU of 68-9216 bytes", args[1], args[2])
+		n, err := parseMTU(args[1], args[2])
+		if err != nil {
+			return "", err
 		}
 		if !ok {
 			return s.hostMTU(args[1], n)

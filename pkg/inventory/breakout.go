@@ -247,8 +247,9 @@ type portUser struct {
 // highest lane cabled. It refuses a lane beyond the model's modes (8x on a
 // model without it), a lane beyond the mode written, two modes for one
 // port, a split port whose parent carries a host or an uplink, a split of
-// a port that does not split, and a host faster than its lane. It runs
-// after the hosts and links are resolved.
+// a port that does not split, and a host faster than its lane. A lane no
+// model has (beyond MaxLanes) is switchPort's finding alone. It runs after
+// the hosts and links are resolved.
 func (c *checker) breakouts() {
 	inv := c.inv
 	users := make([]map[int][]portUser, len(inv.Switches))
@@ -258,6 +259,9 @@ func (c *checker) breakouts() {
 		users[i] = map[int][]portUser{}
 	}
 	add := func(sw string, u portUser) {
+		if u.port.Lane > MaxLanes || u.port.Lane > 0 && u.port.Module != 1 {
+			return // no lane of any model: switchPort's one finding
+		}
 		if i, ok := at[sw]; ok && u.port.Number > 0 {
 			users[i][u.port.Number] = append(users[i][u.port.Number], u)
 		}

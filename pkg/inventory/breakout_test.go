@@ -145,8 +145,16 @@ func TestBreakoutFindings(t *testing.T) {
 			}
 		})
 	}
+	// A lane no model has (swp1s8, lane 9) is one finding, the lane range
+	// of every model, not a second that asks for a 16x model.
+	src := strings.Replace(sn5600YAML, "port: swp1s2}}", "port: swp1s8}}", 1)
+	_, err := Load("s4.yaml", []byte(src))
+	rep, _ := err.(*Report)
+	if rep == nil || len(rep.Findings) != 1 || rep.Findings[0].String() != "s4.yaml:16:77: hosts[2].data.port: swp1s8: a split port has lanes 1–8 (Cumulus s0–s7): Spectrum ports break out into 2, 4 or 8" {
+		t.Errorf("lane 9: want its one finding, got:\n%v", err)
+	}
 	// SFP ports do not split.
-	src := strings.Replace(baseYAML, "model: SN2100", "model: SN2410", 1)
+	src = strings.Replace(baseYAML, "model: SN2100", "model: SN2410", 1)
 	src = strings.Replace(src, "port: 1/1}", "port: 1/1/1}", 1)
 	if _, err := Load("mini.yaml", []byte(src)); err == nil || !strings.Contains(err.Error(), "hosts[0].data.port: sw1 1/1 does not split: of the SN2410 only ports 1/49–1/56 break out") {
 		t.Errorf("a lane of an SFP port: %v", err)

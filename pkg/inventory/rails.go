@@ -425,7 +425,19 @@ func (c *checker) railRules() {
 		rail     int
 	}
 	byPort := map[cable]owner{}
-	byPF := map[string]cable{}
+	// byPF is, per ESXi host and PF, the first rail that names it: its
+	// cable, host and rail.
+	type pfUse struct {
+		cable
+		host, rail int
+	}
+	byPF := map[string]pfUse{}
+	portName := func(k cable) string {
+		if sw := inv.Switch(k.sw); sw != nil {
+			return k.sw + " " + sw.PortName(k.port)
+		}
+		return k.sw + " " + k.port.String()
+	}
 	shared := map[string]bool{} // leaves already warned about
 	for i := range inv.Hosts {
 		h := &inv.Hosts[i]
@@ -442,10 +454,7 @@ func (c *checker) railRules() {
 			}
 			k := cable{r.Switch, r.Port}
 			at := c.railPath(i, r.Index) + ".port"
-			shown := r.Switch + " " + r.Port.String()
-			if sw := inv.Switch(r.Switch); sw != nil {
-				shown = r.Switch + " " + sw.PortName(r.Port)
-			}
+			shown := portName(k)
 			if o, ok := byPort[k]; ok {
 				switch {
 				case o.esxi != h.ESXi || o.pf != r.PF:
@@ -460,14 +469,26 @@ func (c *checker) railRules() {
 			}
 			if r.PF != "" && h.ESXi != "" {
 				key := h.ESXi + "\x00" + r.PF
-				if prev, ok := byPF[key]; ok && prev != k && r.Index > 0 {
-					c.errf(at, "%s of ESXi host %s is cabled to %s %s (another VM's rail names it): one PF, one cable", r.PF, h.ESXi, prev.sw, prev.port)
+				if prev, ok := byPF[key]; ok && prev.cable != k && r.Index > 0 {
+					holder := fmt.Sprintf("rail %d of VM %s (hosts[%d]) names it", prev.rail, vmName(&inv.Hosts[prev.host]), prev.host)
+					if prev.host == i {
+						holder = fmt.Sprintf("rail %d of this VM, %s, names it", prev.rail, vmName(h))
+					}
+					c.errf(at, "%s of ESXi host %s is cabled to %s (%s): one PF, one cable", r.PF, h.ESXi, portName(prev.cable), holder)
 				} else if !ok {
-					byPF[key] = k
+					byPF[key] = pfUse{k, i, r.Index}
 				}
 			}
 		}
 	}
+}
+
+// vmName is host h's vSphere VM name (hosts[].vm, default its name).
+func vmName(h *Host) string {
+	if h.VM != "" {
+		return h.VM
+	}
+	return h.Name
 }
 
 // leafRails derives the (leaf, rail) subnets of leaf i, sw, from the host

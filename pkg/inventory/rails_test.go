@@ -137,6 +137,12 @@ func TestRailsRules(t *testing.T) {
 			"hosts[0].data[1].pf", "25:9", "is required (the ESXi uplink of this rail's NIC port"},
 		{"shared pf", []string{", port: swp1, pf: vmnic5}", ", port: swp1, pf: vmnic4}"},
 			"hosts[0].data[1].pf", "25:64", "vmnic4 is also rail 0's physical function"},
+		// The PF's cable is named as the switch's OS names the port, with
+		// the VM and rail that name the PF first.
+		{"shared pf cabled twice", []string{", port: swp1, pf: vmnic5}", ", port: swp1, pf: vmnic4}"},
+			"hosts[0].data[1].port", "25:54", "vmnic4 of ESXi host esx-a is cabled to leaf0 swp1 (rail 0 of this VM, a, names it): one PF, one cable"},
+		{"pf of another VM's rail", []string{"esxi: esx-b", "esxi: esx-a"},
+			"hosts[1].data[1].port", "30:54", "vmnic5 of ESXi host esx-a is cabled to leaf1 swp1 (rail 1 of VM a (hosts[0]) names it): one PF, one cable"},
 		{"rail 0 pf not nic.pf", []string{"swp1}\n      - {address: 10.0.1.11", "swp1, pf: vmnic9}\n      - {address: 10.0.1.11"},
 			"hosts[0].data[0].pf", "24:64", "vmnic9 is not nic.pf vmnic4"},
 		{"bad interface", []string{"interface: ens256", "interface: \"a;b\""},

@@ -115,9 +115,9 @@ func (e *InputError) Error() string {
 	return "nccltopo: the topology is not valid:\n\t" + strings.Join(e.Problems, "\n\t")
 }
 
-// header is the comment Generate writes first: what made the file and that
+// Header is the comment Generate writes first: what made the file and that
 // its bus IDs are the guest's. NCCL skips comments (xmlGetNode).
-const header = `<!-- NCCL topology file written by rdggen (pkg/nccltopo). The bus IDs are
+const Header = `<!-- NCCL topology file written by rdggen (pkg/nccltopo). The bus IDs are
      the guest's own PCI addresses, as lspci shows them inside this VM, not
      the ESXi host's. Each ffff:ff:NN.0 bridge exists in no PCI tree: it
      tells NCCL that the GPUs and NICs under it share one PCIe switch. -->
@@ -144,7 +144,7 @@ func Generate(t Topology) ([]byte, error) {
 	}
 
 	var b bytes.Buffer
-	b.WriteString(header)
+	b.WriteString(Header)
 	b.WriteString(`<system version="1"`)
 	if t.Name != "" {
 		fmt.Fprintf(&b, ` name="%s"`, t.Name)

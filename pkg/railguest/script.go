@@ -49,12 +49,14 @@ type Var struct {
 
 // Vars are the variables topo_build and topo_write read for host h, in
 // order: topo_skel (SkeletonPath), topo_out (nccltopo.DefaultPath),
-// topo_gpus (the VM's GPU count) and topo_rails, one line per rail in rail
-// order, "<rail> <interface> <MAC address>" with "-" for a rail found by
-// its interface's name (macs as for VM). Every word is a number, a Go
-// constant, an interface name held to the inventory's grammar or a MAC
-// address Go wrote in canonical form, so none holds white space or a
-// character the script would read as anything but itself.
+// topo_head (nccltopo.Header, the file's first lines, which the skeleton
+// does not hold), topo_gpus (the VM's GPU count) and topo_rails, one line
+// per rail in rail order, "<rail> <interface> <MAC address>" with "-" for a
+// rail found by its interface's name (macs as for VM). Every word of
+// topo_rails is a number, an interface name held to the inventory's
+// grammar or a MAC address Go wrote in canonical form, so none holds white
+// space or a character the script would read as anything but itself; the
+// others are Go constants.
 func Vars(inv *inventory.Inventory, h *inventory.Host, macs []string) []Var {
 	var b strings.Builder
 	for r, rail := range h.Rails {
@@ -67,6 +69,7 @@ func Vars(inv *inventory.Inventory, h *inventory.Host, macs []string) []Var {
 	return []Var{
 		{"topo_skel", SkeletonPath},
 		{"topo_out", nccltopo.DefaultPath},
+		{"topo_head", nccltopo.Header},
 		{"topo_gpus", strconv.Itoa(len(h.GPUs))},
 		{"topo_rails", b.String()},
 	}

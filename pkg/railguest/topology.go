@@ -110,9 +110,10 @@ func railLabel(inv *inventory.Inventory, r int) string {
 	return "rail " + strconv.Itoa(r) + " " + inv.Horovod.RailHCA(r)
 }
 
-// skeletonNote is the comment Skeleton puts after nccltopo's header; the
-// boot script copies the header and leaves this out.
-const skeletonNote = `<!-- Skeleton of this VM's topology file (rdggen, pkg/railguest): which GPUs
+// skeletonNote is the comment Skeleton writes first, in place of
+// nccltopo's header, which would call the skeleton NCCL's file; the boot
+// script writes nccltopo.Header (topo_head) in its place.
+const skeletonNote = `<!-- Skeleton of this VM's NCCL topology file (rdggen, pkg/railguest): which GPUs
      and which rail's VF share a PCIe switch. It is not NCCL's file: at every
      boot ` + ScriptPath + ` writes
      ` + nccltopo.DefaultPath + ` from it and this
@@ -129,8 +130,8 @@ const skeletonNote = `<!-- Skeleton of this VM's topology file (rdggen, pkg/rail
 // order, then the rail's VF, labelled "GPU g" and "rail r mlx5_r") under
 // one placeholder CPU (NUMA node 0, CPU 0, x86_64, AuthenticAMD: the
 // shortest <cpu> Generate writes), with placeholder bus IDs and classes
-// (Class3D, ClassEthernet), followed by a comment that says so. It passes
-// nccltopo.Validate. An error names why the VM gets no topology file: one
+// (Class3D, ClassEthernet), headed by a comment that says so instead of
+// nccltopo.Header. It passes nccltopo.Validate. An error names why the VM gets no topology file: one
 // rail or no GPU (it wraps ErrNotNeeded), or a GPU or NIC model whose PCIe
 // link rdggen does not know (a *ModelError).
 func Skeleton(inv *inventory.Inventory, h *inventory.Host) ([]byte, error) {
@@ -152,8 +153,7 @@ func Skeleton(inv *inventory.Inventory, h *inventory.Host) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", h.Name, err)
 	}
-	i := bytes.Index(out, []byte("-->\n")) + len("-->\n")
-	return slices.Concat(out[:i], []byte(skeletonNote), out[i:]), nil
+	return slices.Concat([]byte(skeletonNote), bytes.TrimPrefix(out, []byte(nccltopo.Header))), nil
 }
 
 // Facts is what a guest shows of itself for its topology file: what the

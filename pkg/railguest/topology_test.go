@@ -34,11 +34,16 @@ func TestSkeleton(t *testing.T) {
 			"      <pci busid=\"fffe:05:00.0\" class=\"0x030200\" link_speed=\"32.0 GT/s PCIe\" link_width=\"16\"/>  <!-- GPU 5 -->\n" +
 			"      <pci busid=\"fffd:02:00.0\" class=\"0x020000\" link_speed=\"32.0 GT/s PCIe\" link_width=\"16\"/>  <!-- rail 2 mlx5_2 -->\n" +
 			"    </pci>\n",
-		"<!-- Skeleton of this VM's topology file",
 	} {
 		if !strings.Contains(s, w) {
 			t.Errorf("no\n%s\nin\n%s", w, s)
 		}
+	}
+	// One header, the skeleton's: nccltopo's, which calls the file NCCL's,
+	// is the boot script's to write.
+	head, _, _ := strings.Cut(s, "<system ")
+	if !strings.HasPrefix(s, "<!-- Skeleton of this VM's NCCL topology file") || strings.Count(head, "<!--") != 1 || strings.Contains(s, nccltopo.Header) {
+		t.Errorf("the skeleton's header is not its one comment:\n%s", head)
 	}
 	// rails-shared: A100s (Gen4) and ConnectX-6 (Gen4), 2 GPUs per rail.
 	shared := load(t, "rails-shared")

@@ -41,7 +41,9 @@ const (
 	// (inventory.FabricPlan.LinkSpeed); a slower or faster link fails
 	// naming both ends, a speed that is not shown is Unknown. An
 	// administratively down port's fix is `nv set interface swpN link state
-	// up`.
+	// up` when the applied configuration does not set it up; when it does,
+	// the port was set down outside NVUE and the fix says so (`sudo ip link
+	// set swpN up` on the switch, then the cable and the far end).
 	CheckLink = "link"
 	// CheckMTU reads the port's operational MTU: passed when it equals the
 	// intent's (the data MTU with its L2 margin, pkg/cumulus), fix `nv set
@@ -112,7 +114,10 @@ type checker struct {
 	sw     inventory.Switch
 	c      *Client
 	intent Tree
-	rs     []readiness.Result
+	// applied is the switch's applied configuration (GET
+	// /nvue_v1/?rev=applied).
+	applied Tree
+	rs      []readiness.Result
 }
 
 func (k *checker) pass(check, subject, found string) {
@@ -138,7 +143,7 @@ func checkSwitch(ctx context.Context, inv *inventory.Inventory, fp *inventory.Fa
 	if t.client != nil {
 		defer t.client.Close()
 	}
-	k := &checker{ctx: ctx, inv: inv, fp: fp, sw: sw, c: t.client, intent: t.intent}
+	k := &checker{ctx: ctx, inv: inv, fp: fp, sw: sw, c: t.client, intent: t.intent, applied: t.applied}
 	if t.res.Err != nil && len(t.res.Awaiting) == 0 {
 		k.unsure(CheckConnect, "", t.res.errText())
 		return k.rs, t.res.errText()
@@ -459,6 +464,19 @@ func (k *checker) link(p inventory.Port, link map[string]any, u *inventory.Uplin
 				k.after(portRef(u.Peer, CheckLink, u.PeerPort))
 			}
 		}
+	case admin == "down" && k.appliedUp(name):
+		// NVUE's configuration says up, so `nv set … link state up`
+		// changes nothing: the port was set down outside NVUE, which
+		// does not track Linux commands such as ip link set or ifdown
+		// (Cumulus Linux user guide, "NVUE CLI"), and NVUE documents no
+		// action that brings a port up.
+		cable := "the cable and the host's NIC (its data port)"
+		if u != nil {
+			cable = fmt.Sprintf("the cable to %s and that port there (fabric.links[%d])", peerEnd(*u), u.Link)
+		}
+		k.fail(CheckLink, name, "administratively down", "up", fmt.Sprintf(
+			"NVUE's applied configuration already sets %s up (`nv set interface %s link state up` changes nothing): the port was set down outside NVUE (`ip link set %s down` or `ifdown %s` on the switch); bring it up there with `sudo ip link set %s up`, and if it stays without link, check %s",
+			name, name, name, name, name, cable))
 	case admin == "down":
 		k.fail(CheckLink, name, "administratively down", "up", cumulus.NVCommand([]string{"interface", name, "link", "state", "up"}, map[string]any{})+applyFix)
 	default:
@@ -469,6 +487,17 @@ func (k *checker) link(p inventory.Port, link map[string]any, u *inventory.Uplin
 			k.after(portRef(u.Peer, CheckLink, u.PeerPort))
 		}
 	}
+}
+
+// appliedUp tells whether the switch's applied configuration sets port
+// name's link state up (`interface swpN link state up`, the form rdggen
+// writes: docs/rules.md).
+func (k *checker) appliedUp(name string) bool {
+	st, _ := cumulus.Lookup(k.applied, []string{"interface", name, "link", "state"})
+	m, _ := st.(map[string]any)
+	_, up := m["up"]
+	_, down := m["down"]
+	return up && !down
 }
 
 // hostNames names the hosts on port p ("h11 (esx-11.example vmnic4)").

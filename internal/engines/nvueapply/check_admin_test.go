@@ -49,7 +49,11 @@ func TestCheckLinkAdminDownIsTheCause(t *testing.T) {
 	for _, r := range links {
 		byRef[r.Ref().String()] = r
 	}
-	if r := byRef["leaf2 link swp63"]; r.Found != "administratively down" || r.Fix != "nv set interface swp63 link state up && nv config apply" {
+	// NVUE's applied configuration says up (the intent's `link state
+	// up`): an nv set changes nothing, the fix is outside NVUE.
+	wantFix := "NVUE's applied configuration already sets swp63 up (`nv set interface swp63 link state up` changes nothing): the port was set down outside NVUE " +
+		"(`ip link set swp63 down` or `ifdown swp63` on the switch); bring it up there with `sudo ip link set swp63 up`, and if it stays without link, check the cable to spine1 swp2 and that port there (fabric.links[2])"
+	if r := byRef["leaf2 link swp63"]; r.Found != "administratively down" || r.Fix != wantFix {
 		t.Errorf("leaf2 swp63: %s", r.Line())
 	}
 	if r := byRef["spine1 link swp2"]; r.Found != "down (down)" {
