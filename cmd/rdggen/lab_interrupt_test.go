@@ -95,7 +95,7 @@ func TestLabInterrupted(t *testing.T) {
 	case <-time.After(90 * time.Second):
 		t.Fatalf("lab up still runs 90 s after SIGINT\n%s%s", stdout.String(), stderr.String())
 	}
-	t.Logf("lab up exited %.1f s after SIGINT (the supervisor held netnstest slot %d)", time.Since(sent).Seconds(), slot)
+	t.Logf("lab up exited %.1f s after SIGINT (the supervisor held netnstest slot %d):\n%s%s", time.Since(sent).Seconds(), slot, stdout.String(), stderr.String())
 	out, errs := stdout.String(), stderr.String()
 	if code := cmd.ProcessState.ExitCode(); code != exitFailed || strings.Contains(out, "lab up in ") ||
 		!strings.Contains(errs, "rdggen: interrupted: lab up stopped before the lab was ready; what it had started and made is removed (above), nothing of the lab runs") ||
