@@ -61,8 +61,10 @@ which a namespace has not: lab up says what is not simulated, and why. What appl
 the switches lives in the lab's memory and is gone with lab down.
 
 lab up writes into DIR (default ./rdg-lab, mode 0700; an existing DIR must be
-yours and writable by no one else, and, unless a lab ran there, hold nothing at
-the names below; each file is created anew, mode 0600, never through a link):
+yours and writable by no one else, every directory above it root's or yours and
+writable by no one else unless sticky like /tmp, and, unless a lab ran there,
+DIR must hold nothing at the names below; each file is created anew, mode 0600,
+never through a link):
   lab.yaml        the inventory with vcenter and every switch's mgmt pointing at
                   its stand-in (comments kept)
   env             GOVC_URL, GOVC_USERNAME, GOVC_PASSWORD, GOVC_TLS_CA_CERTS and
@@ -87,7 +89,11 @@ lab down or lab up in the same DIR; lab up replaces a lab running in DIR.
 One lab up or down at a time per DIR: another one exits 3 at once.
 See docs/lab.md.
 
-Exit status: 0 done, 2 usage error, 3 the lab could not start, stop or take the fault.
+lab up stops at SIGINT (Ctrl-C) or SIGTERM: it removes what it had started
+and made, as lab down does, and exits 3.
+
+Exit status: 0 done, 2 usage error, 3 the lab could not start, stop or take the
+fault, or lab up was interrupted.
 `
 
 func cmdLab(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -151,7 +157,22 @@ func cmdLab(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "rdggen: lab up: %v\n", err)
 			return exitFailed
 		}
-		st, err := lab.Up(lab.UpOptions{Inventory: *file, Dir: *dir, Exe: exe, Env: os.Environ(), Log: stdout, NoHosts: *noHosts})
+		st, err := lab.Up(ctx, lab.UpOptions{Inventory: *file, Dir: *dir, Exe: exe, Env: os.Environ(), Log: stdout, NoHosts: *noHosts})
+		var ie *lab.Interrupted
+		if errors.As(err, &ie) {
+			// SIGINT or SIGTERM (main's ctx): Up stopped and removed what
+			// it had started; say what, as lab down does.
+			for _, g := range ie.Removed {
+				fmt.Fprintf(stdout, "removed %s\n", quote.Terminal(g))
+			}
+			if ie.Err != nil {
+				fmt.Fprintf(stderr, "rdggen: interrupted: lab up stopped before the lab was ready; removing what it had started failed: %s; rdggen lab down --dir %s removes the rest\n",
+					quote.Terminal(ie.Err.Error()), quote.Sh(*dir))
+				return exitFailed
+			}
+			fmt.Fprintln(stderr, "rdggen: interrupted: lab up stopped before the lab was ready; what it had started and made is removed (above), nothing of the lab runs")
+			return exitFailed
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "rdggen: lab up: %s\n", quote.Terminal(err.Error()))
 			return exitFailed

@@ -24,6 +24,7 @@ package lab
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,10 +33,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/rdggen/rdggen/internal/atomicfile"
 	"github.com/rdggen/rdggen/internal/ownfs"
@@ -80,6 +84,30 @@ const (
 // ErrBusy is the error of Up and Down when another lab up or lab down holds
 // the directory's lock.
 var ErrBusy = errors.New("another rdggen lab up or lab down is under way")
+
+// Interrupted is Up's error when its context ends (the CLI's SIGINT or
+// SIGTERM) before the lab is ready: Up stopped where it was and removed
+// what it had started and made, as Down does.
+type Interrupted struct {
+	// Cause is the context's error (context.Canceled).
+	Cause error
+	// Removed is what Up removed, one line each as Down returns them: the
+	// supervisor (which stops its simulators, namespace hosts, dockerds
+	// and the fabric's daemons and deletes their namespaces), the files
+	// and directories it made. Empty when it had made nothing yet.
+	Removed []string
+	// Err is what could not be removed (nil: everything was).
+	Err error
+}
+
+func (e *Interrupted) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("lab up interrupted (%v) before the lab was ready; removing what it had started failed: %v", e.Cause, e.Err)
+	}
+	return fmt.Sprintf("lab up interrupted (%v) before the lab was ready; what it had started and made is removed", e.Cause)
+}
+
+func (e *Interrupted) Unwrap() error { return e.Cause }
 
 // files are every file a lab writes into its directory, in the order Down
 // removes them: the switch OSes' CA files (switchos.Lab.CAFile, e.g. the
@@ -161,6 +189,12 @@ type UpOptions struct {
 // Up cleans up whatever a previous lab left in o.Dir, starts the
 // supervisor and waits until it is ready and every endpoint answers.
 //
+// When ctx ends before the lab is ready, Up stops where it is and removes
+// what it started and made, as Down does (the supervisor's process group
+// is sent SIGTERM and waited for, the files are removed, and the
+// directories Up made, when empty): the error is an *Interrupted that says
+// what went. A directory that existed before is kept, with what it held.
+//
 // One lab per directory: Up holds the directory's lock (FileLock) from
 // before it changes anything in the directory until the lab is ready or
 // removed again, and fails at once (ErrBusy, having changed nothing) when
@@ -171,13 +205,17 @@ type UpOptions struct {
 // rule of internal/ownfs; docs/lab.md promises a directory of mode 0700 and
 // files of mode 0600): anyone else able to write it could plant symbolic
 // links for root's lab to write the switches' passwords through, or read
-// them. Such a directory is refused before anything is written or started,
+// them. Every directory above it must be root's or the user's and writable
+// by no one else unless sticky (ownfs.CheckAncestors): anyone else able to
+// write one could move the lab directory away and put their own in its
+// place, whose vcenter-ca.pem and known_hosts the env file would trust.
+// Such a directory is refused before anything is written or started,
 // and so is a directory that is not a lab's (no FileLock, no FilePID) and
 // holds something at one of the lab's names. The lab's files are created
 // anew (O_CREAT|O_EXCL|O_NOFOLLOW, or a temporary file renamed into place),
 // after whatever a previous lab left at their names is removed: nothing is
 // written through a link.
-func Up(o UpOptions) (*State, error) {
+func Up(ctx context.Context, o UpOptions) (*State, error) {
 	if o.Timeout <= 0 {
 		o.Timeout = 3 * time.Minute
 	}
@@ -196,6 +234,10 @@ func Up(o UpOptions) (*State, error) {
 	if err := checkDir(dir); err != nil {
 		return nil, err
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, &Interrupted{Cause: err}
+	}
+	made := missing(dir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
@@ -213,7 +255,7 @@ func Up(o UpOptions) (*State, error) {
 		return nil, err
 	}
 	defer lk.Close()
-	gone, err := down(dir, false)
+	gone, err := down(dir, false, nil)
 	if err != nil {
 		return nil, fmt.Errorf("cleaning up the previous lab in %s: %w", dir, err)
 	}
@@ -221,8 +263,14 @@ func Up(o UpOptions) (*State, error) {
 		fmt.Fprintf(logw, "cleaned up a previous lab: %s\n", g)
 	}
 	fail := func(err error) (*State, error) {
-		_, _ = down(dir, true)
+		gone, derr := down(dir, true, made)
+		if ctx.Err() != nil {
+			return nil, &Interrupted{Cause: ctx.Err(), Removed: gone, Err: derr}
+		}
 		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return fail(err)
 	}
 	logf, err := atomicfile.New(filepath.Join(dir, FileLog), 0o600)
 	if err != nil {
@@ -253,6 +301,9 @@ func Up(o UpOptions) (*State, error) {
 	go func() { exited <- cmd.Wait() }()
 	deadline := time.After(o.Timeout)
 	for {
+		if ctx.Err() != nil {
+			return fail(ctx.Err())
+		}
 		if st, err := ReadState(dir); err == nil && st.PID == cmd.Process.Pid {
 			if err := st.probe(); err != nil {
 				return fail(err)
@@ -260,6 +311,8 @@ func Up(o UpOptions) (*State, error) {
 			return st, nil
 		}
 		select {
+		case <-ctx.Done():
+			return fail(ctx.Err())
 		case err := <-exited:
 			msg := tail(filepath.Join(dir, FileLog))
 			return fail(fmt.Errorf("the supervisor exited (%v) before the lab was ready:\n%s", err, msg))
@@ -341,15 +394,25 @@ func ReadStatus(dir string) (*Status, error) {
 // after 30 s), deletes its files and, when it is then empty, the directory.
 // It returns what it removed, one line each. A directory without a lab (no
 // FileLock, no FilePID) is not an error: nothing is removed. A directory
-// that is not the user's own (Up's rule) is refused, untouched; so is one
-// whose lock another lab up or lab down holds (ErrBusy).
+// whose lock another lab up or lab down holds is refused (ErrBusy).
+//
+// A directory Up's rule refuses (not the user's own, or below a directory
+// another user could move it out of: checkDir) is left untouched: nothing
+// in it is read, and no file is removed through a path someone else may
+// have redirected. The lab's supervisor is stopped all the same when it
+// can be told safely, without the directory: a process of the user's own
+// (its effective uid) that leads its own session and whose command line
+// is `lab serve --dir DIR` (supervisorsOf). The error then says which
+// process was stopped and where its directory is now (the supervisor's
+// working directory, which follows the directory when it is renamed), so
+// that the user removes the files there.
 func Down(dir string) ([]string, error) {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
 	}
 	if err := checkDir(dir); err != nil {
-		return nil, err
+		return stopRefused(dir, err)
 	}
 	if !isLab(dir) {
 		return nil, nil
@@ -359,31 +422,114 @@ func Down(dir string) ([]string, error) {
 		return nil, err
 	}
 	defer lk.Close()
-	return down(dir, true)
+	return down(dir, true, []string{dir})
+}
+
+// stopRefused is Down for a directory checkDir refused (refused): the
+// supervisors of dir that supervisorsOf finds are stopped, nothing in dir
+// is touched. With no supervisor found the error is refused alone.
+func stopRefused(dir string, refused error) ([]string, error) {
+	var gone, where []string
+	var errs []error
+	for _, pid := range supervisorsOf(dir) {
+		cwd, _ := os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid))
+		if err := stopSupervisor(pid); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		gone = append(gone, fmt.Sprintf("process %d (rdggen lab serve --dir %s, found by its command line; with it its simulators, namespaces and daemons)", pid, dir))
+		gone = append(gone, removeOrphans(pid)...)
+		if cwd != "" && !slices.Contains(where, cwd) {
+			where = append(where, cwd)
+		}
+	}
+	if len(gone) == 0 && len(errs) == 0 {
+		return nil, refused
+	}
+	msg := "the lab's supervisor was stopped all the same, but no file was removed"
+	if len(where) > 0 {
+		msg += fmt.Sprintf(": its directory was %s when it stopped (lab up made it, mode 0700); check that it is, then remove it yourself (rm -r)", strings.Join(where, ", "))
+	}
+	return gone, errors.Join(append([]error{fmt.Errorf("%w; %s", refused, msg)}, errs...)...)
+}
+
+// supervisorsOf finds, without reading dir, the lab supervisors of dir
+// that may be stopped safely: processes of the user running rdggen (their
+// effective uid, /proc/PID/status), each leading its own session (lab up
+// starts it with setsid, so that SIGTERM to its process group reaches
+// what it started and nothing else), whose command line is `lab serve
+// --dir DIR` (isSupervisor). Another user's process is never one.
+func supervisorsOf(dir string) []int {
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	var out []int
+	for _, p := range procs {
+		pid, err := strconv.Atoi(filepath.Base(p))
+		if err != nil || !isSupervisor(pid, dir) {
+			continue
+		}
+		status, err := os.ReadFile(p + "/status")
+		if err != nil {
+			continue
+		}
+		euid := -1
+		for _, l := range strings.Split(string(status), "\n") {
+			if f := strings.Fields(l); len(f) >= 3 && f[0] == "Uid:" {
+				euid, _ = strconv.Atoi(f[2])
+			}
+		}
+		if euid != os.Geteuid() {
+			continue
+		}
+		if sid, err := unix.Getsid(pid); err != nil || sid != pid {
+			continue
+		}
+		out = append(out, pid)
+	}
+	return out
+}
+
+// stopSupervisor sends SIGTERM to the supervisor's process group and waits
+// until it is gone (SIGKILL after 30 s).
+func stopSupervisor(pid int) error {
+	_ = syscall.Kill(-pid, syscall.SIGTERM)
+	// 30 s: stopping every host's dockerd and sshd and deleting the
+	// namespaces and the fabric's daemons takes a few seconds, more on
+	// a busy machine; a supervisor killed halfway leaves its slot to
+	// removeOrphans.
+	deadline := time.Now().Add(30 * time.Second)
+	for alive(pid) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if alive(pid) {
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+		for i := 0; alive(pid) && i < 100; i++ {
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	if alive(pid) {
+		return fmt.Errorf("the supervisor (pid %d) does not stop", pid)
+	}
+	return nil
+}
+
+// missing lists dir and the directories above it that do not exist,
+// deepest first: those os.MkdirAll(dir) makes.
+func missing(dir string) []string {
+	var out []string
+	for d := dir; !exists(d) && d != filepath.Dir(d); d = filepath.Dir(d) {
+		out = append(out, d)
+	}
+	return out
 }
 
 // down is Down under the lock: the supervisor stopped and the lab's files
-// removed; with all, the lock file and the directory (when empty) too.
-func down(dir string, all bool) ([]string, error) {
+// removed; with all, the lock file too, then each of dirs (deepest first)
+// that is empty: Down's directory, or those Up made.
+func down(dir string, all bool, dirs []string) ([]string, error) {
 	var gone []string
 	if pid := readPID(dir); pid > 0 && isSupervisor(pid, dir) {
-		_ = syscall.Kill(-pid, syscall.SIGTERM)
-		// 30 s: stopping every host's dockerd and sshd and deleting the
-		// namespaces and the fabric's daemons takes a few seconds, more on
-		// a busy machine; a supervisor killed halfway leaves its slot to
-		// removeOrphans below.
-		deadline := time.Now().Add(30 * time.Second)
-		for alive(pid) && time.Now().Before(deadline) {
-			time.Sleep(20 * time.Millisecond)
-		}
-		if alive(pid) {
-			_ = syscall.Kill(-pid, syscall.SIGKILL)
-			for i := 0; alive(pid) && i < 100; i++ {
-				time.Sleep(20 * time.Millisecond)
-			}
-		}
-		if alive(pid) {
-			return gone, fmt.Errorf("the supervisor (pid %d) does not stop", pid)
+		if err := stopSupervisor(pid); err != nil {
+			return gone, err
 		}
 		gone = append(gone, fmt.Sprintf("process %d (rdggen lab serve)", pid))
 	}
@@ -433,20 +579,34 @@ func down(dir string, all bool) ([]string, error) {
 	if err := os.Remove(filepath.Join(dir, FileLock)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		errs = append(errs, err)
 	}
-	if err := os.Remove(dir); err == nil {
-		gone = append(gone, "directory "+dir)
+	for _, d := range dirs {
+		if err := os.Remove(d); err == nil {
+			gone = append(gone, "directory "+d)
+		}
 	}
 	return gone, errors.Join(errs...)
 }
 
 // checkDir refuses a lab directory that is not the user's own (ownfs.CheckDir:
 // a symbolic link, not a directory, another user's, or writable by its group
-// or others). A missing directory is fine (Up makes it, mode 0700).
+// or others), or one below a directory that would let another user move it
+// away and put their own in its place (ownfs.CheckAncestors: a directory
+// above it of another user than root and the caller, or writable by its
+// group or others without the sticky bit). A missing directory is fine (Up
+// makes it, mode 0700).
 func checkDir(dir string) error {
 	err := ownfs.CheckDir(dir)
 	var e *ownfs.Error
 	if errors.As(err, &e) {
 		return fmt.Errorf("lab directory %w: the lab writes the switches' passwords and its keys there, as the user running it, so the directory must be yours and writable by no one else (mode 0700 when lab up makes it); give another --dir", e)
+	}
+	if err != nil {
+		return err
+	}
+	err = ownfs.CheckAncestors(dir)
+	if errors.As(err, &e) {
+		return fmt.Errorf("lab directory %s refused: %w: someone else could move the lab directory away and put their own in its place, whose %s and %s the lab's %s file would then trust; %s; give another --dir",
+			dir, e, FileVCenterCA, FileKnownHosts, FileEnv, ownfs.AncestorRule)
 	}
 	return err
 }

@@ -1,9 +1,12 @@
 package lab
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -11,6 +14,7 @@ import (
 	"time"
 
 	_ "github.com/rdggen/rdggen/internal/golden"
+	"github.com/rdggen/rdggen/internal/ownfs"
 	"github.com/rdggen/rdggen/pkg/inventory"
 )
 
@@ -218,5 +222,158 @@ func TestStopBGPMessage(t *testing.T) {
 		"which the lab's simulated switch does not take: here `rdggen lab fault repair --dir '/tmp/my lab'` starts it again"
 	if got != want {
 		t.Errorf("stop-bgp says:\n %s\nwant\n %s", got, want)
+	}
+}
+
+// fakeSupervisor is an executable that stands in for `rdggen lab serve`:
+// a shell script that never becomes ready, so Up waits on it; its command
+// line names `lab serve --dir DIR` as the real one's does, and it starts a
+// child (sleep) in its session, as the real one starts daemons.
+func fakeSupervisor(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "rdggen")
+	if err := os.WriteFile(p, []byte("#!/bin/sh\nsleep 600\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// Up whose context ends while it waits for the supervisor stops it (its
+// whole process group), removes what it made (the files; the directory
+// and the directories above it that it made) and says so in an
+// *Interrupted; a directory that was there before stays, with what it
+// held. A context ended before Up starts makes nothing.
+func TestUpInterrupted(t *testing.T) {
+	inv := filepath.Join(t.TempDir(), "cluster.yaml")
+	if err := os.WriteFile(inv, []byte("name: x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	exe := fakeSupervisor(t)
+	base := t.TempDir()
+	kept := filepath.Join(base, "kept")
+	if err := os.Mkdir(kept, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(kept, "notes.txt"), []byte("mine\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, dir string
+		left      []string // what the directory holds after (nil: gone)
+	}{
+		{"made", filepath.Join(base, "new", "deeper", "rdg-lab"), nil},
+		{"there before", kept, []string{"notes.txt"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			type result struct {
+				st  *State
+				err error
+			}
+			done := make(chan result, 1)
+			go func() {
+				st, err := Up(ctx, UpOptions{Inventory: inv, Dir: tc.dir, Exe: exe, Timeout: 5 * time.Minute})
+				done <- result{st, err}
+			}()
+			pid := 0
+			for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && !(pid > 0 && isSupervisor(pid, tc.dir)); time.Sleep(5 * time.Millisecond) {
+				pid = readPID(tc.dir)
+			}
+			if !isSupervisor(pid, tc.dir) {
+				t.Fatalf("no supervisor started (pid %d)", pid)
+			}
+			// Its child (sleep) shares the supervisor's session.
+			var child int
+			for deadline := time.Now().Add(10 * time.Second); child == 0 && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+				b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+				if f := strings.Fields(string(b)); len(f) > 0 {
+					child, _ = strconv.Atoi(f[0])
+				}
+			}
+			cancel()
+			var r result
+			select {
+			case r = <-done:
+			case <-time.After(60 * time.Second):
+				t.Fatal("Up did not return after its context ended")
+			}
+			var ie *Interrupted
+			if r.st != nil || !errors.As(r.err, &ie) || !errors.Is(r.err, context.Canceled) || ie.Err != nil {
+				t.Fatalf("Up: %+v, %v", r.st, r.err)
+			}
+			if len(ie.Removed) == 0 || ie.Removed[0] != fmt.Sprintf("process %d (rdggen lab serve)", pid) {
+				t.Errorf("removed %q", ie.Removed)
+			}
+			if alive(pid) || (child > 0 && alive(child)) {
+				t.Errorf("still running: supervisor %d (%v), its child %d (%v)", pid, alive(pid), child, child > 0 && alive(child))
+			}
+			entries, err := os.ReadDir(tc.dir)
+			var left []string
+			for _, e := range entries {
+				left = append(left, e.Name())
+			}
+			if tc.left == nil {
+				if !os.IsNotExist(err) {
+					t.Errorf("%s remains: %q, %v", tc.dir, left, err)
+				}
+				if _, err := os.Lstat(filepath.Join(base, "new")); !os.IsNotExist(err) {
+					t.Errorf("the directories Up made above it remain: %v", err)
+				}
+				if !slices.Contains(ie.Removed, "directory "+filepath.Join(base, "new")) {
+					t.Errorf("removed %q: lacks %s", ie.Removed, filepath.Join(base, "new"))
+				}
+			} else if !slices.Equal(left, tc.left) {
+				t.Errorf("%s holds %q, want %q", tc.dir, left, tc.left)
+			}
+		})
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	dir := filepath.Join(base, "never")
+	if _, err := Up(ctx, UpOptions{Inventory: inv, Dir: dir, Exe: exe}); !errors.Is(err, context.Canceled) {
+		t.Errorf("Up with an ended context: %v", err)
+	}
+	if _, err := os.Lstat(dir); !os.IsNotExist(err) {
+		t.Errorf("Up with an ended context made %s: %v", dir, err)
+	}
+}
+
+// Up refuses, before it makes or starts anything, a directory below one
+// that another user owns or that its group or others can write without
+// the sticky bit (ownfs.CheckAncestors), naming that directory, its owner
+// and mode, and the rule; below a sticky one (as /tmp) it goes on.
+func TestUpRefusesOpenParent(t *testing.T) {
+	inv := filepath.Join(t.TempDir(), "cluster.yaml")
+	if err := os.WriteFile(inv, []byte("name: x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	parent := filepath.Join(t.TempDir(), "ww")
+	if err := os.Mkdir(parent, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(parent, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("is writable by its group or others and not sticky (mode 0777, owner uid %d)", os.Geteuid())
+	if os.Geteuid() == 0 {
+		if err := os.Chown(parent, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		want = "belongs to uid 65534 (mode 0777), neither root nor the user running rdggen (uid 0)"
+	} else if os.Getenv("CI") == "true" {
+		t.Error("CI: a parent of another user needs root (chown)")
+	}
+	dir := filepath.Join(parent, "sub", "rdg-lab")
+	_, err := Up(context.Background(), UpOptions{Inventory: inv, Dir: dir, Exe: "/nonexistent"})
+	if err == nil || !strings.Contains(err.Error(), "lab directory "+dir+" refused: "+parent+", above "+dir+", "+want) ||
+		!strings.Contains(err.Error(), ownfs.AncestorRule) {
+		t.Errorf("Up: %v", err)
+	}
+	if entries, _ := os.ReadDir(parent); len(entries) != 0 {
+		t.Errorf("made %v in %s", entries, parent)
+	}
+	if gone, err := Down(dir); len(gone) != 0 || err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Down: %q, %v", gone, err)
 	}
 }

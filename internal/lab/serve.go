@@ -62,7 +62,10 @@ type supervisor struct {
 }
 
 // Serve runs the lab's supervisor until ctx ends, SIGTERM or SIGINT
-// arrives, or a client sends "stop" on the control socket. It records
+// arrives, or a client sends "stop" on the control socket. When ctx ends
+// while it starts (lab up interrupted sends SIGTERM), it stops after the
+// stage under way (vCenter, the switches, the namespace hosts, the fabric)
+// and tears down what it started. It records
 // its PID, starts the simulators, writes the lab's files and State last.
 // The directory must pass Up's check (the user's own, writable by no one
 // else); each file is created anew (atomicfile.Create: never through a
@@ -98,6 +101,15 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	}
 	s := &supervisor{dir: dir, inv: inv, switches: map[string]labSwitch{}, log: log, stop: make(chan struct{})}
 	defer s.close()
+	// stopping is the error of a supervisor whose ctx ended while it
+	// started: the deferred closes tear down what it started.
+	stopping := func() error {
+		if ctx.Err() != nil {
+			fmt.Fprintln(log, "stopped while starting: tearing down what was started")
+			return fmt.Errorf("stopped while starting: %w", ctx.Err())
+		}
+		return nil
+	}
 
 	st := &State{PID: os.Getpid(), Inventory: o.Inventory, ESXi: len(inv.ESXiHosts()), VMs: len(inv.Hosts)}
 	fmt.Fprintf(log, "rdggen lab serve: pid %d, inventory %s\n", os.Getpid(), o.Inventory)
@@ -131,6 +143,9 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		cas[os.OS].Write(srv.CA())
 		st.Endpoints = append(st.Endpoints, Endpoint{Name: sw.Name, Kind: sw.OS().String(), Addr: srv.Addr()})
 		fmt.Fprintln(log, os.Lab.Log(sw, srv.Addr()))
+	}
+	if err := stopping(); err != nil {
+		return err
 	}
 	var hs *hosts
 	why := "lab up --no-hosts"
@@ -166,6 +181,9 @@ func Serve(ctx context.Context, o ServeOptions) error {
 			"; use --target esxi,switch"}
 	}
 
+	if err := stopping(); err != nil {
+		return err
+	}
 	servers := map[string]any{}
 	for name, sw := range s.switches {
 		servers[name] = sw.Server()
@@ -183,6 +201,9 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		st.NotSimulated = append(st.NotSimulated, fabricNotRehearsed(why))
 	}
 
+	if err := stopping(); err != nil {
+		return err
+	}
 	lab, err := Rewrite(src, s.vc.URL.String(), mgmt, o.Inventory)
 	if err != nil {
 		return err

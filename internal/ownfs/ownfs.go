@@ -9,8 +9,13 @@
 // The rule is the one OpenSSH applies to the files that decide who may log
 // in (sshd_config(5), StrictModes: sshd checks "file modes and ownership of
 // the user's files and home directory before accepting login"), applied to
-// the one directory rdggen uses and the files in it, not to the directories
-// above it.
+// the one directory rdggen uses and the files in it. CheckAncestors applies
+// OpenSSH's rule for the directories above such a path (safe_path() in
+// OpenSSH's misc.c, formerly secure_filename() in auth.c: every directory
+// of the path's canonical form, walking up, must belong to root or to the
+// user and be writable by no one else), with one allowance OpenSSH has not:
+// a sticky directory such as /tmp (mode 1777), where no one else can
+// rename or remove what the user made (the sticky bit, inode(7)).
 //
 // ownfs decides and opens for reading; it writes nothing. The lab's files,
 // the record and the backups are written by internal/atomicfile (never
@@ -23,6 +28,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"syscall"
 
 	"github.com/rdggen/rdggen/internal/userfile"
@@ -45,13 +51,26 @@ const (
 	NotOwner
 	// Writable: writable by its group or others (mode bits 0o022).
 	Writable
+	// AncestorOwner: a directory above the path (CheckAncestors) belongs
+	// to a user other than root and the user running rdggen, who could
+	// rename the path away and put another in its place.
+	AncestorOwner
+	// AncestorWritable: a directory above the path (CheckAncestors) is
+	// writable by its group or others (mode bits 0o022) without the sticky
+	// bit, so that they could rename the path away and put another in its
+	// place.
+	AncestorWritable
 )
 
 // Error is a path refused by Check, with the facts the message gives.
 type Error struct {
-	// Path is the path as given to Check.
+	// Path is the path as given to Check; for AncestorOwner and
+	// AncestorWritable, the directory above Below that is refused.
 	Path    string
 	Problem Problem
+	// Below is the path given to CheckAncestors (absolute), for
+	// AncestorOwner and AncestorWritable; "" otherwise.
+	Below string
 	// Mode is the path's mode as lstat or fstat found it (type and
 	// permission bits).
 	Mode fs.FileMode
@@ -73,6 +92,10 @@ func (e *Error) Error() string {
 		return fmt.Sprintf("%s belongs to uid %d, not to the user running rdggen (uid %d)", e.Path, e.UID, e.Me)
 	case Writable:
 		return fmt.Sprintf("%s is writable by its group or others (mode %04o)", e.Path, uint32(e.Mode.Perm()))
+	case AncestorOwner:
+		return fmt.Sprintf("%s, above %s, belongs to uid %d (mode %04o), neither root nor the user running rdggen (uid %d)", e.Path, e.Below, e.UID, octal(e.Mode), e.Me)
+	case AncestorWritable:
+		return fmt.Sprintf("%s, above %s, is writable by its group or others and not sticky (mode %04o, owner uid %d)", e.Path, e.Below, octal(e.Mode), e.UID)
 	}
 	return e.Path + ": refused"
 }
@@ -101,6 +124,107 @@ func Check(path string, fi fs.FileInfo, dir bool) error {
 		return e
 	}
 	return nil
+}
+
+// octal is m's permission, setuid, setgid and sticky bits as chmod(1)
+// writes them (e.g. 01777 for /tmp).
+func octal(m fs.FileMode) uint32 {
+	o := uint32(m.Perm())
+	if m&fs.ModeSetuid != 0 {
+		o |= 0o4000
+	}
+	if m&fs.ModeSetgid != 0 {
+		o |= 0o2000
+	}
+	if m&fs.ModeSticky != 0 {
+		o |= 0o1000
+	}
+	return o
+}
+
+// AncestorRule is CheckAncestors' rule in words, for the messages of its
+// callers.
+const AncestorRule = "every directory above it must belong to root or to you and be writable by no one else, unless sticky like /tmp (OpenSSH's rule for ~/.ssh and the directories above it)"
+
+// CheckAncestors refuses path when a directory above it lets another user
+// rename path away and put their own in its place: an existing directory
+// above path that belongs to neither root nor the user running rdggen (its
+// effective uid), or one writable by its group or others (mode bits 0o022)
+// without the sticky bit (with it, only the owner of an entry, of the
+// directory, or root can rename or remove the entry: inode(7)). path itself
+// is not checked (Check and CheckDir do that), nor need it exist: missing
+// directories above it are skipped (whoever makes them, the caller with
+// os.MkdirAll, owns them).
+//
+// The walk is OpenSSH's safe_path() (misc.c; sshd's StrictModes for
+// authorized_keys), up to /: once over path's directories as written
+// (lstat: the directory holding a symbolic link decides where it points)
+// and once over the canonical path of the deepest existing one
+// (filepath.EvalSymlinks, as OpenSSH's realpath(3)). The error is an
+// *Error (AncestorOwner or AncestorWritable) naming the directory, its
+// owner and its mode.
+func CheckAncestors(path string) error {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	me := os.Geteuid()
+	check := func(dir string, fi fs.FileInfo) error {
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		if !ok {
+			return nil
+		}
+		e := &Error{Path: dir, Below: abs, Mode: fi.Mode(), UID: int(st.Uid), Me: me}
+		switch {
+		case e.UID != 0 && e.UID != me:
+			e.Problem = AncestorOwner
+		case fi.Mode().Perm()&0o022 != 0 && fi.Mode()&fs.ModeSticky == 0:
+			e.Problem = AncestorWritable
+		default:
+			return nil
+		}
+		return e
+	}
+	deepest := ""
+	for dir := filepath.Dir(abs); ; dir = filepath.Dir(dir) {
+		fi, err := os.Lstat(dir)
+		switch {
+		case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+		case err != nil:
+			return err
+		default:
+			if deepest == "" {
+				deepest = dir
+			}
+			if fi.Mode()&fs.ModeSymlink == 0 {
+				if err := check(dir, fi); err != nil {
+					return err
+				}
+			}
+		}
+		if dir == filepath.Dir(dir) {
+			break
+		}
+	}
+	if deepest == "" {
+		return nil
+	}
+	real, err := filepath.EvalSymlinks(deepest)
+	if err != nil {
+		return err
+	}
+	for dir := real; ; dir = filepath.Dir(dir) {
+		fi, err := os.Stat(dir)
+		if err != nil {
+			return err
+		}
+		if err := check(dir, fi); err != nil {
+			return err
+		}
+		if dir == filepath.Dir(dir) {
+			return nil
+		}
+	}
 }
 
 // CheckDir applies Check to an existing directory, not following a symbolic

@@ -2,6 +2,7 @@ package ownfs
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"net"
@@ -165,5 +166,80 @@ func TestOpen(t *testing.T) {
 	var e *Error
 	if _, err := Open(fifo); !errors.As(err, &e) || e.Error() != fifo+" is not a regular file (a named pipe)" {
 		t.Errorf("fifo: %v", err)
+	}
+}
+
+// CheckAncestors refuses a path below a directory another user could
+// rename it out of: one its group or others can write without the sticky
+// bit, or one of another user (even sticky: its owner renames what it
+// holds); a sticky directory of the user's own, directories of mode 0755
+// and missing directories are fine. A symbolic link is judged by the
+// directory holding it and by where it points. The path itself is not
+// judged.
+func TestCheckAncestors(t *testing.T) {
+	root := t.TempDir()
+	mk := func(name string, mode fs.FileMode) string {
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(p, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, mode); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	own := mk("own", 0o755)
+	open := mk("open", 0o777)
+	group := mk("group", 0o770)
+	sticky := mk("sticky", 0o777|fs.ModeSticky)
+	openLink := filepath.Join(own, "to-open") // a link of the user's own to an open directory
+	if err := os.Symlink(open, openLink); err != nil {
+		t.Fatal(err)
+	}
+	inOpen := filepath.Join(open, "to-own") // a link to an own directory, in an open one
+	if err := os.Symlink(own, inOpen); err != nil {
+		t.Fatal(err)
+	}
+	me := os.Geteuid()
+	type want struct {
+		p    Problem
+		at   string
+		text string
+	}
+	cases := map[string]want{
+		filepath.Join(own, "lab"):                {},
+		filepath.Join(own, "a", "b", "lab"):      {},
+		filepath.Join(sticky, "lab"):             {},
+		open:                                     {}, // the path itself is CheckDir's
+		filepath.Join(open, "lab"):               {AncestorWritable, open, fmt.Sprintf("%s, above %s, is writable by its group or others and not sticky (mode 0777, owner uid %d)", open, filepath.Join(open, "lab"), me)},
+		filepath.Join(group, "missing", "lab"):   {AncestorWritable, group, ""},
+		filepath.Join(open, "own", "x", "lab"):   {AncestorWritable, open, ""},
+		filepath.Join(openLink, "lab"):           {AncestorWritable, open, ""},
+		filepath.Join(inOpen, "lab"):             {AncestorWritable, open, ""},
+		filepath.Join(own, "..", "open", "lab"):  {AncestorWritable, open, ""},
+		filepath.Join(sticky, "deeper", "lab"):   {},
+		filepath.Join(own, "file-as-dir", "lab"): {},
+	}
+	if err := os.Mkdir(filepath.Join(open, "own"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	theirs := mk("theirs", 0o755)
+	theirsSticky := mk("theirs-sticky", 0o777|fs.ModeSticky)
+	if foreignOwner(t, theirs) && foreignOwner(t, theirsSticky) {
+		cases[filepath.Join(theirs, "lab")] = want{AncestorOwner, theirs, fmt.Sprintf("%s, above %s, belongs to uid 65534 (mode 0755), neither root nor the user running rdggen (uid 0)", theirs, filepath.Join(theirs, "lab"))}
+		cases[filepath.Join(theirsSticky, "lab")] = want{AncestorOwner, theirsSticky, fmt.Sprintf("%s, above %s, belongs to uid 65534 (mode 1777), neither root nor the user running rdggen (uid 0)", theirsSticky, filepath.Join(theirsSticky, "lab"))}
+	}
+	for path, w := range cases {
+		err := CheckAncestors(path)
+		var e *Error
+		errors.As(err, &e)
+		switch {
+		case w.p == 0 && err != nil:
+			t.Errorf("%s: %v, want nil", path, err)
+		case w.p != 0 && (e == nil || e.Problem != w.p || e.Path != w.at):
+			t.Errorf("%s: %v, want problem %d at %s", path, err, w.p, w.at)
+		case w.text != "" && err.Error() != w.text:
+			t.Errorf("%s:\n got %s\nwant %s", path, err, w.text)
+		}
 	}
 }
