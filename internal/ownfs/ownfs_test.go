@@ -57,7 +57,7 @@ func TestCheckDir(t *testing.T) {
 	readable := mk("readable", 0o755)
 	open := mk("open", 0o777)
 	group := mk("group", 0o770)
-	sticky := mk("sticky", 0o1777)
+	sticky := mk("sticky", fs.ModeSticky|0o777) // os.Chmod sets S_ISVTX from fs.ModeSticky, not from 0o1000
 	link := filepath.Join(root, "link")
 	if err := os.Symlink(own, link); err != nil {
 		t.Fatal(err)

@@ -335,15 +335,17 @@ const maxRecord = 64 << 20
 // A record decides which VMs apply does not read, so it is believed only
 // when no one but the user running rdggen could have written it (the rule
 // of internal/ownfs, as for the switch backups' directory): its directory
-// must be the user's own and writable by no one else, and the file a
+// must be the user's own and writable by no one else, with no directory
+// above it of another user or writable by others without the sticky bit
+// (who could swap it), and the file a
 // regular file of the user's own, writable by no one else, not a symbolic
 // link. Anything else is refused with an error saying which rule failed:
 // another user able to write the record could hide a VM's change (a record
 // with the VM's new change version makes apply skip it). The file is opened
 // without blocking (a named pipe at its path is refused, not waited on).
 func LoadRecord(path string) (*Record, error) {
-	if err := ownfs.CheckDir(filepath.Dir(path)); err != nil {
-		return nil, refused(err)
+	if err := checkRecordDir(filepath.Dir(path)); err != nil {
+		return nil, err
 	}
 	f, err := ownfs.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -370,10 +372,26 @@ func LoadRecord(path string) (*Record, error) {
 	return &r, nil
 }
 
+// checkRecordDir refuses the record's directory dir when another user
+// could have written into it (ownfs.CheckDir) or could move it away and
+// put their own in its place (ownfs.CheckAncestors: a directory above it
+// of another user, or writable by others without the sticky bit). A
+// missing dir is fine.
+func checkRecordDir(dir string) error {
+	if err := ownfs.CheckAncestors(dir); err != nil {
+		return refused(err)
+	}
+	if err := ownfs.CheckDir(dir); err != nil {
+		return refused(err)
+	}
+	return nil
+}
+
 // refused adds to an ownfs refusal of the record why it matters.
 func refused(err error) error {
 	var e *ownfs.Error
-	if errors.As(err, &e) && (e.Problem == ownfs.NotOwner || e.Problem == ownfs.Writable || e.Problem == ownfs.Symlink) {
+	if errors.As(err, &e) && (e.Problem == ownfs.NotOwner || e.Problem == ownfs.Writable || e.Problem == ownfs.Symlink ||
+		e.Problem == ownfs.AncestorOwner || e.Problem == ownfs.AncestorWritable) {
 		return fmt.Errorf("%w: a record another user could write is not believed", err)
 	}
 	return err
@@ -391,8 +409,8 @@ func (r *Record) Save(path string) error {
 		return err
 	}
 	dir := filepath.Dir(path)
-	if err := ownfs.CheckDir(dir); err != nil {
-		return refused(err)
+	if err := checkRecordDir(dir); err != nil {
+		return err
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
