@@ -219,6 +219,11 @@ EOF
 probe_rails
 topo_skel=/etc/rdggen/nccl-topology.xml
 topo_out=/var/run/nvidia-topologyd/virtualTopology.xml
+topo_head='<!-- NCCL topology file written by rdggen (pkg/nccltopo). The bus IDs are
+     the guest'\''s own PCI addresses, as lspci shows them inside this VM, not
+     the ESXi host'\''s. Each ffff:ff:NN.0 bridge exists in no PCI tree: it
+     tells NCCL that the GPUs and NICs under it share one PCIe switch. -->
+'
 topo_gpus=4
 topo_rails='0 ens224 -
 1 rail1 -
@@ -236,7 +241,8 @@ topo_rails='0 ens224 -
 #                 pci <bus id> <vendor> <class> <NUMA node>  (/sys/bus/pci/devices/<bus id>)
 #                 net <bus id> <interface> <MAC address>     (its net/<interface>/address)
 #   topo_build  reads the facts on stdin and the skeleton $R$topo_skel, and
-#               prints the file; or says on stderr why it cannot and returns 1:
+#               prints the file, $topo_head first in place of the skeleton's
+#               own comment; or says on stderr why it cannot and returns 1:
 #                 - GPU g is the g-th NVIDIA GPU (vendor 0x10de, class 0x03xxxx)
 #                   in guest bus order: the skeleton's fffe:GG:00.0 (GG = g in
 #                   hex) becomes its bus ID and class;
@@ -255,6 +261,7 @@ topo_rails='0 ens224 -
 #   topo_skel   the skeleton's path, /etc/rdggen/nccl-topology.xml
 #   topo_out    the file's path, NCCL's default
 #               /var/run/nvidia-topologyd/virtualTopology.xml
+#   topo_head   the file's header comment (nccltopo.Header), lines ending in LF
 #   topo_gpus   how many GPUs the VM has
 #   topo_rails  one line per rail, "<rail> <interface> <MAC address>" (MAC "-"
 #               when the rail is found by its interface's name)
@@ -303,7 +310,7 @@ topo_build() {
 		echo "gpus $topo_gpus"
 		printf '%s\n' "$topo_rails" | awk 'NF == 3 { print "rail", $0 }'
 		cat
-	} | awk -v skel="$topo_skel" '
+	} | topo_head=$topo_head awk -v skel="$topo_skel" '
 	function fail(msg) { if (!bad) print "rdggen-nccl-topology: " msg | "cat 1>&2"; bad = 1; exit 1 }
 	function hexval(s,   n, i) {
 		n = 0
@@ -425,7 +432,7 @@ topo_build() {
 			gdev[ngr, ++gn[ngr]] = "      <pci busid=\"" b "\" class=\"" pclass[b] rest
 		}
 		if (!ngr) fail("the skeleton " skel " has no group")
-		for (i = 1; i <= head; i++) print sk[i]
+		printf "%s", ENVIRON["topo_head"]
 		print sk[sys]
 		bridge = 0
 		for (c = 1; c <= ncpu; c++) {
