@@ -49,7 +49,7 @@ func TestLabInterrupted(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _, _ = lab.Down(labDir) })
-	before, held := machineRaw(t, labDir), slotsHeld()
+	before, held := machineBefore(t, labDir)
 	// As a user in a shell in tmp: lab up with the default --dir.
 	cmd := exec.Command(os.Args[0], "lab", "up", "-f", "cluster.yaml")
 	cmd.Dir = tmp

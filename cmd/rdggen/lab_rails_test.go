@@ -84,7 +84,7 @@ func TestLabRails(t *testing.T) {
 	netnstest.RequireDocker(t)
 	fabricnet.Require(t)
 	s, labDir := labGolden(t, "rails-firstboot")
-	before, held := machineRaw(t, labDir), slotsHeld()
+	before, held := machineBefore(t, labDir)
 	out := s.run(exitOK, "lab", "up", "-f", "cluster.yaml")
 	unanswered := hostsUnanswered(t, out)
 	if !strings.Contains(out, "host        node2  198.19.") || !strings.Contains(out, "fabric      FRR") {

@@ -485,7 +485,7 @@ func TestLabKilledHalfway(t *testing.T) {
 	t.Parallel()
 	inv := labInventory(t, "cumulus: 5.9.1", "swp")
 	dir := filepath.Join(filepath.Dir(inv), "rdg-lab")
-	before, held := machineRaw(t, dir), slotsHeld()
+	before, held := machineBefore(t, dir)
 	cmd := exec.Command(os.Args[0], "lab", "up", "-f", inv, "--dir", dir)
 	cmd.Env = append(os.Environ(), "RDGGEN_TEST_MAIN=1")
 	if err := cmd.Start(); err != nil {
@@ -721,7 +721,7 @@ func TestLabHosts(t *testing.T) {
 func labHosts(t *testing.T, wd, sw, port string, transcript bool) {
 	inv := labInventory(t, sw, port)
 	labDir := filepath.Join(filepath.Dir(inv), "rdg-lab")
-	before, held := machineRaw(t, labDir), slotsHeld()
+	before, held := machineBefore(t, labDir)
 	t.Cleanup(func() { _, _ = lab.Down(labDir) })
 	// The commands run in the inventory's directory, as processes.
 	s := &session{t: t, dir: "rdg-lab", cwd: filepath.Dir(inv)}
@@ -828,6 +828,21 @@ func slotRetaken(t *testing.T, slot int) bool {
 		return true
 	}
 	return false
+}
+
+// machineBefore is machineRaw of the machine before a test's lab, with the
+// netnstest slots other processes hold: held both before and after the
+// listing, so that a slot whose cluster went away while the listing was
+// made (its names in the listing, its pid file gone by the second look)
+// is not taken for the lab's own when the lab gets that slot next.
+func machineBefore(t *testing.T, dir string) (string, map[int]bool) {
+	t.Helper()
+	held := slotsHeld()
+	raw := machineRaw(t, dir)
+	for s := range slotsHeld() {
+		held[s] = true
+	}
+	return raw, held
 }
 
 // slotsHeld is the netnstest slots a live process holds now (by this
