@@ -883,8 +883,9 @@ func slotOf(ns string) int {
 	return n
 }
 
-// A fault's bad value is a usage error (exit 2), as a wrong argument
-// count is, refused before any lab is asked: here none runs.
+// A fault's bad value or malformed SWITCH:PORT is a usage error (exit 2),
+// as a wrong argument count is, refused before any lab is asked: here none
+// runs.
 func TestLabFaultBadValueIsUsage(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct {
@@ -894,6 +895,8 @@ func TestLabFaultBadValueIsUsage(t *testing.T) {
 		{[]string{"mtu", "leaf1:swp1", "abc"}, "mtu leaf1:swp1 abc: want HOST or SWITCH:PORT and an MTU of 68-9216 bytes"},
 		{[]string{"link-speed", "leaf1:swp63", "fast"}, `link-speed: "fast": want a speed of 1-1600 Gb/s`},
 		{[]string{"mtu", "leaf1:swp1"}, `fault "mtu leaf1:swp1": the faults are`},
+		{[]string{"link-down", "leaf2"}, `link-down: "leaf2": want SWITCH:PORT, a switch of the inventory and its port (swp63, 1/31)`},
+		{[]string{"miswire", "leaf1:swp63", "spine1"}, `miswire: "spine1": want SWITCH:PORT`},
 	} {
 		code, _, errs := rdggen(t, append([]string{"lab", "fault", "--dir", dir}, tc.args...)...)
 		if code != exitUsage || !strings.Contains(errs, tc.want) {

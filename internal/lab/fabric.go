@@ -175,10 +175,13 @@ func (fb *labFabric) do(f func() string) (msg string, err error) {
 // end parses SWITCH:PORT, the port as the switch OS names it (swp63,
 // 1/31), of a switch of the fabric.
 func (fb *labFabric) end(fault, arg string) (fabricnet.End, *inventory.Switch, error) {
-	name, port, ok := strings.Cut(arg, ":")
+	name, port, err := splitEnd(fault, arg)
+	if err != nil {
+		return fabricnet.End{}, nil, err
+	}
 	sw := fb.inv.Switch(name)
-	if !ok || sw == nil || port == "" {
-		return fabricnet.End{}, nil, fmt.Errorf("%s: %q: want SWITCH:PORT, a switch of the inventory and its port (swp63, 1/31)", fault, arg)
+	if sw == nil {
+		return fabricnet.End{}, nil, endError(fault, arg)
 	}
 	return fabricnet.End{Switch: name, Port: port}, sw, nil
 }

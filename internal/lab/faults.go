@@ -18,9 +18,11 @@ import (
 const FaultShapes = "hide-gpu VM | mtu HOST|SWITCH:PORT N | lose-answer SWITCH | miswire SWITCH:PORT SWITCH:PORT | stop-bgp SWITCH | link-down SWITCH:PORT | link-speed SWITCH:PORT GBPS | repair"
 
 // CheckFault refuses, before anything is sent, a fault a person cannot
-// stage: an unknown name, the wrong number of arguments (FaultShapes) or a
-// value that is not one (mtu's N, link-speed's GBPS): usage errors, which
-// need no lab to tell.
+// stage: an unknown name, the wrong number of arguments (FaultShapes), a
+// SWITCH:PORT that is not one (link-down's, link-speed's, miswire's: no
+// colon, or nothing on a side of it) or a value that is not one (mtu's N,
+// link-speed's GBPS): usage errors, which need no lab to tell. Whether the
+// switch and port exist is the lab's to tell.
 func CheckFault(args []string) error {
 	n := map[string]int{"hide-gpu": 2, "mtu": 3, "lose-answer": 2, "miswire": 3, "stop-bgp": 2, "link-down": 2, "link-speed": 3, "repair": 1}
 	if len(args) == 0 || n[args[0]] == 0 {
@@ -33,10 +35,34 @@ func CheckFault(args []string) error {
 	switch args[0] {
 	case "mtu":
 		_, err = parseMTU(args[1], args[2])
+	case "link-down":
+		_, _, err = splitEnd(args[0], args[1])
 	case "link-speed":
-		_, err = parseGbps(args[2])
+		if _, _, err = splitEnd(args[0], args[1]); err == nil {
+			_, err = parseGbps(args[2])
+		}
+	case "miswire":
+		if _, _, err = splitEnd(args[0], args[1]); err == nil {
+			_, _, err = splitEnd(args[0], args[2])
+		}
 	}
 	return err
+}
+
+// splitEnd reads a fault's SWITCH:PORT (fault names the fault in the
+// error): a switch name and a port name (swp63, 1/31), neither empty.
+func splitEnd(fault, arg string) (sw, port string, err error) {
+	sw, port, ok := strings.Cut(arg, ":")
+	if !ok || sw == "" || port == "" {
+		return "", "", endError(fault, arg)
+	}
+	return sw, port, nil
+}
+
+// endError is the error of a SWITCH:PORT that is not one, or whose switch
+// the inventory does not have.
+func endError(fault, arg string) error {
+	return fmt.Errorf("%s: %q: want SWITCH:PORT, a switch of the inventory and its port (swp63, 1/31)", fault, arg)
 }
 
 // parseMTU reads mtu's N for target (HOST or SWITCH:PORT): 68-9216 bytes,

@@ -41,7 +41,8 @@ func TestSpeedFault(t *testing.T) {
 }
 
 // A value that is not one is refused before the lab is asked, as a usage
-// error: mtu's N, link-speed's GBPS.
+// error: mtu's N, link-speed's GBPS, a SWITCH:PORT without its colon or a
+// side of it.
 func TestCheckFaultValues(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -53,6 +54,13 @@ func TestCheckFaultValues(t *testing.T) {
 		{[]string{"link-speed", "leaf1:swp63", "fast"}, `link-speed: "fast": want a speed of 1-1600 Gb/s (100, 400G)`},
 		{[]string{"link-speed", "leaf1:swp63", "0"}, `link-speed: "0": want a speed of 1-1600 Gb/s (100, 400G)`},
 		{[]string{"link-speed", "leaf1:swp63", "400G"}, ""},
+		{[]string{"link-down", "leaf2"}, `link-down: "leaf2": want SWITCH:PORT, a switch of the inventory and its port (swp63, 1/31)`},
+		{[]string{"link-down", "leaf2:"}, `link-down: "leaf2:": want SWITCH:PORT, a switch of the inventory and its port (swp63, 1/31)`},
+		{[]string{"link-down", ":swp1"}, `link-down: ":swp1": want SWITCH:PORT, a switch of the inventory and its port (swp63, 1/31)`},
+		{[]string{"link-down", "leaf2:1/31"}, ""},
+		{[]string{"link-speed", "leaf1", "100"}, `link-speed: "leaf1": want SWITCH:PORT, a switch of the inventory and its port (swp63, 1/31)`},
+		{[]string{"miswire", "leaf1:swp63", "spine1"}, `miswire: "spine1": want SWITCH:PORT, a switch of the inventory and its port (swp63, 1/31)`},
+		{[]string{"miswire", "leaf1:swp63", "spine1:swp1"}, ""},
 	} {
 		got := ""
 		if err := CheckFault(tc.args); err != nil {
