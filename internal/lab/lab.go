@@ -367,7 +367,9 @@ type Status struct {
 	// and is this lab's supervisor.
 	PID     int
 	Running bool
-	// Files are the lab's files present in the directory.
+	// Files are the lab's files and directories present in the directory,
+	// in the order Down removes them: files(), DirConfig, DirCache,
+	// DirTemp, then FileLock.
 	Files []string
 }
 
@@ -382,10 +384,9 @@ func ReadStatus(dir string) (*Status, error) {
 	if st.PID > 0 {
 		st.Running = isSupervisor(st.PID, dir)
 	}
-	for _, f := range append(files(), DirTemp) {
-		if exists(filepath.Join(dir, f)) {
-			st.Files = append(st.Files, f)
-		}
+	st.Files = labNames(dir)
+	if exists(filepath.Join(dir, FileLock)) {
+		st.Files = append(st.Files, FileLock)
 	}
 	return st, nil
 }

@@ -177,6 +177,30 @@ func TestReadsWaitOnNoPipe(t *testing.T) {
 	}
 }
 
+// lab status lists every name of the lab that the directory holds, its
+// directories and its lock included, in the order lab down removes them.
+func TestReadStatusFiles(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{FileInventory, FileLog, FileLock} {
+		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, d := range []string{DirConfig, DirCache, DirTemp} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := ReadStatus(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"lab.yaml", "serve.log", "config", "cache", "tmp", "lab.lock"}
+	if !slices.Equal(st.Files, want) {
+		t.Errorf("files %q, want %q", st.Files, want)
+	}
+}
+
 // A harness that stops a build (Fatal, as netnstest.Require does when a
 // prerequisite is missing) ends it through hostsTB.stopped: what the build
 // registered is torn down, the whole message goes to the log under the
