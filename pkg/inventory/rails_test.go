@@ -3,6 +3,8 @@ package inventory
 import (
 	"fmt"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -177,8 +179,34 @@ func TestRailsRules(t *testing.T) {
 			"      - {address: 10.0.1.11/24, switch: leaf1, port: swp1, pf: vmnic5}\n" + strings.Repeat("      - {address: 10.0.1.11/24, switch: leaf1, port: swp1, pf: vmnic5}\n", 8)},
 			"hosts[0].data", "24:7", "10 rails: a VM has at most 10 virtual network adapters"},
 	}
+	// documented is the excerpt of the finding docs/inventory.md's Rails
+	// table quotes, by case; "…" stands for what the excerpt leaves out.
+	documented := map[string]string{
+		"empty list":              "is an empty list: write one mapping per rail …",
+		"rail count":              "1 rail(s), and a (hosts[0]) has 2: every host of a cluster has the same number of rails …",
+		"shared pf":               "vmnic4 is also rail 0's physical function …",
+		"shared pf cabled twice":  "vmnic4 of ESXi host esx-a is cabled to leaf0 swp1 (rail 0 of this VM, a, names it): one PF, one cable",
+		"pf of another VM's rail": "… (rail 1 of VM a (hosts[0]) names it): one PF, one cable",
+		"rail 0 pf not nic.pf":    "vmnic9 is not nic.pf vmnic4 …",
+		"interface twice":         "interface \"ens224\" is also rail 0's …",
+		"port carries one rail":   "duplicate switch port leaf1 swp1 (also hosts[0] rail 1) …",
+		"no fabric":               "2 rails on switches without roles: each rail is a routed subnet of its own …",
+		"rails without netplan":   "2 rails on ubuntu-16.04: a VM's rails are set up with netplan …",
+		"too many rails":          "10 rails: a VM has at most 10 virtual network adapters …",
+		"gpu rail out of range":   "rail 2: a has rails 0–1",
+		"some gpus name a rail":   "1 of 3 GPUs name their rail …",
+	}
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "inventory.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, railsDoc, _ := strings.Cut(string(doc), "\n### Rails\n")
+	railsDoc, _, _ = strings.Cut(railsDoc, "\n### ")
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			if ex, ok := documented[tc.name]; ok && !strings.Contains(railsDoc, "`"+ex+"`") {
+				t.Errorf("docs/inventory.md's Rails table does not quote `%s`", ex)
+			}
 			src := railsYAML
 			for i := 0; i < len(tc.edits); i += 2 {
 				if !strings.Contains(src, tc.edits[i]) {
@@ -196,12 +224,29 @@ func TestRailsRules(t *testing.T) {
 					if got := fmt.Sprintf("%d:%d", f.Pos.Line, f.Pos.Col); got != tc.pos {
 						t.Errorf("at %s, want %s: %s", got, tc.pos, f)
 					}
+					if ex, ok := documented[tc.name]; ok && !excerptOf(ex, f.Rule) {
+						t.Errorf("docs/inventory.md quotes `%s`, which is not an excerpt of %q", ex, f.Rule)
+					}
 					return
 				}
 			}
 			t.Errorf("no finding at %s with %q:\n%v", tc.path, tc.rule, err)
 		})
 	}
+}
+
+// excerptOf reports whether ex is an excerpt of msg: its parts between
+// the "…" that stand for what it leaves out are in msg, in order.
+func excerptOf(ex, msg string) bool {
+	for _, part := range strings.Split(ex, "…") {
+		part = strings.TrimSpace(part)
+		i := strings.Index(msg, part)
+		if i < 0 {
+			return false
+		}
+		msg = msg[i+len(part):]
+	}
+	return true
 }
 
 // TestRailsWarnings: two rails of one host on one leaf, and a rail with
