@@ -14,7 +14,9 @@
 // nmlx5_core parameters) and each VM reconfigured after its host, at most
 // Options.Parallel machines at once, waiting on all tasks with one poll
 // (tasks.go); the clones' first boots follow. A VM's failure never stops
-// the others; the Result says what failed. Devices whose passthrough or
+// the others; the Result says what failed. After a host's
+// UpdatePassthruConfig the host is read again (recheckReboot): only what is
+// still pending is reported as "reboot needed". Devices whose passthrough or
 // SR-IOV is enabled but not active wait for the host's reboot: the VM gets
 // its other settings now, the devices at the first apply after the reboot.
 //
@@ -32,6 +34,7 @@ import (
 	"time"
 
 	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/property"
 	"github.com/vmware/govmomi/vim25"
 	"github.com/vmware/govmomi/vim25/methods"
 	"github.com/vmware/govmomi/vim25/mo"
@@ -82,7 +85,10 @@ type Result struct {
 	// Failed lists "name: reason" for every VM or host that failed.
 	Failed []string
 	// Reboot lists the ESXi hosts that need a reboot for settings to take
-	// effect, with the reason.
+	// effect, "name (reason, …)". After a push only what is still pending
+	// counts: a device not active yet, nmlx5_core parameters changed, or
+	// vCenter's summary.rebootRequired (see recheckReboot); a dry run
+	// lists what the changes imply.
 	Reboot []string
 	// VMsWaiting counts the VMs with devices to attach that wait for their
 	// host's reboot (passthrough or SR-IOV enabled, not active yet); Waiting
@@ -735,6 +741,9 @@ func applyHost(ctx context.Context, c *vim25.Client, hp *hostPlan, opts Options)
 			return
 		}
 	}
+	if len(hp.passthru) > 0 {
+		hp.recheckReboot(ctx, c)
+	}
 	needTarget := false
 	for _, vp := range hp.vms {
 		if vp.err == nil && (len(vp.addGPUs) > 0 || len(vp.sriovs) > 0) {
@@ -767,6 +776,82 @@ func applyHost(ctx context.Context, c *vim25.Client, hp *hostPlan, opts Options)
 		if vp.err == nil {
 			vp.err = vp.completeDevices()
 		}
+	}
+}
+
+// rebootProps are what recheckReboot reads of a host after its
+// UpdatePassthruConfig: the devices' passthrough and SR-IOV state
+// (HostPciPassthruInfo.passthruActive, HostSriovInfo.sriovActive and
+// numVirtualFunction) and whether vCenter says the host needs a reboot
+// (HostListSummary.rebootRequired); vSphere Web Services API reference.
+var rebootProps = []string{"config.pciPassthruInfo", "summary.rebootRequired"}
+
+// rebootRequiredWhy is the reboot reason of a host whose devices are all
+// active but whose summary.rebootRequired is true.
+const rebootRequiredWhy = "vCenter reports configuration changes that take effect at boot"
+
+// recheckReboot reads the host again after its UpdatePassthruConfig (one
+// PropertyCollector retrieve of rebootProps) and keeps, of the reboot
+// reasons the plan inferred, only those still pending: SR-IOV while a PF's
+// SR-IOV is enabled but not active or its present VF count is not the
+// requested one, GPU passthrough while one of the host's GPUs is enabled but
+// not active. A host that activates the devices at once (ESXi can for some
+// devices) then needs no reboot for them. The nmlx5_core parameters are
+// kept: the driver reads them when it loads, at boot, and the API reports
+// only the configured string. A host with summary.rebootRequired true and no
+// reason left gets rebootRequiredWhy. If the read fails the inferred
+// reasons stay and a note says so.
+func (hp *hostPlan) recheckReboot(ctx context.Context, c *vim25.Client) {
+	var h mo.HostSystem
+	if err := property.DefaultCollector(c).RetrieveOne(ctx, hp.host.Self, rebootProps, &h); err != nil {
+		hp.notes = append(hp.notes, fmt.Sprintf("could not read ESXi host %s again after UpdatePassthruConfig (%v): the reboot reasons are those its changes imply", hp.name, err))
+		return
+	}
+	info := map[string]types.BaseHostPciPassthruInfo{}
+	if h.Config != nil {
+		for _, pi := range h.Config.PciPassthruInfo {
+			info[strings.ToLower(pi.GetHostPciPassthruInfo().Id)] = pi
+		}
+	}
+	sriovPending := slices.ContainsFunc(hp.pfs, func(pf *pfPlan) bool {
+		sr, ok := info[pf.id].(*types.HostSriovInfo)
+		return !ok || sr.SriovEnabled != sr.SriovActive || sr.NumVirtualFunction != sr.NumVirtualFunctionRequested
+	})
+	gpus := map[string]bool{}
+	for _, pc := range hp.passthru {
+		if _, ok := pc.(*types.HostSriovConfig); !ok {
+			gpus[strings.ToLower(pc.GetHostPciPassthruConfig().Id)] = true
+		}
+	}
+	for _, vp := range hp.vms {
+		for _, id := range vp.gpus {
+			if id != "" {
+				gpus[id] = false
+			}
+		}
+	}
+	gpuPending := false
+	for id, pushed := range gpus {
+		pi := info[id]
+		if pi == nil {
+			gpuPending = gpuPending || pushed // a pushed GPU the host no longer lists: unproven
+			continue
+		}
+		if i := pi.GetHostPciPassthruInfo(); i.PassthruEnabled != i.PassthruActive {
+			gpuPending = true
+		}
+	}
+	hp.reboot = slices.DeleteFunc(hp.reboot, func(why string) bool {
+		switch {
+		case strings.HasPrefix(why, "SR-IOV"):
+			return !sriovPending
+		case strings.HasPrefix(why, "GPU passthrough"):
+			return !gpuPending
+		}
+		return false
+	})
+	if len(hp.reboot) == 0 && h.Summary.RebootRequired {
+		hp.reboot = append(hp.reboot, rebootRequiredWhy)
 	}
 }
 

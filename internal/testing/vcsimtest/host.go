@@ -20,8 +20,9 @@ import (
 // (its hosts all point at an unregistered "ha-pcipassthrusystem").
 // UpdatePassthruConfig switches GPUs to passthrough and sets SR-IOV VF counts;
 // changes are active at once, as on a host that can rebind devices without a
-// reboot, unless Options.NeedReboot is set: then they wait for Sim.Reboot,
-// and the host's summary.rebootRequired is true until then.
+// reboot, unless Options.NeedReboot is set or Options.NeedRebootHosts names
+// the host: then they wait for Sim.Reboot, and the host's
+// summary.rebootRequired is true until then.
 type PciPassthruSystem struct {
 	mo.HostPciPassthruSystem
 	sim  *Sim
@@ -36,6 +37,7 @@ func (p *PciPassthruSystem) UpdatePassthruConfig(ctx *simulator.Context, req *ty
 	body := &methods.UpdatePassthruConfigBody{}
 	var fault *soap.Fault
 	ctx.WithLock(p.host, func() {
+		needReboot := p.sim.opts.NeedReboot || slices.Contains(p.sim.opts.NeedRebootHosts, p.host.Name)
 		byID := map[string]types.BaseHostPciPassthruInfo{}
 		for _, pi := range p.host.Config.PciPassthruInfo {
 			byID[pi.GetHostPciPassthruInfo().Id] = pi
@@ -58,7 +60,7 @@ func (p *PciPassthruSystem) UpdatePassthruConfig(ctx *simulator.Context, req *ty
 					return
 				}
 				si.SriovEnabled, si.NumVirtualFunctionRequested = sc.SriovEnabled, sc.NumVirtualFunction
-				if !p.sim.opts.NeedReboot {
+				if !needReboot {
 					si.SriovActive, si.NumVirtualFunction = sc.SriovEnabled, sc.NumVirtualFunction
 				} else if si.SriovActive != si.SriovEnabled || si.NumVirtualFunction != si.NumVirtualFunctionRequested {
 					p.host.Summary.RebootRequired = true
@@ -71,7 +73,7 @@ func (p *PciPassthruSystem) UpdatePassthruConfig(ctx *simulator.Context, req *ty
 				return
 			}
 			info.PassthruEnabled = cfg.PassthruEnabled
-			if !p.sim.opts.NeedReboot {
+			if !needReboot {
 				info.PassthruActive = cfg.PassthruEnabled
 			} else if info.PassthruActive != info.PassthruEnabled {
 				p.host.Summary.RebootRequired = true

@@ -54,6 +54,10 @@ type Options struct {
 	// count) but leaves them inactive, and QueryConfigTarget does not offer
 	// them, until Reboot.
 	NeedReboot bool
+	// NeedRebootHosts names ESXi hosts that wait for Reboot as with
+	// NeedReboot, while the others (NeedReboot false) activate their
+	// devices at once.
+	NeedRebootHosts []string
 	// DVPortGroups adds a distributed switch with this many port groups
 	// (DC0_DVPG0, …) on every host.
 	DVPortGroups int
