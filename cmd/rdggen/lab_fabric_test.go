@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -30,19 +29,9 @@ import (
 func TestLabFabric(t *testing.T) {
 	t.Parallel()
 	fabricnet.Require(t)
-	src, err := os.ReadFile(filepath.Join("..", "..", "testdata", "golden", "fabric-cumulus", "inventory.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmp := t.TempDir()
-	if err := os.WriteFile(filepath.Join(tmp, "cluster.yaml"), src, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	labDir := filepath.Join(tmp, "rdg-lab")
-	before := machineState(t, labDir)
-	t.Cleanup(func() { _, _ = lab.Down(labDir) })
 	// The commands run in the inventory's directory, as processes.
-	s := &session{t: t, dir: "rdg-lab", cwd: tmp}
+	s, labDir := labGolden(t, "fabric-cumulus")
+	before := machineState(t, labDir)
 	out := s.run(exitOK, "lab", "up", "-f", "cluster.yaml", "--no-hosts")
 	for _, want := range []string{"switch      leaf2  Cumulus NVUE API", "fabric      FRR (zebra, staticd, bfdd, bgpd) and lldpd behind every switch",
 		"not simulated: the switches' PFC and ECN counters"} {

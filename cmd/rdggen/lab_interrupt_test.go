@@ -33,22 +33,14 @@ func TestLabInterrupted(t *testing.T) {
 		netnstest.Require(t)
 		netnstest.RequireDocker(t)
 	}
-	src, err := os.ReadFile(filepath.Join("..", "..", "testdata", "golden", "fabric-onyx", "inventory.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmp := t.TempDir()
-	if err := os.WriteFile(filepath.Join(tmp, "cluster.yaml"), src, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	labDir := filepath.Join(tmp, "rdg-lab")
+	_, labDir := labGolden(t, "fabric-onyx")
+	tmp := filepath.Dir(labDir)
 	if err := os.Mkdir(labDir, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(labDir, "notes.txt"), []byte("mine\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _, _ = lab.Down(labDir) })
 	before, held := machineBefore(t, labDir)
 	// As a user in a shell in tmp: lab up with the default --dir.
 	cmd := exec.Command(os.Args[0], "lab", "up", "-f", "cluster.yaml")

@@ -93,9 +93,9 @@ func (e *Error) Error() string {
 	case Writable:
 		return fmt.Sprintf("%s is writable by its group or others (mode %04o)", e.Path, uint32(e.Mode.Perm()))
 	case AncestorOwner:
-		return fmt.Sprintf("%s, above %s, belongs to uid %d (mode %04o), neither root nor the user running rdggen (uid %d)", e.Path, e.Below, e.UID, octal(e.Mode), e.Me)
+		return fmt.Sprintf("%s, above %s, belongs to uid %d (mode %04o), neither root nor the user running rdggen (uid %d)", e.Path, e.Below, e.UID, Octal(e.Mode), e.Me)
 	case AncestorWritable:
-		return fmt.Sprintf("%s, above %s, is writable by its group or others and not sticky (mode %04o, owner uid %d)", e.Path, e.Below, octal(e.Mode), e.UID)
+		return fmt.Sprintf("%s, above %s, is writable by its group or others and not sticky (mode %04o, owner uid %d)", e.Path, e.Below, Octal(e.Mode), e.UID)
 	}
 	return e.Path + ": refused"
 }
@@ -126,9 +126,10 @@ func Check(path string, fi fs.FileInfo, dir bool) error {
 	return nil
 }
 
-// octal is m's permission, setuid, setgid and sticky bits as chmod(1)
-// writes them (e.g. 01777 for /tmp).
-func octal(m fs.FileMode) uint32 {
+// Octal is m's permission, setuid, setgid and sticky bits as chmod(1)
+// writes them (e.g. 01777 for /tmp): Go's fs.FileMode keeps the special
+// bits elsewhere than the Unix mode does.
+func Octal(m fs.FileMode) uint32 {
 	o := uint32(m.Perm())
 	if m&fs.ModeSetuid != 0 {
 		o |= 0o4000

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/rdggen/rdggen/internal/atomicfile"
+	"github.com/rdggen/rdggen/internal/ownfs"
 	"github.com/rdggen/rdggen/internal/userfile"
 	"github.com/rdggen/rdggen/pkg/horovod"
 )
@@ -212,19 +213,7 @@ func writers(m fs.FileMode) string {
 }
 
 // modeString is a mode in octal with its special bits, e.g. 1777.
-func modeString(m fs.FileMode) string {
-	n := uint32(m.Perm())
-	if m&fs.ModeSticky != 0 {
-		n |= 0o1000
-	}
-	if m&fs.ModeSetgid != 0 {
-		n |= 0o2000
-	}
-	if m&fs.ModeSetuid != 0 {
-		n |= 0o4000
-	}
-	return fmt.Sprintf("%04o", n)
-}
+func modeString(m fs.FileMode) string { return fmt.Sprintf("%04o", ownfs.Octal(m)) }
 
 // CanSaveKeys reports whether SaveKeys can make the keys in dir: dir, or
 // the nearest directory above it that exists (where SaveKeys creates the
