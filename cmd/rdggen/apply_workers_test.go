@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/rdggen/rdggen/internal/testing/exefile"
 	"github.com/rdggen/rdggen/internal/testing/netnstest"
 	"github.com/rdggen/rdggen/pkg/horovod"
 )
@@ -393,7 +394,7 @@ func TestApplyWorkersDocker(t *testing.T) {
 func runScriptGIDs(t *testing.T, c *netnstest.Cluster) {
 	t.Helper()
 	script := filepath.Join(c.Dir, "run.sh")
-	if err := os.WriteFile(script, horovod.RunScript(c.Inventory), 0o755); err != nil {
+	if err := exefile.Write(script, horovod.RunScript(c.Inventory), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	copySysfs := func() {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/rdggen/rdggen/internal/testing/exefile"
 	"github.com/rdggen/rdggen/internal/testing/netnstest"
 	"github.com/rdggen/rdggen/internal/testing/vcsimtest"
 	"github.com/rdggen/rdggen/pkg/applyplan"
@@ -183,7 +184,7 @@ func stageGuest(t *testing.T, h *netnstest.Host, dev string, g guest) {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(p, []byte(content), 0o755); err != nil {
+		if err := exefile.Write(p, []byte(content), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rdggen/rdggen/internal/testing/exefile"
 )
 
 // docBlock is one fenced block of a Markdown file: its language (the word
@@ -119,7 +121,7 @@ func newDocEnv(t *testing.T) *docEnv {
 		t.Fatal(err)
 	}
 	wrapper := "#!/bin/sh\nRDGGEN_TEST_MAIN=1 exec " + shQuote(exe) + " \"$@\"\n"
-	if err := os.WriteFile(filepath.Join(bin, "rdggen"), []byte(wrapper), 0o755); err != nil {
+	if err := exefile.Write(filepath.Join(bin, "rdggen"), []byte(wrapper), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	return &docEnv{root: root, bin: bin}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/rdggen/rdggen/internal/golden"
 	"github.com/rdggen/rdggen/internal/lab"
+	"github.com/rdggen/rdggen/internal/testing/exefile"
 	"github.com/rdggen/rdggen/internal/testing/netnstest"
 )
 
@@ -654,7 +655,7 @@ func TestLabNonRoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(base, "rdggen")
-	if err := os.WriteFile(bin, exe, 0o755); err != nil {
+	if err := exefile.Write(bin, exe, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	src, err := os.ReadFile(labInventory(t, "cumulus: 5.9.1", "swp"))

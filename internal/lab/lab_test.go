@@ -15,6 +15,7 @@ import (
 
 	_ "github.com/rdggen/rdggen/internal/golden"
 	"github.com/rdggen/rdggen/internal/ownfs"
+	"github.com/rdggen/rdggen/internal/testing/exefile"
 	"github.com/rdggen/rdggen/pkg/inventory"
 )
 
@@ -256,7 +257,7 @@ func TestStopBGPMessage(t *testing.T) {
 func fakeSupervisor(t *testing.T) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "rdggen")
-	if err := os.WriteFile(p, []byte("#!/bin/sh\nsleep 600\n"), 0o755); err != nil {
+	if err := exefile.Write(p, []byte("#!/bin/sh\nsleep 600\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	return p

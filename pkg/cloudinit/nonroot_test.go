@@ -7,6 +7,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/rdggen/rdggen/internal/testing/exefile"
 )
 
 // `go test` of this package as a user other than root passes: the networkd
@@ -31,7 +33,7 @@ func TestNonRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(bin, self, 0o755); err != nil {
+	if err := exefile.Write(bin, self, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	wd, _ := os.Getwd()

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdggen/rdggen/internal/testing/exefile"
 	"github.com/rdggen/rdggen/internal/testing/netnstest"
 )
 
@@ -75,7 +76,7 @@ func TestScriptsInNamespaces(t *testing.T) {
 	// it for the data interface, and it ignores other interfaces.
 	h, ih := c.Hosts[0], &inv.Hosts[0]
 	hook := filepath.Join(t.TempDir(), "rdggen-routes")
-	if err := os.WriteFile(hook, RoutesPersist(inv, ih), 0o755); err != nil {
+	if err := exefile.Write(hook, RoutesPersist(inv, ih), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if out, err := c.Exec(h.NS, "ip", "route", "flush", "proto", "boot", "dev", "data0"); err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/rdggen/rdggen/internal/testing/exefile"
 	"github.com/rdggen/rdggen/pkg/inventory"
 )
 
@@ -194,7 +195,7 @@ func TestRunScript(t *testing.T) {
 	for _, inv := range []*inventory.Inventory{inventory.Reference(), hostMode(t)} {
 		dir := t.TempDir()
 		script := filepath.Join(dir, "run.sh")
-		if err := os.WriteFile(script, RunScript(inv), 0o755); err != nil {
+		if err := exefile.Write(script, RunScript(inv), 0o755); err != nil {
 			t.Fatal(err)
 		}
 		if out, err := exec.Command(bash, "-n", script).CombinedOutput(); err != nil {
@@ -372,7 +373,7 @@ func TestRunScriptGIDLookup(t *testing.T) {
 	ws := Workers(inv)
 	dir := t.TempDir()
 	script := filepath.Join(dir, "run.sh")
-	if err := os.WriteFile(script, RunScript(inv), 0o755); err != nil {
+	if err := exefile.Write(script, RunScript(inv), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(dir, "bin")
@@ -389,7 +390,7 @@ case "$1" in
     echo "EXEC $*" ;;
 esac
 `
-	if err := os.WriteFile(filepath.Join(bin, "docker"), []byte(fake), 0o755); err != nil {
+	if err := exefile.Write(filepath.Join(bin, "docker"), []byte(fake), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	tmp := filepath.Join(dir, "tmp")

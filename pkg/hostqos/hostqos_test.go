@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/rdggen/rdggen/internal/testing/exefile"
 	"github.com/rdggen/rdggen/pkg/inventory"
 )
 
@@ -75,7 +76,7 @@ func runScript(t *testing.T, script []byte, sys, proc, mode string) ([]Result, i
 		t.Skip("no sh")
 	}
 	p := filepath.Join(t.TempDir(), "roce-qos.sh")
-	if err := os.WriteFile(p, script, 0o755); err != nil {
+	if err := exefile.Write(p, script, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command("sh", p, mode)

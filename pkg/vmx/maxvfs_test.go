@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdggen/rdggen/internal/testing/exefile"
 	"github.com/rdggen/rdggen/pkg/inventory"
 )
 
@@ -119,7 +120,7 @@ echo "nmlx5_core enabled = 1 options = '$(cat "$STUB/options")'"
 				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 					t.Fatal(err)
 				}
-				if err := os.WriteFile(p, []byte(content), 0o755); err != nil {
+				if err := exefile.Write(p, []byte(content), 0o755); err != nil {
 					t.Fatal(err)
 				}
 			}

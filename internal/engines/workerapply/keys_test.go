@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/rdggen/rdggen/internal/testing/exefile"
 )
 
 // TestKeysTrust: the keys are refused, with the path and the rule, wherever
@@ -144,7 +146,7 @@ func TestCanSaveKeysUnwritable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(bin, b, 0o755); err != nil {
+	if err := exefile.Write(bin, b, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	roots := filepath.Join(top, "roots")

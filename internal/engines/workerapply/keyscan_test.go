@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/rdggen/rdggen/internal/testing/exefile"
 )
 
 // TestProbeKeyscanRetries runs probe.sh's keyscan with a stand-in ssh-keyscan
@@ -32,11 +34,11 @@ echo "# 172.16.1.2:12345 SSH-2.0-OpenSSH" >&2
 [ "$n" -ge ` + strconv.Itoa(c.answerFrom) + ` ] && echo "[172.16.1.2]:12345 ssh-ed25519 AAAAC3Nza"
 exit 0
 `
-		if err := os.WriteFile(filepath.Join(dir, "ssh-keyscan"), []byte(fake), 0o755); err != nil {
+		if err := exefile.Write(filepath.Join(dir, "ssh-keyscan"), []byte(fake), 0o755); err != nil {
 			t.Fatal(err)
 		}
 		// sleep is stubbed: the test checks the tries, not the pauses.
-		if err := os.WriteFile(filepath.Join(dir, "sleep"), []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		if err := exefile.Write(filepath.Join(dir, "sleep"), []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
 			t.Fatal(err)
 		}
 		src := script("probe.sh") + "\nport=12345 addr=172.16.1.2\nkeyscan\n"

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/rdggen/rdggen/internal/testing/exefile"
 )
 
 // A real dockerd per namespace host (Options.Docker).
@@ -191,7 +193,7 @@ exec runc "$@"
 `,
 	} {
 		body = strings.ReplaceAll(body, "HOSTMOUNTS", strings.TrimPrefix(HostMountsFile, "/"))
-		if err := os.WriteFile(filepath.Join(bin, name), []byte(body), 0o755); err != nil {
+		if err := exefile.Write(filepath.Join(bin, name), []byte(body), 0o755); err != nil {
 			c.t.Fatal(err)
 		}
 	}
@@ -211,7 +213,7 @@ func (c *Cluster) startDocker(h *Host, bin string) error {
 	if err := os.WriteFile(h.File("/etc/docker/daemon.json"), []byte(c.InitialDaemonJSON()), 0o644); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(d, "dockerd.sh"), []byte(strings.Replace(dockerdScript, "BIN", bin, 1)), 0o755); err != nil {
+	if err := exefile.Write(filepath.Join(d, "dockerd.sh"), []byte(strings.Replace(dockerdScript, "BIN", bin, 1)), 0o755); err != nil {
 		return err
 	}
 	out, err := c.Exec(h.NS, "env", "RDGGEN_ROOT="+h.Root, "sh", "-c", c.DockerRestartCommand())

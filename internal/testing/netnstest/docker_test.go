@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/rdggen/rdggen/internal/testing/exefile"
 )
 
 // The hosts' runtime (runc-memlock) edits the spec that containerd's shim
@@ -25,7 +27,7 @@ func TestRuntimeHostMounts(t *testing.T) {
 	c := &Cluster{Dir: t.TempDir(), t: t}
 	bin := c.dockerBin()
 	fake := t.TempDir()
-	if err := os.WriteFile(filepath.Join(fake, "runc"), []byte("#!/bin/sh\necho \"$@\" >\"$RUNC_ARGS\"\n"), 0o755); err != nil {
+	if err := exefile.Write(filepath.Join(fake, "runc"), []byte("#!/bin/sh\necho \"$@\" >\"$RUNC_ARGS\"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	// The shape of dockerd 20.10's spec: compact JSON, the root an absolute

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/rdggen/rdggen/internal/testing/exefile"
 	"github.com/rdggen/rdggen/pkg/horovod"
 )
 
@@ -69,7 +70,7 @@ func BuildMPIProgram(t TB) string {
 		mpiProgram.data = data
 		return bin
 	}
-	if err := os.WriteFile(bin, mpiProgram.data, 0o755); err != nil {
+	if err := exefile.Write(bin, mpiProgram.data, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	// Every namespace host must be able to reach it: t.TempDir's parents

@@ -41,6 +41,7 @@ import (
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
 
+	"github.com/rdggen/rdggen/internal/testing/exefile"
 	"github.com/rdggen/rdggen/pkg/inventory"
 )
 
@@ -737,7 +738,7 @@ Subsystem sftp internal-sftp
 		if err := os.MkdirAll(bin, 0o755); err != nil {
 			return err
 		}
-		if err := os.WriteFile(filepath.Join(bin, "sudo"), []byte("#!/bin/sh\necho 'sudo: a password is required' >&2\nexit 1\n"), 0o755); err != nil {
+		if err := exefile.Write(filepath.Join(bin, "sudo"), []byte("#!/bin/sh\necho 'sudo: a password is required' >&2\nexit 1\n"), 0o755); err != nil {
 			return err
 		}
 		passwd, err := os.ReadFile("/etc/passwd")
@@ -874,7 +875,7 @@ func (c *Cluster) DockerRestartCommand() string {
 // host can run them (a script rewritten while a shell reads it is cut short).
 func (c *Cluster) writeRestartScripts() {
 	for name, body := range map[string]string{"docker-restart.sh": dockerRestartScript, "fake-docker-restart.sh": fakeDockerRestartScript} {
-		if err := os.WriteFile(filepath.Join(c.Dir, name), []byte(body), 0o755); err != nil {
+		if err := exefile.Write(filepath.Join(c.Dir, name), []byte(body), 0o755); err != nil {
 			c.t.Fatal(err)
 		}
 	}
