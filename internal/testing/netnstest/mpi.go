@@ -188,14 +188,55 @@ func (c *Cluster) inWorker(ctx context.Context, h *Host, ns string, argv ...stri
 // MPIJob runs argv (an mpirun line) in h's emulated worker and returns its
 // combined output; err is non-nil when it failed or ctx ended first.
 func (c *Cluster) MPIJob(ctx context.Context, h *Host, hostNetwork bool, argv ...string) (string, error) {
+	return c.MPIJobUntil(ctx, h, hostNetwork, "", argv...)
+}
+
+// MPIJobUntil is MPIJob for a job a test expects to hang once it has said
+// why (Open MPI's ranks wait on for a peer they refused): as soon as its
+// output contains until, the job's process group is killed and the error
+// says it was stopped so. An empty until never stops it.
+func (c *Cluster) MPIJobUntil(ctx context.Context, h *Host, hostNetwork bool, until string, argv ...string) (string, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	cmd := c.WorkerExec(ctx, h, hostNetwork, argv...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	out, err := cmd.CombinedOutput()
-	if ctx.Err() != nil {
-		return string(out), fmt.Errorf("still running after the test's deadline: %w", ctx.Err())
+	out := &untilWriter{until: until, seen: cancel}
+	cmd.Stdout, cmd.Stderr = out, out
+	err := cmd.Run()
+	if out.said {
+		return out.String(), fmt.Errorf("stopped once its output said %q", until)
 	}
-	return string(out), err
+	if ctx.Err() != nil {
+		return out.String(), fmt.Errorf("still running after the test's deadline: %w", ctx.Err())
+	}
+	return out.String(), err
+}
+
+// untilWriter collects a job's output and calls seen once it contains until.
+type untilWriter struct {
+	mu    sync.Mutex
+	buf   strings.Builder
+	until string
+	said  bool
+	seen  func()
+}
+
+func (w *untilWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	if w.until != "" && !w.said && strings.Contains(w.buf.String(), w.until) {
+		w.said = true
+		w.seen()
+	}
+	return len(p), nil
+}
+
+func (w *untilWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
 }
 
 // RankLines returns the test program's per-rank result lines in out.
