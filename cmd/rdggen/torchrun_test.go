@@ -202,20 +202,21 @@ func testTorchrunJob(t *testing.T, c *netnstest.Cluster, inv string, addrs map[s
 	}
 }
 
-// testTorchrunStops runs the DDP job with the inventory at inv twice: with
+// testTorchrunStops runs the DDP script with the inventory at inv twice: with
 // one rank failing, then with Ctrl-C. It checks how rdggen run handles the
 // launchers' processes (over SSH and docker exec, whatever the workers'
-// network), so TestTorchrunDDP runs it in one network mode (bridge): each
-// run starts 9 Python processes that import torch, the bulk of the test's
-// time on a loaded machine.
+// network), so TestTorchrunDDP runs it in one network mode (bridge), and
+// with steps=0: the ranks do not import torch (only the 3 torchrun
+// launchers do; with steps they were 9 Python processes importing torch a
+// run, the bulk of the test's CPU).
 func testTorchrunStops(t *testing.T, c *netnstest.Cluster, inv string) {
-	// Rank 4 (ns-03's local rank 0) exits 3 after the first step while the
-	// others sleep 300 s: ns-03's torchrun reports it (within its 5 s
-	// monitor interval), rdggen stops every node long before the sleep (or
-	// torchrun's 300 s exit barrier) ends, and exits with the rank's status.
-	// The bound is loose: a loaded CI machine starts torch slowly.
+	// Rank 4 (ns-03's local rank 0) exits 3 at once while the others sleep
+	// 300 s: ns-03's torchrun reports it (within its 5 s monitor interval),
+	// rdggen stops every node long before the sleep (or torchrun's 300 s
+	// exit barrier) ends, and exits with the rank's status. The bound is
+	// loose: a loaded CI machine starts torchrun slowly.
 	start := time.Now()
-	code, _, errOut := rdggenRun(t, c, context.Background(), "-f", inv, "--", netnstest.DDPScript, "steps=3", "exit=4:3", "sleep=300")
+	code, _, errOut := rdggenRun(t, c, context.Background(), "-f", inv, "--", netnstest.DDPScript, "steps=0", "exit=4:3", "sleep=300")
 	if code != 3 || !strings.Contains(errOut, "rdggen run: ns-03: rank 4 (local 0) exited with status 3") ||
 		!strings.Contains(errOut, "rdggen run: ns-03 failed: sending SIGTERM to torchrun in every worker") ||
 		!strings.Contains(errOut, "rdggen run: the job failed on ns-03 (status 3)") || time.Since(start) > 200*time.Second {
@@ -237,7 +238,7 @@ func testTorchrunStops(t *testing.T, c *netnstest.Cluster, inv string) {
 		}
 	}()
 	start = time.Now()
-	code, _, errOut = rdggenRun(t, c, ctx, "-f", inv, "--", netnstest.DDPScript, "sleep=300")
+	code, _, errOut = rdggenRun(t, c, ctx, "-f", inv, "--", netnstest.DDPScript, "steps=0", "sleep=300")
 	if code == 0 || time.Since(start) > 120*time.Second || !strings.Contains(errOut, "rdggen run: interrupted: sending SIGTERM to torchrun in every worker") {
 		t.Errorf("interrupted job: exit %d after %s", code, time.Since(start))
 	}

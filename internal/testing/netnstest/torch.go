@@ -2,9 +2,11 @@ package netnstest
 
 import (
 	_ "embed"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 )
 
 //go:embed testdata/ddp.py
@@ -52,9 +54,22 @@ func RequireTorch(t TB) {
 			Unavailable(t, "netnstest: %s not found (install python3-torch)", p)
 		}
 	}
-	if out, err := exec.Command("/usr/bin/python3", "-c", "import torch.distributed.run").CombinedOutput(); err != nil {
-		Unavailable(t, "netnstest: python3 cannot import torch (install python3-torch): %v %s", err, out)
+	torchImport.Do(func() {
+		out, err := exec.Command("/usr/bin/python3", "-c", "import torch.distributed.run").CombinedOutput()
+		if err != nil {
+			torchImport.err = fmt.Sprintf("%v %s", err, out)
+		}
+	})
+	if torchImport.err != "" {
+		Unavailable(t, "netnstest: python3 cannot import torch (install python3-torch): %s", torchImport.err)
 	}
+}
+
+// torchImport is RequireTorch's import of torch, tried once per process
+// (a second of CPU).
+var torchImport struct {
+	sync.Once
+	err string
 }
 
 // TorchWorkerImage is WorkerImage (sshd, Open MPI, prog) with PyTorch: the

@@ -11,13 +11,14 @@
 # Arguments (all optional): steps=N, exit=RANK:CODE (that rank exits CODE
 # after the first step, without teardown), sleep=SECONDS (every rank sleeps
 # in the middle of the job), env=NAME,NAME (print those variables).
+#
+# With steps=0 the ranks neither import torch nor join a process group: the
+# rank of exit=RANK:CODE (torchrun's RANK) exits CODE at once and the others
+# sleep. That is a job for testing how its launcher stops it, without the
+# second of CPU every rank spends importing torch.
 import os
 import sys
 import time
-
-import torch
-import torch.distributed as dist
-from torch.nn.parallel import DistributedDataParallel as DDP
 
 
 def peers():
@@ -44,9 +45,29 @@ def peers():
     return sorted(out)
 
 
+def without_torch(opts):
+    """steps=0: exit=RANK:CODE's rank exits at once, the others sleep."""
+    rank = int(os.environ["RANK"])
+    if "exit" in opts:
+        r, code = opts["exit"].split(":")
+        if int(r) == rank:
+            print("rank %d exits %s" % (rank, code), flush=True)
+            os._exit(int(code))
+    if "sleep" in opts:
+        print("rank %d sleeps" % rank, flush=True)
+        time.sleep(float(opts["sleep"]))
+
+
 def main():
     opts = dict(a.split("=", 1) for a in sys.argv[1:])
     steps = int(opts.get("steps", "3"))
+    if steps == 0:
+        without_torch(opts)
+        return
+    import torch
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
     dist.init_process_group("gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
     local = int(os.environ["LOCAL_RANK"])
@@ -107,8 +128,6 @@ def main():
             # (CLOSE_WAIT), not established.
             reached = peers()
         dist.barrier()
-    if steps < 1:
-        reached = peers()
     print("rank %d of %d (local %d): %d steps, gradients agree, peers %s"
           % (rank, world, local, steps, ",".join(reached)), flush=True)
     dist.destroy_process_group()
