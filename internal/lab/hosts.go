@@ -7,7 +7,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -16,6 +15,7 @@ import (
 	"golang.org/x/crypto/ssh/agent"
 
 	"github.com/rdggen/rdggen/internal/engines/hostapply"
+	"github.com/rdggen/rdggen/internal/testing/fabricnet"
 	"github.com/rdggen/rdggen/internal/testing/netnstest"
 	"github.com/rdggen/rdggen/internal/userfile"
 	"github.com/rdggen/rdggen/pkg/inventory"
@@ -325,15 +325,15 @@ func hostsUnanswered(multiRail bool) string {
 	return "check --target hosts: " + strings.Join(checks, ", ") + " (failed or could not tell): " + why
 }
 
-// removeOrphans removes the namespace clusters a dead supervisor (pid)
-// left behind; it returns what it removed.
+// removeOrphans removes the namespace clusters and fabrics a dead
+// supervisor (pid) left behind, and the fabrics' files; it returns what it
+// removed. A slot another process has taken since is not touched
+// (netnstest.RemoveSlotsOf).
 func removeOrphans(pid int) []string {
+	slots, _ := netnstest.RemoveSlotsOf(pid, func(s int) { _ = os.RemoveAll(fabricnet.SlotDir(s)) })
 	var gone []string
-	for _, s := range netnstest.SlotsOf(pid) {
-		netnstest.RemoveSlot(s)
+	for _, s := range slots {
 		gone = append(gone, fmt.Sprintf("namespace hosts and fabric of slot %d (rdg%dh*, rdg%dsw, rdg%df*, rdgm%d)", s, s, s, s, s))
-		// The fabric's daemons' files (fabricnet's Dir).
-		_ = os.RemoveAll(filepath.Join("/tmp/rdggen-fabricnet", strconv.Itoa(s)))
 	}
 	return gone
 }

@@ -213,6 +213,12 @@ func Require(t TB) {
 	}
 }
 
+// SlotDir is the directory of the files (configurations, sockets, logs) of
+// the daemons of the fabric in netnstest slot slot.
+func SlotDir(slot int) string {
+	return filepath.Join("/tmp/rdggen-fabricnet", strconv.Itoa(slot))
+}
+
 // New lays out spec in namespaces and starts each switch's lldpd and
 // zebra; staticd, bfdd and bgpd start once a configuration is given (Program,
 // FollowNVUE, FollowONYX). Everything is removed by t.Cleanup.
@@ -224,7 +230,7 @@ func New(t TB, spec Spec, o Options) *Fabric {
 		slot = netnstest.TakeSlot(t)
 	}
 	f := &Fabric{Slot: slot, t: t, spec: spec, switches: map[string]*node{}, cables: map[End]End{},
-		Dir: filepath.Join("/tmp/rdggen-fabricnet", strconv.Itoa(slot))}
+		Dir: SlotDir(slot)}
 	_ = f.removeDir()
 	t.Cleanup(f.Close)
 	frr, err := user.Lookup("frr")

@@ -933,11 +933,35 @@ func SlotsOf(pid int) []int {
 	return slots
 }
 
-// RemoveSlot deletes what slot s's cluster left behind when its owner
-// died without tearing it down: its namespaces (killing their processes:
-// sshd, dockerd, containers), its management bridge and veths, and its
-// record. Call it only for a slot whose owner is gone (SlotsOf).
-func RemoveSlot(s int) {
-	removeSlot(s)
-	_ = os.Remove(filepath.Join(slotDir, strconv.Itoa(s)+".pid"))
+// RemoveSlotsOf deletes what the clusters of process pid, which must be
+// gone, left behind: for each slot whose record still names pid, its
+// namespaces (killing their processes: sshd, dockerd, containers), its
+// management bridge and veths, what also removes of it (another harness's
+// files of the slot), and its record. It holds the slot lock throughout:
+// a slot that another process took meanwhile (the owner being gone, takeSlot
+// may hand it out again) names that process and is not touched. It returns
+// the slots it cleared.
+func RemoveSlotsOf(pid int, also func(slot int)) ([]int, error) {
+	f, err := os.OpenFile(lockFile, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		return nil, err
+	}
+	defer syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	if syscall.Kill(pid, 0) == nil {
+		return nil, fmt.Errorf("netnstest: process %d still runs: its slots are its own", pid)
+	}
+	var cleared []int
+	for _, s := range SlotsOf(pid) {
+		removeSlot(s)
+		if also != nil {
+			also(s)
+		}
+		_ = os.Remove(filepath.Join(slotDir, strconv.Itoa(s)+".pid"))
+		cleared = append(cleared, s)
+	}
+	return cleared, nil
 }

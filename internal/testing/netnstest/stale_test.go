@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -57,5 +58,76 @@ func TestStaleSlotCleared(t *testing.T) {
 	}
 	if _, err := os.Stat(pidFile); !os.IsNotExist(err) {
 		t.Errorf("the stale slot's pid file remains: %v", err)
+	}
+}
+
+// RemoveSlotsOf clears the slots whose record names the dead process, and
+// decides under the slot lock: a slot that another process takes while
+// RemoveSlotsOf waits for the lock (takeSlot hands out a dead owner's slot
+// again) names that process by then and is left alone, its files with it.
+// A live process's slots are refused.
+func TestRemoveSlotsOfTakenMeanwhile(t *testing.T) {
+	Require(t)
+	const s = 249
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(slotDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	pidFile := filepath.Join(slotDir, strconv.Itoa(s)+".pid")
+	record := func(pid int) {
+		t.Helper()
+		if err := os.WriteFile(pidFile, []byte(strconv.Itoa(pid)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { _ = os.Remove(pidFile) })
+	var also []int
+	collect := func(slot int) { also = append(also, slot) }
+
+	// Another process holds the lock (as takeSlot does) and takes the
+	// slot, now recorded as its own, before it lets go.
+	lock, err := os.OpenFile(lockFile, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	record(dead.Process.Pid)
+	type result struct {
+		slots []int
+		err   error
+	}
+	done := make(chan result, 1)
+	go func() {
+		slots, err := RemoveSlotsOf(dead.Process.Pid, collect)
+		done <- result{slots, err}
+	}()
+	time.Sleep(200 * time.Millisecond)
+	record(os.Getpid())
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_UN); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-done; r.err != nil || len(r.slots) != 0 || len(also) != 0 {
+		t.Errorf("slot %d taken meanwhile: cleared %v (also %v), %v; want none", s, r.slots, also, r.err)
+	}
+	if b, _ := os.ReadFile(pidFile); string(b) != strconv.Itoa(os.Getpid()) {
+		t.Errorf("the record of the slot taken meanwhile is %q", b)
+	}
+
+	record(dead.Process.Pid)
+	if slots, err := RemoveSlotsOf(dead.Process.Pid, collect); err != nil || len(slots) != 1 || slots[0] != s || len(also) != 1 || also[0] != s {
+		t.Errorf("dead owner's slot: cleared %v (also %v), %v; want [%d]", slots, also, err, s)
+	}
+	if _, err := os.Stat(pidFile); !os.IsNotExist(err) {
+		t.Errorf("the dead owner's record remains: %v", err)
+	}
+	record(os.Getpid())
+	if _, err := RemoveSlotsOf(os.Getpid(), collect); err == nil || len(also) != 1 {
+		t.Errorf("a live process's slots: %v, also %v; want an error and nothing removed", err, also)
 	}
 }
