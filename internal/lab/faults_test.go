@@ -42,7 +42,7 @@ func TestSpeedFault(t *testing.T) {
 
 // A value that is not one is refused before the lab is asked, as a usage
 // error: mtu's N, link-speed's GBPS, a SWITCH:PORT without its colon or a
-// side of it.
+// side of it (mtu's too: a target with a colon is a SWITCH:PORT).
 func TestCheckFaultValues(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -51,6 +51,11 @@ func TestCheckFaultValues(t *testing.T) {
 		{[]string{"mtu", "leaf1:swp1", "abc"}, "mtu leaf1:swp1 abc: want HOST or SWITCH:PORT and an MTU of 68-9216 bytes"},
 		{[]string{"mtu", "gpu-1", "67"}, "mtu gpu-1 67: want HOST or SWITCH:PORT and an MTU of 68-9216 bytes"},
 		{[]string{"mtu", "gpu-1", "1500"}, ""},
+		{[]string{"mtu", "leaf1:", "9000"}, `mtu: "leaf1:": want SWITCH:PORT, a switch of the inventory and its port (swp63, 1/31)`},
+		{[]string{"mtu", ":swp1", "9000"}, `mtu: ":swp1": want SWITCH:PORT, a switch of the inventory and its port (swp63, 1/31)`},
+		{[]string{"mtu", ":", "9000"}, `mtu: ":": want SWITCH:PORT, a switch of the inventory and its port (swp63, 1/31)`},
+		{[]string{"mtu", "leaf1:", "abc"}, `mtu: "leaf1:": want SWITCH:PORT, a switch of the inventory and its port (swp63, 1/31)`},
+		{[]string{"mtu", "leaf1:swp1", "9000"}, ""},
 		{[]string{"link-speed", "leaf1:swp63", "fast"}, `link-speed: "fast": want a speed of 1-1600 Gb/s (100, 400G)`},
 		{[]string{"link-speed", "leaf1:swp63", "0"}, `link-speed: "0": want a speed of 1-1600 Gb/s (100, 400G)`},
 		{[]string{"link-speed", "leaf1:swp63", "400G"}, ""},
@@ -59,7 +64,11 @@ func TestCheckFaultValues(t *testing.T) {
 		{[]string{"link-down", ":swp1"}, `link-down: ":swp1": want SWITCH:PORT, a switch of the inventory and its port (swp63, 1/31)`},
 		{[]string{"link-down", "leaf2:1/31"}, ""},
 		{[]string{"link-speed", "leaf1", "100"}, `link-speed: "leaf1": want SWITCH:PORT, a switch of the inventory and its port (swp63, 1/31)`},
+		{[]string{"link-speed", "leaf1:", "100"}, `link-speed: "leaf1:": want SWITCH:PORT, a switch of the inventory and its port (swp63, 1/31)`},
+		{[]string{"link-speed", ":swp63", "100"}, `link-speed: ":swp63": want SWITCH:PORT, a switch of the inventory and its port (swp63, 1/31)`},
 		{[]string{"miswire", "leaf1:swp63", "spine1"}, `miswire: "spine1": want SWITCH:PORT, a switch of the inventory and its port (swp63, 1/31)`},
+		{[]string{"miswire", "leaf1:", "spine1:swp1"}, `miswire: "leaf1:": want SWITCH:PORT, a switch of the inventory and its port (swp63, 1/31)`},
+		{[]string{"miswire", "leaf1:swp63", ":swp1"}, `miswire: ":swp1": want SWITCH:PORT, a switch of the inventory and its port (swp63, 1/31)`},
 		{[]string{"miswire", "leaf1:swp63", "spine1:swp1"}, ""},
 	} {
 		got := ""
