@@ -889,6 +889,9 @@ func TestLabFaultBadValueIsUsage(t *testing.T) {
 		{[]string{"mtu", "leaf1:swp1"}, `fault "mtu leaf1:swp1": the faults are`},
 		{[]string{"link-down", "leaf2"}, `link-down: "leaf2": want SWITCH:PORT, a switch of the inventory and its port (swp63, 1/31)`},
 		{[]string{"miswire", "leaf1:swp63", "spine1"}, `miswire: "spine1": want SWITCH:PORT`},
+		{[]string{"mtu", "leaf1:", "9000"}, `mtu: "leaf1:": want SWITCH:PORT, a switch of the inventory and its port (swp63, 1/31)`},
+		{[]string{"mtu", ":swp1", "9000"}, `mtu: ":swp1": want SWITCH:PORT, a switch of the inventory and its port (swp63, 1/31)`},
+		{[]string{"link-down", "leaf2:"}, `link-down: "leaf2:": want SWITCH:PORT`},
 	} {
 		code, _, errs := rdggen(t, append([]string{"lab", "fault", "--dir", dir}, tc.args...)...)
 		if code != exitUsage || !strings.Contains(errs, tc.want) {

@@ -20,9 +20,11 @@ const FaultShapes = "hide-gpu VM | mtu HOST|SWITCH:PORT N | lose-answer SWITCH |
 // CheckFault refuses, before anything is sent, a fault a person cannot
 // stage: an unknown name, the wrong number of arguments (FaultShapes), a
 // SWITCH:PORT that is not one (link-down's, link-speed's, miswire's: no
-// colon, or nothing on a side of it) or a value that is not one (mtu's N,
-// link-speed's GBPS): usage errors, which need no lab to tell. Whether the
-// switch and port exist is the lab's to tell.
+// colon, or nothing on a side of it; mtu's, whose target with a colon is a
+// SWITCH:PORT and without one a HOST: nothing on a side of the colon) or a
+// value that is not one (mtu's N, link-speed's GBPS): usage errors, which
+// need no lab to tell. Whether the switch, port and host exist is the lab's
+// to tell.
 func CheckFault(args []string) error {
 	n := map[string]int{"hide-gpu": 2, "mtu": 3, "lose-answer": 2, "miswire": 3, "stop-bgp": 2, "link-down": 2, "link-speed": 3, "repair": 1}
 	if len(args) == 0 || n[args[0]] == 0 {
@@ -34,7 +36,9 @@ func CheckFault(args []string) error {
 	var err error
 	switch args[0] {
 	case "mtu":
-		_, err = parseMTU(args[1], args[2])
+		if _, _, err = mtuTarget(args[1]); err == nil {
+			_, err = parseMTU(args[1], args[2])
+		}
 	case "link-down":
 		_, _, err = splitEnd(args[0], args[1])
 	case "link-speed":
@@ -63,6 +67,15 @@ func splitEnd(fault, arg string) (sw, port string, err error) {
 // the inventory does not have.
 func endError(fault, arg string) error {
 	return fmt.Errorf("%s: %q: want SWITCH:PORT, a switch of the inventory and its port (swp63, 1/31)", fault, arg)
+}
+
+// mtuTarget reads mtu's target: a SWITCH:PORT (sw and port set) when it
+// has a colon, else a HOST (sw and port empty).
+func mtuTarget(arg string) (sw, port string, err error) {
+	if !strings.Contains(arg, ":") {
+		return "", "", nil
+	}
+	return splitEnd("mtu", arg)
 }
 
 // parseMTU reads mtu's N for target (HOST or SWITCH:PORT): 68-9216 bytes,
@@ -121,12 +134,15 @@ func (s *supervisor) fault(args []string) (string, error) {
 	case args[0] == "hide-gpu" && len(args) == 2:
 		return s.hideGPU(args[1])
 	case args[0] == "mtu" && len(args) == 3:
-		sw, port, ok := strings.Cut(args[1], ":")
+		sw, port, err := mtuTarget(args[1])
+		if err != nil {
+			return "", err
+		}
 		n, err := parseMTU(args[1], args[2])
 		if err != nil {
 			return "", err
 		}
-		if !ok {
+		if sw == "" {
 			return s.hostMTU(args[1], n)
 		}
 		return s.mtu(sw, port, n)

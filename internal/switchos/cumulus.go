@@ -7,8 +7,6 @@ package switchos
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
@@ -214,11 +212,12 @@ func (l nvueLab) SetMTU(port string, n int) (string, error) {
 
 // set applies one change to the simulator through its NVUE REST API, as
 // `nv set …; nv config apply -y` does: a new revision, a PATCH into it,
-// and its state set to apply.
+// and its state set to apply. It reaches the API from the switch itself
+// (nvuesim.Server.Local), as the person at the switch would: the faults
+// between rdggen and the switch (lose-answer's) are not its, they stay
+// pending for rdggen's next apply.
 func (l nvueLab) set(path string, body any) error {
-	pool := x509.NewCertPool()
-	pool.AddCert(l.srv.Certificate())
-	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	c := &http.Client{Timeout: 10 * time.Second, Transport: l.srv.Local()}
 	do := func(method, p string, body any) (map[string]any, error) {
 		var r *bytes.Reader
 		if body != nil {

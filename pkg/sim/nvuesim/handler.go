@@ -47,10 +47,18 @@ const (
 
 func unescape(s string) (string, error) { return url.PathUnescape(s) }
 
-// ServeHTTP answers the NVUE API.
+// ServeHTTP answers the NVUE API, as a client across the network reaches
+// it: the faults between client and switch (Inject, InjectAfter, the
+// management path CutOffApply cuts) act on its requests.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.serve(w, r, true)
+}
+
+// serve answers the NVUE API; across, for a client across the network
+// (ServeHTTP), not one on the switch itself (Local).
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, across bool) {
 	s.mu.Lock()
-	deaf := time.Now().Before(s.deaf)
+	deaf := across && time.Now().Before(s.deaf)
 	s.mu.Unlock()
 	if deaf {
 		hangUp(w)
@@ -74,6 +82,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rev := r.URL.Query().Get("rev")
+	if !across {
+		s.serveAPI(w, r, path, rev)
+		return
+	}
 	shown := "/" + strings.Join(path, "/")
 	switch s.takeFault(r.Method, shown) {
 	case ResetBefore:

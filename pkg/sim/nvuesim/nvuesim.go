@@ -49,7 +49,8 @@
 // --confirm); those are guesses here too. Faults are injected with FailApply
 // and CutOffApply (on the switch), and Inject and InjectAfter (between the
 // client and the switch: an answer lost after the switch acted, a proxy's
-// 504 after it acted or 502 before, a reset before it); the operational
+// 504 after it acted or 502 before, a reset before it; Local reaches the
+// switch from itself, without those); the operational
 // state is set with SetLink,
 // SetPauseCounters and SetRoCEOperational.
 package nvuesim
@@ -61,6 +62,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -183,6 +185,36 @@ func New(o Options) *Server {
 	s.URL = s.srv.URL
 	s.Addr = strings.TrimPrefix(s.srv.URL, "https://")
 	return s
+}
+
+// Local is a transport to the NVUE API from the switch itself, as a person
+// logged in to it reaches nvued with `nv set …; nv config apply` (for
+// Client.Transport; the URL's host is not dialled): the switch's own faults
+// (FailApply, and CutOffApply's apply, which answers nothing) act on its
+// requests, those between a client and the switch (Inject, InjectAfter,
+// the management path CutOffApply cuts) do not, and stay pending for the
+// next client across the network. Requests() lists its requests too.
+func (s *Server) Local() http.RoundTripper { return local{s} }
+
+type local struct{ s *Server }
+
+func (l local) RoundTrip(r *http.Request) (resp *http.Response, err error) {
+	if r.Body != nil {
+		defer r.Body.Close()
+	}
+	// hangUp aborts the handler (an apply CutOffApply cut off): the
+	// connection closed without an answer.
+	defer func() {
+		if v := recover(); v != nil {
+			if v != http.ErrAbortHandler {
+				panic(v)
+			}
+			resp, err = nil, fmt.Errorf("%s %s: the switch closed the connection without an answer", r.Method, r.URL)
+		}
+	}()
+	w := httptest.NewRecorder()
+	l.s.serve(w, r, false)
+	return w.Result(), nil
 }
 
 // Close stops the server and every confirm timer.
