@@ -655,11 +655,11 @@ func (c *checker) leafSubnets() {
 				}
 			}
 		}
-		if nets := leafNets(&inv.Switches[i]); len(nets) > 1 {
-			for x := range nets {
-				for _, y := range nets[x+1:] {
-					if nets[x].Overlaps(y) {
-						c.errf(fmt.Sprintf("switches[%d]", i), "%s's rail subnets %s and %s overlap: each rail on a leaf routes a subnet of its own", inv.Switches[i].Name, nets[x], y)
+		if rs := inv.Switches[i].Fabric.Rails; len(rs) > 1 { // leafNets of a leaf of several rails
+			for x := range rs {
+				for _, y := range rs[x+1:] {
+					if rs[x].Subnet.Overlaps(y.Subnet) {
+						c.errf(fmt.Sprintf("switches[%d]", i), "%s's rail %d subnet %s and rail %d subnet %s overlap: each rail on a leaf routes a subnet of its own, taken from its hosts' addresses; give rail %d's hosts addresses (hosts[].data[%d].address) outside %s", inv.Switches[i].Name, rs[x].Rail, rs[x].Subnet, y.Rail, y.Subnet, y.Rail, y.Rail, rs[x].Subnet)
 					}
 				}
 			}

@@ -269,8 +269,8 @@ func (c *checker) railList(h *Host, r *DataSpec, p string) {
 		case !reIface.MatchString(rs.Interface):
 			c.errf(at, "%q is not a Linux interface name (1–15 letters, digits, '_', '.', '-')", rs.Interface)
 		case rs.Interface == "lo" || rs.Interface == "docker0":
-			c.errf(at, "%q is the VM's %s, not a rail's VF", rs.Interface,
-				map[string]string{"lo": "loopback interface", "docker0": "Docker bridge"}[rs.Interface])
+			c.errf(at, "%q is the VM's %s, not a rail's VF: give the VF a name of its own, or leave interface out (%s)", rs.Interface,
+				map[string]string{"lo": "loopback interface", "docker0": "Docker bridge"}[rs.Interface], defaultIfaceOf(k))
 		default:
 			rail.Interface = rs.Interface
 		}
@@ -344,6 +344,15 @@ func (c *checker) gpuRails(h *Host, specs []GPUSpec, at string) {
 	if n > 1 && len(h.GPUs)+n > MaxGPUsPerVM {
 		c.errf(dataPath(h.Index), "%d GPUs and %d rails' VFs are %d PCI passthrough devices: a VM takes at most %d (ESXi 8.0 U2, hardware version 21; Broadcom KB 309986), and rdggen counts each rail's VF as one", len(h.GPUs), n, len(h.GPUs)+n, MaxGPUsPerVM)
 	}
+}
+
+// defaultIfaceOf says what rail k's interface is when the inventory
+// names none, for a finding's fix.
+func defaultIfaceOf(k int) string {
+	if k == 0 {
+		return "rail 0's is then data_interface"
+	}
+	return "then " + DefaultRailInterface(k)
 }
 
 // railRange names the rails of a host of n rails: "one rail (0)", "rails 0–3".
@@ -593,7 +602,13 @@ func (c *checker) leafRail(i int, sw *Switch, rail int, ports []HostRail, keys b
 		}
 		a, ok := DefaultGateway(f.Subnet)
 		if !ok {
-			c.errf(gwPath, "%s has no address for the leaf's gateway: set gateway, or widen the subnet", f.Subnet)
+			if keys {
+				c.errf(gwPath, "%s%s has no last host address for the leaf's gateway to default to: set %s.gateway, or widen the subnet to /30 or shorter", f.Subnet, from, p)
+			} else {
+				// A leaf of several rails takes no gateway key: the
+				// hosts' prefix length is what to change.
+				c.errf(gwPath, "%s's rail %d subnet %s%s has no last host address for the leaf's gateway: give rail %d's hosts a prefix length of /30 or shorter", sw.Name, rail, f.Subnet, from, rail)
+			}
 			return
 		}
 		f.Gateway = a
@@ -601,9 +616,9 @@ func (c *checker) leafRail(i int, sw *Switch, rail int, ports []HostRail, keys b
 	switch gw := f.Gateway; {
 	case !gw.IsValid():
 	case !f.Subnet.Contains(gw):
-		c.errf(gwPath, "the gateway %s is not on %s's %s %s", gw, sw.Name, subnetOf, f.Subnet)
+		c.errf(gwPath, "the gateway %s is not on %s's %s %s: set %s.gateway to a free address of %s, or leave it out (the subnet's last host address)", gw, sw.Name, subnetOf, f.Subnet, p, f.Subnet)
 	case gw == f.Subnet.Addr() || gw == lastAddr(f.Subnet):
-		c.errf(gwPath, "the gateway %s is the network or broadcast address of %s", gw, f.Subnet)
+		c.errf(gwPath, "the gateway %s is the network or broadcast address of %s, not a host address: set %s.gateway to a free host address of %s", gw, f.Subnet, p, f.Subnet)
 	default:
 		for _, hr := range ports {
 			if a := hr.Rail.Address; a.IsValid() && a.Addr() == gw {
