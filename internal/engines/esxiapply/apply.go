@@ -29,6 +29,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -792,7 +793,8 @@ const rebootRequiredWhy = "vCenter reports configuration changes that take effec
 
 // recheckReboot reads the host again after its UpdatePassthruConfig (one
 // PropertyCollector retrieve of rebootProps) and keeps, of the reboot
-// reasons the plan inferred, only those still pending: SR-IOV while a PF's
+// reasons the plan inferred, only those still pending, each naming the
+// devices that wait and what for (sriovWait, gpuWait): SR-IOV while a PF's
 // SR-IOV is enabled but not active or its present VF count is not the
 // requested one, GPU passthrough while one of the host's GPUs is enabled but
 // not active. A host that activates the devices at once (ESXi can for some
@@ -813,43 +815,43 @@ func (hp *hostPlan) recheckReboot(ctx context.Context, c *vim25.Client) {
 			info[strings.ToLower(pi.GetHostPciPassthruInfo().Id)] = pi
 		}
 	}
-	sriovPending := slices.ContainsFunc(hp.pfs, func(pf *pfPlan) bool {
-		sr, ok := info[pf.id].(*types.HostSriovInfo)
-		return !ok || sr.SriovEnabled != sr.SriovActive || sr.NumVirtualFunction != sr.NumVirtualFunctionRequested
-	})
-	gpus := map[string]bool{}
+	var sriov, gpu []devWait
+	for _, pf := range hp.pfs {
+		if w := sriovWait(info[pf.id]); w != "" {
+			sriov = append(sriov, devWait{pf.vmnic, w})
+		}
+	}
+	pushed := map[string]bool{} // the GPUs this apply switched, and those the VMs use
 	for _, pc := range hp.passthru {
 		if _, ok := pc.(*types.HostSriovConfig); !ok {
-			gpus[strings.ToLower(pc.GetHostPciPassthruConfig().Id)] = true
+			pushed[strings.ToLower(pc.GetHostPciPassthruConfig().Id)] = true
 		}
 	}
 	for _, vp := range hp.vms {
 		for _, id := range vp.gpus {
-			if id != "" {
-				gpus[id] = false
+			if _, ok := pushed[id]; !ok && id != "" {
+				pushed[id] = false
 			}
 		}
 	}
-	gpuPending := false
-	for id, pushed := range gpus {
-		pi := info[id]
-		if pi == nil {
-			gpuPending = gpuPending || pushed // a pushed GPU the host no longer lists: unproven
-			continue
-		}
-		if i := pi.GetHostPciPassthruInfo(); i.PassthruEnabled != i.PassthruActive {
-			gpuPending = true
+	for _, id := range slices.Sorted(maps.Keys(pushed)) {
+		if pi := info[id]; pi != nil {
+			if w := gpuWait(pi); w != "" {
+				gpu = append(gpu, devWait{id, w})
+			}
+		} else if pushed[id] { // a pushed GPU the host no longer lists: unproven
+			gpu = append(gpu, devWait{id, "not listed by the host"})
 		}
 	}
-	hp.reboot = slices.DeleteFunc(hp.reboot, func(why string) bool {
+	for i, why := range hp.reboot {
 		switch {
-		case strings.HasPrefix(why, "SR-IOV"):
-			return !sriovPending
-		case strings.HasPrefix(why, "GPU passthrough"):
-			return !gpuPending
+		case strings.HasPrefix(why, whySRIOV):
+			hp.reboot[i] = deviceReason(whySRIOV, sriov, 0, "")
+		case strings.HasPrefix(why, whyGPU):
+			hp.reboot[i] = deviceReason(whyGPU, gpu, gpusNamed, "GPUs")
 		}
-		return false
-	})
+	}
+	hp.reboot = slices.DeleteFunc(hp.reboot, func(why string) bool { return why == "" })
 	if len(hp.reboot) == 0 && h.Summary.RebootRequired {
 		hp.reboot = append(hp.reboot, rebootRequiredWhy)
 	}

@@ -428,6 +428,7 @@ func planHost(inv *inventory.Inventory, st *state, name string) *hostPlan {
 	if hp.blocked != nil {
 		return hp
 	}
+	var waits []devWait
 	for _, pf := range hp.pfs {
 		sr := hp.sriovOf(pf.id)
 		if !sr.SriovEnabled || int(sr.NumVirtualFunctionRequested) != hp.nic.VFs {
@@ -438,10 +439,13 @@ func planHost(inv *inventory.Inventory, st *state, name string) *hostPlan {
 			})
 			hp.change(applyplan.Update, "SR-IOV "+pf.vmnic, sriovState(sr), fmt.Sprintf("enabled, %d VFs", hp.nic.VFs),
 				fmt.Sprintf("SR-IOV on %s (%s): %s → enabled, %d VFs", pf.vmnic, pf.id, sriovState(sr), hp.nic.VFs))
-			hp.reboot = append(hp.reboot, "SR-IOV")
-		} else if !sr.SriovActive {
-			hp.reboot = append(hp.reboot, "SR-IOV (set, not active yet)")
+			waits = append(waits, devWait{pf.vmnic, setNow})
+		} else if w := sriovWait(sr); w != "" {
+			waits = append(waits, devWait{pf.vmnic, w}) // set earlier, waits for the reboot
 		}
+	}
+	if why := deviceReason(whySRIOV, waits, 0, ""); why != "" {
+		hp.reboot = append(hp.reboot, why)
 	}
 	for _, pf := range hp.pfs {
 		hp.planMTU(st, pf, inv.DataMTU())
@@ -616,6 +620,7 @@ func sriovState(sr *types.HostSriovInfo) string {
 // healthy VMs use.
 func (hp *hostPlan) planPassthrough() {
 	seen := map[string]bool{}
+	var waits []devWait
 	for _, vp := range hp.vms {
 		if vp.err != nil {
 			continue
@@ -636,13 +641,16 @@ func (hp *hostPlan) planPassthrough() {
 				hp.passthru = append(hp.passthru, &types.HostPciPassthruConfig{Id: info.Id, PassthruEnabled: true})
 				hp.change(applyplan.Update, "passthrough "+id, "off", "on",
 					fmt.Sprintf("passthrough of GPU %s (%s gpus[%d] %s): off → on", id, vp.inv.VM, i, vp.inv.GPUs[i].Model))
-				hp.reboot = append(hp.reboot, "GPU passthrough")
-			} else if !info.PassthruActive {
-				hp.reboot = append(hp.reboot, "GPU passthrough (set, not active yet)")
+				waits = append(waits, devWait{id, setNow})
+			} else if w := gpuWait(pi); w != "" {
+				waits = append(waits, devWait{id, w}) // set earlier, waits for the reboot
 			}
 		}
 	}
-	hp.reboot = slices.Compact(hp.reboot)
+	slices.SortStableFunc(waits, func(a, b devWait) int { return strings.Compare(a.dev, b.dev) })
+	if why := deviceReason(whyGPU, waits, gpusNamed, "GPUs"); why != "" {
+		hp.reboot = append(hp.reboot, why)
+	}
 }
 
 // usedBy maps each PCI address passed through on the host to the VM using it.

@@ -44,7 +44,7 @@ func TestApplyRebootPath(t *testing.T) {
 		"add GPU gpus[0] V100-PCIE-16GB: 0000:20:00.0 NVIDIA V100-PCIE-16GB (10de:1db4) (when passthrough is active: now, or at the first apply after esx-41.example reboots)",
 		"not now: vm clx-mld-41: add GPU gpus[0] V100-PCIE-16GB: 0000:20:00.0 NVIDIA V100-PCIE-16GB (10de:1db4): after ESXi host esx-41.example reboots (passthrough enabled, not active yet)",
 		`not now: vm clx-mld-48: add SR-IOV adapter: VF of ConnectX-5 vmnic4 (0000:d8:00.0), port group "VM Network": after ESXi host esx-48.example reboots (SR-IOV enabled, not active yet)`,
-		"reboot needed: esx-41.example (SR-IOV, GPU passthrough, nmlx5_core parameters)",
+		"reboot needed: esx-41.example (SR-IOV (vmnic4: not active yet), GPU passthrough (0000:20:00.0, 0000:21:00.0: not active yet), nmlx5_core parameters)",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("first apply output lacks %q:\n%s", want, out)
@@ -88,7 +88,7 @@ func TestApplyRebootPath(t *testing.T) {
 	if want := "  not now: add GPU gpus[1] V100-PCIE-16GB: 0000:21:00.0 NVIDIA V100-PCIE-16GB (10de:1db4): after ESXi host esx-41.example reboots (passthrough enabled, not active yet)"; !strings.Contains(out, want) {
 		t.Errorf("plan lacks %q:\n%s", want, out)
 	}
-	if want := "reboot needed: esx-41.example (SR-IOV (set, not active yet), GPU passthrough (set, not active yet))"; !strings.Contains(out, want) {
+	if want := "reboot needed: esx-41.example (SR-IOV (vmnic4: not active yet), GPU passthrough (0000:20:00.0, 0000:21:00.0: not active yet))"; !strings.Contains(out, want) {
 		t.Errorf("output lacks %q:\n%s", want, out)
 	}
 	t.Logf("apply before the reboot, SOAP calls: %s", e.counter)
