@@ -19,17 +19,7 @@ func TestStaleSlotCleared(t *testing.T) {
 	Require(t)
 	const s = 250
 	ns := "rdg" + strconv.Itoa(s) + "h1"
-	dead := exec.Command("true")
-	if err := dead.Run(); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(slotDir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	pidFile := filepath.Join(slotDir, strconv.Itoa(s)+".pid")
-	if err := os.WriteFile(pidFile, []byte(strconv.Itoa(dead.Process.Pid)), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	pidFile := recordSlot(t, s, deadPID(t))
 	if out, err := exec.Command("ip", "netns", "add", ns).CombinedOutput(); err != nil {
 		t.Fatalf("ip netns add %s: %v: %s", ns, err, out)
 	}
@@ -69,20 +59,9 @@ func TestStaleSlotCleared(t *testing.T) {
 func TestRemoveSlotsOfTakenMeanwhile(t *testing.T) {
 	Require(t)
 	const s = 249
-	dead := exec.Command("true")
-	if err := dead.Run(); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(slotDir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	pidFile := filepath.Join(slotDir, strconv.Itoa(s)+".pid")
-	record := func(pid int) {
-		t.Helper()
-		if err := os.WriteFile(pidFile, []byte(strconv.Itoa(pid)), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dead := deadPID(t)
+	pidFile := recordSlot(t, s, dead)
+	record := func(pid int) { t.Helper(); recordSlot(t, s, pid) }
 	t.Cleanup(func() { _ = os.Remove(pidFile) })
 	var also []int
 	collect := func(slot int) { also = append(also, slot) }
@@ -97,14 +76,14 @@ func TestRemoveSlotsOfTakenMeanwhile(t *testing.T) {
 	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
 		t.Fatal(err)
 	}
-	record(dead.Process.Pid)
+	record(dead)
 	type result struct {
 		slots []int
 		err   error
 	}
 	done := make(chan result, 1)
 	go func() {
-		slots, err := RemoveSlotsOf(dead.Process.Pid, collect)
+		slots, err := RemoveSlotsOf(dead, collect)
 		done <- result{slots, err}
 	}()
 	time.Sleep(200 * time.Millisecond)
@@ -119,8 +98,8 @@ func TestRemoveSlotsOfTakenMeanwhile(t *testing.T) {
 		t.Errorf("the record of the slot taken meanwhile is %q", b)
 	}
 
-	record(dead.Process.Pid)
-	if slots, err := RemoveSlotsOf(dead.Process.Pid, collect); err != nil || len(slots) != 1 || slots[0] != s || len(also) != 1 || also[0] != s {
+	record(dead)
+	if slots, err := RemoveSlotsOf(dead, collect); err != nil || len(slots) != 1 || slots[0] != s || len(also) != 1 || also[0] != s {
 		t.Errorf("dead owner's slot: cleared %v (also %v), %v; want [%d]", slots, also, err, s)
 	}
 	if _, err := os.Stat(pidFile); !os.IsNotExist(err) {
@@ -130,4 +109,28 @@ func TestRemoveSlotsOfTakenMeanwhile(t *testing.T) {
 	if _, err := RemoveSlotsOf(os.Getpid(), collect); err == nil || len(also) != 1 {
 		t.Errorf("a live process's slots: %v, also %v; want an error and nothing removed", err, also)
 	}
+}
+
+// deadPID is the PID of a process that has ended.
+func deadPID(t *testing.T) int {
+	t.Helper()
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return dead.Process.Pid
+}
+
+// recordSlot writes slot s's record naming pid, as takeSlot does, and
+// returns its path.
+func recordSlot(t *testing.T, s, pid int) string {
+	t.Helper()
+	if err := os.MkdirAll(slotDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(slotDir, strconv.Itoa(s)+".pid")
+	if err := os.WriteFile(p, []byte(strconv.Itoa(pid)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
