@@ -154,7 +154,6 @@ func waitUntil(t *testing.T, d time.Duration, what string, cond func() (bool, st
 // user's own BGP neighbor and network on leaf1 survive; a second apply
 // changes nothing.
 func TestSwitchesCumulusFabric(t *testing.T) {
-	t.Parallel()
 	c := newCumulusFabric(t)
 	ctx := context.Background()
 	asked := 0
@@ -579,7 +578,6 @@ func dig(v any, keys ...string) any {
 // and one uplink at MTU 1500 each give exactly their findings, and the
 // check passes again once each is undone.
 func TestSwitchesONYXFabric(t *testing.T) {
-	t.Parallel()
 	inv, f, o, _ := goldenFabric(t, "fabric-onyx")
 	ctx := context.Background()
 	// bgpKey is switch sw's BGP subject on link i: the peer's address.
@@ -804,7 +802,6 @@ func withASNs(t *testing.T, inv *inventory.Inventory, golden string, leafASN, sp
 // the peer's address) established and every uplink's LLDP neighbor as
 // planned, whichever OS is at either end.
 func TestSwitchesMixedFabric(t *testing.T) {
-	t.Parallel()
 	inv, _, o, _ := goldenFabric(t, "fabric-mixed")
 	rs, err := apply.CheckSwitches(context.Background(), inv, o)
 	if err != nil {
@@ -835,7 +832,6 @@ func TestSwitchesMixedFabric(t *testing.T) {
 // the other, a second apply sends nothing and the check passes (in
 // goldenFabric). The leaves hold each rail port's description.
 func TestSwitchesRailsFabric(t *testing.T) {
-	t.Parallel()
 	inv, f, _, sims := goldenFabric(t, "rails-shared")
 	for _, c := range []struct{ leaf, dst string }{{"leaf-a", "10.2.1.0/24"}, {"leaf-b", "10.1.1.0/24"}} {
 		waitUntil(t, 60*time.Second, c.leaf+"'s route to "+c.dst, func() (bool, string) {
@@ -903,7 +899,6 @@ hosts:
 // sends nothing (in fabricOf), and the applied configuration holds the
 // breakout and each rail port's description.
 func TestSwitchesRailsCumulusFabric(t *testing.T) {
-	t.Parallel()
 	inv, _, o, sims := fabricOf(t, []byte(railsCumulus))
 	rs, err := apply.CheckSwitches(context.Background(), inv, o)
 	if err != nil {
