@@ -468,7 +468,10 @@ func groupTargets(s string) string {
 				return l[:i+1]
 			}
 		}
-		for _, t := range []string{"esxi", "switch"} { // each target's last line
+		// Each target's last line. A target with nothing to push does not
+		// wait for the one it pushes after (the workers for the hosts), so
+		// all four come in any order.
+		for _, t := range []string{"esxi", "switch", "hosts", "workers"} {
 			if strings.HasPrefix(l, t+": ") {
 				return "{" + t + "}"
 			}
