@@ -44,6 +44,7 @@ import (
 	"github.com/rdggen/rdggen/internal/atomicfile"
 	"github.com/rdggen/rdggen/internal/ownfs"
 	"github.com/rdggen/rdggen/internal/switchos"
+	"github.com/rdggen/rdggen/internal/testing/netnstest"
 	"github.com/rdggen/rdggen/internal/userfile"
 	"github.com/rdggen/rdggen/pkg/inventory"
 )
@@ -685,20 +686,7 @@ func readPID(dir string) int {
 }
 
 // alive reports whether pid exists and is not a zombie.
-func alive(pid int) bool {
-	if syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
-		return s[i+2] != 'Z'
-	}
-	return true
-}
+func alive(pid int) bool { return netnstest.Running(pid) }
 
 // isSupervisor reports whether pid is alive and runs `lab serve --dir DIR`
 // (a recycled PID of another program is never signalled).

@@ -933,6 +933,24 @@ func SlotsOf(pid int) []int {
 	return slots
 }
 
+// Running reports whether process pid exists and is not a zombie: a
+// killed process that its parent (or init) has yet to reap still answers
+// kill(pid, 0), but runs nothing and holds nothing.
+func Running(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
+		return s[i+2] != 'Z'
+	}
+	return true
+}
+
 // RemoveSlotsOf deletes what the clusters of process pid, which must be
 // gone, left behind: for each slot whose record still names pid, its
 // namespaces (killing their processes: sshd, dockerd, containers), its
@@ -951,7 +969,7 @@ func RemoveSlotsOf(pid int, also func(slot int)) ([]int, error) {
 		return nil, err
 	}
 	defer syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-	if syscall.Kill(pid, 0) == nil {
+	if Running(pid) {
 		return nil, fmt.Errorf("netnstest: process %d still runs: its slots are its own", pid)
 	}
 	var cleared []int

@@ -134,3 +134,34 @@ func recordSlot(t *testing.T, s, pid int) string {
 	}
 	return p
 }
+
+// A killed owner that is not reaped yet (a zombie still answers kill(pid,
+// 0)) is gone: its slot is cleared, as a lab's supervisor killed with
+// SIGKILL whose parent has yet to reap it.
+func TestRemoveSlotsOfZombie(t *testing.T) {
+	Require(t)
+	const s = 248
+	owner := exec.Command("sleep", "60")
+	if err := owner.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pidFile := recordSlot(t, s, owner.Process.Pid)
+	t.Cleanup(func() { _ = os.Remove(pidFile) })
+	if Running(owner.Process.Pid) {
+		if _, err := RemoveSlotsOf(owner.Process.Pid, nil); err == nil {
+			t.Error("a running owner's slots were not refused")
+		}
+	} else {
+		t.Fatal("the owner does not run")
+	}
+	if err := owner.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 200 && Running(owner.Process.Pid); i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	defer func() { _ = owner.Wait() }() // reaped at the end: a zombie until then
+	if slots, err := RemoveSlotsOf(owner.Process.Pid, nil); err != nil || len(slots) != 1 || slots[0] != s {
+		t.Errorf("the zombie owner's slot: cleared %v, %v; want [%d]", slots, err, s)
+	}
+}
