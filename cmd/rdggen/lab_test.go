@@ -397,13 +397,8 @@ func TestLab(t *testing.T) {
 	}
 }
 
-func alivePID(pid int) bool {
-	if pid <= 0 || syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	return err == nil && !strings.Contains(string(b), ") Z ")
-}
+// alivePID reports whether pid runs (netnstest.Running: not a zombie).
+func alivePID(pid int) bool { return pid > 0 && netnstest.Running(pid) }
 
 // labTranscript puts the session into docs/lab.md between its markers,
 // with what changes from run to run (ports, PIDs, times, passwords, the
